@@ -1,0 +1,207 @@
+//! Conversations and their messages, as stored and as sent back to the model.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::entry::one_line;
+
+/// A conversation id (a ULID as text).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ConversationId(String);
+
+impl ConversationId {
+    /// A new, unique, time-ordered id.
+    pub fn generate() -> ConversationId {
+        ConversationId(ulid::Ulid::new().to_string())
+    }
+
+    /// Wraps an id given from outside (it is only ever used as a bound query parameter).
+    pub fn new(id: impl Into<String>) -> ConversationId {
+        ConversationId(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ConversationId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A conversation with kb.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conversation {
+    /// Its id.
+    pub id: ConversationId,
+    /// Its title (the first message, shortened, until renamed).
+    pub title: String,
+    /// When it started.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+    /// A summary of the turns older than the context window, once there are any.
+    pub summary: Option<String>,
+}
+
+/// The longest automatic title.
+pub const TITLE_CHARS: usize = 60;
+
+/// The title of a conversation that starts with `first_message`.
+pub fn title_from_message(first_message: &str) -> String {
+    let title = one_line(first_message, TITLE_CHARS);
+    if title.is_empty() { "New conversation".to_string() } else { title }
+}
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person.
+    User,
+    /// kb (text, tool calls, or both).
+    Assistant,
+    /// The result of one tool call.
+    Tool,
+}
+
+impl Role {
+    /// The role as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// Parses a stored role.
+    pub fn parse(text: &str) -> Option<Role> {
+        match text {
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            "tool" => Some(Role::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    /// The id the model gave it; the result message carries it back.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text, not yet trusted).
+    pub arguments: String,
+}
+
+/// A message to be stored.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewMessage {
+    /// Who said it.
+    pub role: Option<Role>,
+    /// The text (for a tool message, the JSON result).
+    pub content: String,
+    /// The tool calls of an assistant message.
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message, the call it answers.
+    pub tool_call_id: Option<String>,
+    /// For a final answer, the entry captured in the turn.
+    pub filed_entry_path: Option<String>,
+    /// For a final answer, the confidence of that capture.
+    pub filed_confidence: Option<f64>,
+}
+
+impl NewMessage {
+    /// A message from the person.
+    pub fn user(content: impl Into<String>) -> NewMessage {
+        NewMessage { role: Some(Role::User), content: content.into(), ..NewMessage::default() }
+    }
+
+    /// A text answer from kb.
+    pub fn assistant(content: impl Into<String>) -> NewMessage {
+        NewMessage { role: Some(Role::Assistant), content: content.into(), ..NewMessage::default() }
+    }
+
+    /// kb asking for tool calls (with whatever text came with them).
+    pub fn assistant_tool_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> NewMessage {
+        NewMessage {
+            role: Some(Role::Assistant),
+            content: content.into(),
+            tool_calls: calls,
+            ..NewMessage::default()
+        }
+    }
+
+    /// The result of a tool call.
+    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>) -> NewMessage {
+        NewMessage {
+            role: Some(Role::Tool),
+            content: content.into(),
+            tool_call_id: Some(tool_call_id.into()),
+            ..NewMessage::default()
+        }
+    }
+
+    /// The role, defaulting to the person's.
+    pub fn role(&self) -> Role {
+        self.role.unwrap_or(Role::User)
+    }
+}
+
+/// A stored message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Its id.
+    pub id: String,
+    /// The conversation it belongs to.
+    pub conversation_id: ConversationId,
+    /// Who said it.
+    pub role: Role,
+    /// The text (for a tool message, the JSON result).
+    pub content: String,
+    /// The tool calls of an assistant message.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message, the call it answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The entry captured in the turn this answer ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filed_entry_path: Option<String>,
+    /// The confidence of that capture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filed_confidence: Option<f64>,
+    /// When it was stored.
+    pub created_at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_short_single_lines() {
+        assert_eq!(title_from_message("  met Priya\nat the meetup "), "met Priya at the meetup");
+        assert_eq!(title_from_message(""), "New conversation");
+        assert!(title_from_message(&"word ".repeat(50)).chars().count() <= TITLE_CHARS);
+    }
+
+    #[test]
+    fn roles_round_trip() {
+        for r in [Role::User, Role::Assistant, Role::Tool] {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(Role::parse("system"), None);
+    }
+}

@@ -1,0 +1,364 @@
+//! Entries: a path, an ordered frontmatter and a body; how new entries are laid out, how
+//! updates apply, and the one-line summary used by lists and `index.md`.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::category::{COMMON_FIELDS, Category};
+use crate::fields::{Confidence, FieldProblem, check_field, format_timestamp, parse_timestamp};
+use crate::frontmatter::{Frontmatter, FrontmatterError, parse_document, render_document};
+use crate::path::EntryPath;
+
+/// A stable entry identifier (a ULID), kept through moves and renames.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct EntryId(String);
+
+impl EntryId {
+    /// A new, unique, time-ordered id.
+    pub fn generate() -> EntryId {
+        EntryId(ulid::Ulid::new().to_string())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// One entry of the vault.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Where it is: `{category}/{file}.md`.
+    pub path: EntryPath,
+    /// Its frontmatter, in file order, unknown keys included.
+    pub frontmatter: Frontmatter,
+    /// The free markdown after the frontmatter, byte for byte.
+    pub body: String,
+}
+
+impl Entry {
+    /// Reads an entry from the text of its file. A file without frontmatter is an entry
+    /// whose body is the whole file.
+    pub fn from_document(path: EntryPath, text: &str) -> Result<Entry, FrontmatterError> {
+        let doc = parse_document(text)?;
+        Ok(Entry { path, frontmatter: doc.frontmatter.unwrap_or_default(), body: doc.body })
+    }
+
+    /// The text of its file.
+    pub fn to_document(&self) -> String {
+        render_document(&self.frontmatter, &self.body)
+    }
+
+    /// The category folder it is in.
+    pub fn category(&self) -> Category {
+        self.path.category()
+    }
+
+    /// Its stable id, when it has one (hand-written files may not).
+    pub fn id(&self) -> Option<&str> {
+        self.frontmatter.get_str("id").filter(|s| !s.is_empty())
+    }
+
+    /// Its name: the `name` field, or the file name as Obsidian titles a note.
+    pub fn name(&self) -> String {
+        match self.frontmatter.get("name") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => self.path.stem().to_string(),
+        }
+    }
+
+    /// Its `status`, when it is text.
+    pub fn status(&self) -> Option<&str> {
+        self.frontmatter.get_str("status")
+    }
+
+    /// Its `updated_at`, when it is a valid timestamp.
+    pub fn updated_at(&self) -> Option<DateTime<Utc>> {
+        self.frontmatter.get_str("updated_at").and_then(parse_timestamp)
+    }
+
+    /// Its `confidence`, when it is a valid one.
+    pub fn confidence(&self) -> Option<Confidence> {
+        self.frontmatter.get("confidence").and_then(Value::as_f64).and_then(|f| Confidence::new(f).ok())
+    }
+
+    /// Its tags.
+    pub fn tags(&self) -> Vec<String> {
+        self.frontmatter.get_str_list("tags")
+    }
+
+    /// Known fields whose values are not what the schema expects (kept as written).
+    pub fn problems(&self) -> Vec<FieldProblem> {
+        self.frontmatter.iter().filter_map(|(k, v)| check_field(self.category(), k, v).err()).collect()
+    }
+
+    /// The one-line summary shown in lists and `index.md`.
+    pub fn summary_line(&self) -> String {
+        let fm = &self.frontmatter;
+        let primary = match self.category() {
+            Category::Projects => fm.get_str("next_action").map(|a| format!("Next: {a}")),
+            Category::Ideas => fm.get_str("one_liner").map(str::to_string),
+            Category::People => fm.get_str("context").map(str::to_string),
+            Category::Admin => fm.get_str("due_date").map(|d| format!("Due {d}")),
+            Category::Inbox => fm.get_str("original_text").map(str::to_string),
+        };
+        let text = primary
+            .filter(|s| !s.trim().is_empty())
+            .or_else(|| self.body.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string))
+            .unwrap_or_default();
+        one_line(&text, SUMMARY_CHARS)
+    }
+
+    /// The summary of this entry as lists show it.
+    pub fn summary(&self) -> EntrySummary {
+        EntrySummary {
+            path: self.path.clone(),
+            category: self.category(),
+            name: self.name(),
+            status: self.status().map(str::to_string),
+            updated_at: self.updated_at(),
+            summary: self.summary_line(),
+        }
+    }
+}
+
+const SUMMARY_CHARS: usize = 120;
+
+/// Collapses whitespace to single spaces and cuts to `max` characters with an ellipsis.
+pub fn one_line(text: &str, max: usize) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() <= max {
+        collapsed
+    } else {
+        let cut: String = collapsed.chars().take(max.saturating_sub(1)).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+/// What list results and `index.md` show of an entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntrySummary {
+    /// Its path.
+    pub path: EntryPath,
+    /// Its category.
+    pub category: Category,
+    /// Its name.
+    pub name: String,
+    /// Its status, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// When it last changed, when known.
+    pub updated_at: Option<DateTime<Utc>>,
+    /// One line about it.
+    pub summary: String,
+}
+
+/// What kb needs to create an entry; the repository adds the id, slug and timestamps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEntry {
+    /// The folder it goes into.
+    pub category: Category,
+    /// Its name (the slug is made from it).
+    pub name: String,
+    /// Its other fields (category fields, tags, confidence, source, anything else).
+    pub fields: Frontmatter,
+    /// Its body.
+    pub body: String,
+}
+
+impl NewEntry {
+    /// The frontmatter of the new entry in kb's order: id, name, the category's fields,
+    /// the common fields, then anything else. Known fields are checked first.
+    pub fn frontmatter(&self, id: &EntryId, now: DateTime<Utc>) -> Result<Frontmatter, FieldProblem> {
+        if self.name.trim().is_empty() {
+            return Err(FieldProblem { field: "name".into(), problem: "a name is required".into() });
+        }
+        for (key, value) in self.fields.iter() {
+            check_field(self.category, key, value)?;
+        }
+        let mut fm = Frontmatter::new();
+        fm.set("id", Value::String(id.as_str().to_string()));
+        fm.set("name", Value::String(self.name.trim().to_string()));
+        if let Some(status) = self.category.default_status() {
+            fm.set("status", Value::String(status.to_string()));
+        }
+        let own = self.category.own_fields().iter().map(|f| f.name);
+        let common = COMMON_FIELDS.iter().map(|f| f.name).filter(|k| !matches!(*k, "id" | "name"));
+        let stamp = Value::String(format_timestamp(now));
+        for key in own.chain(common) {
+            match key {
+                "created_at" | "updated_at" => fm.set(key, stamp.clone()),
+                _ => {
+                    if let Some(value) = self.fields.get(key) {
+                        fm.set(key, value.clone());
+                    }
+                }
+            }
+        }
+        for (key, value) in self.fields.iter() {
+            if !fm.contains(key) && !matches!(key.as_str(), "id" | "name") {
+                fm.set(key.clone(), value.clone());
+            }
+        }
+        Ok(fm)
+    }
+}
+
+/// A change to an entry: fields to set (null removes an optional field) and, optionally,
+/// a new body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EntryUpdate {
+    /// Fields to set, in the order given.
+    pub fields: Frontmatter,
+    /// The new body, when it is replaced.
+    pub body: Option<String>,
+}
+
+/// Why an update was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// Nothing to change.
+    #[error("no fields to update")]
+    Empty,
+    /// A field kb manages itself.
+    #[error("field {0:?} is managed by kb and cannot be updated")]
+    Managed(String),
+    /// The category is changed by moving the entry.
+    #[error("the category cannot be updated: use move_entry to move the entry")]
+    Category,
+    /// A known field with a wrong value.
+    #[error(transparent)]
+    Field(#[from] FieldProblem),
+}
+
+impl EntryUpdate {
+    /// Builds an update from a JSON object of fields, where `content` (or `body`) replaces
+    /// the body.
+    pub fn from_json_object(object: serde_json::Map<String, Value>) -> Result<EntryUpdate, FieldProblem> {
+        let mut update = EntryUpdate::default();
+        for (key, value) in object {
+            if key == "content" || key == "body" {
+                match value {
+                    Value::String(s) => update.body = Some(s),
+                    other => {
+                        return Err(FieldProblem {
+                            field: key,
+                            problem: format!("expected text, got {other}"),
+                        });
+                    }
+                }
+            } else {
+                update.fields.set(key, value);
+            }
+        }
+        Ok(update)
+    }
+
+    /// Applies the update to `entry` as of `now`; returns the names of the fields changed
+    /// (`content` for the body). Untouched fields keep their values and positions.
+    pub fn apply(&self, entry: &mut Entry, now: DateTime<Utc>) -> Result<Vec<String>, UpdateError> {
+        if self.fields.is_empty() && self.body.is_none() {
+            return Err(UpdateError::Empty);
+        }
+        for (key, value) in self.fields.iter() {
+            match key.as_str() {
+                "id" | "created_at" | "updated_at" => return Err(UpdateError::Managed(key.clone())),
+                "category" => return Err(UpdateError::Category),
+                "name" if value.as_str().is_none_or(|s| s.trim().is_empty()) => {
+                    return Err(FieldProblem {
+                        field: "name".into(),
+                        problem: "a name must be non-empty text".into(),
+                    }
+                    .into());
+                }
+                _ if value.is_null() => {}
+                _ => check_field(entry.category(), key, value)?,
+            }
+        }
+        let mut changed = Vec::new();
+        for (key, value) in self.fields.iter() {
+            if value.is_null() {
+                entry.frontmatter.remove(key);
+            } else {
+                entry.frontmatter.set(key.clone(), value.clone());
+            }
+            changed.push(key.clone());
+        }
+        if let Some(body) = &self.body {
+            entry.body = body.clone();
+            changed.push("content".to_string());
+        }
+        entry.frontmatter.set("updated_at", Value::String(format_timestamp(now)));
+        Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn now() -> DateTime<Utc> {
+        parse_timestamp("2026-11-21T09:14:03Z").unwrap()
+    }
+
+    #[test]
+    fn new_entries_are_laid_out_in_order() {
+        let mut fields = Frontmatter::new();
+        fields.set("mood", json!("good"));
+        fields.set("tags", json!(["a"]));
+        fields.set("next_action", json!("Email Sarah"));
+        let new =
+            NewEntry { category: Category::Projects, name: " ClientCo ".into(), fields, body: "b".into() };
+        let fm = new.frontmatter(&EntryId("X".into()), now()).unwrap();
+        let keys: Vec<_> = fm.keys().cloned().collect();
+        assert_eq!(keys, ["id", "name", "status", "next_action", "tags", "created_at", "updated_at", "mood"]);
+        assert_eq!(fm.get_str("name"), Some("ClientCo"));
+        assert_eq!(fm.get_str("status"), Some("active"));
+    }
+
+    #[test]
+    fn new_entry_with_bad_status_is_refused() {
+        let mut fields = Frontmatter::new();
+        fields.set("status", json!("pending"));
+        let new = NewEntry { category: Category::Projects, name: "x".into(), fields, body: String::new() };
+        assert!(new.frontmatter(&EntryId::generate(), now()).is_err());
+    }
+
+    #[test]
+    fn update_keeps_order_and_refuses_bad_values() {
+        let path = EntryPath::parse("projects/x.md").unwrap();
+        let mut entry =
+            Entry::from_document(path, "---\nname: X\nmood: calm\nstatus: active\n---\nbody").unwrap();
+        let update = EntryUpdate::from_json_object(
+            json!({"status": "done", "content": "new body", "extra": 1}).as_object().unwrap().clone(),
+        )
+        .unwrap();
+        let changed = update.apply(&mut entry, now()).unwrap();
+        assert_eq!(changed, ["status", "extra", "content"]);
+        let keys: Vec<_> = entry.frontmatter.keys().cloned().collect();
+        assert_eq!(keys, ["name", "mood", "status", "extra", "updated_at"]);
+        assert_eq!(entry.body, "new body");
+
+        let bad =
+            EntryUpdate::from_json_object(json!({"status": "pending"}).as_object().unwrap().clone()).unwrap();
+        let before = entry.clone();
+        assert!(bad.apply(&mut entry, now()).is_err());
+        assert_eq!(entry, before);
+        let id = EntryUpdate::from_json_object(json!({"id": "y"}).as_object().unwrap().clone()).unwrap();
+        assert_eq!(id.apply(&mut entry, now()), Err(UpdateError::Managed("id".into())));
+    }
+
+    #[test]
+    fn names_and_summaries() {
+        let path = EntryPath::parse("ideas/My Note.md").unwrap();
+        let entry = Entry::from_document(path, "\n\n  First   line\nsecond").unwrap();
+        assert_eq!(entry.name(), "My Note");
+        assert_eq!(entry.summary_line(), "First line");
+        assert_eq!(one_line(&"a".repeat(200), 10).chars().count(), 10);
+    }
+}

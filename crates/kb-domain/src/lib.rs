@@ -1,0 +1,37 @@
+//! kb's domain: what an entry, a category, a slug, a vault path and a conversation are,
+//! the value types spoken with a language model, and the ports (traits) that adapters
+//! implement.
+//!
+//! This crate does no I/O and depends on no other kb crate: every other crate points
+//! inward to it. Raw input becomes domain data only through validated constructors
+//! ([`EntryPath::parse`], [`Slug::from_name`], [`Confidence::new`]); after that the type is
+//! the proof.
+
+pub mod category;
+pub mod conversation;
+pub mod entry;
+pub mod fields;
+pub mod frontmatter;
+pub mod llm;
+pub mod path;
+pub mod ports;
+pub mod slug;
+pub mod transform;
+
+pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
+pub use conversation::{Conversation, ConversationId, Message, NewMessage, Role, ToolCall};
+pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError};
+pub use fields::{Confidence, FieldProblem};
+pub use frontmatter::{Document, Frontmatter, FrontmatterError};
+pub use llm::{
+    ChatCompletion, ChatMessage, ChatRequest, LlmError, StructuredCompletion, StructuredRequest,
+    ToolDefinition, Usage,
+};
+pub use path::{EntryPath, InvalidPath};
+pub use ports::{
+    ChangeObserver, ChatModel, Clock, ConversationStore, EntryChange, EntryRepository, FixedClock,
+    ListFilter, ListPage, MalformedFile, MoveOutcome, RepositoryError, SearchError, SearchHit, SearchIndex,
+    SearchQuery, SearchResults, StoreError, SystemClock, UpdateOutcome,
+};
+pub use slug::Slug;
+pub use transform::{MoveError, transform_for_move};

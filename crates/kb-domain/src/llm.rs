@@ -1,0 +1,132 @@
+//! Value types of the conversation with a language model: what is sent, what comes back,
+//! and the typed ways it can fail.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::conversation::ToolCall;
+
+/// One message sent to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum ChatMessage {
+    /// Instructions.
+    System {
+        /// The prompt.
+        content: String,
+    },
+    /// The person.
+    User {
+        /// What they said.
+        content: String,
+    },
+    /// The model, earlier.
+    Assistant {
+        /// Its text, if any.
+        content: Option<String>,
+        /// The tool calls it made.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// A tool's answer to one call.
+    Tool {
+        /// The call answered.
+        tool_call_id: String,
+        /// The result as JSON text.
+        content: String,
+    },
+}
+
+/// A tool offered to the model, in OpenAI function-calling form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The function name.
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// The JSON schema of its arguments (`type: object`).
+    pub parameters: Value,
+}
+
+/// A request for the next step of a conversation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatRequest {
+    /// The messages, system prompt first.
+    pub messages: Vec<ChatMessage>,
+    /// The tools the model may call (`tool_choice: auto`).
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// Tokens spent by one or more calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Calls made.
+    pub llm_calls: u32,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another call's usage.
+    pub fn add(&mut self, other: Usage) {
+        self.llm_calls += other.llm_calls;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
+
+/// The model's answer: text, tool calls, or both.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatCompletion {
+    /// Its text, if any.
+    pub content: Option<String>,
+    /// The tool calls it asks for, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// What it cost.
+    pub usage: Usage,
+}
+
+/// A request for an answer that follows a JSON schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructuredRequest {
+    /// The messages, system prompt first.
+    pub messages: Vec<ChatMessage>,
+    /// A name for the schema (letters, digits, `_`).
+    pub schema_name: String,
+    /// The JSON schema the answer must follow.
+    pub schema: Value,
+}
+
+/// A structured answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructuredCompletion {
+    /// The answer, parsed as JSON (not yet checked against the schema).
+    pub value: Value,
+    /// What it cost.
+    pub usage: Usage,
+}
+
+/// How a call to the model failed. The server maps each to a status (SPEC §3).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// The model could not be reached or answered 5xx (503).
+    #[error("the language model is unavailable: {0}")]
+    Unavailable(String),
+    /// Too many requests, after retries (429).
+    #[error("the language model is rate limited{}", retry_after_secs.map(|s| format!(", retry after {s}s")).unwrap_or_default())]
+    RateLimited {
+        /// Seconds the server asked to wait, when it said.
+        retry_after_secs: Option<u64>,
+    },
+    /// No answer in time (504).
+    #[error("the language model did not answer within {0} seconds")]
+    Timeout(u64),
+    /// An answer that could not be understood (502).
+    #[error("the language model gave a malformed answer: {0}")]
+    Malformed(String),
+    /// The request was refused: bad key, unknown model, bad request (502).
+    #[error("the language model refused the request: {0}")]
+    Refused(String),
+}

@@ -1,0 +1,289 @@
+//! The ports: traits the adapters implement and the tools and the chat loop use.
+//!
+//! Vault and search ports are synchronous (their adapters do blocking file and index work;
+//! async callers run them on a blocking thread). Conversation storage and the language
+//! model are asynchronous. All are object safe so they can be shared as `Arc<dyn …>`.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::category::Category;
+use crate::conversation::{Conversation, ConversationId, Message, NewMessage};
+use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
+use crate::fields::FieldProblem;
+use crate::llm::{ChatCompletion, ChatRequest, LlmError, StructuredCompletion, StructuredRequest};
+use crate::path::{EntryPath, InvalidPath};
+use crate::transform::MoveError;
+
+/// Errors of an [`EntryRepository`].
+#[derive(Debug, thiserror::Error)]
+pub enum RepositoryError {
+    /// No entry at that path.
+    #[error("Entry not found: {0}")]
+    NotFound(EntryPath),
+    /// The path was refused.
+    #[error(transparent)]
+    InvalidPath(#[from] InvalidPath),
+    /// The path leads outside the vault (a symlink).
+    #[error("path {0} leads outside the vault")]
+    OutsideVault(String),
+    /// The file exists but its frontmatter does not parse; it is left untouched.
+    #[error("entry {path} cannot be read: {reason}")]
+    Malformed {
+        /// The file.
+        path: EntryPath,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A new entry with a wrong field.
+    #[error(transparent)]
+    Field(#[from] FieldProblem),
+    /// An update that cannot be applied.
+    #[error(transparent)]
+    Update(#[from] UpdateError),
+    /// A move that cannot be made.
+    #[error(transparent)]
+    Move(#[from] MoveError),
+    /// The disk failed.
+    #[error("vault i/o error at {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Filters of a list of entries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListFilter {
+    /// Only this category.
+    pub category: Option<Category>,
+    /// Only this status.
+    pub status: Option<String>,
+    /// At most this many (callers cap it).
+    pub limit: usize,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
+/// A page of entries, newest `updated_at` first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListPage {
+    /// The entries of the page.
+    pub entries: Vec<EntrySummary>,
+    /// How many entries match in all.
+    pub total: usize,
+}
+
+/// The result of an update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateOutcome {
+    /// The entry as written.
+    pub entry: Entry,
+    /// The fields changed (`content` for the body).
+    pub updated_fields: Vec<String>,
+}
+
+/// The result of a move.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoveOutcome {
+    /// Where it was.
+    pub old_path: EntryPath,
+    /// The entry where it is now.
+    pub entry: Entry,
+}
+
+/// A file in the vault that looks like an entry but cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MalformedFile {
+    /// Its path.
+    pub path: EntryPath,
+    /// Why.
+    pub reason: String,
+}
+
+/// A change to the vault, told to observers (the search index) before the call returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryChange {
+    /// An entry was written (created, updated, or the new side of a move).
+    Upserted(Entry),
+    /// An entry's file is gone (deleted, or the old side of a move).
+    Removed(EntryPath),
+}
+
+/// Something that must hear about every change to the vault.
+pub trait ChangeObserver: Send + Sync {
+    /// Called after the change is on disk and before the call that made it returns.
+    fn entry_changed(&self, change: &EntryChange);
+}
+
+/// The store of entries: the markdown vault.
+///
+/// Implementations read the file on disk for every `get`, `update` and `move_entry` (never
+/// a cached copy), write atomically, serialise changes, and refuse paths leading out of
+/// the vault.
+pub trait EntryRepository: Send + Sync {
+    /// Creates an entry with a fresh id and a unique slug from its name.
+    fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError>;
+    /// Reads an entry from disk.
+    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError>;
+    /// Lists entries matching the filter, newest first.
+    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError>;
+    /// Applies an update to the entry as it is on disk now.
+    fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError>;
+    /// Moves an entry to another category, transforming its frontmatter.
+    fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError>;
+    /// Deletes an entry.
+    fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError>;
+    /// Every readable entry (for indexing and digests).
+    fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError>;
+    /// Files that look like entries but cannot be read.
+    fn malformed(&self) -> Vec<MalformedFile>;
+    /// The current `index.md` text.
+    fn index_markdown(&self) -> String;
+    /// Re-reads one path after a change made outside kb (or notices it is gone).
+    fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError>;
+}
+
+/// Errors of a [`SearchIndex`].
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The index is still being built.
+    #[error("the search index is not ready yet")]
+    NotReady,
+    /// The index failed.
+    #[error("search index error: {0}")]
+    Index(String),
+}
+
+/// A search request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SearchQuery {
+    /// The person's words, taken as data (never as query syntax).
+    pub text: String,
+    /// Only this category.
+    pub category: Option<Category>,
+    /// At most this many hits.
+    pub limit: usize,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// The entry.
+    pub path: EntryPath,
+    /// Its name.
+    pub name: String,
+    /// Its category.
+    pub category: Category,
+    /// The best field that matched.
+    pub matched_field: String,
+    /// The matching passage, terms marked.
+    pub snippet: String,
+    /// The BM25 score.
+    pub score: f32,
+}
+
+/// The hits of a search.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults {
+    /// The hits of the page, best first.
+    pub entries: Vec<SearchHit>,
+    /// How many entries match in all.
+    pub total: usize,
+    /// Whether these came from the typo-tolerant retry.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fuzzy: bool,
+}
+
+/// The full-text index of the vault (derived data: the vault is the truth).
+pub trait SearchIndex: Send + Sync {
+    /// Answers a query.
+    fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError>;
+    /// Adds or replaces an entry, visible to the next search.
+    fn upsert(&self, entry: &Entry) -> Result<(), SearchError>;
+    /// Removes an entry, visible to the next search.
+    fn remove(&self, path: &EntryPath) -> Result<(), SearchError>;
+}
+
+/// Errors of a [`ConversationStore`].
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No conversation with that id.
+    #[error("conversation not found: {0}")]
+    NotFound(ConversationId),
+    /// The database failed.
+    #[error("conversation store error: {0}")]
+    Database(String),
+}
+
+/// Where conversations persist.
+#[async_trait::async_trait]
+pub trait ConversationStore: Send + Sync {
+    /// Starts a conversation.
+    async fn create(&self, title: &str) -> Result<Conversation, StoreError>;
+    /// A conversation, if it exists.
+    async fn get(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError>;
+    /// All conversations, most recently updated first.
+    async fn list(&self) -> Result<Vec<Conversation>, StoreError>;
+    /// Renames a conversation.
+    async fn rename(&self, id: &ConversationId, title: &str) -> Result<(), StoreError>;
+    /// Deletes a conversation and its messages.
+    async fn delete(&self, id: &ConversationId) -> Result<(), StoreError>;
+    /// Stores the summary of turns older than the context window.
+    async fn set_summary(&self, id: &ConversationId, summary: &str) -> Result<(), StoreError>;
+    /// Every message, oldest first.
+    async fn messages(&self, id: &ConversationId) -> Result<Vec<Message>, StoreError>;
+    /// The last `limit` messages, oldest first.
+    async fn recent_messages(&self, id: &ConversationId, limit: usize) -> Result<Vec<Message>, StoreError>;
+    /// Appends the messages of one turn in one transaction.
+    async fn append_turn(
+        &self,
+        id: &ConversationId,
+        messages: Vec<NewMessage>,
+    ) -> Result<Vec<Message>, StoreError>;
+}
+
+/// A language model with tool calls and structured output.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync {
+    /// The next step of a conversation with tools.
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatCompletion, LlmError>;
+    /// An answer following a JSON schema.
+    async fn complete_structured(
+        &self,
+        request: &StructuredRequest,
+    ) -> Result<StructuredCompletion, LlmError>;
+    /// Which model this is (`offline`, or the model name).
+    fn describe(&self) -> String;
+}
+
+/// The time.
+pub trait Clock: Send + Sync {
+    /// Now, in UTC.
+    fn now(&self) -> DateTime<Utc>;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// A clock that always says the same time (tests, reproducible runs).
+#[derive(Debug, Clone, Copy)]
+pub struct FixedClock(pub DateTime<Utc>);
+
+impl Clock for FixedClock {
+    fn now(&self) -> DateTime<Utc> {
+        self.0
+    }
+}

@@ -1,0 +1,136 @@
+//! Moving an entry between categories: the transform of its frontmatter from one schema
+//! to another (SPEC §2, move_entry).
+//!
+//! Common fields and the person's own keys are kept in place; fields the target also has
+//! are kept when their values fit it; fields only the old category has stay under their
+//! names (nothing the person wrote is dropped); the target's defaults are filled in. From
+//! the inbox, `original_text` becomes the body.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::category::Category;
+use crate::entry::Entry;
+use crate::fields::{check_field, format_timestamp};
+use crate::frontmatter::Frontmatter;
+
+/// Why a move was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MoveError {
+    /// The inbox only receives captures; entries move out of it.
+    #[error("entries cannot be moved into the inbox: choose people, projects, ideas or admin")]
+    IntoInbox,
+    /// The entry is already there.
+    #[error("entry is already in {0}")]
+    SameCategory(Category),
+}
+
+/// The frontmatter and body an entry has after moving to `target` at `now`.
+pub fn transform_for_move(
+    entry: &Entry,
+    target: Category,
+    now: DateTime<Utc>,
+) -> Result<(Frontmatter, String), MoveError> {
+    let from = entry.category();
+    if target == Category::Inbox {
+        return Err(MoveError::IntoInbox);
+    }
+    if target == from {
+        return Err(MoveError::SameCategory(target));
+    }
+    let mut fm = Frontmatter::new();
+    let mut body = entry.body.clone();
+    for (key, value) in entry.frontmatter.iter() {
+        match key.as_str() {
+            "suggested_category" if from == Category::Inbox => {}
+            "original_text" if from == Category::Inbox => {
+                body = body_with_original(value, &body);
+            }
+            "status" if target.field("status").is_some() && check_field(target, key, value).is_err() => {
+                // A status the target does not allow (a blocked project becoming an admin
+                // item) is kept under another name rather than lost.
+                fm.set("previous_status", value.clone());
+            }
+            _ => fm.set(key.clone(), value.clone()),
+        }
+    }
+    if fm.get_str("name").is_none_or(|s| s.trim().is_empty()) {
+        fm.set("name", Value::String(entry.name()));
+    }
+    if let Some(status) = target.default_status() {
+        if !fm.get("status").is_some_and(|v| check_field(target, "status", v).is_ok()) {
+            fm.set("status", Value::String(status.to_string()));
+        }
+    }
+    fm.set("updated_at", Value::String(format_timestamp(now)));
+    Ok((fm, body))
+}
+
+/// The body of an entry leaving the inbox: its original words first, then any notes.
+fn body_with_original(original: &Value, body: &str) -> String {
+    let text = match original {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    if text.trim().is_empty() || body.contains(text.trim()) {
+        body.to_string()
+    } else if body.trim().is_empty() {
+        format!("{text}\n")
+    } else {
+        format!("{text}\n\n{body}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::parse_timestamp;
+    use crate::path::EntryPath;
+
+    fn entry(path: &str, text: &str) -> Entry {
+        Entry::from_document(EntryPath::parse(path).unwrap(), text).unwrap()
+    }
+
+    fn now() -> DateTime<Utc> {
+        parse_timestamp("2026-11-22T00:00:00Z").unwrap()
+    }
+
+    #[test]
+    fn inbox_to_project_keeps_the_words() {
+        let e = entry(
+            "inbox/x.md",
+            "---\nid: A\nname: Garden shed\noriginal_text: build a shed this spring\nsuggested_category: projects\nconfidence: 0.4\nmood: hopeful\n---\n",
+        );
+        let (fm, body) = transform_for_move(&e, Category::Projects, now()).unwrap();
+        assert_eq!(body, "build a shed this spring\n");
+        assert_eq!(fm.get_str("status"), Some("active"));
+        assert_eq!(fm.get_str("name"), Some("Garden shed"));
+        assert_eq!(fm.get_str("id"), Some("A"));
+        assert_eq!(fm.get_str("mood"), Some("hopeful"));
+        assert!(!fm.contains("original_text"));
+        assert!(!fm.contains("suggested_category"));
+    }
+
+    #[test]
+    fn lossy_status_is_kept_aside() {
+        let e = entry("projects/x.md", "---\nname: X\nstatus: blocked\nnext_action: call\n---\nnotes");
+        let (fm, body) = transform_for_move(&e, Category::Admin, now()).unwrap();
+        assert_eq!(fm.get_str("status"), Some("pending"));
+        assert_eq!(fm.get_str("previous_status"), Some("blocked"));
+        assert_eq!(fm.get_str("next_action"), Some("call"));
+        assert_eq!(body, "notes");
+    }
+
+    #[test]
+    fn refuses_inbox_and_same_category() {
+        let e = entry("ideas/x.md", "x");
+        assert_eq!(transform_for_move(&e, Category::Inbox, now()), Err(MoveError::IntoInbox));
+        assert_eq!(
+            transform_for_move(&e, Category::Ideas, now()),
+            Err(MoveError::SameCategory(Category::Ideas))
+        );
+        let (fm, _) = transform_for_move(&e, Category::People, now()).unwrap();
+        assert_eq!(fm.get_str("name"), Some("x"));
+    }
+}

@@ -1,0 +1,5 @@
+//! kb-orchestrator: the chat turn (context, prompt, the tool-call loop) and the language
+//! model adapters (OpenAI-compatible and offline).
+//!
+//! Depends on kb-domain and kb-tools; never on storage or search adapters, which it
+//! reaches through ports. (The loop lands with issue 5.)

@@ -1,0 +1,8 @@
+//! kb-storage: the storage adapters. [`vault`] is the markdown vault on disk (the
+//! [`kb_domain::EntryRepository`]); [`conversations`] is the SQLite conversation store (the
+//! [`kb_domain::ConversationStore`]) on sqlx.
+//!
+//! Depends only on kb-domain; knows nothing of search, tools, the orchestrator or delivery.
+
+pub mod conversations;
+pub mod vault;
