@@ -1,0 +1,32 @@
+# kb's everyday commands. `just --list` shows them.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Address `just serve` listens on.
+addr := env_var_or_default("KB_ADDR", "127.0.0.1:8080")
+
+# Show the recipes.
+default:
+    @just --list
+
+# Start kb (release build): HTTP API and web page on KB_ADDR.
+serve:
+    cargo run --release -p kb-cli --bin kb -- serve --addr {{addr}}
+
+# Run every test of the workspace.
+test:
+    cargo test --workspace
+
+# Print the benchmark tables (search: target/bench/search.md). KB_BENCH_SIZES=1000,10000 keeps it short.
+bench:
+    mkdir -p target/bench
+    cargo bench -p kb-search
+
+# Format the code.
+fmt:
+    cargo fmt --all
+
+# Check formatting and lints (warnings are errors).
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
