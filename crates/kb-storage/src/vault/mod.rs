@@ -1,1 +1,347 @@
-//! The markdown vault adapter.
+//! The markdown vault adapter: [`Vault`], kb's [`EntryRepository`] over a folder of
+//! markdown files with YAML frontmatter (SPEC §1).
+//!
+//! - `open` creates the root, the category folders and `.kb/`, finishes an interrupted move
+//!   ([`journal`]), and scans `{category}/*.md` once ([`scan`]) into an in-memory
+//!   [`cache`] of summaries, from which `list` and `index.md` ([`index_md`]) are answered
+//!   without reading the files again.
+//! - `get`, `update`, `move_entry` and `delete` read the file on disk at that moment;
+//!   paths are checked to stay inside the vault ([`safe_path`]).
+//! - Every write is atomic ([`atomic`]); new files are created without clobbering, so two
+//!   writers (threads or processes) never share a slug. Changes are serialised by one
+//!   lock, and observers hear of each change after it is on disk, before the call returns.
+//! - Malformed files are reported and skipped, never rewritten or deleted. Reading never
+//!   writes: `open` writes only folders and `index.md`.
+
+mod atomic;
+mod cache;
+mod index_md;
+mod journal;
+mod safe_path;
+mod scan;
+#[cfg(test)]
+mod tests;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use kb_domain::frontmatter::render_document;
+use kb_domain::{
+    Category, ChangeObserver, Clock, Entry, EntryChange, EntryId, EntryPath, EntryRepository, EntryUpdate,
+    Frontmatter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError, Slug,
+    UpdateOutcome, transform_for_move,
+};
+use serde_json::Value;
+
+use self::cache::Cache;
+use self::journal::MoveJournal;
+use self::safe_path::{Root, io_error};
+use self::scan::{Found, read_entry, read_existing};
+
+/// How many collision suffixes are tried before giving up on a slug.
+const MAX_SUFFIX: u32 = 100_000;
+
+/// The markdown vault on disk.
+pub struct Vault {
+    root: Root,
+    clock: Arc<dyn Clock>,
+    state: Mutex<State>,
+    observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
+}
+
+/// What the lock guards: the cache and the current `index.md` text.
+struct State {
+    cache: Cache,
+    index_text: String,
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vault").field("root", &self.root.dir()).finish_non_exhaustive()
+    }
+}
+
+impl Vault {
+    /// Opens (creating when needed) the vault at `root`: makes the category folders and
+    /// `.kb/`, finishes an interrupted move, reads every entry once and writes `index.md`
+    /// if it changed.
+    #[tracing::instrument(skip_all, fields(root))]
+    pub fn open(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Result<Vault, RepositoryError> {
+        let dir: PathBuf = root.into();
+        tracing::Span::current().record("root", tracing::field::display(dir.display()));
+        let folders =
+            Category::ALL.iter().map(|c| dir.join(c.as_str())).chain([dir.join(safe_path::STATE_DIR)]);
+        for folder in std::iter::once(dir.clone()).chain(folders) {
+            fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
+        }
+        let root = Root::new(dir)?;
+        journal::recover(&root)?;
+        let mut cache = Cache::default();
+        scan::scan(&root, |found| match found {
+            Found::Entry(entry) => cache.insert(&entry),
+            Found::Malformed(file) => cache.mark_malformed(&file),
+        })?;
+        tracing::info!(entries = cache.len(), malformed = cache.malformed().len(), "vault opened");
+        let vault = Vault {
+            root,
+            clock,
+            state: Mutex::new(State { cache, index_text: String::new() }),
+            observers: RwLock::new(Vec::new()),
+        };
+        {
+            let mut state = vault.lock();
+            vault.write_index(&mut state);
+        }
+        Ok(vault)
+    }
+
+    /// The vault's root folder.
+    pub fn root(&self) -> &Path {
+        self.root.dir()
+    }
+
+    /// Adds an observer told of every change (after it is on disk, before the call that
+    /// made it returns, in the order of the changes). Observers must not call back into
+    /// the vault.
+    pub fn add_observer(&self, observer: Arc<dyn ChangeObserver>) {
+        self.observers.write().unwrap_or_else(PoisonError::into_inner).push(observer);
+    }
+
+    /// The path of the entry with this id, if the vault knows one.
+    pub fn path_of_id(&self, id: &str) -> Option<EntryPath> {
+        self.lock().cache.path_of_id(id)
+    }
+
+    /// The lock serialising changes. A panic while holding it leaves the cache as
+    /// consistent as the files (each step updates it after the disk), so poisoning is
+    /// ignored.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Rewrites `index.md` if its text changed, then tells the observers.
+    fn changed(&self, state: &mut State, changes: &[EntryChange]) {
+        self.write_index(state);
+        let observers = self.observers.read().unwrap_or_else(PoisonError::into_inner);
+        for change in changes {
+            for observer in observers.iter() {
+                observer.entry_changed(change);
+            }
+        }
+    }
+
+    /// Renders `index.md` from the cache and writes it when it differs from the file.
+    fn write_index(&self, state: &mut State) {
+        let text = index_md::render(&state.cache);
+        let file = self.root.dir().join(index_md::INDEX_FILE);
+        let same_on_disk = || fs::read(&file).is_ok_and(|bytes| bytes == text.as_bytes());
+        let stale = (text != state.index_text || state.index_text.is_empty()) && !same_on_disk();
+        if let Err(e) = stale.then(|| atomic::write_atomic(&file, text.as_bytes())).transpose() {
+            // The entry change itself is on disk; a stale index is repaired next time.
+            tracing::warn!(error = %e, "could not write index.md");
+        }
+        state.index_text = text;
+    }
+
+    /// Creates `bytes` as a new file in `category` under `slug`, or the first free
+    /// `slug-2`, `slug-3`, … . `before` runs just before each attempt (the move journal).
+    fn place_new(
+        &self,
+        cache: &Cache,
+        category: Category,
+        slug: &Slug,
+        bytes: &[u8],
+        mut before: impl FnMut(&EntryPath) -> Result<(), RepositoryError>,
+    ) -> Result<EntryPath, RepositoryError> {
+        self.root.checked_folder(category)?;
+        for n in 1..=MAX_SUFFIX {
+            let candidate = if n == 1 { slug.clone() } else { slug.with_suffix(n) };
+            let path = EntryPath::for_slug(category, &candidate);
+            let file = self.root.file(&path);
+            if cache.is_taken(&path) || fs::symlink_metadata(&file).is_ok() {
+                continue;
+            }
+            before(&path)?;
+            if atomic::create_new(&file, bytes).map_err(|e| io_error(&file, e))? {
+                return Ok(path);
+            }
+        }
+        let folder = self.root.folder(category);
+        Err(io_error(
+            &folder,
+            std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("no free name for slug {slug}")),
+        ))
+    }
+}
+
+impl EntryRepository for Vault {
+    #[tracing::instrument(skip_all, fields(category = %new.category, path))]
+    fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError> {
+        let id = EntryId::generate();
+        let frontmatter = new.frontmatter(&id, self.clock.now())?;
+        let slug = Slug::from_name(&new.name);
+        let document = render_document(&frontmatter, &new.body);
+        let mut state = self.lock();
+        let path = self.place_new(&state.cache, new.category, &slug, document.as_bytes(), |_| Ok(()))?;
+        tracing::Span::current().record("path", tracing::field::display(&path));
+        let entry = Entry { path, frontmatter, body: new.body };
+        state.cache.insert(&entry);
+        self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        Ok(entry)
+    }
+
+    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
+        let file = self.root.checked_file(path)?;
+        read_existing(&file, path)
+    }
+
+    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
+        Ok(self.lock().cache.list(filter))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path))]
+    fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
+        let mut state = self.lock();
+        let file = self.root.checked_file(path)?;
+        let mut entry = read_existing(&file, path)?;
+        let updated_fields = update.apply(&mut entry, self.clock.now())?;
+        atomic::write_atomic(&file, entry.to_document().as_bytes()).map_err(|e| io_error(&file, e))?;
+        state.cache.insert(&entry);
+        self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        Ok(UpdateOutcome { entry, updated_fields })
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path))]
+    fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
+        let mut state = self.lock();
+        let old_file = self.root.checked_file(path)?;
+        let entry = read_existing(&old_file, path)?;
+        let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
+        let (frontmatter, id) = with_id(frontmatter);
+        let name = frontmatter.get_str("name").map_or_else(|| path.stem().to_string(), str::to_string);
+        let document = render_document(&frontmatter, &body);
+        let new_path =
+            self.place_new(&state.cache, target, &Slug::from_name(&name), document.as_bytes(), |new| {
+                journal::write(
+                    &self.root,
+                    &MoveJournal { old: path.clone(), new: new.clone(), id: id.clone() },
+                )
+            })?;
+        tracing::Span::current().record("new_path", tracing::field::display(&new_path));
+        if let Err(e) = fs::remove_file(&old_file) {
+            // Undo: the entry stays where it was, once.
+            let new_file = self.root.file(&new_path);
+            if fs::remove_file(&new_file).is_ok() {
+                let _ = journal::clear(&self.root);
+            }
+            return Err(io_error(&old_file, e));
+        }
+        for folder in [self.root.folder(path.category()), self.root.folder(target)] {
+            atomic::sync_dir(&folder).map_err(|e| io_error(&folder, e))?;
+        }
+        if let Err(e) = journal::clear(&self.root) {
+            tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
+        }
+        let moved = Entry { path: new_path, frontmatter, body };
+        state.cache.remove(path);
+        state.cache.insert(&moved);
+        self.changed(&mut state, &[EntryChange::Upserted(moved.clone()), EntryChange::Removed(path.clone())]);
+        Ok(MoveOutcome { old_path: path.clone(), entry: moved })
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path))]
+    fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
+        let mut state = self.lock();
+        let file = self.root.checked_file(path)?;
+        // A malformed file is refused here: kb never deletes what it cannot read.
+        read_existing(&file, path)?;
+        fs::remove_file(&file).map_err(|e| io_error(&file, e))?;
+        let folder = self.root.folder(path.category());
+        atomic::sync_dir(&folder).map_err(|e| io_error(&folder, e))?;
+        state.cache.remove(path);
+        self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
+        Ok(())
+    }
+
+    fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
+        let mut entries = Vec::new();
+        scan::scan(&self.root, |found| {
+            if let Found::Entry(entry) = found {
+                entries.push(entry);
+            }
+        })?;
+        Ok(entries)
+    }
+
+    fn malformed(&self) -> Vec<MalformedFile> {
+        self.lock().cache.malformed()
+    }
+
+    fn index_markdown(&self) -> String {
+        self.lock().index_text.clone()
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path))]
+    fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
+        let mut state = self.lock();
+        let file = match self.root.checked_file(path) {
+            Ok(file) => Some(file),
+            Err(RepositoryError::NotFound(_)) => None,
+            Err(e) => {
+                state.cache.remove(path);
+                self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
+                return Err(e);
+            }
+        };
+        let found = match file {
+            Some(file) => read_entry(&file, path)?,
+            None => None,
+        };
+        match found {
+            Some(Found::Entry(entry)) => {
+                state.cache.insert(&entry);
+                self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
+                Ok(Some(entry))
+            }
+            Some(Found::Malformed(m)) => {
+                tracing::warn!(path = %m.path, reason = %m.reason, "entry file became malformed; skipped");
+                state.cache.mark_malformed(&m);
+                self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
+                Err(RepositoryError::Malformed { path: m.path, reason: m.reason })
+            }
+            None => {
+                state.cache.remove(path);
+                self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// The frontmatter with a text `id`, and that id. A number or boolean id becomes its
+/// text; a missing or empty one is generated (placed first); any other value is kept as
+/// `previous_id` so nothing the person wrote is lost.
+fn with_id(mut frontmatter: Frontmatter) -> (Frontmatter, String) {
+    let kept = match frontmatter.get("id") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Bool(b)) => Some(b.to_string()),
+        _ => None,
+    };
+    if let Some(id) = kept {
+        frontmatter.set("id", Value::String(id.clone()));
+        return (frontmatter, id);
+    }
+    let id = EntryId::generate().as_str().to_string();
+    let mut with = Frontmatter::new();
+    with.set("id", Value::String(id.clone()));
+    for (key, value) in frontmatter.iter() {
+        match (key.as_str(), value) {
+            ("id", Value::Null) | ("id", Value::String(_)) => {}
+            ("id", other) => with.set("previous_id", other.clone()),
+            _ => with.set(key.clone(), value.clone()),
+        }
+    }
+    (with, id)
+}

@@ -1,0 +1,112 @@
+//! Where entries are on disk, and the check that a path stays inside the vault: every file
+//! and category folder kb reads or writes is resolved (symlinks followed) and must lie
+//! under the vault's canonical root.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use kb_domain::{Category, EntryPath, RepositoryError};
+
+/// The vault's root folder, as given and as resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct Root {
+    dir: PathBuf,
+    canonical: PathBuf,
+}
+
+/// Folder of kb's own state inside the vault.
+pub(crate) const STATE_DIR: &str = ".kb";
+
+impl Root {
+    /// Resolves an existing root folder.
+    pub(crate) fn new(dir: PathBuf) -> Result<Root, RepositoryError> {
+        let canonical = fs::canonicalize(&dir).map_err(|e| io_error(&dir, e))?;
+        Ok(Root { dir, canonical })
+    }
+
+    /// The root as given.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The folder of a category (a pure join).
+    pub(crate) fn folder(&self, category: Category) -> PathBuf {
+        self.dir.join(category.as_str())
+    }
+
+    /// The file of an entry (a pure join).
+    pub(crate) fn file(&self, path: &EntryPath) -> PathBuf {
+        path.under(&self.dir)
+    }
+
+    /// kb's state folder, `.kb/`.
+    pub(crate) fn state_dir(&self) -> PathBuf {
+        self.dir.join(STATE_DIR)
+    }
+
+    /// The folder of a category, refused when it (a symlink) leads outside the vault.
+    pub(crate) fn checked_folder(&self, category: Category) -> Result<PathBuf, RepositoryError> {
+        let folder = self.folder(category);
+        let resolved = fs::canonicalize(&folder).map_err(|e| io_error(&folder, e))?;
+        if resolved.starts_with(&self.canonical) {
+            Ok(folder)
+        } else {
+            Err(RepositoryError::OutsideVault(category.as_str().to_string()))
+        }
+    }
+
+    /// The file of an existing entry, refused when it or its folder leads outside the
+    /// vault; `NotFound` when there is no such file.
+    pub(crate) fn checked_file(&self, path: &EntryPath) -> Result<PathBuf, RepositoryError> {
+        self.checked_folder(path.category())?;
+        let file = self.file(path);
+        match fs::symlink_metadata(&file) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(RepositoryError::NotFound(path.clone()));
+            }
+            Err(e) => return Err(io_error(&file, e)),
+        }
+        match fs::canonicalize(&file) {
+            Ok(resolved) if resolved.starts_with(&self.canonical) => Ok(file),
+            Ok(_) => Err(RepositoryError::OutsideVault(path.to_string())),
+            // A symlink to nothing: there is no entry there.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RepositoryError::NotFound(path.clone())),
+            Err(e) => Err(io_error(&file, e)),
+        }
+    }
+
+    /// Whether an existing file (perhaps a symlink) resolves inside the vault.
+    pub(crate) fn is_inside(&self, file: &Path) -> bool {
+        fs::canonicalize(file).is_ok_and(|resolved| resolved.starts_with(&self.canonical))
+    }
+}
+
+/// The repository error for a failed disk operation on `path`.
+pub(crate) fn io_error(path: &Path, source: io::Error) -> RepositoryError {
+    RepositoryError::Io { path: path.display().to_string(), source }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_out_of_the_vault_are_refused() {
+        let vault = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.md"), "secret").unwrap();
+        fs::create_dir(vault.path().join("projects")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), vault.path().join("ideas")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), vault.path().join("projects/s.md"))
+            .unwrap();
+        let root = Root::new(vault.path().to_path_buf()).unwrap();
+        let s = EntryPath::parse("projects/s.md").unwrap();
+        assert!(matches!(root.checked_file(&s), Err(RepositoryError::OutsideVault(_))));
+        let i = EntryPath::parse("ideas/secret.md").unwrap();
+        assert!(matches!(root.checked_file(&i), Err(RepositoryError::OutsideVault(_))));
+        let missing = EntryPath::parse("projects/none.md").unwrap();
+        assert!(matches!(root.checked_file(&missing), Err(RepositoryError::NotFound(_))));
+    }
+}

@@ -1,0 +1,262 @@
+//! Unit tests of the vault as a whole: slugs and suffixes, move collisions, journal
+//! recovery, malformed files, refused paths, `index.md` and observers.
+
+use std::sync::{Arc, Mutex};
+
+use chrono::{TimeZone, Utc};
+use kb_domain::{FixedClock, FrontmatterError};
+use serde_json::json;
+
+use super::*;
+
+fn clock() -> Arc<dyn Clock> {
+    Arc::new(FixedClock(Utc.with_ymd_and_hms(2026, 11, 21, 9, 14, 3).unwrap()))
+}
+
+fn open(dir: &Path) -> Vault {
+    Vault::open(dir, clock()).unwrap()
+}
+
+fn new_entry(category: Category, name: &str) -> NewEntry {
+    NewEntry { category, name: name.into(), fields: Frontmatter::new(), body: "notes\n".into() }
+}
+
+fn path(text: &str) -> EntryPath {
+    EntryPath::parse(text).unwrap()
+}
+
+#[test]
+fn open_creates_folders_and_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    let vault = open(&root);
+    for c in Category::ALL {
+        assert!(root.join(c.as_str()).is_dir());
+    }
+    assert!(root.join(".kb").is_dir());
+    assert_eq!(fs::read_to_string(root.join("index.md")).unwrap(), vault.index_markdown());
+}
+
+#[test]
+fn taken_slug_gets_a_suffix() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let a = vault.create(new_entry(Category::Projects, "ClientCo integration")).unwrap();
+    let b = vault.create(new_entry(Category::Projects, "clientco  Integration!")).unwrap();
+    let c = vault.create(new_entry(Category::Projects, "ClientCo integration")).unwrap();
+    assert_eq!(a.path.to_string(), "projects/clientco-integration.md");
+    assert_eq!(b.path.to_string(), "projects/clientco-integration-2.md");
+    assert_eq!(c.path.to_string(), "projects/clientco-integration-3.md");
+    assert_ne!(a.id(), b.id());
+    assert_eq!(vault.get(&b.path).unwrap(), b);
+    // A file kb does not know yet (written by hand) is not clobbered either.
+    fs::write(dir.path().join("ideas/x.md"), "mine").unwrap();
+    let x = vault.create(new_entry(Category::Ideas, "x")).unwrap();
+    assert_eq!(x.path.to_string(), "ideas/x-2.md");
+    assert_eq!(fs::read_to_string(dir.path().join("ideas/x.md")).unwrap(), "mine");
+}
+
+#[test]
+fn move_takes_a_suffix_on_collision_and_keeps_the_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let existing = vault.create(new_entry(Category::Projects, "Garden shed")).unwrap();
+    let mut fields = Frontmatter::new();
+    fields.set("original_text", json!("build a garden shed"));
+    fields.set("suggested_category", json!("projects"));
+    let inbox = vault
+        .create(NewEntry {
+            category: Category::Inbox,
+            name: "Garden shed".into(),
+            fields,
+            body: String::new(),
+        })
+        .unwrap();
+    let moved = vault.move_entry(&inbox.path, Category::Projects).unwrap();
+    assert_eq!(moved.entry.path.to_string(), "projects/garden-shed-2.md");
+    assert_eq!(moved.entry.id(), inbox.id());
+    assert_eq!(moved.entry.status(), Some("active"));
+    assert_eq!(moved.entry.body, "build a garden shed\n");
+    assert!(matches!(vault.get(&inbox.path), Err(RepositoryError::NotFound(_))));
+    assert_eq!(vault.get(&moved.entry.path).unwrap(), moved.entry);
+    assert_eq!(vault.get(&existing.path).unwrap(), existing);
+    assert!(!dir.path().join(".kb/move-journal.json").exists());
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 2);
+}
+
+#[test]
+fn a_move_interrupted_after_the_new_file_is_finished_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()));
+    let text = "---\nid: 01ABC\nname: Shed\n---\nbody\n";
+    fs::write(dir.path().join("inbox/shed.md"), text).unwrap();
+    fs::write(dir.path().join("projects/shed.md"), "---\nid: 01ABC\nname: Shed\nstatus: active\n---\nbody\n")
+        .unwrap();
+    fs::write(
+        dir.path().join(".kb/move-journal.json"),
+        r#"{"old":"inbox/shed.md","new":"projects/shed.md","id":"01ABC"}"#,
+    )
+    .unwrap();
+    let vault = open(dir.path());
+    assert!(!dir.path().join("inbox/shed.md").exists());
+    assert!(dir.path().join("projects/shed.md").exists());
+    assert!(!dir.path().join(".kb/move-journal.json").exists());
+    let page = vault.list(&ListFilter::default()).unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.entries[0].path.to_string(), "projects/shed.md");
+}
+
+#[test]
+fn malformed_files_are_reported_skipped_and_never_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()));
+    let bad = dir.path().join("projects/bad.md");
+    let bytes = b"---\nname: [unclosed\n---\nbody\n";
+    fs::write(&bad, bytes).unwrap();
+    fs::write(dir.path().join("ideas/latin1.md"), [b'c', b'a', b'f', 0xe9]).unwrap();
+    let vault = open(dir.path());
+    let malformed = vault.malformed();
+    let paths: Vec<String> = malformed.iter().map(|m| m.path.to_string()).collect();
+    assert_eq!(paths, ["projects/bad.md", "ideas/latin1.md"]);
+    assert_eq!(malformed[1].reason, FrontmatterError::NotUtf8.to_string());
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
+
+    let p = path("projects/bad.md");
+    let update =
+        EntryUpdate::from_json_object(json!({"status": "done"}).as_object().unwrap().clone()).unwrap();
+    assert!(matches!(vault.update(&p, &update), Err(RepositoryError::Malformed { .. })));
+    assert!(matches!(vault.move_entry(&p, Category::Ideas), Err(RepositoryError::Malformed { .. })));
+    assert!(matches!(vault.delete(&p), Err(RepositoryError::Malformed { .. })));
+    assert!(matches!(vault.get(&p), Err(RepositoryError::Malformed { .. })));
+    assert_eq!(fs::read(&bad).unwrap(), bytes);
+    // Creating an entry of the same name never takes the malformed file's place.
+    let created = vault.create(new_entry(Category::Projects, "bad")).unwrap();
+    assert_eq!(created.path.to_string(), "projects/bad-2.md");
+    assert_eq!(fs::read(&bad).unwrap(), bytes);
+}
+
+#[test]
+fn paths_outside_the_vault_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    assert!(EntryPath::parse("../x.md").is_err());
+    let missing = path("projects/nothing.md");
+    let err = vault.get(&missing).unwrap_err();
+    assert_eq!(err.to_string(), "Entry not found: projects/nothing.md");
+    #[cfg(unix)]
+    {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.md"), "---\nname: secret\n---\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), dir.path().join("projects/s.md"))
+            .unwrap();
+        let s = path("projects/s.md");
+        assert!(matches!(vault.get(&s), Err(RepositoryError::OutsideVault(_))));
+        let update = EntryUpdate::from_json_object(json!({"x": 1}).as_object().unwrap().clone()).unwrap();
+        assert!(matches!(vault.update(&s, &update), Err(RepositoryError::OutsideVault(_))));
+        assert!(matches!(vault.delete(&s), Err(RepositoryError::OutsideVault(_))));
+        assert_eq!(fs::read_to_string(outside.path().join("secret.md")).unwrap(), "---\nname: secret\n---\n");
+    }
+}
+
+#[test]
+fn index_lists_entries_after_create_and_not_after_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let mut fields = Frontmatter::new();
+    fields.set("next_action", json!("Email Sarah the API spec"));
+    let e = vault
+        .create(NewEntry {
+            category: Category::Projects,
+            name: "ClientCo".into(),
+            fields,
+            body: String::new(),
+        })
+        .unwrap();
+    let line = "- [ClientCo](projects/clientco.md) — Next: Email Sarah the API spec";
+    assert!(vault.index_markdown().contains(line), "{}", vault.index_markdown());
+    assert!(fs::read_to_string(dir.path().join("index.md")).unwrap().contains(line));
+    vault.delete(&e.path).unwrap();
+    assert!(!vault.index_markdown().contains("clientco"));
+    assert!(!fs::read_to_string(dir.path().join("index.md")).unwrap().contains("clientco"));
+    assert!(matches!(vault.delete(&e.path), Err(RepositoryError::NotFound(_))));
+}
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<String>>);
+
+impl ChangeObserver for Recorder {
+    fn entry_changed(&self, change: &EntryChange) {
+        let text = match change {
+            EntryChange::Upserted(e) => format!("+{}", e.path),
+            EntryChange::Removed(p) => format!("-{p}"),
+        };
+        self.0.lock().unwrap().push(text);
+    }
+}
+
+#[test]
+fn observers_hear_every_change_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let recorder = Arc::new(Recorder::default());
+    vault.add_observer(recorder.clone());
+    let e = vault.create(new_entry(Category::Ideas, "Tea")).unwrap();
+    let update =
+        EntryUpdate::from_json_object(json!({"one_liner": "green"}).as_object().unwrap().clone()).unwrap();
+    vault.update(&e.path, &update).unwrap();
+    let moved = vault.move_entry(&e.path, Category::Projects).unwrap();
+    vault.delete(&moved.entry.path).unwrap();
+    fs::write(dir.path().join("admin/hand.md"), "written by hand").unwrap();
+    let hand = path("admin/hand.md");
+    assert!(vault.refresh(&hand).unwrap().is_some());
+    fs::remove_file(dir.path().join("admin/hand.md")).unwrap();
+    assert!(vault.refresh(&hand).unwrap().is_none());
+    let events = recorder.0.lock().unwrap().clone();
+    assert_eq!(
+        events,
+        [
+            "+ideas/tea.md",
+            "+ideas/tea.md",
+            "+projects/tea.md",
+            "-ideas/tea.md",
+            "-projects/tea.md",
+            "+admin/hand.md",
+            "-admin/hand.md"
+        ]
+    );
+}
+
+#[test]
+fn refresh_notices_outside_edits_and_malformed_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let e = vault.create(new_entry(Category::People, "Sarah")).unwrap();
+    let file = dir.path().join("people/sarah.md");
+    fs::write(&file, "---\nname: Sarah Chen\ncontext: met at a conference\n---\n").unwrap();
+    let fresh = vault.refresh(&e.path).unwrap().unwrap();
+    assert_eq!(fresh.name(), "Sarah Chen");
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().entries[0].name, "Sarah Chen");
+    fs::write(&file, "---\nname: [oops\n---\n").unwrap();
+    assert!(matches!(vault.refresh(&e.path), Err(RepositoryError::Malformed { .. })));
+    assert_eq!(vault.malformed().len(), 1);
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
+    assert_eq!(fs::read_to_string(&file).unwrap(), "---\nname: [oops\n---\n");
+}
+
+#[test]
+fn moving_a_hand_written_file_gives_it_an_id() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()));
+    fs::write(dir.path().join("ideas/Tea Idea.md"), "---\nid: 42\nmood: calm\n---\nsteep longer\n").unwrap();
+    fs::write(dir.path().join("ideas/bare.md"), "just text\n").unwrap();
+    let vault = open(dir.path());
+    let moved = vault.move_entry(&path("ideas/Tea Idea.md"), Category::Projects).unwrap();
+    assert_eq!(moved.entry.id(), Some("42"));
+    assert_eq!(moved.entry.path.to_string(), "projects/tea-idea.md");
+    assert_eq!(moved.entry.frontmatter.get_str("mood"), Some("calm"));
+    let bare = vault.move_entry(&path("ideas/bare.md"), Category::People).unwrap();
+    assert!(bare.entry.id().is_some_and(|id| id.len() == 26));
+    assert_eq!(bare.entry.name(), "bare");
+    assert_eq!(bare.entry.body, "just text\n");
+    assert_eq!(vault.path_of_id("42"), Some(moved.entry.path.clone()));
+}
