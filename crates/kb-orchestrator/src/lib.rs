@@ -3,3 +3,5 @@
 //!
 //! Depends on kb-domain and kb-tools; never on storage or search adapters, which it
 //! reaches through ports. (The loop lands with issue 5.)
+
+pub mod offline;

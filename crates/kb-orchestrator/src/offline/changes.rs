@@ -1,0 +1,302 @@
+//! Requests that change an existing entry: updates ("mark that done", "set the due date of
+//! projects/x.md to Dec 15", "rename that to …") and moves ("actually that's a project",
+//! "move inbox/x.md to people").
+
+use chrono::NaiveDate;
+use kb_domain::Category;
+use serde_json::{Map, Value, json};
+
+use super::dates::find_date;
+use super::intent::{Intent, Subject};
+use super::keywords::{REFERENCE_WORDS, category_word, status_word};
+use super::utterance::{Utterance, as_path, starts_with};
+
+/// Words that point back at the entry just handled; a subject needs one of them.
+const ANCHORS: &[&str] = &["that", "it", "this", "last", "latest", "previous", "its"];
+const COPULAS: &[&str] = &["is", "was", "be", "'s", "now", "also", "should", "really", "actually"];
+const LINKS: &[&str] = &["to", "as", "is", "be", "on", "by", "=", "for", "into"];
+const FIELDS: &[(&str, &str)] = &[
+    ("due date", "due_date"),
+    ("deadline", "due_date"),
+    ("due", "due_date"),
+    ("status", "status"),
+    ("next action", "next_action"),
+    ("next step", "next_action"),
+    ("name", "name"),
+    ("title", "name"),
+    ("context", "context"),
+    ("one liner", "one_liner"),
+    ("one-liner", "one_liner"),
+    ("tags", "tags"),
+];
+const SETTERS: &[&str] = &["set", "change", "update", "make", "move", "push", "put", "switch"];
+const MOVERS: &[&str] = &[
+    "move",
+    "file",
+    "put",
+    "refile",
+    "reclassify",
+    "recategorize",
+    "recategorise",
+    "change",
+    "convert",
+    "turn",
+    "make",
+    "switch",
+    "categorize",
+    "categorise",
+];
+/// Words that may sit around the target of a move without changing it.
+const MOVE_GLUE: &[&str] = &[
+    "to",
+    "into",
+    "under",
+    "in",
+    "as",
+    "over",
+    "a",
+    "an",
+    "the",
+    "my",
+    "back",
+    "folder",
+    "category",
+    "section",
+    "instead",
+    "entry",
+    "item",
+    "items",
+    "one",
+    "really",
+    "actually",
+    "probably",
+    "definitely",
+    "more",
+    "like",
+    "belongs",
+    "belong",
+    "goes",
+    "go",
+    "should",
+    "be",
+    "is",
+    "was",
+    "'s",
+    "it",
+    "that",
+    "this",
+    "not",
+];
+
+/// The entry a request points at, starting at `i`, and where the words after it begin.
+pub fn scan_subject(w: &[String], i: usize) -> Option<(Subject, usize)> {
+    let first = w.get(i)?;
+    if let Some(path) = as_path(first) {
+        return Some((Subject::Path(path), i + 1));
+    }
+    let mut j = i;
+    while j < w.len() && j - i < 4 && REFERENCE_WORDS.contains(&w[j].as_str()) {
+        j += 1;
+    }
+    if j > i && w[i..j].iter().any(|x| ANCHORS.contains(&x.as_str())) {
+        return Some((Subject::Recent, j));
+    }
+    if first == "its" {
+        return Some((Subject::Recent, i + 1));
+    }
+    let stop = |x: &String| LINKS.contains(&x.as_str()) || x == "done" || x == "'s";
+    let end = (i..w.len()).find(|&k| stop(&w[k])).unwrap_or(w.len());
+    (end > i).then(|| (Subject::Named(w[i..end].join(" ")), end))
+}
+
+fn field_at(w: &[String], i: usize) -> Option<(&'static str, usize)> {
+    let i = if w.get(i).is_some_and(|x| x == "the") { i + 1 } else { i };
+    FIELDS
+        .iter()
+        .find(|(phrase, _)| starts_with(&w[i.min(w.len())..], phrase))
+        .map(|(phrase, key)| (*key, i + phrase.split(' ').count()))
+}
+
+fn skip(w: &[String], mut i: usize, words: &[&str]) -> usize {
+    while w.get(i).is_some_and(|x| words.contains(&x.as_str())) {
+        i += 1;
+    }
+    i
+}
+
+/// The updates that setting `field` to the words from `i` on means, or a question back.
+fn value(
+    u: &Utterance,
+    w: &[String],
+    base: usize,
+    field: &str,
+    i: usize,
+    today: NaiveDate,
+) -> Result<Value, String> {
+    let i = skip(w, i, LINKS);
+    match field {
+        "due_date" => find_date(&w[i.min(w.len())..], today)
+            .map(|(d, _)| json!(d.format("%Y-%m-%d").to_string()))
+            .ok_or_else(|| "Which date? Write it like 2026-12-15, Dec 15 or Friday.".to_string()),
+        "status" => w
+            .get(i)
+            .and_then(|x| status_word(x))
+            .map(|s| json!(s))
+            .ok_or_else(|| "Which status? Projects can be active, waiting, blocked, someday or done; admin items pending or done.".to_string()),
+        "tags" => {
+            let tags: Vec<String> = u
+                .rest_from(base + i)
+                .split([',', ' '])
+                .map(|t| t.trim().to_lowercase())
+                .filter(|t| !t.is_empty() && t != "and")
+                .collect();
+            if tags.is_empty() { Err("Which tags?".to_string()) } else { Ok(json!(tags)) }
+        }
+        _ => {
+            let text = u.rest_from(base + i);
+            if text.is_empty() { Err(format!("What should the {} be?", field.replace('_', " "))) } else { Ok(json!(text)) }
+        }
+    }
+}
+
+fn update_of(subject: Subject, field: &str, value: Result<Value, String>) -> Intent {
+    match value {
+        Ok(value) => {
+            let mut updates = Map::new();
+            updates.insert(field.to_string(), value);
+            Intent::Update { subject, updates }
+        }
+        Err(question) => Intent::Say(question),
+    }
+}
+
+fn is_pointer(subject: &Subject) -> bool {
+    !matches!(subject, Subject::Named(_))
+}
+
+/// A request to change fields of an entry, if the message is one.
+pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
+    let base = u.core_start();
+    let w = u.core();
+    let first = w.first()?.as_str();
+    // "mark that (as) done"
+    if matches!(first, "mark" | "flag") {
+        let (subject, i) = scan_subject(&w, 1).unwrap_or((Subject::Recent, 1));
+        let i = skip(&w, i, &["as"]);
+        let status = status_word(w.get(i)?)?;
+        return Some(update_of(subject, "status", Ok(json!(status))));
+    }
+    // "rename that to Garden plan", "call it Garden plan"
+    if first == "rename" {
+        let (subject, i) = scan_subject(&w, 1).unwrap_or((Subject::Recent, 1));
+        let i = skip(&w, i, &["to", "as"]);
+        return Some(update_of(subject, "name", value(u, &w, base, "name", i, today)));
+    }
+    if first == "call"
+        && w.get(1).is_some_and(|x| matches!(x.as_str(), "it" | "that" | "this"))
+        && w.len() > 2
+    {
+        return Some(update_of(Subject::Recent, "name", value(u, &w, base, "name", 2, today)));
+    }
+    // "tag that with x, y"
+    if first == "tag" {
+        let (subject, i) = scan_subject(&w, 1)?;
+        let i = skip(&w, i, &["with", "as"]);
+        return Some(update_of(subject, "tags", value(u, &w, base, "tags", i, today)));
+    }
+    // "set the due date of that to Dec 15", "set that to blocked", "make it due Friday"
+    if SETTERS.contains(&first) {
+        if let Some((field, i)) = field_at(&w, 1) {
+            let i = skip(&w, i, &["of", "for", "on", "in"]);
+            let (subject, i) = scan_subject(&w, i).unwrap_or((Subject::Recent, i));
+            return Some(update_of(subject, field, value(u, &w, base, field, i, today)));
+        }
+        let (subject, i) = scan_subject(&w, 1)?;
+        let i = skip(&w, i, &["'s"]);
+        if let Some((field, j)) = field_at(&w, i) {
+            return Some(update_of(subject, field, value(u, &w, base, field, j, today)));
+        }
+        let status = status_word(w.get(skip(&w, i, &["to", "as"]))?)?;
+        return is_pointer(&subject).then(|| update_of(subject, "status", Ok(json!(status))));
+    }
+    // "next action for projects/x.md: email Sarah", "due date for that is Friday"
+    if let Some((field, i)) = field_at(&w, 0)
+        && w.get(i).is_some_and(|x| matches!(x.as_str(), "of" | "for" | "on"))
+    {
+        let (subject, i) = scan_subject(&w, i + 1)?;
+        return Some(update_of(subject, field, value(u, &w, base, field, i, today)));
+    }
+    // "I finished that", "done with projects/x.md"
+    for lead in ["i finished", "i completed", "i am done with", "done with", "finished", "completed", "close"]
+    {
+        if starts_with(&w, lead) {
+            let (subject, i) = scan_subject(&w, lead.split(' ').count())?;
+            return (is_pointer(&subject) && i >= w.len())
+                .then(|| update_of(subject, "status", Ok(json!("done"))));
+        }
+    }
+    // "that is done", "it is due Friday", "projects/x.md is blocked"
+    let (subject, i) = scan_subject(&w, 0)?;
+    if !is_pointer(&subject) {
+        return None;
+    }
+    let i = skip(&w, i, COPULAS);
+    let next = w.get(i)?;
+    if next == "due" {
+        return Some(update_of(subject, "due_date", value(u, &w, base, "due_date", i + 1, today)));
+    }
+    let status = status_word(next)?;
+    (i + 1 >= w.len() || w[i + 1] == "now").then(|| update_of(subject, "status", Ok(json!(status))))
+}
+
+/// The category a move aims at: the last category named that is not negated ("a project,
+/// not an idea"), when every other word only glues the sentence together.
+fn move_target(w: &[String]) -> Option<Category> {
+    let mut target = None;
+    for (k, word) in w.iter().enumerate() {
+        if let Some(category) = category_word(word) {
+            let negated = w[k.saturating_sub(2)..k].iter().any(|x| x == "not");
+            if !negated {
+                target = Some(category);
+            }
+        } else if !MOVE_GLUE.contains(&word.as_str()) {
+            return None;
+        }
+    }
+    target
+}
+
+/// A request to move an entry to another category, if the message is one.
+pub fn relocate(u: &Utterance) -> Option<Intent> {
+    let w = u.core();
+    let first = w.first()?.as_str();
+    if MOVERS.contains(&first) {
+        let stop = (1..w.len())
+            .find(|&k| {
+                matches!(w[k].as_str(), "to" | "into" | "under" | "in" | "as" | "a" | "an")
+                    || category_word(&w[k]).is_some()
+            })
+            .unwrap_or(w.len());
+        let Some(target) = move_target(&w[stop..]) else {
+            let bare = w.len() <= 3 && scan_subject(&w, 1).is_none_or(|(s, _)| is_pointer(&s));
+            return (bare
+                && matches!(first, "move" | "refile" | "reclassify" | "recategorize" | "recategorise"))
+            .then(|| Intent::Say("Where should it go: people, projects, ideas or admin?".to_string()));
+        };
+        let subject = match scan_subject(&w[..stop], 1) {
+            Some((subject, end)) if end == stop => subject,
+            Some((Subject::Path(p), _)) => Subject::Path(p),
+            None => Subject::Recent,
+            Some(_) => Subject::Named(w[1..stop].join(" ")),
+        };
+        return Some(Intent::Move { subject, target });
+    }
+    let (subject, i) = scan_subject(&w, 0)?;
+    if !is_pointer(&subject)
+        || !w[i..].iter().any(|x| COPULAS.contains(&x.as_str()) || x == "belongs" || x == "goes")
+    {
+        return None;
+    }
+    let target = move_target(&w[i..])?;
+    Some(Intent::Move { subject, target })
+}

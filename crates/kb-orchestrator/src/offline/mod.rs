@@ -1,0 +1,112 @@
+//! The offline model: kb's [`ChatModel`] when no `OPENAI_API_KEY` is set, so a fresh
+//! machine gets a useful assistant. It is not a language model and never pretends to be
+//! one: fixed intent rules over the person's last message pick one tool call, tool results
+//! are told back in plain sentences, and the capture classifier works from keyword tables
+//! ([`keywords`]). Same request, same answer.
+//!
+//! - [`utterance`] reads a message into words; [`intent`] and [`changes`] decide what it asks;
+//!   [`plan`] turns that into a tool call or a sentence.
+//! - [`transcript`] finds the last message, the results after it and the entry "that" means;
+//!   [`render`] writes the final answer from tool results.
+//! - [`classify`] answers the classifier's structured request; [`dates`] reads dates.
+
+pub mod changes;
+pub mod classify;
+pub mod dates;
+pub mod intent;
+pub mod keywords;
+pub mod plan;
+pub mod render;
+pub mod transcript;
+pub mod utterance;
+
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use kb_domain::{
+    ChatCompletion, ChatMessage, ChatModel, ChatRequest, Clock, LlmError, StructuredCompletion,
+    StructuredRequest, SystemClock,
+};
+
+use self::transcript::Transcript;
+
+/// The built-in offline model (see the module documentation).
+#[derive(Clone)]
+pub struct OfflineModel {
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for OfflineModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflineModel").finish_non_exhaustive()
+    }
+}
+
+impl Default for OfflineModel {
+    fn default() -> Self {
+        OfflineModel::new()
+    }
+}
+
+impl OfflineModel {
+    /// An offline model that takes today's date from the prompt, or else from the system clock.
+    pub fn new() -> OfflineModel {
+        OfflineModel { clock: Arc::new(SystemClock) }
+    }
+
+    /// An offline model whose fallback for today's date is `clock` (tests, reproducible runs).
+    pub fn with_clock(clock: Arc<dyn Clock>) -> OfflineModel {
+        OfflineModel { clock }
+    }
+
+    /// Today: the date the prompt states, else the clock's.
+    fn today(&self, messages: &[ChatMessage]) -> NaiveDate {
+        dates::today_in(messages).unwrap_or_else(|| self.clock.now().date_naive())
+    }
+
+    /// The next step of a conversation, without the async wrapper.
+    pub fn answer(&self, request: &ChatRequest) -> ChatCompletion {
+        let transcript = Transcript::read(&request.messages);
+        if !transcript.outcomes.is_empty() {
+            return plan::say(render::render(&transcript.outcomes));
+        }
+        let Some(message) = transcript.last_user.as_deref() else {
+            return plan::say(plan::CAPABILITIES);
+        };
+        let intent = intent::understand(message, self.today(&request.messages));
+        plan::plan(intent, transcript.recent_path.as_deref(), &request.tools, transcript.calls_so_far)
+    }
+
+    /// The classifier's answer, without the async wrapper.
+    pub fn classify(&self, request: &StructuredRequest) -> serde_json::Value {
+        let text = request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                ChatMessage::User { content } => Some(content.as_str()),
+                _ => None,
+            })
+            .unwrap_or("");
+        let answer = classify::classify(text, self.today(&request.messages));
+        classify::fit_to_schema(answer, &request.schema)
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for OfflineModel {
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatCompletion, LlmError> {
+        Ok(self.answer(request))
+    }
+
+    async fn complete_structured(
+        &self,
+        request: &StructuredRequest,
+    ) -> Result<StructuredCompletion, LlmError> {
+        Ok(StructuredCompletion { value: self.classify(request), usage: plan::USAGE })
+    }
+
+    fn describe(&self) -> String {
+        "offline".to_string()
+    }
+}

@@ -1,0 +1,211 @@
+//! The final answer after tool calls: each tool result (`{success, data?, error?}`, data
+//! shaped as SPEC §2 says) told in plain sentences.
+
+use serde_json::Value;
+
+use super::transcript::Outcome;
+
+/// The answer for the tool results of a turn, one paragraph per result.
+pub fn render(outcomes: &[Outcome]) -> String {
+    outcomes.iter().map(render_one).collect::<Vec<_>>().join("\n\n")
+}
+
+fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn render_one(outcome: &Outcome) -> String {
+    let Ok(result) = serde_json::from_str::<Value>(&outcome.content) else {
+        return "That didn't work: the tool answered with something I could not read.".to_string();
+    };
+    if result.get("success").and_then(Value::as_bool) != Some(true) {
+        return match result.get("error").and_then(Value::as_str) {
+            Some(error) if !error.is_empty() => format!("That didn't work: {error}"),
+            _ => "That didn't work.".to_string(),
+        };
+    }
+    let data = result.get("data").cloned().unwrap_or(Value::Null);
+    let tool = outcome.tool.as_deref().unwrap_or_else(|| guess_tool(&data));
+    match tool {
+        "classify_and_capture" => capture(&data),
+        "list_entries" => list(&data),
+        "get_entry" => entry(data.get("entry").unwrap_or(&Value::Null)),
+        "search_entries" => search(&data),
+        "generate_digest" => {
+            let content = text(&data, "content").trim();
+            if content.is_empty() { "The digest is empty.".to_string() } else { content.to_string() }
+        }
+        "update_entry" => {
+            let fields: Vec<&str> = data
+                .get("updatedFields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if fields.is_empty() {
+                format!("Nothing changed in {}.", text(&data, "path"))
+            } else {
+                format!("Updated {}: {}.", text(&data, "path"), fields.join(", "))
+            }
+        }
+        "move_entry" => format!("Moved {} → {}.", text(&data, "oldPath"), text(&data, "newPath")),
+        _ => "Done.".to_string(),
+    }
+}
+
+/// The tool a result came from, judged by its shape (when the call is not in the messages).
+fn guess_tool(data: &Value) -> &'static str {
+    let has = |key: &str| data.get(key).is_some();
+    if has("clarificationNeeded") {
+        "classify_and_capture"
+    } else if has("newPath") {
+        "move_entry"
+    } else if has("updatedFields") {
+        "update_entry"
+    } else if has("entry") {
+        "get_entry"
+    } else if has("content") && has("type") {
+        "generate_digest"
+    } else if data
+        .get("entries")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+        .is_some_and(|e| e.get("score").is_some())
+    {
+        "search_entries"
+    } else {
+        "list_entries"
+    }
+}
+
+fn capture(data: &Value) -> String {
+    let name = text(data, "name");
+    if data.get("clarificationNeeded").and_then(Value::as_bool) == Some(true) {
+        return format!("I put “{name}” in the inbox — is it a person, project, idea or admin task?");
+    }
+    let confidence = data.get("confidence").and_then(Value::as_f64).unwrap_or(0.0);
+    format!("Filed “{name}” under {} (confidence {confidence:.2}).", text(data, "category"))
+}
+
+fn entries(data: &Value) -> (Vec<&Value>, u64) {
+    let entries: Vec<&Value> = data.get("entries").and_then(Value::as_array).into_iter().flatten().collect();
+    let total = data.get("total").and_then(Value::as_u64).unwrap_or(entries.len() as u64);
+    (entries, total)
+}
+
+fn list(data: &Value) -> String {
+    let (entries, total) = entries(data);
+    if entries.is_empty() {
+        return "No entries match.".to_string();
+    }
+    let mut lines = vec![if total as usize > entries.len() {
+        format!("Here are {} of {total} entries:", entries.len())
+    } else if total == 1 {
+        "Here is the one entry:".to_string()
+    } else {
+        format!("Here are the {total} entries:")
+    }];
+    for e in entries {
+        let status = text(e, "status");
+        let status = if status.is_empty() { String::new() } else { format!(" [{status}]") };
+        let summary = text(e, "summary");
+        let summary = if summary.is_empty() { String::new() } else { format!(" — {summary}") };
+        lines.push(format!("- {}{status}{summary} ({})", text(e, "name"), text(e, "path")));
+    }
+    lines.join("\n")
+}
+
+fn search(data: &Value) -> String {
+    let (entries, total) = entries(data);
+    if entries.is_empty() {
+        return "I found nothing matching that.".to_string();
+    }
+    let fuzzy = ["fuzzy", "approximate", "typoTolerant"]
+        .iter()
+        .any(|k| data.get(*k).and_then(Value::as_bool) == Some(true));
+    let head = match (fuzzy, total) {
+        (true, _) => "Nothing matched exactly; these come close:".to_string(),
+        (false, 1) => "I found one entry:".to_string(),
+        (false, n) if n as usize > entries.len() => {
+            format!("I found {n} entries; the best {}:", entries.len())
+        }
+        (false, n) => format!("I found {n} entries:"),
+    };
+    let mut lines = vec![head];
+    for e in entries {
+        let snippet = text(e, "snippet");
+        let snippet = if snippet.is_empty() { String::new() } else { format!(" — {snippet}") };
+        lines.push(format!("- {} ({}){snippet}", text(e, "name"), text(e, "path")));
+    }
+    lines.join("\n")
+}
+
+fn entry(entry: &Value) -> String {
+    let mut lines = vec![format!("{} ({})", text(entry, "name"), text(entry, "path"))];
+    if let Some(fields) = entry.get("frontmatter").and_then(Value::as_object) {
+        for (key, value) in fields {
+            if matches!(key.as_str(), "id" | "name") || value.is_null() {
+                continue;
+            }
+            let shown = match value {
+                Value::String(s) => s.clone(),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                other => other.to_string(),
+            };
+            lines.push(format!("{key}: {shown}"));
+        }
+    }
+    let content = text(entry, "content").trim();
+    if !content.is_empty() {
+        lines.push(String::new());
+        lines.push(content.to_string());
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(tool: &str, content: &str) -> String {
+        render(&[Outcome { tool: Some(tool.into()), content: content.into() }])
+    }
+
+    #[test]
+    fn tells_each_result_in_plain_sentences() {
+        let got = r#"{"success":true,"data":{"entry":{"path":"projects/x.md","category":"projects","name":"X",
+            "frontmatter":{"id":"01","name":"X","status":"active","tags":["a","b"]},"content":"Notes."}}}"#;
+        assert_eq!(one("get_entry", got), "X (projects/x.md)\nstatus: active\ntags: a, b\n\nNotes.");
+        let digest = r###"{"success":true,"data":{"type":"daily","content":"## Top 3 actions\n- a"}}"###;
+        assert_eq!(one("generate_digest", digest), "## Top 3 actions\n- a");
+        let updated =
+            r#"{"success":true,"data":{"path":"projects/x.md","updatedFields":["status","due_date"]}}"#;
+        assert_eq!(one("update_entry", updated), "Updated projects/x.md: status, due_date.");
+        let moved =
+            r#"{"success":true,"data":{"oldPath":"inbox/x.md","newPath":"ideas/x.md","category":"ideas"}}"#;
+        assert_eq!(one("move_entry", moved), "Moved inbox/x.md → ideas/x.md.");
+        let hits = r#"{"success":true,"data":{"entries":[{"path":"people/priya.md","name":"Priya",
+            "category":"people","matchedField":"name","snippet":"met at the meetup","score":2.5}],"total":1}}"#;
+        assert_eq!(
+            one("search_entries", hits),
+            "I found one entry:\n- Priya (people/priya.md) — met at the meetup"
+        );
+        assert_eq!(
+            one("search_entries", r#"{"success":true,"data":{"entries":[],"total":0}}"#),
+            "I found nothing matching that."
+        );
+    }
+
+    #[test]
+    fn shapes_are_recognised_without_the_call() {
+        let moved =
+            r#"{"success":true,"data":{"oldPath":"a/x.md","newPath":"ideas/x.md","category":"ideas"}}"#;
+        assert_eq!(render(&[Outcome { tool: None, content: moved.into() }]), "Moved a/x.md → ideas/x.md.");
+        assert!(render(&[Outcome { tool: None, content: "{oops".into() }]).starts_with("That didn't work"));
+    }
+}

@@ -1,0 +1,332 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The offline model as the chat loop sees it: plain-English messages routed to the right
+//! tool with the right arguments, tool results told back in sentences, and the capture
+//! classifier's structured answers.
+
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use kb_domain::{
+    ChatCompletion, ChatMessage, ChatModel, ChatRequest, FixedClock, StructuredRequest, ToolCall,
+    ToolDefinition,
+};
+use kb_orchestrator::offline::OfflineModel;
+use serde_json::{Value, json};
+
+const TOOLS: [&str; 7] = [
+    "classify_and_capture",
+    "list_entries",
+    "get_entry",
+    "generate_digest",
+    "update_entry",
+    "move_entry",
+    "search_entries",
+];
+const SYSTEM: &str = "You are a personal knowledge management assistant. Today is Saturday, 2026-11-21.";
+
+fn tools(names: &[&str]) -> Vec<ToolDefinition> {
+    names
+        .iter()
+        .map(|n| ToolDefinition {
+            name: (*n).to_string(),
+            description: format!("the {n} tool"),
+            parameters: json!({"type": "object", "properties": {}, "required": []}),
+        })
+        .collect()
+}
+
+/// A conversation in which `inbox/x.md` was just captured, then `message`.
+fn after_capture(message: &str) -> Vec<ChatMessage> {
+    let call =
+        ToolCall { id: "offline-1".into(), name: "classify_and_capture".into(), arguments: "{}".into() };
+    let result = json!({"success": true, "data": {"path": "inbox/x.md", "category": "inbox", "name": "X",
+        "confidence": 0.3, "clarificationNeeded": true}});
+    vec![
+        ChatMessage::System { content: SYSTEM.into() },
+        ChatMessage::User { content: "something vague".into() },
+        ChatMessage::Assistant { content: None, tool_calls: vec![call] },
+        ChatMessage::Tool { tool_call_id: "offline-1".into(), content: result.to_string() },
+        ChatMessage::Assistant { content: Some("I put “X” in the inbox.".into()), tool_calls: vec![] },
+        ChatMessage::User { content: message.into() },
+    ]
+}
+
+fn fresh(message: &str) -> Vec<ChatMessage> {
+    vec![ChatMessage::System { content: SYSTEM.into() }, ChatMessage::User { content: message.into() }]
+}
+
+fn model() -> OfflineModel {
+    OfflineModel::with_clock(Arc::new(FixedClock(Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).unwrap())))
+}
+
+async fn complete(messages: Vec<ChatMessage>, offered: &[&str]) -> ChatCompletion {
+    model().complete(&ChatRequest { messages, tools: tools(offered) }).await.unwrap()
+}
+
+async fn route(message: &str) -> (String, Value) {
+    let answer = complete(after_capture(message), &TOOLS).await;
+    assert_eq!(answer.tool_calls.len(), 1, "{message:?} gave no single tool call: {answer:?}");
+    let call = &answer.tool_calls[0];
+    assert_eq!(call.id, "offline-2", "{message:?}");
+    let args: Value = serde_json::from_str(&call.arguments).unwrap();
+    (call.name.clone(), args)
+}
+
+#[tokio::test]
+async fn plain_english_reaches_the_right_tool_with_the_right_arguments() {
+    let table: Vec<(&str, &str, Value)> = vec![
+        // captures
+        (
+            "met Priya at the robotics meetup",
+            "classify_and_capture",
+            json!({"text": "met Priya at the robotics meetup"}),
+        ),
+        ("renew passport by Dec 15", "classify_and_capture", json!({"text": "renew passport by Dec 15"})),
+        ("idea: a podcast about urban gardening", "classify_and_capture", json!({"hints": "[idea]"})),
+        ("Remind me to call the dentist tomorrow", "classify_and_capture", json!({})),
+        (
+            "[project] Website redesign",
+            "classify_and_capture",
+            json!({"text": "Website redesign", "hints": "[project]"}),
+        ),
+        ("Sarah from ClientCo prefers email over calls", "classify_and_capture", json!({})),
+        ("what if we built a tiny app for sharing tools with neighbours", "classify_and_capture", json!({})),
+        ("hi, had coffee with Marcus, he wants an intro to Dana", "classify_and_capture", json!({})),
+        // lists
+        ("what's on my plate", "list_entries", json!({"category": "projects", "status": "active"})),
+        ("list my projects", "list_entries", json!({"category": "projects"})),
+        ("show people", "list_entries", json!({"category": "people"})),
+        ("what's in the inbox?", "list_entries", json!({"category": "inbox"})),
+        ("open admin items", "list_entries", json!({"category": "admin", "status": "pending"})),
+        ("show me my ideas", "list_entries", json!({"category": "ideas"})),
+        ("Which projects are blocked?", "list_entries", json!({"category": "projects", "status": "blocked"})),
+        ("how many people do I have", "list_entries", json!({"category": "people"})),
+        ("show my 5 latest ideas", "list_entries", json!({"category": "ideas", "limit": 5})),
+        ("find my projects", "list_entries", json!({"category": "projects"})),
+        // one entry
+        ("show projects/clientco.md", "get_entry", json!({"path": "projects/clientco.md"})),
+        ("open ideas/x.md", "get_entry", json!({"path": "ideas/x.md"})),
+        (
+            "projects/clientco-integration.md",
+            "get_entry",
+            json!({"path": "projects/clientco-integration.md"}),
+        ),
+        ("Can you show me `people/priya.md`?", "get_entry", json!({"path": "people/priya.md"})),
+        ("show me that", "get_entry", json!({"path": "inbox/x.md"})),
+        // searches
+        ("find Priya", "search_entries", json!({"query": "Priya"})),
+        ("search for passport renewal", "search_entries", json!({"query": "passport renewal"})),
+        ("anything about the robotics meetup?", "search_entries", json!({"query": "robotics meetup"})),
+        ("what do I know about Priya", "search_entries", json!({"query": "Priya"})),
+        ("look up ClientCo", "search_entries", json!({"query": "ClientCo"})),
+        ("who is Dana?", "search_entries", json!({"query": "Dana"})),
+        ("search ideas for gardening", "search_entries", json!({"query": "gardening", "category": "ideas"})),
+        ("find drones in my ideas", "search_entries", json!({"query": "drones", "category": "ideas"})),
+        // digests
+        ("daily digest", "generate_digest", json!({"type": "daily"})),
+        ("What should I focus on today?", "generate_digest", json!({"type": "daily"})),
+        ("weekly review", "generate_digest", json!({"type": "weekly"})),
+        ("give me my weekly summary", "generate_digest", json!({"type": "weekly"})),
+        ("how was my week?", "generate_digest", json!({"type": "weekly"})),
+        // moves
+        (
+            "actually that's a project",
+            "move_entry",
+            json!({"path": "inbox/x.md", "targetCategory": "projects"}),
+        ),
+        ("move it to ideas", "move_entry", json!({"path": "inbox/x.md", "targetCategory": "ideas"})),
+        (
+            "move inbox/y.md to people",
+            "move_entry",
+            json!({"path": "inbox/y.md", "targetCategory": "people"}),
+        ),
+        ("no, that should be an admin task", "move_entry", json!({"targetCategory": "admin"})),
+        ("this is a person, not an idea", "move_entry", json!({"targetCategory": "people"})),
+        ("file that under ideas", "move_entry", json!({"targetCategory": "ideas"})),
+        ("make it a project", "move_entry", json!({"targetCategory": "projects"})),
+        // updates
+        (
+            "mark projects/x.md done",
+            "update_entry",
+            json!({"path": "projects/x.md", "updates": {"status": "done"}}),
+        ),
+        ("mark that done", "update_entry", json!({"path": "inbox/x.md", "updates": {"status": "done"}})),
+        (
+            "set the due date of that to 2026-12-15",
+            "update_entry",
+            json!({"updates": {"due_date": "2026-12-15"}}),
+        ),
+        ("rename that to Garden plan", "update_entry", json!({"updates": {"name": "Garden plan"}})),
+        ("that's blocked", "update_entry", json!({"updates": {"status": "blocked"}})),
+        (
+            "set the next action of projects/x.md to Email Sarah the spec",
+            "update_entry",
+            json!({"path": "projects/x.md", "updates": {"next_action": "Email Sarah the spec"}}),
+        ),
+        ("it's due Friday", "update_entry", json!({"updates": {"due_date": "2026-11-27"}})),
+        ("mark it as waiting", "update_entry", json!({"updates": {"status": "waiting"}})),
+        ("I finished that", "update_entry", json!({"updates": {"status": "done"}})),
+    ];
+    assert!(table.len() >= 40);
+    for (message, tool, expected) in table {
+        let (name, args) = route(message).await;
+        assert_eq!(name, tool, "{message:?} -> {args}");
+        for (key, value) in expected.as_object().unwrap() {
+            assert_eq!(args.get(key), Some(value), "{message:?}: {key} in {args}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn small_talk_and_questions_it_cannot_route_get_plain_answers() {
+    for message in ["hello", "thanks!", "good morning", "ok"] {
+        let answer = complete(fresh(message), &TOOLS).await;
+        assert!(answer.tool_calls.is_empty(), "{message}");
+        assert!(!answer.content.unwrap().is_empty());
+    }
+    let answer = complete(fresh("why is the sky blue?"), &TOOLS).await;
+    assert!(answer.tool_calls.is_empty());
+    let text = answer.content.unwrap();
+    assert!(text.contains("list") && text.contains("search") && text.contains("digest"), "{text}");
+}
+
+#[tokio::test]
+async fn that_without_an_earlier_entry_asks_which_one() {
+    for message in ["mark that done", "actually that's a project", "move it to ideas"] {
+        let answer = complete(fresh(message), &TOOLS).await;
+        assert!(answer.tool_calls.is_empty(), "{message}");
+        assert!(answer.content.unwrap().contains("Which entry"), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn only_offered_tools_are_called() {
+    let only_capture = ["classify_and_capture"];
+    for message in ["list my projects", "find Priya", "daily digest", "mark that done", "show projects/x.md"]
+    {
+        let answer = complete(after_capture(message), &only_capture).await;
+        assert!(answer.tool_calls.is_empty(), "{message}");
+        assert!(answer.content.unwrap().contains("not available"));
+    }
+    let answer = complete(fresh("met Priya at the meetup"), &only_capture).await;
+    assert_eq!(answer.tool_calls[0].name, "classify_and_capture");
+    let answer = complete(fresh("met Priya at the meetup"), &[]).await;
+    assert!(answer.tool_calls.is_empty());
+}
+
+async fn final_answer(tool: &str, result: Value) -> String {
+    let call = ToolCall { id: "offline-1".into(), name: tool.into(), arguments: "{}".into() };
+    let messages = vec![
+        ChatMessage::System { content: SYSTEM.into() },
+        ChatMessage::User { content: "anything".into() },
+        ChatMessage::Assistant { content: None, tool_calls: vec![call] },
+        ChatMessage::Tool { tool_call_id: "offline-1".into(), content: result.to_string() },
+    ];
+    let answer = complete(messages, &TOOLS).await;
+    assert!(answer.tool_calls.is_empty());
+    answer.content.unwrap()
+}
+
+#[tokio::test]
+async fn tool_results_are_told_in_plain_sentences() {
+    let filed = json!({"success": true, "data": {"path": "projects/clientco-integration.md", "category": "projects",
+        "name": "ClientCo integration", "confidence": 0.82, "clarificationNeeded": false}});
+    assert_eq!(
+        final_answer("classify_and_capture", filed).await,
+        "Filed “ClientCo integration” under projects (confidence 0.82)."
+    );
+    let unsure = json!({"success": true, "data": {"path": "inbox/something-vague.md", "category": "inbox",
+        "name": "Something vague", "confidence": 0.3, "clarificationNeeded": true}});
+    assert_eq!(
+        final_answer("classify_and_capture", unsure).await,
+        "I put “Something vague” in the inbox — is it a person, project, idea or admin task?"
+    );
+    let listed = json!({"success": true, "data": {"total": 2, "entries": [
+        {"path": "projects/a.md", "category": "projects", "name": "Alpha", "status": "active",
+         "updatedAt": "2026-11-20T10:00:00Z", "summary": "Ship the beta"},
+        {"path": "projects/b.md", "category": "projects", "name": "Beta",
+         "updatedAt": "2026-11-19T10:00:00Z", "summary": ""}]}});
+    assert_eq!(
+        final_answer("list_entries", listed).await,
+        "Here are the 2 entries:\n- Alpha [active] — Ship the beta (projects/a.md)\n- Beta (projects/b.md)"
+    );
+    let failed = json!({"success": false, "error": "Entry not found: projects/x.md"});
+    assert_eq!(final_answer("get_entry", failed).await, "That didn't work: Entry not found: projects/x.md");
+}
+
+async fn classify(text: &str) -> Value {
+    let request = StructuredRequest {
+        messages: vec![
+            ChatMessage::System { content: SYSTEM.into() },
+            ChatMessage::User { content: text.into() },
+        ],
+        schema_name: "classification".into(),
+        schema: json!({"type": "object"}),
+    };
+    let answer = model().complete_structured(&request).await.unwrap();
+    assert_eq!(answer.usage.llm_calls, 1);
+    assert_eq!(answer.usage.prompt_tokens + answer.usage.completion_tokens, 0);
+    answer.value
+}
+
+fn confidence(v: &Value) -> f64 {
+    v["confidence"].as_f64().unwrap()
+}
+
+#[tokio::test]
+async fn the_classifier_files_clear_text_confidently_and_vague_text_low() {
+    let person = classify("Met Priya at the robotics meetup, send her the paper on swarms").await;
+    assert_eq!(person["category"], "people");
+    assert_eq!(person["name"], "Priya");
+    assert!(confidence(&person) >= 0.75, "{person}");
+    assert_eq!(person["follow_ups"], json!(["Send her the paper on swarms"]));
+    assert!(person["context"].as_str().unwrap().contains("robotics meetup"));
+
+    let project = classify("Finish the ClientCo integration — email Sarah the API spec").await;
+    assert_eq!(project["category"], "projects", "{project}");
+    assert_eq!(project["status"], "active");
+    assert_eq!(project["next_action"], "Email Sarah the API spec");
+    assert!(confidence(&project) >= 0.6, "{project}");
+
+    let idea = classify("Idea: an app that matches neighbours who want to share tools").await;
+    assert_eq!(idea["category"], "ideas");
+    assert!(idea["one_liner"].as_str().unwrap().starts_with("An app that"));
+    assert!(confidence(&idea) >= 0.75);
+
+    let admin = classify("Renew passport by Dec 15").await;
+    assert_eq!(admin["category"], "admin");
+    assert_eq!(admin["status"], "pending");
+    assert_eq!(admin["due_date"], "2026-12-15");
+    assert_eq!(admin["name"], "Renew passport");
+    assert!(confidence(&admin) >= 0.75);
+    assert_eq!(classify("pay the water bill tomorrow").await["due_date"], "2026-11-22");
+    assert!(classify("call the bank").await.get("due_date").is_none());
+
+    for vague in ["hmm, that thing from earlier", "interesting", "blue"] {
+        let v = classify(vague).await;
+        assert!(confidence(&v) < 0.6, "{vague}: {v}");
+        assert!(v["tags"].is_array());
+    }
+}
+
+#[tokio::test]
+async fn the_same_request_gets_the_same_answer() {
+    for text in ["met Priya at the robotics meetup", "renew passport by Dec 15", "list my projects", "hmm"] {
+        let first = classify(text).await;
+        assert_eq!(first, classify(text).await);
+        let a = complete(after_capture(text), &TOOLS).await;
+        let b = OfflineModel::new()
+            .complete(&ChatRequest { messages: after_capture(text), tools: tools(&TOOLS) })
+            .await;
+        assert_eq!(a, b.unwrap());
+    }
+}
+
+#[tokio::test]
+async fn it_says_what_it_is_and_what_it_costs() {
+    assert_eq!(model().describe(), "offline");
+    let answer = complete(fresh("list my projects"), &TOOLS).await;
+    assert_eq!(answer.usage.llm_calls, 1);
+    assert_eq!(answer.usage.prompt_tokens, 0);
+    assert_eq!(answer.usage.completion_tokens, 0);
+}
