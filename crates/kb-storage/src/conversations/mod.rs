@@ -1,1 +1,314 @@
-//! The SQLite conversation store.
+//! The SQLite conversation store: [`SqliteConversationStore`], kb's
+//! [`kb_domain::ConversationStore`] on sqlx.
+//!
+//! The schema (`migrations/`) is embedded in the binary and applied at connection. Queries
+//! are checked at run time (no database is needed to build) and use only standard SQL:
+//! ids (ULIDs) and timestamps (RFC 3339 text) are made here, not by the database, so a
+//! PostgreSQL adapter would mostly change the placeholders. Messages keep their order with
+//! a per-conversation `seq`; a turn is appended in one transaction that also moves the
+//! conversation's `updated_at`.
+
+mod rows;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use kb_domain::{Conversation, ConversationId, ConversationStore, Message, NewMessage, StoreError};
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteQueryResult,
+};
+use sqlx::{Row, Sqlite, Transaction};
+
+use rows::{
+    conversation_columns, conversation_from_row, db_error, format_time, message_columns, message_from_row,
+    now, tool_calls_to_json,
+};
+
+/// The schema, embedded at build time.
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+
+/// How long a connection waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connections of a file database (SQLite has one writer anyway).
+const MAX_CONNECTIONS: u32 = 4;
+
+/// The conversation store on a SQLite database.
+#[derive(Debug, Clone)]
+pub struct SqliteConversationStore {
+    pool: SqlitePool,
+}
+
+impl SqliteConversationStore {
+    /// Opens the database at `url` (`sqlite://path/kb.sqlite` or `sqlite::memory:`),
+    /// creating the file and its folder when missing, and applies the migrations.
+    pub async fn connect(url: &str) -> Result<SqliteConversationStore, StoreError> {
+        // sqlx would take anything else (`postgres://…`) for a file name.
+        if !url.starts_with("sqlite:") {
+            return Err(StoreError::Database(format!(
+                "unsupported database url {url:?}: only sqlite:// urls are supported"
+            )));
+        }
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|err| StoreError::Database(format!("invalid database url {url:?}: {err}")))?;
+        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        Self::connect_with(options, in_memory).await
+    }
+
+    /// Opens (or creates) the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
+    pub async fn open_in(kb_dir: &Path) -> Result<SqliteConversationStore, StoreError> {
+        let options = SqliteConnectOptions::new().filename(kb_dir.join(".kb").join("kb.sqlite"));
+        Self::connect_with(options, false).await
+    }
+
+    /// Closes every connection (waiting for them to be returned).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    #[tracing::instrument(skip(options))]
+    async fn connect_with(
+        options: SqliteConnectOptions,
+        in_memory: bool,
+    ) -> Result<SqliteConversationStore, StoreError> {
+        let mut options = options.create_if_missing(true).foreign_keys(true).busy_timeout(BUSY_TIMEOUT);
+        let mut pool = SqlitePoolOptions::new();
+        if in_memory {
+            // Each connection to `:memory:` would see its own database: keep exactly one, forever.
+            pool = pool.max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None);
+        } else {
+            options = options.journal_mode(SqliteJournalMode::Wal);
+            if let Some(folder) = options.get_filename().parent()
+                && !folder.as_os_str().is_empty()
+            {
+                tokio::fs::create_dir_all(folder).await.map_err(|err| {
+                    StoreError::Database(format!("cannot create folder {}: {err}", folder.display()))
+                })?;
+            }
+            pool = pool.max_connections(MAX_CONNECTIONS);
+        }
+        let pool = pool.connect_with(options).await.map_err(db_error("cannot open the database"))?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|err| StoreError::Database(format!("cannot apply migrations: {err}")))?;
+        Ok(SqliteConversationStore { pool })
+    }
+
+    /// Fails with [`StoreError::NotFound`] unless the conversation exists.
+    async fn ensure_exists(&self, id: &ConversationId) -> Result<(), StoreError> {
+        let found = sqlx::query("SELECT 1 FROM conversations WHERE id = ?")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_error("cannot read conversation"))?;
+        found.map(|_| ()).ok_or_else(|| StoreError::NotFound(id.clone()))
+    }
+}
+
+/// Fails with [`StoreError::NotFound`] when a change touched no conversation.
+fn changed_one(done: SqliteQueryResult, id: &ConversationId) -> Result<(), StoreError> {
+    if done.rows_affected() == 0 { Err(StoreError::NotFound(id.clone())) } else { Ok(()) }
+}
+
+/// Inserts the messages of a turn after the last one of the conversation.
+async fn insert_messages(
+    tx: &mut Transaction<'_, Sqlite>,
+    id: &ConversationId,
+    messages: Vec<NewMessage>,
+    created_at: chrono::DateTime<chrono::Utc>,
+) -> Result<Vec<Message>, StoreError> {
+    let last: i64 =
+        sqlx::query("SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE conversation_id = ?")
+            .bind(id.as_str())
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(db_error("cannot read the last message"))?
+            .try_get("last")
+            .map_err(db_error("cannot read the last message"))?;
+    let stamp = format_time(created_at);
+    let mut stored = Vec::with_capacity(messages.len());
+    for (seq, new) in (last + 1..).zip(messages) {
+        let message_id = ulid::Ulid::new().to_string();
+        let role = new.role();
+        sqlx::query(concat!(
+            "INSERT INTO messages (",
+            message_columns!(),
+            ", seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        ))
+        .bind(message_id.as_str())
+        .bind(id.as_str())
+        .bind(role.as_str())
+        .bind(new.content.as_str())
+        .bind(tool_calls_to_json(&new.tool_calls)?)
+        .bind(new.tool_call_id.as_deref())
+        .bind(new.filed_entry_path.as_deref())
+        .bind(new.filed_confidence)
+        .bind(stamp.as_str())
+        .bind(seq)
+        .execute(&mut **tx)
+        .await
+        .map_err(db_error("cannot store a message"))?;
+        stored.push(Message {
+            id: message_id,
+            conversation_id: id.clone(),
+            role,
+            content: new.content,
+            tool_calls: new.tool_calls,
+            tool_call_id: new.tool_call_id,
+            filed_entry_path: new.filed_entry_path,
+            filed_confidence: new.filed_confidence,
+            created_at,
+        });
+    }
+    Ok(stored)
+}
+
+#[async_trait]
+impl ConversationStore for SqliteConversationStore {
+    #[tracing::instrument(skip(self, title))]
+    async fn create(&self, title: &str) -> Result<Conversation, StoreError> {
+        let at = now();
+        let conversation = Conversation {
+            id: ConversationId::generate(),
+            title: title.to_string(),
+            created_at: at,
+            updated_at: at,
+            summary: None,
+        };
+        let stamp = format_time(at);
+        sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)")
+            .bind(conversation.id.as_str())
+            .bind(title)
+            .bind(stamp.as_str())
+            .bind(stamp.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(db_error("cannot create conversation"))?;
+        Ok(conversation)
+    }
+
+    #[tracing::instrument(skip(self), fields(id = %id))]
+    async fn get(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError> {
+        sqlx::query(concat!("SELECT ", conversation_columns!(), " FROM conversations WHERE id = ?"))
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_error("cannot read conversation"))?
+            .map(|row| conversation_from_row(&row))
+            .transpose()
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn list(&self) -> Result<Vec<Conversation>, StoreError> {
+        sqlx::query(concat!(
+            "SELECT ",
+            conversation_columns!(),
+            " FROM conversations ORDER BY updated_at DESC, id DESC"
+        ))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_error("cannot list conversations"))?
+        .iter()
+        .map(conversation_from_row)
+        .collect()
+    }
+
+    #[tracing::instrument(skip(self, title), fields(id = %id))]
+    async fn rename(&self, id: &ConversationId, title: &str) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?")
+            .bind(title)
+            .bind(format_time(now()))
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(db_error("cannot rename conversation"))?;
+        changed_one(done, id)
+    }
+
+    #[tracing::instrument(skip(self), fields(id = %id))]
+    async fn delete(&self, id: &ConversationId) -> Result<(), StoreError> {
+        // Messages go with it (ON DELETE CASCADE, foreign keys are on for every connection).
+        let done = sqlx::query("DELETE FROM conversations WHERE id = ?")
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(db_error("cannot delete conversation"))?;
+        changed_one(done, id)
+    }
+
+    #[tracing::instrument(skip(self, summary), fields(id = %id))]
+    async fn set_summary(&self, id: &ConversationId, summary: &str) -> Result<(), StoreError> {
+        // The summary is derived data, not a change by the person: `updated_at` stays.
+        let done = sqlx::query("UPDATE conversations SET summary = ? WHERE id = ?")
+            .bind(summary)
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(db_error("cannot store summary"))?;
+        changed_one(done, id)
+    }
+
+    #[tracing::instrument(skip(self), fields(id = %id))]
+    async fn messages(&self, id: &ConversationId) -> Result<Vec<Message>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM messages WHERE conversation_id = ? ORDER BY seq ASC"
+        ))
+        .bind(id.as_str())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_error("cannot read messages"))?;
+        if rows.is_empty() {
+            self.ensure_exists(id).await?;
+        }
+        rows.iter().map(message_from_row).collect()
+    }
+
+    #[tracing::instrument(skip(self), fields(id = %id))]
+    async fn recent_messages(&self, id: &ConversationId, limit: usize) -> Result<Vec<Message>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?"
+        ))
+        .bind(id.as_str())
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_error("cannot read messages"))?;
+        if rows.is_empty() {
+            self.ensure_exists(id).await?;
+        }
+        let mut messages = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
+        messages.reverse();
+        Ok(messages)
+    }
+
+    #[tracing::instrument(skip(self, messages), fields(id = %id, count = messages.len()))]
+    async fn append_turn(
+        &self,
+        id: &ConversationId,
+        messages: Vec<NewMessage>,
+    ) -> Result<Vec<Message>, StoreError> {
+        let at = now();
+        let mut tx = self.pool.begin().await.map_err(db_error("cannot start a transaction"))?;
+        // Writing first takes the write lock at once (no read-then-upgrade conflict) and
+        // tells whether the conversation exists.
+        let bumped = sqlx::query("UPDATE conversations SET updated_at = ? WHERE id = ?")
+            .bind(format_time(at))
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(db_error("cannot update conversation"))?;
+        // On an unknown id, dropping the transaction rolls it back (nothing was written).
+        changed_one(bumped, id)?;
+        let stored = insert_messages(&mut tx, id, messages, at).await?;
+        tx.commit().await.map_err(db_error("cannot commit the turn"))?;
+        Ok(stored)
+    }
+}
