@@ -57,10 +57,9 @@ pub fn transform_for_move(
     if fm.get_str("name").is_none_or(|s| s.trim().is_empty()) {
         fm.set("name", Value::String(entry.name()));
     }
-    if let Some(status) = target.default_status() {
-        if !fm.get("status").is_some_and(|v| check_field(target, "status", v).is_ok()) {
-            fm.set("status", Value::String(status.to_string()));
-        }
+    let status_fits = fm.get("status").is_some_and(|v| check_field(target, "status", v).is_ok());
+    if let Some(status) = target.default_status().filter(|_| !status_fits) {
+        fm.set("status", Value::String(status.to_string()));
     }
     fm.set("updated_at", Value::String(format_timestamp(now)));
     Ok((fm, body))
