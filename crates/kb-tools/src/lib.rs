@@ -1,5 +1,39 @@
 //! kb-tools: the tool registry and the seven tools of SPEC §2 (classify_and_capture,
 //! list_entries, get_entry, generate_digest, update_entry, move_entry, search_entries).
 //!
-//! Tools see storage and search only through kb-domain's ports; this crate must not
-//! depend on kb-storage, kb-search or any adapter. (The tools land with issue 4.)
+//! Design: each tool is a [`Tool`] with a typed argument struct (serde + schemars) that is
+//! the single source of its JSON schema and its parser; a blanket impl makes it an
+//! object-safe [`ErasedTool`]; the [`ToolRegistry`] validates arguments (listing every
+//! problem), runs the tool as its own task (a panic becomes "Internal error"), traces the
+//! call and always answers with a [`ToolResult`]. Tools see the conversation through a
+//! read-only [`ToolContext`] and the world through [`ToolServices`] (ports as `Arc<dyn …>`);
+//! they ask for conversation state changes with [`StateUpdate`]s the orchestrator applies.
+//!
+//! Tools see storage and search only through kb-domain's ports and the two ports defined
+//! here ([`Classifier`], [`DigestWriter`]); this crate must not depend on kb-storage,
+//! kb-search or any adapter (no tantivy, sqlx or HTTP client).
+
+pub mod args;
+pub mod blocking;
+pub mod classifier;
+pub mod context;
+pub mod digest;
+pub mod hints;
+pub mod ports;
+pub mod registry;
+pub mod result;
+pub mod schema;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testing;
+pub mod tool;
+pub mod tools;
+pub mod validate;
+
+pub use classifier::LlmClassifier;
+pub use context::{CaptureSource, DEFAULT_THRESHOLD, ToolContext, ToolServices};
+pub use digest::{DigestFacts, DigestKind, LlmDigestWriter};
+pub use ports::{Classification, Classifier, ClassifyError, ClassifyRequest, DigestError, DigestWriter};
+pub use registry::{RegistryError, ToolRegistry};
+pub use result::{ErrorCode, StateUpdate, ToolError, ToolOutput, ToolResult};
+pub use tool::{ErasedTool, Tool, ToolCategory};
+pub use tools::standard_registry;

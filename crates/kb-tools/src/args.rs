@@ -1,0 +1,150 @@
+//! Argument types shared by several tools: the category enums the LLM may name, and the
+//! page size `limit` (at least 1, default 10, capped at 100).
+
+use std::borrow::Cow;
+
+use kb_domain::{Category, EntryPath};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+
+use crate::result::{ErrorCode, ToolError};
+
+/// Any category folder (filters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CategoryArg {
+    /// people/
+    People,
+    /// projects/
+    Projects,
+    /// ideas/
+    Ideas,
+    /// admin/
+    Admin,
+    /// inbox/
+    Inbox,
+}
+
+impl From<CategoryArg> for Category {
+    fn from(arg: CategoryArg) -> Category {
+        match arg {
+            CategoryArg::People => Category::People,
+            CategoryArg::Projects => Category::Projects,
+            CategoryArg::Ideas => Category::Ideas,
+            CategoryArg::Admin => Category::Admin,
+            CategoryArg::Inbox => Category::Inbox,
+        }
+    }
+}
+
+/// A category an entry can be moved into (not the inbox).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FilingCategoryArg {
+    /// people/
+    People,
+    /// projects/
+    Projects,
+    /// ideas/
+    Ideas,
+    /// admin/
+    Admin,
+}
+
+impl From<FilingCategoryArg> for Category {
+    fn from(arg: FilingCategoryArg) -> Category {
+        match arg {
+            FilingCategoryArg::People => Category::People,
+            FilingCategoryArg::Projects => Category::Projects,
+            FilingCategoryArg::Ideas => Category::Ideas,
+            FilingCategoryArg::Admin => Category::Admin,
+        }
+    }
+}
+
+/// A page size: a whole number of at least 1. Larger than [`MAX_LIMIT`] is capped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit(u64);
+
+/// The page size when none is given.
+pub const DEFAULT_LIMIT: usize = 10;
+/// The largest page size.
+pub const MAX_LIMIT: usize = 100;
+
+impl Limit {
+    /// The effective page size of an optional limit: default 10, capped at 100.
+    pub fn effective(limit: Option<Limit>) -> usize {
+        limit.map_or(DEFAULT_LIMIT, |l| usize::try_from(l.0).unwrap_or(MAX_LIMIT).min(MAX_LIMIT))
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Limit, D::Error> {
+        struct LimitVisitor;
+        impl Visitor<'_> for LimitVisitor {
+            type Value = Limit;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a whole number of at least 1")
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Limit, E> {
+                if v >= 1 { Ok(Limit(v)) } else { Err(E::custom("limit must be at least 1, got 0")) }
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Limit, E> {
+                match u64::try_from(v) {
+                    Ok(u) => self.visit_u64(u),
+                    Err(_) => Err(E::custom(format!("limit must be at least 1, got {v}"))),
+                }
+            }
+        }
+        deserializer.deserialize_u64(LimitVisitor)
+    }
+}
+
+impl JsonSchema for Limit {
+    fn schema_name() -> Cow<'static, str> {
+        "Limit".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer", "minimum": 1})
+    }
+}
+
+/// Validates a path given by the LLM, saying why it is refused.
+pub fn entry_path(text: &str) -> Result<EntryPath, ToolError> {
+    EntryPath::parse(text).map_err(|e| ToolError::new(ErrorCode::InvalidPath, format!("invalid path: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn limits() {
+        let parse = |v| serde_json::from_value::<Limit>(v);
+        assert_eq!(Limit::effective(Some(parse(json!(5)).unwrap())), 5);
+        assert_eq!(Limit::effective(Some(parse(json!(5000)).unwrap())), MAX_LIMIT);
+        assert_eq!(Limit::effective(None), DEFAULT_LIMIT);
+        assert!(parse(json!(0)).unwrap_err().to_string().contains("at least 1"));
+        assert!(parse(json!(-3)).is_err());
+        assert!(parse(json!(2.5)).is_err());
+        assert!(parse(json!("5")).is_err());
+    }
+
+    #[test]
+    fn paths_outside_the_vault_are_refused_with_the_reason() {
+        let err = entry_path("../secrets.md").unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidPath);
+        assert!(err.message.contains("'..'"), "{}", err.message);
+        assert!(entry_path("projects/x.md").is_ok());
+    }
+}

@@ -1,0 +1,135 @@
+//! What a tool sees: the read-only [`ToolContext`] of the conversation and the
+//! [`ToolServices`] (ports) it works through.
+
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use kb_domain::{Clock, Confidence, ConversationId, EntryPath, EntryRepository, SearchIndex};
+
+use crate::ports::{Classifier, DigestWriter};
+use crate::result::StateUpdate;
+
+/// The confidence threshold used when none is configured (SPEC §2).
+pub const DEFAULT_THRESHOLD: f64 = 0.6;
+
+/// Where a capture came from; written as the entry's `source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CaptureSource {
+    /// The chat.
+    #[default]
+    Chat,
+    /// The REST API.
+    Api,
+    /// The command line.
+    Cli,
+    /// An MCP client.
+    Mcp,
+}
+
+impl CaptureSource {
+    /// The value written to `source`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaptureSource::Chat => "chat",
+            CaptureSource::Api => "api",
+            CaptureSource::Cli => "cli",
+            CaptureSource::Mcp => "mcp",
+        }
+    }
+}
+
+/// The read-only view of the conversation a tool runs in. The orchestrator builds a fresh
+/// one for each call and applies the tool's [`StateUpdate`]s afterwards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolContext {
+    /// The conversation, when there is one.
+    pub conversation_id: Option<ConversationId>,
+    /// The entry filed most recently in this conversation.
+    pub last_filed: Option<EntryPath>,
+    /// Today's date (for digests and due dates).
+    pub today: NaiveDate,
+    /// Captures at or above this confidence are filed in their category; below, the inbox.
+    pub threshold: Confidence,
+    /// Where captures come from.
+    pub source: CaptureSource,
+}
+
+impl ToolContext {
+    /// A context for `today` with the default threshold, no conversation and chat as source.
+    pub fn new(today: NaiveDate) -> ToolContext {
+        ToolContext {
+            conversation_id: None,
+            last_filed: None,
+            today,
+            threshold: Confidence::new(DEFAULT_THRESHOLD).unwrap_or(Confidence::CERTAIN),
+            source: CaptureSource::Chat,
+        }
+    }
+
+    /// The same context with another threshold.
+    pub fn with_threshold(mut self, threshold: Confidence) -> ToolContext {
+        self.threshold = threshold;
+        self
+    }
+
+    /// The same context with another source.
+    pub fn with_source(mut self, source: CaptureSource) -> ToolContext {
+        self.source = source;
+        self
+    }
+
+    /// Applies a tool's state update (the orchestrator's job, in the order given).
+    pub fn apply(&mut self, update: &StateUpdate) {
+        match update {
+            StateUpdate::Filed { path, .. } => self.last_filed = Some(path.clone()),
+            StateUpdate::Moved { old_path, new_path } => {
+                if self.last_filed.as_ref() == Some(old_path) {
+                    self.last_filed = Some(new_path.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The ports a tool works through, shared by every call.
+#[derive(Clone)]
+pub struct ToolServices {
+    /// The vault.
+    pub repository: Arc<dyn EntryRepository>,
+    /// The full-text index.
+    pub search: Arc<dyn SearchIndex>,
+    /// Who decides where a capture belongs.
+    pub classifier: Arc<dyn Classifier>,
+    /// Who writes digests up; without one, digests are rendered from the facts alone.
+    pub digest_writer: Option<Arc<dyn DigestWriter>>,
+    /// The time.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for ToolServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolServices")
+            .field("digest_writer", &self.digest_writer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_move_of_the_last_filed_entry_follows_it() {
+        let mut ctx = ToolContext::new(NaiveDate::from_ymd_opt(2026, 11, 21).unwrap());
+        let inbox = EntryPath::parse("inbox/shed.md").unwrap();
+        let project = EntryPath::parse("projects/shed.md").unwrap();
+        ctx.apply(&StateUpdate::Filed { path: inbox.clone(), confidence: Confidence::new(0.4).unwrap() });
+        ctx.apply(&StateUpdate::Moved {
+            old_path: EntryPath::parse("ideas/other.md").unwrap(),
+            new_path: EntryPath::parse("admin/other.md").unwrap(),
+        });
+        assert_eq!(ctx.last_filed.as_ref(), Some(&inbox));
+        ctx.apply(&StateUpdate::Moved { old_path: inbox, new_path: project.clone() });
+        assert_eq!(ctx.last_filed, Some(project));
+    }
+}

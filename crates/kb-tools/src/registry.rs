@@ -1,0 +1,187 @@
+//! The [`ToolRegistry`]: the tools offered to the LLM, their definitions, and the one
+//! entry point that executes a call.
+//!
+//! `execute` never panics and never returns an error: an unknown tool, arguments that are
+//! not JSON or do not fit the schema (every problem listed), a tool's own failure, and a
+//! panic inside a tool all come back as a [`ToolResult`] the LLM can read. Each call is
+//! traced with its tool, category, duration, success and error code.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use kb_domain::ToolDefinition;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::context::{ToolContext, ToolServices};
+use crate::result::{ErrorCode, INTERNAL_ERROR, ToolResult};
+use crate::tool::{ErasedTool, ToolCategory};
+use crate::validate::check_arguments;
+
+/// Why a registry could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// Two tools share a name.
+    #[error("duplicate tool name: {0}")]
+    Duplicate(String),
+}
+
+struct Registered {
+    tool: Arc<dyn ErasedTool>,
+    definition: ToolDefinition,
+}
+
+/// Collects tools; [`RegistryBuilder::build`] refuses duplicate names.
+#[derive(Default)]
+pub struct RegistryBuilder {
+    tools: Vec<Arc<dyn ErasedTool>>,
+}
+
+impl RegistryBuilder {
+    /// Adds a tool.
+    pub fn register(mut self, tool: impl ErasedTool + 'static) -> RegistryBuilder {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// The registry, or the first duplicate name.
+    pub fn build(self) -> Result<ToolRegistry, RegistryError> {
+        let mut by_name = HashMap::new();
+        let mut tools = Vec::with_capacity(self.tools.len());
+        for tool in self.tools {
+            let name = tool.name();
+            if by_name.insert(name, tools.len()).is_some() {
+                return Err(RegistryError::Duplicate(name.to_string()));
+            }
+            let definition = tool.definition();
+            tools.push(Registered { tool, definition });
+        }
+        Ok(ToolRegistry { tools, by_name })
+    }
+}
+
+/// The tools kb offers the LLM.
+pub struct ToolRegistry {
+    tools: Vec<Registered>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.iter().map(|t| t.definition.name.as_str())).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// Starts a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Every tool's definition, in registration order (OpenAI function-calling form).
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools.iter().map(|t| t.definition.clone()).collect()
+    }
+
+    /// The definition of one tool.
+    pub fn get(&self, name: &str) -> Option<&ToolDefinition> {
+        self.by_name.get(name).map(|&i| &self.tools[i].definition)
+    }
+
+    /// The names of the tools, in registration order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.tool.name()).collect()
+    }
+
+    /// The category of one tool.
+    pub fn category(&self, name: &str) -> Option<ToolCategory> {
+        self.by_name.get(name).map(|&i| self.tools[i].tool.category())
+    }
+
+    /// Executes one call: `raw_arguments` is the JSON text the LLM sent.
+    pub async fn execute(
+        &self,
+        name: &str,
+        raw_arguments: &str,
+        ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> ToolResult {
+        let Some(&index) = self.by_name.get(name) else {
+            tracing::warn!(tool = name, error_code = ErrorCode::UnknownTool.as_str(), "unknown tool called");
+            return ToolResult::failure(ErrorCode::UnknownTool, format!("Unknown tool: {name}"));
+        };
+        let registered = &self.tools[index];
+        let category = registered.tool.category();
+        let span = tracing::info_span!("tool", tool = name, category = category.as_str());
+        async {
+            let started = Instant::now();
+            let result = self.run(registered, raw_arguments, ctx, services).await;
+            tracing::info!(
+                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                success = result.success,
+                error_code = result.error_code.map(ErrorCode::as_str),
+                "tool call finished"
+            );
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn run(
+        &self,
+        registered: &Registered,
+        raw_arguments: &str,
+        ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> ToolResult {
+        let name = registered.definition.name.as_str();
+        let arguments = match parse_arguments(raw_arguments) {
+            Ok(value) => value,
+            Err(message) => return ToolResult::failure(ErrorCode::InvalidArguments, message),
+        };
+        let problems = check_arguments(&registered.definition.parameters, &arguments);
+        if !problems.is_empty() {
+            return ToolResult::failure(
+                ErrorCode::InvalidArguments,
+                format!("invalid arguments for {name}: {}", problems.join("; ")),
+            );
+        }
+        // The tool runs as its own task so that a panic inside it is caught (JoinError)
+        // rather than unwinding into the caller.
+        let tool = Arc::clone(&registered.tool);
+        let (ctx, services) = (ctx.clone(), services.clone());
+        let task = tokio::spawn(async move { tool.call(arguments, &ctx, &services).await }.in_current_span());
+        match task.await {
+            Ok(result) => result,
+            Err(join_error) => {
+                let detail = if join_error.is_panic() {
+                    panic_message(join_error.into_panic())
+                } else {
+                    "the tool task was cancelled".to_string()
+                };
+                tracing::error!(tool = name, detail = %detail, "tool panicked");
+                ToolResult::failure(ErrorCode::Internal, INTERNAL_ERROR)
+            }
+        }
+    }
+}
+
+/// Parses the LLM's argument text; an empty text means no arguments.
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(raw).map_err(|e| format!("arguments are not valid JSON: {e}"))
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(s) => (*s).to_string(),
+            Err(_) => "a panic with no message".to_string(),
+        },
+    }
+}

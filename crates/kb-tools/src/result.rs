@@ -1,0 +1,219 @@
+//! What a tool call gives back: the [`ToolResult`] the LLM reads, the error codes that
+//! only logs and metrics see, and the state updates the orchestrator may apply.
+
+use kb_domain::{Confidence, EntryPath};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The answer of one tool call.
+///
+/// Serialises (for the LLM) as `{success, data?, error?}`; `error_code` and
+/// `state_updates` are for the orchestrator, logs and metrics only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolResult {
+    /// Whether the tool did what was asked.
+    pub success: bool,
+    /// The tool's answer (camelCase JSON), on success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// A message the LLM can act on, on failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Why it failed, for logs and metrics.
+    #[serde(skip)]
+    pub error_code: Option<ErrorCode>,
+    /// Changes to the conversation's state the orchestrator should apply, in order.
+    #[serde(skip)]
+    pub state_updates: Vec<StateUpdate>,
+}
+
+impl ToolResult {
+    /// A success carrying `data`.
+    pub fn ok(data: Value, state_updates: Vec<StateUpdate>) -> ToolResult {
+        ToolResult { success: true, data: Some(data), error: None, error_code: None, state_updates }
+    }
+
+    /// A failure with a message for the LLM.
+    pub fn failure(code: ErrorCode, message: impl Into<String>) -> ToolResult {
+        ToolResult {
+            success: false,
+            data: None,
+            error: Some(message.into()),
+            error_code: Some(code),
+            state_updates: Vec::new(),
+        }
+    }
+
+    /// The JSON text sent back to the LLM as the `tool` message.
+    pub fn to_llm_json(&self) -> String {
+        serde_json::to_string(self)
+            .unwrap_or_else(|_| r#"{"success":false,"error":"Internal error"}"#.to_string())
+    }
+
+    /// The entry this call filed, with the confidence it was filed with, if it filed one.
+    pub fn filed(&self) -> Option<(&EntryPath, Confidence)> {
+        self.state_updates.iter().find_map(|u| match u {
+            StateUpdate::Filed { path, confidence } => Some((path, *confidence)),
+            StateUpdate::Moved { .. } => None,
+        })
+    }
+}
+
+/// Why a tool call failed: for logs and metrics, never shown to the LLM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// No tool of that name.
+    UnknownTool,
+    /// The arguments were not JSON or did not fit the schema.
+    InvalidArguments,
+    /// A path outside the vault or not naming an entry.
+    InvalidPath,
+    /// No entry at that path.
+    NotFound,
+    /// A file that exists but cannot be read.
+    MalformedEntry,
+    /// An update that cannot be applied.
+    InvalidUpdate,
+    /// A move that cannot be made.
+    InvalidMove,
+    /// The classifier gave no usable answer; nothing was filed.
+    ClassificationFailed,
+    /// The search index is still being built.
+    SearchNotReady,
+    /// An error or panic inside the tool (details in the log).
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code as logged (`NOT_FOUND`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownTool => "UNKNOWN_TOOL",
+            ErrorCode::InvalidArguments => "INVALID_ARGUMENTS",
+            ErrorCode::InvalidPath => "INVALID_PATH",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::MalformedEntry => "MALFORMED_ENTRY",
+            ErrorCode::InvalidUpdate => "INVALID_UPDATE",
+            ErrorCode::InvalidMove => "INVALID_MOVE",
+            ErrorCode::ClassificationFailed => "CLASSIFICATION_FAILED",
+            ErrorCode::SearchNotReady => "SEARCH_NOT_READY",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+}
+
+/// A change to the conversation's state that a tool asks for. Tools never mutate shared
+/// state: the orchestrator applies these (see [`crate::ToolContext::apply`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StateUpdate {
+    /// An entry was filed in this conversation (so "actually that's a project" finds it).
+    Filed {
+        /// Where it was filed.
+        path: EntryPath,
+        /// The confidence it was filed with.
+        confidence: Confidence,
+    },
+    /// An entry moved; if it was the last one filed, that now points to its new path.
+    Moved {
+        /// Where it was.
+        old_path: EntryPath,
+        /// Where it is now.
+        new_path: EntryPath,
+    },
+}
+
+/// How a typed tool reports a failure. The registry turns it into a [`ToolResult`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// What the LLM reads.
+    pub message: String,
+    /// What logs and metrics see.
+    pub code: ErrorCode,
+    /// Details for the log only (never sent to the LLM).
+    pub detail: Option<String>,
+}
+
+impl ToolError {
+    /// A failure the LLM can act on.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ToolError {
+        ToolError { message: message.into(), code, detail: None }
+    }
+
+    /// An internal failure: the LLM reads "Internal error", the log gets `detail`.
+    pub fn internal(detail: impl Into<String>) -> ToolError {
+        ToolError {
+            message: INTERNAL_ERROR.to_string(),
+            code: ErrorCode::Internal,
+            detail: Some(detail.into()),
+        }
+    }
+}
+
+/// The message the LLM reads when something failed inside a tool.
+pub const INTERNAL_ERROR: &str = "Internal error";
+
+/// The successful output of a typed tool: its data and the state updates it asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput<T> {
+    /// The data, serialised for the LLM.
+    pub data: T,
+    /// State updates for the orchestrator.
+    pub state_updates: Vec<StateUpdate>,
+}
+
+impl<T> ToolOutput<T> {
+    /// Output without state updates.
+    pub fn data(data: T) -> ToolOutput<T> {
+        ToolOutput { data, state_updates: Vec::new() }
+    }
+}
+
+impl From<kb_domain::RepositoryError> for ToolError {
+    fn from(error: kb_domain::RepositoryError) -> ToolError {
+        use kb_domain::RepositoryError as E;
+        match &error {
+            E::NotFound(_) => ToolError::new(ErrorCode::NotFound, error.to_string()),
+            E::InvalidPath(e) => ToolError::new(ErrorCode::InvalidPath, format!("invalid path: {e}")),
+            E::OutsideVault(_) => ToolError::new(ErrorCode::InvalidPath, error.to_string()),
+            E::Malformed { .. } => ToolError::new(
+                ErrorCode::MalformedEntry,
+                format!("{error}; the file is left untouched and must be fixed by hand"),
+            ),
+            E::Field(_) | E::Update(_) => ToolError::new(ErrorCode::InvalidUpdate, error.to_string()),
+            E::Move(_) => ToolError::new(ErrorCode::InvalidMove, error.to_string()),
+            E::Io { .. } => ToolError::internal(error.to_string()),
+        }
+    }
+}
+
+impl From<kb_domain::SearchError> for ToolError {
+    fn from(error: kb_domain::SearchError) -> ToolError {
+        match error {
+            kb_domain::SearchError::NotReady => ToolError::new(
+                ErrorCode::SearchNotReady,
+                "the search index is still being built: try again in a moment, or use list_entries",
+            ),
+            kb_domain::SearchError::Index(detail) => ToolError::internal(format!("search index: {detail}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_llm_sees_success_data_and_error_only() {
+        let ok = ToolResult::ok(json!({"x": 1}), vec![]);
+        assert_eq!(serde_json::to_value(&ok).unwrap(), json!({"success": true, "data": {"x": 1}}));
+        let bad = ToolResult::failure(ErrorCode::NotFound, "Entry not found: ideas/x.md");
+        assert_eq!(
+            serde_json::to_value(&bad).unwrap(),
+            json!({"success": false, "error": "Entry not found: ideas/x.md"})
+        );
+        assert!(!bad.to_llm_json().contains("NOT_FOUND"));
+    }
+}

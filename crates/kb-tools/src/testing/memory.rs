@@ -1,0 +1,200 @@
+//! [`MemoryRepository`] and [`MemorySearch`]: the vault and index ports kept in memory.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use kb_domain::{
+    Category, Clock, Entry, EntryId, EntryPath, EntryRepository, EntryUpdate, ListFilter, ListPage,
+    MalformedFile, MoveOutcome, NewEntry, RepositoryError, SearchError, SearchHit, SearchIndex, SearchQuery,
+    SearchResults, Slug, UpdateOutcome, transform_for_move,
+};
+
+/// The vault in memory: same contract as the markdown vault, no files.
+pub struct MemoryRepository {
+    entries: Mutex<BTreeMap<EntryPath, Entry>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl MemoryRepository {
+    /// An empty vault whose timestamps come from `clock`.
+    pub fn new(clock: Arc<dyn Clock>) -> MemoryRepository {
+        MemoryRepository { entries: Mutex::new(BTreeMap::new()), clock }
+    }
+
+    /// Puts an entry in as it is (like a file a person wrote), replacing any at its path.
+    pub fn insert(&self, entry: Entry) {
+        self.lock().insert(entry.path.clone(), entry);
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether the vault is empty.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<EntryPath, Entry>> {
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn free_path(entries: &BTreeMap<EntryPath, Entry>, category: Category, slug: &Slug) -> EntryPath {
+        let mut path = EntryPath::for_slug(category, slug);
+        let mut n = 2;
+        while entries.contains_key(&path) {
+            path = EntryPath::for_slug(category, &slug.with_suffix(n));
+            n += 1;
+        }
+        path
+    }
+}
+
+impl EntryRepository for MemoryRepository {
+    fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError> {
+        let frontmatter = new.frontmatter(&EntryId::generate(), self.clock.now())?;
+        let mut entries = self.lock();
+        let path = Self::free_path(&entries, new.category, &Slug::from_name(&new.name));
+        let entry = Entry { path: path.clone(), frontmatter, body: new.body };
+        entries.insert(path, entry.clone());
+        Ok(entry)
+    }
+
+    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
+        self.lock().get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))
+    }
+
+    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
+        let entries = self.lock();
+        let mut matching: Vec<&Entry> = entries
+            .values()
+            .filter(|e| filter.category.is_none_or(|c| e.category() == c))
+            .filter(|e| filter.status.as_deref().is_none_or(|s| e.status() == Some(s)))
+            .collect();
+        matching.sort_by(|a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.path.cmp(&b.path)));
+        let total = matching.len();
+        let entries =
+            matching.into_iter().skip(filter.offset).take(filter.limit).map(Entry::summary).collect();
+        Ok(ListPage { entries, total })
+    }
+
+    fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
+        let mut entries = self.lock();
+        let mut entry = entries.get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))?;
+        let updated_fields = update.apply(&mut entry, self.clock.now())?;
+        entries.insert(path.clone(), entry.clone());
+        Ok(UpdateOutcome { entry, updated_fields })
+    }
+
+    fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
+        let mut entries = self.lock();
+        let entry = entries.get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))?;
+        let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
+        let slug = Slug::parse(path.stem()).unwrap_or_else(|_| Slug::from_name(&entry.name()));
+        entries.remove(path);
+        let new_path = Self::free_path(&entries, target, &slug);
+        let moved = Entry { path: new_path.clone(), frontmatter, body };
+        entries.insert(new_path, moved.clone());
+        Ok(MoveOutcome { old_path: path.clone(), entry: moved })
+    }
+
+    fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
+        self.lock().remove(path).map(|_| ()).ok_or_else(|| RepositoryError::NotFound(path.clone()))
+    }
+
+    fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
+        Ok(self.lock().values().cloned().collect())
+    }
+
+    fn malformed(&self) -> Vec<MalformedFile> {
+        Vec::new()
+    }
+
+    fn index_markdown(&self) -> String {
+        let entries = self.lock();
+        let mut out = String::from("# Index\n");
+        for e in entries.values() {
+            out.push_str(&format!("- [{}]({}) — {}\n", e.name(), e.path, e.summary_line()));
+        }
+        out
+    }
+
+    fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
+        Ok(self.lock().get(path).cloned())
+    }
+}
+
+/// A naive index that reads the in-memory vault at each search: every term must occur
+/// (case-insensitive substring) in a searched field; the score counts occurrences.
+pub struct MemorySearch {
+    repository: Arc<MemoryRepository>,
+}
+
+impl MemorySearch {
+    /// An index over `repository`.
+    pub fn over(repository: Arc<MemoryRepository>) -> MemorySearch {
+        MemorySearch { repository }
+    }
+}
+
+/// The fields search looks in, by name.
+fn searched_fields(entry: &Entry) -> Vec<(&'static str, String)> {
+    let fm = &entry.frontmatter;
+    let mut fields = vec![("name", entry.name())];
+    for key in ["one_liner", "context", "next_action", "original_text"] {
+        if let Some(text) = fm.get_str(key) {
+            fields.push((key, text.to_string()));
+        }
+    }
+    fields.push(("tags", entry.tags().join(" ")));
+    fields.push(("body", entry.body.clone()));
+    fields
+}
+
+impl SearchIndex for MemorySearch {
+    fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
+        let terms: Vec<String> = query.text.split_whitespace().map(str::to_lowercase).collect();
+        if terms.is_empty() {
+            return Ok(SearchResults { entries: Vec::new(), total: 0, fuzzy: false });
+        }
+        let entries = self.repository.all_entries().map_err(|e| SearchError::Index(e.to_string()))?;
+        let mut hits: Vec<SearchHit> = entries
+            .iter()
+            .filter(|e| query.category.is_none_or(|c| e.category() == c))
+            .filter_map(|e| {
+                let fields: Vec<(&str, String)> =
+                    searched_fields(e).into_iter().map(|(k, v)| (k, v.to_lowercase())).collect();
+                let all = terms.iter().all(|t| fields.iter().any(|(_, v)| v.contains(t.as_str())));
+                if !all {
+                    return None;
+                }
+                let score: usize = terms
+                    .iter()
+                    .map(|t| fields.iter().map(|(_, v)| v.matches(t.as_str()).count()).sum::<usize>())
+                    .sum();
+                let (field, text) = fields.iter().find(|(_, v)| v.contains(terms[0].as_str()))?;
+                Some(SearchHit {
+                    path: e.path.clone(),
+                    name: e.name(),
+                    category: e.category(),
+                    matched_field: (*field).to_string(),
+                    snippet: text.chars().take(80).collect(),
+                    score: score as f32,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+        let total = hits.len();
+        let entries = hits.into_iter().skip(query.offset).take(query.limit).collect();
+        Ok(SearchResults { entries, total, fuzzy: false })
+    }
+
+    fn upsert(&self, _entry: &Entry) -> Result<(), SearchError> {
+        Ok(())
+    }
+
+    fn remove(&self, _path: &EntryPath) -> Result<(), SearchError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! The typed [`Tool`] trait each tool implements, and the object-safe [`ErasedTool`] the
+//! registry holds. A blanket impl turns every `Tool` into an `ErasedTool`, so argument
+//! decoding, output encoding and error mapping happen once, here.
+//!
+//! One Rust struct per tool (`Tool::Args`, serde `Deserialize` + schemars `JsonSchema`) is
+//! the single source of both the JSON schema the LLM sees and the parser of its
+//! arguments: they cannot drift.
+
+use std::future::Future;
+
+use kb_domain::ToolDefinition;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::{ToolContext, ToolServices};
+use crate::result::{ErrorCode, ToolError, ToolOutput, ToolResult};
+use crate::schema::parameters_schema;
+
+/// What a tool does, for metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolCategory {
+    /// Reads only.
+    Query,
+    /// Changes the vault.
+    Action,
+    /// Asks a language model.
+    Agentic,
+}
+
+impl ToolCategory {
+    /// The category as logged.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCategory::Query => "query",
+            ToolCategory::Action => "action",
+            ToolCategory::Agentic => "agentic",
+        }
+    }
+}
+
+/// A tool with typed arguments and output.
+pub trait Tool: Send + Sync + 'static {
+    /// The function name the LLM calls.
+    const NAME: &'static str;
+    /// When to use it (the LLM reads this).
+    const DESCRIPTION: &'static str;
+    /// What kind of tool it is, for metrics.
+    const CATEGORY: ToolCategory;
+    /// Its arguments: the schema and the parser.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    /// Its data on success (serialised camelCase).
+    type Output: Serialize + Send;
+
+    /// Runs the tool. It must not mutate shared state other than through the services;
+    /// conversation state changes are returned as state updates.
+    fn run(
+        &self,
+        args: Self::Args,
+        ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> impl Future<Output = Result<ToolOutput<Self::Output>, ToolError>> + Send;
+}
+
+/// A tool as the registry holds it: object safe, arguments as JSON.
+#[async_trait::async_trait]
+pub trait ErasedTool: Send + Sync {
+    /// The function name.
+    fn name(&self) -> &'static str;
+    /// Its category, for metrics.
+    fn category(&self) -> ToolCategory;
+    /// Its definition in OpenAI function-calling form.
+    fn definition(&self) -> ToolDefinition;
+    /// Decodes the arguments and runs the tool. Never fails: failures are results.
+    async fn call(&self, arguments: Value, ctx: &ToolContext, services: &ToolServices) -> ToolResult;
+}
+
+#[async_trait::async_trait]
+impl<T: Tool> ErasedTool for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn category(&self) -> ToolCategory {
+        T::CATEGORY
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: T::NAME.to_string(),
+            description: T::DESCRIPTION.to_string(),
+            parameters: parameters_schema::<T::Args>(),
+        }
+    }
+
+    async fn call(&self, arguments: Value, ctx: &ToolContext, services: &ToolServices) -> ToolResult {
+        let args: T::Args = match serde_json::from_value(arguments) {
+            Ok(args) => args,
+            Err(e) => {
+                return ToolResult::failure(
+                    ErrorCode::InvalidArguments,
+                    format!("invalid arguments for {}: {e}", T::NAME),
+                );
+            }
+        };
+        match self.run(args, ctx, services).await {
+            Ok(output) => match serde_json::to_value(&output.data) {
+                Ok(data) => ToolResult::ok(data, output.state_updates),
+                Err(e) => internal_failure(T::NAME, &ToolError::internal(format!("output encoding: {e}"))),
+            },
+            Err(error) if error.code == ErrorCode::Internal => internal_failure(T::NAME, &error),
+            Err(error) => {
+                if let Some(detail) = &error.detail {
+                    tracing::debug!(tool = T::NAME, detail = %detail, "tool failure detail");
+                }
+                ToolResult::failure(error.code, error.message)
+            }
+        }
+    }
+}
+
+/// Logs an internal failure's detail and answers the LLM with "Internal error".
+fn internal_failure(tool: &str, error: &ToolError) -> ToolResult {
+    tracing::error!(tool, detail = error.detail.as_deref().unwrap_or("-"), "tool failed internally");
+    ToolResult::failure(ErrorCode::Internal, crate::result::INTERNAL_ERROR)
+}

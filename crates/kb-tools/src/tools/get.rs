@@ -1,0 +1,74 @@
+//! get_entry: one entry as it is on disk.
+
+use kb_domain::Category;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::args::entry_path;
+use crate::blocking::run_blocking;
+use crate::context::{ToolContext, ToolServices};
+use crate::result::{ToolError, ToolOutput};
+use crate::tool::{Tool, ToolCategory};
+
+/// Arguments of get_entry.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct GetEntryArgs {
+    /// The entry path, like projects/clientco-integration.md.
+    pub path: String,
+}
+
+/// One entry in full.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EntryView {
+    /// Its path.
+    pub path: String,
+    /// Its category.
+    pub category: Category,
+    /// Its name.
+    pub name: String,
+    /// Its frontmatter, in file order.
+    pub frontmatter: Value,
+    /// Its body.
+    pub content: String,
+}
+
+/// What get_entry answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GetEntryData {
+    /// The entry.
+    pub entry: EntryView,
+}
+
+/// The get_entry tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetEntry;
+
+impl Tool for GetEntry {
+    const NAME: &'static str = "get_entry";
+    const DESCRIPTION: &'static str = "Get the full details of one entry (all its fields and notes). Use when the \
+        user asks about a specific person, project, idea or task whose path you know from the index, a list or a search.";
+    const CATEGORY: ToolCategory = ToolCategory::Query;
+    type Args = GetEntryArgs;
+    type Output = GetEntryData;
+
+    async fn run(
+        &self,
+        args: GetEntryArgs,
+        _ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> Result<ToolOutput<GetEntryData>, ToolError> {
+        let path = entry_path(&args.path)?;
+        let repo = services.repository.clone();
+        let entry = run_blocking(move || repo.get(&path)).await??;
+        Ok(ToolOutput::data(GetEntryData {
+            entry: EntryView {
+                path: entry.path.to_string(),
+                category: entry.category(),
+                name: entry.name(),
+                frontmatter: entry.frontmatter.to_json(),
+                content: entry.body,
+            },
+        }))
+    }
+}

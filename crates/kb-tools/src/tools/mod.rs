@@ -1,0 +1,32 @@
+//! The seven tools of SPEC §2, one module each, and the one place they are registered.
+
+pub mod capture;
+pub mod digest;
+pub mod get;
+pub mod list;
+pub mod move_entry;
+pub mod search;
+pub mod update;
+
+pub use capture::ClassifyAndCapture;
+pub use digest::GenerateDigest;
+pub use get::GetEntry;
+pub use list::ListEntries;
+pub use move_entry::MoveEntry;
+pub use search::SearchEntries;
+pub use update::UpdateEntry;
+
+use crate::registry::{RegistryError, ToolRegistry};
+
+/// The registry of kb's seven tools, registered explicitly, in the order the LLM sees them.
+pub fn standard_registry() -> Result<ToolRegistry, RegistryError> {
+    ToolRegistry::builder()
+        .register(ClassifyAndCapture)
+        .register(ListEntries)
+        .register(GetEntry)
+        .register(GenerateDigest)
+        .register(UpdateEntry)
+        .register(MoveEntry)
+        .register(SearchEntries)
+        .build()
+}

@@ -1,0 +1,68 @@
+//! move_entry: move an entry to another category, transforming its frontmatter.
+
+use kb_domain::Category;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{FilingCategoryArg, entry_path};
+use crate::blocking::run_blocking;
+use crate::context::{ToolContext, ToolServices};
+use crate::result::{StateUpdate, ToolError, ToolOutput};
+use crate::tool::{Tool, ToolCategory};
+
+/// Arguments of move_entry.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct MoveEntryArgs {
+    /// The entry's current path, like inbox/garden-shed.md.
+    pub path: String,
+    /// The category to move it into.
+    #[serde(rename = "targetCategory")]
+    pub target_category: FilingCategoryArg,
+}
+
+/// What move_entry answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MoveEntryData {
+    /// Where it was.
+    pub old_path: String,
+    /// Where it is now.
+    pub new_path: String,
+    /// Its new category.
+    pub category: Category,
+}
+
+/// The move_entry tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MoveEntry;
+
+impl Tool for MoveEntry {
+    const NAME: &'static str = "move_entry";
+    const DESCRIPTION: &'static str = "Move an entry to a different category, keeping everything written in it. \
+        Use when the user reclassifies an entry (\"actually that should be a project\"), usually the entry filed \
+        most recently, or to file an inbox entry once the user has said where it belongs.";
+    const CATEGORY: ToolCategory = ToolCategory::Action;
+    type Args = MoveEntryArgs;
+    type Output = MoveEntryData;
+
+    async fn run(
+        &self,
+        args: MoveEntryArgs,
+        _ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> Result<ToolOutput<MoveEntryData>, ToolError> {
+        let path = entry_path(&args.path)?;
+        let target: Category = args.target_category.into();
+        let repo = services.repository.clone();
+        let outcome = run_blocking(move || repo.move_entry(&path, target)).await??;
+        let new_path = outcome.entry.path.clone();
+        Ok(ToolOutput {
+            data: MoveEntryData {
+                old_path: outcome.old_path.to_string(),
+                new_path: new_path.to_string(),
+                category: outcome.entry.category(),
+            },
+            state_updates: vec![StateUpdate::Moved { old_path: outcome.old_path, new_path }],
+        })
+    }
+}
