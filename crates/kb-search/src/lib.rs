@@ -1,5 +1,44 @@
 //! kb-search: the [`kb_domain::SearchIndex`] adapter over tantivy, kept in step with the
 //! vault. The index is derived data under `.kb/index`; the vault on disk is the truth.
 //!
-//! Depends only on kb-domain; knows nothing of tools, the orchestrator or delivery.
-//! (The tantivy adapter lands with issue 3.)
+//! Depends only on kb-domain (never on kb-storage); knows nothing of tools, the
+//! orchestrator or delivery.
+//!
+//! How it fits together:
+//! - [`TantivyIndex::open`] reuses the index on disk and catches up with the vault from
+//!   metadata alone, or rebuilds it (missing, corrupt, older schema) reading files on all
+//!   cores. It blocks until the index answers for the vault as it is, so
+//!   [`kb_domain::SearchError::NotReady`] is never returned.
+//! - [`TantivyIndex`] is also a [`kb_domain::ChangeObserver`]: each change kb makes is
+//!   committed and visible to search before the call that made it returns.
+//! - [`VaultWatcher`] follows edits made outside kb while it runs.
+//!
+//! Search rules: the query is text, never syntax; it is analysed like the entries
+//! (split on non-alphanumerics, lowercased, accents folded) and every term must match in
+//! `name`, `tags`, `one_liner`, `next_action`, `context`, `original_text` or the body; BM25
+//! with field boosts orders hits; an empty query has no hits; when nothing matches, one
+//! typo-tolerant retry (one edit per term of 3+ characters) answers, marked `fuzzy`.
+//! A hit's `matchedField` is the field with the most query terms (`content` for the body)
+//! and its `snippet` a passage of it with the matched words in Markdown bold (`**word**`).
+
+pub mod analysis;
+pub mod document;
+pub mod error;
+mod files;
+mod index;
+mod ingest;
+mod open;
+mod query;
+pub mod schema;
+pub mod snippet;
+#[cfg(feature = "testgen")]
+pub mod testgen;
+mod watcher;
+
+pub use error::{OpenError, WatchError};
+pub use files::Stamp;
+pub use index::{DEFAULT_LIMIT, MAX_LIMIT, TantivyIndex};
+pub use ingest::{IndexProgress, ProgressFn};
+pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
+pub use schema::{SCHEMA_VERSION, TextField};
+pub use watcher::{DEBOUNCE, OnChange, VaultWatcher};

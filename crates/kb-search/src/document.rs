@@ -1,0 +1,71 @@
+//! How an entry becomes an index document, and how a stored document gives back the texts
+//! a snippet is cut from.
+
+use kb_domain::Entry;
+use tantivy::schema::Value;
+use tantivy::{DateTime, TantivyDocument};
+
+use crate::files::Stamp;
+use crate::schema::{IndexFields, TextField};
+
+/// The text of one searchable field of an entry (empty when the entry has none).
+pub fn field_text(entry: &Entry, field: TextField) -> String {
+    let fm = &entry.frontmatter;
+    let text = |key: &str| fm.get_str(key).unwrap_or_default().to_string();
+    match field {
+        TextField::Name => entry.name(),
+        TextField::Tags => entry.tags().join(", "),
+        TextField::OneLiner => text("one_liner"),
+        TextField::NextAction => text("next_action"),
+        TextField::Context => text("context"),
+        TextField::OriginalText => text("original_text"),
+        TextField::Body => entry.body.clone(),
+    }
+}
+
+/// The document indexed for `entry`, read from a file with `stamp`.
+pub(crate) fn to_document(fields: &IndexFields, entry: &Entry, stamp: Stamp) -> TantivyDocument {
+    let mut doc = TantivyDocument::new();
+    doc.add_text(fields.path, entry.path.to_string());
+    doc.add_text(fields.category, entry.category().as_str());
+    if let Some(status) = entry.status() {
+        doc.add_text(fields.status, status);
+    }
+    if let Some(at) = entry.updated_at() {
+        doc.add_date(fields.updated_at, DateTime::from_timestamp_secs(at.timestamp()));
+    }
+    doc.add_i64(fields.mtime, stamp.mtime_ns);
+    doc.add_u64(fields.size, stamp.size);
+    for (kind, field) in fields.texts() {
+        let text = field_text(entry, kind);
+        if !text.is_empty() {
+            doc.add_text(field, text);
+        }
+    }
+    doc
+}
+
+/// What a search hit needs from a stored document.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StoredHit {
+    /// The vault-relative path.
+    pub path: String,
+    /// The searchable texts, in [`TextField::ALL`] order.
+    pub texts: Vec<(TextField, String)>,
+}
+
+impl StoredHit {
+    /// Reads the stored fields back.
+    pub fn from_document(fields: &IndexFields, doc: &TantivyDocument) -> StoredHit {
+        let text_of = |field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        StoredHit {
+            path: text_of(fields.path),
+            texts: fields.texts().map(|(kind, field)| (kind, text_of(field))).collect(),
+        }
+    }
+
+    /// The entry's name as indexed.
+    pub fn name(&self) -> &str {
+        self.texts.iter().find(|(k, _)| *k == TextField::Name).map_or("", |(_, t)| t.as_str())
+    }
+}

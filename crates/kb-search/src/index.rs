@@ -1,0 +1,243 @@
+//! [`TantivyIndex`]: the search port over a tantivy index kept in step with the vault.
+//!
+//! One writer is held open for the life of the index. Every change is committed and the
+//! reader reloaded before the call returns (read-your-writes); the reader never reloads
+//! on its own. What is indexed for each entry (its content stamp) is also kept in memory,
+//! so an event about a file kb itself just wrote is recognised and skipped.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use kb_domain::{
+    ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchHit, SearchIndex, SearchQuery,
+    SearchResults,
+};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
+
+use crate::analysis::{fuzzy_distance, query_terms};
+use crate::document::{StoredHit, to_document};
+use crate::error::index_error;
+use crate::files::{self, FileRead, Stamp};
+use crate::open::OpenStats;
+use crate::query::{self, Matching};
+use crate::schema::IndexFields;
+use crate::snippet::{TermMatcher, best_passage};
+
+/// Hits returned when a query gives no limit.
+pub const DEFAULT_LIMIT: usize = 10;
+/// The most hits one query returns.
+pub const MAX_LIMIT: usize = 100;
+
+/// The search index of one vault (see the crate documentation).
+pub struct TantivyIndex {
+    pub(crate) root: PathBuf,
+    pub(crate) index_dir: PathBuf,
+    pub(crate) fields: IndexFields,
+    pub(crate) reader: IndexReader,
+    pub(crate) writer: Mutex<IndexWriter>,
+    /// What is indexed: the stamp of the file each entry was read from.
+    pub(crate) stamps: Mutex<HashMap<EntryPath, Stamp>>,
+    pub(crate) open_stats: OpenStats,
+    /// Kept so the index outlives its reader and writer.
+    pub(crate) _index: Index,
+}
+
+impl std::fmt::Debug for TantivyIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TantivyIndex").field("root", &self.root).field("index_dir", &self.index_dir).finish()
+    }
+}
+
+/// One change to apply to the index.
+#[derive(Debug)]
+pub(crate) enum Change {
+    /// Index this entry, read from a file with this stamp.
+    Upsert(Entry, Stamp),
+    /// Drop the entry at this path.
+    Remove(EntryPath),
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl TantivyIndex {
+    /// The vault this index follows (canonical).
+    pub fn vault_root(&self) -> &Path {
+        &self.root
+    }
+
+    /// How many entries are indexed.
+    pub fn len(&self) -> usize {
+        lock(&self.stamps).len()
+    }
+
+    /// Whether no entry is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What opening the index found and did.
+    pub fn open_stats(&self) -> &OpenStats {
+        &self.open_stats
+    }
+
+    /// Applies changes in one commit, then reloads the reader.
+    pub(crate) fn apply(&self, changes: Vec<Change>) -> Result<(), SearchError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut writer = lock(&self.writer);
+        let mut staged = Vec::with_capacity(changes.len());
+        for change in changes {
+            let path = match &change {
+                Change::Upsert(entry, _) => entry.path.clone(),
+                Change::Remove(path) => path.clone(),
+            };
+            writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
+            let stamp = match change {
+                Change::Upsert(entry, stamp) => {
+                    if let Err(e) = writer.add_document(to_document(&self.fields, &entry, stamp)) {
+                        let _ = writer.rollback();
+                        return Err(index_error(e));
+                    }
+                    Some(stamp)
+                }
+                Change::Remove(_) => None,
+            };
+            staged.push((path, stamp));
+        }
+        self.commit(&mut writer)?;
+        let mut stamps = lock(&self.stamps);
+        for (path, stamp) in staged {
+            match stamp {
+                Some(stamp) => stamps.insert(path, stamp),
+                None => stamps.remove(&path),
+            };
+        }
+        Ok(())
+    }
+
+    /// Commits what the writer holds and makes it visible to the next search.
+    pub(crate) fn commit(&self, writer: &mut IndexWriter) -> Result<(), SearchError> {
+        if let Err(e) = writer.commit() {
+            let _ = writer.rollback();
+            return Err(index_error(e));
+        }
+        self.reader.reload().map_err(index_error)
+    }
+
+    /// Brings the index in line with the files at `paths` (as a file watcher reports
+    /// them); returns the paths whose indexed entry changed. Files whose stamp matches what
+    /// is indexed (kb's own writes) are not read again.
+    pub fn sync_paths(&self, paths: &[EntryPath]) -> Result<Vec<EntryPath>, SearchError> {
+        let mut changes = Vec::new();
+        for path in paths {
+            let indexed = lock(&self.stamps).get(path).copied();
+            let on_disk = files::stat_entry(&self.root, path);
+            if on_disk.is_some() && on_disk == indexed {
+                continue;
+            }
+            let read =
+                if on_disk.is_some() { files::read_entry(&self.root, path) } else { FileRead::Missing };
+            match read {
+                FileRead::Entry(entry, stamp) => changes.push(Change::Upsert(entry, stamp)),
+                FileRead::Malformed(reason) => {
+                    tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
+                    if indexed.is_some() {
+                        changes.push(Change::Remove(path.clone()));
+                    }
+                }
+                FileRead::Missing if indexed.is_some() => changes.push(Change::Remove(path.clone())),
+                FileRead::Missing => {}
+            }
+        }
+        let changed = changes
+            .iter()
+            .map(|c| match c {
+                Change::Upsert(entry, _) => entry.path.clone(),
+                Change::Remove(path) => path.clone(),
+            })
+            .collect();
+        self.apply(changes)?;
+        Ok(changed)
+    }
+
+    fn run(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        request: &SearchQuery,
+        matching: Matching,
+    ) -> Result<SearchResults, SearchError> {
+        let limit = if request.limit == 0 { DEFAULT_LIMIT } else { request.limit.min(MAX_LIMIT) };
+        // No page can start past the last document; this also bounds the collector's buffer.
+        let offset = request.offset.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
+        let query = query::build(&self.fields, terms, request.category, matching);
+        let collector = (TopDocs::with_limit(limit).and_offset(offset).order_by_score(), Count);
+        let (top, total) = searcher.search(&query, &collector).map_err(index_error)?;
+        let matcher = TermMatcher::new(terms, matching == Matching::Fuzzy);
+        let mut entries = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
+            let stored = StoredHit::from_document(&self.fields, &doc);
+            let Ok(path) = kb_domain::EntryPath::parse(&stored.path) else { continue };
+            let (field, snippet) = best_passage(&stored.texts, &matcher);
+            entries.push(SearchHit {
+                name: stored.name().to_string(),
+                category: path.category(),
+                path,
+                matched_field: field.label().to_string(),
+                snippet,
+                score,
+            });
+        }
+        Ok(SearchResults { entries, total, fuzzy: matching == Matching::Fuzzy })
+    }
+}
+
+impl SearchIndex for TantivyIndex {
+    /// Every analysed term of the query must match; best BM25 first. When nothing matches,
+    /// one typo-tolerant retry (one edit per term of three or more characters) answers,
+    /// marked `fuzzy`.
+    #[tracing::instrument(level = "debug", skip(self), fields(query = %query.text))]
+    fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
+        let terms = query_terms(&query.text);
+        if terms.is_empty() {
+            return Ok(SearchResults { entries: Vec::new(), total: 0, fuzzy: false });
+        }
+        let searcher = self.reader.searcher();
+        let exact = self.run(&searcher, &terms, query, Matching::Exact)?;
+        if exact.total > 0 || !terms.iter().any(|t| fuzzy_distance(t) > 0) {
+            return Ok(exact);
+        }
+        self.run(&searcher, &terms, query, Matching::Fuzzy)
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(path = %entry.path))]
+    fn upsert(&self, entry: &Entry) -> Result<(), SearchError> {
+        let stamp = files::stat_entry(&self.root, &entry.path).unwrap_or(Stamp::NONE);
+        self.apply(vec![Change::Upsert(entry.clone(), stamp)])
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    fn remove(&self, path: &EntryPath) -> Result<(), SearchError> {
+        self.apply(vec![Change::Remove(path.clone())])
+    }
+}
+
+impl ChangeObserver for TantivyIndex {
+    /// Keeps the index in step with a change kb made; a failure is logged (the vault is
+    /// the truth, and the next start reconciles).
+    fn entry_changed(&self, change: &EntryChange) {
+        let result = match change {
+            EntryChange::Upserted(entry) => self.upsert(entry),
+            EntryChange::Removed(path) => self.remove(path),
+        };
+        if let Err(error) = result {
+            tracing::error!(%error, "search index could not follow a vault change");
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Opening the index: reuse what is on disk and bring it up to date with the vault, or
+//! rebuild it from the vault when it is missing, corrupt or from an older schema.
+//!
+//! A warm open reads only metadata: the stamps (path, mtime, size) of indexed entries come
+//! from fast fields, those of the files from a directory walk, and only files whose stamp
+//! differs are read. The meta file `kb-index.json` in the index folder names the schema
+//! version; it is written only once a rebuild has committed, so a rebuild cut short is
+//! started again at the next open.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use kb_domain::{EntryPath, SearchError};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
+
+use crate::analysis::register;
+use crate::error::{OpenError, index_error};
+use crate::files::{self, Stamp};
+use crate::index::{TantivyIndex, lock};
+use crate::ingest::{ProgressFn, ingest};
+use crate::schema::{IndexFields, MTIME_FIELD, PATH_FIELD, SCHEMA_VERSION, SIZE_FIELD, build_schema};
+
+/// The file in the index folder naming the schema version.
+pub const META_FILE: &str = "kb-index.json";
+
+/// Heap of the writer kept open for kb's own changes (small: commits stay cheap).
+const WRITER_HEAP: usize = 50_000_000;
+/// Heap per indexing thread during a rebuild.
+const BULK_HEAP_PER_THREAD: usize = 200_000_000;
+
+/// How to open an index.
+#[derive(Clone, Default)]
+pub struct OpenOptions {
+    /// Told how far a rebuild or a catch-up has come (library code prints nothing itself).
+    pub progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenOptions").field("progress", &self.progress.is_some()).finish()
+    }
+}
+
+/// What bringing the index in line with the vault did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncStats {
+    /// Entries indexed that were not before.
+    pub added: usize,
+    /// Entries read again because their file changed.
+    pub updated: usize,
+    /// Entries dropped (file gone or no longer a readable entry).
+    pub removed: usize,
+    /// Files that are not readable entries (skipped).
+    pub malformed: usize,
+}
+
+/// What opening the index found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenStats {
+    /// Why the index was rebuilt from the vault; `None` when the one on disk was reused.
+    pub rebuild_reason: Option<String>,
+    /// What was read or dropped to match the vault.
+    pub sync: SyncStats,
+}
+
+impl TantivyIndex {
+    /// Opens the index of the vault at `vault_root`, kept in `index_dir` (normally
+    /// `{vault}/.kb/index`), blocking until it answers for the vault as it is now.
+    pub fn open(vault_root: &Path, index_dir: &Path) -> Result<TantivyIndex, OpenError> {
+        TantivyIndex::open_with(vault_root, index_dir, OpenOptions::default())
+    }
+
+    /// [`TantivyIndex::open`] with options (progress reporting).
+    pub fn open_with(
+        vault_root: &Path,
+        index_dir: &Path,
+        options: OpenOptions,
+    ) -> Result<TantivyIndex, OpenError> {
+        let vault_error = |source| OpenError::Vault { path: vault_root.to_path_buf(), source };
+        let root = fs::canonicalize(vault_root).map_err(vault_error)?;
+        fs::read_dir(&root).map_err(vault_error)?;
+        let folder_error = |source| OpenError::Folder { path: index_dir.to_path_buf(), source };
+        let tantivy_error = |e: tantivy::TantivyError| OpenError::Index {
+            path: index_dir.to_path_buf(),
+            reason: e.to_string(),
+        };
+        fs::create_dir_all(index_dir).map_err(folder_error)?;
+        let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir)))
+            .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
+        match loaded {
+            Ok((index, reader, stamps)) => {
+                let mut this = assemble(root, index_dir, index, reader, stamps).map_err(tantivy_error)?;
+                let (sync, _) = this
+                    .reconcile_changes(options.progress.as_ref())
+                    .map_err(|e| OpenError::Index { path: index_dir.to_path_buf(), reason: e.to_string() })?;
+                this.open_stats = OpenStats { rebuild_reason: None, sync };
+                Ok(this)
+            }
+            Err(reason) => {
+                tracing::info!(%reason, index = %index_dir.display(), "rebuilding the search index from the vault");
+                wipe(index_dir).map_err(folder_error)?;
+                let index = Index::create_in_dir(index_dir, build_schema()).map_err(tantivy_error)?;
+                register(&index);
+                let (stamps, sync) =
+                    bulk_build(&root, &index, options.progress.as_ref()).map_err(tantivy_error)?;
+                write_meta(index_dir).map_err(folder_error)?;
+                let reader = make_reader(&index).map_err(tantivy_error)?;
+                let mut this = assemble(root, index_dir, index, reader, stamps).map_err(tantivy_error)?;
+                this.open_stats = OpenStats { rebuild_reason: Some(reason), sync };
+                Ok(this)
+            }
+        }
+    }
+
+    /// Brings the index in line with the vault on disk: files whose stamp differs from
+    /// what is indexed are read again, entries whose file is gone are dropped. Used at
+    /// start and when the file watcher lost track of events.
+    pub fn reconcile(&self) -> Result<SyncStats, SearchError> {
+        self.reconcile_changes(None).map(|(stats, _)| stats)
+    }
+
+    /// [`TantivyIndex::reconcile`], also giving the paths whose indexed entry changed.
+    pub(crate) fn reconcile_changes(
+        &self,
+        progress: Option<&ProgressFn>,
+    ) -> Result<(SyncStats, Vec<EntryPath>), SearchError> {
+        // The writer is held from the walk to the commit, so no change kb makes meanwhile
+        // can be mistaken for one made outside.
+        let mut writer = lock(&self.writer);
+        let on_disk = files::scan(&self.root);
+        let (changed, gone, added) = {
+            let stamps = lock(&self.stamps);
+            let present: HashSet<&EntryPath> = on_disk.iter().map(|(p, _)| p).collect();
+            let gone: Vec<EntryPath> = stamps.keys().filter(|p| !present.contains(p)).cloned().collect();
+            let changed: Vec<EntryPath> =
+                on_disk.iter().filter(|(p, s)| stamps.get(p) != Some(s)).map(|(p, _)| p.clone()).collect();
+            let added = changed.iter().filter(|p| !stamps.contains_key(*p)).count();
+            (changed, gone, added)
+        };
+        if changed.is_empty() && gone.is_empty() {
+            return Ok((SyncStats::default(), Vec::new()));
+        }
+        for path in &gone {
+            writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
+        }
+        let ingested = match ingest(&writer, &self.fields, &self.root, &changed, true, progress, false) {
+            Ok(ingested) => ingested,
+            Err(e) => {
+                let _ = writer.rollback();
+                return Err(index_error(e));
+            }
+        };
+        self.commit(&mut writer)?;
+        let mut stamps = lock(&self.stamps);
+        let mut removed = 0;
+        for path in gone.iter().chain(&ingested.dropped) {
+            removed += usize::from(stamps.remove(path).is_some());
+        }
+        let indexed = ingested.indexed.len();
+        let mut touched: Vec<EntryPath> = gone;
+        touched.extend(ingested.dropped.iter().cloned());
+        touched.extend(ingested.indexed.iter().map(|(p, _)| p.clone()));
+        stamps.extend(ingested.indexed);
+        let added = added.min(indexed);
+        let stats =
+            SyncStats { added, updated: indexed - added, removed, malformed: ingested.malformed.len() };
+        Ok((stats, touched))
+    }
+}
+
+type Loaded = (Index, IndexReader, HashMap<EntryPath, Stamp>);
+
+/// Opens the index on disk if it is there, of this schema version, and readable.
+fn load_existing(dir: &Path) -> Result<Loaded, String> {
+    let meta = fs::read_to_string(dir.join(META_FILE)).map_err(|_| "no index yet".to_string())?;
+    let version = serde_json::from_str::<serde_json::Value>(&meta)
+        .ok()
+        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64))
+        .ok_or_else(|| format!("{META_FILE} is unreadable"))?;
+    if version != u64::from(SCHEMA_VERSION) {
+        return Err(format!("index has schema version {version}, this kb uses {SCHEMA_VERSION}"));
+    }
+    let index = Index::open_in_dir(dir).map_err(|e| format!("index cannot be opened: {e}"))?;
+    if index.schema() != build_schema() {
+        return Err("index schema differs from this kb's".to_string());
+    }
+    register(&index);
+    let reader = make_reader(&index).map_err(|e| format!("index cannot be read: {e}"))?;
+    let stamps = load_stamps(&reader.searcher()).map_err(|e| format!("index cannot be read: {e}"))?;
+    Ok((index, reader, stamps))
+}
+
+/// The stamps of every indexed entry, from fast fields (no stored document is read).
+fn load_stamps(searcher: &Searcher) -> tantivy::Result<HashMap<EntryPath, Stamp>> {
+    let mut stamps = HashMap::with_capacity(usize::try_from(searcher.num_docs()).unwrap_or(0));
+    for segment in searcher.segment_readers() {
+        let fast = segment.fast_fields();
+        let Some(paths) = fast.str(PATH_FIELD)? else { continue };
+        let mtime = fast.i64(MTIME_FIELD)?;
+        let size = fast.u64(SIZE_FIELD)?;
+        let mut names = Vec::with_capacity(paths.num_terms());
+        let mut stream = paths.dictionary().stream()?;
+        while stream.advance() {
+            names.push(EntryPath::parse(&String::from_utf8_lossy(stream.key())).ok());
+        }
+        for doc in segment.doc_ids_alive() {
+            let Some(Some(path)) =
+                paths.term_ords(doc).next().and_then(|ord| names.get(usize::try_from(ord).ok()?))
+            else {
+                continue;
+            };
+            let stamp = Stamp {
+                mtime_ns: mtime.first(doc).unwrap_or(Stamp::NONE.mtime_ns),
+                size: size.first(doc).unwrap_or(Stamp::NONE.size),
+            };
+            stamps.insert(path.clone(), stamp);
+        }
+    }
+    Ok(stamps)
+}
+
+/// Indexes every entry of the vault into a fresh index with a large writer heap.
+fn bulk_build(
+    root: &Path,
+    index: &Index,
+    progress: Option<&ProgressFn>,
+) -> tantivy::Result<(HashMap<EntryPath, Stamp>, crate::open::SyncStats)> {
+    let fields = IndexFields::from_schema(&index.schema())?;
+    let paths: Vec<EntryPath> = files::scan(root).into_iter().map(|(p, _)| p).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let mut writer: IndexWriter = index.writer_with_num_threads(threads, BULK_HEAP_PER_THREAD * threads)?;
+    let ingested = ingest(&writer, &fields, root, &paths, false, progress, true)?;
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    let sync = SyncStats {
+        added: ingested.indexed.len(),
+        updated: 0,
+        removed: 0,
+        malformed: ingested.malformed.len(),
+    };
+    Ok((ingested.indexed.into_iter().collect(), sync))
+}
+
+fn assemble(
+    root: PathBuf,
+    index_dir: &Path,
+    index: Index,
+    reader: IndexReader,
+    stamps: HashMap<EntryPath, Stamp>,
+) -> tantivy::Result<TantivyIndex> {
+    let fields = IndexFields::from_schema(&index.schema())?;
+    let writer = index.writer_with_num_threads(1, WRITER_HEAP)?;
+    Ok(TantivyIndex {
+        root,
+        index_dir: index_dir.to_path_buf(),
+        fields,
+        reader,
+        writer: Mutex::new(writer),
+        stamps: Mutex::new(stamps),
+        open_stats: OpenStats::default(),
+        _index: index,
+    })
+}
+
+fn make_reader(index: &Index) -> tantivy::Result<IndexReader> {
+    index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()
+}
+
+/// Writes the meta file (atomically: a temp file renamed over it).
+fn write_meta(dir: &Path) -> std::io::Result<()> {
+    let tmp = dir.join(format!("{META_FILE}.tmp"));
+    fs::write(&tmp, format!("{{\"schema_version\": {SCHEMA_VERSION}}}\n"))?;
+    fs::rename(&tmp, dir.join(META_FILE))
+}
+
+/// Removes the files of a previous index (tantivy's and the meta file), nothing else, so a
+/// wrongly given folder never loses a person's files.
+fn wipe(dir: &Path) -> std::io::Result<()> {
+    for item in fs::read_dir(dir)? {
+        let item = item?;
+        let name = item.file_name().to_string_lossy().into_owned();
+        let segment_file = name.len() > 32 && name.as_bytes()[..32].iter().all(u8::is_ascii_hexdigit);
+        let ours = matches!(name.as_str(), "meta.json" | ".managed.json") || name.starts_with(META_FILE);
+        if (segment_file || ours) && item.file_type()?.is_file() {
+            fs::remove_file(item.path())?;
+        }
+    }
+    Ok(())
+}

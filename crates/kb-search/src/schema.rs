@@ -1,0 +1,168 @@
+//! The index schema: which fields an entry becomes, how each is indexed, and the version
+//! number that tells an index built by an older kb apart (it is then rebuilt).
+//!
+//! Searchable text fields are tokenised by [`crate::analysis`] (case- and accent-insensitive)
+//! and stored, so snippets are cut from the indexed text itself. `path`, `category` and
+//! `status` are single raw terms (the unique key and the filters); `mtime` and `size` are
+//! the content stamp of the file, kept as fast fields so a warm start reads them without
+//! touching the stored documents.
+
+use tantivy::schema::{
+    FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+
+use crate::analysis::ANALYZER_NAME;
+
+/// The version of the schema and analysis. An index whose meta file names another version
+/// is rebuilt from the vault. Bump it whenever the schema, the analyzer or what goes into
+/// a field changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A searchable text field of an entry, in the order used to break ties when choosing the
+/// field that matched best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TextField {
+    /// `name` (or the file name when the frontmatter has none).
+    Name,
+    /// `tags`, joined by `, `.
+    Tags,
+    /// An idea's `one_liner`.
+    OneLiner,
+    /// A project's `next_action`.
+    NextAction,
+    /// A person's `context`.
+    Context,
+    /// An inbox entry's `original_text`.
+    OriginalText,
+    /// The markdown body (called `content` in tool results, as `get_entry` names it).
+    Body,
+}
+
+impl TextField {
+    /// Every searchable field, best first.
+    pub const ALL: [TextField; 7] = [
+        TextField::Name,
+        TextField::Tags,
+        TextField::OneLiner,
+        TextField::NextAction,
+        TextField::Context,
+        TextField::OriginalText,
+        TextField::Body,
+    ];
+
+    /// The name shown as a hit's `matchedField` (the frontmatter key, `content` for the body).
+    pub fn label(self) -> &'static str {
+        match self {
+            TextField::Name => "name",
+            TextField::Tags => "tags",
+            TextField::OneLiner => "one_liner",
+            TextField::NextAction => "next_action",
+            TextField::Context => "context",
+            TextField::OriginalText => "original_text",
+            TextField::Body => "content",
+        }
+    }
+
+    /// The tantivy field name.
+    fn schema_name(self) -> &'static str {
+        match self {
+            TextField::Body => "body",
+            other => other.label(),
+        }
+    }
+
+    /// How much a match in this field weighs against a match in the body.
+    pub(crate) fn boost(self) -> f32 {
+        match self {
+            TextField::Name => 2.0,
+            TextField::Tags => 1.5,
+            TextField::Body => 1.0,
+            _ => 1.2,
+        }
+    }
+}
+
+/// Handles of the fields of the schema.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexFields {
+    /// The vault-relative path: stored, a raw term (the unique key), fast (warm start).
+    pub path: Field,
+    /// The category folder: a raw term (filter), stored.
+    pub category: Field,
+    /// The status, when the entry has one: a raw term (filter), stored.
+    pub status: Field,
+    /// `updated_at`, when valid: stored, fast.
+    pub updated_at: Field,
+    /// Modification time of the file, nanoseconds since the epoch: fast.
+    pub mtime: Field,
+    /// Size of the file in bytes: fast.
+    pub size: Field,
+    text: [Field; 7],
+}
+
+impl IndexFields {
+    /// Every searchable field with its tantivy handle.
+    pub fn texts(&self) -> impl Iterator<Item = (TextField, Field)> + '_ {
+        TextField::ALL.into_iter().zip(self.text)
+    }
+
+    /// Looks the fields up in a schema (one built by [`build_schema`]).
+    pub fn from_schema(schema: &Schema) -> tantivy::Result<IndexFields> {
+        let get = |name: &str| schema.get_field(name);
+        let mut text = [Field::from_field_id(0); 7];
+        for (slot, field) in text.iter_mut().zip(TextField::ALL) {
+            *slot = get(field.schema_name())?;
+        }
+        Ok(IndexFields {
+            path: get("path")?,
+            category: get("category")?,
+            status: get("status")?,
+            updated_at: get("updated_at")?,
+            mtime: get("mtime")?,
+            size: get("size")?,
+            text,
+        })
+    }
+}
+
+/// The field names of the content stamp and the key, as fast-field readers name them.
+pub(crate) const PATH_FIELD: &str = "path";
+/// See [`PATH_FIELD`].
+pub(crate) const MTIME_FIELD: &str = "mtime";
+/// See [`PATH_FIELD`].
+pub(crate) const SIZE_FIELD: &str = "size";
+
+/// The schema of kb's index.
+pub(crate) fn build_schema() -> Schema {
+    let mut builder = Schema::builder();
+    builder.add_text_field(PATH_FIELD, STRING | STORED | FAST);
+    builder.add_text_field("category", STRING | STORED);
+    builder.add_text_field("status", STRING | STORED);
+    builder.add_date_field("updated_at", STORED | FAST);
+    builder.add_i64_field(MTIME_FIELD, FAST);
+    builder.add_u64_field(SIZE_FIELD, FAST);
+    let text = TextOptions::default().set_stored().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER_NAME)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    for field in TextField::ALL {
+        builder.add_text_field(field.schema_name(), text.clone());
+    }
+    builder.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip_through_the_schema() {
+        let schema = build_schema();
+        let fields = IndexFields::from_schema(&schema).unwrap();
+        for (kind, field) in fields.texts() {
+            assert_eq!(schema.get_field_name(field), kind.schema_name());
+        }
+        assert_eq!(TextField::Body.label(), "content");
+    }
+}

@@ -1,0 +1,198 @@
+//! The field a hit matched best and the passage shown for it.
+//!
+//! Matched terms are marked in Markdown bold: `**term**` (the words as written in the entry,
+//! accents and case kept). The passage is at most about [`SNIPPET_CHARS`] characters of one
+//! field, whitespace collapsed, with `…` where it was cut.
+
+use std::ops::Range;
+
+use crate::analysis::{fuzzy_distance, tokens, within_one_edit};
+use crate::schema::TextField;
+
+/// The longest passage shown, in characters (before marking).
+pub const SNIPPET_CHARS: usize = 160;
+
+/// Characters of context kept before the first marked term when the passage is cut.
+const LEAD_CHARS: usize = 30;
+
+/// Which query terms a token of the entry matches.
+#[derive(Debug, Clone)]
+pub(crate) struct TermMatcher {
+    terms: Vec<String>,
+    fuzzy: bool,
+}
+
+impl TermMatcher {
+    /// Matches tokens equal to one of `terms`, or within one edit of one when `fuzzy`.
+    pub fn new(terms: &[String], fuzzy: bool) -> TermMatcher {
+        TermMatcher { terms: terms.to_vec(), fuzzy }
+    }
+
+    /// The index of the query term `token` matches, if any.
+    fn matches(&self, token: &str) -> Option<usize> {
+        self.terms.iter().position(|t| t == token).or_else(|| {
+            if !self.fuzzy {
+                return None;
+            }
+            self.terms.iter().position(|t| fuzzy_distance(t) > 0 && within_one_edit(t, token))
+        })
+    }
+}
+
+/// Where in a text the query terms were found: (query term index, byte range).
+type Hits = Vec<(usize, Range<usize>)>;
+
+/// The field that matched best (most distinct query terms; ties go to the earlier field of
+/// [`TextField::ALL`]) and its marked passage. `texts` are the entry's searchable texts.
+pub(crate) fn best_passage(texts: &[(TextField, String)], matcher: &TermMatcher) -> (TextField, String) {
+    let mut best: Option<(usize, TextField, &str, Hits)> = None;
+    for (field, text) in texts {
+        let hits: Hits = tokens(text)
+            .into_iter()
+            .filter_map(|(tok, range)| matcher.matches(&tok).map(|i| (i, range)))
+            .collect();
+        let distinct = count_distinct(&hits);
+        if distinct > 0 && best.as_ref().is_none_or(|(d, ..)| distinct > *d) {
+            best = Some((distinct, *field, text.as_str(), hits));
+        }
+    }
+    match best {
+        Some((_, field, text, hits)) => (field, render(text, &hits)),
+        None => {
+            // Nothing recognisable (a fuzzy hit on a field variant): show the start of the body.
+            let body = texts.iter().find(|(f, t)| *f == TextField::Body && !t.is_empty());
+            let (field, text) =
+                body.or(texts.first()).map_or((TextField::Name, ""), |(f, t)| (*f, t.as_str()));
+            (field, render(text, &[]))
+        }
+    }
+}
+
+fn count_distinct(hits: &[(usize, Range<usize>)]) -> usize {
+    let mut seen: Vec<usize> = hits.iter().map(|(i, _)| *i).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
+}
+
+/// Cuts the window of `text` with the most distinct terms and marks the hits in it.
+fn render(text: &str, hits: &[(usize, Range<usize>)]) -> String {
+    let window = best_window(text, hits);
+    let mut out = String::new();
+    if window.start > 0 {
+        out.push('…');
+    }
+    let mut cursor = window.start;
+    for (_, range) in hits.iter().filter(|(_, r)| r.start >= window.start && r.end <= window.end) {
+        push_collapsed(&mut out, &text[cursor..range.start]);
+        out.push_str("**");
+        out.push_str(&text[range.clone()]);
+        out.push_str("**");
+        cursor = range.end;
+    }
+    push_collapsed(&mut out, &text[cursor..window.end]);
+    let mut out = out.trim().to_string();
+    if window.end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The byte range shown: starting a little before the hit that begins the richest window.
+fn best_window(text: &str, hits: &[(usize, Range<usize>)]) -> Range<usize> {
+    if advance_chars(text, 0, SNIPPET_CHARS) == text.len() {
+        return 0..text.len();
+    }
+    let mut anchor = 0;
+    let mut best = 0;
+    for (i, (_, first)) in hits.iter().enumerate() {
+        let end = advance_chars(text, first.start, SNIPPET_CHARS - LEAD_CHARS);
+        let inside: Vec<(usize, Range<usize>)> =
+            hits[i..].iter().take_while(|(_, r)| r.end <= end).cloned().collect();
+        let distinct = count_distinct(&inside);
+        if distinct > best {
+            best = distinct;
+            anchor = first.start;
+        }
+    }
+    let mut start = back_chars(text, anchor, LEAD_CHARS);
+    if start > 0 {
+        // Start at a word boundary.
+        start = text[start..anchor].find(char::is_whitespace).map_or(anchor, |i| start + i);
+    }
+    let mut end = advance_chars(text, start, SNIPPET_CHARS);
+    if end < text.len() {
+        end = text[start..end]
+            .rfind(char::is_whitespace)
+            .map_or(end, |i| start + i)
+            .max(anchor_end(hits, anchor));
+    }
+    start..end
+}
+
+/// The end of the hit starting at `anchor` (so a cut never splits the anchor term).
+fn anchor_end(hits: &[(usize, Range<usize>)], anchor: usize) -> usize {
+    hits.iter().find(|(_, r)| r.start == anchor).map_or(anchor, |(_, r)| r.end)
+}
+
+fn advance_chars(text: &str, from: usize, chars: usize) -> usize {
+    text[from..].char_indices().nth(chars).map_or(text.len(), |(i, _)| from + i)
+}
+
+fn back_chars(text: &str, from: usize, chars: usize) -> usize {
+    text[..from].char_indices().rev().nth(chars.saturating_sub(1)).map_or(0, |(i, _)| i)
+}
+
+fn push_collapsed(out: &mut String, piece: &str) {
+    let mut last_space = out.ends_with(' ');
+    for c in piece.chars() {
+        if c.is_whitespace() {
+            if !last_space {
+                out.push(' ');
+            }
+            last_space = true;
+        } else {
+            out.push(c);
+            last_space = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(pairs: &[(TextField, &str)]) -> Vec<(TextField, String)> {
+        pairs.iter().map(|(f, t)| (*f, t.to_string())).collect()
+    }
+
+    #[test]
+    fn marks_terms_in_the_best_field() {
+        let t = texts(&[
+            (TextField::Name, "Coffee plan"),
+            (TextField::Body, "Buy a new café grinder\nand beans"),
+        ]);
+        let (field, snippet) = best_passage(&t, &TermMatcher::new(&["cafe".into(), "grinder".into()], false));
+        assert_eq!(field, TextField::Body);
+        assert_eq!(snippet, "Buy a new **café** **grinder** and beans");
+        let (field, snippet) = best_passage(&t, &TermMatcher::new(&["plan".into()], false));
+        assert_eq!((field, snippet.as_str()), (TextField::Name, "Coffee **plan**"));
+    }
+
+    #[test]
+    fn long_text_is_cut_around_the_match() {
+        let body = format!("{} needle here {}", "lorem ipsum ".repeat(40), "dolor sit ".repeat(40));
+        let t = texts(&[(TextField::Body, &body)]);
+        let (_, snippet) = best_passage(&t, &TermMatcher::new(&["needle".into()], false));
+        assert!(snippet.starts_with('…') && snippet.ends_with('…'), "{snippet}");
+        assert!(snippet.contains("**needle**"), "{snippet}");
+        assert!(snippet.chars().count() <= SNIPPET_CHARS + 10, "{snippet}");
+    }
+
+    #[test]
+    fn fuzzy_marks_near_words() {
+        let t = texts(&[(TextField::Body, "the kubernetes cluster")]);
+        let (_, snippet) = best_passage(&t, &TermMatcher::new(&["kubernets".into()], true));
+        assert_eq!(snippet, "the **kubernetes** cluster");
+    }
+}

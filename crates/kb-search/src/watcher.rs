@@ -1,0 +1,158 @@
+//! [`VaultWatcher`]: follows edits made outside kb (an editor, Obsidian, `git pull`) while
+//! kb runs, so they reach the index within about a second.
+//!
+//! File events are debounced ([`DEBOUNCE`]), mapped to entry paths, and each path is
+//! brought in line with its file ([`TantivyIndex::sync_paths`]): a file whose stamp matches
+//! what is indexed — kb's own writes, already indexed by the change observer — is skipped.
+//! Events that cannot be mapped to single files (a category folder renamed, the watcher
+//! losing events) lead to a full [`TantivyIndex::reconcile`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kb_domain::{Category, EntryPath};
+use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, NoCache, new_debouncer_opt};
+
+use crate::error::WatchError;
+use crate::files::entry_path_of;
+use crate::index::TantivyIndex;
+
+/// How long events on a path settle before it is looked at.
+pub const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// Told of each entry path whose indexed entry changed because of an outside edit (so
+/// kb-core can refresh the vault's cache: `EntryRepository::refresh`).
+pub type OnChange = Arc<dyn Fn(&EntryPath) + Send + Sync>;
+
+/// Watches a vault for outside edits while it lives; dropping it stops watching.
+pub struct VaultWatcher {
+    _debouncer: Debouncer<RecommendedWatcher, NoCache>,
+    root: PathBuf,
+}
+
+impl std::fmt::Debug for VaultWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VaultWatcher").field("root", &self.root).finish()
+    }
+}
+
+impl VaultWatcher {
+    /// Starts watching the vault of `index` recursively.
+    pub fn start(index: Arc<TantivyIndex>, on_change: Option<OnChange>) -> Result<VaultWatcher, WatchError> {
+        let root = index.vault_root().to_path_buf();
+        let handler_root = root.clone();
+        let handler = move |result: DebounceEventResult| {
+            handle(&index, &handler_root, on_change.as_ref(), result);
+        };
+        let error = |e: notify_debouncer_full::notify::Error| WatchError {
+            path: root.clone(),
+            reason: e.to_string(),
+        };
+        let mut debouncer = new_debouncer_opt::<_, RecommendedWatcher, NoCache>(
+            DEBOUNCE,
+            None,
+            handler,
+            NoCache,
+            notify_debouncer_full::notify::Config::default(),
+        )
+        .map_err(error)?;
+        debouncer.watch(&root, RecursiveMode::Recursive).map_err(error)?;
+        Ok(VaultWatcher { _debouncer: debouncer, root })
+    }
+}
+
+/// What a batch of events asks for.
+#[derive(Debug, Default, PartialEq)]
+struct Plan {
+    /// Look at every file again.
+    rescan: bool,
+    /// Look at these files.
+    paths: Vec<EntryPath>,
+}
+
+fn plan(root: &Path, events: impl IntoIterator<Item = (bool, Vec<PathBuf>)>) -> Plan {
+    let mut plan = Plan::default();
+    for (need_rescan, paths) in events {
+        plan.rescan |= need_rescan;
+        for path in paths {
+            if let Some(entry) = entry_path_of(root, &path) {
+                if !plan.paths.contains(&entry) {
+                    plan.paths.push(entry);
+                }
+            } else if is_folder_event(root, &path) {
+                plan.rescan = true;
+            }
+        }
+    }
+    plan
+}
+
+/// Whether the event is about the vault root or a whole category folder.
+fn is_folder_event(root: &Path, path: &Path) -> bool {
+    match path.strip_prefix(root) {
+        Ok(rel) if rel.as_os_str().is_empty() => true,
+        Ok(rel) => rel.to_str().is_some_and(|r| r.parse::<Category>().is_ok()),
+        Err(_) => false,
+    }
+}
+
+fn handle(index: &TantivyIndex, root: &Path, on_change: Option<&OnChange>, result: DebounceEventResult) {
+    let (events, lost) = match result {
+        Ok(events) => (events, false),
+        Err(errors) => {
+            for error in errors {
+                tracing::warn!(%error, "file watcher error");
+            }
+            // Events may have been lost: look at everything.
+            (Vec::new(), true)
+        }
+    };
+    let mut plan = plan(root, events.into_iter().map(|e| (e.event.need_rescan(), e.event.paths)));
+    plan.rescan |= lost;
+    let changed = if plan.rescan {
+        match index.reconcile_changes(None) {
+            Ok((stats, changed)) => {
+                tracing::debug!(?stats, "vault rescanned");
+                changed
+            }
+            Err(error) => {
+                tracing::error!(%error, "vault rescan failed");
+                Vec::new()
+            }
+        }
+    } else {
+        match index.sync_paths(&plan.paths) {
+            Ok(changed) => changed,
+            Err(error) => {
+                tracing::error!(%error, "search index could not follow outside edits");
+                Vec::new()
+            }
+        }
+    };
+    if let Some(on_change) = on_change {
+        for path in &changed {
+            on_change(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_become_paths_or_a_rescan() {
+        let root = Path::new("/v");
+        let p = |s: &str| PathBuf::from(s);
+        let got = plan(
+            root,
+            [(false, vec![p("/v/ideas/a.md"), p("/v/ideas/.a.md.tmp")]), (false, vec![p("/v/ideas/a.md")])],
+        );
+        assert_eq!(got, Plan { rescan: false, paths: vec![EntryPath::parse("ideas/a.md").unwrap()] });
+        assert!(plan(root, [(false, vec![p("/v/ideas")])]).rescan);
+        assert!(plan(root, [(true, vec![])]).rescan);
+        assert!(!plan(root, [(false, vec![p("/v/.kb/index/x")])]).rescan);
+    }
+}

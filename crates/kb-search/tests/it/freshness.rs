@@ -1,0 +1,198 @@
+//! The index follows the vault: kb's own changes before the call returns, outside edits
+//! through the watcher, changes made while kb was down at the next open, and a lost or
+//! broken index is rebuilt.
+
+use std::fs;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kb_domain::{ChangeObserver, EntryChange, EntryPath, SearchIndex};
+use kb_search::{META_FILE, OnChange, TantivyIndex, VaultWatcher};
+
+use crate::support::{TestVault, eventually, paths, search};
+
+const WITHIN: Duration = Duration::from_secs(2);
+
+#[test]
+fn changes_told_to_the_observer_are_searchable_at_once() {
+    let v = TestVault::new();
+    let index = v.open();
+    let entry = v.write_entry("ideas/garden.md", "Garden", "plant tomatoes");
+    index.entry_changed(&EntryChange::Upserted(entry));
+    assert_eq!(paths(&search(&index, "tomatoes")), ["ideas/garden.md"]);
+
+    let updated = v.write_entry("ideas/garden.md", "Garden", "plant peppers");
+    index.entry_changed(&EntryChange::Upserted(updated));
+    assert!(search(&index, "tomatoes").entries.is_empty());
+    assert_eq!(search(&index, "peppers").total, 1);
+
+    // A move: the new side written, the old side removed.
+    let moved = v.write_entry("projects/garden.md", "Garden", "plant peppers");
+    fs::remove_file(v.root().join("ideas/garden.md")).unwrap();
+    index.entry_changed(&EntryChange::Upserted(moved));
+    index.entry_changed(&EntryChange::Removed(EntryPath::parse("ideas/garden.md").unwrap()));
+    assert_eq!(paths(&search(&index, "peppers")), ["projects/garden.md"]);
+
+    index.remove(&EntryPath::parse("projects/garden.md").unwrap()).unwrap();
+    assert_eq!(search(&index, "peppers").total, 0);
+    assert!(index.is_empty());
+}
+
+#[test]
+fn outside_writes_renames_and_deletes_reach_the_index() {
+    let v = TestVault::new();
+    let index = Arc::new(v.open());
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = seen.clone();
+    let on_change: OnChange = Arc::new(move |p: &EntryPath| sink.lock().unwrap().push(p.to_string()));
+    let _watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
+
+    v.write_entry("ideas/outside.md", "Outside", "written by vim");
+    assert!(eventually(WITHIN, || search(&index, "vim").total == 1), "write not seen");
+    assert!(eventually(WITHIN, || seen.lock().unwrap().contains(&"ideas/outside.md".to_string())));
+
+    v.write_entry("ideas/outside.md", "Outside", "changed in obsidian");
+    assert!(eventually(WITHIN, || search(&index, "obsidian").total == 1 && search(&index, "vim").total == 0));
+
+    fs::rename(v.root().join("ideas/outside.md"), v.root().join("people/renamed.md")).unwrap();
+    assert!(
+        eventually(WITHIN, || paths(&search(&index, "obsidian")) == ["people/renamed.md"]),
+        "rename not seen"
+    );
+
+    fs::remove_file(v.root().join("people/renamed.md")).unwrap();
+    assert!(eventually(WITHIN, || search(&index, "obsidian").total == 0), "delete not seen");
+
+    // Files that are not entries are ignored, a malformed one skipped.
+    fs::create_dir_all(v.root().join("ideas/sub")).unwrap();
+    v.write("ideas/sub/deep.md", "---\nname: Deep\n---\nhidden treasure");
+    v.write("ideas/.hidden.md", "hidden treasure");
+    v.write("ideas/broken.md", "---\nname: [unclosed\n---\nhidden treasure");
+    v.write_entry("ideas/fine.md", "Fine", "marker");
+    assert!(eventually(WITHIN, || search(&index, "marker").total == 1));
+    assert_eq!(search(&index, "treasure").total, 0);
+}
+
+#[test]
+fn kbs_own_writes_are_not_indexed_twice() {
+    let v = TestVault::new();
+    let index = Arc::new(v.open());
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = seen.clone();
+    let on_change: OnChange = Arc::new(move |p: &EntryPath| sink.lock().unwrap().push(p.to_string()));
+    let _watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
+    let entry = v.write_entry("ideas/own.md", "Own", "kb wrote this");
+    index.entry_changed(&EntryChange::Upserted(entry));
+    // An outside write after it proves the watcher has looked at the vault since.
+    v.write_entry("ideas/later.md", "Later", "sentinel");
+    assert!(eventually(WITHIN, || search(&index, "sentinel").total == 1));
+    assert!(eventually(WITHIN, || seen.lock().unwrap().contains(&"ideas/later.md".to_string())));
+    assert!(!seen.lock().unwrap().contains(&"ideas/own.md".to_string()), "{:?}", seen.lock().unwrap());
+}
+
+#[test]
+fn changes_made_while_down_are_seen_at_the_next_open() {
+    let v = TestVault::new();
+    v.write_entry("ideas/a.md", "A", "alpha");
+    v.write_entry("ideas/b.md", "B", "beta");
+    v.write_entry("ideas/c.md", "C", "gamma");
+    let index = v.open();
+    assert!(index.open_stats().rebuild_reason.is_some());
+    assert_eq!(index.len(), 3);
+    drop(index);
+
+    let again = v.open();
+    assert_eq!(again.open_stats().rebuild_reason, None);
+    assert_eq!(again.open_stats().sync, Default::default(), "nothing changed, nothing read");
+    drop(again);
+
+    v.write_entry("ideas/a.md", "A", "alpha changed while down");
+    fs::remove_file(v.root().join("ideas/b.md")).unwrap();
+    v.write_entry("projects/d.md", "D", "delta");
+    let index = v.open();
+    let stats = index.open_stats().clone();
+    assert_eq!(stats.rebuild_reason, None);
+    assert_eq!((stats.sync.added, stats.sync.updated, stats.sync.removed), (1, 1, 1));
+    assert_eq!(search(&index, "changed").total, 1);
+    assert_eq!(search(&index, "beta").total, 0);
+    assert_eq!(search(&index, "delta").total, 1);
+    assert_eq!(search(&index, "gamma").total, 1);
+}
+
+#[test]
+fn a_deleted_or_broken_index_is_rebuilt() {
+    let v = TestVault::new();
+    v.write_entry("ideas/a.md", "A", "alpha");
+    drop(v.open());
+    fs::remove_dir_all(v.index_dir()).unwrap();
+    let index = v.open();
+    assert!(index.open_stats().rebuild_reason.is_some());
+    assert_eq!(search(&index, "alpha").total, 1);
+    drop(index);
+
+    // tantivy's own meta file garbled.
+    fs::write(v.index_dir().join("meta.json"), "{ not json").unwrap();
+    let index = v.open();
+    assert!(index.open_stats().rebuild_reason.as_deref().unwrap().contains("cannot be opened"));
+    assert_eq!(search(&index, "alpha").total, 1);
+    drop(index);
+
+    // Every segment file truncated.
+    for item in fs::read_dir(v.index_dir()).unwrap() {
+        let path = item.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.len() > 32 && !name.starts_with('.') {
+            fs::write(&path, b"garbage").unwrap();
+        }
+    }
+    let index = v.open();
+    assert!(index.open_stats().rebuild_reason.is_some());
+    assert_eq!(search(&index, "alpha").total, 1);
+    drop(index);
+
+    // An index written by an older schema.
+    fs::write(v.index_dir().join(META_FILE), "{\"schema_version\": 0}").unwrap();
+    let index = v.open();
+    assert!(index.open_stats().rebuild_reason.as_deref().unwrap().contains("schema version 0"));
+    assert_eq!(search(&index, "alpha").total, 1);
+}
+
+#[test]
+fn a_malformed_file_is_skipped_without_failing_the_rest() {
+    let v = TestVault::new();
+    v.write_entry("ideas/good.md", "Good", "findable words");
+    v.write("ideas/bad.md", "---\nname: [unclosed\n---\nfindable words");
+    fs::write(v.root().join("ideas/binary.md"), [0xff, 0xfe, 0x00]).unwrap();
+    v.write("ideas/plain.md", "no frontmatter, findable words");
+    let index = v.open();
+    assert_eq!(index.open_stats().sync.malformed, 2);
+    let mut found = paths(&search(&index, "findable"));
+    found.sort();
+    assert_eq!(found, ["ideas/good.md", "ideas/plain.md"]);
+    // The malformed files are never touched.
+    assert!(fs::read_to_string(v.root().join("ideas/bad.md")).unwrap().contains("[unclosed"));
+}
+
+#[test]
+fn progress_is_reported_during_a_rebuild() {
+    let v = TestVault::new();
+    kb_search::testgen::write_vault(v.root(), 2500, 1).unwrap();
+    let reports: Arc<Mutex<Vec<kb_search::IndexProgress>>> = Arc::default();
+    let sink = reports.clone();
+    let options = kb_search::OpenOptions { progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))) };
+    let index = TantivyIndex::open_with(v.root(), &v.index_dir(), options).unwrap();
+    assert_eq!(index.len(), 2500);
+    let reports = reports.lock().unwrap();
+    assert!(reports.len() >= 3, "{reports:?}");
+    let last = reports.last().unwrap();
+    assert!(last.rebuilding && last.done == 2500 && last.total == 2500, "{last:?}");
+}
+
+#[test]
+fn a_second_open_of_the_same_index_fails_cleanly() {
+    let v = TestVault::new();
+    let _first = v.open();
+    let second = TantivyIndex::open(v.root(), &v.index_dir());
+    assert!(second.is_err());
+    assert!(TantivyIndex::open(&v.root().join("missing"), &v.index_dir()).is_err());
+}

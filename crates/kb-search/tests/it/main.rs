@@ -1,0 +1,8 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Integration tests of kb-search against real temp vaults on disk.
+
+mod behaviour;
+mod corpora;
+mod freshness;
+mod property;
+mod support;
