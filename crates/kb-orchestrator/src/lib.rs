@@ -4,4 +4,7 @@
 //! Depends on kb-domain and kb-tools; never on storage or search adapters, which it
 //! reaches through ports. (The loop lands with issue 5.)
 
+pub mod llm;
 pub mod offline;
+#[cfg(feature = "test-util")]
+pub mod testing;

@@ -1,0 +1,15 @@
+//! Language model adapters: [`OpenAiChatModel`] on any OpenAI-compatible server, with its
+//! [`OpenAiSettings`], request/answer translation, kb's own 429 retry and error mapping.
+
+mod convert;
+mod failure;
+mod openai;
+pub mod retry;
+mod settings;
+
+pub use openai::{OpenAiChatModel, OpenAiSetupError};
+pub use retry::{RateLimitExhausted, RetryPolicy};
+pub use settings::{
+    DEFAULT_BASE_URL, DEFAULT_MAX_RETRY_DELAY, DEFAULT_MAX_TRIES, DEFAULT_MODEL, DEFAULT_RETRY_BASE_DELAY,
+    DEFAULT_TIMEOUT, OpenAiSettings, SettingsError,
+};

@@ -1,0 +1,174 @@
+//! [`OpenAiChatModel`]: kb's [`ChatModel`] on any OpenAI-compatible chat-completions server
+//! (OpenAI, Ollama, vLLM, llama.cpp, LM Studio), through async-openai.
+//!
+//! Each call is bounded by [`OpenAiSettings::timeout`] (retries included); the HTTP client
+//! has the same timeout and a shorter connect timeout. Rate limits are retried by
+//! [`crate::llm::retry`], which replaces async-openai's own retry. Spans carry the model,
+//! the duration and the tokens, never the key nor what was said.
+
+use std::time::{Duration, Instant};
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::middleware::ReqwestService;
+use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use async_trait::async_trait;
+use kb_domain::{
+    ChatCompletion, ChatModel, ChatRequest, LlmError, StructuredCompletion, StructuredRequest, Usage,
+};
+use tracing::Instrument;
+
+use crate::llm::convert;
+use crate::llm::failure::llm_error;
+use crate::llm::retry::{RateLimitRetry, RetryPolicy};
+use crate::llm::settings::{OpenAiSettings, SettingsError};
+
+/// The longest wait for a TCP (and TLS) connection, when the call's timeout is longer.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The language model behind an OpenAI-compatible HTTP API.
+pub struct OpenAiChatModel {
+    client: Client<OpenAIConfig>,
+    settings: OpenAiSettings,
+}
+
+impl std::fmt::Debug for OpenAiChatModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiChatModel").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+/// Why an [`OpenAiChatModel`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenAiSetupError {
+    /// A setting is unusable.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The HTTP client could not be built (TLS set-up).
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(String),
+}
+
+impl OpenAiChatModel {
+    /// A model with these settings (checked first).
+    pub fn new(settings: OpenAiSettings) -> Result<OpenAiChatModel, OpenAiSetupError> {
+        settings.validate()?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT.min(settings.timeout))
+            .timeout(settings.timeout)
+            .build()
+            .map_err(|err| OpenAiSetupError::HttpClient(err.to_string()))?;
+        // Organisation and project headers are cleared: async-openai would read them from the
+        // environment and panic on a value that is not a valid header.
+        let config = OpenAIConfig::new()
+            .with_api_key(settings.api_key.clone())
+            .with_api_base(settings.api_base())
+            .with_org_id("")
+            .with_project_id("");
+        let policy = RetryPolicy {
+            max_tries: settings.max_tries,
+            base_delay: settings.retry_base_delay,
+            max_delay: settings.max_retry_delay,
+            budget: settings.timeout,
+        };
+        let client = Client::with_config(config)
+            .with_http_client(http.clone())
+            .with_http_service(RateLimitRetry::new(ReqwestService::new(http), policy));
+        Ok(OpenAiChatModel { client, settings })
+    }
+
+    /// The settings in use.
+    pub fn settings(&self) -> &OpenAiSettings {
+        &self.settings
+    }
+
+    /// Sends one request, bounded by the timeout, and records duration and tokens.
+    async fn send(
+        &self,
+        request: CreateChatCompletionRequest,
+    ) -> Result<CreateChatCompletionResponse, LlmError> {
+        let started = Instant::now();
+        let timeout_secs = self.settings.timeout_secs();
+        let outcome = tokio::time::timeout(self.settings.timeout, self.client.chat().create(request)).await;
+        let span = tracing::Span::current();
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        match outcome {
+            Err(_elapsed) => {
+                tracing::warn!(timeout_secs, "the language model did not answer in time");
+                Err(LlmError::Timeout(timeout_secs))
+            }
+            Ok(Err(error)) => {
+                let error = llm_error(error, timeout_secs);
+                tracing::warn!(%error, "language model call failed");
+                Err(error)
+            }
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+fn record_usage(usage: Usage) {
+    let span = tracing::Span::current();
+    span.record("prompt_tokens", usage.prompt_tokens);
+    span.record("completion_tokens", usage.completion_tokens);
+    tracing::info!(
+        prompt_tokens = usage.prompt_tokens,
+        completion_tokens = usage.completion_tokens,
+        "language model answered"
+    );
+}
+
+#[async_trait]
+impl ChatModel for OpenAiChatModel {
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatCompletion, LlmError> {
+        let span = tracing::info_span!(
+            "llm.complete",
+            model = %self.settings.model,
+            messages = request.messages.len(),
+            tools = request.tools.len(),
+            duration_ms = tracing::field::Empty,
+            prompt_tokens = tracing::field::Empty,
+            completion_tokens = tracing::field::Empty,
+        );
+        async {
+            let response = self.send(convert::chat_request(&self.settings.model, request)).await?;
+            let completion = convert::chat_completion(response)?;
+            tracing::debug!(
+                tool_calls = completion.tool_calls.len(),
+                text = completion.content.is_some(),
+                "answer"
+            );
+            record_usage(completion.usage);
+            Ok(completion)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn complete_structured(
+        &self,
+        request: &StructuredRequest,
+    ) -> Result<StructuredCompletion, LlmError> {
+        let span = tracing::info_span!(
+            "llm.complete_structured",
+            model = %self.settings.model,
+            schema = %request.schema_name,
+            messages = request.messages.len(),
+            duration_ms = tracing::field::Empty,
+            prompt_tokens = tracing::field::Empty,
+            completion_tokens = tracing::field::Empty,
+        );
+        async {
+            let response = self.send(convert::structured_request(&self.settings.model, request)).await?;
+            let completion = convert::structured_completion(response)?;
+            record_usage(completion.usage);
+            Ok(completion)
+        }
+        .instrument(span)
+        .await
+    }
+
+    fn describe(&self) -> String {
+        self.settings.model.clone()
+    }
+}

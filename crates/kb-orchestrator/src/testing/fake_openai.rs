@@ -1,0 +1,282 @@
+//! [`FakeOpenAi`]: a small HTTP/1.1 server on 127.0.0.1 that answers each request with the
+//! next scripted [`FakeReply`] and records the request. It speaks just enough HTTP for
+//! reqwest (one request per connection, `Content-Length` bodies, `Connection: close`).
+//!
+//! ```ignore
+//! let server = FakeOpenAi::start().await?;
+//! server.push(FakeReply::tool_calls(&[("call_1", "search", r#"{"query":"priya"}"#)]));
+//! server.push(FakeReply::text("Priya is a designer."));
+//! let settings = OpenAiSettings { base_url: Some(server.base_url()), ..OpenAiSettings::new("k", "m") };
+//! ```
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+
+/// The longest request head accepted.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// One scripted answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FakeReply {
+    /// An HTTP response.
+    Http {
+        /// The status code.
+        status: u16,
+        /// Extra headers (`Retry-After`, …).
+        headers: Vec<(String, String)>,
+        /// The body, sent as `application/json` whatever it holds.
+        body: String,
+    },
+    /// Read the request, then never answer (a hung model).
+    Hang,
+}
+
+impl FakeReply {
+    /// A 200 with this JSON body.
+    pub fn json(body: &Value) -> FakeReply {
+        FakeReply::raw(200, body.to_string())
+    }
+
+    /// A response with this status and body, as given (possibly not JSON at all).
+    pub fn raw(status: u16, body: impl Into<String>) -> FakeReply {
+        FakeReply::Http { status, headers: Vec::new(), body: body.into() }
+    }
+
+    /// A chat completion answering with text.
+    pub fn text(content: &str) -> FakeReply {
+        FakeReply::json(&completion(json!({"role": "assistant", "content": content}), "stop"))
+    }
+
+    /// A chat completion asking for tool calls `(id, name, arguments)`, in order.
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> FakeReply {
+        let calls: Vec<Value> = calls
+            .iter()
+            .map(|(id, name, arguments)| {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            })
+            .collect();
+        let message = json!({"role": "assistant", "content": null, "tool_calls": calls});
+        FakeReply::json(&completion(message, "tool_calls"))
+    }
+
+    /// OpenAI's 429, with a `Retry-After` when given.
+    pub fn rate_limited(retry_after_secs: Option<u64>) -> FakeReply {
+        let reply = FakeReply::error(429, "rate_limit_exceeded", "Rate limit reached for requests");
+        match retry_after_secs {
+            Some(secs) => reply.with_header("Retry-After", &secs.to_string()),
+            None => reply,
+        }
+    }
+
+    /// An error in OpenAI's form (`{"error": {message, type, param, code}}`).
+    pub fn error(status: u16, code: &str, message: &str) -> FakeReply {
+        let body = json!({"error": {"message": message, "type": code, "param": null, "code": code}});
+        FakeReply::raw(status, body.to_string())
+    }
+
+    /// This reply with one more header.
+    pub fn with_header(self, name: &str, value: &str) -> FakeReply {
+        match self {
+            FakeReply::Http { status, mut headers, body } => {
+                headers.push((name.to_string(), value.to_string()));
+                FakeReply::Http { status, headers, body }
+            }
+            FakeReply::Hang => FakeReply::Hang,
+        }
+    }
+}
+
+/// A chat completion envelope around one choice, with usage 10/5.
+fn completion(message: Value, finish_reason: &str) -> Value {
+    json!({
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_727_346_000,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    })
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// `POST`, …
+    pub method: String,
+    /// The path, such as `/v1/chat/completions`.
+    pub path: String,
+    /// The headers, names in lowercase.
+    pub headers: Vec<(String, String)>,
+    /// The body as text.
+    pub body: String,
+    /// When it arrived in full.
+    pub received_at: Instant,
+}
+
+impl RecordedRequest {
+    /// The body parsed as JSON (`Value::Null` when it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// A header's value, by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug, Default)]
+struct Script {
+    replies: VecDeque<FakeReply>,
+    requests: Vec<RecordedRequest>,
+}
+
+/// The scripted server; it stops when dropped.
+#[derive(Debug)]
+pub struct FakeOpenAi {
+    addr: SocketAddr,
+    script: Arc<Mutex<Script>>,
+    task: JoinHandle<()>,
+}
+
+impl FakeOpenAi {
+    /// Starts a server on a free port of 127.0.0.1.
+    pub async fn start() -> std::io::Result<FakeOpenAi> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let script = Arc::new(Mutex::new(Script::default()));
+        let task = tokio::spawn(serve(listener, Arc::clone(&script)));
+        Ok(FakeOpenAi { addr, script, task })
+    }
+
+    /// The API root to configure the adapter with (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Queues the answer to a coming request. With nothing queued the server answers 500.
+    pub fn push(&self, reply: FakeReply) {
+        lock(&self.script).replies.push_back(reply);
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.script).requests.clone()
+    }
+
+    /// How many scripted replies are still unused.
+    pub fn pending(&self) -> usize {
+        lock(&self.script).replies.len()
+    }
+}
+
+impl Drop for FakeOpenAi {
+    fn drop(&mut self) {
+        // Dropping the accept loop drops its JoinSet, which aborts every open connection.
+        self.task.abort();
+    }
+}
+
+fn lock(script: &Mutex<Script>) -> MutexGuard<'_, Script> {
+    script.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+async fn serve(listener: TcpListener, script: Arc<Mutex<Script>>) {
+    let mut connections = JoinSet::new();
+    while let Ok((stream, _)) = listener.accept().await {
+        connections.spawn(answer(stream, Arc::clone(&script)));
+        // Reap finished connections so the set does not grow without bound.
+        while connections.try_join_next().is_some() {}
+    }
+}
+
+async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
+    let reply = {
+        let mut script = lock(&script);
+        script.requests.push(request);
+        script.replies.pop_front()
+    };
+    let reply =
+        reply.unwrap_or_else(|| FakeReply::error(500, "server_error", "fake server: no scripted reply"));
+    match reply {
+        FakeReply::Hang => std::future::pending::<()>().await,
+        FakeReply::Http { status, headers, body } => {
+            let mut head = format!(
+                "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                reason(status),
+                body.len()
+            );
+            for (name, value) in headers {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            // The client may have gone (a timeout): nothing to do about a failed write.
+            let _ = stream.write_all(head.as_bytes()).await;
+            let _ = stream.write_all(body.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        }
+    }
+}
+
+/// Reads one request (head and `Content-Length` body); `None` on a broken connection.
+async fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0_u8; 8192];
+    let head_end = loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        if buffer.len() > MAX_HEAD_BYTES {
+            return None;
+        }
+        let read = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buffer.extend_from_slice(&chunk[..read]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split_whitespace();
+    let method = request_line.next()?.to_string();
+    let path = request_line.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = buffer[head_end + 4..].to_vec();
+    while body.len() < length {
+        let read = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        body.extend_from_slice(&chunk[..read]);
+    }
+    let body = String::from_utf8_lossy(&body).into_owned();
+    Some(RecordedRequest { method, path, headers, body, received_at: Instant::now() })
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
