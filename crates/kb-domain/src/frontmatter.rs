@@ -189,12 +189,29 @@ fn parse_yaml_map(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
     }
     let value: serde_yaml::Value =
         serde_yaml::from_str(yaml).map_err(|e| FrontmatterError::Yaml(e.to_string()))?;
+    if has_complex_key(&value) {
+        // `title: {{ .Name }}` (a Go template) parses as a map used as a key: not
+        // frontmatter anyone meant, and rewriting it would change its meaning.
+        return Err(FrontmatterError::Yaml("a key is a map or a list, not text (a template?)".into()));
+    }
     match value {
         serde_yaml::Value::Null => Ok(Frontmatter::new()),
         serde_yaml::Value::Mapping(map) => {
             Ok(map.into_iter().map(|(k, v)| (key_text(k), yaml_to_json(v))).collect())
         }
         other => Err(FrontmatterError::NotAMap(kind_name(&other))),
+    }
+}
+
+/// Whether any map in `value` has a key that is itself a map or a list.
+fn has_complex_key(value: &serde_yaml::Value) -> bool {
+    match value {
+        serde_yaml::Value::Mapping(map) => map.iter().any(|(k, v)| {
+            matches!(k, serde_yaml::Value::Mapping(_) | serde_yaml::Value::Sequence(_)) || has_complex_key(v)
+        }),
+        serde_yaml::Value::Sequence(items) => items.iter().any(has_complex_key),
+        serde_yaml::Value::Tagged(tagged) => has_complex_key(&tagged.value),
+        _ => false,
     }
 }
 
@@ -284,6 +301,9 @@ mod tests {
         assert!(matches!(parse_document("---\nname: [unclosed\n---\n"), Err(FrontmatterError::Yaml(_))));
         assert!(matches!(parse_document("---\ntitle: \"{{ replace .Name \"-\" \" \" | title }}\"\n---\n"), Err(FrontmatterError::Yaml(_))));
         assert_eq!(parse_document_bytes(&[0xff, 0xfe]), Err(FrontmatterError::NotUtf8));
+        let hugo = "---\ntitle: {{ replace .File.ContentBaseName \"-\" \" \" | title }}\n---\n";
+        assert!(matches!(parse_document(hugo), Err(FrontmatterError::Yaml(_))));
+        assert!(matches!(parse_document("---\na:\n  ? [x]\n  : y\n---\n"), Err(FrontmatterError::Yaml(_))));
     }
 
     #[test]

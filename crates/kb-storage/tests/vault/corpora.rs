@@ -1,0 +1,103 @@
+//! Real markdown from outside the project (/work/shared/corpora): every file is an entry
+//! or reported as malformed, nothing panics, and reading never rewrites a file.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kb_domain::{Category, EntryRepository, ListFilter};
+use sha2::{Digest, Sha256};
+
+use super::common::open;
+
+const CORPORA: &str = "/work/shared/corpora";
+
+fn corpus_files(corpus: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(Path::new(CORPORA).join(corpus))
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| e.into_path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// sha256 of every file under `root` except `index.md` at the root and kb's `.kb/`.
+fn hashes(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| e.path() != root.join("index.md") && !e.path().starts_with(root.join(".kb")))
+        .map(|e| (e.path().to_path_buf(), Sha256::digest(fs::read(e.path()).unwrap()).to_vec()))
+        .collect()
+}
+
+#[test]
+fn corpora_read_without_panic_or_rewrite() {
+    if !Path::new(CORPORA).exists() {
+        eprintln!("corpora not present; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut copied = 0;
+    for (i, corpus) in ["hugo-docs", "dataview-test-vault", "frontmatter-fixtures"].into_iter().enumerate() {
+        let base = Path::new(CORPORA).join(corpus);
+        for file in corpus_files(corpus) {
+            let category = Category::ALL[(copied + i) % Category::ALL.len()];
+            let relative = file.strip_prefix(&base).unwrap().to_string_lossy().replace('/', "__");
+            let target = dir.path().join(category.as_str()).join(format!("{corpus}__{relative}"));
+            fs::create_dir_all(target.parent().unwrap()).unwrap();
+            fs::copy(&file, &target).unwrap();
+            copied += 1;
+        }
+    }
+    assert!(copied > 1000, "only {copied} files copied");
+    let before = hashes(dir.path());
+
+    let vault = open(dir.path());
+    let page = vault.list(&ListFilter::default()).unwrap();
+    let malformed = vault.malformed();
+    assert_eq!(page.total + malformed.len(), copied, "every file is an entry or reported");
+    assert!(
+        malformed.iter().any(|m| m.path.to_string().contains("hugo-docs__archetypes__")),
+        "a Go-template archetype should be malformed: {malformed:?}"
+    );
+    for summary in &page.entries {
+        let entry = vault.get(&summary.path).unwrap();
+        assert_eq!(entry.summary(), *summary);
+    }
+    let all = vault.all_entries().unwrap();
+    assert_eq!(all.len(), page.total);
+    assert!(vault.index_markdown().lines().count() > page.total);
+    drop(vault);
+    let _again = open(dir.path());
+    assert_eq!(hashes(dir.path()), before, "reading the vault rewrote a file");
+}
+
+#[test]
+fn a_corpus_folder_as_it_is_opens_as_an_empty_vault() {
+    if !Path::new(CORPORA).exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = Path::new(CORPORA).join("dataview-test-vault");
+    for item in walkdir::WalkDir::new(&source) {
+        let item = item.unwrap();
+        let target = dir.path().join(item.path().strip_prefix(&source).unwrap());
+        if item.file_type().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+        } else if item.file_type().is_file() {
+            fs::copy(item.path(), &target).unwrap();
+        }
+    }
+    let before = hashes(dir.path());
+    let vault = open(dir.path());
+    for c in Category::ALL {
+        assert!(dir.path().join(c.as_str()).is_dir());
+    }
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
+    assert!(vault.malformed().is_empty());
+    assert_eq!(hashes(dir.path()), before);
+}

@@ -1,0 +1,12 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The markdown vault against real folders: round trips, slugs under concurrency, updates
+//! and moves that lose nothing, real-world corpora, symlinks, and crash safety.
+
+mod common;
+mod concurrency;
+mod corpora;
+mod crash;
+mod moves;
+mod roundtrip;
+mod symlinks;
+mod updates;
