@@ -2,9 +2,12 @@
 //! model adapters (OpenAI-compatible and offline).
 //!
 //! Depends on kb-domain and kb-tools; never on storage or search adapters, which it
-//! reaches through ports. (The loop lands with issue 5.)
+//! reaches through ports.
 
+pub mod history;
 pub mod llm;
 pub mod offline;
+pub mod prompt;
 #[cfg(feature = "test-util")]
 pub mod testing;
+pub mod turn;

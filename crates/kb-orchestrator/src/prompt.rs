@@ -1,0 +1,108 @@
+//! The system prompt: its text lives in `prompt.md` (easy to read and change); this module
+//! fills in today's date, the index of the vault cut to a budget, and the conversation
+//! summary.
+
+use chrono::NaiveDate;
+use kb_domain::EntrySummary;
+
+/// The prompt's text, with `{today}`, `{timezone}`, `{index}` and `{conversation}` slots.
+const TEMPLATE: &str = include_str!("prompt.md");
+
+/// What the index section says when the vault is empty.
+pub const EMPTY_INDEX: &str = "(The knowledge base is empty so far.)";
+/// What the conversation section says when there is nothing older than the window.
+pub const NO_SUMMARY: &str = "(No earlier turns to summarise: the recent messages follow.)";
+
+/// Roughly how many characters make a token, for budgets.
+const CHARS_PER_TOKEN: usize = 4;
+
+/// What the system prompt is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptInputs<'a> {
+    /// Today's date.
+    pub today: NaiveDate,
+    /// The person's time zone, when configured (an IANA name like `Europe/Paris`).
+    pub time_zone: Option<&'a str>,
+    /// Entries of the vault, most recent first.
+    pub index: &'a [EntrySummary],
+    /// How many tokens the index may take.
+    pub index_token_budget: usize,
+    /// The summary of turns older than the window, if any.
+    pub summary: Option<&'a str>,
+}
+
+/// Builds the system prompt.
+pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
+    let timezone = inputs.time_zone.map(|tz| format!(" (time zone {tz})")).unwrap_or_default();
+    let conversation = match inputs.summary {
+        Some(s) if !s.trim().is_empty() => format!("Summary of earlier turns:\n{}", s.trim()),
+        _ => NO_SUMMARY.to_string(),
+    };
+    TEMPLATE
+        .replace("{today}", &inputs.today.format("%A %Y-%m-%d").to_string())
+        .replace("{timezone}", &timezone)
+        .replace("{conversation}", &conversation)
+        .replace("{index}", &index_section(inputs.index, inputs.index_token_budget))
+}
+
+/// The index as lines `- [name](path) — summary`, most recent first, cut to the budget with
+/// a count of what was left out.
+pub fn index_section(entries: &[EntrySummary], token_budget: usize) -> String {
+    if entries.is_empty() {
+        return EMPTY_INDEX.to_string();
+    }
+    let budget = token_budget.saturating_mul(CHARS_PER_TOKEN);
+    let mut out = String::new();
+    let mut shown = 0;
+    for entry in entries {
+        let line = index_line(entry);
+        if out.len() + line.len() > budget && shown > 0 {
+            break;
+        }
+        out.push_str(&line);
+        shown += 1;
+    }
+    let left_out = entries.len() - shown;
+    if left_out > 0 {
+        out.push_str(&format!("({left_out} more entries not shown: use search_entries or list_entries.)\n"));
+    }
+    out
+}
+
+fn index_line(entry: &EntrySummary) -> String {
+    let status = entry.status.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default();
+    if entry.summary.is_empty() {
+        format!("- [{}]({}){status}\n", entry.name, entry.path)
+    } else {
+        format!("- [{}]({}){status} — {}\n", entry.name, entry.path, entry.summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kb_domain::{Category, EntryPath};
+
+    fn summary(i: usize) -> EntrySummary {
+        EntrySummary {
+            path: EntryPath::parse(&format!("ideas/idea-{i}.md")).unwrap(),
+            category: Category::Ideas,
+            name: format!("Idea {i}"),
+            status: None,
+            updated_at: None,
+            summary: "x".repeat(50),
+        }
+    }
+
+    #[test]
+    fn the_index_is_cut_to_its_budget_with_a_count() {
+        let entries: Vec<_> = (0..100).map(summary).collect();
+        let section = index_section(&entries, 100);
+        assert!(section.len() <= 100 * CHARS_PER_TOKEN + 80, "{}", section.len());
+        assert!(section.starts_with("- [Idea 0](ideas/idea-0.md)"));
+        assert!(section.contains("more entries not shown"));
+        let all = index_section(&entries[..2], 10_000);
+        assert!(!all.contains("not shown"));
+        assert_eq!(index_section(&[], 100), EMPTY_INDEX);
+    }
+}

@@ -1,0 +1,315 @@
+//! The chat turn (SPEC §3): load or start the conversation, build the context, let the
+//! model call tools until it answers in text or the round cap is reached, store the whole
+//! turn in one transaction, and answer.
+
+mod error;
+mod response;
+mod summary;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::Utc;
+use kb_domain::{
+    ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
+    ListFilter, NewMessage, Usage,
+};
+use kb_tools::{CaptureSource, ToolContext, ToolRegistry, ToolResult, ToolServices};
+use serde_json::Value;
+use tracing::Instrument;
+
+pub use error::{MAX_MESSAGE_BYTES, TurnError};
+pub use response::{AnswerMessage, ChatResponse, FiledEntry};
+pub use summary::SUMMARY_UNAVAILABLE;
+
+use crate::history;
+use crate::prompt::{PromptInputs, system_prompt};
+
+/// What the final message says when the round cap is reached.
+pub const ROUND_CAP_APOLOGY: &str = "Sorry, I could not finish that: it took more steps than I am allowed. \
+Could you ask again, perhaps in smaller steps?";
+
+/// How entries are listed for the prompt's index (most recent first).
+const INDEX_ENTRIES: usize = 500;
+
+/// Settings of the chat turn.
+#[derive(Debug, Clone)]
+pub struct TurnSettings {
+    /// Tool rounds per turn (`KB_MAX_TOOL_ROUNDS`, 5).
+    pub max_tool_rounds: usize,
+    /// Recent messages sent with each turn (20).
+    pub history_window: usize,
+    /// Tokens the index may take in the system prompt.
+    pub index_token_budget: usize,
+    /// The capture threshold (`KB_CONFIDENCE_THRESHOLD`, 0.6).
+    pub threshold: Confidence,
+    /// The person's time zone, if configured.
+    pub time_zone: Option<String>,
+    /// Where captures come from.
+    pub source: CaptureSource,
+}
+
+impl Default for TurnSettings {
+    fn default() -> Self {
+        TurnSettings {
+            max_tool_rounds: 5,
+            history_window: 20,
+            index_token_budget: 1500,
+            threshold: Confidence::new(kb_tools::DEFAULT_THRESHOLD).unwrap_or(Confidence::CERTAIN),
+            time_zone: None,
+            source: CaptureSource::Chat,
+        }
+    }
+}
+
+/// Runs chat turns over a model, the tools and the conversation store.
+pub struct Orchestrator {
+    model: Arc<dyn ChatModel>,
+    registry: Arc<ToolRegistry>,
+    services: ToolServices,
+    store: Arc<dyn ConversationStore>,
+    settings: TurnSettings,
+}
+
+/// What the tool loop produced.
+struct LoopOutcome {
+    answer: String,
+    turn_messages: Vec<NewMessage>,
+    tools_used: Vec<String>,
+    filed: Option<FiledEntry>,
+}
+
+impl Orchestrator {
+    /// An orchestrator over these parts.
+    pub fn new(
+        model: Arc<dyn ChatModel>,
+        registry: Arc<ToolRegistry>,
+        services: ToolServices,
+        store: Arc<dyn ConversationStore>,
+        settings: TurnSettings,
+    ) -> Orchestrator {
+        Orchestrator { model, registry, services, store, settings }
+    }
+
+    /// The conversation store (for listing, renaming and deleting conversations).
+    pub fn store(&self) -> &Arc<dyn ConversationStore> {
+        &self.store
+    }
+
+    /// The model in use.
+    pub fn model(&self) -> &Arc<dyn ChatModel> {
+        &self.model
+    }
+
+    /// Answers one message. An absent or unknown conversation id starts a new conversation.
+    pub async fn chat(
+        &self,
+        conversation_id: Option<&ConversationId>,
+        message: &str,
+    ) -> Result<ChatResponse, TurnError> {
+        let span = tracing::info_span!("chat_turn", conversation = tracing::field::Empty);
+        self.chat_inner(conversation_id, message, &span).instrument(span.clone()).await
+    }
+
+    async fn chat_inner(
+        &self,
+        conversation_id: Option<&ConversationId>,
+        message: &str,
+        span: &tracing::Span,
+    ) -> Result<ChatResponse, TurnError> {
+        let started = Instant::now();
+        if message.trim().is_empty() {
+            return Err(TurnError::EmptyMessage);
+        }
+        if message.len() > MAX_MESSAGE_BYTES {
+            return Err(TurnError::MessageTooLong(message.len()));
+        }
+        let conversation = self.open_conversation(conversation_id, message).await?;
+        span.record("conversation", conversation.id.as_str());
+        let stored = self.store.messages(&conversation.id).await?;
+        let mut usage = Usage::default();
+        let summary = self.update_summary(&conversation, &stored, &mut usage).await;
+        let recent = history::window(&stored, self.settings.history_window);
+
+        let mut messages = vec![ChatMessage::System { content: self.prompt(summary.as_deref()).await }];
+        messages.extend(history::to_chat_messages(recent));
+        messages.push(ChatMessage::User { content: message.to_string() });
+        let ctx = ToolContext {
+            conversation_id: Some(conversation.id.clone()),
+            last_filed: history::last_filed(&stored),
+            today: self.services.clock.now().date_naive(),
+            threshold: self.settings.threshold,
+            source: self.settings.source,
+        };
+        let outcome = self.tool_loop(messages, ctx, &mut usage).await?;
+
+        let mut answer = NewMessage::assistant(outcome.answer.clone());
+        answer.filed_entry_path = outcome.filed.as_ref().map(|f| f.path.to_string());
+        answer.filed_confidence = outcome.filed.as_ref().map(|f| f.confidence);
+        let mut turn = vec![NewMessage::user(message)];
+        turn.extend(outcome.turn_messages);
+        turn.push(answer);
+        let (id, created_at) = match self.store.append_turn(&conversation.id, turn).await {
+            Ok(stored) => stored.last().map(|m| (m.id.clone(), m.created_at)).unwrap_or_else(local_id),
+            Err(error) => {
+                tracing::warn!(%error, "the turn could not be stored; answering anyway");
+                local_id()
+            }
+        };
+        tracing::info!(
+            duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+            llm_calls = usage.llm_calls,
+            prompt_tokens = usage.prompt_tokens,
+            completion_tokens = usage.completion_tokens,
+            tools = outcome.tools_used.len(),
+            "chat turn finished"
+        );
+        Ok(ChatResponse {
+            conversation_id: conversation.id,
+            message: AnswerMessage {
+                id,
+                role: kb_domain::Role::Assistant,
+                content: outcome.answer,
+                filed_entry_path: outcome.filed.as_ref().map(|f| f.path.clone()),
+                filed_confidence: outcome.filed.as_ref().map(|f| f.confidence),
+                created_at,
+            },
+            entry: outcome.filed,
+            tools_used: outcome.tools_used,
+            usage,
+        })
+    }
+
+    async fn open_conversation(
+        &self,
+        id: Option<&ConversationId>,
+        message: &str,
+    ) -> Result<Conversation, TurnError> {
+        if let Some(id) = id
+            && let Some(existing) = self.store.get(id).await?
+        {
+            return Ok(existing);
+        }
+        Ok(self.store.create(&kb_domain::conversation::title_from_message(message)).await?)
+    }
+
+    /// The summary for this turn's prompt, folding in what left the window (stored when made).
+    async fn update_summary(
+        &self,
+        conversation: &Conversation,
+        stored: &[kb_domain::Message],
+        usage: &mut Usage,
+    ) -> Option<String> {
+        let previous = conversation.summary.as_deref();
+        let left = summary::newly_left_window(stored, self.settings.history_window, previous.is_some());
+        if left.is_empty() {
+            return previous.map(str::to_string);
+        }
+        match summary::summarise(self.model.as_ref(), previous, left, usage).await {
+            Ok(text) => {
+                if let Err(error) = self.store.set_summary(&conversation.id, &text).await {
+                    tracing::warn!(%error, "the conversation summary could not be stored");
+                }
+                Some(text)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "older turns could not be summarised; using a placeholder");
+                Some(SUMMARY_UNAVAILABLE.to_string())
+            }
+        }
+    }
+
+    async fn prompt(&self, summary: Option<&str>) -> String {
+        let repository = Arc::clone(&self.services.repository);
+        let filter = ListFilter { limit: INDEX_ENTRIES, ..ListFilter::default() };
+        let index = tokio::task::spawn_blocking(move || repository.list(&filter)).await;
+        let entries = match index {
+            Ok(Ok(page)) => page.entries,
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "the index could not be listed for the prompt");
+                Vec::new()
+            }
+            Err(error) => {
+                tracing::warn!(%error, "listing the index for the prompt failed");
+                Vec::new()
+            }
+        };
+        system_prompt(&PromptInputs {
+            today: self.services.clock.now().date_naive(),
+            time_zone: self.settings.time_zone.as_deref(),
+            index: &entries,
+            index_token_budget: self.settings.index_token_budget,
+            summary,
+        })
+    }
+
+    async fn tool_loop(
+        &self,
+        mut messages: Vec<ChatMessage>,
+        mut ctx: ToolContext,
+        usage: &mut Usage,
+    ) -> Result<LoopOutcome, TurnError> {
+        let tools = self.registry.definitions();
+        let mut outcome = LoopOutcome {
+            answer: String::new(),
+            turn_messages: Vec::new(),
+            tools_used: Vec::new(),
+            filed: None,
+        };
+        for _round in 0..self.settings.max_tool_rounds {
+            let request = ChatRequest { messages: messages.clone(), tools: tools.clone() };
+            let completion = self.model.complete(&request).await?;
+            usage.add(completion.usage);
+            if completion.tool_calls.is_empty() {
+                outcome.answer = completion
+                    .content
+                    .filter(|c| !c.trim().is_empty())
+                    .unwrap_or_else(|| "Done.".to_string());
+                return Ok(outcome);
+            }
+            let text = completion.content.unwrap_or_default();
+            messages.push(ChatMessage::Assistant {
+                content: (!text.is_empty()).then(|| text.clone()),
+                tool_calls: completion.tool_calls.clone(),
+            });
+            outcome.turn_messages.push(NewMessage::assistant_tool_calls(text, completion.tool_calls.clone()));
+            for call in completion.tool_calls {
+                let result = self.registry.execute(&call.name, &call.arguments, &ctx, &self.services).await;
+                for update in &result.state_updates {
+                    ctx.apply(update);
+                }
+                if let Some(filed) = filed_entry(&result) {
+                    outcome.filed = Some(filed);
+                }
+                let content = result.to_llm_json();
+                outcome.tools_used.push(call.name.clone());
+                messages.push(ChatMessage::Tool { tool_call_id: call.id.clone(), content: content.clone() });
+                outcome.turn_messages.push(NewMessage::tool_result(call.id, content));
+            }
+        }
+        tracing::warn!(rounds = self.settings.max_tool_rounds, "tool round cap reached");
+        outcome.answer = ROUND_CAP_APOLOGY.to_string();
+        Ok(outcome)
+    }
+}
+
+/// The entry a capture filed, read from its result.
+fn filed_entry(result: &ToolResult) -> Option<FiledEntry> {
+    let (path, confidence) = result.filed()?;
+    let data = result.data.as_ref();
+    let text = |key: &str| data.and_then(|d| d.get(key)).and_then(Value::as_str).map(str::to_string);
+    Some(FiledEntry {
+        path: path.clone(),
+        category: path.category(),
+        name: text("name").unwrap_or_else(|| path.stem().to_string()),
+        confidence: confidence.value(),
+        clarification_needed: data
+            .and_then(|d| d.get("clarificationNeeded"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+fn local_id() -> (String, chrono::DateTime<Utc>) {
+    (ConversationId::generate().to_string(), Utc::now())
+}
