@@ -1,0 +1,181 @@
+//! classify_and_capture with scripted classifiers and chat models.
+
+use std::sync::Arc;
+
+use kb_domain::{Category, Confidence, EntryPath, EntryRepository, LlmError};
+use kb_tools::testing::{ScriptedChatModel, ScriptedClassifier};
+use kb_tools::{ClassifyError, ErrorCode, LlmClassifier, StateUpdate};
+use serde_json::json;
+
+use super::support::*;
+
+fn get(repo: &dyn EntryRepository, path: &str) -> kb_domain::Entry {
+    repo.get(&EntryPath::parse(path).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_confident_capture_is_filed_in_its_category() {
+    let classifier =
+        ScriptedClassifier::new(vec![Ok(classification(Category::Projects, 0.87, "ClientCo integration"))]);
+    let (services, repo) = services_with(Arc::new(classifier), None);
+    let text = "Email Sarah the API spec for ClientCo";
+    let result = call(&services, &ctx(), "classify_and_capture", json!({"text": text})).await;
+    assert_eq!(
+        data_of(&result),
+        &json!({"path": "projects/clientco-integration.md", "category": "projects", "name": "ClientCo integration",
+                "confidence": 0.87, "clarificationNeeded": false})
+    );
+    let entry = get(repo.as_ref(), "projects/clientco-integration.md");
+    assert_eq!(entry.body, format!("{text}\n"));
+    assert_eq!(entry.frontmatter.get_str("source"), Some("chat"));
+    assert_eq!(entry.frontmatter.get_str("status"), Some("active"));
+    assert_eq!(entry.tags(), ["tag"]);
+    assert_eq!(entry.confidence(), Some(Confidence::new(0.87).unwrap()));
+    assert_eq!(
+        result.state_updates,
+        [StateUpdate::Filed { path: entry.path.clone(), confidence: Confidence::new(0.87).unwrap() }]
+    );
+    assert_eq!(result.filed().map(|(p, c)| (p.to_string(), c.value())), Some((entry.path.to_string(), 0.87)));
+}
+
+#[tokio::test]
+async fn an_unsure_capture_goes_to_the_inbox_and_asks() {
+    let mut answer = classification(Category::Projects, 0.4, "Garden shed");
+    answer.fields.set("status", json!("active"));
+    answer.fields.set("next_action", json!("Measure the garden"));
+    let (services, repo) = services_with(Arc::new(ScriptedClassifier::new(vec![Ok(answer)])), None);
+    let text = "maybe build a shed this spring";
+    let result = call(&services, &ctx(), "classify_and_capture", json!({"text": text})).await;
+    let data = data_of(&result);
+    assert_eq!(data["path"], "inbox/garden-shed.md");
+    assert_eq!(data["category"], "inbox");
+    assert_eq!(data["clarificationNeeded"], true);
+    assert_eq!(data["suggestedCategory"], "projects");
+    let entry = get(repo.as_ref(), "inbox/garden-shed.md");
+    assert_eq!(entry.frontmatter.get_str("original_text"), Some(text));
+    assert_eq!(entry.frontmatter.get_str("suggested_category"), Some("projects"));
+    assert_eq!(entry.frontmatter.get("confidence"), Some(&json!(0.4)));
+    assert_eq!(entry.frontmatter.get_str("next_action"), Some("Measure the garden"));
+    assert!(entry.status().is_none(), "an inbox entry has no status");
+}
+
+#[tokio::test]
+async fn a_hint_fixes_the_category_with_full_confidence() {
+    let classifier = Arc::new(ScriptedClassifier::new(vec![
+        Ok(classification(Category::Projects, 0.2, "Shed thoughts")),
+        Err(ClassifyError::Llm(LlmError::Unavailable("down".into()))),
+        Err(ClassifyError::Malformed("junk".into())),
+    ]));
+    let (services, repo) = services_with(classifier.clone(), None);
+    let strict = ctx().with_threshold(Confidence::CERTAIN);
+
+    let r = call(&services, &strict, "classify_and_capture", json!({"text": "[Idea] a shed made of glass"}))
+        .await;
+    assert_eq!(data_of(&r)["path"], "ideas/shed-thoughts.md");
+    assert_eq!(data_of(&r)["confidence"], 1.0);
+    assert_eq!(data_of(&r)["clarificationNeeded"], false);
+    assert_eq!(classifier.requests()[0].forced_category, Some(Category::Ideas));
+    assert_eq!(classifier.requests()[0].text, "a shed made of glass");
+
+    // The classifier is down: a hinted capture still files, named from the text.
+    let r = call(
+        &services,
+        &strict,
+        "classify_and_capture",
+        json!({"text": "Renew passport by Dec 15", "hints": "admin"}),
+    )
+    .await;
+    assert_eq!(data_of(&r)["path"], "admin/renew-passport-by-dec-15.md");
+    assert_eq!(get(repo.as_ref(), "admin/renew-passport-by-dec-15.md").status(), Some("pending"));
+
+    let r = call(
+        &services,
+        &strict,
+        "classify_and_capture",
+        json!({"text": "met at the conference [person:Sarah Lee]"}),
+    )
+    .await;
+    assert_eq!(data_of(&r)["path"], "people/sarah-lee.md");
+    assert_eq!(get(repo.as_ref(), "people/sarah-lee.md").name(), "Sarah Lee");
+    assert_eq!(repo.len(), 3);
+}
+
+#[tokio::test]
+async fn a_failed_classification_files_nothing() {
+    let classifier = ScriptedClassifier::new(vec![Err(ClassifyError::Malformed("junk".into()))]);
+    let (services, repo) = services_with(Arc::new(classifier), None);
+    let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "something"})).await;
+    assert_eq!(r.error_code, Some(ErrorCode::ClassificationFailed));
+    assert!(error_of(&r).contains("nothing was filed"));
+    assert!(r.state_updates.is_empty());
+    assert!(repo.is_empty());
+    let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "  [project] "})).await;
+    assert!(error_of(&r).contains("text is empty"));
+    assert!(repo.is_empty());
+}
+
+fn good_answer() -> serde_json::Value {
+    json!({"category": "admin", "confidence": 0.9, "name": "Renew passport", "tags": ["travel"],
+           "fields": {"context": null, "follow_ups": [], "status": "pending", "next_action": null,
+                      "due_date": "2026-12-15", "one_liner": null}})
+}
+
+#[tokio::test]
+async fn the_llm_classifier_retries_once_on_a_malformed_answer() {
+    let model = Arc::new(ScriptedChatModel::new());
+    model.push_structured(Ok(json!({"category": "errands", "confidence": 0.9, "name": "x"})));
+    model.push_structured(Ok(good_answer()));
+    let (services, repo) = services_with(Arc::new(LlmClassifier::new(model.clone())), None);
+    let r =
+        call(&services, &ctx(), "classify_and_capture", json!({"text": "renew my passport by Dec 15"})).await;
+    assert_eq!(data_of(&r)["path"], "admin/renew-passport.md");
+    let entry = get(repo.as_ref(), "admin/renew-passport.md");
+    assert_eq!(entry.frontmatter.get_str("due_date"), Some("2026-12-15"));
+    assert_eq!(entry.tags(), ["travel"]);
+    let requests = model.structured_requests();
+    assert_eq!(requests.len(), 2);
+    let retry = format!("{:?}", requests[1].messages.last().unwrap());
+    assert!(retry.contains("could not be used") && retry.contains("errands"), "{retry}");
+    assert_eq!(
+        requests[0].schema["properties"]["category"]["enum"],
+        json!(["people", "projects", "ideas", "admin"])
+    );
+    assert!(format!("{:?}", requests[0].messages[0]).contains("2026-11-21"));
+}
+
+#[tokio::test]
+async fn the_llm_classifier_gives_up_after_two_malformed_answers() {
+    let model = Arc::new(ScriptedChatModel::new());
+    model.push_structured(Ok(json!("not an object")));
+    model.push_structured(Err(LlmError::Malformed("truncated json".into())));
+    model.push_structured(Ok(good_answer()));
+    let (services, repo) = services_with(Arc::new(LlmClassifier::new(model.clone())), None);
+    let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "renew my passport"})).await;
+    assert_eq!(r.error_code, Some(ErrorCode::ClassificationFailed));
+    assert_eq!(model.structured_requests().len(), 2);
+    assert!(repo.is_empty());
+
+    // An unreachable model is not retried here (the adapter retries its own transport).
+    let model = Arc::new(ScriptedChatModel::new());
+    model.push_structured(Err(LlmError::Unavailable("connection refused".into())));
+    let (services, repo) = services_with(Arc::new(LlmClassifier::new(model.clone())), None);
+    let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "renew my passport"})).await;
+    assert_eq!(r.error_code, Some(ErrorCode::ClassificationFailed));
+    assert_eq!(model.structured_requests().len(), 1);
+    assert!(repo.is_empty());
+}
+
+#[tokio::test]
+async fn untrusted_fields_from_the_classifier_are_dropped_not_fatal() {
+    let mut answer = classification(Category::Projects, 0.95, "Launch");
+    answer.fields.set("status", json!("pending"));
+    answer.fields.set("due_date", json!("next tuesday"));
+    answer.fields.set("next_action", json!("Write the post"));
+    answer.fields.set("related_people", json!(["../../etc/passwd"]));
+    let (services, repo) = services_with(Arc::new(ScriptedClassifier::new(vec![Ok(answer)])), None);
+    let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "launch the blog"})).await;
+    let entry = get(repo.as_ref(), data_of(&r)["path"].as_str().unwrap());
+    assert_eq!(entry.status(), Some("active"));
+    assert_eq!(entry.frontmatter.get_str("next_action"), Some("Write the post"));
+    assert!(!entry.frontmatter.contains("due_date") && !entry.frontmatter.contains("related_people"));
+}

@@ -1,0 +1,8 @@
+//! The suites.
+
+mod agreement;
+mod capture;
+mod properties;
+mod registry;
+mod support;
+mod tools;

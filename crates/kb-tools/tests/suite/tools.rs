@@ -1,0 +1,271 @@
+//! The other six tools over the in-memory fakes.
+
+use std::sync::Arc;
+
+use kb_domain::{Category, EntryPath, EntryRepository, LlmError};
+use kb_tools::testing::{ScriptedChatModel, ScriptedClassifier};
+use kb_tools::{DigestKind, ErrorCode, LlmDigestWriter};
+use serde_json::json;
+
+use super::support::*;
+
+#[tokio::test]
+async fn get_entry_returns_what_is_stored() {
+    let (services, repo) = services();
+    seed(
+        &repo,
+        "people/sarah.md",
+        "---\nname: Sarah\ncontext: met at conf\nmood: sunny\n---\nLikes climbing.\n",
+    );
+    let r = call(&services, &ctx(), "get_entry", json!({"path": "people/sarah.md"})).await;
+    assert_eq!(
+        data_of(&r),
+        &json!({"entry": {"path": "people/sarah.md", "category": "people", "name": "Sarah",
+            "frontmatter": {"name": "Sarah", "context": "met at conf", "mood": "sunny"}, "content": "Likes climbing.\n"}})
+    );
+    let r = call(&services, &ctx(), "get_entry", json!({"path": "projects/x.md"})).await;
+    assert_eq!(error_of(&r), "Entry not found: projects/x.md");
+    assert_eq!(r.error_code, Some(ErrorCode::NotFound));
+}
+
+#[tokio::test]
+async fn list_entries_is_newest_first_filtered_and_capped() {
+    let (services, repo) = services();
+    for i in 0..120 {
+        let status = if i % 3 == 0 { "done" } else { "active" };
+        seed(
+            &repo,
+            &format!("projects/p{i}.md"),
+            &format!(
+                "---\nname: P{i}\nstatus: {status}\nupdated_at: 2026-11-{:02}T10:00:00Z\n---\n",
+                1 + i % 20
+            ),
+        );
+    }
+    seed(&repo, "ideas/i.md", "---\nname: I\n---\n");
+    let r = call(&services, &ctx(), "list_entries", json!({})).await;
+    assert_eq!(data_of(&r)["entries"].as_array().unwrap().len(), 10);
+    assert_eq!(data_of(&r)["total"], 121);
+    let r = call(
+        &services,
+        &ctx(),
+        "list_entries",
+        json!({"category": "projects", "status": "done", "limit": 1000}),
+    )
+    .await;
+    let entries = data_of(&r)["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 40);
+    assert_eq!(data_of(&r)["total"], 40);
+    assert!(entries.iter().all(|e| e["status"] == "done" && e["category"] == "projects"));
+    let dates: Vec<&str> = entries.iter().map(|e| e["updatedAt"].as_str().unwrap()).collect();
+    assert!(dates.windows(2).all(|w| w[0] >= w[1]), "{dates:?}");
+    let r = call(&services, &ctx(), "list_entries", json!({"limit": 300})).await;
+    assert_eq!(data_of(&r)["entries"].as_array().unwrap().len(), 100);
+}
+
+#[tokio::test]
+async fn update_entry_changes_fields_or_nothing() {
+    let (services, repo) = services();
+    seed(&repo, "projects/x.md", "---\nname: X\nstatus: active\nmood: calm\n---\nnotes\n");
+    let r = call(
+        &services,
+        &ctx(),
+        "update_entry",
+        json!({"path": "projects/x.md", "updates": {"status": "blocked", "due_date": "2026-12-01"}}),
+    )
+    .await;
+    assert_eq!(data_of(&r), &json!({"path": "projects/x.md", "updatedFields": ["status", "due_date"]}));
+    let after = repo.get(&EntryPath::parse("projects/x.md").unwrap()).unwrap();
+    assert_eq!(after.status(), Some("blocked"));
+    assert_eq!(after.frontmatter.get_str("mood"), Some("calm"));
+    assert_eq!(after.body, "notes\n");
+
+    for (updates, expected) in [
+        (json!({"status": "pending"}), "expected one of active, waiting, blocked, someday, done"),
+        (json!({"due_date": "soon"}), "expected a date"),
+        (json!({}), "no fields to update"),
+        (json!({"category": "ideas"}), "move_entry"),
+        (json!({"content": 3}), "expected text"),
+    ] {
+        let r = call(&services, &ctx(), "update_entry", json!({"path": "projects/x.md", "updates": updates}))
+            .await;
+        assert!(error_of(&r).contains(expected), "{:?}", r.error);
+        assert_eq!(r.error_code, Some(ErrorCode::InvalidUpdate));
+    }
+    assert_eq!(repo.get(&EntryPath::parse("projects/x.md").unwrap()).unwrap(), after);
+    let r =
+        call(&services, &ctx(), "update_entry", json!({"path": "ideas/none.md", "updates": {"a": 1}})).await;
+    assert_eq!(error_of(&r), "Entry not found: ideas/none.md");
+}
+
+#[tokio::test]
+async fn moving_an_inbox_capture_keeps_the_persons_words() {
+    let classifier = ScriptedClassifier::new(vec![Ok(classification(Category::Ideas, 0.3, "Glass shed"))]);
+    let (services, repo) = services_with(Arc::new(classifier), None);
+    let words = "what if the shed were made of old windows";
+    let mut ctx = ctx();
+    let r = call(&services, &ctx, "classify_and_capture", json!({"text": words})).await;
+    for update in &r.state_updates {
+        ctx.apply(update);
+    }
+    assert_eq!(ctx.last_filed.as_ref().map(ToString::to_string).as_deref(), Some("inbox/glass-shed.md"));
+
+    let r = call(
+        &services,
+        &ctx,
+        "move_entry",
+        json!({"path": "inbox/glass-shed.md", "targetCategory": "projects"}),
+    )
+    .await;
+    assert_eq!(
+        data_of(&r),
+        &json!({"oldPath": "inbox/glass-shed.md", "newPath": "projects/glass-shed.md", "category": "projects"})
+    );
+    for update in &r.state_updates {
+        ctx.apply(update);
+    }
+    assert_eq!(ctx.last_filed.as_ref().map(ToString::to_string).as_deref(), Some("projects/glass-shed.md"));
+    let moved = repo.get(&EntryPath::parse("projects/glass-shed.md").unwrap()).unwrap();
+    assert!(moved.body.contains(words), "{:?}", moved.body);
+    assert_eq!(moved.name(), "Glass shed");
+    assert_eq!(moved.status(), Some("active"));
+    assert!(
+        !moved.frontmatter.contains("original_text") && !moved.frontmatter.contains("suggested_category")
+    );
+    assert!(repo.get(&EntryPath::parse("inbox/glass-shed.md").unwrap()).is_err());
+
+    let r = call(
+        &services,
+        &ctx,
+        "move_entry",
+        json!({"path": "projects/glass-shed.md", "targetCategory": "projects"}),
+    )
+    .await;
+    assert_eq!(r.error_code, Some(ErrorCode::InvalidMove));
+    assert!(error_of(&r).contains("already in projects"));
+}
+
+#[tokio::test]
+async fn taken_slugs_get_suffixes() {
+    let answer = classification(Category::Ideas, 0.9, "Same name");
+    let (services, repo) = services_with(Arc::new(ScriptedClassifier::always(Ok(answer))), None);
+    let mut paths = Vec::new();
+    for _ in 0..3 {
+        let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "again"})).await;
+        paths.push(data_of(&r)["path"].as_str().unwrap().to_string());
+    }
+    assert_eq!(paths, ["ideas/same-name.md", "ideas/same-name-2.md", "ideas/same-name-3.md"]);
+    seed(&repo, "projects/same-name.md", "---\nname: Same name\n---\n");
+    let r = call(
+        &services,
+        &ctx(),
+        "move_entry",
+        json!({"path": "ideas/same-name.md", "targetCategory": "projects"}),
+    )
+    .await;
+    assert_eq!(data_of(&r)["newPath"], "projects/same-name-2.md");
+}
+
+fn seed_digest_vault(repo: &kb_tools::testing::MemoryRepository) {
+    seed(
+        repo,
+        "projects/launch.md",
+        "---\nname: Launch\nstatus: active\nnext_action: Write the post\ndue_date: 2026-11-25\nupdated_at: 2026-11-20T10:00:00Z\n---\n",
+    );
+    seed(
+        repo,
+        "projects/old.md",
+        "---\nname: Old thing\nstatus: active\nupdated_at: 2026-10-01T10:00:00Z\n---\n",
+    );
+    seed(
+        repo,
+        "projects/stuck.md",
+        "---\nname: Stuck thing\nstatus: blocked\nupdated_at: 2026-11-20T10:00:00Z\n---\n",
+    );
+    seed(repo, "admin/tax.md", "---\nname: Pay tax\nstatus: pending\ndue_date: 2026-11-10\n---\n");
+    seed(repo, "admin/bike.md", "---\nname: Fix bike\nstatus: done\nupdated_at: 2026-11-20T08:00:00Z\n---\n");
+    seed(repo, "people/sarah.md", "---\nname: Sarah\nfollow_ups: [Send the API spec]\n---\n");
+    seed(
+        repo,
+        "inbox/shed.md",
+        "---\nname: Shed\noriginal_text: build a shed\nsuggested_category: projects\ncreated_at: 2026-11-10T10:00:00Z\n---\n",
+    );
+}
+
+#[tokio::test]
+async fn the_digest_without_an_llm_renders_the_facts_under_the_headings() {
+    let (services, repo) = services();
+    seed_digest_vault(&repo);
+    let r = call(&services, &ctx(), "generate_digest", json!({"type": "daily"})).await;
+    let content = data_of(&r)["content"].as_str().unwrap();
+    assert_eq!(data_of(&r)["type"], "daily");
+    for heading in DigestKind::Daily.headings() {
+        assert!(content.contains(&format!("## {heading}")), "{content}");
+    }
+    let section = |name: &str| {
+        content.split(&format!("## {name}\n")).nth(1).unwrap().split("\n## ").next().unwrap().to_string()
+    };
+    let top = section("Top 3 actions");
+    assert!(top.contains("Pay tax") && top.contains("Write the post (Launch)"), "{top}");
+    assert!(top.find("Pay tax") < top.find("Write the post"), "soonest due first: {top}");
+    assert!(section("People to connect with").contains("Sarah: Send the API spec"));
+    let watch = section("Watch out for");
+    assert!(watch.contains("Pay tax was due 2026-11-10") && watch.contains("Shed has waited"), "{watch}");
+    assert!(section("One small win").contains("Fix bike"));
+    assert!(kb_tools::digest::render::word_count(content) < 150);
+
+    let r = call(&services, &ctx(), "generate_digest", json!({"type": "weekly"})).await;
+    let content = data_of(&r)["content"].as_str().unwrap();
+    for heading in DigestKind::Weekly.headings() {
+        assert!(content.contains(&format!("## {heading}")), "{content}");
+    }
+    assert!(
+        content.contains("Stuck thing is blocked") && content.contains("Old thing untouched"),
+        "{content}"
+    );
+    assert!(content.contains("Shed (maybe projects)"), "{content}");
+    assert!(kb_tools::digest::render::word_count(content) < 250);
+}
+
+#[tokio::test]
+async fn the_digest_with_an_llm_is_written_by_it_and_falls_back_when_it_fails() {
+    let model = Arc::new(ScriptedChatModel::new());
+    model.push_text("## Top 3 actions\n- Pay your tax today\n");
+    model.push_completion(Err(LlmError::Timeout(30)));
+    let writer = Arc::new(LlmDigestWriter::new(model.clone()));
+    let (services, repo) = services_with(Arc::new(ScriptedClassifier::new(vec![])), Some(writer));
+    seed_digest_vault(&repo);
+    let r = call(&services, &ctx(), "generate_digest", json!({"type": "daily"})).await;
+    assert_eq!(data_of(&r)["content"], "## Top 3 actions\n- Pay your tax today");
+    let asked = format!("{:?}", model.chat_requests()[0].messages);
+    assert!(
+        asked.contains("Pay tax") && asked.contains("## Watch out for") && asked.contains("150 words"),
+        "{asked}"
+    );
+
+    let r = call(&services, &ctx(), "generate_digest", json!({"type": "daily"})).await;
+    assert!(data_of(&r)["content"].as_str().unwrap().contains("## One small win"));
+}
+
+#[tokio::test]
+async fn search_entries_finds_every_term_and_ignores_an_empty_query() {
+    let (services, repo) = services();
+    seed(&repo, "projects/api.md", "---\nname: ClientCo API\nnext_action: send the spec\n---\n");
+    seed(&repo, "ideas/api.md", "---\nname: API ideas\n---\nspec spec spec");
+    seed(&repo, "people/sarah.md", "---\nname: Sarah\n---\n");
+    let r = call(&services, &ctx(), "search_entries", json!({"query": "api SPEC"})).await;
+    let hits = data_of(&r)["entries"].as_array().unwrap();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0]["path"], "ideas/api.md");
+    assert!(hits[0]["score"].as_f64() >= hits[1]["score"].as_f64());
+    let r = call(
+        &services,
+        &ctx(),
+        "search_entries",
+        json!({"query": "api", "category": "projects", "limit": 1}),
+    )
+    .await;
+    assert_eq!(data_of(&r)["entries"][0]["path"], "projects/api.md");
+    let r = call(&services, &ctx(), "search_entries", json!({"query": "   "})).await;
+    assert_eq!(data_of(&r), &json!({"entries": [], "total": 0}));
+}
