@@ -330,3 +330,115 @@ async fn it_says_what_it_is_and_what_it_costs() {
     assert_eq!(answer.usage.prompt_tokens, 0);
     assert_eq!(answer.usage.completion_tokens, 0);
 }
+
+mod any_message {
+    use super::*;
+    use proptest::prelude::*;
+
+    const VOCABULARY: &[&str] = &[
+        "that",
+        "it",
+        "is",
+        "a",
+        "project",
+        "idea",
+        "person",
+        "admin",
+        "inbox",
+        "move",
+        "mark",
+        "done",
+        "set",
+        "the",
+        "due",
+        "date",
+        "of",
+        "to",
+        "find",
+        "search",
+        "list",
+        "show",
+        "my",
+        "projects/x.md",
+        "inbox/é.md",
+        "Dec",
+        "15",
+        "tomorrow",
+        "friday",
+        "rename",
+        "weekly",
+        "review",
+        "digest",
+        "not",
+        "?",
+        "Priya",
+        "’s",
+        "“quoted”",
+        "[idea]",
+        "idea:",
+        "anything",
+        "about",
+        "in",
+        "ideas",
+        "people",
+        "next",
+        "action",
+        "tag",
+        "with",
+        ",",
+        "K",
+        "İstanbul",
+        "🙂",
+        "by",
+        "push",
+        "what",
+        "on",
+        "plate",
+        "call",
+        "met",
+    ];
+
+    fn sentence() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::collection::vec(prop::sample::select(VOCABULARY), 0..12).prop_map(|w| w.join(" ")),
+            "\\PC{0,80}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Whatever the person types, the answer is text or one call to an offered tool whose
+        /// arguments are a JSON object, and the same message gets the same answer.
+        #[test]
+        fn every_message_gets_a_well_formed_answer(message in sentence(), offered in 0usize..=7) {
+            let offered = &TOOLS[..offered];
+            let request = ChatRequest { messages: after_capture(&message), tools: tools(offered) };
+            let answer = model().answer(&request);
+            prop_assert!(answer.tool_calls.len() <= 1);
+            prop_assert_eq!(answer.tool_calls.is_empty(), answer.content.is_some());
+            for call in &answer.tool_calls {
+                prop_assert!(offered.contains(&call.name.as_str()), "{} not offered", call.name);
+                let args: Value = serde_json::from_str(&call.arguments).unwrap();
+                prop_assert!(args.is_object());
+            }
+            prop_assert_eq!(answer, model().answer(&request));
+        }
+
+        /// The classifier always answers with a filing category, a confidence in 0..1 and a name.
+        #[test]
+        fn every_text_gets_a_classification(text in sentence()) {
+            let request = StructuredRequest {
+                messages: fresh(&text),
+                schema_name: "classification".into(),
+                schema: json!({"type": "object"}),
+            };
+            let v = model().classify(&request);
+            prop_assert!(["people", "projects", "ideas", "admin"].contains(&v["category"].as_str().unwrap()));
+            let c = v["confidence"].as_f64().unwrap();
+            prop_assert!((0.0..=1.0).contains(&c));
+            prop_assert!(!v["name"].as_str().unwrap().is_empty());
+            prop_assert_eq!(v, model().classify(&request));
+        }
+    }
+}

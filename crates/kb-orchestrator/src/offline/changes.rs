@@ -29,7 +29,8 @@ const FIELDS: &[(&str, &str)] = &[
     ("one-liner", "one_liner"),
     ("tags", "tags"),
 ];
-const SETTERS: &[&str] = &["set", "change", "update", "make", "move", "push", "put", "switch"];
+const SETTERS: &[&str] =
+    &["set", "change", "update", "make", "move", "push", "put", "switch", "postpone", "reschedule", "delay"];
 const MOVERS: &[&str] = &[
     "move",
     "file",
@@ -216,7 +217,14 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         if let Some((field, j)) = field_at(&w, i) {
             return Some(update_of(subject, field, value(u, &w, base, field, j, today)));
         }
-        let status = status_word(w.get(skip(&w, i, &["to", "as"]))?)?;
+        let after = skip(&w, i, &["to", "as", "until", "till"]);
+        if matches!(first, "push" | "move" | "postpone" | "reschedule" | "delay")
+            && is_pointer(&subject)
+            && let Some((date, _)) = find_date(&w[after.min(w.len())..], today)
+        {
+            return Some(update_of(subject, "due_date", Ok(json!(date.format("%Y-%m-%d").to_string()))));
+        }
+        let status = status_word(w.get(after)?)?;
         return is_pointer(&subject).then(|| update_of(subject, "status", Ok(json!(status))));
     }
     // "next action for projects/x.md: email Sarah", "due date for that is Friday"
@@ -299,4 +307,53 @@ pub fn relocate(u: &Utterance) -> Option<Intent> {
     }
     let target = move_target(&w[i..])?;
     Some(Intent::Move { subject, target })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        Utterance::new(text).texts()
+    }
+
+    #[test]
+    fn subjects_are_paths_references_or_names() {
+        assert_eq!(
+            scan_subject(&words("projects/x.md to done"), 0),
+            Some((Subject::Path("projects/x.md".into()), 1))
+        );
+        assert_eq!(scan_subject(&words("that one as done"), 0), Some((Subject::Recent, 2)));
+        assert_eq!(scan_subject(&words("the last entry"), 0), Some((Subject::Recent, 3)));
+        assert_eq!(
+            scan_subject(&words("the passport task done"), 0),
+            Some((Subject::Named("the passport task".into()), 3))
+        );
+        assert_eq!(scan_subject(&words(""), 0), None);
+    }
+
+    #[test]
+    fn a_negated_category_is_not_the_target() {
+        assert_eq!(move_target(&words("is a project, not an idea")), Some(Category::Projects));
+        assert_eq!(move_target(&words("is not an idea it is a person")), Some(Category::People));
+        assert_eq!(move_target(&words("is a great idea")), None);
+    }
+
+    #[test]
+    fn updates_carry_typed_values() {
+        let today = NaiveDate::from_ymd_opt(2026, 11, 21).unwrap();
+        let update = |text: &str| match update(&Utterance::new(text), today) {
+            Some(Intent::Update { updates, .. }) => Value::Object(updates),
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(update("push it to tomorrow"), json!({"due_date": "2026-11-22"}));
+        assert_eq!(update("tag that with travel, family"), json!({"tags": ["travel", "family"]}));
+        assert_eq!(update("set that to someday"), json!({"status": "someday"}));
+        assert_eq!(update("call it “Garden plan”"), json!({"name": "Garden plan"}));
+        assert!(matches!(update_fn("set the status of that to purple", today), Some(Intent::Say(_))));
+    }
+
+    fn update_fn(text: &str, today: NaiveDate) -> Option<Intent> {
+        update(&Utterance::new(text), today)
+    }
 }

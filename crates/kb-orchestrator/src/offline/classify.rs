@@ -160,8 +160,10 @@ fn proper_names(text: &str) -> Vec<String> {
         let capitalised = clean.chars().next().is_some_and(char::is_uppercase)
             && clean.chars().any(char::is_lowercase)
             && !is_date_word(&lower);
-        let ordinary_start =
-            sentence_start && (STARTERS.contains(&lower.as_str()) || STOPWORDS.contains(&lower.as_str()));
+        let ordinary_start = sentence_start
+            && (STARTERS.contains(&lower.as_str())
+                || STOPWORDS.contains(&lower.as_str())
+                || ORDER.iter().any(|c| table(*c).iter().any(|(k, _)| *k == lower)));
         if capitalised && !ordinary_start && run.len() < 3 {
             run.push(clean);
         } else if !run.is_empty() {
@@ -215,6 +217,9 @@ fn title(u: &Utterance) -> String {
             break;
         }
         kept.push(token);
+    }
+    while kept.len() > 1 && kept.last().is_some_and(|w| STOPWORDS.contains(&w.to_lowercase().as_str())) {
+        kept.pop();
     }
     let title = capitalise(&one_line(&kept.join(" "), 60));
     if title.is_empty() { "Note".to_string() } else { title }
@@ -285,4 +290,45 @@ pub fn fit_to_schema(answer: Value, schema: &Value) -> Value {
         answer.entry(key.to_string()).or_insert(Value::Null);
     }
     Value::Object(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confidence_follows_the_evidence() {
+        assert_eq!(confidence(0, 0), 0.3);
+        assert_eq!(confidence(2, 2), 0.4);
+        assert_eq!(confidence(1, 0), 0.45);
+        assert_eq!(confidence(2, 1), 0.5);
+        assert_eq!(confidence(2, 0), 0.75);
+        assert_eq!(confidence(9, 0), 0.9);
+    }
+
+    #[test]
+    fn names_titles_and_tags_are_short() {
+        assert_eq!(proper_names("Coffee with Sarah Chen from ClientCo."), ["Sarah Chen", "ClientCo"]);
+        assert_eq!(proper_names("Dentist on Monday"), Vec::<String>::new());
+        assert_eq!(
+            title(&Utterance::new("remind me to renew the passport by Dec 15, urgent")),
+            "Renew the passport"
+        );
+        assert_eq!(title(&Utterance::new("")), "Note");
+        let words = Utterance::new("met Priya at the robotics meetup about robotics").texts();
+        assert_eq!(tags(&words, &["Priya".to_string()]), ["robotics", "meetup"]);
+    }
+
+    #[test]
+    fn answers_fit_the_schema_asked_for() {
+        let answer = json!({"category": "admin", "confidence": 0.9, "name": "Pay rent", "status": "pending", "tags": []});
+        let nested = json!({"type": "object", "required": ["category", "fields", "reason"],
+            "properties": {"category": {}, "confidence": {}, "name": {}, "tags": {}, "fields": {}, "reason": {}}});
+        assert_eq!(
+            fit_to_schema(answer.clone(), &nested),
+            json!({"category": "admin", "confidence": 0.9, "name": "Pay rent", "tags": [],
+                "fields": {"status": "pending"}, "reason": null})
+        );
+        assert_eq!(fit_to_schema(answer.clone(), &json!({"type": "object"})), answer);
+    }
 }

@@ -73,6 +73,7 @@ pub const PROJECT_WORDS: &[(&str, u32)] = &[
     ("working on", 2),
     ("finish", 1),
     ("draft", 1),
+    ("report", 1),
     ("plan", 1),
     ("set up", 1),
     ("organize", 1),
@@ -215,7 +216,7 @@ pub const GREETINGS: &[&str] =
 pub const THANKS: &[&str] = &["thanks", "thank", "thx", "ty", "cheers"];
 
 /// Words of farewell.
-pub const FAREWELLS: &[&str] = &["bye", "goodbye", "ciao", "later"];
+pub const FAREWELLS: &[&str] = &["bye", "goodbye", "ciao", "later", "night"];
 
 /// Words that may surround a greeting, thanks or an acknowledgement without changing it.
 pub const SMALL_TALK: &[&str] = &[

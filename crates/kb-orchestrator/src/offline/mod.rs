@@ -4,7 +4,8 @@
 //! are told back in plain sentences, and the capture classifier works from keyword tables
 //! ([`keywords`]). Same request, same answer.
 //!
-//! - [`utterance`] reads a message into words; [`intent`] and [`changes`] decide what it asks;
+//! - [`utterance`] reads a message into words; [`intent`], [`queries`] and [`changes`] decide
+//!   what it asks;
 //!   [`plan`] turns that into a tool call or a sentence.
 //! - [`transcript`] finds the last message, the results after it and the entry "that" means;
 //!   [`render`] writes the final answer from tool results.
@@ -16,6 +17,7 @@ pub mod dates;
 pub mod intent;
 pub mod keywords;
 pub mod plan;
+pub mod queries;
 pub mod render;
 pub mod transcript;
 pub mod utterance;

@@ -1,0 +1,303 @@
+//! Requests that read the vault: a digest, one entry ("show projects/x.md", "open it"),
+//! a search ("find Priya", "what do I know about ClientCo") or a list ("list my projects",
+//! "what's on my plate").
+
+use kb_domain::Category;
+use kb_domain::category::{ADMIN_STATUSES, PROJECT_STATUSES};
+
+use super::changes;
+use super::dates::is_date_word;
+use super::intent::{Intent, Subject};
+use super::keywords::{STOPWORDS, category_word, status_word};
+use super::utterance::{Utterance, find_phrase, starts_with};
+
+/// A request for the daily digest or the weekly review.
+pub fn digest(u: &Utterance) -> Option<Intent> {
+    let core = u.core();
+    let has = |phrases: &[&str]| phrases.iter().any(|p| find_phrase(&core, p).is_some());
+    let weekly_words = ["weekly", "week"];
+    let weekly = has(&weekly_words);
+    let asks_weekly = has(&[
+        "weekly review",
+        "weekly summary",
+        "weekly report",
+        "weekly recap",
+        "weekly digest",
+        "week in review",
+        "review my week",
+        "review of my week",
+        "recap my week",
+        "summary of my week",
+        "summarize my week",
+        "summarise my week",
+        "how was my week",
+        "how did my week go",
+    ]);
+    let asks_daily = has(&[
+        "digest",
+        "daily review",
+        "daily summary",
+        "daily briefing",
+        "morning briefing",
+        "what should i focus on",
+        "what should i work on",
+        "what should i do today",
+        "plan my day",
+        "my day look",
+        "summary of my day",
+        "priorities for today",
+        "today's priorities",
+        "top priorities",
+        "focus today",
+    ]);
+    let plain = core
+        .iter()
+        .all(|w| DIGEST_WORDS.contains(&w.as_str()) || w.starts_with("week") || w.starts_with("dai"));
+    let asks_whole = has(&["what should i", "how was my", "how did my", "plan my day", "my day look"]);
+    ((asks_weekly || asks_daily) && (plain || asks_whole))
+        .then_some(Intent::Digest { weekly: asks_weekly || weekly })
+}
+
+/// Words a request for a digest may be made of ("give me my weekly review, please").
+const DIGEST_WORDS: &[&str] = &[
+    "give",
+    "me",
+    "my",
+    "the",
+    "a",
+    "an",
+    "show",
+    "get",
+    "generate",
+    "run",
+    "send",
+    "make",
+    "create",
+    "do",
+    "time",
+    "for",
+    "start",
+    "prepare",
+    "write",
+    "what",
+    "is",
+    "i",
+    "need",
+    "let's",
+    "today's",
+    "todays",
+    "your",
+    "can",
+    "you",
+    "produce",
+    "digest",
+    "review",
+    "summary",
+    "report",
+    "recap",
+    "briefing",
+    "morning",
+    "daily",
+    "today",
+    "this",
+    "of",
+    "in",
+    "now",
+    "again",
+    "our",
+    "us",
+    "please",
+    "quick",
+    "short",
+    "would",
+    "like",
+    "to",
+    "see",
+    "read",
+    "summarize",
+    "summarise",
+    "priorities",
+    "top",
+    "focus",
+    "on",
+    "latest",
+    "new",
+    "fresh",
+];
+
+/// A request to show one entry.
+pub fn get(u: &Utterance) -> Option<Intent> {
+    if let Some(path) = u.paths().into_iter().next() {
+        return Some(Intent::Get(Subject::Path(path)));
+    }
+    let core = u.core();
+    let verbs = ["show me", "show", "open", "read", "view", "display", "fetch", "pull up", "bring up", "get"];
+    let verb = verbs.iter().find(|p| starts_with(&core, p))?;
+    let (subject, end) = changes::scan_subject(&core, verb.split(' ').count())?;
+    (subject == Subject::Recent && end == core.len()).then_some(Intent::Get(Subject::Recent))
+}
+
+const SEARCH_LEADS: &[&str] = &[
+    "search for",
+    "search",
+    "look up",
+    "look for",
+    "lookup",
+    "find me",
+    "find",
+    "what do i know about",
+    "what do i have on",
+    "what do i have about",
+    "do i have anything on",
+    "do i have anything about",
+    "do i have notes on",
+    "do i have notes about",
+    "anything about",
+    "anything on",
+    "anything regarding",
+    "any notes on",
+    "any notes about",
+    "what about",
+    "who is",
+    "who was",
+    "tell me about",
+    "what did i say about",
+    "what did i write about",
+    "everything about",
+    "notes on",
+    "notes about",
+    "info on",
+    "info about",
+    "where did i put",
+    "when is",
+    "when are",
+    "when was",
+];
+
+/// A search, or a list when the words only name a category.
+pub fn search(u: &Utterance) -> Option<Intent> {
+    let core = u.core();
+    let base = u.core_start();
+    let start = match SEARCH_LEADS.iter().find(|p| starts_with(&core, p)) {
+        // "find a new dentist by Friday" is a task, not a search
+        Some(lead) if lead.starts_with("find") && core.iter().any(|w| w == "by" || is_date_word(w)) => {
+            return None;
+        }
+        Some(lead) => lead.split(' ').count(),
+        None => {
+            let openers =
+                ["show", "list", "give", "get", "anything", "any", "what", "is", "are", "everything"];
+            if !core.first().is_some_and(|w| openers.contains(&w.as_str())) {
+                return None;
+            }
+            core.iter().position(|w| matches!(w.as_str(), "about" | "regarding" | "mentioning"))? + 1
+        }
+    };
+    let mut from = start;
+    let mut to = core.len();
+    let mut category = None;
+    // "find people named Priya", "search ideas for drones"
+    if let Some(c) = core.get(from).and_then(|w| category_word(w)).or_else(|| {
+        (core.get(from).is_some_and(|w| w == "my"))
+            .then(|| core.get(from + 1).and_then(|w| category_word(w)))
+            .flatten()
+    }) {
+        let skip = if core[from] == "my" { 2 } else { 1 };
+        let glue = ["for", "about", "named", "called", "with", "mentioning", "on", "regarding"];
+        if core.get(from + skip).is_some_and(|w| glue.contains(&w.as_str())) {
+            category = Some(c);
+            from += skip + 1;
+        } else if from + skip == to {
+            return Some(Intent::List { category: Some(c), status: None, limit: None });
+        }
+    }
+    // "find drones in ideas", "search Priya in my people"
+    if let Some(c) = core.last().and_then(|w| category_word(w))
+        && let Some(at) = core[from..to].iter().rposition(|w| w == "in")
+        && core[from + at + 1..to - 1].iter().all(|w| w == "my" || w == "the")
+        && from + at > from
+    {
+        category = Some(c);
+        to = from + at;
+    }
+    while from < to && (STOPWORDS.contains(&core[from].as_str()) || core[from] == "'s") {
+        from += 1;
+    }
+    while to > from && (STOPWORDS.contains(&core[to - 1].as_str()) || core[to - 1] == "'s") {
+        to -= 1;
+    }
+    let query = u.span(base + from, base + to);
+    if query.is_empty() {
+        return Some(Intent::Say(
+            "What should I search for? For example: “find Priya” or “search for passport”.".into(),
+        ));
+    }
+    Some(Intent::Search { query, category })
+}
+
+/// A request to list entries.
+pub fn list(u: &Utterance) -> Option<Intent> {
+    let core = u.core();
+    let has = |p: &str| find_phrase(&core, p).is_some();
+    if has("on my plate") || has("open loops") {
+        return Some(Intent::List {
+            category: Some(Category::Projects),
+            status: Some("active"),
+            limit: None,
+        });
+    }
+    if has("what do i have to do") || has("todo list") || has("to do list") || has("to-do list") {
+        return Some(Intent::List { category: Some(Category::Admin), status: Some("pending"), limit: None });
+    }
+    let recent = [
+        "what did i capture",
+        "what did i save",
+        "what did i file",
+        "what have i captured",
+        "what have i saved",
+    ];
+    if recent.iter().any(|p| has(p)) || has("show recent") || has("recent entries") {
+        return Some(Intent::List { category: None, status: None, limit: None });
+    }
+    if has("who do i know") || has("who have i met") {
+        return Some(Intent::List { category: Some(Category::People), status: None, limit: None });
+    }
+    if starts_with(&core, "what if") {
+        return None;
+    }
+    let category = core.iter().enumerate().find_map(|(k, w)| {
+        let negated = k > 0 && core[k - 1] == "not";
+        category_word(w).filter(|_| !negated)
+    });
+    let verbs = [
+        "list", "show", "display", "see", "view", "give", "get", "open", "browse", "what", "which", "any",
+        "anything",
+    ];
+    let questions = ["how many", "do i have", "have i got", "what are", "what is in"];
+    let opens = core.first().is_some_and(|w| verbs.contains(&w.as_str()))
+        || questions.iter().any(|q| starts_with(&core, q));
+    let everything = ["everything", "entries", "all", "recent", "latest", "saved", "captured"];
+    let bare = core.iter().all(|w| {
+        category_word(w).is_some()
+            || status_word(w).is_some()
+            || matches!(w.as_str(), "my" | "all" | "the" | "open" | "recent" | "latest" | "items" | "entries")
+            || w.parse::<u64>().is_ok()
+    });
+    let names_all = core.iter().any(|w| everything.contains(&w.as_str()));
+    if !(category.is_some() && (opens || bare) || opens && names_all && core.len() <= 5) {
+        return None;
+    }
+    let status = core.iter().find_map(|w| match (w.as_str(), category) {
+        ("open", Some(Category::Projects)) => Some("active"),
+        ("open", Some(Category::Admin)) => Some("pending"),
+        (w, Some(Category::Projects | Category::Admin) | None) => status_word(w),
+        _ => None,
+    });
+    let status = status.filter(|s| match category {
+        Some(Category::Projects) => PROJECT_STATUSES.contains(s),
+        Some(Category::Admin) => ADMIN_STATUSES.contains(s),
+        _ => true,
+    });
+    let limit = core.iter().find_map(|w| w.parse::<u64>().ok().filter(|n| (1..=100).contains(n)));
+    Some(Intent::List { category, status, limit })
+}
