@@ -18,8 +18,11 @@ fn parses<T: DeserializeOwned>(value: &Value) -> bool {
     serde_json::from_value::<T>(value.clone()).is_ok()
 }
 
+/// Whether a tool's typed parser accepts some arguments.
+type Parser = fn(&Value) -> bool;
+
 /// Each tool's name with the parser of its argument struct.
-fn parsers() -> Vec<(&'static str, fn(&Value) -> bool)> {
+fn parsers() -> Vec<(&'static str, Parser)> {
     vec![
         ("classify_and_capture", parses::<CaptureArgs>),
         ("list_entries", parses::<ListEntriesArgs>),
