@@ -1,0 +1,331 @@
+//! [`Assistant`]: kb assembled from its default adapters.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use kb_domain::{
+    ChatModel, Clock, Confidence, Conversation, ConversationId, ConversationStore, EntryRepository, Message,
+    StoreError, SystemClock,
+};
+use kb_orchestrator::llm::OpenAiChatModel;
+use kb_orchestrator::offline::OfflineModel;
+use kb_orchestrator::turn::{ChatResponse, Orchestrator, TurnError, TurnSettings};
+use kb_search::{OnChange, OpenOptions, TantivyIndex, VaultWatcher};
+use kb_storage::conversations::SqliteConversationStore;
+use kb_storage::vault::Vault;
+use kb_tools::{
+    CaptureSource, LlmClassifier, LlmDigestWriter, ToolContext, ToolRegistry, ToolResult, ToolServices,
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::config::{Config, ModelChoice};
+use crate::error::{CoreError, ToolFailure};
+
+/// kb: the vault, its index, the conversations and the model, behind one object.
+pub struct Assistant {
+    vault: Arc<Vault>,
+    index: Arc<TantivyIndex>,
+    _watcher: Option<VaultWatcher>,
+    store: Arc<SqliteConversationStore>,
+    registry: Arc<ToolRegistry>,
+    services: ToolServices,
+    orchestrator: Orchestrator,
+    model: Arc<dyn ChatModel>,
+    threshold: Confidence,
+}
+
+impl std::fmt::Debug for Assistant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Assistant")
+            .field("vault", &self.vault.root())
+            .field("model", &self.model.describe())
+            .finish()
+    }
+}
+
+/// What `/healthz` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// kb's version.
+    pub version: &'static str,
+    /// `offline`, or the model's name.
+    pub model: String,
+    /// Entries in the vault.
+    pub entries: usize,
+    /// Whether search answers (the index is built and open).
+    pub index_ready: bool,
+    /// Files that look like entries but cannot be read.
+    pub malformed_files: usize,
+}
+
+impl Assistant {
+    /// Opens (creating on first use) the vault, index and database of `config`, and starts
+    /// following outside edits when `config.watch` is set.
+    pub async fn open(config: Config) -> Result<Assistant, CoreError> {
+        Assistant::open_with_progress(config, OpenOptions::default()).await
+    }
+
+    /// [`Assistant::open`], reporting index build progress through `options`.
+    pub async fn open_with_progress(config: Config, options: OpenOptions) -> Result<Assistant, CoreError> {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let dir = config.kb_dir.clone();
+        let vault_clock = Arc::clone(&clock);
+        let (vault, index) =
+            tokio::task::spawn_blocking(move || open_vault_and_index(&dir, vault_clock, options))
+                .await
+                .map_err(|e| CoreError::Task(e.to_string()))??;
+        let watcher = if config.watch { start_watcher(&vault, &index) } else { None };
+        let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
+        let model: Arc<dyn ChatModel> = match &config.model {
+            ModelChoice::Offline => Arc::new(OfflineModel::with_clock(Arc::clone(&clock))),
+            ModelChoice::OpenAi(settings) => {
+                Arc::new(OpenAiChatModel::new(settings.clone()).map_err(|e| CoreError::Model(e.to_string()))?)
+            }
+        };
+        let digest_writer: Option<Arc<dyn kb_tools::DigestWriter>> = match config.model {
+            // The offline model cannot write prose: digests are rendered from their facts.
+            ModelChoice::Offline => None,
+            ModelChoice::OpenAi(_) => Some(Arc::new(LlmDigestWriter::new(Arc::clone(&model)))),
+        };
+        let services = ToolServices {
+            repository: Arc::clone(&vault) as Arc<dyn EntryRepository>,
+            search: Arc::clone(&index) as Arc<dyn kb_domain::SearchIndex>,
+            classifier: Arc::new(LlmClassifier::new(Arc::clone(&model))),
+            digest_writer,
+            clock,
+        };
+        let registry = Arc::new(kb_tools::standard_registry().map_err(|e| CoreError::Task(e.to_string()))?);
+        let threshold = Confidence::new(config.threshold)
+            .map_err(|e| CoreError::Config(crate::config::ConfigError::Model(e.to_string())))?;
+        let settings = TurnSettings {
+            max_tool_rounds: config.max_tool_rounds,
+            history_window: config.history_window,
+            threshold,
+            time_zone: config.time_zone.clone(),
+            ..TurnSettings::default()
+        };
+        let orchestrator = Orchestrator::new(
+            Arc::clone(&model),
+            Arc::clone(&registry),
+            services.clone(),
+            Arc::clone(&store) as Arc<dyn ConversationStore>,
+            settings,
+        );
+        tracing::info!(vault = %vault.root().display(), model = %model.describe(), "kb is ready");
+        Ok(Assistant {
+            vault,
+            index,
+            _watcher: watcher,
+            store,
+            registry,
+            services,
+            orchestrator,
+            model,
+            threshold,
+        })
+    }
+
+    /// The vault folder.
+    pub fn vault_root(&self) -> &Path {
+        self.vault.root()
+    }
+
+    /// `offline`, or the model's name.
+    pub fn model_name(&self) -> String {
+        self.model.describe()
+    }
+
+    /// One chat turn (SPEC §3).
+    pub async fn chat(
+        &self,
+        conversation: Option<&ConversationId>,
+        message: &str,
+    ) -> Result<ChatResponse, TurnError> {
+        self.orchestrator.chat(conversation, message).await
+    }
+
+    /// Runs one tool directly (as the REST API and CLI do), with `source` as the origin of
+    /// captures. Answers the tool's `data`, or its failure.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        source: CaptureSource,
+    ) -> Result<Value, ToolFailure> {
+        let result = self.run_tool(name, &arguments, source).await;
+        if result.success {
+            Ok(result.data.unwrap_or(Value::Null))
+        } else {
+            Err(ToolFailure::from_result(&result))
+        }
+    }
+
+    async fn run_tool(&self, name: &str, arguments: &Value, source: CaptureSource) -> ToolResult {
+        let ctx = ToolContext {
+            conversation_id: None,
+            last_filed: None,
+            today: self.services.clock.now().date_naive(),
+            threshold: self.threshold,
+            source,
+        };
+        self.registry.execute(name, &arguments.to_string(), &ctx, &self.services).await
+    }
+
+    /// Files a capture (classify_and_capture).
+    pub async fn capture(
+        &self,
+        text: &str,
+        hints: Option<&str>,
+        source: CaptureSource,
+    ) -> Result<Value, ToolFailure> {
+        let mut args = json!({ "text": text });
+        if let Some(hints) = hints {
+            args["hints"] = Value::String(hints.to_string());
+        }
+        self.call_tool("classify_and_capture", args, source).await
+    }
+
+    /// Lists entries (list_entries), newest first.
+    pub async fn list(
+        &self,
+        category: Option<&str>,
+        status: Option<&str>,
+        limit: Option<u64>,
+    ) -> Result<Value, ToolFailure> {
+        let mut args = json!({});
+        set(&mut args, "category", category.map(Value::from));
+        set(&mut args, "status", status.map(Value::from));
+        set(&mut args, "limit", limit.map(Value::from));
+        self.call_tool("list_entries", args, CaptureSource::Api).await
+    }
+
+    /// One entry (get_entry).
+    pub async fn get(&self, path: &str) -> Result<Value, ToolFailure> {
+        self.call_tool("get_entry", json!({ "path": path }), CaptureSource::Api).await
+    }
+
+    /// Updates an entry (update_entry).
+    pub async fn update(&self, path: &str, updates: Value) -> Result<Value, ToolFailure> {
+        self.call_tool("update_entry", json!({ "path": path, "updates": updates }), CaptureSource::Api).await
+    }
+
+    /// Moves an entry (move_entry).
+    pub async fn move_entry(&self, path: &str, target_category: &str) -> Result<Value, ToolFailure> {
+        self.call_tool(
+            "move_entry",
+            json!({ "path": path, "targetCategory": target_category }),
+            CaptureSource::Api,
+        )
+        .await
+    }
+
+    /// Searches (search_entries).
+    pub async fn search(
+        &self,
+        query: &str,
+        category: Option<&str>,
+        limit: Option<u64>,
+    ) -> Result<Value, ToolFailure> {
+        let mut args = json!({ "query": query });
+        set(&mut args, "category", category.map(Value::from));
+        set(&mut args, "limit", limit.map(Value::from));
+        self.call_tool("search_entries", args, CaptureSource::Api).await
+    }
+
+    /// A daily or weekly digest (generate_digest).
+    pub async fn digest(&self, kind: &str) -> Result<Value, ToolFailure> {
+        self.call_tool("generate_digest", json!({ "type": kind }), CaptureSource::Api).await
+    }
+
+    /// The current `index.md`.
+    pub fn index_markdown(&self) -> String {
+        self.vault.index_markdown()
+    }
+
+    /// Every conversation, most recent first.
+    pub async fn conversations(&self) -> Result<Vec<Conversation>, StoreError> {
+        self.store.list().await
+    }
+
+    /// A conversation with its messages.
+    pub async fn conversation(
+        &self,
+        id: &ConversationId,
+    ) -> Result<(Conversation, Vec<Message>), StoreError> {
+        let conversation = self.store.get(id).await?.ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        let messages = self.store.messages(id).await?;
+        Ok((conversation, messages))
+    }
+
+    /// Renames a conversation.
+    pub async fn rename_conversation(&self, id: &ConversationId, title: &str) -> Result<(), StoreError> {
+        self.store.rename(id, title).await
+    }
+
+    /// Deletes a conversation and its messages.
+    pub async fn delete_conversation(&self, id: &ConversationId) -> Result<(), StoreError> {
+        self.store.delete(id).await
+    }
+
+    /// What `/healthz` reports.
+    pub fn health(&self) -> Health {
+        let entries = self
+            .vault
+            .list(&kb_domain::ListFilter { limit: 1, ..kb_domain::ListFilter::default() })
+            .map(|page| page.total)
+            .unwrap_or(0);
+        Health {
+            version: env!("CARGO_PKG_VERSION"),
+            model: self.model.describe(),
+            entries,
+            index_ready: true,
+            malformed_files: self.vault.malformed().len(),
+        }
+    }
+
+    /// Brings the index in line with the vault on disk (the `kb reindex` command).
+    pub fn reindex(&self) -> Result<kb_search::SyncStats, kb_domain::SearchError> {
+        self.index.reconcile()
+    }
+
+    /// Closes the database cleanly (the vault and index need nothing).
+    pub async fn close(&self) {
+        self.store.close().await;
+    }
+}
+
+fn set(args: &mut Value, key: &str, value: Option<Value>) {
+    if let Some(value) = value {
+        args[key] = value;
+    }
+}
+
+fn open_vault_and_index(
+    dir: &Path,
+    clock: Arc<dyn Clock>,
+    options: OpenOptions,
+) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
+    let vault = Arc::new(Vault::open(dir, clock)?);
+    let index_dir = vault.root().join(".kb").join("index");
+    let index = Arc::new(TantivyIndex::open_with(vault.root(), &index_dir, options)?);
+    vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
+    Ok((vault, index))
+}
+
+fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultWatcher> {
+    let vault_for_events = Arc::clone(vault);
+    let on_change: OnChange = Arc::new(move |path| {
+        if let Err(error) = vault_for_events.refresh(path) {
+            tracing::warn!(%error, %path, "could not refresh an entry changed outside kb");
+        }
+    });
+    match VaultWatcher::start(Arc::clone(index), Some(on_change)) {
+        Ok(watcher) => Some(watcher),
+        Err(error) => {
+            tracing::warn!(%error, "not following outside edits: the vault cannot be watched");
+            None
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The configuration of an [`crate::Assistant`]: where the vault and database are, which
+//! model to use, and the chat settings; read from the environment (SPEC §3-4) or built in
+//! code.
+
+use std::path::PathBuf;
+
+use kb_orchestrator::llm::OpenAiSettings;
+
+/// Which model answers.
+#[derive(Debug, Clone)]
+pub enum ModelChoice {
+    /// The built-in offline model (deterministic rules, no network).
+    Offline,
+    /// An OpenAI-compatible server.
+    OpenAi(OpenAiSettings),
+}
+
+/// Everything an assistant needs to start.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The vault folder (`KB_DIR`, `--kb-dir`; default `kb`).
+    pub kb_dir: PathBuf,
+    /// The conversation database (`DATABASE_URL`; default `sqlite://{kb_dir}/.kb/kb.sqlite`).
+    pub database_url: Option<String>,
+    /// The model.
+    pub model: ModelChoice,
+    /// Captures below this confidence go to the inbox (`KB_CONFIDENCE_THRESHOLD`, 0.6).
+    pub threshold: f64,
+    /// Tool rounds per chat turn (`KB_MAX_TOOL_ROUNDS`, 5).
+    pub max_tool_rounds: usize,
+    /// Recent messages sent with each turn (`KB_HISTORY_WINDOW`, 20).
+    pub history_window: usize,
+    /// The person's time zone, for the prompt (`KB_TIMEZONE`).
+    pub time_zone: Option<String>,
+    /// Whether to follow edits made outside kb while it runs (on for servers and the REPL).
+    pub watch: bool,
+}
+
+/// A configuration value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A variable with a value of the wrong kind.
+    #[error("{name}={value:?} is not valid: {expected}")]
+    Invalid {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// The model settings are wrong.
+    #[error("language model settings: {0}")]
+    Model(String),
+}
+
+impl Config {
+    /// An offline configuration for the vault at `kb_dir`, with every default.
+    pub fn offline(kb_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            kb_dir: kb_dir.into(),
+            database_url: None,
+            model: ModelChoice::Offline,
+            threshold: kb_tools::DEFAULT_THRESHOLD,
+            max_tool_rounds: 5,
+            history_window: 20,
+            time_zone: None,
+            watch: false,
+        }
+    }
+
+    /// Reads the configuration from the environment; `kb_dir` (a `--kb-dir` flag) wins
+    /// over `KB_DIR`.
+    pub fn from_env(kb_dir: Option<PathBuf>) -> Result<Config, ConfigError> {
+        Config::from_lookup(kb_dir, |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+    }
+
+    /// Reads the configuration through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(
+        kb_dir: Option<PathBuf>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let dir =
+            kb_dir.or_else(|| lookup("KB_DIR").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("kb"));
+        let mut config = Config::offline(dir);
+        config.database_url = lookup("DATABASE_URL");
+        config.time_zone = lookup("KB_TIMEZONE");
+        if let Some(value) = lookup("KB_CONFIDENCE_THRESHOLD") {
+            config.threshold = value.trim().parse::<f64>().ok().filter(|t| (0.0..=1.0).contains(t)).ok_or(
+                ConfigError::Invalid {
+                    name: "KB_CONFIDENCE_THRESHOLD",
+                    value,
+                    expected: "a number from 0 to 1",
+                },
+            )?;
+        }
+        config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;
+        config.history_window = count(&lookup, "KB_HISTORY_WINDOW", config.history_window)?;
+        let settings = OpenAiSettings::from_lookup(&lookup).map_err(|e| ConfigError::Model(e.to_string()))?;
+        if let Some(settings) = settings {
+            config.model = ModelChoice::OpenAi(settings);
+        }
+        Ok(config)
+    }
+
+    /// The database URL in use.
+    pub fn database_url(&self) -> String {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}", self.kb_dir.join(".kb").join("kb.sqlite").display()))
+    }
+}
+
+fn count(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: usize,
+) -> Result<usize, ConfigError> {
+    match lookup(name) {
+        None => Ok(default),
+        Some(value) => value.trim().parse::<usize>().ok().filter(|n| *n >= 1).ok_or(ConfigError::Invalid {
+            name,
+            value,
+            expected: "a whole number of at least 1",
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(None, |name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_are_offline_in_kb() {
+        let c = config(&[]).unwrap();
+        assert!(matches!(c.model, ModelChoice::Offline));
+        assert_eq!(c.kb_dir, PathBuf::from("kb"));
+        assert_eq!(c.database_url(), "sqlite://kb/.kb/kb.sqlite");
+        assert_eq!(c.threshold, 0.6);
+    }
+
+    #[test]
+    fn variables_are_read_and_checked() {
+        let c =
+            config(&[("KB_DIR", "/tmp/v"), ("KB_CONFIDENCE_THRESHOLD", "0.8"), ("KB_MAX_TOOL_ROUNDS", "3")])
+                .unwrap();
+        assert_eq!(c.kb_dir, PathBuf::from("/tmp/v"));
+        assert_eq!(c.threshold, 0.8);
+        assert_eq!(c.max_tool_rounds, 3);
+        assert!(config(&[("KB_CONFIDENCE_THRESHOLD", "2")]).is_err());
+        assert!(config(&[("KB_MAX_TOOL_ROUNDS", "zero")]).is_err());
+        let key = config(&[("OPENAI_API_KEY", "sk-test")]).unwrap();
+        assert!(matches!(key.model, ModelChoice::OpenAi(_)));
+    }
+}

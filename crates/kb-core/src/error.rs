@@ -1,0 +1,46 @@
+//! Errors of the facade: failing to start, and a tool call that did not succeed.
+
+use kb_tools::{ErrorCode, ToolResult};
+
+/// Why kb could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// The configuration is wrong.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The vault could not be opened.
+    #[error("cannot open the vault: {0}")]
+    Vault(#[from] kb_domain::RepositoryError),
+    /// The search index could not be opened or built.
+    #[error("cannot open the search index: {0}")]
+    Search(#[from] kb_search::OpenError),
+    /// The conversation database could not be opened.
+    #[error("cannot open the conversation database: {0}")]
+    Store(#[from] kb_domain::StoreError),
+    /// The model could not be set up.
+    #[error("cannot set up the language model: {0}")]
+    Model(String),
+    /// A start-up task failed to run.
+    #[error("start-up task failed: {0}")]
+    Task(String),
+}
+
+/// A tool call through the facade that did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolFailure {
+    /// What kind of failure (maps to an HTTP status or exit code).
+    pub code: ErrorCode,
+    /// What went wrong, in words a person can act on.
+    pub message: String,
+}
+
+impl ToolFailure {
+    /// The failure of a result that did not succeed.
+    pub fn from_result(result: &ToolResult) -> ToolFailure {
+        ToolFailure {
+            code: result.error_code.unwrap_or(ErrorCode::Internal),
+            message: result.error.clone().unwrap_or_else(|| "the tool failed".to_string()),
+        }
+    }
+}
