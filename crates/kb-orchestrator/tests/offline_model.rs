@@ -24,15 +24,16 @@ const TOOLS: [&str; 7] = [
 ];
 const SYSTEM: &str = "You are a personal knowledge management assistant. Today is Saturday, 2026-11-21.";
 
+/// The real tool definitions of kb-tools, only those named.
 fn tools(names: &[&str]) -> Vec<ToolDefinition> {
-    names
-        .iter()
-        .map(|n| ToolDefinition {
-            name: (*n).to_string(),
-            description: format!("the {n} tool"),
-            parameters: json!({"type": "object", "properties": {}, "required": []}),
-        })
-        .collect()
+    let all = kb_tools::standard_registry().unwrap().definitions();
+    names.iter().map(|n| all.iter().find(|d| d.name == *n).unwrap().clone()).collect()
+}
+
+/// The argument errors kb-tools would report for a call.
+fn argument_errors(call: &ToolCall) -> Vec<String> {
+    let args: Value = serde_json::from_str(&call.arguments).unwrap();
+    kb_tools::validate::check_arguments(&tools(&[call.name.as_str()])[0].parameters, &args)
 }
 
 /// A conversation in which `inbox/x.md` was just captured, then `message`.
@@ -68,6 +69,7 @@ async fn route(message: &str) -> (String, Value) {
     assert_eq!(answer.tool_calls.len(), 1, "{message:?} gave no single tool call: {answer:?}");
     let call = &answer.tool_calls[0];
     assert_eq!(call.id, "offline-2", "{message:?}");
+    assert_eq!(argument_errors(call), Vec::<String>::new(), "{message:?}: {}", call.arguments);
     let args: Value = serde_json::from_str(&call.arguments).unwrap();
     (call.name.clone(), args)
 }
@@ -310,6 +312,28 @@ async fn the_classifier_files_clear_text_confidently_and_vague_text_low() {
 }
 
 #[tokio::test]
+async fn the_capture_tool_classifier_reads_the_offline_answers() {
+    use kb_domain::Category;
+    use kb_tools::{Classifier, ClassifyRequest, LlmClassifier};
+    let classifier = LlmClassifier::new(Arc::new(model()));
+    let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 21).unwrap();
+    let ask = |text: &str, forced| ClassifyRequest { text: text.into(), forced_category: forced, today };
+    let admin = classifier.classify(&ask("renew passport by Dec 15", None)).await.unwrap();
+    assert_eq!(admin.category, Category::Admin);
+    assert!(admin.confidence.value() >= 0.75);
+    assert_eq!(admin.name, "Renew passport");
+    assert_eq!(admin.fields.get("due_date"), Some(&json!("2026-12-15")));
+    assert_eq!(admin.fields.get("status"), Some(&json!("pending")));
+    let vague = classifier.classify(&ask("hmm, that thing", None)).await.unwrap();
+    assert!(vague.confidence.value() < 0.6);
+    // a hint fixes the category: the fields are that category's
+    let forced = classifier.classify(&ask("website redesign", Some(Category::Projects))).await.unwrap();
+    assert_eq!(forced.category, Category::Projects);
+    assert_eq!(forced.fields.get("status"), Some(&json!("active")));
+    assert_eq!(forced.fields.get("next_action"), Some(&json!("Website redesign")));
+}
+
+#[tokio::test]
 async fn the_same_request_gets_the_same_answer() {
     for text in ["met Priya at the robotics meetup", "renew passport by Dec 15", "list my projects", "hmm"] {
         let first = classify(text).await;
@@ -421,6 +445,7 @@ mod any_message {
                 prop_assert!(offered.contains(&call.name.as_str()), "{} not offered", call.name);
                 let args: Value = serde_json::from_str(&call.arguments).unwrap();
                 prop_assert!(args.is_object());
+                prop_assert!(argument_errors(call).is_empty(), "{}: {:?}", call.arguments, argument_errors(call));
             }
             prop_assert_eq!(answer, model().answer(&request));
         }

@@ -63,8 +63,9 @@ const FOLLOW_UP_VERBS: &[&str] = &[
     "get",
 ];
 
-/// Classifies `text`. Dates like "tomorrow" resolve against `today`.
-pub fn classify(text: &str, today: NaiveDate) -> Value {
+/// Classifies `text`. Dates like "tomorrow" resolve against `today`. A category the person
+/// fixed with a hint is taken as it is, with full confidence.
+pub fn classify(text: &str, today: NaiveDate, forced: Option<Category>) -> Value {
     let u = Utterance::new(text);
     let words = u.texts();
     let names = proper_names(&u.original);
@@ -84,8 +85,11 @@ pub fn classify(text: &str, today: NaiveDate) -> Value {
     scored.sort_by_key(|(_, score)| std::cmp::Reverse(*score)); // stable: ORDER breaks ties
     let (category, best) = scored[0];
     let runner_up = scored[1].1;
-    let category = if best == 0 { Category::Ideas } else { category };
-    let confidence = confidence(best, runner_up);
+    let (category, confidence) = match forced {
+        Some(forced) => (forced, 1.0),
+        None if best == 0 => (Category::Ideas, confidence(0, 0)),
+        None => (category, confidence(best, runner_up)),
+    };
 
     let title = title(&u);
     let name = match (category, names.first()) {
@@ -268,30 +272,6 @@ fn tags(words: &[String], names: &[String]) -> Vec<String> {
     tags
 }
 
-/// Shapes an answer to the schema asked for: keys the schema does not know are dropped (or
-/// nested under `fields` when the schema has such an object), and missing required keys are
-/// `null`.
-pub fn fit_to_schema(answer: Value, schema: &Value) -> Value {
-    let (Value::Object(mut answer), Some(props)) =
-        (answer.clone(), schema.get("properties").and_then(Value::as_object))
-    else {
-        return answer;
-    };
-    if props.contains_key("fields") && !answer.contains_key("fields") {
-        let extra: Vec<String> = answer.keys().filter(|k| !props.contains_key(*k)).cloned().collect();
-        let fields: Map<String, Value> =
-            extra.iter().filter_map(|k| answer.remove(k).map(|v| (k.clone(), v))).collect();
-        answer.insert("fields".into(), Value::Object(fields));
-    }
-    answer.retain(|k, _| props.contains_key(k));
-    for key in
-        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
-    {
-        answer.entry(key.to_string()).or_insert(Value::Null);
-    }
-    Value::Object(answer)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,18 +297,5 @@ mod tests {
         assert_eq!(title(&Utterance::new("")), "Note");
         let words = Utterance::new("met Priya at the robotics meetup about robotics").texts();
         assert_eq!(tags(&words, &["Priya".to_string()]), ["robotics", "meetup"]);
-    }
-
-    #[test]
-    fn answers_fit_the_schema_asked_for() {
-        let answer = json!({"category": "admin", "confidence": 0.9, "name": "Pay rent", "status": "pending", "tags": []});
-        let nested = json!({"type": "object", "required": ["category", "fields", "reason"],
-            "properties": {"category": {}, "confidence": {}, "name": {}, "tags": {}, "fields": {}, "reason": {}}});
-        assert_eq!(
-            fit_to_schema(answer.clone(), &nested),
-            json!({"category": "admin", "confidence": 0.9, "name": "Pay rent", "tags": [],
-                "fields": {"status": "pending"}, "reason": null})
-        );
-        assert_eq!(fit_to_schema(answer.clone(), &json!({"type": "object"})), answer);
     }
 }

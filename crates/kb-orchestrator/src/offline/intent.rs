@@ -166,6 +166,7 @@ fn explicit_capture(u: &Utterance) -> Option<Intent> {
     let original = u.original.as_str();
     if let Some(rest) = original.strip_prefix('[')
         && let Some((hint, text)) = rest.split_once(']')
+        && is_hint(hint)
     {
         let text = text.trim_start_matches([':', ' ', '-']).trim();
         return Some(if text.is_empty() {
@@ -190,6 +191,12 @@ fn explicit_capture(u: &Utterance) -> Option<Intent> {
         }
     }
     explicit_capture_phrase(u)
+}
+
+/// Whether the inside of a leading `[…]` is a category hint (`project`, `person:Sarah`).
+fn is_hint(inside: &str) -> bool {
+    let key = inside.split(':').next().unwrap_or("").trim().to_lowercase();
+    matches!(key.as_str(), "project" | "projects" | "idea" | "ideas" | "admin" | "person" | "people")
 }
 
 fn explicit_capture_phrase(u: &Utterance) -> Option<Intent> {
@@ -237,6 +244,8 @@ mod tests {
             Intent::Capture { text: "likes climbing".into(), hints: Some("[person:Sarah]".into()) }
         );
         assert!(matches!(read("what if shoes had wheels"), Intent::Capture { .. }));
+        let wikilink = "[[Garden]] needs compost";
+        assert_eq!(read(wikilink), Intent::Capture { text: wikilink.into(), hints: None });
         assert!(matches!(read("I want to set up a weekly review habit"), Intent::Capture { .. }));
         assert!(matches!(read("find a new dentist by Friday"), Intent::Capture { .. }));
         assert!(matches!(read("move the couch to the garage"), Intent::Capture { .. }));

@@ -9,11 +9,13 @@
 //!   [`plan`] turns that into a tool call or a sentence.
 //! - [`transcript`] finds the last message, the results after it and the entry "that" means;
 //!   [`render`] writes the final answer from tool results.
-//! - [`classify`] answers the classifier's structured request; [`dates`] reads dates.
+//! - [`classify`] answers the classifier's structured request, shaped by [`fit`] to the schema
+//!   asked for; [`dates`] reads dates.
 
 pub mod changes;
 pub mod classify;
 pub mod dates;
+pub mod fit;
 pub mod intent;
 pub mod keywords;
 pub mod plan;
@@ -26,7 +28,7 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 use kb_domain::{
-    ChatCompletion, ChatMessage, ChatModel, ChatRequest, Clock, LlmError, StructuredCompletion,
+    Category, ChatCompletion, ChatMessage, ChatModel, ChatRequest, Clock, LlmError, StructuredCompletion,
     StructuredRequest, SystemClock,
 };
 
@@ -79,20 +81,36 @@ impl OfflineModel {
         plan::plan(intent, transcript.recent_path.as_deref(), &request.tools, transcript.calls_so_far)
     }
 
-    /// The classifier's answer, without the async wrapper.
+    /// The classifier's answer, without the async wrapper. The text is the person's message:
+    /// the last user message that does not answer an assistant message (a retry's complaint).
     pub fn classify(&self, request: &StructuredRequest) -> serde_json::Value {
-        let text = request
-            .messages
-            .iter()
+        let messages = &request.messages;
+        let text = (0..messages.len())
             .rev()
-            .find_map(|m| match m {
-                ChatMessage::User { content } => Some(content.as_str()),
+            .find_map(|i| match &messages[i] {
+                ChatMessage::User { content }
+                    if i == 0 || !matches!(messages[i - 1], ChatMessage::Assistant { .. }) =>
+                {
+                    Some(content.as_str())
+                }
                 _ => None,
             })
             .unwrap_or("");
-        let answer = classify::classify(text, self.today(&request.messages));
-        classify::fit_to_schema(answer, &request.schema)
+        let answer = classify::classify(text, self.today(messages), forced_category(messages));
+        fit::fit_to_schema(answer, &request.schema)
     }
+}
+
+/// The category a hint fixed, as the classifier prompt states it ("marked this as projects").
+fn forced_category(messages: &[ChatMessage]) -> Option<Category> {
+    messages.iter().find_map(|m| match m {
+        ChatMessage::System { content } => {
+            let (_, after) = content.split_once("marked this as ")?;
+            let word: String = after.chars().take_while(char::is_ascii_alphabetic).collect();
+            Category::parse_loose(&word).filter(|c| *c != Category::Inbox)
+        }
+        _ => None,
+    })
 }
 
 #[async_trait::async_trait]
