@@ -1,6 +1,7 @@
 //! Turning a person's words into a tantivy query without any query syntax: each analysed
-//! term must match (in any searchable field), scored by BM25 with per-field boosts, and an
-//! optional category filter that does not change the scores.
+//! term must be in `all` (every searchable text), scored by BM25 there, plus a boost for
+//! each term also found in a short field (name, tags, …), and an optional category filter
+//! that does not change the scores.
 
 use kb_domain::Category;
 use tantivy::Term;
@@ -26,32 +27,30 @@ pub(crate) fn build(
     category: Option<Category>,
     matching: Matching,
 ) -> BooleanQuery {
-    let mut must: Vec<(Occur, Box<dyn Query>)> =
-        terms.iter().map(|term| (Occur::Must, term_in_any_field(fields, term, matching))).collect();
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for term in terms {
+        let in_all = Term::from_field_text(fields.all, term);
+        let must: Box<dyn Query> = match matching {
+            Matching::Fuzzy if fuzzy_distance(term) > 0 => {
+                Box::new(FuzzyTermQuery::new(in_all, fuzzy_distance(term), true))
+            }
+            _ => Box::new(TermQuery::new(in_all, IndexRecordOption::WithFreqs)),
+        };
+        clauses.push((Occur::Must, must));
+        if matching == Matching::Exact {
+            for (kind, field) in fields.texts() {
+                let Some(boost) = kind.boost() else { continue };
+                let one = TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(one), boost))));
+            }
+        }
+    }
     if let Some(category) = category {
         let filter = TermQuery::new(
             Term::from_field_text(fields.category, category.as_str()),
             IndexRecordOption::Basic,
         );
-        must.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(filter), 0.0))));
+        clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(filter), 0.0))));
     }
-    BooleanQuery::new(must)
-}
-
-/// One term in any searchable field, each field weighted by its boost.
-fn term_in_any_field(fields: &IndexFields, term: &str, matching: Matching) -> Box<dyn Query> {
-    let should = fields
-        .texts()
-        .map(|(kind, field)| {
-            let t = Term::from_field_text(field, term);
-            let one: Box<dyn Query> = match matching {
-                Matching::Fuzzy if fuzzy_distance(term) > 0 => {
-                    Box::new(FuzzyTermQuery::new(t, fuzzy_distance(term), true))
-                }
-                _ => Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)),
-            };
-            (Occur::Should, Box::new(BoostQuery::new(one, kind.boost())) as Box<dyn Query>)
-        })
-        .collect();
-    Box::new(BooleanQuery::new(should))
+    BooleanQuery::new(clauses)
 }

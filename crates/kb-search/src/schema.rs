@@ -1,8 +1,11 @@
 //! The index schema: which fields an entry becomes, how each is indexed, and the version
 //! number that tells an index built by an older kb apart (it is then rebuilt).
 //!
-//! Searchable text fields are tokenised by [`crate::analysis`] (case- and accent-insensitive)
-//! and stored, so snippets are cut from the indexed text itself. `path`, `category` and
+//! Every searchable text goes into one `all` field, tokenised by [`crate::analysis`] (case-
+//! and accent-insensitive): a term must be in `all`, which is one posting list per term, so
+//! matching and the exact count stay fast at 100,000 entries. The short fields (name, tags,
+//! one_liner, next_action, context, original_text) are also indexed on their own, to weigh
+//! matches there; every text field is stored, so snippets are cut from the indexed text. `path`, `category` and
 //! `status` are single raw terms (the unique key and the filters); `mtime` and `size` are
 //! the content stamp of the file, kept as fast fields so a warm start reads them without
 //! touching the stored documents.
@@ -16,7 +19,7 @@ use crate::analysis::ANALYZER_NAME;
 /// The version of the schema and analysis. An index whose meta file names another version
 /// is rebuilt from the vault. Bump it whenever the schema, the analyzer or what goes into
 /// a field changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the
 /// field that matched best.
@@ -71,13 +74,14 @@ impl TextField {
         }
     }
 
-    /// How much a match in this field weighs against a match in the body.
-    pub(crate) fn boost(self) -> f32 {
+    /// How much a match in this field adds to the BM25 score of the match in `all`; the
+    /// body has no field of its own (`None`).
+    pub(crate) fn boost(self) -> Option<f32> {
         match self {
-            TextField::Name => 2.0,
-            TextField::Tags => 1.5,
-            TextField::Body => 1.0,
-            _ => 1.2,
+            TextField::Name => Some(2.0),
+            TextField::Tags => Some(1.5),
+            TextField::Body => None,
+            _ => Some(0.5),
         }
     }
 }
@@ -97,6 +101,8 @@ pub(crate) struct IndexFields {
     pub mtime: Field,
     /// Size of the file in bytes: fast.
     pub size: Field,
+    /// Every searchable text of the entry: indexed, not stored.
+    pub all: Field,
     text: [Field; 7],
 }
 
@@ -120,6 +126,7 @@ impl IndexFields {
             updated_at: get("updated_at")?,
             mtime: get("mtime")?,
             size: get("size")?,
+            all: get(ALL_FIELD)?,
             text,
         })
     }
@@ -131,6 +138,8 @@ pub(crate) const PATH_FIELD: &str = "path";
 pub(crate) const MTIME_FIELD: &str = "mtime";
 /// See [`PATH_FIELD`].
 pub(crate) const SIZE_FIELD: &str = "size";
+/// The field holding every searchable text.
+const ALL_FIELD: &str = "all";
 
 /// The schema of kb's index.
 pub(crate) fn build_schema() -> Schema {
@@ -141,13 +150,16 @@ pub(crate) fn build_schema() -> Schema {
     builder.add_date_field("updated_at", STORED | FAST);
     builder.add_i64_field(MTIME_FIELD, FAST);
     builder.add_u64_field(SIZE_FIELD, FAST);
-    let text = TextOptions::default().set_stored().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer(ANALYZER_NAME)
-            .set_index_option(IndexRecordOption::WithFreqs),
-    );
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer(ANALYZER_NAME)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    builder.add_text_field(ALL_FIELD, TextOptions::default().set_indexing_options(indexing.clone()));
     for field in TextField::ALL {
-        builder.add_text_field(field.schema_name(), text.clone());
+        let options = match field.boost() {
+            Some(_) => TextOptions::default().set_stored().set_indexing_options(indexing.clone()),
+            None => TextOptions::default().set_stored(),
+        };
+        builder.add_text_field(field.schema_name(), options);
     }
     builder.build()
 }
