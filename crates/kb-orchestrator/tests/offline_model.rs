@@ -212,8 +212,21 @@ async fn only_offered_tools_are_called() {
     }
     let answer = complete(fresh("met Priya at the meetup"), &only_capture).await;
     assert_eq!(answer.tool_calls[0].name, "classify_and_capture");
-    let answer = complete(fresh("met Priya at the meetup"), &[]).await;
+}
+
+#[tokio::test]
+async fn writing_tasks_without_tools_get_their_material_back() {
+    let digest = vec![
+        ChatMessage::System { content: "You write a daily digest for a person's second brain.".into() },
+        ChatMessage::User {
+            content: "The facts:\n\n## Top 3 actions\n- Renew passport (due 2026-12-15)".into(),
+        },
+    ];
+    let answer = complete(digest, &[]).await;
     assert!(answer.tool_calls.is_empty());
+    assert_eq!(answer.content.unwrap(), "## Top 3 actions\n- Renew passport (due 2026-12-15)");
+    let summary = complete(fresh("user: met Priya\nkb called classify_and_capture"), &[]).await;
+    assert_eq!(summary.content.unwrap(), "user: met Priya\nkb called classify_and_capture");
 }
 
 async fn final_answer(tool: &str, result: Value) -> String {

@@ -2,7 +2,8 @@
 //! machine gets a useful assistant. It is not a language model and never pretends to be
 //! one: fixed intent rules over the person's last message pick one tool call, tool results
 //! are told back in plain sentences, and the capture classifier works from keyword tables
-//! ([`keywords`]). Same request, same answer.
+//! ([`keywords`]). A request without tools is a writing task (a digest write-up, a summary of
+//! older turns): the material is handed back as given. Same request, same answer.
 //!
 //! - [`utterance`] reads a message into words; [`intent`], [`queries`] and [`changes`] decide
 //!   what it asks;
@@ -77,6 +78,9 @@ impl OfflineModel {
         let Some(message) = transcript.last_user.as_deref() else {
             return plan::say(plan::CAPABILITIES);
         };
+        if request.tools.is_empty() {
+            return plan::hand_back(message);
+        }
         let intent = intent::understand(message, self.today(&request.messages));
         plan::plan(intent, transcript.recent_path.as_deref(), &request.tools, transcript.calls_so_far)
     }

@@ -23,6 +23,25 @@ pub fn say(text: impl Into<String>) -> ChatCompletion {
     ChatCompletion { content: Some(text.into()), tool_calls: Vec::new(), usage: USAGE }
 }
 
+/// The longest text handed back for a writing task.
+const HAND_BACK_CHARS: usize = 4000;
+
+/// The answer to a writing task (a request without tools: write up a digest, summarise older
+/// turns). The offline model cannot write, so it hands the material back as given, without
+/// a label line such as "The facts:", cut to a bounded length.
+pub fn hand_back(material: &str) -> ChatCompletion {
+    let text = material.trim();
+    let text = match text.split_once("\n\n") {
+        Some((label, rest)) if label.ends_with(':') && !label.contains('\n') => rest.trim(),
+        _ => text,
+    };
+    let mut cut: String = text.chars().take(HAND_BACK_CHARS).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    say(cut)
+}
+
 /// The answer to an intent. `recent_path` resolves "that"; `calls_so_far` numbers the call.
 pub fn plan(
     intent: Intent,
