@@ -299,7 +299,10 @@ mod tests {
         assert_eq!(parse_document("---\nname: A\n"), Err(FrontmatterError::Unclosed));
         assert!(matches!(parse_document("---\n- a\n- b\n---\n"), Err(FrontmatterError::NotAMap(_))));
         assert!(matches!(parse_document("---\nname: [unclosed\n---\n"), Err(FrontmatterError::Yaml(_))));
-        assert!(matches!(parse_document("---\ntitle: \"{{ replace .Name \"-\" \" \" | title }}\"\n---\n"), Err(FrontmatterError::Yaml(_))));
+        assert!(matches!(
+            parse_document("---\ntitle: \"{{ replace .Name \"-\" \" \" | title }}\"\n---\n"),
+            Err(FrontmatterError::Yaml(_))
+        ));
         assert_eq!(parse_document_bytes(&[0xff, 0xfe]), Err(FrontmatterError::NotUtf8));
         let hugo = "---\ntitle: {{ replace .File.ContentBaseName \"-\" \" \" | title }}\n---\n";
         assert!(matches!(parse_document(hugo), Err(FrontmatterError::Yaml(_))));

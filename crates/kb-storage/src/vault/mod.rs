@@ -135,8 +135,12 @@ impl Vault {
     fn write_index(&self, state: &mut State) {
         let text = index_md::render(&state.cache);
         let file = self.root.dir().join(index_md::INDEX_FILE);
-        let same_on_disk = || fs::read(&file).is_ok_and(|bytes| bytes == text.as_bytes());
-        let stale = (text != state.index_text || state.index_text.is_empty()) && !same_on_disk();
+        // The file is read only once, at open: afterwards the text kb last wrote is known.
+        let stale = if state.index_text.is_empty() {
+            fs::read(&file).map_or(true, |bytes| bytes != text.as_bytes())
+        } else {
+            text != state.index_text
+        };
         if let Err(e) = stale.then(|| atomic::write_atomic(&file, text.as_bytes())).transpose() {
             // The entry change itself is on disk; a stale index is repaired next time.
             tracing::warn!(error = %e, "could not write index.md");
@@ -154,6 +158,9 @@ impl Vault {
         bytes: &[u8],
         mut before: impl FnMut(&EntryPath) -> Result<(), RepositoryError>,
     ) -> Result<EntryPath, RepositoryError> {
+        // A category folder deleted while kb runs is made again.
+        let folder = self.root.folder(category);
+        fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
         self.root.checked_folder(category)?;
         for n in 1..=MAX_SUFFIX {
             let candidate = if n == 1 { slug.clone() } else { slug.with_suffix(n) };

@@ -59,7 +59,12 @@ impl Root {
     /// The file of an existing entry, refused when it or its folder leads outside the
     /// vault; `NotFound` when there is no such file.
     pub(crate) fn checked_file(&self, path: &EntryPath) -> Result<PathBuf, RepositoryError> {
-        self.checked_folder(path.category())?;
+        match self.checked_folder(path.category()) {
+            Err(RepositoryError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                return Err(RepositoryError::NotFound(path.clone()));
+            }
+            other => other?,
+        };
         let file = self.file(path);
         match fs::symlink_metadata(&file) {
             Ok(_) => {}

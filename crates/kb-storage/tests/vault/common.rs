@@ -88,14 +88,18 @@ pub fn frontmatter() -> impl Strategy<Value = Frontmatter> {
 pub fn body() -> impl Strategy<Value = String> {
     prop_oneof![
         any::<String>(),
-        (prop::collection::vec(text(), 0..6), any::<bool>())
-            .prop_map(|(lines, crlf)| lines.join(if crlf { "\r\n" } else { "\n" })),
+        (prop::collection::vec(text(), 0..6), any::<bool>()).prop_map(|(lines, crlf)| lines.join(if crlf {
+            "\r\n"
+        } else {
+            "\n"
+        })),
     ]
 }
 
 /// A file stem a person might use: words, unicode, spaces.
 pub fn stem() -> impl Strategy<Value = String> {
-    "[a-zA-Z0-9éü漢 _-]{1,20}".prop_filter("visible, not dot-led", |s| !s.trim().is_empty() && !s.starts_with('.'))
+    "[a-zA-Z0-9éü漢 _-]{1,20}"
+        .prop_filter("visible, not dot-led", |s| !s.trim().is_empty() && !s.starts_with('.'))
 }
 
 /// An entry as a person might have written it in any category.

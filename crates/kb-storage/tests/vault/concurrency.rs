@@ -12,8 +12,16 @@ use super::common::{entry_files, open};
 
 fn similar_name() -> impl Strategy<Value = String> {
     prop_oneof![
-        prop::sample::select(vec!["Garden shed", "garden  shed!", "GARDEN-SHED", "Gärden shed", "", "!!!", "🎉"])
-            .prop_map(str::to_string),
+        prop::sample::select(vec![
+            "Garden shed",
+            "garden  shed!",
+            "GARDEN-SHED",
+            "Gärden shed",
+            "",
+            "!!!",
+            "🎉"
+        ])
+        .prop_map(str::to_string),
         "\\PC{0,80}",
     ]
 }

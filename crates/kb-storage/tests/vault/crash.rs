@@ -97,7 +97,11 @@ fn crash_leaves_old_or_new_never_half() {
         child.wait().unwrap();
 
         let now = fs::read(&file).unwrap();
-        assert!(now == doc_a || now == doc_b, "round {round}: the entry is half written ({} bytes)", now.len());
+        assert!(
+            now == doc_a || now == doc_b,
+            "round {round}: the entry is half written ({} bytes)",
+            now.len()
+        );
         seen[usize::from(now == doc_b)] += 1;
         assert_eq!(entry_files(dir.path()), [ENTRY], "round {round}: stray entry files");
         let mut visible: Vec<String> = fs::read_dir(dir.path())
@@ -108,7 +112,10 @@ fn crash_leaves_old_or_new_never_half() {
         visible.sort();
         assert_eq!(visible, ["admin", "ideas", "inbox", "index.md", "people", "projects"]);
         let index = fs::read_to_string(dir.path().join("index.md")).unwrap();
-        assert!(index.contains("## Inbox (0)\n\n_No entries yet._\n"), "round {round}: index.md is half written");
+        assert!(
+            index.contains("## Inbox (0)\n\n_No entries yet._\n"),
+            "round {round}: index.md is half written"
+        );
     }
     // The vault still opens and reads after all those kills.
     let vault = open(dir.path());

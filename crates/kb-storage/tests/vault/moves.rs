@@ -24,7 +24,9 @@ fn strings(value: &Value, out: &mut Vec<String>) {
 fn movable_entry() -> impl Strategy<Value = Entry> {
     (
         entry(),
-        prop::option::of(prop::sample::select(vec!["active", "waiting", "blocked", "someday", "done", "pending", "odd"])),
+        prop::option::of(prop::sample::select(vec![
+            "active", "waiting", "blocked", "someday", "done", "pending", "odd",
+        ])),
         prop::option::of(text()),
         prop::option::of(text()),
         prop::option::of("[0-9A-Z]{26}"),
