@@ -99,7 +99,10 @@ impl ToolRegistry {
         self.by_name.get(name).map(|&i| self.tools[i].tool.category())
     }
 
-    /// Executes one call: `raw_arguments` is the JSON text the LLM sent.
+    /// Executes one call: `raw_arguments` is the JSON text the LLM sent (empty means `{}`).
+    ///
+    /// Must run inside a tokio runtime: the tool runs as a spawned task so a panic is
+    /// caught. If the caller stops waiting, the task still finishes (no half-done write).
     pub async fn execute(
         &self,
         name: &str,
