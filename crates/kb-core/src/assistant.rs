@@ -14,13 +14,19 @@ use kb_search::{OnChange, OpenOptions, TantivyIndex, VaultWatcher};
 use kb_storage::conversations::SqliteConversationStore;
 use kb_storage::vault::Vault;
 use kb_tools::{
-    CaptureSource, LlmClassifier, LlmDigestWriter, ToolContext, ToolRegistry, ToolResult, ToolServices,
+    CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, ToolContext, ToolRegistry, ToolResult,
+    ToolServices,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::{Config, ModelChoice};
 use crate::error::{CoreError, ToolFailure};
+
+/// Entries per page when no limit is given.
+const DEFAULT_LIST_LIMIT: u64 = 10;
+/// The most entries one page may hold.
+const MAX_LIST_LIMIT: u64 = 100;
 
 /// kb: the vault, its index, the conversations and the model, behind one object.
 pub struct Assistant {
@@ -187,18 +193,34 @@ impl Assistant {
         self.call_tool("classify_and_capture", args, source).await
     }
 
-    /// Lists entries (list_entries), newest first.
+    /// Lists entries, newest first: `{entries, total}` as list_entries answers, with an
+    /// offset for paging (the REST API's `GET /api/entries`).
     pub async fn list(
         &self,
         category: Option<&str>,
         status: Option<&str>,
         limit: Option<u64>,
+        offset: Option<u64>,
     ) -> Result<Value, ToolFailure> {
-        let mut args = json!({});
-        set(&mut args, "category", category.map(Value::from));
-        set(&mut args, "status", status.map(Value::from));
-        set(&mut args, "limit", limit.map(Value::from));
-        self.call_tool("list_entries", args, CaptureSource::Api).await
+        let invalid = |message: String| ToolFailure { code: ErrorCode::InvalidArguments, message };
+        let category = category
+            .map(|c| c.parse::<kb_domain::Category>().map_err(|e| invalid(e.to_string())))
+            .transpose()?;
+        let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT);
+        if !(1..=MAX_LIST_LIMIT).contains(&limit) {
+            return Err(invalid(format!("limit must be from 1 to {MAX_LIST_LIMIT}, got {limit}")));
+        }
+        let filter = kb_domain::ListFilter {
+            category,
+            status: status.map(str::to_string),
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            offset: offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX)),
+        };
+        let page = self
+            .vault
+            .list(&filter)
+            .map_err(|e| ToolFailure { code: ErrorCode::Internal, message: e.to_string() })?;
+        Ok(json!({ "entries": page.entries, "total": page.total }))
     }
 
     /// One entry (get_entry).

@@ -14,6 +14,10 @@ pub mod error;
 pub use assistant::{Assistant, Health};
 pub use config::{Config, ConfigError, ModelChoice};
 pub use error::{CoreError, ToolFailure};
+/// The domain types, for programs that need more than the re-exports below.
+pub use kb_domain as domain;
 pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, Message};
-pub use kb_orchestrator::turn::{ChatResponse, TurnError};
+/// OpenAI-compatible model settings (for [`ModelChoice::OpenAi`]).
+pub use kb_orchestrator::llm::OpenAiSettings;
+pub use kb_orchestrator::turn::{ChatResponse, MAX_MESSAGE_BYTES, TurnError};
 pub use kb_tools::{CaptureSource, ErrorCode};

@@ -1,0 +1,65 @@
+//! `/api/conversations`: list, get with messages, rename, delete.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use kb_core::{Conversation, ConversationId, Message};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiJson};
+use crate::state::AppState;
+
+/// A conversation with its messages.
+#[derive(Debug, Serialize)]
+pub struct ConversationWithMessages {
+    #[serde(flatten)]
+    conversation: Conversation,
+    messages: Vec<Message>,
+}
+
+/// The body of a rename.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenameBody {
+    title: String,
+}
+
+/// `GET /api/conversations`: `{conversations: [...]}`, most recent first.
+pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
+    let conversations = state.assistant.conversations().await?;
+    Ok(ApiJson(json!({ "conversations": conversations })))
+}
+
+/// `GET /api/conversations/{id}`: the conversation and its messages.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<ApiJson<ConversationWithMessages>, ApiError> {
+    let (conversation, messages) = state.assistant.conversation(&ConversationId::new(id)).await?;
+    Ok(ApiJson(ConversationWithMessages { conversation, messages }))
+}
+
+/// `PATCH /api/conversations/{id}` `{title}`: renames; answers the conversation.
+pub async fn rename(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<RenameBody>,
+) -> Result<ApiJson<Conversation>, ApiError> {
+    let title = body.title.trim();
+    if title.is_empty() {
+        return Err(ApiError::bad_request("title must not be empty"));
+    }
+    if title.chars().count() > 200 {
+        return Err(ApiError::bad_request("title must be at most 200 characters"));
+    }
+    let id = ConversationId::new(id);
+    state.assistant.rename_conversation(&id, title).await?;
+    let (conversation, _) = state.assistant.conversation(&id).await?;
+    Ok(ApiJson(conversation))
+}
+
+/// `DELETE /api/conversations/{id}`: removes it and its messages.
+pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    state.assistant.delete_conversation(&ConversationId::new(id)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,89 @@
+//! Capture, search, digest, the index, health and the web page.
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse};
+use kb_core::{CaptureSource, Health};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiJson, ApiQuery};
+use crate::state::AppState;
+
+/// The web page, served from the binary.
+const PAGE: &str = include_str!("../page/index.html");
+
+/// Body of `POST /api/capture`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureBody {
+    text: String,
+    hints: Option<String>,
+}
+
+/// Query of `GET /api/search`.
+#[derive(Debug, Deserialize)]
+pub struct SearchQuery {
+    q: Option<String>,
+    category: Option<String>,
+    limit: Option<u64>,
+}
+
+/// Body of `POST /api/digest`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigestBody {
+    r#type: String,
+}
+
+/// `POST /api/capture {text, hints?}` → `{path, category, name, confidence, clarificationNeeded}`.
+pub async fn capture(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<CaptureBody>,
+) -> Result<ApiJson<Value>, ApiError> {
+    if body.text.len() > kb_core::MAX_MESSAGE_BYTES {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "text is longer than 32 KiB",
+        ));
+    }
+    Ok(ApiJson(state.assistant.capture(&body.text, body.hints.as_deref(), CaptureSource::Api).await?))
+}
+
+/// `GET /api/search?q&category&limit` → `{entries, total}`.
+pub async fn search(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<SearchQuery>,
+) -> Result<ApiJson<Value>, ApiError> {
+    let q = query.q.unwrap_or_default();
+    Ok(ApiJson(state.assistant.search(&q, query.category.as_deref(), query.limit).await?))
+}
+
+/// `POST /api/digest {type}` → `{type, content}`.
+pub async fn digest(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<DigestBody>,
+) -> Result<ApiJson<Value>, ApiError> {
+    Ok(ApiJson(state.assistant.digest(&body.r#type).await?))
+}
+
+/// `GET /api/index`: index.md as `text/markdown`.
+pub async fn index(State(state): State<AppState>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], state.assistant.index_markdown())
+}
+
+/// `GET /healthz`.
+pub async fn healthz(State(state): State<AppState>) -> ApiJson<Health> {
+    ApiJson(state.assistant.health())
+}
+
+/// `GET /`: the web page.
+pub async fn page() -> Html<&'static str> {
+    Html(PAGE)
+}
+
+/// Any other `/api` path.
+pub async fn api_not_found() -> ApiError {
+    ApiError::not_found("no such endpoint")
+}

@@ -1,0 +1,44 @@
+//! The routes of SPEC §4 and the layers around them (auth, body limits, tracing).
+
+mod chat;
+mod conversations;
+mod entries;
+mod misc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
+use axum::routing::{get, post};
+use tower_http::trace::TraceLayer;
+
+use crate::auth::require_token;
+use crate::state::AppState;
+
+/// The largest request body accepted (SPEC §4).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/chat", post(chat::chat))
+        .route("/conversations", get(conversations::list))
+        .route(
+            "/conversations/{id}",
+            get(conversations::get).patch(conversations::rename).delete(conversations::delete),
+        )
+        .route("/entries", get(entries::list))
+        .route("/entries/{*path}", get(entries::get).patch(entries::update).post(entries::post_action))
+        .route("/capture", post(misc::capture))
+        .route("/search", get(misc::search))
+        .route("/digest", post(misc::digest))
+        .route("/index", get(misc::index))
+        .fallback(misc::api_not_found)
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    Router::new()
+        .nest("/api", api)
+        .route("/healthz", get(misc::healthz))
+        .route("/", get(misc::page))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}

@@ -1,0 +1,117 @@
+//! Starting and stopping the server: the loopback rule, binding, graceful shutdown on
+//! SIGINT/SIGTERM (in-flight turns finish; the database is closed cleanly).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use kb_core::{Assistant, Config};
+use tokio::net::TcpListener;
+
+use crate::routes::router;
+use crate::state::AppState;
+
+/// Why the server refuses to start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServeError {
+    /// A non-loopback address without `KB_API_TOKEN`.
+    #[error(
+        "refusing to listen on {0} without KB_API_TOKEN: set a token or use a loopback address like 127.0.0.1"
+    )]
+    OpenWithoutToken(SocketAddr),
+}
+
+/// Refuses a non-loopback address unless a token protects the API.
+pub fn check_listen_address(addr: SocketAddr, has_token: bool) -> Result<(), ServeError> {
+    if addr.ip().is_loopback() || has_token { Ok(()) } else { Err(ServeError::OpenWithoutToken(addr)) }
+}
+
+/// A bound server, ready to run.
+pub struct Server {
+    listener: TcpListener,
+    state: AppState,
+}
+
+impl Server {
+    /// Opens kb (following outside edits) and binds `addr`. `KB_API_TOKEN` is read here.
+    pub async fn bind(mut config: Config, addr: SocketAddr) -> anyhow::Result<Server> {
+        let token = std::env::var("KB_API_TOKEN").ok().filter(|t| !t.trim().is_empty());
+        check_listen_address(addr, token.is_some())?;
+        config.watch = true;
+        let assistant = Arc::new(Assistant::open(config).await?);
+        if assistant.model_name() == "offline" {
+            tracing::info!("no OPENAI_API_KEY: kb runs its built-in offline model");
+        }
+        let listener = TcpListener::bind(addr).await?;
+        Ok(Server { listener, state: AppState::new(assistant, token) })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// The model kb answers with.
+    pub fn model_name(&self) -> String {
+        self.state.assistant.model_name()
+    }
+
+    /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish and closes.
+    pub async fn run(self) -> anyhow::Result<()> {
+        let assistant = Arc::clone(&self.state.assistant);
+        axum::serve(self.listener, router(self.state)).with_graceful_shutdown(shutdown_signal()).await?;
+        tracing::info!("kb stopped: in-flight requests finished");
+        assistant.close().await;
+        Ok(())
+    }
+}
+
+/// Binds and serves in one call.
+pub async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<()> {
+    let server = Server::bind(config, addr).await?;
+    tracing::info!(url = %format!("http://{}/", server.local_addr()?), "kb is listening");
+    server.run().await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_addresses_need_a_token() {
+        let loopback: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let v6: SocketAddr = "[::1]:8080".parse().unwrap();
+        let open: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert!(check_listen_address(loopback, false).is_ok());
+        assert!(check_listen_address(v6, false).is_ok());
+        assert_eq!(check_listen_address(open, false), Err(ServeError::OpenWithoutToken(open)));
+        assert!(check_listen_address(open, true).is_ok());
+    }
+}
