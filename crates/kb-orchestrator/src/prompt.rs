@@ -38,11 +38,40 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
         Some(s) if !s.trim().is_empty() => format!("Summary of earlier turns:\n{}", s.trim()),
         _ => NO_SUMMARY.to_string(),
     };
-    TEMPLATE
-        .replace("{today}", &inputs.today.format("%A %Y-%m-%d").to_string())
-        .replace("{timezone}", &timezone)
-        .replace("{conversation}", &conversation)
-        .replace("{index}", &index_section(inputs.index, inputs.index_token_budget))
+    let today = inputs.today.format("%A %Y-%m-%d").to_string();
+    let index = index_section(inputs.index, inputs.index_token_budget);
+    fill(
+        TEMPLATE,
+        &[
+            ("{today}", &today),
+            ("{timezone}", &timezone),
+            ("{conversation}", &conversation),
+            ("{index}", &index),
+        ],
+    )
+}
+
+/// The template with each slot replaced in one pass, so that a slot's name inside a filled-in
+/// value (an entry named `{index}`, a summary quoting `{conversation}`) stays as written.
+fn fill(template: &str, slots: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + slots.iter().map(|(_, v)| v.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match slots.iter().find(|(slot, _)| rest.starts_with(slot)) {
+            Some((slot, value)) => {
+                out.push_str(value);
+                rest = &rest[slot.len()..];
+            }
+            None => {
+                out.push('{');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The index as lines `- [name](path) — summary`, most recent first, cut to the budget with
