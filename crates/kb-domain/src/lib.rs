@@ -34,4 +34,4 @@ pub use ports::{
     SearchQuery, SearchResults, StoreError, SystemClock, UpdateOutcome,
 };
 pub use slug::Slug;
-pub use transform::{MoveError, transform_for_move};
+pub use transform::{MoveError, set_aside_status_key, transform_for_move};

@@ -48,8 +48,9 @@ pub fn transform_for_move(
             }
             "status" if target.field("status").is_some() && check_field(target, key, value).is_err() => {
                 // A status the target does not allow (a blocked project becoming an admin
-                // item) is kept under another name rather than lost.
-                fm.set("previous_status", value.clone());
+                // item) is kept under its category's name (`projects_status`) rather than
+                // lost, and comes back if the entry returns.
+                fm.set(set_aside_status_key(from), value.clone());
             }
             _ => fm.set(key.clone(), value.clone()),
         }
@@ -58,11 +59,23 @@ pub fn transform_for_move(
         fm.set("name", Value::String(entry.name()));
     }
     let status_fits = fm.get("status").is_some_and(|v| check_field(target, "status", v).is_ok());
-    if let Some(status) = target.default_status().filter(|_| !status_fits) {
-        fm.set("status", Value::String(status.to_string()));
+    if !status_fits && target.field("status").is_some() {
+        let set_aside = set_aside_status_key(target);
+        let restored = fm.get(&set_aside).filter(|v| check_field(target, "status", v).is_ok()).cloned();
+        if let Some(status) = restored {
+            fm.remove(&set_aside);
+            fm.set("status", status);
+        } else if let Some(status) = target.default_status() {
+            fm.set("status", Value::String(status.to_string()));
+        }
     }
     fm.set("updated_at", Value::String(format_timestamp(now)));
     Ok((fm, body))
+}
+
+/// The key under which a status that `category` allows but the target does not is kept.
+pub fn set_aside_status_key(category: Category) -> String {
+    format!("{category}_status")
 }
 
 /// The body of an entry leaving the inbox: its original words first, then any notes.
@@ -116,9 +129,14 @@ mod tests {
         let e = entry("projects/x.md", "---\nname: X\nstatus: blocked\nnext_action: call\n---\nnotes");
         let (fm, body) = transform_for_move(&e, Category::Admin, now()).unwrap();
         assert_eq!(fm.get_str("status"), Some("pending"));
-        assert_eq!(fm.get_str("previous_status"), Some("blocked"));
+        assert_eq!(fm.get_str("projects_status"), Some("blocked"));
         assert_eq!(fm.get_str("next_action"), Some("call"));
         assert_eq!(body, "notes");
+        let admin = Entry { path: EntryPath::parse("admin/x.md").unwrap(), frontmatter: fm, body };
+        let (back, _) = transform_for_move(&admin, Category::Projects, now()).unwrap();
+        assert_eq!(back.get_str("status"), Some("blocked"), "the project's status comes back");
+        assert!(!back.contains("projects_status"));
+        assert_eq!(back.get_str("admin_status"), Some("pending"));
     }
 
     #[test]
