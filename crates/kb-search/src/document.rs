@@ -39,7 +39,9 @@ pub(crate) fn to_document(fields: &IndexFields, entry: &Entry, stamp: Stamp) -> 
     for (kind, field) in fields.texts() {
         let text = field_text(entry, kind);
         if !text.is_empty() {
-            doc.add_text(fields.all, &text);
+            for _ in 0..kind.weight() {
+                doc.add_text(fields.all, &text);
+            }
             doc.add_text(field, text);
         }
     }

@@ -1,11 +1,10 @@
 //! Turning a person's words into a tantivy query without any query syntax: each analysed
-//! term must be in `all` (every searchable text), scored by BM25 there, plus a boost for
-//! each term also found in a short field (name, tags, …), and an optional category filter
-//! that does not change the scores.
+//! term must be in `all` (every searchable text, names and tags weighted), scored by BM25
+//! there, and an optional category filter that does not change the scores.
 
 use kb_domain::Category;
 use tantivy::Term;
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 
 use crate::analysis::fuzzy_distance;
@@ -37,13 +36,6 @@ pub(crate) fn build(
             _ => Box::new(TermQuery::new(in_all, IndexRecordOption::WithFreqs)),
         };
         clauses.push((Occur::Must, must));
-        if matching == Matching::Exact {
-            for (kind, field) in fields.texts() {
-                let Some(boost) = kind.boost() else { continue };
-                let one = TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::WithFreqs);
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(one), boost))));
-            }
-        }
     }
     if let Some(category) = category {
         let filter = TermQuery::new(

@@ -2,10 +2,10 @@
 //! number that tells an index built by an older kb apart (it is then rebuilt).
 //!
 //! Every searchable text goes into one `all` field, tokenised by [`crate::analysis`] (case-
-//! and accent-insensitive): a term must be in `all`, which is one posting list per term, so
-//! matching and the exact count stay fast at 100,000 entries. The short fields (name, tags,
-//! one_liner, next_action, context, original_text) are also indexed on their own, to weigh
-//! matches there; every text field is stored, so snippets are cut from the indexed text. `path`, `category` and
+//! and accent-insensitive): a query is a plain conjunction of one posting list per term,
+//! so matching and the exact count stay fast at 100,000 entries. A name is put in `all`
+//! three times and tags twice, so BM25 weighs a match there above one in the body. Every
+//! text field is stored (not indexed), so snippets are cut from the text that was indexed. `path`, `category` and
 //! `status` are single raw terms (the unique key and the filters); `mtime` and `size` are
 //! the content stamp of the file, kept as fast fields so a warm start reads them without
 //! touching the stored documents.
@@ -19,7 +19,7 @@ use crate::analysis::ANALYZER_NAME;
 /// The version of the schema and analysis. An index whose meta file names another version
 /// is rebuilt from the vault. Bump it whenever the schema, the analyzer or what goes into
 /// a field changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the
 /// field that matched best.
@@ -74,14 +74,12 @@ impl TextField {
         }
     }
 
-    /// How much a match in this field adds to the BM25 score of the match in `all`; the
-    /// body has no field of its own (`None`).
-    pub(crate) fn boost(self) -> Option<f32> {
+    /// How many times the text goes into `all`: its weight in BM25's term frequency.
+    pub(crate) fn weight(self) -> usize {
         match self {
-            TextField::Name => Some(2.0),
-            TextField::Tags => Some(1.5),
-            TextField::Body => None,
-            _ => Some(0.5),
+            TextField::Name => 3,
+            TextField::Tags => 2,
+            _ => 1,
         }
     }
 }
@@ -153,13 +151,9 @@ pub(crate) fn build_schema() -> Schema {
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(ANALYZER_NAME)
         .set_index_option(IndexRecordOption::WithFreqs);
-    builder.add_text_field(ALL_FIELD, TextOptions::default().set_indexing_options(indexing.clone()));
+    builder.add_text_field(ALL_FIELD, TextOptions::default().set_indexing_options(indexing));
     for field in TextField::ALL {
-        let options = match field.boost() {
-            Some(_) => TextOptions::default().set_stored().set_indexing_options(indexing.clone()),
-            None => TextOptions::default().set_stored(),
-        };
-        builder.add_text_field(field.schema_name(), options);
+        builder.add_text_field(field.schema_name(), TextOptions::default().set_stored());
     }
     builder.build()
 }
