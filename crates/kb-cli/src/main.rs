@@ -1,6 +1,53 @@
-//! The `kb` binary. (Its commands land with issue 6.)
+//! The `kb` binary (SPEC §4): `serve`, `chat`, `capture`, `list`, `show`, `search`,
+//! `digest`, `reindex` and `conversations`, over kb-core's [`kb_core::Assistant`].
+//!
+//! Exit codes: 0 success, 1 a runtime failure (not found, the model down, …), 2 bad usage
+//! (clap's own errors, a refused path, an invalid argument). Errors go to stderr as
+//! `error: message`; logs go to stderr too (`RUST_LOG`, default `warn`, `info` for serve).
 
-fn main() -> anyhow::Result<()> {
-    eprintln!("kb {}: the command-line interface lands with issue 6", env!("CARGO_PKG_VERSION"));
-    Ok(())
+mod cli;
+mod commands;
+mod failure;
+mod output;
+mod repl;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{Cli, Command};
+use crate::failure::{CliError, FailureKind};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logs(matches!(cli.command, Command::Serve { .. }));
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&CliError::runtime(format!("cannot start the async runtime: {error}"))),
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(&error),
+    }
+}
+
+/// Prints `error: message` on stderr (nothing when the output was closed) and gives the code.
+fn fail(error: &CliError) -> ExitCode {
+    if error.kind != FailureKind::OutputClosed {
+        eprintln!("error: {error}");
+    }
+    error.exit_code()
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `warn`, or `info` when serving).
+fn init_logs(serving: bool) {
+    let default = if serving { "info" } else { "warn" };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
 }

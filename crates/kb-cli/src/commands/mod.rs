@@ -1,0 +1,63 @@
+//! The commands: each opens kb as it needs it, calls the facade and prints the answer.
+
+mod conversations;
+mod entries;
+mod reindex;
+mod serve;
+
+use std::path::PathBuf;
+
+use kb_core::{Assistant, Config};
+
+use crate::cli::{Cli, Command};
+use crate::commands::entries::Filter;
+use crate::failure::CliError;
+
+/// Runs the command of `cli`.
+pub async fn run(cli: Cli) -> Result<(), CliError> {
+    let config = config(cli.kb_dir.clone())?;
+    let json = cli.json;
+    let command = match cli.command {
+        // These two open what they need themselves.
+        Command::Serve { addr } => return serve::run(config, addr).await,
+        Command::Reindex => return reindex::run(&config, json),
+        command => command,
+    };
+    let watch = matches!(command, Command::Chat(_));
+    let kb = open(config, watch).await?;
+    let result = match command {
+        Command::Chat(args) => crate::repl::run(&kb, &args, json).await,
+        Command::Capture { text, hints } => {
+            entries::capture(&kb, &text.join(" "), hints.as_deref(), json).await
+        }
+        Command::List { category, status, limit, offset } => {
+            entries::list(
+                &kb,
+                Filter { category: category.as_deref(), status: status.as_deref(), limit, offset },
+                json,
+            )
+            .await
+        }
+        Command::Show { path } => entries::show_entry(&kb, &path, json).await,
+        Command::Search { query, category, limit } => {
+            entries::search(&kb, &query.join(" "), category.as_deref(), limit, json).await
+        }
+        Command::Digest { kind } => entries::digest(&kb, kind, json).await,
+        Command::Conversations { action } => conversations::run(&kb, action, json).await,
+        Command::Serve { .. } | Command::Reindex => Ok(()),
+    };
+    kb.close().await;
+    result
+}
+
+/// The configuration from the environment, with `--kb-dir` winning over `KB_DIR`.
+fn config(kb_dir: Option<PathBuf>) -> Result<Config, CliError> {
+    let kb_dir = kb_dir.filter(|dir| !dir.as_os_str().is_empty());
+    Ok(Config::from_env(kb_dir)?)
+}
+
+/// Opens kb; `watch` follows edits made outside kb while it runs (for the REPL).
+async fn open(mut config: Config, watch: bool) -> Result<Assistant, CliError> {
+    config.watch = watch;
+    Ok(Assistant::open(config).await?)
+}

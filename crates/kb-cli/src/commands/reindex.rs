@@ -1,0 +1,80 @@
+//! `kb reindex`: brings the search index in line with the vault on disk — a rebuild when
+//! the index is missing, damaged or from an older kb, else a catch-up on the files whose
+//! stamp changed — with a progress bar on stderr, then prints what it did.
+//!
+//! It opens only the index (not the whole assistant) so it can report what the opening
+//! itself found: opening is where the work happens.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kb_core::Config;
+use kb_search::{IndexProgress, OpenOptions, OpenStats, ProgressFn, TantivyIndex};
+use serde_json::{Value, json};
+
+use crate::failure::CliError;
+use crate::output;
+
+/// Runs `kb reindex` on the vault of `config`.
+pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
+    let root = &config.kb_dir;
+    if !root.is_dir() {
+        return Err(CliError::runtime(format!("no vault at {}: nothing to index", root.display())));
+    }
+    let index_dir = root.join(".kb").join("index");
+    let bar = progress_bar();
+    let options = OpenOptions { progress: Some(report_to(bar.clone())) };
+    let opened = TantivyIndex::open_with(root, &index_dir, options);
+    bar.finish_and_clear();
+    let index = opened.map_err(|e| CliError::runtime(format!("cannot open the search index: {e}")))?;
+    let stats = index.open_stats();
+    if json { output::print_json(&stats_json(stats)) } else { output::print_text(&stats_text(stats)) }
+}
+
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} files ({eta})")
+        .map(|style| style.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn report_to(bar: ProgressBar) -> ProgressFn {
+    Arc::new(move |progress: IndexProgress| {
+        bar.set_message(if progress.rebuilding { "rebuilding the index" } else { "reading changed files" });
+        bar.set_length(progress.total as u64);
+        bar.set_position(progress.done as u64);
+    })
+}
+
+fn stats_json(stats: &OpenStats) -> Value {
+    json!({
+        "rebuilt": stats.rebuild_reason.is_some(),
+        "rebuildReason": stats.rebuild_reason,
+        "added": stats.sync.added,
+        "updated": stats.sync.updated,
+        "removed": stats.sync.removed,
+        "malformed": stats.sync.malformed,
+    })
+}
+
+fn stats_text(stats: &OpenStats) -> String {
+    let sync = &stats.sync;
+    let mut out = match &stats.rebuild_reason {
+        Some(reason) => format!("rebuilt the search index ({reason}): {} entries indexed\n", sync.added),
+        None => format!(
+            "search index up to date: {} added, {} updated, {} removed\n",
+            sync.added, sync.updated, sync.removed
+        ),
+    };
+    if sync.malformed > 0 {
+        out.push_str(&format!(
+            "{} file(s) could not be read as entries and were skipped (see the log with RUST_LOG=info)\n",
+            sync.malformed
+        ));
+    }
+    out
+}

@@ -1,0 +1,178 @@
+//! What the commands print: the data as JSON (`--json`), or readable lines for a person.
+//! The human renderers read the tools' `data` shapes (SPEC §2) leniently: a field that is
+//! missing prints as empty, never as a crash.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+use crate::failure::CliError;
+
+/// Prints `value` as pretty JSON on stdout.
+pub fn print_json(value: &Value) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Prints text on stdout (ending it with a newline when it has none).
+pub fn print_text(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The text of `field` in `value`, or "".
+pub fn text<'a>(value: &'a Value, field: &str) -> &'a str {
+    value.get(field).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The lines of a list_entries answer: `path  name — summary`, then a count.
+pub fn entry_list(data: &Value) -> String {
+    let entries = data.get("entries").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    if entries.is_empty() {
+        return "no entries\n".to_string();
+    }
+    let width = entries.iter().map(|e| text(e, "path").chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for entry in entries {
+        let mut line = format!("{:<width$}  {}", text(entry, "path"), text(entry, "name"));
+        let status = text(entry, "status");
+        if !status.is_empty() {
+            line.push_str(&format!(" [{status}]"));
+        }
+        let summary = text(entry, "summary");
+        if !summary.is_empty() {
+            line.push_str(&format!(" — {summary}"));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str(&count_line(entries.len(), data, "entry", "entries"));
+    out
+}
+
+/// The lines of a search_entries answer: each hit with its snippet, then a count.
+pub fn search_hits(data: &Value) -> String {
+    let hits = data.get("entries").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    if hits.is_empty() {
+        return "no matches\n".to_string();
+    }
+    let mut out = String::new();
+    if data.get("fuzzy").and_then(Value::as_bool).unwrap_or(false) {
+        out.push_str("no exact matches; close spellings:\n");
+    }
+    for hit in hits {
+        let score = hit.get("score").and_then(Value::as_f64).unwrap_or(0.0);
+        out.push_str(&format!("{}  {}  ({score:.2})\n", text(hit, "path"), text(hit, "name")));
+        let snippet = one_line(text(hit, "snippet"));
+        if !snippet.is_empty() {
+            out.push_str(&format!("    {snippet}\n"));
+        }
+    }
+    out.push_str(&count_line(hits.len(), data, "match", "matches"));
+    out
+}
+
+/// A get_entry answer: the name, the path, the fields, then the body.
+pub fn entry(data: &Value) -> String {
+    let entry = data.get("entry").unwrap_or(data);
+    let mut out = format!("{}\n{}\n", text(entry, "name"), text(entry, "path"));
+    if let Some(fields) = entry.get("frontmatter").and_then(Value::as_object) {
+        let width = fields.keys().filter(|k| *k != "name").map(|k| k.chars().count()).max().unwrap_or(0);
+        if width > 0 {
+            out.push('\n');
+        }
+        for (key, value) in fields.iter().filter(|(k, _)| *k != "name") {
+            out.push_str(&format!(
+                "{:<width$}  {}\n",
+                format!("{key}:"),
+                field_value(value),
+                width = width + 1
+            ));
+        }
+    }
+    let body = text(entry, "content").trim_end();
+    if !body.is_empty() {
+        out.push('\n');
+        out.push_str(body);
+        out.push('\n');
+    }
+    out
+}
+
+/// A classify_and_capture answer in one or two lines.
+pub fn captured(data: &Value) -> String {
+    let confidence = data.get("confidence").and_then(Value::as_f64).unwrap_or(0.0);
+    let mut out = format!(
+        "filed {} ({}, confidence {confidence:.2}): {}\n",
+        text(data, "path"),
+        text(data, "category"),
+        text(data, "name")
+    );
+    if data.get("clarificationNeeded").and_then(Value::as_bool).unwrap_or(false) {
+        out.push_str("kb was not sure where this belongs: it waits in the inbox for you to move it\n");
+    }
+    out
+}
+
+/// A frontmatter value as a person reads it: text bare, lists comma-separated.
+fn field_value(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(field_value).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn count_line(shown: usize, data: &Value, one: &str, many: &str) -> String {
+    let total = data.get("total").and_then(Value::as_u64).map_or(shown, |t| t as usize);
+    let noun = if total == 1 { one } else { many };
+    if total > shown { format!("{shown} of {total} {many}\n") } else { format!("{total} {noun}\n") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lists_show_path_name_status_and_summary() {
+        let data = json!({"entries": [
+            {"path": "projects/a.md", "name": "A", "status": "active", "summary": "do it"},
+            {"path": "ideas/bb.md", "name": "B", "summary": ""}
+        ], "total": 3});
+        let text = entry_list(&data);
+        assert!(text.contains("projects/a.md  A [active] — do it"), "{text}");
+        assert!(text.contains("ideas/bb.md    B\n"), "{text}");
+        assert!(text.ends_with("2 of 3 entries\n"), "{text}");
+    }
+
+    #[test]
+    fn odd_shapes_print_without_failing() {
+        assert_eq!(entry_list(&json!(null)), "no entries\n");
+        assert_eq!(search_hits(&json!({"entries": "x"})), "no matches\n");
+        assert!(entry(&json!({"entry": {"frontmatter": [1]}})).starts_with('\n'));
+        assert!(captured(&json!({})).starts_with("filed"));
+    }
+
+    #[test]
+    fn entries_show_fields_then_body() {
+        let data = json!({"entry": {"path": "people/p.md", "name": "Priya",
+            "frontmatter": {"name": "Priya", "tags": ["robotics", "meetup"], "confidence": 0.9},
+            "content": "Met at the meetup.\n"}});
+        let text = entry(&data);
+        assert!(text.starts_with("Priya\npeople/p.md\n"), "{text}");
+        assert!(text.contains("tags:        robotics, meetup\n"), "{text}");
+        assert!(text.ends_with("\nMet at the meetup.\n"), "{text}");
+    }
+}
