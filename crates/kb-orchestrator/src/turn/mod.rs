@@ -124,7 +124,7 @@ impl Orchestrator {
         if message.len() > MAX_MESSAGE_BYTES {
             return Err(TurnError::MessageTooLong(message.len()));
         }
-        let conversation = self.open_conversation(conversation_id, message).await?;
+        let (conversation, created) = self.open_conversation(conversation_id, message).await?;
         span.record("conversation", conversation.id.as_str());
         let stored = self.store.messages(&conversation.id).await?;
         let mut usage = Usage::default();
@@ -141,7 +141,17 @@ impl Orchestrator {
             threshold: self.settings.threshold,
             source: self.settings.source,
         };
-        let outcome = self.tool_loop(messages, ctx, &mut usage).await?;
+        let outcome = match self.tool_loop(messages, ctx, &mut usage).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                // Nothing of a failed turn is stored; a conversation it started would be an
+                // empty one the person never got the id of.
+                if created && let Err(e) = self.store.delete(&conversation.id).await {
+                    tracing::warn!(error = %e, "the empty conversation of a failed turn could not be removed");
+                }
+                return Err(error);
+            }
+        };
 
         let mut answer = NewMessage::assistant(outcome.answer.clone());
         answer.filed_entry_path = outcome.filed.as_ref().map(|f| f.path.to_string());
@@ -184,13 +194,13 @@ impl Orchestrator {
         &self,
         id: Option<&ConversationId>,
         message: &str,
-    ) -> Result<Conversation, TurnError> {
+    ) -> Result<(Conversation, bool), TurnError> {
         if let Some(id) = id
             && let Some(existing) = self.store.get(id).await?
         {
-            return Ok(existing);
+            return Ok((existing, false));
         }
-        Ok(self.store.create(&kb_domain::conversation::title_from_message(message)).await?)
+        Ok((self.store.create(&kb_domain::conversation::title_from_message(message)).await?, true))
     }
 
     /// The summary for this turn's prompt, folding in what left the window (stored when made).
@@ -200,7 +210,8 @@ impl Orchestrator {
         stored: &[kb_domain::Message],
         usage: &mut Usage,
     ) -> Option<String> {
-        let previous = conversation.summary.as_deref();
+        // An empty stored summary is one that was given up (see below).
+        let previous = conversation.summary.as_deref().filter(|s| !s.trim().is_empty());
         let left = summary::newly_left_window(stored, self.settings.history_window, previous.is_some());
         if left.is_empty() {
             return previous.map(str::to_string);
@@ -214,6 +225,13 @@ impl Orchestrator {
             }
             Err(error) => {
                 tracing::warn!(%error, "older turns could not be summarised; using a placeholder");
+                // The stored summary no longer covers everything before the window: forget it
+                // so that the next turn summarises all older messages afresh, losing none.
+                if previous.is_some()
+                    && let Err(error) = self.store.set_summary(&conversation.id, "").await
+                {
+                    tracing::warn!(%error, "the outdated conversation summary could not be cleared");
+                }
                 Some(SUMMARY_UNAVAILABLE.to_string())
             }
         }
