@@ -1,0 +1,320 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The `kb` binary run as a person runs it: against temporary vaults, with no
+//! OPENAI_API_KEY (kb's offline model answers), checking what is printed, the JSON of
+//! `--json`, the exit codes and what ends up on disk.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A temporary folder holding a vault in `vault/` (created by kb on first use).
+struct Sandbox {
+    root: TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        Sandbox { root: tempfile::tempdir().unwrap() }
+    }
+
+    fn vault(&self) -> PathBuf {
+        self.root.path().join("vault")
+    }
+
+    /// Runs `kb --kb-dir VAULT ARGS…` with `stdin` as its input.
+    fn run_with_input(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = base_command()
+            .arg("--kb-dir")
+            .arg(self.vault())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_with_input(args, "")
+    }
+
+    /// Runs a command that must succeed; answers its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert_eq!(output.status.code(), Some(0), "kb {args:?} failed: {}", stderr(&output));
+        stdout(&output)
+    }
+
+    /// Runs a `--json` command that must succeed; answers its parsed output.
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let text = self.ok(&all);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("kb {args:?} printed no JSON ({e}): {text}"))
+    }
+
+    /// The entry files of the vault, as relative paths.
+    fn entry_files(&self) -> Vec<String> {
+        let mut files = Vec::new();
+        for category in ["people", "projects", "ideas", "admin", "inbox"] {
+            let Ok(read) = std::fs::read_dir(self.vault().join(category)) else { continue };
+            for file in read {
+                files.push(format!("{category}/{}", file.unwrap().file_name().to_string_lossy()));
+            }
+        }
+        files.sort();
+        files
+    }
+}
+
+/// The kb binary with an environment that cannot reach a real model or another vault.
+fn base_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
+    for var in
+        ["OPENAI_API_KEY", "OPENAI_BASE_URL", "KB_MODEL", "KB_DIR", "DATABASE_URL", "KB_API_TOKEN", "KB_ADDR"]
+    {
+        command.env_remove(var);
+    }
+    command.env("RUST_LOG", "warn");
+    command
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn capture_then_list_show_search_and_digest() {
+    let kb = Sandbox::new();
+    let human = kb.ok(&["capture", "Renew", "passport", "by", "Dec", "15"]);
+    assert!(human.starts_with("filed admin/"), "{human}");
+
+    let filed = kb.json(&["capture", "met Priya at the robotics meetup", "--hints", "[person:Priya]"]);
+    assert_eq!(filed["category"], "people");
+    assert_eq!(filed["name"], "Priya");
+    assert_eq!(filed["clarificationNeeded"], false);
+    let priya = filed["path"].as_str().unwrap().to_string();
+    assert!(kb.vault().join(&priya).is_file());
+
+    let list = kb.ok(&["list"]);
+    let line = list.lines().find(|l| l.starts_with(&priya)).unwrap_or_else(|| panic!("{list}"));
+    assert!(line.ends_with("  Priya — met Priya at the robotics meetup"), "{list}");
+    assert!(list.contains("Renew passport"), "{list}");
+    assert!(list.trim_end().ends_with("2 entries"), "{list}");
+    let listed = kb.json(&["list", "--category", "people"]);
+    assert_eq!(listed["total"], 1);
+    assert_eq!(listed["entries"][0]["path"], priya.as_str());
+    assert_eq!(listed["entries"][0]["category"], "people");
+    assert_eq!(kb.json(&["list", "--limit", "1"])["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(kb.json(&["list", "--status", "done"])["total"], 0);
+
+    let shown = kb.ok(&["show", &priya]);
+    assert!(shown.starts_with(&format!("Priya\n{priya}\n")), "{shown}");
+    assert!(shown.contains("source:") && shown.contains("cli"), "{shown}");
+    let entry = kb.json(&["show", &priya]);
+    assert_eq!(entry["entry"]["path"], priya.as_str());
+    assert_eq!(entry["entry"]["category"], "people");
+    assert_eq!(entry["entry"]["frontmatter"]["source"], "cli");
+
+    let hits = kb.ok(&["search", "passport"]);
+    assert!(hits.contains("Renew passport") && hits.contains("**passport**"), "{hits}");
+    let found = kb.json(&["search", "robotics", "--category", "people"]);
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["entries"][0]["path"], priya.as_str());
+    assert!(found["entries"][0]["score"].as_f64().unwrap() > 0.0);
+    assert_eq!(kb.json(&["search", "robotics", "--category", "ideas"])["total"], 0);
+    assert!(kb.ok(&["search", "zeppelin"]).contains("no matches"));
+
+    let daily = kb.ok(&["digest", "daily"]);
+    assert!(daily.contains("Top 3 actions") && daily.contains("Renew passport"), "{daily}");
+    let weekly = kb.json(&["digest", "weekly"]);
+    assert_eq!(weekly["type"], "weekly");
+    assert!(weekly["content"].as_str().unwrap().contains("Quick stats"));
+}
+
+#[test]
+fn reindex_takes_in_a_file_written_by_hand() {
+    let kb = Sandbox::new();
+    kb.ok(&["list"]); // creates the vault and its index
+    write(
+        &kb.vault().join("ideas/solar-kettle.md"),
+        "---\nname: Solar kettle\none_liner: boil water with sunlight\n---\nA parabolic mirror.\n",
+    );
+    let stats = kb.json(&["reindex"]);
+    assert_eq!(stats["rebuilt"], false);
+    assert_eq!(stats["added"], 1);
+    assert_eq!(kb.json(&["reindex"])["added"], 0, "a second reindex finds nothing new");
+    let hits = kb.json(&["search", "parabolic"]);
+    assert_eq!(hits["entries"][0]["path"], "ideas/solar-kettle.md");
+
+    std::fs::remove_dir_all(kb.vault().join(".kb/index")).unwrap();
+    let rebuilt = kb.ok(&["reindex"]);
+    assert!(
+        rebuilt.contains("rebuilt the search index") && rebuilt.contains("1 entries indexed"),
+        "{rebuilt}"
+    );
+    assert!(kb.ok(&["search", "sunlight"]).contains("ideas/solar-kettle.md"));
+}
+
+#[test]
+fn a_chat_session_is_stored_and_conversations_can_be_renamed_and_deleted() {
+    let kb = Sandbox::new();
+    let output = kb.run_with_input(&["chat", "--new"], "met Priya at the robotics meetup\nquit\n");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let transcript = stdout(&output);
+    assert!(transcript.contains("you> met Priya at the robotics meetup"), "{transcript}");
+    assert!(transcript.contains("kb> "), "{transcript}");
+    assert!(!transcript.contains("[tool call]"), "tool calls only with --verbose: {transcript}");
+    assert_eq!(kb.entry_files().len(), 1, "the chat filed Priya");
+
+    let conversations = kb.json(&["conversations", "list"]);
+    let list = conversations["conversations"].as_array().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["title"], "met Priya at the robotics meetup");
+    let id = list[0]["id"].as_str().unwrap().to_string();
+    assert!(kb.ok(&["conversations", "list"]).contains(&id));
+
+    let renamed = kb.json(&["conversations", "rename", &id, "Robotics", "people"]);
+    assert_eq!(renamed["title"], "Robotics people");
+    assert!(kb.ok(&["conversations", "list"]).contains("Robotics people"));
+
+    // Going on with it: the picker offers it as number 1, and the turn lands in it.
+    let resumed = kb.run_with_input(&["chat"], "1\nwhat do I know about Priya\nexit\n");
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert!(stdout(&resumed).contains("Going on with \"Robotics people\""), "{}", stdout(&resumed));
+    assert_eq!(kb.json(&["conversations", "list"])["conversations"].as_array().unwrap().len(), 1);
+
+    assert!(kb.ok(&["conversations", "delete", &id]).contains("deleted"));
+    assert_eq!(kb.json(&["conversations", "list"])["conversations"], Value::Array(vec![]));
+    let again = kb.run(&["conversations", "delete", &id]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).starts_with("error: conversation not found"), "{}", stderr(&again));
+    assert_eq!(kb.run(&["conversations", "rename", &id, "x"]).status.code(), Some(1));
+}
+
+#[test]
+fn verbose_chat_prints_each_tool_call_and_its_result() {
+    let kb = Sandbox::new();
+    let output = kb.run_with_input(
+        &["chat", "--new", "--verbose"],
+        "met Priya at the robotics meetup\nsearch for Priya\n",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let transcript = stdout(&output);
+    assert!(transcript.contains("[tool call] classify_and_capture"), "{transcript}");
+    assert!(transcript.contains("[tool call] search_entries"), "{transcript}");
+    assert!(transcript.contains("[tool result] {\"success\":true"), "{transcript}");
+    let capture = transcript.find("[tool call] classify_and_capture").unwrap();
+    let search = transcript.find("[tool call] search_entries").unwrap();
+    assert!(capture < search, "each turn shows only its own calls: {transcript}");
+    assert_eq!(transcript.matches("[tool call] classify_and_capture").count(), 1, "{transcript}");
+}
+
+#[test]
+fn json_chat_prints_one_answer_per_line() {
+    let kb = Sandbox::new();
+    let output = kb.run_with_input(&["chat", "--new", "--json"], "remind me to call mom [admin]\n");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let turn: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(turn["toolsUsed"][0], "classify_and_capture");
+    assert_eq!(turn["entry"]["category"], "admin");
+    assert_eq!(turn["message"]["filedEntryPath"], turn["entry"]["path"]);
+}
+
+#[test]
+fn paths_outside_the_vault_are_refused_with_exit_code_2() {
+    let kb = Sandbox::new();
+    for path in ["../../etc/passwd", "/etc/passwd", "people/../../secret.md"] {
+        let output = kb.run(&["show", path]);
+        assert_eq!(output.status.code(), Some(2), "kb show {path}: {}", stderr(&output));
+        let message = stderr(&output);
+        assert!(message.starts_with("error: invalid path"), "{message}");
+        assert!(stdout(&output).is_empty());
+    }
+    assert!(kb.entry_files().is_empty());
+    let outside: Vec<_> =
+        std::fs::read_dir(kb.root.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(outside, vec![std::ffi::OsString::from("vault")], "nothing was created outside the vault");
+}
+
+#[test]
+fn unknown_entries_and_conversations_are_runtime_failures() {
+    let kb = Sandbox::new();
+    let output = kb.run(&["show", "projects/nothing-here.md"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stderr(&output).trim(), "error: Entry not found: projects/nothing-here.md");
+
+    let output = kb.run_with_input(&["chat", "--conversation", "01NOSUCHCONVERSATION"], "hello\n");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("conversation not found"), "{}", stderr(&output));
+    assert!(stdout(&output).is_empty(), "nothing is said before the id is checked");
+
+    let output =
+        base_command().arg("--kb-dir").arg(kb.root.path().join("missing")).arg("reindex").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no vault at"), "{}", stderr(&output));
+}
+
+#[test]
+fn bad_usage_exits_with_code_2() {
+    let kb = Sandbox::new();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["frobnicate"],
+        &["show"],
+        &["capture"],
+        &["digest", "monthly"],
+        &["list", "--limit", "0"],
+        &["list", "--limit", "many"],
+        &["list", "--category", "recipes"],
+        &["search", "x", "--limit", "-3"],
+        &["chat", "--new", "--conversation", "X"],
+        &["conversations", "rename", "X"],
+        &["serve", "--addr", "not-an-address"],
+    ];
+    for args in cases {
+        let output = kb.run(args);
+        assert_eq!(output.status.code(), Some(2), "kb {args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains("error"), "kb {args:?}: {}", stderr(&output));
+    }
+    let blank = kb.run(&["capture", "   "]);
+    assert_eq!(blank.status.code(), Some(2));
+    assert_eq!(stderr(&blank).trim(), "error: nothing to capture: TEXT is empty");
+    assert!(kb.entry_files().is_empty(), "nothing was filed by a failed command");
+}
+
+#[test]
+fn serving_beyond_loopback_without_a_token_is_refused() {
+    let kb = Sandbox::new();
+    let output = kb.run(&["serve", "--addr", "0.0.0.0:0"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("KB_API_TOKEN"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_vault_can_come_from_kb_dir_in_the_environment() {
+    let kb = Sandbox::new();
+    let run = |args: &[&str]| base_command().env("KB_DIR", kb.vault()).args(args).output().unwrap();
+    let filed = run(&["capture", "idea: a bike-powered blender", "--json"]);
+    assert_eq!(filed.status.code(), Some(0), "{}", stderr(&filed));
+    assert_eq!(kb.entry_files().len(), 1);
+    let listed: Value = serde_json::from_slice(&run(&["list", "--json"]).stdout).unwrap();
+    assert_eq!(listed["total"], 1);
+}
