@@ -72,7 +72,7 @@ fn stats_text(stats: &OpenStats) -> String {
     };
     if sync.malformed > 0 {
         out.push_str(&format!(
-            "{} file(s) could not be read as entries and were skipped (see the log with RUST_LOG=info)\n",
+            "{} file(s) could not be read as entries and were skipped (`kb serve` reports them at /healthz)\n",
             sync.malformed
         ));
     }
