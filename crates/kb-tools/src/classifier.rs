@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use kb_domain::{Category, ChatMessage, ChatModel, Confidence, Frontmatter, LlmError, StructuredRequest};
+use kb_domain::{
+    Category, ChatMessage, ChatModel, Confidence, Frontmatter, LlmError, StructuredRequest, Usage,
+};
 use serde_json::{Value, json};
 
 use crate::ports::{Classification, Classifier, ClassifyError, ClassifyRequest};
@@ -89,6 +91,7 @@ impl Classifier for LlmClassifier {
             ChatMessage::User { content: request.text.clone() },
         ];
         let mut last_problem = String::new();
+        let mut usage = Usage::default();
         for attempt in 1..=ATTEMPTS {
             let structured = StructuredRequest {
                 messages: messages.clone(),
@@ -97,8 +100,14 @@ impl Classifier for LlmClassifier {
             };
             let (answer, problem) = match self.model.complete_structured(&structured).await {
                 Ok(completion) => match interpret(&completion.value, request) {
-                    Ok(classification) => return Ok(classification),
-                    Err(problem) => (completion.value.to_string(), problem),
+                    Ok(classification) => {
+                        usage.add(completion.usage);
+                        return Ok(Classification { usage, ..classification });
+                    }
+                    Err(problem) => {
+                        usage.add(completion.usage);
+                        (completion.value.to_string(), problem)
+                    }
                 },
                 Err(LlmError::Malformed(detail)) => {
                     (String::new(), format!("the answer was not JSON: {detail}"))
@@ -156,5 +165,5 @@ pub fn interpret(value: &Value, request: &ClassifyRequest) -> Result<Classificat
             .collect(),
         _ => Frontmatter::new(),
     };
-    Ok(Classification { category, confidence, name, fields, tags })
+    Ok(Classification { category, confidence, name, fields, tags, usage: Usage::default() })
 }

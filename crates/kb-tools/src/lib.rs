@@ -32,7 +32,9 @@ pub mod validate;
 pub use classifier::LlmClassifier;
 pub use context::{CaptureSource, DEFAULT_THRESHOLD, ToolContext, ToolServices};
 pub use digest::{DigestFacts, DigestKind, LlmDigestWriter};
-pub use ports::{Classification, Classifier, ClassifyError, ClassifyRequest, DigestError, DigestWriter};
+pub use ports::{
+    Classification, Classifier, ClassifyError, ClassifyRequest, DigestError, DigestWriter, WrittenDigest,
+};
 pub use registry::{RegistryError, ToolRegistry};
 pub use result::{ErrorCode, StateUpdate, ToolError, ToolOutput, ToolResult};
 pub use tool::{ErasedTool, Tool, ToolCategory};

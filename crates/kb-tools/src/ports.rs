@@ -6,7 +6,7 @@
 //! kb-domain's `ChatModel` port.
 
 use chrono::NaiveDate;
-use kb_domain::{Category, Confidence, Frontmatter, LlmError};
+use kb_domain::{Category, Confidence, Frontmatter, LlmError, Usage};
 
 use crate::digest::DigestFacts;
 
@@ -35,6 +35,8 @@ pub struct Classification {
     pub fields: Frontmatter,
     /// Tags.
     pub tags: Vec<String>,
+    /// What asking the model cost (zero when no model was asked).
+    pub usage: Usage,
 }
 
 /// Why a classification failed.
@@ -66,9 +68,18 @@ pub enum DigestError {
     Empty,
 }
 
+/// A digest as written, with what writing it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenDigest {
+    /// The markdown.
+    pub content: String,
+    /// What asking the model cost.
+    pub usage: Usage,
+}
+
 /// Writes a digest from its facts.
 #[async_trait::async_trait]
 pub trait DigestWriter: Send + Sync {
     /// The digest as markdown, under the facts' headings.
-    async fn write(&self, facts: &DigestFacts) -> Result<String, DigestError>;
+    async fn write(&self, facts: &DigestFacts) -> Result<WrittenDigest, DigestError>;
 }

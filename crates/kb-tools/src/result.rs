@@ -54,7 +54,7 @@ impl ToolResult {
     pub fn filed(&self) -> Option<(&EntryPath, Confidence)> {
         self.state_updates.iter().find_map(|u| match u {
             StateUpdate::Filed { path, confidence } => Some((path, *confidence)),
-            StateUpdate::Moved { .. } => None,
+            StateUpdate::Moved { .. } | StateUpdate::ModelUsage(_) => None,
         })
     }
 }
@@ -114,6 +114,8 @@ pub enum StateUpdate {
         /// The confidence it was filed with.
         confidence: Confidence,
     },
+    /// The tool asked the model (classifier, digest writer): the turn's usage grows by this.
+    ModelUsage(kb_domain::Usage),
     /// An entry moved; if it was the last one filed, that now points to its new path.
     Moved {
         /// Where it was.

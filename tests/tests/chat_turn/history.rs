@@ -168,3 +168,15 @@ async fn usage_counts_every_model_call_of_the_turn() {
     assert_eq!(response.usage.llm_calls, 2);
     assert_eq!((response.usage.prompt_tokens, response.usage.completion_tokens), (20, 10));
 }
+
+#[tokio::test]
+async fn usage_counts_the_classifier_call_of_a_capture() {
+    let k = kit_with(|_, _| {}).await;
+    k.fake.push(call("call_1", "classify_and_capture", &json!({"text": "Build a treehouse"})));
+    k.fake.push(super::classification("projects", 0.9, "Treehouse"));
+    k.fake.push(FakeReply::text("Filed."));
+    let response = k.kb.chat(None, "Build a treehouse").await.unwrap();
+    assert_eq!(k.fake.requests().len(), 3);
+    assert_eq!(response.usage.llm_calls, 3, "the classifier's call is part of the turn");
+    assert_eq!((response.usage.prompt_tokens, response.usage.completion_tokens), (30, 15));
+}

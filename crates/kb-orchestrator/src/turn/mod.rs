@@ -14,7 +14,7 @@ use kb_domain::{
     ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
     ListFilter, NewMessage, Usage,
 };
-use kb_tools::{CaptureSource, ToolContext, ToolRegistry, ToolResult, ToolServices};
+use kb_tools::{CaptureSource, StateUpdate, ToolContext, ToolRegistry, ToolResult, ToolServices};
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -294,6 +294,9 @@ impl Orchestrator {
             for call in completion.tool_calls {
                 let result = self.registry.execute(&call.name, &call.arguments, &ctx, &self.services).await;
                 for update in &result.state_updates {
+                    if let StateUpdate::ModelUsage(spent) = update {
+                        usage.add(*spent);
+                    }
                     ctx.apply(update);
                 }
                 if let Some(filed) = filed_entry(&result) {

@@ -7,7 +7,7 @@ use kb_domain::{ChatMessage, ChatModel, ChatRequest};
 
 use super::DigestFacts;
 use super::render::render_full;
-use crate::ports::{DigestError, DigestWriter};
+use crate::ports::{DigestError, DigestWriter, WrittenDigest};
 
 /// Writes digests with a language model.
 #[derive(Clone)]
@@ -44,7 +44,7 @@ pub fn digest_prompt(facts: &DigestFacts) -> String {
 
 #[async_trait::async_trait]
 impl DigestWriter for LlmDigestWriter {
-    async fn write(&self, facts: &DigestFacts) -> Result<String, DigestError> {
+    async fn write(&self, facts: &DigestFacts) -> Result<WrittenDigest, DigestError> {
         let request = ChatRequest {
             messages: vec![
                 ChatMessage::System { content: digest_prompt(facts) },
@@ -54,7 +54,7 @@ impl DigestWriter for LlmDigestWriter {
         };
         let completion = self.model.complete(&request).await?;
         match completion.content.map(|c| c.trim().to_string()) {
-            Some(text) if !text.is_empty() => Ok(text),
+            Some(content) if !content.is_empty() => Ok(WrittenDigest { content, usage: completion.usage }),
             _ => Err(DigestError::Empty),
         }
     }

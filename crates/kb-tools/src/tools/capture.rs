@@ -7,7 +7,7 @@
 
 use kb_domain::category::SUGGESTABLE;
 use kb_domain::fields::check_field;
-use kb_domain::{Category, Confidence, Frontmatter, NewEntry};
+use kb_domain::{Category, Confidence, Frontmatter, NewEntry, Usage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -118,7 +118,10 @@ impl Tool for ClassifyAndCapture {
         };
         Ok(ToolOutput {
             data,
-            state_updates: vec![StateUpdate::Filed { path: entry.path, confidence: decision.confidence }],
+            state_updates: vec![
+                StateUpdate::Filed { path: entry.path, confidence: decision.confidence },
+                StateUpdate::ModelUsage(decision.usage),
+            ],
         })
     }
 }
@@ -126,13 +129,13 @@ impl Tool for ClassifyAndCapture {
 /// The decision for a hinted capture: the hint's category at full confidence, the
 /// classifier's name, fields and tags when it answered.
 fn forced(hint: Hint, answer: Option<Classification>, text: &str) -> Classification {
-    let (name, fields, tags) = match answer {
-        Some(c) => (c.name, c.fields, c.tags),
-        None => (String::new(), Frontmatter::new(), Vec::new()),
+    let (name, fields, tags, usage) = match answer {
+        Some(c) => (c.name, c.fields, c.tags, c.usage),
+        None => (String::new(), Frontmatter::new(), Vec::new(), Usage::default()),
     };
     let name =
         hint.person.or(Some(name).filter(|n| !n.trim().is_empty())).unwrap_or_else(|| name_from_text(text));
-    Classification { category: hint.category, confidence: Confidence::CERTAIN, name, fields, tags }
+    Classification { category: hint.category, confidence: Confidence::CERTAIN, name, fields, tags, usage }
 }
 
 /// The entry to create: in its category with the person's words as the body, or in the

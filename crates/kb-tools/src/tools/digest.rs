@@ -1,13 +1,14 @@
 //! generate_digest: gathers the facts from the vault, has the digest writer (an LLM) write
 //! them up, and renders the same facts as markdown when no writer answers.
 
+use kb_domain::Usage;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::digest::{DigestKind, gather_facts, render_markdown};
-use crate::result::{ToolError, ToolOutput};
+use crate::result::{StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
 /// Arguments of generate_digest.
@@ -52,7 +53,7 @@ impl Tool for GenerateDigest {
         let facts = gather_facts(args.kind, &entries, ctx.today, services.clock.now());
         let written = match &services.digest_writer {
             Some(writer) => match writer.write(&facts).await {
-                Ok(text) => Some(text),
+                Ok(written) => Some(written),
                 Err(e) => {
                     tracing::warn!(error = %e, "digest writer failed; rendering the facts instead");
                     None
@@ -60,7 +61,13 @@ impl Tool for GenerateDigest {
             },
             None => None,
         };
-        let content = written.unwrap_or_else(|| render_markdown(&facts));
-        Ok(ToolOutput::data(DigestData { kind: args.kind, content }))
+        let (content, usage) = match written {
+            Some(written) => (written.content, written.usage),
+            None => (render_markdown(&facts), Usage::default()),
+        };
+        Ok(ToolOutput {
+            data: DigestData { kind: args.kind, content },
+            state_updates: vec![StateUpdate::ModelUsage(usage)],
+        })
     }
 }

@@ -26,6 +26,7 @@ pub fn classification(category: Category, confidence: f64, name: &str) -> Classi
         name: name.to_string(),
         fields: Frontmatter::new(),
         tags: vec!["Tag".into()],
+        usage: kb_domain::Usage::default(),
     }
 }
 
