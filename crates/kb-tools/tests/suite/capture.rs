@@ -33,7 +33,10 @@ async fn a_confident_capture_is_filed_in_its_category() {
     assert_eq!(entry.confidence(), Some(Confidence::new(0.87).unwrap()));
     assert_eq!(
         result.state_updates,
-        [StateUpdate::Filed { path: entry.path.clone(), confidence: Confidence::new(0.87).unwrap() }]
+        [
+            StateUpdate::Filed { path: entry.path.clone(), confidence: Confidence::new(0.87).unwrap() },
+            StateUpdate::ModelUsage(kb_domain::Usage::default()),
+        ]
     );
     assert_eq!(result.filed().map(|(p, c)| (p.to_string(), c.value())), Some((entry.path.to_string(), 0.87)));
 }
