@@ -83,7 +83,16 @@ pub async fn page() -> Html<&'static str> {
     Html(PAGE)
 }
 
-/// Any other `/api` path.
+/// Any path kb does not serve.
 pub async fn api_not_found() -> ApiError {
     ApiError::not_found("no such endpoint")
+}
+
+/// A known path asked with a method it does not answer.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not answer that method",
+    )
 }

@@ -38,6 +38,8 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .route("/healthz", get(misc::healthz))
         .route("/", get(misc::page))
+        .fallback(misc::api_not_found)
+        .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

@@ -1,0 +1,562 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The HTTP API of SPEC §4 end to end: the real `kb` binary serving a temporary vault
+//! (`kb serve` as a child process), talking to a scripted OpenAI-compatible server over
+//! real HTTP. Each test checks what a client and the person would notice: statuses, the
+//! JSON shapes, the files on disk, and what the model was sent.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{KbServer, assert_error_shape, query_value, url_path};
+use kb_orchestrator::testing::{FakeOpenAi, FakeReply};
+use serde_json::{Value, json};
+
+/// A `kb serve` wired to a fresh scripted model, with `extra` environment variables.
+async fn with_model(extra: &[(&str, &str)]) -> (FakeOpenAi, KbServer) {
+    let fake = FakeOpenAi::start().await.unwrap();
+    let base = fake.base_url();
+    let mut env =
+        vec![("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", base.as_str()), ("KB_MODEL", "test-model")];
+    env.extend_from_slice(extra);
+    let server = KbServer::start(&env).await;
+    (fake, server)
+}
+
+/// The classifier's structured answer.
+fn classification(category: &str, confidence: f64, name: &str) -> FakeReply {
+    let answer = json!({
+        "category": category,
+        "confidence": confidence,
+        "name": name,
+        "tags": [],
+        "fields": {
+            "context": null, "follow_ups": [], "status": null,
+            "next_action": null, "due_date": null, "one_liner": null
+        }
+    });
+    FakeReply::text(&answer.to_string())
+}
+
+/// One tool call as the model sends it.
+fn call(id: &str, name: &str, arguments: &Value) -> FakeReply {
+    FakeReply::tool_calls(&[(id, name, &arguments.to_string())])
+}
+
+fn chat(message: &str, conversation: Option<&str>) -> Value {
+    match conversation {
+        Some(id) => json!({"conversationId": id, "message": message}),
+        None => json!({"message": message}),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_turns_capture_ask_move_and_keep_their_conversations() {
+    let (fake, kb) = with_model(&[]).await;
+
+    let health = kb.get("/healthz").await.expect(200);
+    assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(health["model"], "test-model");
+    assert_eq!(health["entries"], 0);
+    assert_eq!(health["indexReady"], true);
+    assert_eq!(health["malformedFiles"], 0);
+    assert!(fake.requests().is_empty(), "kb called the model at start-up");
+
+    // A confident capture: filed in projects/, the answer says where.
+    let words = "Fix the shed roof before the rains";
+    fake.push(call("call_1", "classify_and_capture", &json!({"text": words})));
+    fake.push(classification("projects", 0.9, "Shed roof repair"));
+    fake.push(FakeReply::text("Filed it under projects: Shed roof repair."));
+    let first = kb.post("/api/chat", &chat(words, None)).await.expect(200);
+    let first_id = first["conversationId"].as_str().unwrap().to_string();
+    assert!(!first_id.is_empty());
+    assert_eq!(first["message"]["role"], "assistant");
+    assert_eq!(first["message"]["content"], "Filed it under projects: Shed roof repair.");
+    assert_eq!(first["message"]["filedEntryPath"], "projects/shed-roof-repair.md");
+    assert_eq!(first["message"]["filedConfidence"], 0.9);
+    assert!(first["message"]["id"].as_str().is_some_and(|id| !id.is_empty()));
+    assert!(first["message"]["createdAt"].as_str().is_some());
+    assert_eq!(
+        first["entry"],
+        json!({"path": "projects/shed-roof-repair.md", "category": "projects", "name": "Shed roof repair",
+               "confidence": 0.9, "clarificationNeeded": false})
+    );
+    assert_eq!(first["toolsUsed"], json!(["classify_and_capture"]));
+    let file = std::fs::read_to_string(kb.vault().join("projects/shed-roof-repair.md")).unwrap();
+    assert!(file.contains(words), "{file}");
+    assert_eq!(fake.pending(), 0);
+
+    // An unsure capture lands in the inbox and kb asks.
+    let vague = "Look into widgets sometime";
+    fake.push(call("call_1", "classify_and_capture", &json!({"text": vague})));
+    fake.push(classification("ideas", 0.3, "Widgets"));
+    fake.push(FakeReply::text("I filed it in the inbox: is it an idea or a project?"));
+    let second = kb.post("/api/chat", &chat(vague, None)).await.expect(200);
+    let second_id = second["conversationId"].as_str().unwrap().to_string();
+    assert_ne!(second_id, first_id);
+    assert_eq!(second["entry"]["path"], "inbox/widgets.md");
+    assert_eq!(second["entry"]["category"], "inbox");
+    assert_eq!(second["entry"]["clarificationNeeded"], true);
+    assert_eq!(second["message"]["filedEntryPath"], "inbox/widgets.md");
+    assert_eq!(second["message"]["filedConfidence"], 0.3);
+    assert!(kb.vault().join("inbox/widgets.md").is_file());
+
+    // "actually that's an idea": the model moves it; the earlier turn was in its context.
+    let before = fake.requests().len();
+    fake.push(call("call_2", "move_entry", &json!({"path": "inbox/widgets.md", "targetCategory": "ideas"})));
+    fake.push(FakeReply::text("Moved it to ideas."));
+    let third = kb.post("/api/chat", &chat("actually that's an idea", Some(&second_id))).await.expect(200);
+    assert_eq!(third["conversationId"], second_id.as_str());
+    assert_eq!(third["toolsUsed"], json!(["move_entry"]));
+    assert_eq!(third["message"]["content"], "Moved it to ideas.");
+    assert!(!kb.vault().join("inbox/widgets.md").exists());
+    let moved = std::fs::read_to_string(kb.vault().join("ideas/widgets.md")).unwrap();
+    assert!(moved.contains(vague), "{moved}");
+    assert_eq!(kb.entry_files(), ["ideas/widgets.md", "projects/shed-roof-repair.md"]);
+    let sent = fake.requests()[before].json().to_string();
+    assert!(sent.contains(vague) && sent.contains("actually that's an idea"), "{sent}");
+
+    let health = kb.get("/healthz").await.expect(200);
+    assert_eq!(health["entries"], 2);
+
+    // Conversations: list, get with messages, rename, delete.
+    let list = kb.get("/api/conversations").await.expect(200);
+    let ids: Vec<&str> =
+        list["conversations"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "{list}");
+    assert!(ids.contains(&first_id.as_str()) && ids.contains(&second_id.as_str()));
+
+    let got = kb.get(&format!("/api/conversations/{second_id}")).await.expect(200);
+    assert_eq!(got["id"], second_id.as_str());
+    assert_eq!(got["title"], vague);
+    let messages = got["messages"].as_array().unwrap();
+    let users: Vec<&str> =
+        messages.iter().filter(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(users, [vague, "actually that's an idea"]);
+    assert_eq!(messages.last().unwrap()["content"], "Moved it to ideas.");
+
+    let renamed = kb.patch(&format!("/api/conversations/{second_id}"), &json!({"title": "Widgets"})).await;
+    assert_eq!(renamed.expect(200)["title"], "Widgets");
+    assert_eq!(kb.get(&format!("/api/conversations/{second_id}")).await.expect(200)["title"], "Widgets");
+    let empty_title = kb.patch(&format!("/api/conversations/{second_id}"), &json!({"title": "  "})).await;
+    empty_title.expect_error(400);
+
+    let deleted = kb.delete(&format!("/api/conversations/{second_id}")).await;
+    assert_eq!(deleted.status, 204, "{}", deleted.text());
+    assert_eq!(kb.get(&format!("/api/conversations/{second_id}")).await.expect_error(404), "not_found");
+    kb.delete(&format!("/api/conversations/{second_id}")).await.expect_error(404);
+    kb.patch(&format!("/api/conversations/{second_id}"), &json!({"title": "x"})).await.expect_error(404);
+    let list = kb.get("/api/conversations").await.expect(200);
+    assert_eq!(list["conversations"].as_array().unwrap().len(), 1);
+    assert_eq!(list["conversations"][0]["id"], first_id.as_str());
+    // The entries the deleted conversation filed stay.
+    assert!(kb.vault().join("ideas/widgets.md").is_file());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_endpoints_capture_update_list_search_get_digest_and_index() {
+    let (fake, kb) = with_model(&[]).await;
+
+    let mut filed = Vec::new();
+    for (text, category, confidence, name) in [
+        ("Finish the ClientCo API integration", "projects", 0.95, "ClientCo integration"),
+        ("Renew passport by Dec 15", "admin", 0.8, "Renew passport"),
+        ("Met Priya at the robotics meetup", "people", 0.85, "Priya"),
+    ] {
+        fake.push(classification(category, confidence, name));
+        let answer = kb.post("/api/capture", &json!({"text": text})).await.expect(200);
+        assert_eq!(answer["category"], category);
+        assert_eq!(answer["name"], name);
+        assert_eq!(answer["confidence"], confidence);
+        assert_eq!(answer["clarificationNeeded"], false);
+        let path = answer["path"].as_str().unwrap().to_string();
+        assert!(path.starts_with(&format!("{category}/")), "{path}");
+        let file = std::fs::read_to_string(kb.vault().join(&path)).unwrap();
+        assert!(file.contains(text) && file.contains("source: api"), "{file}");
+        filed.push(path);
+    }
+    let (project, admin, person) = (&filed[0], &filed[1], &filed[2]);
+    assert_eq!(fake.pending(), 0);
+
+    // Update, both body forms.
+    let updated = kb.patch(&format!("/api/entries/{}", url_path(project)), &json!({"status": "done"})).await;
+    let updated = updated.expect(200);
+    assert_eq!(updated["path"], project.as_str());
+    assert!(updated["updatedFields"].as_array().unwrap().contains(&json!("status")), "{updated}");
+    let updated = kb
+        .patch(&format!("/api/entries/{}", url_path(admin)), &json!({"updates": {"due_date": "2026-12-15"}}))
+        .await
+        .expect(200);
+    assert!(updated["updatedFields"].as_array().unwrap().contains(&json!("due_date")), "{updated}");
+    let on_disk = std::fs::read_to_string(kb.vault().join(project)).unwrap();
+    assert!(on_disk.contains("status: done"), "{on_disk}");
+    let bad_status =
+        kb.patch(&format!("/api/entries/{}", url_path(project)), &json!({"status": "sleeping"})).await;
+    bad_status.expect_error(400);
+    kb.patch("/api/entries/projects/nobody.md", &json!({"status": "done"})).await.expect_error(404);
+
+    // Get.
+    let got = kb.get(&format!("/api/entries/{}", url_path(project))).await.expect(200);
+    assert_eq!(got["entry"]["path"], project.as_str());
+    assert_eq!(got["entry"]["category"], "projects");
+    assert_eq!(got["entry"]["name"], "ClientCo integration");
+    assert_eq!(got["entry"]["frontmatter"]["status"], "done");
+    assert!(got["entry"]["content"].as_str().unwrap().contains("ClientCo API integration"));
+    assert_eq!(kb.get("/api/entries/projects/nobody.md").await.expect_error(404), "not_found");
+
+    // List with filters and paging; `total` counts every match.
+    let page = kb.get("/api/entries?category=projects&limit=5&offset=0").await.expect(200);
+    assert_eq!(page["total"], 1);
+    assert_eq!(page["entries"][0]["path"], project.as_str());
+    assert_eq!(page["entries"][0]["status"], "done");
+    let mut seen = Vec::new();
+    for offset in [0, 2] {
+        let page = kb.get(&format!("/api/entries?limit=2&offset={offset}")).await.expect(200);
+        assert_eq!(page["total"], 3);
+        for entry in page["entries"].as_array().unwrap() {
+            seen.push(entry["path"].as_str().unwrap().to_string());
+        }
+    }
+    seen.sort();
+    let mut all = filed.clone();
+    all.sort();
+    assert_eq!(seen, all);
+    let done = kb.get("/api/entries?status=done").await.expect(200);
+    assert_eq!(done["total"], 1);
+    assert_eq!(kb.get("/api/entries?category=inbox").await.expect(200)["total"], 0);
+
+    // Search.
+    let hits = kb.get(&format!("/api/search?q={}", query_value("passport"))).await.expect(200);
+    assert_eq!(hits["total"], 1);
+    assert_eq!(hits["entries"][0]["path"], admin.as_str());
+    assert!(hits["entries"][0]["score"].is_number());
+    let hits = kb.get("/api/search?q=robotics%20meetup&category=people").await.expect(200);
+    assert_eq!(hits["entries"][0]["path"], person.as_str());
+    assert_eq!(kb.get("/api/search?q=robotics&category=admin").await.expect(200)["total"], 0);
+    assert_eq!(kb.get("/api/search?q=").await.expect(200)["total"], 0);
+
+    // Digest: kb gathers the facts, the model writes them up.
+    let written = "## Top 3 actions\n- Renew passport\n## People to connect with\n- Priya";
+    fake.push(FakeReply::text(written));
+    let digest = kb.post("/api/digest", &json!({"type": "daily"})).await.expect(200);
+    assert_eq!(digest["type"], "daily");
+    assert!(digest["content"].as_str().unwrap().contains("Renew passport"), "{digest}");
+    let asked = fake.requests().last().unwrap().json();
+    let prompt = asked["messages"][0]["content"].as_str().unwrap();
+    assert!(prompt.contains("daily digest"), "{prompt}");
+    assert!(asked["messages"].to_string().contains("Renew passport"), "{asked}");
+
+    // The index.
+    let index = kb.get("/api/index").await;
+    assert_eq!(index.status, 200);
+    assert!(index.header("content-type").unwrap().starts_with("text/markdown"), "{:?}", index.headers);
+    let index = index.text();
+    for path in &filed {
+        assert!(index.contains(&format!("({path})")), "{path} missing from:\n{index}");
+    }
+    assert_eq!(index, std::fs::read_to_string(kb.vault().join("index.md")).unwrap());
+
+    // Move over REST.
+    let moved = kb
+        .post(&format!("/api/entries/{}/move", url_path(person)), &json!({"targetCategory": "projects"}))
+        .await
+        .expect(200);
+    assert_eq!(moved["oldPath"], person.as_str());
+    assert_eq!(moved["category"], "projects");
+    let new_path = moved["newPath"].as_str().unwrap();
+    assert!(new_path.starts_with("projects/") && kb.vault().join(new_path).is_file());
+    assert!(!kb.vault().join(person).exists());
+    assert!(kb.get("/api/index").await.text().contains(&format!("({new_path})")));
+    assert_eq!(kb.get("/healthz").await.expect(200)["entries"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_guards_every_api_call_but_not_health_or_the_page() {
+    let kb = KbServer::start(&[("KB_API_TOKEN", "s3cret-token")]).await;
+    let capture = json!({"text": "Renew passport by Dec 15"}).to_string();
+    for (method, target, body) in [
+        ("GET", "/api/entries", None),
+        ("GET", "/api/index", None),
+        ("GET", "/api/conversations", None),
+        ("GET", "/api/search?q=passport", None),
+        ("POST", "/api/capture", Some(capture.as_bytes())),
+        ("POST", "/api/chat", Some(br#"{"message":"Renew passport by Dec 15"}"#.as_slice())),
+    ] {
+        for header in [
+            None,
+            Some("Bearer wrong-token"),
+            Some("Bearer "),
+            Some("s3cret-token"),
+            Some("Basic s3cret-token"),
+        ] {
+            let headers: Vec<(&str, &str)> = header.map(|h| ("Authorization", h)).into_iter().collect();
+            let reply = kb.request(method, target, &headers, body).await;
+            assert_eq!(reply.expect_error(401), "unauthorized", "{method} {target} with {header:?}");
+        }
+    }
+    assert!(kb.entry_files().is_empty(), "an unauthorised call filed something");
+
+    let auth = [("Authorization", "Bearer s3cret-token")];
+    let filed = kb.request("POST", "/api/capture", &auth, Some(capture.as_bytes())).await.expect(200);
+    assert!(kb.vault().join(filed["path"].as_str().unwrap()).is_file());
+    let list = kb.request("GET", "/api/entries", &auth, None).await.expect(200);
+    assert_eq!(list["total"], 1);
+
+    assert_eq!(kb.get("/healthz").await.expect(200)["entries"], 1);
+    let page = kb.get("/").await;
+    assert_eq!(page.status, 200);
+    assert!(page.header("content-type").unwrap().starts_with("text/html"));
+
+    // Without a token set, no header is needed and any header is ignored.
+    let open = KbServer::start(&[]).await;
+    assert_eq!(open.get("/api/entries").await.expect(200)["total"], 0);
+    let reply = open.request("GET", "/api/entries", &[("Authorization", "Bearer whatever")], None).await;
+    reply.expect(200);
+}
+
+/// Every file under `root` (but kb's own state and log), with its bytes.
+fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for item in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = item.path();
+            let name = item.file_name().to_string_lossy().into_owned();
+            if name == ".kb" || name == "kb.log" {
+                continue;
+            }
+            let kind = item.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                files.insert(path.strip_prefix(root).unwrap().display().to_string(), bytes);
+            }
+        }
+    }
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paths_leading_out_of_the_vault_are_refused_and_touch_nothing() {
+    let kb = KbServer::start(&[]).await;
+    let filed = kb.post("/api/capture", &json!({"text": "Fix the shed roof", "hints": "[project]"})).await;
+    let project = filed.expect(200)["path"].as_str().unwrap().to_string();
+
+    // A secret beside the vault, and a link inside the vault pointing at it.
+    let secret = kb.root.path().join("secret.md");
+    std::fs::write(&secret, "---\nname: secret\n---\nroot:x:0:0 do not leak\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&secret, kb.vault().join("people/evil-link.md")).unwrap();
+
+    let sentinel = format!("kb-sentinel-{}.md", std::process::id());
+    let outside = [kb.root.path().to_path_buf(), kb.root.path().parent().unwrap().to_path_buf()];
+    let existed: Vec<bool> = outside.iter().map(|dir| dir.join(&sentinel).exists()).collect();
+    let before = snapshot(kb.root.path());
+
+    let targets = [
+        "..%2F..%2Fetc%2Fpasswd".to_string(),
+        "../../etc/passwd".to_string(),
+        format!("../../{sentinel}"),
+        format!("../{sentinel}"),
+        "/etc/passwd".to_string(),
+        "%2Fetc%2Fpasswd".to_string(),
+        format!("%2Ftmp%2F{sentinel}"),
+        format!("people/..%2F..%2F{sentinel}"),
+        format!("people/../../{sentinel}"),
+        format!("projects/./../../{sentinel}"),
+        format!("people%5C..%5C..%5C{sentinel}"),
+        format!("..%5C..%5C{sentinel}"),
+        format!("people/{}%00.md", sentinel.trim_end_matches(".md")),
+        format!("{project}%00"),
+        format!("{project}%00.md"),
+        "people/..".to_string(),
+        "people".to_string(),
+        "secret.md".to_string(),
+        "people/evil-link.md".to_string(),
+        format!("{}/..%2F..%2Fsecret.md", project.trim_end_matches(".md")),
+        "C:%5CWindows%5Cwin.ini".to_string(),
+    ];
+    for target in &targets {
+        let url = format!("/api/entries/{target}");
+        let replies = [
+            ("GET", kb.get(&url).await),
+            ("PATCH", kb.patch(&url, &json!({"status": "done", "name": "pwned"})).await),
+            ("POST move", kb.post(&format!("{url}/move"), &json!({"targetCategory": "ideas"})).await),
+        ];
+        for (method, reply) in replies {
+            assert!(
+                reply.status == 400 || reply.status == 404,
+                "{method} {url} answered {}: {}",
+                reply.status,
+                reply.text()
+            );
+            assert_error_shape(&reply.json(), &reply.text());
+            let text = reply.text();
+            assert!(
+                !text.contains("root:x:0") && !text.contains("do not leak"),
+                "{method} {url} leaked: {text}"
+            );
+        }
+    }
+
+    for (dir, existed) in outside.iter().zip(existed) {
+        assert_eq!(dir.join(&sentinel).exists(), existed, "something was created in {}", dir.display());
+    }
+    assert_eq!(snapshot(kb.root.path()), before, "a refused request changed a file");
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "---\nname: secret\n---\nroot:x:0:0 do not leak\n");
+    // The real entry still answers.
+    kb.get(&format!("/api/entries/{}", url_path(&project))).await.expect(200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversize_malformed_and_mistyped_requests_get_clear_errors() {
+    let kb = KbServer::start(&[]).await;
+
+    // Over the 1 MiB body cap.
+    let huge = json!({"text": "x".repeat(2 * 1024 * 1024)}).to_string();
+    let reply = kb.request("POST", "/api/capture", &[], Some(huge.as_bytes())).await;
+    assert_eq!(reply.expect_error(413), "payload_too_large");
+    let huge = json!({"message": "x".repeat(2 * 1024 * 1024)}).to_string();
+    kb.request("POST", "/api/chat", &[], Some(huge.as_bytes())).await.expect_error(413);
+    // A chat message or capture over 32 KiB.
+    let long = "word ".repeat(8 * 1024);
+    assert_eq!(kb.post("/api/chat", &json!({"message": long})).await.expect_error(413), "payload_too_large");
+    kb.post("/api/capture", &json!({"text": long})).await.expect_error(413);
+
+    // Malformed JSON.
+    for (method, target) in [
+        ("POST", "/api/chat"),
+        ("POST", "/api/capture"),
+        ("POST", "/api/digest"),
+        ("PATCH", "/api/entries/projects/x.md"),
+        ("POST", "/api/entries/projects/x.md/move"),
+        ("PATCH", "/api/conversations/abc"),
+    ] {
+        let reply = kb.request(method, target, &[], Some(br#"{"message": "unclosed"#)).await;
+        reply.expect_error(400);
+        let reply = kb.request(method, target, &[], Some(b"not json at all")).await;
+        reply.expect_error(400);
+    }
+    // Not declared as JSON.
+    let reply =
+        kb.request("POST", "/api/capture", &[("Content-Type", "text/plain")], Some(br#"{"text":"a"}"#)).await;
+    assert!(reply.status == 415 || reply.status == 400, "{}", reply.status);
+    assert_error_shape(&reply.json(), &reply.text());
+
+    // Wrong types and values.
+    for (method, target, body) in [
+        ("POST", "/api/chat", json!({"message": 42})),
+        ("POST", "/api/chat", json!({"message": "hi", "conversationId": 7})),
+        ("POST", "/api/chat", json!({})),
+        ("POST", "/api/chat", json!({"message": "   "})),
+        ("POST", "/api/chat", json!({"message": "hi", "surprise": true})),
+        ("POST", "/api/chat", json!(["hi"])),
+        ("POST", "/api/capture", json!({"text": ["a"]})),
+        ("POST", "/api/capture", json!({"text": "a", "hints": 3})),
+        ("POST", "/api/capture", json!({"text": ""})),
+        ("POST", "/api/digest", json!({"type": "monthly"})),
+        ("POST", "/api/digest", json!({"type": 1})),
+        ("PATCH", "/api/entries/projects/x.md", json!([1, 2])),
+        ("PATCH", "/api/entries/projects/x.md", json!("done")),
+        ("POST", "/api/entries/projects/x.md/move", json!({"targetCategory": 5})),
+        ("PATCH", "/api/conversations/abc", json!({"title": 5})),
+    ] {
+        let reply = kb.request(method, target, &[], Some(body.to_string().as_bytes())).await;
+        assert_eq!(reply.status, 400, "{method} {target} {body}: {}", reply.text());
+        assert_error_shape(&reply.json(), &reply.text());
+    }
+    for target in [
+        "/api/entries?limit=abc",
+        "/api/entries?limit=0",
+        "/api/entries?limit=1000",
+        "/api/entries?offset=-1",
+        "/api/entries?category=bogus",
+        "/api/search?q=a&limit=-1",
+        "/api/search?q=a&category=bogus",
+    ] {
+        let reply = kb.get(target).await;
+        assert_eq!(reply.status, 400, "{target}: {}", reply.text());
+        assert_error_shape(&reply.json(), &reply.text());
+    }
+
+    // Unknown endpoints.
+    for (method, target) in [
+        ("GET", "/api/nope"),
+        ("POST", "/api/entries/projects/x.md/frobnicate"),
+        ("GET", "/api/conversations/no-such-conversation"),
+        ("GET", "/nope"),
+    ] {
+        let body = (method == "POST").then_some(br#"{"targetCategory":"ideas"}"#.as_slice());
+        let reply = kb.request(method, target, &[], body).await;
+        assert_eq!(reply.status, 404, "{method} {target}: {}", reply.text());
+        assert_error_shape(&reply.json(), &reply.text());
+    }
+
+    // Known paths, wrong methods.
+    for (method, target) in
+        [("DELETE", "/api/entries"), ("GET", "/api/chat"), ("PUT", "/api/capture"), ("POST", "/healthz")]
+    {
+        let reply = kb.request(method, target, &[], None).await;
+        assert_eq!(reply.status, 405, "{method} {target}: {}", reply.text());
+        assert_error_shape(&reply.json(), &reply.text());
+    }
+
+    assert!(kb.entry_files().is_empty(), "a refused request filed something");
+    assert!(kb.get("/api/conversations").await.expect(200)["conversations"].as_array().unwrap().is_empty());
+    assert_eq!(kb.get("/healthz").await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_faults_come_out_as_fitting_statuses() {
+    let (fake, kb) = with_model(&[]).await;
+    let ask = json!({"message": "What is on my plate?"});
+
+    // Rate limited on every try: kb retries (3 tries in all), then answers 429.
+    for _ in 0..3 {
+        fake.push(FakeReply::rate_limited(Some(1)));
+    }
+    let reply = kb.post("/api/chat", &ask).await;
+    assert_eq!(reply.expect_error(429), "llm_rate_limited");
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_eq!(fake.requests().len(), 3);
+    assert_eq!(fake.pending(), 0);
+
+    // The model's server failing: 503 with a retry hint.
+    for status in [500, 503] {
+        fake.push(FakeReply::error(status, "server_error", "The engine is overloaded"));
+        let reply = kb.post("/api/chat", &ask).await;
+        assert_eq!(reply.expect_error(503), "llm_unavailable");
+        assert!(reply.header("retry-after").is_some());
+    }
+
+    // An answer that is no chat completion: 502.
+    fake.push(FakeReply::raw(200, "<html>this is no chat completion</html>"));
+    let reply = kb.post("/api/chat", &ask).await;
+    assert_eq!(reply.expect_error(502), "llm_malformed");
+    fake.push(FakeReply::raw(200, r#"{"choices": "nope"}"#));
+    kb.post("/api/chat", &ask).await.expect_error(502);
+
+    // Nothing of a failed turn is kept, and kb still answers.
+    assert!(kb.get("/api/conversations").await.expect(200)["conversations"].as_array().unwrap().is_empty());
+    fake.push(FakeReply::text("Nothing urgent."));
+    assert_eq!(kb.post("/api/chat", &ask).await.expect(200)["message"]["content"], "Nothing urgent.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_model_times_out_with_504() {
+    let (fake, kb) = with_model(&[("KB_LLM_TIMEOUT_SECS", "1")]).await;
+    fake.push(FakeReply::Hang);
+    let started = Instant::now();
+    let reply = kb.post("/api/chat", &json!({"message": "hello?"})).await;
+    assert_eq!(reply.expect_error(504), "llm_timeout");
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+
+    fake.push(FakeReply::text("Here I am."));
+    assert_eq!(
+        kb.post("/api/chat", &json!({"message": "hello?"})).await.expect(200)["message"]["content"],
+        "Here I am."
+    );
+}
