@@ -153,3 +153,60 @@ async fn fifty_parallel_captures_each_land_exactly_once() {
     let conversations = kb.get("/api/conversations").await.expect(200);
     assert_eq!(conversations["conversations"].as_array().unwrap().len(), CHATS);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_changes_to_one_entry_lose_nothing_and_a_move_happens_once() {
+    let kb = Arc::new(KbServer::start(&[]).await);
+    let filed = kb.post("/api/capture", &json!({"text": "Fix the shed roof", "hints": "[project]"})).await;
+    let path = filed.expect(200)["path"].as_str().unwrap().to_string();
+
+    // Twenty clients each set their own field on the same entry at once.
+    let mut running = JoinSet::new();
+    for n in 0..20 {
+        let (kb, path) = (Arc::clone(&kb), path.clone());
+        running.spawn(async move {
+            kb.patch(&format!("/api/entries/{path}"), &json!({ format!("field_{n}"): format!("value {n}") }))
+                .await
+                .expect(200);
+        });
+    }
+    while let Some(done) = running.join_next().await {
+        done.unwrap();
+    }
+    let text = assert_parses(&kb.vault(), &path);
+    for n in 0..20 {
+        assert!(text.contains(&format!("field_{n}: value {n}")), "field_{n} was lost:\n{text}");
+    }
+    assert!(text.contains("Fix the shed roof"), "{text}");
+
+    // Ten clients move it at once: one wins, the others find it gone; it exists once.
+    let mut running = JoinSet::new();
+    for target in
+        ["ideas", "admin", "people", "ideas", "admin", "people", "ideas", "admin", "people", "ideas"]
+    {
+        let (kb, path) = (Arc::clone(&kb), path.clone());
+        running.spawn(async move {
+            kb.post(&format!("/api/entries/{path}/move"), &json!({ "targetCategory": target })).await
+        });
+    }
+    let mut moved = Vec::new();
+    while let Some(done) = running.join_next().await {
+        let reply = done.unwrap();
+        match reply.status {
+            200 => moved.push(reply.json()["newPath"].as_str().unwrap().to_string()),
+            404 => {}
+            other => panic!("a racing move answered {other}: {}", reply.text()),
+        }
+    }
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!(kb.entry_files(), moved);
+    let text = assert_parses(&kb.vault(), &moved[0]);
+    for n in 0..20 {
+        assert!(text.contains(&format!("value {n}")), "field_{n} was lost in the move:\n{text}");
+    }
+    let listed = kb.get("/api/entries").await.expect(200);
+    assert_eq!(listed["total"], 1);
+    assert_eq!(listed["entries"][0]["path"], moved[0].as_str());
+    let index = kb.get("/api/index").await.text();
+    assert!(index.contains(&format!("({})", moved[0])) && !index.contains(&format!("({path})")), "{index}");
+}

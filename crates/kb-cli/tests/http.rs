@@ -539,6 +539,22 @@ async fn model_faults_come_out_as_fitting_statuses() {
     fake.push(FakeReply::raw(200, r#"{"choices": "nope"}"#));
     kb.post("/api/chat", &ask).await.expect_error(502);
 
+    // Outside a chat turn: a capture the model cannot classify files nothing (502, with
+    // advice), one with a hint is filed anyway, and a digest falls back to the plain facts.
+    fake.push(FakeReply::error(503, "server_error", "The engine is overloaded"));
+    let reply = kb.post("/api/capture", &json!({"text": "Renew passport by Dec 15"})).await;
+    assert_eq!(reply.expect_error(502), "classification_failed");
+    assert!(kb.entry_files().is_empty());
+    fake.push(FakeReply::error(503, "server_error", "The engine is overloaded"));
+    let hinted = json!({"text": "Renew passport by Dec 15", "hints": "[admin]"});
+    let filed = kb.post("/api/capture", &hinted).await.expect(200);
+    assert_eq!(filed["category"], "admin");
+    assert_eq!(kb.entry_files(), [filed["path"].as_str().unwrap()]);
+    fake.push(FakeReply::error(503, "server_error", "The engine is overloaded"));
+    let digest = kb.post("/api/digest", &json!({"type": "daily"})).await.expect(200);
+    assert!(digest["content"].as_str().unwrap().contains("Renew passport"), "{digest}");
+    assert_eq!(fake.pending(), 0);
+
     // Nothing of a failed turn is kept, and kb still answers.
     assert!(kb.get("/api/conversations").await.expect(200)["conversations"].as_array().unwrap().is_empty());
     fake.push(FakeReply::text("Nothing urgent."));
@@ -558,5 +574,61 @@ async fn a_hung_model_times_out_with_504() {
     assert_eq!(
         kb.post("/api/chat", &json!({"message": "hello?"})).await.expect(200)["message"]["content"],
         "Here I am."
+    );
+}
+
+/// Polls `check` every 50 ms for up to 10 s; true once it holds.
+async fn eventually(mut check: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_made_outside_kb_reach_the_api_and_health_counts_broken_files() {
+    let kb = KbServer::start(&[]).await;
+    let health = kb.get("/healthz").await.expect(200);
+    assert_eq!((health["model"].as_str(), health["entries"].as_u64()), (Some("offline"), Some(0)));
+
+    std::fs::create_dir_all(kb.vault().join("ideas")).unwrap();
+    std::fs::write(
+        kb.vault().join("ideas/solar-kettle.md"),
+        "---\nname: Solar kettle\none_liner: boil water with sunlight\n---\nSketch a parabolic dish.\n",
+    )
+    .unwrap();
+    std::fs::write(kb.vault().join("ideas/broken.md"), "---\nname: [unclosed\n---\nbody\n").unwrap();
+
+    let found = eventually(async || {
+        let hits = kb.get("/api/search?q=parabolic").await.json();
+        hits["entries"][0]["path"] == "ideas/solar-kettle.md"
+    })
+    .await;
+    assert!(found, "a hand-written entry never became searchable");
+    let got = kb.get("/api/entries/ideas/solar-kettle.md").await.expect(200);
+    assert_eq!(got["entry"]["frontmatter"]["one_liner"], "boil water with sunlight");
+    let counted = eventually(async || {
+        let health = kb.get("/healthz").await.json();
+        health["entries"] == 1 && health["malformedFiles"] == 1
+    })
+    .await;
+    assert!(counted, "{}", kb.get("/healthz").await.text());
+    assert!(kb.get("/api/index").await.text().contains("(ideas/solar-kettle.md)"));
+    assert_eq!(kb.get("/api/entries").await.expect(200)["total"], 1);
+    // The broken file is reported, never rewritten.
+    assert_eq!(
+        std::fs::read_to_string(kb.vault().join("ideas/broken.md")).unwrap(),
+        "---\nname: [unclosed\n---\nbody\n"
+    );
+    let reply = kb.patch("/api/entries/ideas/broken.md", &json!({"status": "done"})).await;
+    assert!(reply.status >= 400, "{}", reply.text());
+    assert_error_shape(&reply.json(), &reply.text());
+    assert_eq!(
+        std::fs::read_to_string(kb.vault().join("ideas/broken.md")).unwrap(),
+        "---\nname: [unclosed\n---\nbody\n"
     );
 }
