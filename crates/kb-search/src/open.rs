@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use kb_domain::{EntryPath, SearchError};
+use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
 
 use crate::analysis::register;
@@ -232,6 +233,10 @@ fn bulk_build(
     let paths: Vec<EntryPath> = files::scan(root).into_iter().map(|(p, _)| p).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let mut writer: IndexWriter = index.writer_with_num_threads(threads, BULK_HEAP_PER_THREAD * threads)?;
+    // No merging while building: the few large segments a rebuild makes search well as they
+    // are, and merging them would double the time (the kept writer merges later, in the
+    // background, as it sees fit).
+    writer.set_merge_policy(Box::new(NoMergePolicy));
     let ingested = ingest(&writer, &fields, root, &paths, false, progress, true)?;
     writer.commit()?;
     writer.wait_merging_threads()?;
