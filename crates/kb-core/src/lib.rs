@@ -20,4 +20,6 @@ pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, Message};
 /// OpenAI-compatible model settings (for [`ModelChoice::OpenAi`]).
 pub use kb_orchestrator::llm::OpenAiSettings;
 pub use kb_orchestrator::turn::{ChatResponse, MAX_MESSAGE_BYTES, TurnError};
+/// Options and progress reports of opening the search index.
+pub use kb_search::{IndexProgress, OpenOptions as IndexOpenOptions, ProgressFn};
 pub use kb_tools::{CaptureSource, ErrorCode};

@@ -37,7 +37,7 @@ impl Server {
         let token = std::env::var("KB_API_TOKEN").ok().filter(|t| !t.trim().is_empty());
         check_listen_address(addr, token.is_some())?;
         config.watch = true;
-        let assistant = Arc::new(Assistant::open(config).await?);
+        let assistant = Arc::new(Assistant::open_with_progress(config, logged_progress()).await?);
         if assistant.model_name() == "offline" {
             tracing::info!("no OPENAI_API_KEY: kb runs its built-in offline model");
         }
@@ -63,6 +63,15 @@ impl Server {
         assistant.close().await;
         Ok(())
     }
+}
+
+/// Index build progress for large vaults, as log lines (every 1,000 files read).
+fn logged_progress() -> kb_core::IndexOpenOptions {
+    let progress: kb_core::ProgressFn = Arc::new(|p: kb_core::IndexProgress| {
+        let what = if p.rebuilding { "building the search index" } else { "updating the search index" };
+        tracing::info!(done = p.done, total = p.total, "{what}");
+    });
+    kb_core::IndexOpenOptions { progress: Some(progress) }
 }
 
 /// Binds and serves in one call.
