@@ -26,7 +26,7 @@ use kb_core::{Assistant, Config, ModelChoice};
 use kb_domain::{ConversationId, Message};
 use kb_orchestrator::llm::OpenAiSettings;
 use kb_orchestrator::testing::{FakeOpenAi, FakeReply, RecordedRequest};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// A running assistant over a temp vault, wired to a fake model server.
 pub struct Kit {
@@ -128,21 +128,6 @@ pub fn tool_message(body: &Value, call_id: &str) -> Value {
 pub fn tool_result(body: &Value, call_id: &str) -> Value {
     let content = tool_message(body, call_id)["content"].as_str().unwrap().to_string();
     serde_json::from_str(&content).unwrap()
-}
-
-/// The classifier's structured answer.
-pub fn classification(category: &str, confidence: f64, name: &str) -> FakeReply {
-    let answer = json!({
-        "category": category,
-        "confidence": confidence,
-        "name": name,
-        "tags": [],
-        "fields": {
-            "context": null, "follow_ups": [], "status": null,
-            "next_action": null, "due_date": null, "one_liner": null
-        }
-    });
-    FakeReply::text(&answer.to_string())
 }
 
 /// One tool call as the model sends it.

@@ -25,21 +25,6 @@ async fn with_model(extra: &[(&str, &str)]) -> (FakeOpenAi, KbServer) {
     (fake, server)
 }
 
-/// The classifier's structured answer.
-fn classification(category: &str, confidence: f64, name: &str) -> FakeReply {
-    let answer = json!({
-        "category": category,
-        "confidence": confidence,
-        "name": name,
-        "tags": [],
-        "fields": {
-            "context": null, "follow_ups": [], "status": null,
-            "next_action": null, "due_date": null, "one_liner": null
-        }
-    });
-    FakeReply::text(&answer.to_string())
-}
-
 /// One tool call as the model sends it.
 fn call(id: &str, name: &str, arguments: &Value) -> FakeReply {
     FakeReply::tool_calls(&[(id, name, &arguments.to_string())])
@@ -67,7 +52,7 @@ async fn chat_turns_capture_ask_move_and_keep_their_conversations() {
     // A confident capture: filed in projects/, the answer says where.
     let words = "Fix the shed roof before the rains";
     fake.push(call("call_1", "classify_and_capture", &json!({"text": words})));
-    fake.push(classification("projects", 0.9, "Shed roof repair"));
+    fake.push(FakeReply::classification("projects", 0.9, "Shed roof repair"));
     fake.push(FakeReply::text("Filed it under projects: Shed roof repair."));
     let first = kb.post("/api/chat", &chat(words, None)).await.expect(200);
     let first_id = first["conversationId"].as_str().unwrap().to_string();
@@ -91,7 +76,7 @@ async fn chat_turns_capture_ask_move_and_keep_their_conversations() {
     // An unsure capture lands in the inbox and kb asks.
     let vague = "Look into widgets sometime";
     fake.push(call("call_1", "classify_and_capture", &json!({"text": vague})));
-    fake.push(classification("ideas", 0.3, "Widgets"));
+    fake.push(FakeReply::classification("ideas", 0.3, "Widgets"));
     fake.push(FakeReply::text("I filed it in the inbox: is it an idea or a project?"));
     let second = kb.post("/api/chat", &chat(vague, None)).await.expect(200);
     let second_id = second["conversationId"].as_str().unwrap().to_string();
@@ -165,7 +150,7 @@ async fn rest_endpoints_capture_update_list_search_get_digest_and_index() {
         ("Renew passport by Dec 15", "admin", 0.8, "Renew passport"),
         ("Met Priya at the robotics meetup", "people", 0.85, "Priya"),
     ] {
-        fake.push(classification(category, confidence, name));
+        fake.push(FakeReply::classification(category, confidence, name));
         let answer = kb.post("/api/capture", &json!({"text": text})).await.expect(200);
         assert_eq!(answer["category"], category);
         assert_eq!(answer["name"], name);

@@ -6,13 +6,13 @@ use kb_orchestrator::testing::FakeReply;
 use kb_orchestrator::turn::SUMMARY_UNAVAILABLE;
 use serde_json::json;
 
-use super::{call, classification, is_chat, is_summary, kit, kit_with, messages};
+use super::{call, is_chat, is_summary, kit, kit_with, messages};
 
 #[tokio::test]
 async fn a_second_turn_sends_the_whole_first_turn_back() {
     let k = kit().await;
     k.fake.push(call("call_1", "classify_and_capture", &json!({"text": "Priya designs gardens"})));
-    k.fake.push(classification("people", 0.92, "Priya"));
+    k.fake.push(FakeReply::classification("people", 0.92, "Priya"));
     k.fake.push(FakeReply::text("Saved Priya."));
     let first = k.kb.chat(None, "Priya designs gardens").await.unwrap();
     let first_turn_requests = k.fake.requests().len();
@@ -118,7 +118,7 @@ async fn actually_that_is_a_project_moves_the_inbox_capture() {
     let k = kit().await;
     let words = "Maybe build a treehouse for the kids";
     k.fake.push(call("call_1", "classify_and_capture", &json!({"text": words})));
-    k.fake.push(classification("ideas", 0.3, "Treehouse"));
+    k.fake.push(FakeReply::classification("ideas", 0.3, "Treehouse"));
     k.fake.push(FakeReply::text("I put it in the inbox: is it an idea or a project?"));
     let first = k.kb.chat(None, words).await.unwrap();
     let entry = first.entry.clone().unwrap();
@@ -173,7 +173,7 @@ async fn usage_counts_every_model_call_of_the_turn() {
 async fn usage_counts_the_classifier_call_of_a_capture() {
     let k = kit_with(|_, _| {}).await;
     k.fake.push(call("call_1", "classify_and_capture", &json!({"text": "Build a treehouse"})));
-    k.fake.push(super::classification("projects", 0.9, "Treehouse"));
+    k.fake.push(FakeReply::classification("projects", 0.9, "Treehouse"));
     k.fake.push(FakeReply::text("Filed."));
     let response = k.kb.chat(None, "Build a treehouse").await.unwrap();
     assert_eq!(k.fake.requests().len(), 3);

@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestRunner};
 use serde_json::{Value, json};
 
-use super::{call, classification, entry_files};
+use super::{call, entry_files};
 
 const CATEGORIES: [&str; 4] = ["people", "projects", "ideas", "admin"];
 
@@ -53,7 +53,7 @@ fn a_turn_that_captured_stores_what_the_capture_filed() {
             let config =
                 Config { threshold, model: ModelChoice::OpenAi(settings), ..Config::offline(dir.path()) };
             fake.push(call("call_cap", "classify_and_capture", &json!({"text": text})));
-            fake.push(classification(CATEGORIES[category], confidence, "Captured thought"));
+            fake.push(FakeReply::classification(CATEGORIES[category], confidence, "Captured thought"));
             fake.push(FakeReply::text("Filed."));
             let (response, stored, result) = rt.block_on(async {
                 let kb = Assistant::open(config).await.unwrap();

@@ -5,14 +5,14 @@ use kb_orchestrator::testing::FakeReply;
 use kb_orchestrator::turn::ROUND_CAP_APOLOGY;
 use serde_json::json;
 
-use super::{call, classification, is_structured, kit, kit_with, messages, tool_message, tool_result};
+use super::{call, is_structured, kit, kit_with, messages, tool_message, tool_result};
 
 #[tokio::test]
 async fn a_capture_is_filed_answered_and_stored_as_the_whole_turn() {
     let k = kit().await;
     let words = "Fix the shed roof before the rains";
     k.fake.push(call("call_1", "classify_and_capture", &json!({"text": words})));
-    k.fake.push(classification("projects", 0.9, "Shed roof repair"));
+    k.fake.push(FakeReply::classification("projects", 0.9, "Shed roof repair"));
     k.fake.push(FakeReply::text("Filed it under projects: Shed roof repair."));
 
     let response = k.kb.chat(None, words).await.unwrap();
@@ -102,7 +102,7 @@ async fn several_calls_in_one_answer_run_in_order_and_return_with_their_ids() {
         ("call_cap", "classify_and_capture", capture.as_str()),
         ("call_list", "list_entries", list.as_str()),
     ]));
-    k.fake.push(classification("projects", 0.95, "Garden design"));
+    k.fake.push(FakeReply::classification("projects", 0.95, "Garden design"));
     k.fake.push(FakeReply::text("Filed, and here are your projects."));
 
     let response = k.kb.chat(None, "Ask Priya about the garden design, then list my projects").await.unwrap();

@@ -54,6 +54,22 @@ impl FakeReply {
         FakeReply::json(&completion(json!({"role": "assistant", "content": content}), "stop"))
     }
 
+    /// The capture classifier's structured answer (kb-tools' classification schema) with
+    /// no fields filled in.
+    pub fn classification(category: &str, confidence: f64, name: &str) -> FakeReply {
+        let answer = json!({
+            "category": category,
+            "confidence": confidence,
+            "name": name,
+            "tags": [],
+            "fields": {
+                "context": null, "follow_ups": [], "status": null,
+                "next_action": null, "due_date": null, "one_liner": null
+            }
+        });
+        FakeReply::text(&answer.to_string())
+    }
+
     /// A chat completion asking for tool calls `(id, name, arguments)`, in order.
     pub fn tool_calls(calls: &[(&str, &str, &str)]) -> FakeReply {
         let calls: Vec<Value> = calls
