@@ -1,0 +1,222 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The web page at `/` in a real headless Chromium, driven over W3C WebDriver
+//! (chromedriver), against kb-server running in-process on the offline model.
+//!
+//! One person's session: type a capture and press Enter, see the answer and what kb filed,
+//! answer kb's inbox question, search, open the hit, browse a category — then check the
+//! markdown renderer on hostile input and that a phone-width window has no sideways scroll.
+//! Screenshots land in `target/web-page.png`, `target/web-page-phone.png` and
+//! `target/web-page-phone-entry.png`.
+//!
+//! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
+//! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
+
+#[path = "web_page/webdriver.rs"]
+mod webdriver;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use webdriver::{Driver, ENTER, SHIFT, Session};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// Whether the browser is here; fails under CI when it is not.
+fn browser_available() -> bool {
+    let missing: Vec<&str> =
+        [CHROMIUM, CHROMEDRIVER].into_iter().filter(|p| !Path::new(p).exists()).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let message = format!(
+        "the web page test needs {} (Debian packages chromium and chromium-driver: \
+         apt-get install -y chromium chromium-driver)",
+        missing.join(" and ")
+    );
+    assert!(std::env::var_os("CI").is_none(), "CI is set and {message}");
+    eprintln!("NOTICE: skipping the web page test: {message}");
+    false
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("target"))
+}
+
+/// Starts kb-server on a free loopback port; answers its base URL.
+async fn start_kb(dir: &Path) -> String {
+    let server =
+        kb_server::Server::bind(kb_core::Config::offline(dir), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = server.local_addr().unwrap();
+    tokio::spawn(server.run());
+    format!("http://{addr}/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_captures_searches_and_reads_an_entry_in_the_browser() {
+    if !browser_available() {
+        return;
+    }
+    let kb_dir = tempfile::tempdir().unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let url = start_kb(kb_dir.path()).await;
+    let driver = Driver::start(Path::new(CHROMEDRIVER)).await;
+    let page = Session::new(&driver, Path::new(CHROMIUM), profile.path(), 1280, 900).await;
+    page.goto(&url).await;
+
+    // The page is kb's, titled, with a labelled message box and a polite live chat log.
+    assert_eq!(page.execute("return document.title;", json!([])).await, json!("kb"));
+    let input = page.wait_for("#message-input").await;
+    let labelled = "return !!document.querySelector('label[for=message-input]') \
+                    && document.querySelector('#chat-log').getAttribute('aria-live') === 'polite';";
+    assert_eq!(page.execute(labelled, json!([])).await, json!(true));
+    page.wait_until(
+        "the model status",
+        "return /offline model/.test(document.querySelector('#status').textContent);",
+        json!([]),
+    )
+    .await;
+
+    // Shift+Enter makes a new line and sends nothing; Enter sends.
+    page.type_into(&input, &format!("draft{SHIFT}{ENTER}{SHIFT}")).await;
+    let draft = page.execute("return document.querySelector('#message-input').value;", json!([])).await;
+    assert_eq!(draft, json!("draft\n"), "Shift+Enter adds a line break without sending");
+    page.execute("document.querySelector('#message-input').value = '';", json!([])).await;
+    page.type_into(&input, &format!("Renew passport by Dec 15{ENTER}")).await;
+
+    // The answer, and the note of what kb did with a link to the filed entry.
+    let note = page.wait_for(".turn-note").await;
+    let answer = page.text_of(".msg.assistant").await;
+    assert!(answer.contains("Renew passport") && answer.contains("admin"), "answer: {answer}");
+    let note_text = page.text(&note).await;
+    assert!(note_text.contains("classify_and_capture"), "note: {note_text}");
+    assert!(note_text.contains("admin/renew-passport.md"), "note: {note_text}");
+    assert!(note_text.contains("0.90"), "the note shows the confidence: {note_text}");
+    let linked = page
+        .execute("return document.querySelector('.turn-note a.entry-link').dataset.path;", json!([]))
+        .await;
+    assert_eq!(linked, json!("admin/renew-passport.md"));
+    assert_eq!(page.execute("return document.activeElement.id;", json!([])).await, json!("message-input"));
+    page.wait_until(
+        "the conversation in the list",
+        "return document.querySelector('#conversation-list').textContent.includes('Renew passport by Dec 15');",
+        json!([]),
+    )
+    .await;
+
+    // A capture kb is unsure of: the markup shows as text, kb asks where it belongs, and the
+    // person answers with a button.
+    let input = page.wait_for("#message-input").await;
+    page.type_into(&input, &format!("Call <b>Mom</b> about the <img src=x onerror=alert(1)> tickets{ENTER}"))
+        .await;
+    page.wait_until(
+        "the second answer",
+        "return document.querySelectorAll('.turn-note').length === 2;",
+        json!([]),
+    )
+    .await;
+    let injected = page
+        .execute("return document.querySelectorAll('#chat-log b, #chat-log img').length;", json!([]))
+        .await;
+    assert_eq!(injected, json!(0), "user and model text is never markup");
+    let second = page.text_of(".turn-note:last-of-type .inbox-question").await;
+    assert!(second.contains("inbox"), "inbox question: {second}");
+    let to_people = page.wait_for(".turn-note:last-of-type .inbox-question button:first-of-type").await;
+    assert_eq!(page.text(&to_people).await, "people");
+    page.click(&to_people).await;
+    page.wait_until(
+        "the move to people",
+        "return /Moved to people\\//.test(document.querySelector('.turn-note:last-of-type').textContent);",
+        json!([]),
+    )
+    .await;
+
+    // Search, see the hit with its marked term, open it.
+    let search = page.wait_for("#search-input").await;
+    page.type_into(&search, &format!("passport{ENTER}")).await;
+    let hit = page.wait_for("#search-results li").await;
+    let hit_text = page.text(&hit).await;
+    assert!(hit_text.contains("Renew passport") && hit_text.contains("admin"), "hit: {hit_text}");
+    let marked =
+        page.execute("return document.querySelector('#search-results mark').textContent;", json!([])).await;
+    assert_eq!(marked, json!("passport"));
+    let link = page.wait_for("#search-results a.entry-link").await;
+    page.click(&link).await;
+    let name = page.text_of("#entry-view #entry-name").await;
+    assert_eq!(name, "Renew passport");
+    let view = page.text_of("#entry-view").await;
+    assert!(view.contains("admin/renew-passport.md"), "entry view: {view}");
+    assert!(view.contains("due date") && view.contains("pending"), "the fields show: {view}");
+    assert!(view.contains("Renew passport by Dec 15"), "the body shows: {view}");
+    let hash = page.execute("return location.hash;", json!([])).await;
+    assert_eq!(hash, json!("#/entry/admin/renew-passport.md"));
+
+    // Browse by category: people holds the entry moved there.
+    page.execute(
+        "const s = document.querySelector('#category-select'); s.value = 'people'; \
+         s.dispatchEvent(new Event('change'));",
+        json!([]),
+    )
+    .await;
+    page.wait_until(
+        "the people list",
+        "const t = document.querySelector('#entry-list').textContent; \
+         return t.includes('Call') && !t.includes('Renew passport');",
+        json!([]),
+    )
+    .await;
+    page.screenshot(&target_dir().join("web-page.png")).await;
+
+    // The renderer: markdown becomes markup, anything else stays text, links only http(s)
+    // or entries.
+    let rendered = page
+        .execute(
+            "const r = window.kbRender; return [
+               r.markdown('# Title\\n\\n**bold** and *it* and `<code>`\\n\\n- one\\n- two\\n\\n```\\n<b>x</b>\\n```'),
+               r.markdown('[bad](javascript:alert(1)) [ok](https://example.org/a?b=1&c=2) see admin/renew-passport.md'),
+               r.markdown('<script>alert(1)</script> <img src=x onerror=alert(1)>'),
+               r.snippet('Renew **passport** <i>x</i>'),
+             ];",
+            json!([]),
+        )
+        .await;
+    let [basic, links, hostile, snippet] = [0, 1, 2, 3].map(|i| rendered[i].as_str().unwrap().to_string());
+    assert!(basic.contains("<h3>Title</h3>"), "{basic}");
+    assert!(basic.contains("<strong>bold</strong>") && basic.contains("<em>it</em>"), "{basic}");
+    assert!(basic.contains("<code>&lt;code&gt;</code>"), "{basic}");
+    assert!(basic.contains("<ul><li>one</li><li>two</li></ul>"), "{basic}");
+    assert!(basic.contains("<pre><code>&lt;b&gt;x&lt;/b&gt;</code></pre>"), "{basic}");
+    assert!(!links.contains("javascript:"), "{links}");
+    assert!(links.contains("href=\"https://example.org/a?b=1&amp;c=2\""), "{links}");
+    assert!(links.contains("class=\"entry-link\" data-path=\"admin/renew-passport.md\""), "{links}");
+    assert!(!hostile.contains("<script") && !hostile.contains("<img"), "{hostile}");
+    assert!(hostile.contains("&lt;script&gt;") && hostile.contains("&lt;img"), "{hostile}");
+    assert_eq!(snippet, "Renew <mark>passport</mark> &lt;i&gt;x&lt;/i&gt;");
+
+    // A phone: one view at a time, no sideways scroll in any of them.
+    page.resize(390, 844).await;
+    page.wait_until("the phone layout", "return window.innerWidth <= 400;", json!([])).await;
+    let tabs = page.wait_for("#view-tabs").await;
+    assert!(page.text(&tabs).await.contains("Chat"));
+    for view in ["chat", "conversations", "browse"] {
+        let tab = page.wait_for(&format!("#view-tabs button[data-view={view}]")).await;
+        page.click(&tab).await;
+        let widths = page
+            .execute(
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];",
+                json!([]),
+            )
+            .await;
+        let (scroll, client) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+        assert!(scroll <= client, "the {view} view scrolls sideways on a phone: {scroll} > {client}");
+        if view != "conversations" {
+            let name = if view == "chat" { "web-page-phone.png" } else { "web-page-phone-entry.png" };
+            page.screenshot(&target_dir().join(name)).await;
+        }
+    }
+    page.wait_for("#entry-view #entry-name").await;
+
+    page.quit().await;
+}
