@@ -15,6 +15,7 @@
 mod webdriver;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::json;
 use webdriver::{Driver, ENTER, SHIFT, Session};
@@ -54,17 +55,33 @@ async fn start_kb(dir: &Path) -> String {
     format!("http://{addr}/")
 }
 
+/// Starts kb-server whose `/api` needs `token`; answers its base URL.
+async fn start_kb_with_token(dir: &Path, token: &str) -> String {
+    let assistant = kb_core::Assistant::open(kb_core::Config::offline(dir)).await.unwrap();
+    let state = kb_server::AppState::new(Arc::new(assistant), Some(token.to_string()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, kb_server::router(state)).await });
+    format!("http://{addr}/")
+}
+
+/// Chromium at 1280x900 on `url` (keep the driver and profile alive while the page is used).
+async fn open_page(url: &str) -> (Driver, tempfile::TempDir, Session) {
+    let profile = tempfile::tempdir().unwrap();
+    let driver = Driver::start(Path::new(CHROMEDRIVER)).await;
+    let page = Session::new(&driver, Path::new(CHROMIUM), profile.path(), 1280, 900).await;
+    page.goto(url).await;
+    (driver, profile, page)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_captures_searches_and_reads_an_entry_in_the_browser() {
     if !browser_available() {
         return;
     }
     let kb_dir = tempfile::tempdir().unwrap();
-    let profile = tempfile::tempdir().unwrap();
     let url = start_kb(kb_dir.path()).await;
-    let driver = Driver::start(Path::new(CHROMEDRIVER)).await;
-    let page = Session::new(&driver, Path::new(CHROMIUM), profile.path(), 1280, 900).await;
-    page.goto(&url).await;
+    let (_driver, _profile, page) = open_page(&url).await;
 
     // The page is kb's, titled, with a labelled message box and a polite live chat log.
     assert_eq!(page.execute("return document.title;", json!([])).await, json!("kb"));
@@ -218,5 +235,59 @@ async fn a_person_captures_searches_and_reads_an_entry_in_the_browser() {
     }
     page.wait_for("#entry-view #entry-name").await;
 
+    page.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_asks_for_the_token_and_shows_errors_inline() {
+    if !browser_available() {
+        return;
+    }
+    let kb_dir = tempfile::tempdir().unwrap();
+    let url = start_kb_with_token(kb_dir.path(), "s3cret-token").await;
+    let (_driver, _profile, page) = open_page(&url).await;
+
+    // The API answers 401: the page asks for the token; a wrong one is asked for again.
+    let dialog_open = "return document.querySelector('#token-dialog').open;";
+    page.wait_until("the token prompt", dialog_open, json!([])).await;
+    let token_input = page.wait_for("#token-input").await;
+    page.type_into(&token_input, &format!("wrong{ENTER}")).await;
+    page.wait_until(
+        "the token asked again",
+        "return document.querySelector('#token-dialog').open && \
+         /not accepted/.test(document.querySelector('#token-title').textContent);",
+        json!([]),
+    )
+    .await;
+    let token_input = page.wait_for("#token-input").await;
+    page.type_into(&token_input, &format!("s3cret-token{ENTER}")).await;
+    page.wait_until(
+        "the prompt to close",
+        "return !document.querySelector('#token-dialog').open;",
+        json!([]),
+    )
+    .await;
+    let stored = page.execute("return sessionStorage.getItem('kb-token');", json!([])).await;
+    assert_eq!(stored, json!("s3cret-token"));
+
+    // With the token, chat works.
+    let input = page.wait_for("#message-input").await;
+    page.type_into(&input, &format!("Renew passport by Dec 15{ENTER}")).await;
+    let note = page.text_of(".turn-note").await;
+    assert!(note.contains("admin/renew-passport.md"), "note: {note}");
+
+    // An error of the API shows inline, and the message stays in the box to retry.
+    page.execute("document.querySelector('#message-input').value = 'x'.repeat(40 * 1024);", json!([])).await;
+    let send = page.wait_for("#send").await;
+    page.click(&send).await;
+    let error = page.text_of("[data-testid=chat-error]").await;
+    assert!(error.contains("32 KiB") || error.to_lowercase().contains("long"), "error: {error}");
+    let kept = page.execute("return document.querySelector('#message-input').value.length;", json!([])).await;
+    assert_eq!(kept, json!(40 * 1024));
+
+    // An entry that is not there says so in the entry view.
+    page.goto(&format!("{url}#/entry/admin/no-such-entry.md")).await;
+    let missing = page.text_of("#entry-view .error").await;
+    assert!(!missing.is_empty(), "the entry view shows the error");
     page.quit().await;
 }
