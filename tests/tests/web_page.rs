@@ -276,6 +276,40 @@ async fn the_page_asks_for_the_token_and_shows_errors_inline() {
     let note = page.text_of(".turn-note").await;
     assert!(note.contains("admin/renew-passport.md"), "note: {note}");
 
+    // The conversation list: rename with the keyboard, start a new one, switch back, delete.
+    let rename = page.wait_for("#conversation-list li.current button.rename").await;
+    page.click(&rename).await;
+    let title = page.wait_for("#conversation-list .rename-form input").await;
+    page.execute("arguments[0].value = '';", json!([{ "element-6066-11e4-a52e-4f735466cecf": title.id() }]))
+        .await;
+    page.type_into(&title, &format!("Paperwork{ENTER}")).await;
+    page.wait_until(
+        "the new title",
+        "return document.querySelector('#conversation-list li.current').textContent.includes('Paperwork');",
+        json!([]),
+    )
+    .await;
+    let new = page.wait_for("#new-conversation").await;
+    page.click(&new).await;
+    page.wait_until("an empty chat", "return !document.querySelector('#chat-log .msg');", json!([])).await;
+    let old = page.wait_for("#conversation-list .conversation-open").await;
+    page.click(&old).await;
+    let reloaded = page.text_of(".turn-note").await;
+    assert!(
+        reloaded.contains("classify_and_capture") && reloaded.contains("admin/renew-passport.md"),
+        "{reloaded}"
+    );
+    let delete = page.wait_for("#conversation-list li.current button.delete").await;
+    page.click(&delete).await;
+    page.accept_alert().await;
+    page.wait_until(
+        "the list to empty",
+        "return !document.querySelector('#conversation-list .conversation-open') \
+         && !document.querySelector('#chat-log .msg');",
+        json!([]),
+    )
+    .await;
+
     // An error of the API shows inline, and the message stays in the box to retry.
     page.execute("document.querySelector('#message-input').value = 'x'.repeat(40 * 1024);", json!([])).await;
     let send = page.wait_for("#send").await;

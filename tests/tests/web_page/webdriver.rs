@@ -66,6 +66,13 @@ pub struct Session {
 #[derive(Debug, Clone)]
 pub struct Element(String);
 
+impl Element {
+    /// Its WebDriver id (to pass it to a script).
+    pub fn id(&self) -> &str {
+        &self.0
+    }
+}
+
 impl Session {
     /// Opens headless Chromium (`browser`) with a fresh profile in `profile_dir`.
     pub async fn new(
@@ -196,6 +203,11 @@ impl Session {
             std::fs::create_dir_all(dir).unwrap();
         }
         std::fs::write(path, png).unwrap();
+    }
+
+    /// Accepts the open `confirm()` dialog.
+    pub async fn accept_alert(&self) {
+        self.post("/alert/accept", json!({})).await;
     }
 
     /// Closes the browser.
