@@ -244,8 +244,11 @@ impl EntryRepository for Vault {
             }
             return Err(io_error(&old_file, e));
         }
+        // The move has happened: a folder that cannot be synced is reported, not undone.
         for folder in [self.root.folder(path.category()), self.root.folder(target)] {
-            atomic::sync_dir(&folder).map_err(|e| io_error(&folder, e))?;
+            if let Err(e) = atomic::sync_dir(&folder) {
+                tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a move");
+            }
         }
         if let Err(e) = journal::clear(&self.root) {
             tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
