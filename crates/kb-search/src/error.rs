@@ -24,7 +24,15 @@ pub enum OpenError {
         /// The cause.
         source: std::io::Error,
     },
-    /// tantivy failed (another kb holding the index open, a full disk…).
+    /// Another kb process (a running `kb serve`) holds the index's writer lock.
+    #[error(
+        "the search index at {path} is in use by another kb process (is `kb serve` running on this vault?): stop it or use its HTTP API"
+    )]
+    Locked {
+        /// The index folder.
+        path: PathBuf,
+    },
+    /// tantivy failed (a full disk, a damaged file…).
     #[error("search index at {path} failed: {reason}")]
     Index {
         /// The index folder.

@@ -84,9 +84,9 @@ impl TantivyIndex {
         let root = fs::canonicalize(vault_root).map_err(vault_error)?;
         fs::read_dir(&root).map_err(vault_error)?;
         let folder_error = |source| OpenError::Folder { path: index_dir.to_path_buf(), source };
-        let tantivy_error = |e: tantivy::TantivyError| OpenError::Index {
-            path: index_dir.to_path_buf(),
-            reason: e.to_string(),
+        let tantivy_error = |e: tantivy::TantivyError| match e {
+            tantivy::TantivyError::LockFailure(..) => OpenError::Locked { path: index_dir.to_path_buf() },
+            other => OpenError::Index { path: index_dir.to_path_buf(), reason: other.to_string() },
         };
         fs::create_dir_all(index_dir).map_err(folder_error)?;
         let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir)))
