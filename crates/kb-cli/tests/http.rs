@@ -299,6 +299,18 @@ async fn a_token_guards_every_api_call_but_not_health_or_the_page() {
     assert_eq!(open.get("/api/entries").await.expect(200)["total"], 0);
     let reply = open.request("GET", "/api/entries", &[("Authorization", "Bearer whatever")], None).await;
     reply.expect(200);
+
+    // Without a token, only requests addressed to this machine are answered (DNS rebinding).
+    for host in ["evil.example", "evil.example:8080", "192.0.2.7:8080"] {
+        let reply = open.request("GET", "/api/entries", &[("Host", host)], None).await;
+        assert_eq!(reply.expect_error(403), "forbidden_host", "Host: {host}");
+        let reply = open.request("POST", "/api/capture", &[("Host", host)], Some(capture.as_bytes())).await;
+        assert_eq!(reply.expect_error(403), "forbidden_host", "Host: {host}");
+    }
+    assert!(open.entry_files().is_empty(), "a request for another host filed something");
+    open.request("GET", "/api/entries", &[("Host", "localhost:8080")], None).await.expect(200);
+    // With a token the token decides, whatever the host.
+    kb.request("GET", "/api/entries", &[("Host", "kb.example"), auth[0]], None).await.expect(200);
 }
 
 /// Every file under `root` (but kb's own state and log), with its bytes.

@@ -207,9 +207,11 @@ impl Assistant {
             .map(|c| c.parse::<kb_domain::Category>().map_err(|e| invalid(e.to_string())))
             .transpose()?;
         let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT);
-        if !(1..=MAX_LIST_LIMIT).contains(&limit) {
-            return Err(invalid(format!("limit must be from 1 to {MAX_LIST_LIMIT}, got {limit}")));
+        if limit == 0 {
+            return Err(invalid("limit must be at least 1, got 0".to_string()));
         }
+        // Larger pages are capped, as list_entries caps them (SPEC §2).
+        let limit = limit.min(MAX_LIST_LIMIT);
         let filter = kb_domain::ListFilter {
             category,
             status: status.map(str::to_string),
