@@ -113,3 +113,19 @@ async fn a_turn_that_fails_midway_leaves_the_conversation_as_it_was() {
     assert!(!texts.contains(&"list everything"), "{texts:?}");
     assert!(texts.contains(&"first message"));
 }
+
+#[tokio::test]
+async fn a_model_failure_after_a_capture_keeps_the_turn_and_says_what_was_filed() {
+    let k = kit().await;
+    k.fake.push(call("call_1", "classify_and_capture", &json!({"text": "Fix the shed roof"})));
+    k.fake.push(FakeReply::classification("projects", 0.9, "Shed roof"));
+    k.fake.push(FakeReply::error(500, "server_error", "boom"));
+    let response = k.kb.chat(None, "Fix the shed roof").await.unwrap();
+    assert_eq!(k.entry_files(), ["projects/shed-roof.md"]);
+    assert!(response.message.content.contains("language model failed"), "{}", response.message.content);
+    assert_eq!(response.entry.as_ref().map(|e| e.path.to_string()), Some("projects/shed-roof.md".into()));
+    assert_eq!(response.tools_used, ["classify_and_capture"]);
+    let stored = k.stored(&response.conversation_id).await;
+    assert_eq!(stored.len(), 4, "user, tool call, tool result, answer");
+    assert_eq!(stored[3].filed_entry_path.as_deref(), Some("projects/shed-roof.md"));
+}

@@ -14,7 +14,9 @@ use kb_domain::{
     ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
     ListFilter, NewMessage, Usage,
 };
-use kb_tools::{CaptureSource, StateUpdate, ToolContext, ToolRegistry, ToolResult, ToolServices};
+use kb_tools::{
+    CaptureSource, StateUpdate, ToolCategory, ToolContext, ToolRegistry, ToolResult, ToolServices,
+};
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -276,7 +278,17 @@ impl Orchestrator {
         };
         for _round in 0..self.settings.max_tool_rounds {
             let request = ChatRequest { messages: messages.clone(), tools: tools.clone() };
-            let completion = self.model.complete(&request).await?;
+            let completion = match self.model.complete(&request).await {
+                Ok(completion) => completion,
+                Err(error) if self.changed_the_vault(&outcome.tools_used) => {
+                    // What the tools changed is on disk: the person must hear of it, and the
+                    // turn is kept, rather than an error that invites a duplicate retry.
+                    tracing::warn!(%error, "the model failed after tools changed the vault; keeping the turn");
+                    outcome.answer = partial_answer(&outcome.tools_used, &error);
+                    return Ok(outcome);
+                }
+                Err(error) => return Err(error.into()),
+            };
             usage.add(completion.usage);
             if completion.tool_calls.is_empty() {
                 outcome.answer = completion
@@ -312,6 +324,22 @@ impl Orchestrator {
         outcome.answer = ROUND_CAP_APOLOGY.to_string();
         Ok(outcome)
     }
+}
+
+impl Orchestrator {
+    /// Whether any of these tools changes the vault (or asks a model on its behalf).
+    fn changed_the_vault(&self, tools_used: &[String]) -> bool {
+        tools_used.iter().any(|name| self.registry.category(name).is_some_and(|c| c != ToolCategory::Query))
+    }
+}
+
+/// The answer of a turn whose model failed after tools had changed the vault.
+fn partial_answer(tools_used: &[String], error: &kb_domain::LlmError) -> String {
+    format!(
+        "I did part of that ({}), but then the language model failed: {error}. \
+         Please check the result before asking again.",
+        tools_used.join(", ")
+    )
 }
 
 /// The entry a capture filed, read from its result.
