@@ -27,6 +27,9 @@ pub enum RepositoryError {
     /// The path leads outside the vault (a symlink).
     #[error("path {0} leads outside the vault")]
     OutsideVault(String),
+    /// The entry is a symbolic link inside the vault: kb reads it but changes only real files.
+    #[error("entry {0} is a symbolic link: change the file it points to instead")]
+    Linked(EntryPath),
     /// The file exists but its frontmatter does not parse; it is left untouched.
     #[error("entry {path} cannot be read: {reason}")]
     Malformed {

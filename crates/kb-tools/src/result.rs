@@ -178,7 +178,7 @@ impl From<kb_domain::RepositoryError> for ToolError {
         match &error {
             E::NotFound(_) => ToolError::new(ErrorCode::NotFound, error.to_string()),
             E::InvalidPath(e) => ToolError::new(ErrorCode::InvalidPath, format!("invalid path: {e}")),
-            E::OutsideVault(_) => ToolError::new(ErrorCode::InvalidPath, error.to_string()),
+            E::OutsideVault(_) | E::Linked(_) => ToolError::new(ErrorCode::InvalidPath, error.to_string()),
             E::Malformed { .. } => ToolError::new(
                 ErrorCode::MalformedEntry,
                 format!("{error}; the file is left untouched and must be fixed by hand"),

@@ -210,7 +210,7 @@ impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(path = %path))]
     fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
         let mut state = self.lock();
-        let file = self.root.checked_file(path)?;
+        let file = self.root.checked_writable_file(path)?;
         let mut entry = read_existing(&file, path)?;
         let updated_fields = update.apply(&mut entry, self.clock.now())?;
         atomic::write_atomic(&file, entry.to_document().as_bytes()).map_err(|e| io_error(&file, e))?;
@@ -222,7 +222,7 @@ impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path))]
     fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
-        let old_file = self.root.checked_file(path)?;
+        let old_file = self.root.checked_writable_file(path)?;
         let entry = read_existing(&old_file, path)?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
         let (frontmatter, id) = with_id(frontmatter);

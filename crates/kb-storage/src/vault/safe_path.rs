@@ -82,6 +82,18 @@ impl Root {
         }
     }
 
+    /// The file of an existing entry that kb may change: as [`Self::checked_file`], and not a
+    /// symlink (replacing a link would cut it from its target; moving it would leave the
+    /// target behind as a second copy).
+    pub(crate) fn checked_writable_file(&self, path: &EntryPath) -> Result<PathBuf, RepositoryError> {
+        let file = self.checked_file(path)?;
+        match fs::symlink_metadata(&file) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(RepositoryError::Linked(path.clone())),
+            Ok(_) => Ok(file),
+            Err(e) => Err(io_error(&file, e)),
+        }
+    }
+
     /// Whether an existing file (perhaps a symlink) resolves inside the vault.
     pub(crate) fn is_inside(&self, file: &Path) -> bool {
         fs::canonicalize(file).is_ok_and(|resolved| resolved.starts_with(&self.canonical))

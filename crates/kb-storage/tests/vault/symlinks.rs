@@ -33,6 +33,18 @@ fn symlink_out_of_the_vault_is_refused_and_not_listed() {
     assert!(vault.all_entries().unwrap().iter().all(|e| e.path != path));
     assert!(!vault.index_markdown().contains("secret"));
     assert_eq!(fs::read_to_string(&secret).unwrap(), "---\nname: Secret\n---\nprivate\n");
+
+    // The link inside the vault is read, but changed only through the file it points to.
+    let alias = EntryPath::parse("projects/alias.md").unwrap();
+    assert_eq!(vault.get(&alias).unwrap().name(), "Real");
+    let update = kb_domain::EntryUpdate::from_json_object(
+        serde_json::json!({"status": "done"}).as_object().unwrap().clone(),
+    )
+    .unwrap();
+    assert!(matches!(vault.update(&alias, &update), Err(RepositoryError::Linked(_))));
+    assert!(matches!(vault.move_entry(&alias, Category::People), Err(RepositoryError::Linked(_))));
+    assert!(fs::symlink_metadata(dir.path().join("projects/alias.md")).unwrap().file_type().is_symlink());
+    assert!(!dir.path().join("people").read_dir().map(|mut d| d.next().is_some()).unwrap_or(false));
 }
 
 #[test]
