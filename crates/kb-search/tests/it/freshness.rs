@@ -202,7 +202,7 @@ fn a_second_writer_on_the_same_index_is_told_who_holds_it() {
     let v = TestVault::new();
     let _first = v.open();
     let second = kb_search::TantivyIndex::open(v.root(), &v.index_dir());
-    let error = second.err().expect("a second writer must be refused");
+    let Err(error) = second else { panic!("a second writer must be refused") };
     assert!(matches!(error, kb_search::OpenError::Locked { .. }), "{error}");
     assert!(error.to_string().contains("kb serve"), "{error}");
 }
