@@ -88,7 +88,8 @@ fn body_with_original(original: &Value, body: &str) -> String {
     if text.trim().is_empty() || body.contains(text.trim()) {
         body.to_string()
     } else if body.trim().is_empty() {
-        format!("{text}\n")
+        // Whatever whitespace the body had stays after the words.
+        format!("{text}\n{body}")
     } else {
         format!("{text}\n\n{body}")
     }
