@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use kb_domain::{
     ChatModel, Clock, Confidence, Conversation, ConversationId, ConversationStore, EntryRepository, Message,
-    StoreError, SystemClock,
+    StoreError,
 };
 use kb_orchestrator::llm::OpenAiChatModel;
 use kb_orchestrator::offline::OfflineModel;
@@ -20,6 +20,7 @@ use kb_tools::{
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::clock::ZonedClock;
 use crate::config::{Config, ModelChoice};
 use crate::error::{CoreError, ToolFailure};
 
@@ -75,7 +76,8 @@ impl Assistant {
 
     /// [`Assistant::open`], reporting index build progress through `options`.
     pub async fn open_with_progress(config: Config, options: OpenOptions) -> Result<Assistant, CoreError> {
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let zone = config.time_zone.as_deref().and_then(crate::clock::parse_zone);
+        let clock: Arc<dyn Clock> = Arc::new(ZonedClock::new(zone));
         let dir = config.kb_dir.clone();
         let vault_clock = Arc::clone(&clock);
         let (vault, index) =
@@ -172,7 +174,7 @@ impl Assistant {
         let ctx = ToolContext {
             conversation_id: None,
             last_filed: None,
-            today: self.services.clock.now().date_naive(),
+            today: self.services.clock.today(),
             threshold: self.threshold,
             source,
         };

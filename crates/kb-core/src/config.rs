@@ -84,7 +84,16 @@ impl Config {
             kb_dir.or_else(|| lookup("KB_DIR").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("kb"));
         let mut config = Config::offline(dir);
         config.database_url = lookup("DATABASE_URL");
-        config.time_zone = lookup("KB_TIMEZONE");
+        if let Some(zone) = lookup("KB_TIMEZONE") {
+            if crate::clock::parse_zone(&zone).is_none() {
+                return Err(ConfigError::Invalid {
+                    name: "KB_TIMEZONE",
+                    value: zone,
+                    expected: "an IANA time zone name like Europe/Paris or America/New_York",
+                });
+            }
+            config.time_zone = Some(zone);
+        }
         if let Some(value) = lookup("KB_CONFIDENCE_THRESHOLD") {
             config.threshold = value.trim().parse::<f64>().ok().filter(|t| (0.0..=1.0).contains(t)).ok_or(
                 ConfigError::Invalid {
@@ -155,6 +164,11 @@ mod tests {
         assert_eq!(c.max_tool_rounds, 3);
         assert!(config(&[("KB_CONFIDENCE_THRESHOLD", "2")]).is_err());
         assert!(config(&[("KB_MAX_TOOL_ROUNDS", "zero")]).is_err());
+        assert_eq!(
+            config(&[("KB_TIMEZONE", "Europe/Paris")]).unwrap().time_zone.as_deref(),
+            Some("Europe/Paris")
+        );
+        assert!(config(&[("KB_TIMEZONE", "Mars/Olympus")]).is_err());
         let key = config(&[("OPENAI_API_KEY", "sk-test")]).unwrap();
         assert!(matches!(key.model, ModelChoice::OpenAi(_)));
     }

@@ -8,6 +8,7 @@
 //! methods run the same tools the model calls, so their answers have the tools' shapes.
 
 pub mod assistant;
+pub mod clock;
 pub mod config;
 pub mod error;
 

@@ -269,6 +269,11 @@ pub trait ChatModel: Send + Sync {
 pub trait Clock: Send + Sync {
     /// Now, in UTC.
     fn now(&self) -> DateTime<Utc>;
+
+    /// Today's date where the person is (UTC unless the clock knows their time zone).
+    fn today(&self) -> chrono::NaiveDate {
+        self.now().date_naive()
+    }
 }
 
 /// The system clock.

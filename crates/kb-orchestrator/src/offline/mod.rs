@@ -66,7 +66,7 @@ impl OfflineModel {
 
     /// Today: the date the prompt states, else the clock's.
     fn today(&self, messages: &[ChatMessage]) -> NaiveDate {
-        dates::today_in(messages).unwrap_or_else(|| self.clock.now().date_naive())
+        dates::today_in(messages).unwrap_or_else(|| self.clock.today())
     }
 
     /// The next step of a conversation, without the async wrapper.

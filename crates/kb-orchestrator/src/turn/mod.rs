@@ -139,7 +139,7 @@ impl Orchestrator {
         let ctx = ToolContext {
             conversation_id: Some(conversation.id.clone()),
             last_filed: history::last_filed(&stored),
-            today: self.services.clock.now().date_naive(),
+            today: self.services.clock.today(),
             threshold: self.settings.threshold,
             source: self.settings.source,
         };
@@ -255,7 +255,7 @@ impl Orchestrator {
             }
         };
         system_prompt(&PromptInputs {
-            today: self.services.clock.now().date_naive(),
+            today: self.services.clock.today(),
             time_zone: self.settings.time_zone.as_deref(),
             index: &entries,
             index_token_budget: self.settings.index_token_budget,
