@@ -130,10 +130,12 @@ impl TantivyIndex {
     }
 
     /// Brings the index in line with the files at `paths` (as a file watcher reports
-    /// them); returns the paths whose indexed entry changed. Files whose stamp matches what
-    /// is indexed (kb's own writes) are not read again.
+    /// them); returns the paths whose indexed entry changed and the files found unreadable
+    /// (so the vault can count them). Files whose stamp matches what is indexed (kb's own
+    /// writes) are not read again.
     pub fn sync_paths(&self, paths: &[EntryPath]) -> Result<Vec<EntryPath>, SearchError> {
         let mut changes = Vec::new();
+        let mut unreadable = Vec::new();
         for path in paths {
             let indexed = lock(&self.stamps).get(path).copied();
             let on_disk = files::stat_entry(&self.root, path);
@@ -148,6 +150,8 @@ impl TantivyIndex {
                     tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
                     if indexed.is_some() {
                         changes.push(Change::Remove(path.clone()));
+                    } else {
+                        unreadable.push(path.clone());
                     }
                 }
                 FileRead::Missing if indexed.is_some() => changes.push(Change::Remove(path.clone())),
@@ -160,6 +164,7 @@ impl TantivyIndex {
                 Change::Upsert(entry, _) => entry.path.clone(),
                 Change::Remove(path) => path.clone(),
             })
+            .chain(unreadable)
             .collect();
         self.apply(changes)?;
         Ok(changed)
