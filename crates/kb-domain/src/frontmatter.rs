@@ -5,6 +5,8 @@
 //! not parse, or is not a map, is reported as malformed so the file is skipped and never
 //! rewritten.
 
+use std::ops::Range;
+
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -123,21 +125,44 @@ pub fn parse_document_bytes(bytes: &[u8]) -> Result<Document, FrontmatterError> 
 
 /// Reads a document: an optional `---` … `---` (or `...`) YAML block, then the body.
 pub fn parse_document(text: &str) -> Result<Document, FrontmatterError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = LineSplitter { rest: text, offset: 0 };
+    let spans = document_spans(text)?;
+    let body = text[spans.body.clone()].to_string();
+    match spans.yaml {
+        None => Ok(Document { frontmatter: None, body }),
+        Some(yaml) => Ok(Document { frontmatter: Some(parse_yaml_map(&text[yaml])?), body }),
+    }
+}
+
+/// Where the parts of a document are, as byte ranges of its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentSpans {
+    /// The YAML between the delimiter lines, `None` when the document has no frontmatter.
+    pub yaml: Option<Range<usize>>,
+    /// The body: everything after the closing delimiter line (or the whole text without a
+    /// leading byte-order mark when there is no frontmatter).
+    pub body: Range<usize>,
+}
+
+/// Finds the frontmatter block and the body of a document without parsing the YAML.
+pub fn document_spans(text: &str) -> Result<DocumentSpans, FrontmatterError> {
+    let start = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    let mut lines = LineSplitter { rest: &text[start..], offset: start };
     match lines.next() {
         Some((first, _)) if is_delimiter(first, false) => {}
-        _ => return Ok(Document { frontmatter: None, body: text.to_string() }),
+        _ => return Ok(DocumentSpans { yaml: None, body: start..text.len() }),
     }
     let yaml_start = lines.offset;
     while let Some((line, line_start)) = lines.next() {
         if is_delimiter(line, true) {
-            let yaml = &text[yaml_start..line_start];
-            let frontmatter = parse_yaml_map(yaml)?;
-            return Ok(Document { frontmatter: Some(frontmatter), body: text[lines.offset..].to_string() });
+            return Ok(DocumentSpans { yaml: Some(yaml_start..line_start), body: lines.offset..text.len() });
         }
     }
     Err(FrontmatterError::Unclosed)
+}
+
+/// Parses the YAML of a frontmatter block (the text between the delimiter lines).
+pub fn parse_frontmatter_yaml(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
+    parse_yaml_map(yaml)
 }
 
 /// Writes a document the way kb stores entries: `---\n{yaml}---\n{body}`.

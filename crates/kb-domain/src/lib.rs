@@ -15,6 +15,7 @@ pub mod frontmatter;
 pub mod llm;
 pub mod path;
 pub mod ports;
+pub mod references;
 pub mod slug;
 pub mod transform;
 

@@ -1,0 +1,396 @@
+//! References between entries, and keeping them true when an entry moves.
+//!
+//! An entry refers to another in two ways:
+//! - a frontmatter value that is a vault path: a text value or an item of a list of texts
+//!   (`related_projects: [projects/x.md]`, `related_people`, or any key of the person's);
+//! - a Markdown link or link definition in the body, written from the vault root
+//!   (`[x](projects/x.md)`, `[x](/projects/x.md)`) or from the entry's own folder
+//!   (`[x](../projects/x.md)`, `[y](y.md)`), with an optional `#section`.
+//!
+//! [`retarget_references`] rewrites the references to a moved entry in another entry's
+//! text, changing only the bytes of those references (in the style they were written) so
+//! the rest of the file stays exactly as the person left it.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag};
+use serde_json::Value;
+
+use crate::category::Category;
+use crate::entry::Entry;
+use crate::frontmatter::{Frontmatter, document_spans, parse_frontmatter_yaml, render_document};
+use crate::path::EntryPath;
+
+/// Every entry `entry` refers to (itself excluded).
+pub fn referenced_paths(entry: &Entry) -> BTreeSet<EntryPath> {
+    let mut found: BTreeSet<EntryPath> = frontmatter_paths(&entry.frontmatter).collect();
+    for link in body_links(&entry.body) {
+        if let Some((path, _)) = resolve_link(&entry.path, link.target(&entry.body)) {
+            found.insert(path);
+        }
+    }
+    found.remove(&entry.path);
+    found
+}
+
+/// The text of the entry at `referrer` (its whole file, `document`) with every reference
+/// to `from` pointing at `to` instead; `None` when it has none (or cannot be read as an
+/// entry). Only the references' bytes change, unless the frontmatter is written in a way
+/// that cannot be edited in place; then the frontmatter block is written anew.
+pub fn retarget_references(
+    referrer: &EntryPath,
+    document: &str,
+    from: &EntryPath,
+    to: &EntryPath,
+) -> Option<String> {
+    let spans = document_spans(document).ok()?;
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let mut rendered_frontmatter = None;
+    if let Some(yaml) = &spans.yaml {
+        match frontmatter_edits(&document[yaml.clone()], from, to)? {
+            YamlEdits::InPlace(found) => {
+                edits.extend(
+                    found.into_iter().map(|(r, text)| (r.start + yaml.start..r.end + yaml.start, text)),
+                );
+            }
+            YamlEdits::Rewrite(frontmatter) => rendered_frontmatter = Some(frontmatter),
+        }
+    }
+    let body = &document[spans.body.clone()];
+    for link in body_links(body) {
+        let raw = link.target(body);
+        if let Some((path, style)) = resolve_link(referrer, raw)
+            && &path == from
+        {
+            let range = link.target_range.start + spans.body.start..link.target_range.end + spans.body.start;
+            edits.push((range, style.render(raw, referrer, to)));
+        }
+    }
+    if edits.is_empty() && rendered_frontmatter.is_none() {
+        return None;
+    }
+    edits.sort_by_key(|(range, _)| range.start);
+    let mut out = String::with_capacity(document.len() + 16 * edits.len());
+    let mut at = 0;
+    for (range, text) in edits {
+        out.push_str(&document[at..range.start]);
+        out.push_str(&text);
+        at = range.end;
+    }
+    out.push_str(&document[at..]);
+    if let Some(frontmatter) = rendered_frontmatter {
+        // The body edits were made on the original offsets; re-split the edited text.
+        let edited_spans = document_spans(&out).ok()?;
+        return Some(render_document(&frontmatter, &out[edited_spans.body]));
+    }
+    Some(out)
+}
+
+/// The vault paths among a frontmatter's text values and lists of texts.
+fn frontmatter_paths(frontmatter: &Frontmatter) -> impl Iterator<Item = EntryPath> + '_ {
+    frontmatter
+        .iter()
+        .flat_map(|(_, value)| match value {
+            Value::String(text) => vec![text.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        })
+        .filter_map(|text| EntryPath::parse(text.trim()).ok())
+}
+
+/// How the references in a frontmatter block are changed.
+enum YamlEdits {
+    /// These byte ranges of the YAML get these texts.
+    InPlace(Vec<(Range<usize>, String)>),
+    /// The block cannot be edited in place: it is written anew with this content.
+    Rewrite(Frontmatter),
+}
+
+/// The edits that make every path value `from` in `yaml` read `to`; `None` when the YAML
+/// does not parse.
+fn frontmatter_edits(yaml: &str, from: &EntryPath, to: &EntryPath) -> Option<YamlEdits> {
+    let original = parse_frontmatter_yaml(yaml).ok()?;
+    let expected = retargeted(&original, from, to);
+    if expected == original {
+        return Some(YamlEdits::InPlace(Vec::new()));
+    }
+    let old = from.to_string();
+    let new = to.to_string();
+    // Try every standalone occurrence of the old path; keep those whose change is one of
+    // the expected value changes (a mention inside prose stays as written).
+    let mut kept: Vec<Range<usize>> = Vec::new();
+    for candidate in token_occurrences(yaml, &old) {
+        let mut trial = kept.clone();
+        trial.push(candidate);
+        let Ok(parsed) = parse_frontmatter_yaml(&apply(yaml, &trial, &new)) else { continue };
+        if is_between(&parsed, &original, &expected) {
+            kept = trial;
+        }
+    }
+    let edited = parse_frontmatter_yaml(&apply(yaml, &kept, &new)).ok()?;
+    if edited == expected {
+        Some(YamlEdits::InPlace(kept.into_iter().map(|r| (r, new.clone())).collect()))
+    } else {
+        Some(YamlEdits::Rewrite(expected))
+    }
+}
+
+/// The frontmatter with every path value equal to `from` replaced by `to`.
+fn retargeted(frontmatter: &Frontmatter, from: &EntryPath, to: &EntryPath) -> Frontmatter {
+    let swap = |value: &Value| match value {
+        Value::String(text) if EntryPath::parse(text.trim()).is_ok_and(|p| &p == from) => {
+            Value::String(to.to_string())
+        }
+        other => other.clone(),
+    };
+    frontmatter
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                Value::Array(items) => Value::Array(items.iter().map(swap).collect()),
+                other => swap(other),
+            };
+            (key.clone(), value)
+        })
+        .collect()
+}
+
+/// Whether every value of `parsed` equals either its `original` or its `expected` form
+/// (item by item for lists).
+fn is_between(parsed: &Frontmatter, original: &Frontmatter, expected: &Frontmatter) -> bool {
+    parsed.len() == original.len()
+        && parsed.iter().all(|(key, value)| {
+            let (Some(before), Some(after)) = (original.get(key), expected.get(key)) else { return false };
+            match (value, before, after) {
+                (Value::Array(items), Value::Array(b), Value::Array(a)) => {
+                    items.len() == b.len()
+                        && items.iter().zip(b.iter().zip(a)).all(|(item, (b, a))| item == b || item == a)
+                }
+                _ => value == before || value == after,
+            }
+        })
+}
+
+/// Byte ranges where `needle` stands alone in `text`: not part of a longer word or path.
+fn token_occurrences(text: &str, needle: &str) -> Vec<Range<usize>> {
+    let is_part = |c: char| c.is_alphanumeric() || matches!(c, '/' | '.' | '-' | '_' | '%');
+    text.match_indices(needle)
+        .filter(|(start, _)| {
+            let before = text[..*start].chars().next_back();
+            let after = text[start + needle.len()..].chars().next();
+            !before.is_some_and(is_part) && !after.is_some_and(is_part)
+        })
+        .map(|(start, _)| start..start + needle.len())
+        .collect()
+}
+
+/// `text` with each (sorted, disjoint) range replaced by `with`.
+fn apply(text: &str, ranges: &[Range<usize>], with: &str) -> String {
+    let mut sorted = ranges.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for range in sorted {
+        out.push_str(&text[at..range.start]);
+        out.push_str(with);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// A link target found in a body: where its raw text is.
+struct BodyLink {
+    target_range: Range<usize>,
+}
+
+impl BodyLink {
+    fn target<'a>(&self, body: &'a str) -> &'a str {
+        &body[self.target_range.clone()]
+    }
+}
+
+/// The raw targets of the body's inline links and link definitions (code is skipped, as
+/// Markdown does).
+fn body_links(body: &str) -> Vec<BodyLink> {
+    let mut parser = Parser::new_ext(body, Options::empty()).into_offset_iter();
+    let mut links = Vec::new();
+    for (event, range) in parser.by_ref() {
+        if let Event::Start(Tag::Link { link_type, .. }) = event
+            && matches!(link_type, pulldown_cmark::LinkType::Inline)
+            && let Some(target) = inline_target(body, range)
+        {
+            links.push(BodyLink { target_range: target });
+        }
+    }
+    for (_, definition) in parser.reference_definitions().iter() {
+        if let Some(target) = definition_target(body, definition.span.clone()) {
+            links.push(BodyLink { target_range: target });
+        }
+    }
+    links
+}
+
+/// The raw target of an inline link `[text](target "title")` whose source is `range`.
+fn inline_target(body: &str, range: Range<usize>) -> Option<Range<usize>> {
+    let source = body.get(range.clone())?;
+    // The destination follows the last `](` that is followed by a well-formed target.
+    let mut best = None;
+    for (open, _) in source.match_indices("](") {
+        let start = range.start + open + 2;
+        if let Some(target) = destination_at(body, start, range.end) {
+            best = Some(target);
+        }
+    }
+    best
+}
+
+/// The raw target of a link definition `[label]: target "title"` spanning `range`.
+fn definition_target(body: &str, range: Range<usize>) -> Option<Range<usize>> {
+    let source = body.get(range.clone())?;
+    let colon = source.find("]:")?;
+    destination_at(body, range.start + colon + 2, range.end)
+}
+
+/// The destination starting at `start` (after optional whitespace), within `end`: either
+/// `<...>` (the range excludes the brackets) or text up to whitespace or the closing
+/// parenthesis, with balanced parentheses inside.
+fn destination_at(body: &str, start: usize, end: usize) -> Option<Range<usize>> {
+    let text = body.get(start..end)?;
+    let skipped = text.len() - text.trim_start().len();
+    let text = &text[skipped..];
+    let start = start + skipped;
+    if let Some(inner) = text.strip_prefix('<') {
+        let close = inner.find('>')?;
+        return Some(start + 1..start + 1 + close);
+    }
+    let mut depth = 0usize;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '(' => depth += 1,
+            ')' if depth == 0 => return (i > 0).then_some(start..start + i),
+            ')' => depth -= 1,
+            c if c.is_whitespace() => return (i > 0).then_some(start..start + i),
+            _ => {}
+        }
+    }
+    (!text.is_empty()).then_some(start..start + text.len())
+}
+
+/// How a link target was written, so its new target is written the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkStyle {
+    /// From the vault root, with a leading `/` or not.
+    Root { slash: bool },
+    /// From the referring entry's folder: through `../` (`up`), or with a leading `./`
+    /// (`dot`), or plain.
+    Relative { up: bool, dot: bool },
+}
+
+impl LinkStyle {
+    /// The target text for `to`, keeping the old target's `#section` and percent-encoding.
+    fn render(self, old: &str, referrer: &EntryPath, to: &EntryPath) -> String {
+        let suffix = old.find(['#', '?']).map_or("", |i| &old[i..]);
+        let path = match self {
+            LinkStyle::Root { slash } => format!("{}{to}", if slash { "/" } else { "" }),
+            LinkStyle::Relative { up: false, dot } if to.category() == referrer.category() => {
+                format!("{}{}", if dot { "./" } else { "" }, to.file_name())
+            }
+            LinkStyle::Relative { .. } => format!("../{to}"),
+        };
+        format!("{}{suffix}", encode_link_target(&path))
+    }
+}
+
+/// The entry a raw link target names, seen from `referrer`, and how it was written.
+fn resolve_link(referrer: &EntryPath, raw: &str) -> Option<(EntryPath, LinkStyle)> {
+    let without_suffix = raw.find(['#', '?']).map_or(raw, |i| &raw[..i]);
+    let decoded = percent_decode(&unescape(without_suffix))?;
+    if decoded.contains("://") || decoded.is_empty() {
+        return None;
+    }
+    if let Some(rooted) = decoded.strip_prefix('/') {
+        return EntryPath::parse(rooted).ok().map(|p| (p, LinkStyle::Root { slash: true }));
+    }
+    if let Some(path) = relative_to(referrer.category(), &decoded) {
+        let style = LinkStyle::Relative { up: decoded.starts_with("../"), dot: decoded.starts_with("./") };
+        return Some((path, style));
+    }
+    EntryPath::parse(&decoded).ok().map(|p| (p, LinkStyle::Root { slash: false }))
+}
+
+/// The entry `target` names when read from inside `folder`, if it names one.
+fn relative_to(folder: Category, target: &str) -> Option<EntryPath> {
+    let mut parts = vec![folder.as_str().to_string()];
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other.to_string()),
+        }
+    }
+    match parts.as_slice() {
+        [category, name] => EntryPath::parse(&format!("{category}/{name}")).ok(),
+        _ => None,
+    }
+}
+
+/// Removes Markdown backslash escapes before ASCII punctuation.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(char::is_ascii_punctuation) {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Decodes `%XX` escapes; `None` when the result is not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Percent-encodes what would end or break a link target.
+pub fn encode_link_target(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' => out.push_str("%20"),
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            '%' => out.push_str("%25"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+use proptest::prelude::*;
+
+use super::*;
+
+fn path(text: &str) -> EntryPath {
+    EntryPath::parse(text).unwrap()
+}
+
+fn retarget(referrer: &str, document: &str, from: &str, to: &str) -> Option<String> {
+    retarget_references(&path(referrer), document, &path(from), &path(to))
+}
+
+#[test]
+fn frontmatter_lists_change_only_the_path_bytes() {
+    let doc = "---\nname: Priya\nrelated_projects: [projects/robot.md, projects/other.md]  # mine\n\
+               follow_ups:\n  - ask about projects/robot.md\n---\nBody.\n";
+    let out = retarget("people/priya.md", doc, "projects/robot.md", "ideas/robot.md").unwrap();
+    assert_eq!(
+        out,
+        "---\nname: Priya\nrelated_projects: [ideas/robot.md, projects/other.md]  # mine\n\
+         follow_ups:\n  - ask about projects/robot.md\n---\nBody.\n"
+    );
+}
+
+#[test]
+fn block_lists_and_quoted_values() {
+    let doc =
+        "---\nrelated_people:\n  - \"people/sam.md\"\n  - 'people/ana.md'\nsource: people/sam.md\n---\n";
+    let out = retarget("projects/p.md", doc, "people/sam.md", "people/sam-2.md").unwrap();
+    assert_eq!(
+        out,
+        "---\nrelated_people:\n  - \"people/sam-2.md\"\n  - 'people/ana.md'\nsource: people/sam-2.md\n---\n"
+    );
+}
+
+#[test]
+fn body_links_keep_their_style() {
+    let doc = "---\nname: x\n---\nSee [robot](projects/robot.md), [again](/projects/robot.md#plan), \
+               [rel](../projects/robot.md) and [same](./robot.md).\n\n[def]: projects/robot.md \"t\"\n\
+               `[code](projects/robot.md)` stays.\n";
+    let out = retarget("projects/other.md", doc, "projects/robot.md", "ideas/robot.md").unwrap();
+    assert_eq!(
+        out,
+        "---\nname: x\n---\nSee [robot](ideas/robot.md), [again](/ideas/robot.md#plan), \
+         [rel](../ideas/robot.md) and [same](../ideas/robot.md).\n\n[def]: ideas/robot.md \"t\"\n\
+         `[code](projects/robot.md)` stays.\n"
+    );
+}
+
+#[test]
+fn same_folder_links_stay_short_and_names_are_encoded() {
+    let doc = "[a](../inbox/My%20note.md) [b](<../inbox/My note.md>) [c](My%20note.md)";
+    let out = retarget("inbox/x.md", doc, "inbox/My note.md", "inbox/My (new) note.md").unwrap();
+    assert_eq!(
+        out,
+        "[a](../inbox/My%20%28new%29%20note.md) [b](<../inbox/My%20%28new%29%20note.md>) \
+         [c](My%20%28new%29%20note.md)"
+    );
+}
+
+#[test]
+fn unrelated_documents_are_left_alone() {
+    let doc =
+        "---\nrelated_projects: [projects/robotics.md]\n---\n[x](projects/robot.mdx) projects/robot.md\n";
+    assert_eq!(retarget("people/p.md", doc, "projects/robot.md", "ideas/robot.md"), None);
+    assert_eq!(retarget("people/p.md", "---\n: [\n---\n", "projects/robot.md", "ideas/robot.md"), None);
+}
+
+#[test]
+fn referenced_paths_finds_fields_and_links() {
+    let text = "---\nrelated_projects: [projects/a.md, not a path]\nnote: people/b.md\n---\n\
+                [c](../ideas/c.md) [d](d.md) [web](https://example.com/x.md) [self](people/me.md)\n";
+    let entry = Entry::from_document(path("people/me.md"), text).unwrap();
+    let mut found: Vec<String> = referenced_paths(&entry).iter().map(ToString::to_string).collect();
+    found.sort();
+    assert_eq!(found, ["ideas/c.md", "people/b.md", "people/d.md", "projects/a.md"]);
+}
+
+const SAME_FOLDER_LINK: &str = "[r](target.md)";
+
+/// A piece of a generated document: prose, or a reference to the moved entry.
+fn piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-zA-Z ,.]{0,20}",
+        Just("[r](projects/target.md)".to_string()),
+        Just("[r](../projects/target.md#h)".to_string()),
+        Just(SAME_FOLDER_LINK.to_string()),
+        Just("`[c](projects/target.md)`".to_string()),
+        Just("\n\n[d]: projects/target.md\n\n".to_string()),
+        Just("projects/target.md".to_string()),
+        Just("[o](projects/other.md)".to_string()),
+    ]
+}
+
+/// Frontmatter lines, at most one per key.
+fn frontmatter_lines() -> impl Strategy<Value = Vec<String>> {
+    let related = prop_oneof![
+        Just(None),
+        Just(Some("related_projects: [projects/target.md, projects/other.md]")),
+        Just(Some("related_projects:\n  - projects/target.md\n  - \"projects/other.md\"")),
+    ];
+    let context = prop_oneof![Just(None), Just(Some("context: met about projects/target.md"))];
+    let link =
+        prop_oneof![Just(None), Just(Some("link: 'projects/target.md'")), Just(Some("status: active"))];
+    (related, context, link)
+        .prop_map(|(a, b, c)| [a, b, c].into_iter().flatten().map(str::to_string).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// After a move nothing refers to the old path and the new one is referred to; moving
+    /// back restores the same references, and the same bytes unless a same-folder link had
+    /// to become `../…` on the way.
+    #[test]
+    fn retargeting_moves_every_reference_and_round_trips(
+        yaml in frontmatter_lines(),
+        pieces in proptest::collection::vec(piece(), 0..12),
+    ) {
+        let doc = format!("---\n{}\n---\n{}\n", yaml.join("\n"), pieces.concat());
+        let referrer = path("projects/me.md");
+        let (from, to) = (path("projects/target.md"), path("ideas/target-2.md"));
+        let before = Entry::from_document(referrer.clone(), &doc).unwrap();
+        let refers = referenced_paths(&before).contains(&from);
+        match retarget_references(&referrer, &doc, &from, &to) {
+            None => prop_assert!(!refers),
+            Some(moved) => {
+                let after = Entry::from_document(referrer.clone(), &moved).unwrap();
+                let refs = referenced_paths(&after);
+                prop_assert!(!refs.contains(&from));
+                prop_assert!(refs.contains(&to));
+                let back = retarget_references(&referrer, &moved, &to, &from);
+                let back = back.unwrap_or_default();
+                let restored = Entry::from_document(referrer.clone(), &back).unwrap();
+                prop_assert_eq!(referenced_paths(&restored), referenced_paths(&before));
+                prop_assert_eq!(&restored.frontmatter, &before.frontmatter);
+                if !pieces.iter().any(|p| p == SAME_FOLDER_LINK) {
+                    prop_assert_eq!(back, doc);
+                }
+            }
+        }
+    }
+}
