@@ -119,6 +119,15 @@ pub enum EntryChange {
 pub trait ChangeObserver: Send + Sync {
     /// Called after the change is on disk and before the call that made it returns.
     fn entry_changed(&self, change: &EntryChange);
+
+    /// Called with the changes of one operation (a move: the new entry, the old path and
+    /// the entries whose references were rewritten), which an observer should apply as one
+    /// (the search index: one commit, so no search sees half of a move).
+    fn entries_changed(&self, changes: &[EntryChange]) {
+        for change in changes {
+            self.entry_changed(change);
+        }
+    }
 }
 
 /// The store of entries: the markdown vault.

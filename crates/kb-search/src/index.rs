@@ -40,6 +40,10 @@ pub struct TantivyIndex {
     /// What is indexed: the stamp of the file each entry was read from.
     pub(crate) stamps: Mutex<HashMap<EntryPath, Stamp>>,
     pub(crate) open_stats: OpenStats,
+    /// Why the last commit failed, until one succeeds again.
+    pub(crate) last_failure: Mutex<Option<String>>,
+    /// This process's shared hold on the index folder (see `presence`).
+    pub(crate) _presence: crate::presence::Presence,
     /// Kept so the index outlives its reader and writer.
     pub(crate) _index: Index,
 }
@@ -120,13 +124,28 @@ impl TantivyIndex {
         Ok(())
     }
 
-    /// Commits what the writer holds and makes it visible to the next search.
+    /// Commits what the writer holds and makes it visible to the next search. A failure is
+    /// remembered for [`TantivyIndex::health`] until a commit succeeds.
     pub(crate) fn commit(&self, writer: &mut IndexWriter) -> Result<(), SearchError> {
-        if let Err(e) = writer.commit() {
-            let _ = writer.rollback();
-            return Err(index_error(e));
+        let committed = match writer.commit() {
+            Ok(_) => self.reader.reload().map_err(index_error),
+            Err(e) => {
+                let _ = writer.rollback();
+                Err(index_error(e))
+            }
+        };
+        *lock(&self.last_failure) = committed.as_ref().err().map(ToString::to_string);
+        committed
+    }
+
+    /// Whether the index answers for the vault as it is: `Err` with the reason when the
+    /// last change could not be committed (search misses it until a commit succeeds; the
+    /// next start, or `kb reindex`, catches up).
+    pub fn health(&self) -> Result<(), String> {
+        match lock(&self.last_failure).clone() {
+            Some(failure) => Err(failure),
+            None => Ok(()),
         }
-        self.reader.reload().map_err(index_error)
     }
 
     /// Brings the index in line with the files at `paths` (as a file watcher reports
@@ -237,11 +256,22 @@ impl ChangeObserver for TantivyIndex {
     /// Keeps the index in step with a change kb made; a failure is logged (the vault is
     /// the truth, and the next start reconciles).
     fn entry_changed(&self, change: &EntryChange) {
-        let result = match change {
-            EntryChange::Upserted(entry) => self.upsert(entry),
-            EntryChange::Removed(path) => self.remove(path),
-        };
-        if let Err(error) = result {
+        self.entries_changed(std::slice::from_ref(change));
+    }
+
+    /// Applies the changes of one vault operation in one commit.
+    fn entries_changed(&self, changes: &[EntryChange]) {
+        let changes = changes
+            .iter()
+            .map(|change| match change {
+                EntryChange::Upserted(entry) => {
+                    let stamp = files::stat_entry(&self.root, &entry.path).unwrap_or(Stamp::NONE);
+                    Change::Upsert(entry.clone(), stamp)
+                }
+                EntryChange::Removed(path) => Change::Remove(path.clone()),
+            })
+            .collect();
+        if let Err(error) = self.apply(changes) {
             tracing::error!(%error, "search index could not follow a vault change");
         }
     }

@@ -28,6 +28,7 @@ mod files;
 mod index;
 mod ingest;
 mod open;
+mod presence;
 mod query;
 pub mod schema;
 pub mod snippet;

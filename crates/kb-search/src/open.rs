@@ -22,6 +22,7 @@ use crate::error::{OpenError, index_error};
 use crate::files::{self, Stamp};
 use crate::index::{TantivyIndex, lock};
 use crate::ingest::{ProgressFn, ingest};
+use crate::presence::Presence;
 use crate::schema::{IndexFields, MTIME_FIELD, PATH_FIELD, SCHEMA_VERSION, SIZE_FIELD, build_schema};
 
 /// The file in the index folder naming the schema version.
@@ -89,17 +90,23 @@ impl TantivyIndex {
             other => OpenError::Index { path: index_dir.to_path_buf(), reason: other.to_string() },
         };
         fs::create_dir_all(index_dir).map_err(folder_error)?;
+        let presence = Presence::join(index_dir).map_err(folder_error)?;
         let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir)))
             .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
         match loaded {
             Ok((index, reader, stamps)) => {
-                let mut this = assemble(root, index_dir, index, reader, stamps).map_err(tantivy_error)?;
+                presence.share().map_err(folder_error)?;
+                let mut this =
+                    assemble(root, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
                 let (sync, _) = this
                     .reconcile_changes(options.progress.as_ref())
                     .map_err(|e| OpenError::Index { path: index_dir.to_path_buf(), reason: e.to_string() })?;
                 this.open_stats = OpenStats { rebuild_reason: None, sync };
                 Ok(this)
             }
+            // Another process has this index open: what looks unreadable may be its rebuild
+            // in progress, and clearing the folder would delete its live segments.
+            Err(_) if !presence.alone => Err(OpenError::Locked { path: index_dir.to_path_buf() }),
             Err(reason) => {
                 tracing::info!(%reason, index = %index_dir.display(), "rebuilding the search index from the vault");
                 wipe(index_dir).map_err(folder_error)?;
@@ -109,7 +116,9 @@ impl TantivyIndex {
                     bulk_build(&root, &index, options.progress.as_ref()).map_err(tantivy_error)?;
                 write_meta(index_dir).map_err(folder_error)?;
                 let reader = make_reader(&index).map_err(tantivy_error)?;
-                let mut this = assemble(root, index_dir, index, reader, stamps).map_err(tantivy_error)?;
+                presence.share().map_err(folder_error)?;
+                let mut this =
+                    assemble(root, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
                 this.open_stats = OpenStats { rebuild_reason: Some(reason), sync };
                 Ok(this)
             }
@@ -255,6 +264,7 @@ fn assemble(
     index: Index,
     reader: IndexReader,
     stamps: HashMap<EntryPath, Stamp>,
+    presence: Presence,
 ) -> tantivy::Result<TantivyIndex> {
     let fields = IndexFields::from_schema(&index.schema())?;
     let writer = index.writer_with_num_threads(1, WRITER_HEAP)?;
@@ -266,6 +276,8 @@ fn assemble(
         writer: Mutex::new(writer),
         stamps: Mutex::new(stamps),
         open_stats: OpenStats::default(),
+        last_failure: Mutex::new(None),
+        _presence: presence,
         _index: index,
     })
 }

@@ -4,5 +4,6 @@
 mod behaviour;
 mod corpora;
 mod freshness;
+mod processes;
 mod property;
 mod support;
