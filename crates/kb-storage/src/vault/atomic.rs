@@ -2,6 +2,11 @@
 //! renamed over the target (replace) or hard-linked to it (create, never clobbering), and
 //! the folder fsynced. A crash leaves the old file or the new one, never half of one.
 //!
+//! Where the filesystem has no hard links (exFAT, many SMB shares and FUSE mounts), a
+//! create claims the name with an exclusive create of an empty file and then renames the
+//! written temporary file over that claim: still never clobbering, and the name never
+//! shows half of the text (for an instant, and after a crash at that instant, it is empty).
+//!
 //! Temporary files are hidden (`.{name}.tmp-…`), so a leftover one is never taken for an
 //! entry.
 
@@ -32,22 +37,55 @@ pub(crate) fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 /// nothing was changed). Safe between processes: the final name appears atomically and
 /// complete, and two writers never both win the same name.
 pub(crate) fn create_new(target: &Path, bytes: &[u8]) -> io::Result<bool> {
+    create_new_with(target, bytes, |from, to| fs::hard_link(from, to))
+}
+
+/// [`create_new`] with the hard-link step given (tests make it fail as exFAT does).
+fn create_new_with(
+    target: &Path,
+    bytes: &[u8],
+    link: impl Fn(&Path, &Path) -> io::Result<()>,
+) -> io::Result<bool> {
     let dir = parent_of(target)?;
     if fs::symlink_metadata(target).is_ok() {
         return Ok(false);
     }
     let temp = write_temp(target, bytes)?;
-    let linked = fs::hard_link(&temp, target);
-    let removed = fs::remove_file(&temp);
-    match linked {
+    match link(&temp, target) {
         Ok(()) => {
-            removed?;
+            fs::remove_file(&temp)?;
             sync_dir(dir)?;
             Ok(true)
         }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let _ = fs::remove_file(&temp);
+            Ok(false)
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "no hard link here; claiming the name by exclusive create");
+            let claimed = claim_then_rename(&temp, target);
+            if !matches!(claimed, Ok(true)) {
+                let _ = fs::remove_file(&temp);
+            }
+            claimed
+        }
     }
+}
+
+/// Claims `target` with an exclusive create, then renames `temp` over the claim.
+fn claim_then_rename(temp: &Path, target: &Path) -> io::Result<bool> {
+    match OpenOptions::new().write(true).create_new(true).open(target) {
+        Ok(claim) => drop(claim),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    if let Err(e) = fs::rename(temp, target) {
+        // The claim is ours and empty: give the name back.
+        let _ = fs::remove_file(target);
+        return Err(e);
+    }
+    sync_dir(parent_of(target)?)?;
+    Ok(true)
 }
 
 /// Flushes a folder's entries (new names, renames, removals) to disk.
@@ -93,7 +131,7 @@ fn write_temp(target: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
 }
 
 /// A suffix no other writer (thread or process) is using at the same moment.
-fn unique_suffix() -> String {
+pub(crate) fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
@@ -133,5 +171,45 @@ mod tests {
         assert_eq!(fs::read(&target).unwrap(), b"first");
         assert_eq!(visible_files(dir.path()), ["a.md"]);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// What `link` fails with on exFAT (EPERM), on SMB or FUSE (EOPNOTSUPP, ENOSYS).
+    fn no_links(_: &Path, _: &Path) -> io::Result<()> {
+        Err(io::Error::from(io::ErrorKind::PermissionDenied))
+    }
+
+    #[test]
+    fn without_hard_links_a_create_still_never_clobbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.md");
+        assert!(create_new_with(&target, b"first", no_links).unwrap());
+        assert_eq!(fs::read(&target).unwrap(), b"first");
+        assert!(!create_new_with(&target, b"second", no_links).unwrap());
+        assert_eq!(fs::read(&target).unwrap(), b"first");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn without_hard_links_racing_creates_have_one_winner_whole() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let target = dir.path().join("race.md");
+            let texts: Vec<Vec<u8>> = (0..8).map(|i| vec![b'a' + i; 64 * 1024]).collect();
+            let wins: Vec<bool> = std::thread::scope(|scope| {
+                let handles: Vec<_> = texts
+                    .iter()
+                    .map(|text| scope.spawn(|| create_new_with(&target, text, no_links).unwrap()))
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(wins.iter().filter(|w| **w).count(), 1, "round {round}: {wins:?}");
+            let winner = wins.iter().position(|w| *w).unwrap();
+            assert_eq!(
+                fs::read(&target).unwrap(),
+                texts[winner],
+                "round {round}: the file is the winner's, whole"
+            );
+            assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "round {round}: temporary files left");
+        }
     }
 }

@@ -1,23 +1,27 @@
-//! The in-memory view of the vault: a summary (and id) per entry path and the list of
-//! malformed files, kept up to date by every change so that `list` and `index.md` never
-//! read the files again.
+//! The in-memory view of the vault: a summary per entry path, which entries refer to
+//! which, and the list of malformed files, kept up to date by every change so that
+//! `list`, `index.md` and a move's reference updates never read every file again.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use kb_domain::references::referenced_paths;
 use kb_domain::{Category, Entry, EntryPath, EntrySummary, ListFilter, ListPage, MalformedFile};
 
 /// What is remembered of one entry.
 #[derive(Debug, Clone)]
 struct Cached {
     summary: EntrySummary,
-    id: Option<String>,
+    /// The entries it refers to.
+    refers_to: BTreeSet<EntryPath>,
 }
 
-/// Summaries of every readable entry, and the malformed files.
+/// Summaries of every readable entry, who refers to whom, and the malformed files.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     entries: BTreeMap<EntryPath, Cached>,
+    /// For each referred-to path, the entries that refer to it.
+    referrers: HashMap<EntryPath, BTreeSet<EntryPath>>,
     malformed: BTreeMap<EntryPath, String>,
 }
 
@@ -25,12 +29,34 @@ impl Cache {
     /// Records an entry as it is on disk now.
     pub(crate) fn insert(&mut self, entry: &Entry) {
         self.malformed.remove(&entry.path);
-        let cached = Cached { summary: entry.summary(), id: entry.id().map(str::to_string) };
-        self.entries.insert(entry.path.clone(), cached);
+        self.forget_references(&entry.path);
+        let refers_to = referenced_paths(entry);
+        for target in &refers_to {
+            self.referrers.entry(target.clone()).or_default().insert(entry.path.clone());
+        }
+        self.entries.insert(entry.path.clone(), Cached { summary: entry.summary(), refers_to });
+    }
+
+    /// The entries that refer to `path`, by path.
+    pub(crate) fn referrers_of(&self, path: &EntryPath) -> Vec<EntryPath> {
+        self.referrers.get(path).map(|set| set.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    fn forget_references(&mut self, path: &EntryPath) {
+        let Some(old) = self.entries.get(path) else { return };
+        for target in &old.refers_to {
+            if let Some(set) = self.referrers.get_mut(target) {
+                set.remove(path);
+                if set.is_empty() {
+                    self.referrers.remove(target);
+                }
+            }
+        }
     }
 
     /// Records that a file cannot be read as an entry.
     pub(crate) fn mark_malformed(&mut self, file: &MalformedFile) {
+        self.forget_references(&file.path);
         self.entries.remove(&file.path);
         self.malformed.insert(file.path.clone(), file.reason.clone());
     }
@@ -38,17 +64,13 @@ impl Cache {
     /// Forgets a path (the file is gone). Returns whether it was a known entry.
     pub(crate) fn remove(&mut self, path: &EntryPath) -> bool {
         self.malformed.remove(path);
+        self.forget_references(path);
         self.entries.remove(path).is_some()
     }
 
     /// Whether a readable or malformed file is known at `path`.
     pub(crate) fn is_taken(&self, path: &EntryPath) -> bool {
         self.entries.contains_key(path) || self.malformed.contains_key(path)
-    }
-
-    /// The path of the entry with this id, if one is known.
-    pub(crate) fn path_of_id(&self, id: &str) -> Option<EntryPath> {
-        self.entries.iter().find(|(_, c)| c.id.as_deref() == Some(id)).map(|(p, _)| p.clone())
     }
 
     /// The malformed files, by path.
@@ -144,5 +166,20 @@ mod tests {
         assert_eq!(cache.malformed().len(), 1);
         assert!(!cache.remove(&path));
         assert!(!cache.is_taken(&path));
+    }
+
+    #[test]
+    fn referrers_follow_inserts_and_removals() {
+        let mut cache = Cache::default();
+        let target = EntryPath::parse("projects/p.md").unwrap();
+        cache.insert(&entry("people/a.md", "---\nrelated_projects: [projects/p.md]\n---\n"));
+        cache.insert(&entry("ideas/b.md", "See [p](../projects/p.md)."));
+        let names = |c: &Cache| c.referrers_of(&target).iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(names(&cache), ["people/a.md", "ideas/b.md"]);
+        cache.insert(&entry("people/a.md", "---\nrelated_projects: []\n---\n"));
+        assert_eq!(names(&cache), ["ideas/b.md"]);
+        cache.remove(&EntryPath::parse("ideas/b.md").unwrap());
+        assert!(names(&cache).is_empty());
+        assert!(cache.referrers.is_empty());
     }
 }

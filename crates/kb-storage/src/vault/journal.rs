@@ -1,14 +1,19 @@
-//! The move journal, `.kb/move-journal.json`: written (atomically) before a move creates
-//! the entry's new file and deleted once the old file is gone, so that a crash in between
-//! is finished at the next open. A move never leaves two files for one entry, nor zero.
+//! Move journals, one file per move in `.kb/moves/`: written (atomically) before a move
+//! creates the entry's new file and deleted once the old file is gone and the entries that
+//! referred to it are rewritten, so that a crash in between is finished at the next open.
+//! A move never leaves two files for one entry, nor zero.
 //!
-//! Recovery removes the old file only when the new one exists and carries the entry's id;
-//! otherwise the move is abandoned and the old file kept.
+//! Recovery runs only in a process alone on the vault (see `presence`): a journal another
+//! live process is writing is never touched. It removes the old file only when the new
+//! one exists and carries the entry's id (otherwise the move is abandoned and the old file
+//! kept), then points the references it lists at the new path. A journal in the single
+//! file of earlier versions (`.kb/move-journal.json`) is finished the same way.
 
 use std::fs;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use kb_domain::references::retarget_references;
 use kb_domain::{EntryPath, RepositoryError};
 use serde_json::{Value, json};
 
@@ -16,8 +21,10 @@ use super::atomic;
 use super::safe_path::{Root, io_error};
 use super::scan::{Found, read_entry};
 
-/// The file name of the journal inside `.kb/`.
-const JOURNAL_FILE: &str = "move-journal.json";
+/// The folder of move journals inside `.kb/`.
+const MOVES_DIR: &str = "moves";
+/// The one journal file of earlier versions, inside `.kb/`.
+const LEGACY_FILE: &str = "move-journal.json";
 
 /// A move in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,44 +35,72 @@ pub(crate) struct MoveJournal {
     pub(crate) new: EntryPath,
     /// Its id (every moved entry has one).
     pub(crate) id: String,
+    /// The entries whose references to `old` are to point at `new`.
+    pub(crate) referrers: Vec<EntryPath>,
 }
 
-fn journal_file(root: &Root) -> PathBuf {
-    root.state_dir().join(JOURNAL_FILE)
+/// The journal file of one move.
+#[derive(Debug)]
+pub(crate) struct JournalFile {
+    file: PathBuf,
 }
 
-/// Records a move about to be made.
-pub(crate) fn write(root: &Root, journal: &MoveJournal) -> Result<(), RepositoryError> {
-    let text = json!({"old": journal.old.to_string(), "new": journal.new.to_string(), "id": journal.id});
-    let file = journal_file(root);
-    atomic::write_atomic(&file, text.to_string().as_bytes()).map_err(|e| io_error(&file, e))
-}
+impl JournalFile {
+    /// A journal file of its own for a move about to start (nothing is written yet).
+    pub(crate) fn new(root: &Root) -> JournalFile {
+        let name = format!("{}.json", atomic::unique_suffix());
+        JournalFile { file: root.state_dir().join(MOVES_DIR).join(name) }
+    }
 
-/// Forgets the move (it is complete or abandoned).
-pub(crate) fn clear(root: &Root) -> Result<(), RepositoryError> {
-    let file = journal_file(root);
-    match fs::remove_file(&file) {
-        Ok(()) => atomic::sync_dir(&root.state_dir()).map_err(|e| io_error(&root.state_dir(), e)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io_error(&file, e)),
+    /// Records (or re-records, for another candidate path) the move about to be made.
+    pub(crate) fn write(&self, journal: &MoveJournal) -> Result<(), RepositoryError> {
+        let folder = self.file.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(folder).map_err(|e| io_error(folder, e))?;
+        let referrers: Vec<String> = journal.referrers.iter().map(ToString::to_string).collect();
+        let text = json!({
+            "old": journal.old.to_string(),
+            "new": journal.new.to_string(),
+            "id": journal.id,
+            "referrers": referrers,
+        });
+        atomic::write_atomic(&self.file, text.to_string().as_bytes()).map_err(|e| io_error(&self.file, e))
+    }
+
+    /// Forgets the move (it is complete or abandoned).
+    pub(crate) fn clear(&self) -> Result<(), RepositoryError> {
+        remove(&self.file)
     }
 }
 
-/// Reads the journal, if a move was interrupted. An unreadable journal is reported and
-/// treated as absent (the old file is then kept).
-pub(crate) fn read(root: &Root) -> Result<Option<MoveJournal>, RepositoryError> {
-    let file = journal_file(root);
-    let text = match fs::read_to_string(&file) {
+fn remove(file: &Path) -> Result<(), RepositoryError> {
+    match fs::remove_file(file) {
+        Ok(()) => {
+            let folder = file.parent().unwrap_or(Path::new("."));
+            atomic::sync_dir(folder).map_err(|e| io_error(folder, e))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_error(file, e)),
+    }
+}
+
+/// Reads a journal file. An unreadable journal is reported and treated as absent (the old
+/// file is then kept).
+fn read(file: &Path) -> Result<Option<MoveJournal>, RepositoryError> {
+    let text = match fs::read_to_string(file) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(&file, e)),
+        Err(e) => return Err(io_error(file, e)),
     };
     let parsed = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
         let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        let referrers = v.get("referrers").and_then(Value::as_array).map_or_else(Vec::new, |items| {
+            items.iter().filter_map(Value::as_str).filter_map(|p| EntryPath::parse(p).ok()).collect()
+        });
         Some(MoveJournal {
             old: EntryPath::parse(&field("old")?).ok()?,
             new: EntryPath::parse(&field("new")?).ok()?,
             id: field("id")?,
+            referrers,
         })
     });
     if parsed.is_none() {
@@ -74,35 +109,92 @@ pub(crate) fn read(root: &Root) -> Result<Option<MoveJournal>, RepositoryError> 
     Ok(parsed)
 }
 
-/// Finishes a move interrupted by a crash: when the new file exists with the entry's id,
-/// the old one is removed; otherwise the old one stays. Then the journal is deleted.
-pub(crate) fn recover(root: &Root) -> Result<(), RepositoryError> {
-    if let Some(journal) = read(root)? {
-        let new_file = root.file(&journal.new);
-        let new_is_ours = matches!(
-            read_entry(&new_file, &journal.new)?,
-            Some(Found::Entry(e)) if e.id() == Some(journal.id.as_str())
-        );
-        let old_file = root.file(&journal.old);
-        if new_is_ours && fs::symlink_metadata(&old_file).is_ok() {
-            let old_is_ours = match read_entry(&old_file, &journal.old)? {
-                Some(Found::Entry(e)) => e.id().is_none_or(|id| id == journal.id),
-                _ => false,
-            };
-            if old_is_ours {
-                fs::remove_file(&old_file).map_err(|e| io_error(&old_file, e))?;
-                atomic::sync_dir(&root.folder(journal.old.category())).map_err(|e| io_error(&old_file, e))?;
-                tracing::warn!(old = %journal.old, new = %journal.new, "finished an interrupted move");
-            } else {
-                tracing::warn!(old = %journal.old, "interrupted move: the old path holds another file; kept");
+/// The journal files present: the earlier versions' one and those in `.kb/moves/`.
+fn journal_files(root: &Root) -> Result<Vec<PathBuf>, RepositoryError> {
+    let mut files = vec![root.state_dir().join(LEGACY_FILE)];
+    let folder = root.state_dir().join(MOVES_DIR);
+    match fs::read_dir(&folder) {
+        Ok(listing) => {
+            for item in listing {
+                let item = item.map_err(|e| io_error(&folder, e))?;
+                let name = item.file_name();
+                let name = name.to_string_lossy();
+                if name.ends_with(".json") && !name.starts_with('.') {
+                    files.push(item.path());
+                }
             }
-        } else if !new_is_ours {
-            tracing::warn!(old = %journal.old, new = %journal.new, "interrupted move abandoned; entry kept at its old path");
         }
-    } else if fs::symlink_metadata(journal_file(root)).is_err() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_error(&folder, e)),
+    }
+    Ok(files)
+}
+
+/// Finishes every move interrupted by a crash. Call only when no other kb process has the
+/// vault open.
+pub(crate) fn recover(root: &Root) -> Result<(), RepositoryError> {
+    for file in journal_files(root)? {
+        if let Some(journal) = read(&file)? {
+            finish(root, &journal)?;
+        } else if fs::symlink_metadata(&file).is_err() {
+            continue;
+        }
+        remove(&file)?;
+    }
+    Ok(())
+}
+
+/// Finishes one move: when the new file exists with the entry's id, the old one is removed
+/// and the references are pointed at the new path; otherwise the old one stays.
+fn finish(root: &Root, journal: &MoveJournal) -> Result<(), RepositoryError> {
+    let new_file = root.file(&journal.new);
+    let new_is_ours = matches!(
+        read_entry(&new_file, &journal.new)?,
+        Some(Found::Entry(e)) if e.id() == Some(journal.id.as_str())
+    );
+    if !new_is_ours {
+        tracing::warn!(old = %journal.old, new = %journal.new, "interrupted move abandoned; entry kept at its old path");
         return Ok(());
     }
-    clear(root)
+    let old_file = root.file(&journal.old);
+    if fs::symlink_metadata(&old_file).is_ok() {
+        let old_is_ours = match read_entry(&old_file, &journal.old)? {
+            Some(Found::Entry(e)) => e.id().is_none_or(|id| id == journal.id),
+            _ => false,
+        };
+        if !old_is_ours {
+            tracing::warn!(old = %journal.old, "interrupted move: the old path holds another file; kept");
+            return Ok(());
+        }
+        fs::remove_file(&old_file).map_err(|e| io_error(&old_file, e))?;
+        atomic::sync_dir(&root.folder(journal.old.category())).map_err(|e| io_error(&old_file, e))?;
+    }
+    for referrer in &journal.referrers {
+        retarget_file(root, referrer, &journal.old, &journal.new)?;
+    }
+    tracing::warn!(old = %journal.old, new = %journal.new, "finished an interrupted move");
+    Ok(())
+}
+
+/// Points the references to `from` in the entry file at `referrer` at `to`; the new text
+/// when the file changed. A missing or unreadable file is left alone.
+pub(crate) fn retarget_file(
+    root: &Root,
+    referrer: &EntryPath,
+    from: &EntryPath,
+    to: &EntryPath,
+) -> Result<Option<String>, RepositoryError> {
+    let file = match root.checked_writable_file(referrer) {
+        Ok(file) => file,
+        Err(RepositoryError::NotFound(_) | RepositoryError::Linked(_) | RepositoryError::OutsideVault(_)) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let Ok(text) = fs::read_to_string(&file) else { return Ok(None) };
+    let Some(changed) = retarget_references(referrer, &text, from, to) else { return Ok(None) };
+    atomic::write_atomic(&file, changed.as_bytes()).map_err(|e| io_error(&file, e))?;
+    Ok(Some(changed))
 }
 
 #[cfg(test)]
@@ -123,26 +215,62 @@ mod tests {
             old: EntryPath::parse("inbox/a.md").unwrap(),
             new: EntryPath::parse("projects/a.md").unwrap(),
             id: "ID1".into(),
+            referrers: vec![EntryPath::parse("projects/b.md").unwrap()],
         }
+    }
+
+    fn write(root: &Root, journal: &MoveJournal) -> JournalFile {
+        let file = JournalFile::new(root);
+        file.write(journal).unwrap();
+        file
     }
 
     #[test]
     fn round_trips() {
         let (_dir, root) = setup();
-        write(&root, &journal()).unwrap();
-        assert_eq!(read(&root).unwrap(), Some(journal()));
-        clear(&root).unwrap();
-        assert_eq!(read(&root).unwrap(), None);
+        let file = write(&root, &journal());
+        assert_eq!(read(&file.file).unwrap(), Some(journal()));
+        file.clear().unwrap();
+        assert_eq!(read(&file.file).unwrap(), None);
+    }
+
+    #[test]
+    fn a_crash_after_the_new_file_finishes_the_move_and_its_references() {
+        let (dir, root) = setup();
+        fs::write(dir.path().join("inbox/a.md"), "---\nid: ID1\n---\n").unwrap();
+        fs::write(dir.path().join("projects/a.md"), "---\nid: ID1\n---\n").unwrap();
+        fs::write(dir.path().join("projects/b.md"), "See [a](../inbox/a.md).\n").unwrap();
+        write(&root, &journal());
+        recover(&root).unwrap();
+        assert!(!dir.path().join("inbox/a.md").exists());
+        assert!(dir.path().join("projects/a.md").exists());
+        assert_eq!(
+            fs::read_to_string(dir.path().join("projects/b.md")).unwrap(),
+            "See [a](../projects/a.md).\n"
+        );
+        assert_eq!(journal_files(&root).unwrap().len(), 1, "only the legacy name, absent");
+    }
+
+    #[test]
+    fn the_journal_of_earlier_versions_is_finished_too() {
+        let (dir, root) = setup();
+        fs::write(dir.path().join("inbox/a.md"), "---\nid: ID1\n---\n").unwrap();
+        fs::write(dir.path().join("projects/a.md"), "---\nid: ID1\n---\n").unwrap();
+        let legacy = r#"{"old": "inbox/a.md", "new": "projects/a.md", "id": "ID1"}"#;
+        fs::write(dir.path().join(".kb").join(LEGACY_FILE), legacy).unwrap();
+        recover(&root).unwrap();
+        assert!(!dir.path().join("inbox/a.md").exists());
+        assert!(!dir.path().join(".kb").join(LEGACY_FILE).exists());
     }
 
     #[test]
     fn crash_before_the_new_file_keeps_the_old() {
         let (dir, root) = setup();
         fs::write(dir.path().join("inbox/a.md"), "---\nid: ID1\n---\n").unwrap();
-        write(&root, &journal()).unwrap();
+        let file = write(&root, &journal());
         recover(&root).unwrap();
         assert!(dir.path().join("inbox/a.md").exists());
-        assert!(!dir.path().join(".kb").join(JOURNAL_FILE).exists());
+        assert!(!file.file.exists());
     }
 
     #[test]
@@ -150,7 +278,7 @@ mod tests {
         let (dir, root) = setup();
         fs::write(dir.path().join("inbox/a.md"), "---\nid: ID1\n---\n").unwrap();
         fs::write(dir.path().join("projects/a.md"), "---\nid: OTHER\n---\n").unwrap();
-        write(&root, &journal()).unwrap();
+        write(&root, &journal());
         recover(&root).unwrap();
         assert!(dir.path().join("inbox/a.md").exists());
         assert!(dir.path().join("projects/a.md").exists());
@@ -159,8 +287,9 @@ mod tests {
     #[test]
     fn garbage_journal_is_dropped() {
         let (dir, root) = setup();
-        fs::write(dir.path().join(".kb").join(JOURNAL_FILE), "{not json").unwrap();
+        fs::create_dir_all(dir.path().join(".kb/moves")).unwrap();
+        fs::write(dir.path().join(".kb/moves/x.json"), "{not json").unwrap();
         recover(&root).unwrap();
-        assert!(!dir.path().join(".kb").join(JOURNAL_FILE).exists());
+        assert!(!dir.path().join(".kb/moves/x.json").exists());
     }
 }

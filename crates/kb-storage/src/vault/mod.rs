@@ -1,22 +1,26 @@
 //! The markdown vault adapter: [`Vault`], kb's [`EntryRepository`] over a folder of
 //! markdown files with YAML frontmatter (SPEC §1).
 //!
-//! - `open` creates the root, the category folders and `.kb/`, finishes an interrupted move
+//! - `open` creates the root, the category folders and `.kb/`, joins the kb processes of
+//!   the vault ([`presence`]), finishes interrupted moves when it is the only one
 //!   ([`journal`]), and scans `{category}/*.md` once ([`scan`]) into an in-memory
-//!   [`cache`] of summaries, from which `list` and `index.md` ([`index_md`]) are answered
-//!   without reading the files again.
+//!   [`cache`] of summaries and references, from which `list` and `index.md`
+//!   ([`index_md`]) are answered without reading the files again.
+//! - A move points every reference to the entry (frontmatter paths, Markdown links) at its
+//!   new path in the same change, editing only those references' bytes.
 //! - `get`, `update`, `move_entry` and `delete` read the file on disk at that moment;
 //!   paths are checked to stay inside the vault ([`safe_path`]).
 //! - Every write is atomic ([`atomic`]); new files are created without clobbering, so two
 //!   writers (threads or processes) never share a slug. Changes are serialised by one
 //!   lock, and observers hear of each change after it is on disk, before the call returns.
 //! - Malformed files are reported and skipped, never rewritten or deleted. Reading never
-//!   writes: `open` writes only folders and `index.md`.
+//!   writes: `open` writes only folders and `index.md` (never a person's own `index.md`).
 
 mod atomic;
 mod cache;
 mod index_md;
 mod journal;
+mod presence;
 mod safe_path;
 mod scan;
 #[cfg(test)]
@@ -35,7 +39,8 @@ use kb_domain::{
 use serde_json::Value;
 
 use self::cache::Cache;
-use self::journal::MoveJournal;
+use self::journal::{JournalFile, MoveJournal};
+use self::presence::{Joined, Presence};
 use self::safe_path::{Root, io_error};
 use self::scan::{Found, read_entry, read_existing};
 
@@ -48,12 +53,19 @@ pub struct Vault {
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
+    /// This process's shared hold on the vault, for as long as it is open.
+    _presence: Presence,
 }
 
-/// What the lock guards: the cache and the current `index.md` text.
+/// What the lock guards: the cache and kb's index file.
 struct State {
     cache: Cache,
+    /// The text kb last wrote to its index file (empty before the first write).
     index_text: String,
+    /// Where kb writes its index (`None`: nowhere, every name is the person's).
+    index_file: Option<PathBuf>,
+    /// Why kb is not using `index.md`, for the person.
+    index_notice: Option<String>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -64,8 +76,8 @@ impl std::fmt::Debug for Vault {
 
 impl Vault {
     /// Opens (creating when needed) the vault at `root`: makes the category folders and
-    /// `.kb/`, finishes an interrupted move, reads every entry once and writes `index.md`
-    /// if it changed.
+    /// `.kb/`, finishes interrupted moves when no other kb process has the vault open,
+    /// reads every entry once and writes kb's index file if it changed.
     #[tracing::instrument(skip_all, fields(root))]
     pub fn open(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Result<Vault, RepositoryError> {
         let dir: PathBuf = root.into();
@@ -76,18 +88,33 @@ impl Vault {
             fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
         }
         let root = Root::new(dir)?;
-        journal::recover(&root)?;
+        let state_dir = root.state_dir();
+        let presence = match Presence::join(&state_dir).map_err(|e| io_error(&state_dir, e))? {
+            Joined::Alone(presence) => {
+                journal::recover(&root)?;
+                presence.share().map_err(|e| io_error(&state_dir, e))?;
+                presence
+            }
+            // Another process may be moving an entry this very moment: its journal is
+            // live, and finishing it here could delete the entry's only copy.
+            Joined::Shared(presence) => presence,
+        };
         let mut cache = Cache::default();
         scan::scan(&root, |found| match found {
             Found::Entry(entry) => cache.insert(&entry),
             Found::Malformed(file) => cache.mark_malformed(&file),
         })?;
         tracing::info!(entries = cache.len(), malformed = cache.malformed().len(), "vault opened");
+        let (index_file, index_notice) = index_md::choose_file(root.dir());
+        if let Some(notice) = &index_notice {
+            tracing::warn!("{notice}");
+        }
         let vault = Vault {
             root,
             clock,
-            state: Mutex::new(State { cache, index_text: String::new() }),
+            state: Mutex::new(State { cache, index_text: String::new(), index_file, index_notice }),
             observers: RwLock::new(Vec::new()),
+            _presence: presence,
         };
         {
             let mut state = vault.lock();
@@ -108,9 +135,15 @@ impl Vault {
         self.observers.write().unwrap_or_else(PoisonError::into_inner).push(observer);
     }
 
-    /// The path of the entry with this id, if the vault knows one.
-    pub fn path_of_id(&self, id: &str) -> Option<EntryPath> {
-        self.lock().cache.path_of_id(id)
+    /// Where kb writes its index (`index.md`, or `kb-index.md` when `index.md` is the
+    /// person's own); `None` when both names are the person's.
+    pub fn index_file(&self) -> Option<PathBuf> {
+        self.lock().index_file.clone()
+    }
+
+    /// Why kb is not writing its index to `index.md`, when it is not.
+    pub fn index_notice(&self) -> Option<String> {
+        self.lock().index_notice.clone()
     }
 
     /// The lock serialising changes. A panic while holding it leaves the cache as
@@ -120,32 +153,70 @@ impl Vault {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Rewrites `index.md` if its text changed, then tells the observers.
+    /// Rewrites kb's index file if its text changed, then tells the observers (the
+    /// changes of one operation together).
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
         self.write_index(state);
         let observers = self.observers.read().unwrap_or_else(PoisonError::into_inner);
-        for change in changes {
-            for observer in observers.iter() {
-                observer.entry_changed(change);
-            }
+        for observer in observers.iter() {
+            observer.entries_changed(changes);
         }
     }
 
-    /// Renders `index.md` from the cache and writes it when it differs from the file.
+    /// Renders the index from the cache and writes it when it differs from the file, and
+    /// only over a file kb wrote itself: when the person has put their own file there
+    /// since, kb moves to the other name (and says so) instead.
     fn write_index(&self, state: &mut State) {
         let text = index_md::render(&state.cache);
-        let file = self.root.dir().join(index_md::INDEX_FILE);
-        // The file is read only once, at open: afterwards the text kb last wrote is known.
-        let stale = if state.index_text.is_empty() {
-            fs::read(&file).map_or(true, |bytes| bytes != text.as_bytes())
-        } else {
-            text != state.index_text
-        };
-        if let Err(e) = stale.then(|| atomic::write_atomic(&file, text.as_bytes())).transpose() {
+        let Some(mut file) = state.index_file.clone() else { return };
+        // The whole file is read only once, at open: afterwards the text kb last wrote is
+        // known, and only the file's first bytes are read to see it is still kb's.
+        if !state.index_text.is_empty() && text == state.index_text {
+            return;
+        }
+        if matches!(index_md::owner(&file), Ok(index_md::Owner::Person)) {
+            let (chosen, notice) = index_md::choose_file(self.root.dir());
+            if let Some(notice) = &notice {
+                tracing::warn!("{notice}");
+            }
+            (state.index_file, state.index_notice) = (chosen.clone(), notice);
+            let Some(chosen) = chosen else { return };
+            file = chosen;
+        }
+        let already_there =
+            state.index_text.is_empty() && fs::read(&file).is_ok_and(|b| b == text.as_bytes());
+        if let Err(e) = (!already_there).then(|| atomic::write_atomic(&file, text.as_bytes())).transpose() {
             // The entry change itself is on disk; a stale index is repaired next time.
-            tracing::warn!(error = %e, "could not write index.md");
+            tracing::warn!(error = %e, file = %file.display(), "could not write kb's index file");
         }
         state.index_text = text;
+    }
+
+    /// Removes a moved entry's old file once its new one is in place. An old file already
+    /// gone (removed by someone else meanwhile) means the move is done; only when the old
+    /// file is still there and cannot be removed is the move undone, the new file removed.
+    fn remove_moved(
+        &self,
+        old_file: &Path,
+        new_path: &EntryPath,
+        journal: &JournalFile,
+    ) -> Result<(), RepositoryError> {
+        let error = match fs::remove_file(old_file) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                tracing::warn!(old = %old_file.display(), "the old file was already gone; the move is done");
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        if fs::symlink_metadata(old_file).is_err() {
+            return Ok(());
+        }
+        // Undo: the entry stays where it was, once.
+        if fs::remove_file(self.root.file(new_path)).is_ok() {
+            let _ = journal.clear();
+        }
+        Err(io_error(old_file, error))
     }
 
     /// Creates `bytes` as a new file in `category` under `slug`, or the first free
@@ -219,7 +290,7 @@ impl EntryRepository for Vault {
         Ok(UpdateOutcome { entry, updated_fields })
     }
 
-    #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path))]
+    #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path, references))]
     fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
         let old_file = self.root.checked_writable_file(path)?;
@@ -228,35 +299,53 @@ impl EntryRepository for Vault {
         let (frontmatter, id) = with_id(frontmatter);
         let name = frontmatter.get_str("name").map_or_else(|| path.stem().to_string(), str::to_string);
         let document = render_document(&frontmatter, &body);
+        let referrers: Vec<EntryPath> =
+            state.cache.referrers_of(path).into_iter().filter(|r| r != path).collect();
+        let journal = JournalFile::new(&self.root);
         let new_path =
             self.place_new(&state.cache, target, &Slug::from_name(&name), document.as_bytes(), |new| {
-                journal::write(
-                    &self.root,
-                    &MoveJournal { old: path.clone(), new: new.clone(), id: id.clone() },
-                )
+                journal.write(&MoveJournal {
+                    old: path.clone(),
+                    new: new.clone(),
+                    id: id.clone(),
+                    referrers: referrers.clone(),
+                })
             })?;
-        tracing::Span::current().record("new_path", tracing::field::display(&new_path));
-        if let Err(e) = fs::remove_file(&old_file) {
-            // Undo: the entry stays where it was, once.
-            let new_file = self.root.file(&new_path);
-            if fs::remove_file(&new_file).is_ok() {
-                let _ = journal::clear(&self.root);
-            }
-            return Err(io_error(&old_file, e));
-        }
+        let span = tracing::Span::current();
+        span.record("new_path", tracing::field::display(&new_path));
+        span.record("references", referrers.len());
+        self.remove_moved(&old_file, &new_path, &journal)?;
         // The move has happened: a folder that cannot be synced is reported, not undone.
         for folder in [self.root.folder(path.category()), self.root.folder(target)] {
             if let Err(e) = atomic::sync_dir(&folder) {
                 tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a move");
             }
         }
-        if let Err(e) = journal::clear(&self.root) {
-            tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
-        }
-        let moved = Entry { path: new_path, frontmatter, body };
+        let moved = Entry { path: new_path.clone(), frontmatter, body };
         state.cache.remove(path);
         state.cache.insert(&moved);
-        self.changed(&mut state, &[EntryChange::Upserted(moved.clone()), EntryChange::Removed(path.clone())]);
+        let mut changes = vec![EntryChange::Upserted(moved.clone()), EntryChange::Removed(path.clone())];
+        let mut all_retargeted = true;
+        for referrer in &referrers {
+            match journal::retarget_file(&self.root, referrer, path, &new_path) {
+                Ok(Some(text)) => {
+                    if let Ok(entry) = Entry::from_document(referrer.clone(), &text) {
+                        state.cache.insert(&entry);
+                        changes.push(EntryChange::Upserted(entry));
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    all_retargeted = false;
+                    tracing::warn!(error = %e, %referrer, "a reference to the moved entry could not be updated; it is retried at the next start");
+                }
+            }
+        }
+        // A journal kept for references still to update is finished at the next open.
+        if all_retargeted && let Err(e) = journal.clear() {
+            tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
+        }
+        self.changed(&mut state, &changes);
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }
 

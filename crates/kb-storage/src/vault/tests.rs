@@ -181,16 +181,24 @@ fn index_lists_entries_after_create_and_not_after_delete() {
     assert!(matches!(vault.delete(&e.path), Err(RepositoryError::NotFound(_))));
 }
 
+/// Records changes, one string per operation (`+new -old` for a move).
 #[derive(Default)]
 struct Recorder(Mutex<Vec<String>>);
 
 impl ChangeObserver for Recorder {
     fn entry_changed(&self, change: &EntryChange) {
-        let text = match change {
-            EntryChange::Upserted(e) => format!("+{}", e.path),
-            EntryChange::Removed(p) => format!("-{p}"),
-        };
-        self.0.lock().unwrap().push(text);
+        self.entries_changed(std::slice::from_ref(change));
+    }
+
+    fn entries_changed(&self, changes: &[EntryChange]) {
+        let text: Vec<String> = changes
+            .iter()
+            .map(|change| match change {
+                EntryChange::Upserted(e) => format!("+{}", e.path),
+                EntryChange::Removed(p) => format!("-{p}"),
+            })
+            .collect();
+        self.0.lock().unwrap().push(text.join(" "));
     }
 }
 
@@ -217,13 +225,42 @@ fn observers_hear_every_change_in_order() {
         [
             "+ideas/tea.md",
             "+ideas/tea.md",
-            "+projects/tea.md",
-            "-ideas/tea.md",
+            "+projects/tea.md -ideas/tea.md",
             "-projects/tea.md",
             "+admin/hand.md",
             "-admin/hand.md"
         ]
     );
+}
+
+#[test]
+fn a_move_and_its_reference_updates_reach_observers_as_one_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let tea = vault.create(new_entry(Category::Inbox, "Tea")).unwrap();
+    let mut fields = Frontmatter::new();
+    fields.set("related_projects", json!(["inbox/tea.md"]));
+    vault
+        .create(NewEntry { category: Category::People, name: "Ana".into(), fields, body: String::new() })
+        .unwrap();
+    let recorder = Arc::new(Recorder::default());
+    vault.add_observer(recorder.clone());
+    vault.move_entry(&tea.path, Category::Projects).unwrap();
+    assert_eq!(*recorder.0.lock().unwrap(), ["+projects/tea.md -inbox/tea.md +people/ana.md"]);
+}
+
+#[test]
+fn an_old_file_already_gone_means_the_move_is_done_not_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let tea = vault.create(new_entry(Category::Ideas, "Tea")).unwrap();
+    let old_file = tea.path.under(dir.path());
+    let new_path = path("projects/tea.md");
+    fs::write(new_path.under(dir.path()), fs::read(&old_file).unwrap()).unwrap();
+    fs::remove_file(&old_file).unwrap();
+    let journal = JournalFile::new(&vault.root);
+    vault.remove_moved(&old_file, &new_path, &journal).unwrap();
+    assert!(new_path.under(dir.path()).exists(), "the only copy was deleted");
 }
 
 #[test]
@@ -258,5 +295,5 @@ fn moving_a_hand_written_file_gives_it_an_id() {
     assert!(bare.entry.id().is_some_and(|id| id.len() == 26));
     assert_eq!(bare.entry.name(), "bare");
     assert_eq!(bare.entry.body, "just text\n");
-    assert_eq!(vault.path_of_id("42"), Some(moved.entry.path.clone()));
+    assert_eq!(vault.get(&moved.entry.path).unwrap().id(), Some("42"));
 }

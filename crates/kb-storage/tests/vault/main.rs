@@ -8,5 +8,6 @@ mod corpora;
 mod crash;
 mod moves;
 mod roundtrip;
+mod safety;
 mod symlinks;
 mod updates;
