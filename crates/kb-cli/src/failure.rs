@@ -125,7 +125,7 @@ mod tests {
     use super::*;
 
     fn failure(code: ErrorCode) -> CliError {
-        ToolFailure { code, message: "m".to_string() }.into()
+        ToolFailure::new(code, "m").into()
     }
 
     #[test]

@@ -46,6 +46,8 @@ async fn chat_turns_capture_ask_move_and_keep_their_conversations() {
     assert_eq!(health["model"], "test-model");
     assert_eq!(health["entries"], 0);
     assert_eq!(health["indexReady"], true);
+    assert_eq!(health["indexFile"], "index.md");
+    assert_eq!(health["notices"], json!([]));
     assert_eq!(health["malformedFiles"], 0);
     assert!(fake.requests().is_empty(), "kb called the model at start-up");
 
@@ -509,6 +511,28 @@ async fn oversize_malformed_and_mistyped_requests_get_clear_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_written_index_survives_serve_byte_for_byte() {
+    let own = "# My vault home\n\n- [[Reading list]]\n- Projects I care about\n";
+    let kb =
+        KbServer::start_with_vault(&[], |vault| std::fs::write(vault.join("index.md"), own).unwrap()).await;
+    let health = kb.get("/healthz").await.expect(200);
+    assert_eq!(health["indexFile"], "kb-index.md");
+    assert!(health["notices"][0].as_str().unwrap().contains("kb-index.md"), "{health}");
+    let filed = kb.post("/api/capture", &json!({"text": "Fix the shed roof", "hints": "[project]"})).await;
+    let path = filed.expect(200)["path"].as_str().unwrap().to_string();
+    kb.patch(&format!("/api/entries/{}", url_path(&path)), &json!({"updates": {"next_action": "buy nails"}}))
+        .await
+        .expect(200);
+    let index = kb.get("/api/index").await;
+    assert_eq!(index.status, 200);
+    assert!(index.text().contains(&path), "GET /api/index serves kb's index: {}", index.text());
+    assert_eq!(std::fs::read_to_string(kb.vault().join("index.md")).unwrap(), own);
+    let generated = std::fs::read_to_string(kb.vault().join("kb-index.md")).unwrap();
+    assert!(generated.contains(&path), "{generated}");
+    assert!(kb.log().matches("kb-index.md").count() >= 1, "the log says where the index went");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn model_faults_come_out_as_fitting_statuses() {
     let (fake, kb) = with_model(&[]).await;
     let ask = json!({"message": "What is on my plate?"});
@@ -538,12 +562,33 @@ async fn model_faults_come_out_as_fitting_statuses() {
     fake.push(FakeReply::raw(200, r#"{"choices": "nope"}"#));
     kb.post("/api/chat", &ask).await.expect_error(502);
 
-    // Outside a chat turn: a capture the model cannot classify files nothing (502, with
-    // advice), one with a hint is filed anyway, and a digest falls back to the plain facts.
+    // Outside a chat turn: a capture whose classifier cannot be asked files nothing and
+    // answers as chat does (503, 429 with Retry-After); one whose answers are unusable
+    // answers 502 with advice; one with a hint is filed anyway; and a digest falls back to
+    // the plain facts.
+    let capture = json!({"text": "Renew passport by Dec 15"});
     fake.push(FakeReply::error(503, "server_error", "The engine is overloaded"));
-    let reply = kb.post("/api/capture", &json!({"text": "Renew passport by Dec 15"})).await;
+    let reply = kb.post("/api/capture", &capture).await;
+    assert_eq!(reply.expect_error(503), "llm_unavailable");
+    assert!(reply.header("retry-after").is_some());
+    assert!(
+        reply.json()["error"]["message"].as_str().unwrap().contains("nothing was filed"),
+        "{}",
+        reply.text()
+    );
+    for _ in 0..3 {
+        fake.push(FakeReply::rate_limited(Some(2)));
+    }
+    let reply = kb.post("/api/capture", &capture).await;
+    assert_eq!(reply.expect_error(429), "llm_rate_limited");
+    assert_eq!(reply.header("retry-after"), Some("2"));
+    for _ in 0..2 {
+        fake.push(FakeReply::raw(200, r#"{"choices": "nope"}"#));
+    }
+    let reply = kb.post("/api/capture", &capture).await;
     assert_eq!(reply.expect_error(502), "classification_failed");
     assert!(kb.entry_files().is_empty());
+    assert_eq!(fake.pending(), 0);
     fake.push(FakeReply::error(503, "server_error", "The engine is overloaded"));
     let hinted = json!({"text": "Renew passport by Dec 15", "hints": "[admin]"});
     let filed = kb.post("/api/capture", &hinted).await.expect(200);
@@ -568,6 +613,12 @@ async fn a_hung_model_times_out_with_504() {
     let reply = kb.post("/api/chat", &json!({"message": "hello?"})).await;
     assert_eq!(reply.expect_error(504), "llm_timeout");
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+
+    // A capture whose classifier does not answer in time: 504, nothing filed.
+    fake.push(FakeReply::Hang);
+    let reply = kb.post("/api/capture", &json!({"text": "Renew passport by Dec 15"})).await;
+    assert_eq!(reply.expect_error(504), "llm_timeout");
+    assert!(kb.entry_files().is_empty());
 
     fake.push(FakeReply::text("Here I am."));
     assert_eq!(

@@ -61,10 +61,20 @@ pub struct Health {
     pub model: String,
     /// Entries in the vault.
     pub entries: usize,
-    /// Whether search answers (the index is built and open).
+    /// Whether search answers for the vault as it is (false while the last change could
+    /// not be committed to the index).
     pub index_ready: bool,
+    /// Why search is not ready, when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_problem: Option<String>,
+    /// The file (vault-relative) where kb keeps its generated index: `index.md`, or
+    /// `kb-index.md` when `index.md` is the person's own; `null` when both are.
+    pub index_file: Option<String>,
     /// Files that look like entries but cannot be read.
     pub malformed_files: usize,
+    /// Things the person should know about the vault (for example that kb leaves their
+    /// own `index.md` alone).
+    pub notices: Vec<String>,
 }
 
 impl Assistant {
@@ -204,7 +214,7 @@ impl Assistant {
         limit: Option<u64>,
         offset: Option<u64>,
     ) -> Result<Value, ToolFailure> {
-        let invalid = |message: String| ToolFailure { code: ErrorCode::InvalidArguments, message };
+        let invalid = |message: String| ToolFailure::new(ErrorCode::InvalidArguments, message);
         let category = category
             .map(|c| c.parse::<kb_domain::Category>().map_err(|e| invalid(e.to_string())))
             .transpose()?;
@@ -220,10 +230,8 @@ impl Assistant {
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
             offset: offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX)),
         };
-        let page = self
-            .vault
-            .list(&filter)
-            .map_err(|e| ToolFailure { code: ErrorCode::Internal, message: e.to_string() })?;
+        let page =
+            self.vault.list(&filter).map_err(|e| ToolFailure::new(ErrorCode::Internal, e.to_string()))?;
         Ok(json!({ "entries": page.entries, "total": page.total }))
     }
 
@@ -302,12 +310,20 @@ impl Assistant {
             .list(&kb_domain::ListFilter { limit: 1, ..kb_domain::ListFilter::default() })
             .map(|page| page.total)
             .unwrap_or(0);
+        let index_problem = self.index.health().err();
+        let index_file = self
+            .vault
+            .index_file()
+            .map(|file| file.strip_prefix(self.vault.root()).unwrap_or(&file).to_string_lossy().into_owned());
         Health {
             version: env!("CARGO_PKG_VERSION"),
             model: self.model.describe(),
             entries,
-            index_ready: true,
+            index_ready: index_problem.is_none(),
+            index_problem,
+            index_file,
             malformed_files: self.vault.malformed().len(),
+            notices: self.vault.index_notice().into_iter().collect(),
         }
     }
 

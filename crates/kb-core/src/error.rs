@@ -33,6 +33,9 @@ pub struct ToolFailure {
     pub code: ErrorCode,
     /// What went wrong, in words a person can act on.
     pub message: String,
+    /// The language model's failure behind it (a capture whose classifier could not be
+    /// asked), so it can be answered like the model's own (429, 503, 504).
+    pub model_error: Option<kb_domain::LlmError>,
 }
 
 impl ToolFailure {
@@ -41,6 +44,12 @@ impl ToolFailure {
         ToolFailure {
             code: result.error_code.unwrap_or(ErrorCode::Internal),
             message: result.error.clone().unwrap_or_else(|| "the tool failed".to_string()),
+            model_error: result.model_error.clone(),
         }
+    }
+
+    /// A failure of this kind with this message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ToolFailure {
+        ToolFailure { code, message: message.into(), model_error: None }
     }
 }

@@ -109,7 +109,7 @@ pub struct StructuredCompletion {
 }
 
 /// How a call to the model failed. The server maps each to a status (SPEC §3).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// The model could not be reached or answered 5xx (503).
     #[error("the language model is unavailable: {0}")]

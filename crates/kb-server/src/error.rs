@@ -51,7 +51,15 @@ impl IntoResponse for ApiError {
 }
 
 impl From<ToolFailure> for ApiError {
+    /// A failure caused by the language model being rate limited, down or slow is answered
+    /// as the model's own (429, 503, 504 with `Retry-After`), whatever tool met it.
     fn from(failure: ToolFailure) -> ApiError {
+        if let Some(cause) = failure.model_error.clone()
+            && matches!(cause, LlmError::RateLimited { .. } | LlmError::Unavailable(_) | LlmError::Timeout(_))
+        {
+            let base = ApiError::from(cause);
+            return ApiError { message: format!("{}: {}", failure.message, base.message), ..base };
+        }
         let (status, code) = match failure.code {
             ErrorCode::InvalidArguments => (StatusCode::BAD_REQUEST, "invalid_arguments"),
             ErrorCode::InvalidPath => (StatusCode::BAD_REQUEST, "invalid_path"),

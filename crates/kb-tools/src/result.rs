@@ -25,12 +25,23 @@ pub struct ToolResult {
     /// Changes to the conversation's state the orchestrator should apply, in order.
     #[serde(skip)]
     pub state_updates: Vec<StateUpdate>,
+    /// When the failure came from the language model (a classifier that could not be
+    /// asked), how it failed, so a caller can answer as for the model itself (429, 503, 504).
+    #[serde(skip)]
+    pub model_error: Option<kb_domain::LlmError>,
 }
 
 impl ToolResult {
     /// A success carrying `data`.
     pub fn ok(data: Value, state_updates: Vec<StateUpdate>) -> ToolResult {
-        ToolResult { success: true, data: Some(data), error: None, error_code: None, state_updates }
+        ToolResult {
+            success: true,
+            data: Some(data),
+            error: None,
+            error_code: None,
+            state_updates,
+            model_error: None,
+        }
     }
 
     /// A failure with a message for the LLM.
@@ -41,6 +52,7 @@ impl ToolResult {
             error: Some(message.into()),
             error_code: Some(code),
             state_updates: Vec::new(),
+            model_error: None,
         }
     }
 
@@ -135,12 +147,14 @@ pub struct ToolError {
     pub code: ErrorCode,
     /// Details for the log only (never sent to the LLM).
     pub detail: Option<String>,
+    /// The language model's failure behind this one, if any.
+    pub model_error: Option<kb_domain::LlmError>,
 }
 
 impl ToolError {
     /// A failure the LLM can act on.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ToolError {
-        ToolError { message: message.into(), code, detail: None }
+        ToolError { message: message.into(), code, detail: None, model_error: None }
     }
 
     /// An internal failure: the LLM reads "Internal error", the log gets `detail`.
@@ -149,6 +163,7 @@ impl ToolError {
             message: INTERNAL_ERROR.to_string(),
             code: ErrorCode::Internal,
             detail: Some(detail.into()),
+            model_error: None,
         }
     }
 }

@@ -114,7 +114,10 @@ impl<T: Tool> ErasedTool for T {
                 if let Some(detail) = &error.detail {
                     tracing::debug!(tool = T::NAME, detail = %detail, "tool failure detail");
                 }
-                ToolResult::failure(error.code, error.message)
+                ToolResult {
+                    model_error: error.model_error,
+                    ..ToolResult::failure(error.code, error.message)
+                }
             }
         }
     }

@@ -36,7 +36,15 @@ impl KbServer {
     /// Starts `kb serve` with these extra environment variables (and no others that could
     /// reach a real model or another vault), and waits until `/healthz` answers.
     pub async fn start(env: &[(&str, &str)]) -> KbServer {
+        KbServer::start_with_vault(env, |_| {}).await
+    }
+
+    /// [`KbServer::start`] on a vault folder that `prepare` fills first (files a person
+    /// already had).
+    pub async fn start_with_vault(env: &[(&str, &str)], prepare: impl FnOnce(&Path)) -> KbServer {
         let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("vault")).unwrap();
+        prepare(&root.path().join("vault"));
         let mut last_log = String::new();
         // A port picked free may be taken by someone else before kb binds it: try again.
         for _ in 0..3 {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::hints::{Hint, name_from_text, parse_hints};
-use crate::ports::{Classification, ClassifyRequest};
+use crate::ports::{Classification, ClassifyError, ClassifyRequest};
 use crate::result::{ErrorCode, StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
@@ -95,6 +95,10 @@ impl Tool for ClassifyAndCapture {
                         .into(),
                     code: ErrorCode::ClassificationFailed,
                     detail: Some(e.to_string()),
+                    model_error: match e {
+                        ClassifyError::Llm(cause) => Some(cause),
+                        ClassifyError::Malformed(_) => None,
+                    },
                 });
             }
         };
