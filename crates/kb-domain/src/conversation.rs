@@ -47,6 +47,19 @@ pub struct Conversation {
     pub updated_at: DateTime<Utc>,
     /// A summary of the turns older than the context window, once there are any.
     pub summary: Option<String>,
+    /// What the summary covers; `None` without a summary, or for one stored before this was
+    /// recorded. Bookkeeping of the chat turn, never shown.
+    #[serde(skip)]
+    pub summary_covers: Option<SummaryCoverage>,
+}
+
+/// How far a conversation's summary reaches: the chat turn loads only the messages after it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SummaryCoverage {
+    /// How many of the oldest messages the summary covers.
+    pub messages: u64,
+    /// The entry filed last in those messages, followed through later moves (a vault path).
+    pub last_filed: Option<String>,
 }
 
 /// The longest automatic title.

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::category::Category;
-use crate::conversation::{Conversation, ConversationId, Message, NewMessage};
+use crate::conversation::{Conversation, ConversationId, Message, NewMessage, SummaryCoverage};
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
 use crate::llm::{ChatCompletion, ChatRequest, LlmError, StructuredCompletion, StructuredRequest};
@@ -246,10 +246,17 @@ pub trait ConversationStore: Send + Sync {
     async fn rename(&self, id: &ConversationId, title: &str) -> Result<(), StoreError>;
     /// Deletes a conversation and its messages.
     async fn delete(&self, id: &ConversationId) -> Result<(), StoreError>;
-    /// Stores the summary of turns older than the context window.
-    async fn set_summary(&self, id: &ConversationId, summary: &str) -> Result<(), StoreError>;
+    /// Stores the summary of turns older than the context window, with what it covers.
+    async fn set_summary(
+        &self,
+        id: &ConversationId,
+        summary: &str,
+        covers: &SummaryCoverage,
+    ) -> Result<(), StoreError>;
     /// Every message, oldest first.
     async fn messages(&self, id: &ConversationId) -> Result<Vec<Message>, StoreError>;
+    /// The messages after the first `skip`, oldest first (reads only those).
+    async fn messages_after(&self, id: &ConversationId, skip: u64) -> Result<Vec<Message>, StoreError>;
     /// The last `limit` messages, oldest first.
     async fn recent_messages(&self, id: &ConversationId, limit: usize) -> Result<Vec<Message>, StoreError>;
     /// Appends the messages of one turn in one transaction.

@@ -36,10 +36,11 @@ pub fn to_chat_messages(messages: &[Message]) -> Vec<ChatMessage> {
         .collect()
 }
 
-/// The entry filed most recently in these messages, followed through later moves.
-pub fn last_filed(messages: &[Message]) -> Option<EntryPath> {
+/// The entry filed most recently, followed through later moves: `before` is the one filed
+/// last before these messages (from the summary's coverage), if any.
+pub fn last_filed(before: Option<EntryPath>, messages: &[Message]) -> Option<EntryPath> {
     let mut tool_names: HashMap<&str, &str> = HashMap::new();
-    let mut last: Option<EntryPath> = None;
+    let mut last = before;
     for message in messages {
         for call in &message.tool_calls {
             tool_names.insert(call.id.as_str(), call.name.as_str());
@@ -120,8 +121,12 @@ mod tests {
         );
         moved.tool_call_id = Some("m".into());
         let messages = vec![msg(Role::User, "x"), answer, msg(Role::User, "y"), calls, moved];
-        assert_eq!(last_filed(&messages), Some(EntryPath::parse("projects/shed.md").unwrap()));
-        assert_eq!(last_filed(&messages[..2]), Some(EntryPath::parse("inbox/shed.md").unwrap()));
-        assert_eq!(last_filed(&[]), None);
+        assert_eq!(last_filed(None, &messages), Some(EntryPath::parse("projects/shed.md").unwrap()));
+        assert_eq!(last_filed(None, &messages[..2]), Some(EntryPath::parse("inbox/shed.md").unwrap()));
+        assert_eq!(last_filed(None, &[]), None);
+        // One filed before these messages is kept, and followed through their moves.
+        let earlier = EntryPath::parse("inbox/shed.md").ok();
+        assert_eq!(last_filed(earlier.clone(), &messages[2..]), EntryPath::parse("projects/shed.md").ok());
+        assert_eq!(last_filed(earlier.clone(), &[]), earlier);
     }
 }

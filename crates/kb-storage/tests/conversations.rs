@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use kb_domain::conversation::SummaryCoverage;
 use kb_domain::{ConversationId, ConversationStore, Message, NewMessage, Role, StoreError, ToolCall};
 use kb_storage::conversations::SqliteConversationStore;
 use proptest::prelude::*;
@@ -224,16 +225,63 @@ async fn recent_messages_is_the_last_window_oldest_first() {
 }
 
 #[tokio::test]
+async fn messages_after_skips_the_oldest_across_turns() {
+    let dir = TempDir::new().unwrap();
+    let store = store_in(dir.path()).await;
+    let c = store.create("tail").await.unwrap();
+    let other = store.create("other").await.unwrap();
+    for turn in 0..3 {
+        let messages = (0..3).map(|i| NewMessage::user(format!("m{}", turn * 3 + i))).collect();
+        store.append_turn(&c.id, messages).await.unwrap();
+        store.append_turn(&other.id, vec![NewMessage::user("elsewhere")]).await.unwrap();
+    }
+    let contents = |m: Vec<Message>| m.into_iter().map(|m| m.content).collect::<Vec<_>>();
+    assert_eq!(contents(store.messages_after(&c.id, 5).await.unwrap()), ["m5", "m6", "m7", "m8"]);
+    assert_eq!(store.messages_after(&c.id, 0).await.unwrap(), store.messages(&c.id).await.unwrap());
+    assert_eq!(store.messages_after(&c.id, 9).await.unwrap(), vec![]);
+    assert_eq!(store.messages_after(&c.id, u64::MAX).await.unwrap(), vec![]);
+    let ghost = ConversationId::new("01NOSUCHCONVERSATION00000");
+    assert!(matches!(store.messages_after(&ghost, 0).await, Err(StoreError::NotFound(_))));
+}
+
+#[tokio::test]
 async fn summary_is_stored_without_moving_the_conversation() {
     let dir = TempDir::new().unwrap();
     let store = store_in(dir.path()).await;
     let c = store.create("long talk").await.unwrap();
     assert_eq!(c.summary, None);
-    store.set_summary(&c.id, "They talked about Priya and 数据库.").await.unwrap();
-    store.set_summary(&c.id, "Newer summary.").await.unwrap();
+    assert_eq!(c.summary_covers, None);
+    let first = SummaryCoverage { messages: 10, last_filed: Some("people/priya.md".into()) };
+    store.set_summary(&c.id, "They talked about Priya and 数据库.", &first).await.unwrap();
+    let read = store.get(&c.id).await.unwrap().unwrap();
+    assert_eq!(read.summary_covers, Some(first));
+    let newer = SummaryCoverage { messages: 22, last_filed: None };
+    store.set_summary(&c.id, "Newer summary.", &newer).await.unwrap();
     let read = store.get(&c.id).await.unwrap().unwrap();
     assert_eq!(read.summary.as_deref(), Some("Newer summary."));
+    assert_eq!(read.summary_covers, Some(newer));
     assert_eq!(read.updated_at, c.updated_at);
+    assert_eq!(store.list().await.unwrap()[0], read);
+    // The coverage is bookkeeping: the conversation's JSON does not show it.
+    let json = serde_json::to_value(&read).unwrap();
+    assert_eq!(json.as_object().unwrap().len(), 5, "{json}");
+}
+
+#[tokio::test]
+async fn a_summary_stored_before_coverage_was_recorded_reads_as_unknown_coverage() {
+    let dir = TempDir::new().unwrap();
+    let store = store_in(dir.path()).await;
+    let c = store.create("old talk").await.unwrap();
+    // What a database written before migration 0002 holds once migrated.
+    let raw = raw_pool(dir.path()).await;
+    sqlx::query("UPDATE conversations SET summary = 'Old summary.' WHERE id = ?")
+        .bind(c.id.as_str())
+        .execute(&raw)
+        .await
+        .unwrap();
+    let read = store.get(&c.id).await.unwrap().unwrap();
+    assert_eq!(read.summary.as_deref(), Some("Old summary."));
+    assert_eq!(read.summary_covers, None);
 }
 
 #[tokio::test]
@@ -245,7 +293,7 @@ async fn unknown_conversations_are_not_found() {
     assert_eq!(store.get(&ghost).await.unwrap(), None);
     assert!(not_found(store.rename(&ghost, "x").await));
     assert!(not_found(store.delete(&ghost).await));
-    assert!(not_found(store.set_summary(&ghost, "x").await));
+    assert!(not_found(store.set_summary(&ghost, "x", &SummaryCoverage::default()).await));
     assert!(not_found(store.messages(&ghost).await.map(drop)));
     assert!(not_found(store.recent_messages(&ghost, 3).await.map(drop)));
     assert!(not_found(store.append_turn(&ghost, capture_turn()).await.map(drop)));

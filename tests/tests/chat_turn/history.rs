@@ -3,7 +3,7 @@
 
 use kb_domain::ConversationId;
 use kb_orchestrator::testing::FakeReply;
-use kb_orchestrator::turn::SUMMARY_UNAVAILABLE;
+use kb_orchestrator::turn::{SUMMARY_BATCH, SUMMARY_UNAVAILABLE};
 use serde_json::json;
 
 use super::{call, is_chat, is_summary, kit, kit_with, messages};
@@ -48,24 +48,39 @@ async fn plain_turn(
     k.kb.chat(id, message).await.unwrap().conversation_id
 }
 
-#[tokio::test]
-async fn a_long_conversation_slides_its_window_and_summarises_what_left_it() {
-    let k = kit_with(|config, _| config.history_window = 4).await;
-    let words = ["apples", "bicycles", "cellos", "dahlias", "elephants", "figs", "gongs"];
-    let message = |i: usize| format!("message {i} about {}", words[i]);
+/// The contents of a chat request's messages after the system prompt.
+fn sent_after_system(chat: &serde_json::Value) -> Vec<String> {
+    messages(chat).iter().skip(1).map(|m| m["content"].as_str().unwrap_or_default().to_string()).collect()
+}
 
-    // Three turns fit the window of four messages: no summary yet.
-    let id = plain_turn(&k, None, &message(0), "A0").await;
-    for i in 1..3 {
-        plain_turn(&k, Some(&id), &message(i), &format!("A{i}")).await;
+fn system(body: &serde_json::Value) -> String {
+    messages(body)[0]["content"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_long_conversation_slides_its_window_and_summarises_what_left_it_in_batches() {
+    let k = kit_with(|config, _| config.history_window = 4).await;
+    assert_eq!(SUMMARY_BATCH, 10);
+    // Distinct markers: `w1z` is not part of `w10z`.
+    let message = |i: usize| format!("message {i} about w{i}z");
+    let answer = |i: usize| format!("A{i}z");
+
+    // Seven turns: what leaves the window of four stays in the prompt until ten messages
+    // have left it, so no summary call is made yet and nothing is out of the model's sight.
+    let id = plain_turn(&k, None, &message(0), &answer(0)).await;
+    for i in 1..7 {
+        plain_turn(&k, Some(&id), &message(i), &answer(i)).await;
     }
     assert!(!k.fake.requests().iter().any(|r| is_summary(&r.json())));
-    let system = |body: &serde_json::Value| messages(body)[0]["content"].as_str().unwrap().to_string();
-    assert!(system(&k.chat_requests()[2]).contains(kb_orchestrator::prompt::NO_SUMMARY));
+    let chat = k.chat_requests().last().unwrap().clone();
+    assert!(system(&chat).contains(kb_orchestrator::prompt::NO_SUMMARY));
+    let mut everything: Vec<String> = (0..6).flat_map(|i| [message(i), answer(i)]).collect();
+    everything.push(message(6));
+    assert_eq!(sent_after_system(&chat), everything);
 
-    // Turn 4: the first turn leaves the window and is summarised first.
-    k.fake.push(FakeReply::text("SUMMARY-ONE: they talked about apples."));
-    plain_turn(&k, Some(&id), &message(3), "A3").await;
+    // Turn 7: ten messages (turns 0–4) have left the window: one call folds them first.
+    k.fake.push(FakeReply::text("SUMMARY-ONE: w0z to w4z."));
+    plain_turn(&k, Some(&id), &message(7), &answer(7)).await;
     let requests: Vec<_> = k.fake.requests().iter().map(|r| r.json()).collect();
     let summary_request = &requests[requests.len() - 2];
     assert!(is_summary(summary_request), "{summary_request}");
@@ -73,44 +88,155 @@ async fn a_long_conversation_slides_its_window_and_summarises_what_left_it() {
         summary_request.get("tools").is_none() || summary_request["tools"].as_array().unwrap().is_empty()
     );
     let transcript = summary_request["messages"][1]["content"].as_str().unwrap();
-    assert!(transcript.contains("apples") && transcript.contains("A0"), "{transcript}");
-    assert!(!transcript.contains("bicycles"), "still in the window: {transcript}");
+    for i in 0..5 {
+        assert!(transcript.contains(&format!("w{i}z")) && transcript.contains(&answer(i)), "{transcript}");
+    }
+    assert!(!transcript.contains("w5z"), "still in the window: {transcript}");
     let chat = requests.last().unwrap();
-    assert!(system(chat).contains("SUMMARY-ONE: they talked about apples."));
-    let sent: Vec<_> =
-        messages(chat).iter().skip(1).map(|m| m["content"].as_str().unwrap().to_string()).collect();
-    assert_eq!(sent, [message(1), "A1".into(), message(2), "A2".into(), message(3)]);
+    assert!(system(chat).contains("SUMMARY-ONE: w0z to w4z."));
+    assert_eq!(sent_after_system(chat), [message(5), answer(5), message(6), answer(6), message(7)]);
     let (conversation, _) = k.kb.conversation(&id).await.unwrap();
-    assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-ONE: they talked about apples."));
+    assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-ONE: w0z to w4z."));
+    assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(10));
 
-    // Turn 5: summarising fails; the turn still answers, saying older turns exist.
-    k.fake.push(FakeReply::error(503, "server_error", "overloaded"));
-    let answer = {
-        k.fake.push(FakeReply::text("A4"));
-        k.kb.chat(Some(&id), &message(4)).await.unwrap()
-    };
-    assert_eq!(answer.message.content, "A4");
+    // Turns 8–11: fewer than ten unsummarised messages out of the window: one call each.
+    let before = k.fake.requests().len();
+    for i in 8..12 {
+        plain_turn(&k, Some(&id), &message(i), &answer(i)).await;
+    }
+    assert_eq!(k.fake.requests().len(), before + 4);
     let chat = k.chat_requests().last().unwrap().clone();
-    assert!(system(&chat).contains(SUMMARY_UNAVAILABLE), "{}", system(&chat));
+    assert_eq!(sent_after_system(&chat)[0], message(5), "turns 5 and later are not summarised yet");
 
-    // Turn 6: the summary catches up with everything older than the window, including
-    // the turn whose summary failed.
-    k.fake.push(FakeReply::text("SUMMARY-TWO: apples, bicycles and cellos."));
-    plain_turn(&k, Some(&id), &message(5), "A5").await;
+    // Turn 12: ten more have left (turns 5–9); summarising them fails. The turn still
+    // answers, with the earlier summary and a note, and the stored summary is kept.
+    k.fake.push(FakeReply::error(503, "server_error", "overloaded"));
+    let answered = {
+        k.fake.push(FakeReply::text(&answer(12)));
+        k.kb.chat(Some(&id), &message(12)).await.unwrap()
+    };
+    assert_eq!(answered.message.content, answer(12));
+    let chat = k.chat_requests().last().unwrap().clone();
+    assert!(system(&chat).contains("SUMMARY-ONE") && system(&chat).contains(SUMMARY_UNAVAILABLE));
+    assert_eq!(sent_after_system(&chat), [message(10), answer(10), message(11), answer(11), message(12)]);
+    let (conversation, _) = k.kb.conversation(&id).await.unwrap();
+    assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-ONE: w0z to w4z."));
+    assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(10));
+
+    // Turn 13: the retry folds everything not yet summarised and out of the window (turns
+    // 5–10), the batch whose summary failed included.
+    k.fake.push(FakeReply::text("SUMMARY-TWO: w0z to w10z."));
+    plain_turn(&k, Some(&id), &message(13), &answer(13)).await;
     let requests: Vec<_> = k.fake.requests().iter().map(|r| r.json()).collect();
     let summary_request = &requests[requests.len() - 2];
     assert!(is_summary(summary_request));
     let transcript = summary_request["messages"][1]["content"].as_str().unwrap();
-    assert!(transcript.contains("bicycles") && transcript.contains("cellos"), "{transcript}");
+    assert!(transcript.contains("Earlier summary:\nSUMMARY-ONE: w0z to w4z."), "{transcript}");
+    for i in 5..11 {
+        assert!(transcript.contains(&format!("w{i}z")), "w{i}z missing: {transcript}");
+    }
+    assert!(!transcript.contains("w4z\n") && !transcript.contains("w11z"), "{transcript}");
     assert!(system(requests.last().unwrap()).contains("SUMMARY-TWO"));
 
-    // Every chat request: the system prompt, at most the window, the new message.
+    // Every chat request: the system prompt, fewer than window + batch earlier messages,
+    // the new message.
     for chat in k.chat_requests() {
-        assert!(messages(&chat).len() <= 4 + 2, "{chat}");
+        assert!(messages(&chat).len() < 1 + 4 + SUMMARY_BATCH + 1, "{chat}");
     }
     let (conversation, stored) = k.kb.conversation(&id).await.unwrap();
-    assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-TWO: apples, bicycles and cellos."));
-    assert_eq!(stored.len(), 12, "every message is kept, whatever the window");
+    assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-TWO: w0z to w10z."));
+    assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(22));
+    assert_eq!(stored.len(), 28, "every message is kept, whatever the window");
+}
+
+#[tokio::test]
+async fn a_summary_from_before_coverage_was_recorded_covers_what_it_did_then() {
+    let k = kit_with(|config, _| config.history_window = 4).await;
+    let message = |i: usize| format!("message {i} about w{i}z");
+    let id = plain_turn(&k, None, &message(0), "A0z").await;
+    for i in 1..6 {
+        plain_turn(&k, Some(&id), &message(i), &format!("A{i}z")).await;
+    }
+    // An older kb summarised at the start of turn 5 what was before its window (turns 0–2)
+    // and did not record how far that reached.
+    let url = format!("sqlite://{}", k.dir.path().join(".kb").join("kb.sqlite").display());
+    let raw = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query("UPDATE conversations SET summary = 'OLD: w0z to w2z.', summary_covers = NULL WHERE id = ?")
+        .bind(id.as_str())
+        .execute(&raw)
+        .await
+        .unwrap();
+
+    plain_turn(&k, Some(&id), &message(6), "A6z").await;
+    assert!(!k.fake.requests().iter().any(|r| is_summary(&r.json())));
+    let chat = k.chat_requests().last().unwrap().clone();
+    assert!(system(&chat).contains("OLD: w0z to w2z."));
+    let sent = sent_after_system(&chat);
+    assert_eq!(sent.first(), Some(&message(3)), "turn 3 onwards is not in the old summary: {sent:?}");
+    assert_eq!(sent.len(), 7);
+    let (conversation, _) = k.kb.conversation(&id).await.unwrap();
+    assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(6), "recorded once worked out");
+}
+
+#[tokio::test]
+async fn a_60_turn_conversation_costs_about_2_model_calls_per_query_turn() {
+    // Default window (20 messages). Each query turn is a search and an answer: 2 chat
+    // calls and 4 stored messages. Summary calls are answered whenever they come.
+    let k = kit().await;
+    k.fake.always_answer(is_summary, FakeReply::text("SUMMARY: the person asked about many topics."));
+    let turns = 60;
+    let question = |i: usize| format!("what do I have about t{i}q?");
+    let mut id: Option<ConversationId> = None;
+    let mut calls_per_turn = Vec::new();
+    let mut starts = Vec::new();
+    for i in 0..turns {
+        let before = k.fake.requests().len();
+        starts.push(before);
+        k.fake.push(call(&format!("call_{i}"), "search_entries", &json!({"query": format!("t{i}q")})));
+        k.fake.push(FakeReply::text(&format!("Nothing about t{i}q yet.")));
+        let response = k.kb.chat(id.as_ref(), &question(i)).await.unwrap();
+        assert_eq!(k.fake.pending(), 0, "turn {i} made both chat calls");
+        let calls = k.fake.requests().len() - before;
+        assert_eq!(response.usage.llm_calls as usize, calls, "usage counts every call of turn {i}");
+        calls_per_turn.push(calls);
+        id = Some(response.conversation_id);
+    }
+
+    let requests: Vec<_> = k.fake.requests().iter().map(|r| r.json()).collect();
+    let summaries = requests.iter().filter(|r| is_summary(r)).count();
+    let chats = requests.iter().filter(|r| is_chat(r)).count();
+    assert_eq!(chats, 2 * turns);
+    assert_eq!(chats + summaries, requests.len());
+    let average = requests.len() as f64 / turns as f64;
+    println!(
+        "{} model calls in {turns} query turns ({summaries} summaries): {average:.2} per turn",
+        requests.len()
+    );
+    // At most one summary call per ten messages that left the window (the last turn's
+    // window of 20 never left), and never more than one in a turn.
+    assert!(summaries <= (4 * turns - 20) / SUMMARY_BATCH, "{summaries} summary calls");
+    assert!(calls_per_turn.iter().all(|c| *c <= 3), "{calls_per_turn:?}");
+    // Summarising every turn would cost 3 calls a turn once the window is full (2.92 on average).
+    assert!(average < 2.5, "{average:.2} model calls per query turn on average");
+
+    // Nothing older is lost: in each turn's first chat request, every earlier question is
+    // either sent back or in a transcript the summariser was given before it; and what is
+    // sent back stays under the window plus one batch.
+    for (turn, start) in starts.iter().enumerate() {
+        let first_chat = (*start..requests.len()).find(|n| is_chat(&requests[*n])).unwrap();
+        let summarised: String = requests[..first_chat]
+            .iter()
+            .filter(|r| is_summary(r))
+            .map(|r| r["messages"][1]["content"].as_str().unwrap())
+            .collect();
+        let body = &requests[first_chat];
+        let sent = sent_after_system(body).join("\n");
+        for j in 0..turn {
+            let marker = format!("t{j}q");
+            assert!(sent.contains(&marker) || summarised.contains(&marker), "turn {turn} lost {marker}");
+        }
+        assert!(messages(body).len() < 1 + 20 + SUMMARY_BATCH + 1, "turn {turn} sent too much: {body}");
+    }
 }
 
 #[tokio::test]
@@ -149,22 +275,27 @@ async fn actually_that_is_a_project_moves_the_inbox_capture() {
 #[tokio::test]
 async fn usage_counts_every_model_call_of_the_turn() {
     let k = kit_with(|config, _| config.history_window = 2).await;
+    // Four tool rounds and the answer: ten messages, none of which fits the next window.
     k.fake.push(call("call_1", "list_entries", &json!({})));
     k.fake.push(call("call_2", "search_entries", &json!({"query": "garden"})));
+    k.fake.push(call("call_3", "list_entries", &json!({"category": "ideas"})));
+    k.fake.push(call("call_4", "search_entries", &json!({"query": "gardens"})));
     k.fake.push(FakeReply::text("Nothing yet."));
     let response = k.kb.chat(None, "what do I have about gardens?").await.unwrap();
-    assert_eq!(response.usage.llm_calls, 3);
-    assert_eq!(k.fake.requests().len(), 3);
+    assert_eq!(response.usage.llm_calls, 5);
+    assert_eq!(k.fake.requests().len(), 5);
     // The fake reports 10 prompt and 5 completion tokens per call.
-    assert_eq!(response.usage.prompt_tokens, 30);
-    assert_eq!(response.usage.completion_tokens, 15);
-    assert_eq!(serde_json::to_value(&response).unwrap()["usage"]["llmCalls"], 3);
+    assert_eq!(response.usage.prompt_tokens, 50);
+    assert_eq!(response.usage.completion_tokens, 25);
+    assert_eq!(serde_json::to_value(&response).unwrap()["usage"]["llmCalls"], 5);
 
-    // A summary call is part of the turn that needed it.
+    // A summary call (of a batch of ten messages out of the window) is part of the turn
+    // that needed it.
     k.fake.push(FakeReply::text("They asked about gardens."));
     k.fake.push(FakeReply::text("Still nothing."));
     let response = k.kb.chat(Some(&response.conversation_id), "and now?").await.unwrap();
-    assert_eq!(k.fake.requests().len(), 5);
+    assert_eq!(k.fake.requests().len(), 7);
+    assert!(is_summary(&k.fake.requests()[5].json()));
     assert_eq!(response.usage.llm_calls, 2);
     assert_eq!((response.usage.prompt_tokens, response.usage.completion_tokens), (20, 10));
 }

@@ -1,5 +1,6 @@
 //! [`FakeOpenAi`]: a small HTTP/1.1 server on 127.0.0.1 that answers each request with the
-//! next scripted [`FakeReply`] and records the request. It speaks just enough HTTP for
+//! next scripted [`FakeReply`] (or a standing one, for requests a test picks out by their
+//! body) and records the request. It speaks just enough HTTP for
 //! reqwest (one request per connection, `Content-Length` bodies, `Connection: close`).
 //!
 //! ```ignore
@@ -149,10 +150,27 @@ impl RecordedRequest {
     }
 }
 
+/// Picks requests out by their JSON body.
+type RequestTest = fn(&Value) -> bool;
+
 #[derive(Debug, Default)]
 struct Script {
     replies: VecDeque<FakeReply>,
+    standing: Vec<(RequestTest, FakeReply)>,
     requests: Vec<RecordedRequest>,
+}
+
+impl Script {
+    /// The answer to `request`: a standing reply whose test its body passes, else the next queued.
+    fn reply_to(&mut self, request: &RecordedRequest) -> Option<FakeReply> {
+        if !self.standing.is_empty() {
+            let body = request.json();
+            if let Some((_, reply)) = self.standing.iter().find(|(matches, _)| matches(&body)) {
+                return Some(reply.clone());
+            }
+        }
+        self.replies.pop_front()
+    }
 }
 
 /// The scripted server; it stops when dropped.
@@ -181,6 +199,12 @@ impl FakeOpenAi {
     /// Queues the answer to a coming request. With nothing queued the server answers 500.
     pub fn push(&self, reply: FakeReply) {
         lock(&self.script).replies.push_back(reply);
+    }
+
+    /// Answers every coming request whose JSON body passes `matches` with `reply`, however
+    /// often, without taking from the queue (summary calls whose timing a test leaves open).
+    pub fn always_answer(&self, matches: RequestTest, reply: FakeReply) {
+        lock(&self.script).standing.push((matches, reply));
     }
 
     /// Every request received so far, in order.
@@ -220,8 +244,9 @@ async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
     };
     let reply = {
         let mut script = lock(&script);
+        let reply = script.reply_to(&request);
         script.requests.push(request);
-        script.replies.pop_front()
+        reply
     };
     let reply =
         reply.unwrap_or_else(|| FakeReply::error(500, "server_error", "fake server: no scripted reply"));

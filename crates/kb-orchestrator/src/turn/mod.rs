@@ -22,7 +22,7 @@ use tracing::Instrument;
 
 pub use error::{MAX_MESSAGE_BYTES, TurnError};
 pub use response::{AnswerMessage, ChatResponse, FiledEntry};
-pub use summary::SUMMARY_UNAVAILABLE;
+pub use summary::{BATCH as SUMMARY_BATCH, SUMMARY_UNAVAILABLE};
 
 use crate::history;
 use crate::prompt::{PromptInputs, system_prompt};
@@ -39,7 +39,8 @@ const INDEX_ENTRIES: usize = 500;
 pub struct TurnSettings {
     /// Tool rounds per turn (`KB_MAX_TOOL_ROUNDS`, 5).
     pub max_tool_rounds: usize,
-    /// Recent messages sent with each turn (20).
+    /// Recent messages sent with each turn (20); fewer than [`SUMMARY_BATCH`] older ones not
+    /// yet summarised come with them.
     pub history_window: usize,
     /// Tokens the index may take in the system prompt.
     pub index_token_budget: usize,
@@ -128,17 +129,26 @@ impl Orchestrator {
         }
         let (conversation, created) = self.open_conversation(conversation_id, message).await?;
         span.record("conversation", conversation.id.as_str());
-        let stored = self.store.messages(&conversation.id).await?;
+        let window = self.settings.history_window;
+        let past = summary::load(self.store.as_ref(), &conversation, window).await?;
         let mut usage = Usage::default();
-        let summary = self.update_summary(&conversation, &stored, &mut usage).await;
-        let recent = history::window(&stored, self.settings.history_window);
+        let context = summary::catch_up(
+            self.model.as_ref(),
+            self.store.as_ref(),
+            &conversation.id,
+            past,
+            window,
+            &mut usage,
+        )
+        .await;
 
-        let mut messages = vec![ChatMessage::System { content: self.prompt(summary.as_deref()).await }];
-        messages.extend(history::to_chat_messages(recent));
+        let mut messages =
+            vec![ChatMessage::System { content: self.prompt(context.summary.as_deref()).await }];
+        messages.extend(history::to_chat_messages(&context.recent));
         messages.push(ChatMessage::User { content: message.to_string() });
         let ctx = ToolContext {
             conversation_id: Some(conversation.id.clone()),
-            last_filed: history::last_filed(&stored),
+            last_filed: context.last_filed,
             today: self.services.clock.today(),
             threshold: self.settings.threshold,
             source: self.settings.source,
@@ -203,40 +213,6 @@ impl Orchestrator {
             return Ok((existing, false));
         }
         Ok((self.store.create(&kb_domain::conversation::title_from_message(message)).await?, true))
-    }
-
-    /// The summary for this turn's prompt, folding in what left the window (stored when made).
-    async fn update_summary(
-        &self,
-        conversation: &Conversation,
-        stored: &[kb_domain::Message],
-        usage: &mut Usage,
-    ) -> Option<String> {
-        // An empty stored summary is one that was given up (see below).
-        let previous = conversation.summary.as_deref().filter(|s| !s.trim().is_empty());
-        let left = summary::newly_left_window(stored, self.settings.history_window, previous.is_some());
-        if left.is_empty() {
-            return previous.map(str::to_string);
-        }
-        match summary::summarise(self.model.as_ref(), previous, left, usage).await {
-            Ok(text) => {
-                if let Err(error) = self.store.set_summary(&conversation.id, &text).await {
-                    tracing::warn!(%error, "the conversation summary could not be stored");
-                }
-                Some(text)
-            }
-            Err(error) => {
-                tracing::warn!(%error, "older turns could not be summarised; using a placeholder");
-                // The stored summary no longer covers everything before the window: forget it
-                // so that the next turn summarises all older messages afresh, losing none.
-                if previous.is_some()
-                    && let Err(error) = self.store.set_summary(&conversation.id, "").await
-                {
-                    tracing::warn!(%error, "the outdated conversation summary could not be cleared");
-                }
-                Some(SUMMARY_UNAVAILABLE.to_string())
-            }
-        }
     }
 
     async fn prompt(&self, summary: Option<&str>) -> String {

@@ -5,8 +5,9 @@
 //! are checked at run time (no database is needed to build) and use only standard SQL:
 //! ids (ULIDs) and timestamps (RFC 3339 text) are made here, not by the database, so a
 //! PostgreSQL adapter would mostly change the placeholders. Messages keep their order with
-//! a per-conversation `seq`; a turn is appended in one transaction that also moves the
-//! conversation's `updated_at`.
+//! a per-conversation `seq` (1, 2, 3, … with no gaps: messages are never removed one by one,
+//! so the first `n` messages are those with `seq <= n`); a turn is appended in one
+//! transaction that also moves the conversation's `updated_at`.
 
 mod rows;
 
@@ -15,6 +16,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use kb_domain::conversation::SummaryCoverage;
 use kb_domain::{Conversation, ConversationId, ConversationStore, Message, NewMessage, StoreError};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
@@ -178,6 +180,7 @@ impl ConversationStore for SqliteConversationStore {
             created_at: at,
             updated_at: at,
             summary: None,
+            summary_covers: None,
         };
         let stamp = format_time(at);
         sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)")
@@ -240,15 +243,27 @@ impl ConversationStore for SqliteConversationStore {
         changed_one(done, id)
     }
 
-    #[tracing::instrument(skip(self, summary), fields(id = %id))]
-    async fn set_summary(&self, id: &ConversationId, summary: &str) -> Result<(), StoreError> {
+    #[tracing::instrument(skip(self, summary, covers), fields(id = %id, covers = covers.messages))]
+    async fn set_summary(
+        &self,
+        id: &ConversationId,
+        summary: &str,
+        covers: &SummaryCoverage,
+    ) -> Result<(), StoreError> {
+        let count = i64::try_from(covers.messages).map_err(|_| {
+            StoreError::Database(format!("summary coverage {} is too large", covers.messages))
+        })?;
         // The summary is derived data, not a change by the person: `updated_at` stays.
-        let done = sqlx::query("UPDATE conversations SET summary = ? WHERE id = ?")
-            .bind(summary)
-            .bind(id.as_str())
-            .execute(&self.pool)
-            .await
-            .map_err(db_error("cannot store summary"))?;
+        let done = sqlx::query(
+            "UPDATE conversations SET summary = ?, summary_covers = ?, summary_last_filed = ? WHERE id = ?",
+        )
+        .bind(summary)
+        .bind(count)
+        .bind(covers.last_filed.as_deref())
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await
+        .map_err(db_error("cannot store summary"))?;
         changed_one(done, id)
     }
 
@@ -260,6 +275,24 @@ impl ConversationStore for SqliteConversationStore {
             " FROM messages WHERE conversation_id = ? ORDER BY seq ASC"
         ))
         .bind(id.as_str())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_error("cannot read messages"))?;
+        if rows.is_empty() {
+            self.ensure_exists(id).await?;
+        }
+        rows.iter().map(message_from_row).collect()
+    }
+
+    #[tracing::instrument(skip(self), fields(id = %id))]
+    async fn messages_after(&self, id: &ConversationId, skip: u64) -> Result<Vec<Message>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq ASC"
+        ))
+        .bind(id.as_str())
+        .bind(i64::try_from(skip).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await
         .map_err(db_error("cannot read messages"))?;

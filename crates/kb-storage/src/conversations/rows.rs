@@ -7,6 +7,7 @@
 //! a panic.
 
 use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
+use kb_domain::conversation::SummaryCoverage;
 use kb_domain::{Conversation, ConversationId, Message, Role, StoreError, ToolCall};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
@@ -15,7 +16,7 @@ use sqlx::sqlite::SqliteRow;
 /// (a macro so queries stay `&'static str` through `concat!`).
 macro_rules! conversation_columns {
     () => {
-        "id, title, created_at, updated_at, summary"
+        "id, title, created_at, updated_at, summary, summary_covers, summary_last_filed"
     };
 }
 pub(crate) use conversation_columns;
@@ -83,12 +84,23 @@ where
 pub(crate) fn conversation_from_row(row: &SqliteRow) -> Result<Conversation, StoreError> {
     let created_at: String = column(row, "created_at")?;
     let updated_at: String = column(row, "updated_at")?;
+    let summary: Option<String> = column(row, "summary")?;
+    let covers: Option<i64> = column(row, "summary_covers")?;
+    let summary_covers = match (summary.as_ref(), covers) {
+        (Some(_), Some(count)) => Some(SummaryCoverage {
+            messages: u64::try_from(count)
+                .map_err(|_| StoreError::Database(format!("unreadable summary_covers {count}")))?,
+            last_filed: column(row, "summary_last_filed")?,
+        }),
+        _ => None,
+    };
     Ok(Conversation {
         id: ConversationId::new(column::<String>(row, "id")?),
         title: column(row, "title")?,
         created_at: parse_time(&created_at, "created_at")?,
         updated_at: parse_time(&updated_at, "updated_at")?,
-        summary: column(row, "summary")?,
+        summary,
+        summary_covers,
     })
 }
 
