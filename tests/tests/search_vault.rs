@@ -118,3 +118,28 @@ fn an_index_opened_over_an_existing_vault_finds_its_entries() {
     assert_eq!(paths(&search(&index, "receipts drawer")), [made.path.to_string()]);
     assert_eq!(search(&index, "index").total, 0, "index.md at the root is not an entry");
 }
+
+#[test]
+fn a_search_during_moves_never_sees_an_entry_twice() {
+    let (_dir, vault, index) = setup();
+    let created = vault.create(new_project("Heliotrope kiln", "fire the glaze", "")).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let seen_twice = std::thread::scope(|scope| {
+        let searcher = scope.spawn(|| {
+            let mut twice = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                twice += usize::from(search(&index, "heliotrope").total > 1);
+            }
+            twice
+        });
+        let mut path = created.path.clone();
+        for i in 0..120 {
+            let target = if i % 2 == 0 { Category::Ideas } else { Category::Projects };
+            path = vault.move_entry(&path, target).unwrap().entry.path;
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        searcher.join().unwrap()
+    });
+    assert_eq!(seen_twice, 0, "a search saw the old and the new path of a move at once");
+    assert_eq!(search(&index, "heliotrope").total, 1);
+}
