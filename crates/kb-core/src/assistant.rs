@@ -24,11 +24,6 @@ use crate::clock::ZonedClock;
 use crate::config::{Config, ModelChoice};
 use crate::error::{CoreError, ToolFailure};
 
-/// Entries per page when no limit is given.
-const DEFAULT_LIST_LIMIT: u64 = 10;
-/// The most entries one page may hold.
-const MAX_LIST_LIMIT: u64 = 100;
-
 /// kb: the vault, its index, the conversations and the model, behind one object.
 pub struct Assistant {
     vault: Arc<Vault>,
@@ -218,16 +213,14 @@ impl Assistant {
         let category = category
             .map(|c| c.parse::<kb_domain::Category>().map_err(|e| invalid(e.to_string())))
             .transpose()?;
-        let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT);
-        if limit == 0 {
+        if limit == Some(0) {
             return Err(invalid("limit must be at least 1, got 0".to_string()));
         }
-        // Larger pages are capped, as list_entries caps them (SPEC §2).
-        let limit = limit.min(MAX_LIST_LIMIT);
+        // Larger pages are capped, as list_entries caps them.
         let filter = kb_domain::ListFilter {
             category,
             status: status.map(str::to_string),
-            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            limit: kb_domain::paging::page_size(limit),
             offset: offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX)),
         };
         let page =

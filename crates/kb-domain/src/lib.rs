@@ -13,10 +13,12 @@ pub mod entry;
 pub mod fields;
 pub mod frontmatter;
 pub mod llm;
+pub mod paging;
 pub mod path;
 pub mod ports;
 pub mod references;
 pub mod slug;
+pub mod sync;
 pub mod transform;
 
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};

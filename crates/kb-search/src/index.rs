@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use kb_domain::{
     ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchHit, SearchIndex, SearchQuery,
@@ -24,11 +24,6 @@ use crate::open::OpenStats;
 use crate::query::{self, Matching};
 use crate::schema::IndexFields;
 use crate::snippet::{TermMatcher, best_passage};
-
-/// Hits returned when a query gives no limit.
-pub const DEFAULT_LIMIT: usize = 10;
-/// The most hits one query returns.
-pub const MAX_LIMIT: usize = 100;
 
 /// The search index of one vault (see the crate documentation).
 pub struct TantivyIndex {
@@ -63,9 +58,7 @@ pub(crate) enum Change {
     Remove(EntryPath),
 }
 
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub(crate) use kb_domain::sync::lock;
 
 impl TantivyIndex {
     /// The vault this index follows (canonical).
@@ -196,7 +189,8 @@ impl TantivyIndex {
         request: &SearchQuery,
         matching: Matching,
     ) -> Result<SearchResults, SearchError> {
-        let limit = if request.limit == 0 { DEFAULT_LIMIT } else { request.limit.min(MAX_LIMIT) };
+        let requested = (request.limit > 0).then_some(request.limit as u64);
+        let limit = kb_domain::paging::page_size(requested);
         // No page can start past the last document; this also bounds the collector's buffer.
         let offset = request.offset.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
         let query = query::build(&self.fields, terms, request.category, matching);

@@ -38,7 +38,7 @@ mod watcher;
 
 pub use error::{OpenError, WatchError};
 pub use files::Stamp;
-pub use index::{DEFAULT_LIMIT, MAX_LIMIT, TantivyIndex};
+pub use index::TantivyIndex;
 pub use ingest::{IndexProgress, ProgressFn};
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
 pub use schema::{SCHEMA_VERSION, TextField};

@@ -63,19 +63,15 @@ impl From<FilingCategoryArg> for Category {
     }
 }
 
-/// A page size: a whole number of at least 1. Larger than [`MAX_LIMIT`] is capped.
+/// A page size: a whole number of at least 1. Larger than
+/// [`kb_domain::paging::MAX_PAGE_SIZE`] is capped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limit(u64);
 
-/// The page size when none is given.
-pub const DEFAULT_LIMIT: usize = 10;
-/// The largest page size.
-pub const MAX_LIMIT: usize = 100;
-
 impl Limit {
-    /// The effective page size of an optional limit: default 10, capped at 100.
+    /// The effective page size of an optional limit (see [`kb_domain::paging`]).
     pub fn effective(limit: Option<Limit>) -> usize {
-        limit.map_or(DEFAULT_LIMIT, |l| usize::try_from(l.0).unwrap_or(MAX_LIMIT).min(MAX_LIMIT))
+        kb_domain::paging::page_size(limit.map(|l| l.0))
     }
 }
 
@@ -132,8 +128,8 @@ mod tests {
     fn limits() {
         let parse = |v| serde_json::from_value::<Limit>(v);
         assert_eq!(Limit::effective(Some(parse(json!(5)).unwrap())), 5);
-        assert_eq!(Limit::effective(Some(parse(json!(5000)).unwrap())), MAX_LIMIT);
-        assert_eq!(Limit::effective(None), DEFAULT_LIMIT);
+        assert_eq!(Limit::effective(Some(parse(json!(5000)).unwrap())), kb_domain::paging::MAX_PAGE_SIZE);
+        assert_eq!(Limit::effective(None), kb_domain::paging::DEFAULT_PAGE_SIZE);
         assert!(parse(json!(0)).unwrap_err().to_string().contains("at least 1"));
         assert!(parse(json!(-3)).is_err());
         assert!(parse(json!(2.5)).is_err());

@@ -298,6 +298,8 @@ pub fn list(u: &Utterance) -> Option<Intent> {
         Some(Category::Admin) => ADMIN_STATUSES.contains(s),
         _ => true,
     });
-    let limit = core.iter().find_map(|w| w.parse::<u64>().ok().filter(|n| (1..=100).contains(n)));
+    let limit = core.iter().find_map(|w| {
+        w.parse::<u64>().ok().filter(|n| (1..=kb_domain::paging::MAX_PAGE_SIZE as u64).contains(n))
+    });
     Some(Intent::List { category, status, limit })
 }

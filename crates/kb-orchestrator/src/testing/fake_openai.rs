@@ -12,9 +12,10 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use kb_domain::sync::lock;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -223,10 +224,6 @@ impl Drop for FakeOpenAi {
         // Dropping the accept loop drops its JoinSet, which aborts every open connection.
         self.task.abort();
     }
-}
-
-fn lock(script: &Mutex<Script>) -> MutexGuard<'_, Script> {
-    script.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 async fn serve(listener: TcpListener, script: Arc<Mutex<Script>>) {

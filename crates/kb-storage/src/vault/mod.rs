@@ -150,7 +150,7 @@ impl Vault {
     /// consistent as the files (each step updates it after the disk), so poisoning is
     /// ignored.
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        kb_domain::sync::lock(&self.state)
     }
 
     /// Rewrites kb's index file if its text changed, then tells the observers (the

@@ -37,7 +37,7 @@ impl MemoryRepository {
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<EntryPath, Entry>> {
-        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        kb_domain::sync::lock(&self.entries)
     }
 
     fn free_path(entries: &BTreeMap<EntryPath, Entry>, category: Category, slug: &Slug) -> EntryPath {

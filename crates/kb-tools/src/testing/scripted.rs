@@ -11,9 +11,7 @@ use serde_json::Value;
 
 use crate::ports::{Classification, Classifier, ClassifyError, ClassifyRequest};
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use kb_domain::sync::lock;
 
 /// A classifier that answers from a script, then repeats its fallback (if any).
 pub struct ScriptedClassifier {
