@@ -70,21 +70,49 @@ pub fn retarget_references(
     if edits.is_empty() && rendered_frontmatter.is_none() {
         return None;
     }
-    edits.sort_by_key(|(range, _)| range.start);
-    let mut out = String::with_capacity(document.len() + 16 * edits.len());
-    let mut at = 0;
-    for (range, text) in edits {
-        out.push_str(&document[at..range.start]);
-        out.push_str(&text);
-        at = range.end;
-    }
-    out.push_str(&document[at..]);
+    let out = splice(document, edits);
     if let Some(frontmatter) = rendered_frontmatter {
         // The body edits were made on the original offsets; re-split the edited text.
         let edited_spans = document_spans(&out).ok()?;
         return Some(render_document(&frontmatter, &out[edited_spans.body]));
     }
     Some(out)
+}
+
+/// The text of an entry moving from `from` into the folder of `to_category`, with each link
+/// written from its own folder (`[b](b.md)`, `./b.md`) changed to lead where it led before
+/// (`../projects/b.md`); `None` when nothing needs to change. Links from the vault root and
+/// through `../` lead to the same place from every category folder and stay as written.
+pub fn rebase_own_links(document: &str, from: &EntryPath, to_category: Category) -> Option<String> {
+    if from.category() == to_category {
+        return None;
+    }
+    let spans = document_spans(document).ok()?;
+    let body = &document[spans.body.clone()];
+    let mut edits = Vec::new();
+    for link in body_links(body) {
+        let raw = link.target(body);
+        if let Some((path, LinkStyle::Relative { up: false, .. })) = resolve_link(from, raw) {
+            let range = link.target_range.start + spans.body.start..link.target_range.end + spans.body.start;
+            let suffix = raw.find(['#', '?']).map_or("", |i| &raw[i..]);
+            edits.push((range, format!("{}{suffix}", encode_link_target(&format!("../{path}")))));
+        }
+    }
+    (!edits.is_empty()).then(|| splice(document, edits))
+}
+
+/// `text` with each (disjoint) range replaced by its text.
+fn splice(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
+    edits.sort_by_key(|(range, _)| range.start);
+    let mut out = String::with_capacity(text.len() + 16 * edits.len());
+    let mut at = 0;
+    for (range, with) in edits {
+        out.push_str(&text[at..range.start]);
+        out.push_str(&with);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// The vault paths among a frontmatter's text values and lists of texts.
@@ -185,19 +213,9 @@ fn token_occurrences(text: &str, needle: &str) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// `text` with each (sorted, disjoint) range replaced by `with`.
+/// `text` with each (disjoint) range replaced by `with`.
 fn apply(text: &str, ranges: &[Range<usize>], with: &str) -> String {
-    let mut sorted = ranges.to_vec();
-    sorted.sort_by_key(|r| r.start);
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for range in sorted {
-        out.push_str(&text[at..range.start]);
-        out.push_str(with);
-        at = range.end;
-    }
-    out.push_str(&text[at..]);
-    out
+    splice(text, ranges.iter().map(|r| (r.clone(), with.to_string())).collect())
 }
 
 /// A link target found in a body: where its raw text is.

@@ -67,6 +67,18 @@ fn unrelated_documents_are_left_alone() {
 }
 
 #[test]
+fn a_moving_entrys_own_folder_links_still_lead_where_they_did() {
+    let doc = "---\nname: x\n---\n[b](b.md) [c](./c%20d.md#top) [up](../people/p.md) [root](ideas/i.md)\n";
+    let out = rebase_own_links(doc, &path("projects/x.md"), Category::Ideas).unwrap();
+    assert_eq!(
+        out,
+        "---\nname: x\n---\n[b](../projects/b.md) [c](../projects/c%20d.md#top) [up](../people/p.md) [root](ideas/i.md)\n"
+    );
+    assert_eq!(rebase_own_links(doc, &path("projects/x.md"), Category::Projects), None);
+    assert_eq!(rebase_own_links("[up](../people/p.md)", &path("projects/x.md"), Category::Ideas), None);
+}
+
+#[test]
 fn referenced_paths_finds_fields_and_links() {
     let text = "---\nrelated_projects: [projects/a.md, not a path]\nnote: people/b.md\n---\n\
                 [c](../ideas/c.md) [d](d.md) [web](https://example.com/x.md) [self](people/me.md)\n";

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use kb_domain::frontmatter::render_document;
+use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
     Category, ChangeObserver, Clock, Entry, EntryChange, EntryId, EntryPath, EntryRepository, EntryUpdate,
     Frontmatter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError, Slug,
@@ -192,6 +193,31 @@ impl Vault {
         state.index_text = text;
     }
 
+    /// The moved entry as written at `new_path` (from `document`), with its links to
+    /// itself (at `old`) pointed at its new path. `fallback` is what it is when its own
+    /// text cannot be read back (then it is left as placed).
+    fn point_self_links(
+        &self,
+        old: &EntryPath,
+        new_path: &EntryPath,
+        document: String,
+        fallback: Entry,
+    ) -> Entry {
+        let text = match retarget_references(new_path, &document, old, new_path) {
+            Some(text) => {
+                let file = self.root.file(new_path);
+                if let Err(e) = atomic::write_atomic(&file, text.as_bytes()) {
+                    tracing::warn!(error = %e, "could not point the moved entry's links to itself at its new path");
+                    document
+                } else {
+                    text
+                }
+            }
+            None => document,
+        };
+        Entry::from_document(new_path.clone(), &text).unwrap_or(fallback)
+    }
+
     /// Removes a moved entry's old file once its new one is in place. An old file already
     /// gone (removed by someone else meanwhile) means the move is done; only when the old
     /// file is still there and cannot be removed is the move undone, the new file removed.
@@ -298,7 +324,9 @@ impl EntryRepository for Vault {
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
         let (frontmatter, id) = with_id(frontmatter);
         let name = frontmatter.get_str("name").map_or_else(|| path.stem().to_string(), str::to_string);
-        let document = render_document(&frontmatter, &body);
+        // Links written from the entry's own folder must still lead where they did.
+        let rendered = render_document(&frontmatter, &body);
+        let document = rebase_own_links(&rendered, path, target).unwrap_or(rendered);
         let referrers: Vec<EntryPath> =
             state.cache.referrers_of(path).into_iter().filter(|r| r != path).collect();
         let journal = JournalFile::new(&self.root);
@@ -321,7 +349,12 @@ impl EntryRepository for Vault {
                 tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a move");
             }
         }
-        let moved = Entry { path: new_path.clone(), frontmatter, body };
+        let moved = self.point_self_links(
+            path,
+            &new_path,
+            document,
+            Entry { path: new_path.clone(), frontmatter, body },
+        );
         state.cache.remove(path);
         state.cache.insert(&moved);
         let mut changes = vec![EntryChange::Upserted(moved.clone()), EntryChange::Removed(path.clone())];

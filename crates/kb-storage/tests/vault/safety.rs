@@ -128,3 +128,22 @@ fn references_follow_a_moved_entry_touching_only_their_bytes() {
     assert!(fs::read_to_string(dir.path().join("index.md")).unwrap().contains("projects/robot-arm.md"));
     assert!(EntryPath::parse("projects/robot-arm.md").unwrap().under(dir.path()).exists());
 }
+
+#[test]
+fn a_moved_entrys_own_links_still_lead_where_they_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    vault.create(new_entry(Category::Ideas, "Kiln", Frontmatter::new(), "")).unwrap();
+    let body = "Needs the [kiln](kiln.md), see [me](glaze.md#top) and [Ana](../people/ana.md).\n";
+    let glaze = vault.create(new_entry(Category::Ideas, "Glaze", Frontmatter::new(), body)).unwrap();
+    let moved = vault.move_entry(&glaze.path, Category::Projects).unwrap();
+    assert_eq!(moved.entry.path.to_string(), "projects/glaze.md");
+    let text = fs::read_to_string(moved.entry.path.under(dir.path())).unwrap();
+    assert!(
+        text.ends_with(
+            "Needs the [kiln](../ideas/kiln.md), see [me](../projects/glaze.md#top) and [Ana](../people/ana.md).\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(vault.get(&moved.entry.path).unwrap().body, moved.entry.body);
+}
