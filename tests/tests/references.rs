@@ -97,7 +97,7 @@ fn moving_an_entry_referred_to_from_50_others_keeps_every_reference_working() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let vault = Arc::new(Vault::open(root, Arc::new(SystemClock)).unwrap());
-    let index = Arc::new(TantivyIndex::open(root, &root.join(".kb/index")).unwrap());
+    let index = Arc::new(TantivyIndex::open(Arc::new(vault.files()), &root.join(".kb/index")).unwrap());
     vault.add_observer(index.clone());
     let target = vault
         .create(NewEntry {

@@ -11,7 +11,7 @@ use kb_domain::{
     SearchResults, SystemClock,
 };
 use kb_search::{OnChange, TantivyIndex, VaultWatcher};
-use kb_storage::vault::Vault;
+use kb_storage::vault::{EntryFiles, Vault};
 use serde_json::json;
 
 fn search(index: &TantivyIndex, text: &str) -> SearchResults {
@@ -25,7 +25,7 @@ fn paths(r: &SearchResults) -> Vec<String> {
 fn setup() -> (tempfile::TempDir, Vault, Arc<TantivyIndex>) {
     let dir = tempfile::tempdir().unwrap();
     let vault = Vault::open(dir.path(), Arc::new(SystemClock)).unwrap();
-    let index = Arc::new(TantivyIndex::open(dir.path(), &dir.path().join(".kb/index")).unwrap());
+    let index = Arc::new(TantivyIndex::open(Arc::new(vault.files()), &dir.path().join(".kb/index")).unwrap());
     vault.add_observer(index.clone());
     (dir, vault, index)
 }
@@ -114,7 +114,8 @@ fn an_index_opened_over_an_existing_vault_finds_its_entries() {
     let made =
         vault.create(new_project("Quarterly taxes", "File the return", "Receipts in the drawer")).unwrap();
     drop(vault);
-    let index = TantivyIndex::open(dir.path(), &dir.path().join(".kb/index")).unwrap();
+    let files = Arc::new(EntryFiles::new(dir.path()).unwrap());
+    let index = TantivyIndex::open(files, &dir.path().join(".kb/index")).unwrap();
     assert_eq!(paths(&search(&index, "receipts drawer")), [made.path.to_string()]);
     assert_eq!(search(&index, "index").total, 0, "index.md at the root is not an entry");
 }

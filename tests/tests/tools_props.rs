@@ -43,7 +43,7 @@ impl World {
         let root = dir.path().to_path_buf();
         hand_written(&root);
         let vault = Arc::new(Vault::open(&root, Arc::new(SystemClock)).unwrap());
-        let index = Arc::new(TantivyIndex::open(&root, &root.join(".kb/index")).unwrap());
+        let index = Arc::new(TantivyIndex::open(Arc::new(vault.files()), &root.join(".kb/index")).unwrap());
         vault.add_observer(index.clone());
         seed(&vault);
         let services = ToolServices {

@@ -343,8 +343,7 @@ fn open_vault_and_index(
     options: OpenOptions,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
     let vault = Arc::new(Vault::open(dir, clock)?);
-    let index_dir = vault.root().join(".kb").join("index");
-    let index = Arc::new(TantivyIndex::open_with(vault.root(), &index_dir, options)?);
+    let index = Arc::new(crate::index::open_index_of(vault.files(), vault.root(), options)?);
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
     Ok((vault, index))
 }

@@ -11,10 +11,12 @@ pub mod assistant;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod index;
 
 pub use assistant::{Assistant, Health};
 pub use config::{Config, ConfigError, ModelChoice};
 pub use error::{CoreError, ToolFailure};
+pub use index::open_index;
 /// The domain types, for programs that need more than the re-exports below.
 pub use kb_domain as domain;
 pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, Message};

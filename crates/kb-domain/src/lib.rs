@@ -20,6 +20,7 @@ pub mod references;
 pub mod slug;
 pub mod sync;
 pub mod transform;
+pub mod vault_files;
 
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
 pub use conversation::{Conversation, ConversationId, Message, NewMessage, Role, ToolCall};
@@ -38,3 +39,4 @@ pub use ports::{
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};
+pub use vault_files::{FileRead, Stamp, VaultFiles};

@@ -17,6 +17,7 @@ use kb_domain::{Category, ChangeObserver, Entry, EntryChange, EntryPath, SearchI
 use kb_search::analysis::{analyze, query_terms};
 use kb_search::testgen::{word, write_vault};
 use kb_search::{TantivyIndex, VaultWatcher};
+use kb_storage::vault::EntryFiles;
 
 const SEED: u64 = 20_261_121;
 const SEARCH_ROUNDS: usize = 200;
@@ -124,15 +125,16 @@ fn run(size: usize, scratch: &Path) -> Row {
     write_vault(&root, size, SEED).unwrap();
     eprintln!("  {size}: vault written in {:.1?}", generated.elapsed());
     let index_dir = root.join(".kb/index");
+    let files = Arc::new(EntryFiles::new(&root).unwrap());
 
     let start = Instant::now();
-    let index = TantivyIndex::open(&root, &index_dir).unwrap();
+    let index = TantivyIndex::open(files.clone(), &index_dir).unwrap();
     let cold = start.elapsed();
     assert_eq!(index.len(), size);
     drop(index);
 
     let start = Instant::now();
-    let index = Arc::new(TantivyIndex::open(&root, &index_dir).unwrap());
+    let index = Arc::new(TantivyIndex::open(files, &index_dir).unwrap());
     let warm = start.elapsed();
     assert!(index.open_stats().rebuild_reason.is_none());
     eprintln!("  {size}: cold {cold:.1?}, warm {warm:.1?}");

@@ -1,11 +1,10 @@
 //! How an entry becomes an index document, and how a stored document gives back the texts
 //! a snippet is cut from.
 
-use kb_domain::Entry;
+use kb_domain::{Entry, Stamp};
 use tantivy::schema::Value;
 use tantivy::{DateTime, TantivyDocument};
 
-use crate::files::Stamp;
 use crate::schema::{IndexFields, TextField};
 
 /// The text of one searchable field of an entry (empty when the entry has none).

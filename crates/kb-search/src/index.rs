@@ -7,11 +7,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kb_domain::{
-    ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchHit, SearchIndex, SearchQuery,
-    SearchResults,
+    ChangeObserver, Entry, EntryChange, EntryPath, FileRead, SearchError, SearchHit, SearchIndex,
+    SearchQuery, SearchResults, Stamp, VaultFiles,
 };
 use tantivy::collector::{Count, TopDocs};
 use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
@@ -19,7 +19,6 @@ use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
 use crate::analysis::{fuzzy_distance, query_terms};
 use crate::document::{StoredHit, to_document};
 use crate::error::index_error;
-use crate::files::{self, FileRead, Stamp};
 use crate::open::OpenStats;
 use crate::query::{self, Matching};
 use crate::schema::IndexFields;
@@ -27,7 +26,8 @@ use crate::snippet::{TermMatcher, best_passage};
 
 /// The search index of one vault (see the crate documentation).
 pub struct TantivyIndex {
-    pub(crate) root: PathBuf,
+    /// The vault's entry files (which files are entries is theirs to say).
+    pub(crate) files: Arc<dyn VaultFiles>,
     pub(crate) index_dir: PathBuf,
     pub(crate) fields: IndexFields,
     pub(crate) reader: IndexReader,
@@ -45,7 +45,10 @@ pub struct TantivyIndex {
 
 impl std::fmt::Debug for TantivyIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TantivyIndex").field("root", &self.root).field("index_dir", &self.index_dir).finish()
+        f.debug_struct("TantivyIndex")
+            .field("root", &self.files.root())
+            .field("index_dir", &self.index_dir)
+            .finish()
     }
 }
 
@@ -63,7 +66,7 @@ pub(crate) use kb_domain::sync::lock;
 impl TantivyIndex {
     /// The vault this index follows (canonical).
     pub fn vault_root(&self) -> &Path {
-        &self.root
+        self.files.root()
     }
 
     /// How many entries are indexed.
@@ -150,12 +153,11 @@ impl TantivyIndex {
         let mut unreadable = Vec::new();
         for path in paths {
             let indexed = lock(&self.stamps).get(path).copied();
-            let on_disk = files::stat_entry(&self.root, path);
+            let on_disk = self.files.stamp(path);
             if on_disk.is_some() && on_disk == indexed {
                 continue;
             }
-            let read =
-                if on_disk.is_some() { files::read_entry(&self.root, path) } else { FileRead::Missing };
+            let read = if on_disk.is_some() { self.files.read(path) } else { FileRead::Missing };
             match read {
                 FileRead::Entry(entry, stamp) => changes.push(Change::Upsert(entry, stamp)),
                 FileRead::Malformed(reason) => {
@@ -236,7 +238,7 @@ impl SearchIndex for TantivyIndex {
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %entry.path))]
     fn upsert(&self, entry: &Entry) -> Result<(), SearchError> {
-        let stamp = files::stat_entry(&self.root, &entry.path).unwrap_or(Stamp::NONE);
+        let stamp = self.files.stamp(&entry.path).unwrap_or(Stamp::NONE);
         self.apply(vec![Change::Upsert(entry.clone(), stamp)])
     }
 
@@ -259,7 +261,7 @@ impl ChangeObserver for TantivyIndex {
             .iter()
             .map(|change| match change {
                 EntryChange::Upserted(entry) => {
-                    let stamp = files::stat_entry(&self.root, &entry.path).unwrap_or(Stamp::NONE);
+                    let stamp = self.files.stamp(&entry.path).unwrap_or(Stamp::NONE);
                     Change::Upsert(entry.clone(), stamp)
                 }
                 EntryChange::Removed(path) => Change::Remove(path.clone()),

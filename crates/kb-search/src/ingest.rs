@@ -2,16 +2,14 @@
 //! of a rebuild and of a start-up reconcile. Files are read, parsed and tokenised on every
 //! core at once; nothing is held in memory beyond what the writer buffers.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use kb_domain::EntryPath;
+use kb_domain::{EntryPath, FileRead, Stamp, VaultFiles};
 use tantivy::{IndexWriter, Term};
 
 use crate::document::to_document;
-use crate::files::{self, FileRead, Stamp};
 use crate::index::lock;
 use crate::schema::IndexFields;
 
@@ -48,7 +46,7 @@ pub(crate) struct Ingested {
 pub(crate) fn ingest(
     writer: &IndexWriter,
     fields: &IndexFields,
-    root: &Path,
+    files: &dyn VaultFiles,
     paths: &[EntryPath],
     replace: bool,
     progress: Option<&ProgressFn>,
@@ -78,7 +76,7 @@ pub(crate) fn ingest(
                     if replace {
                         writer.delete_term(Term::from_field_text(fields.path, &path.to_string()));
                     }
-                    match files::read_entry(root, path) {
+                    match files.read(path) {
                         FileRead::Entry(entry, stamp) => {
                             match writer.add_document(to_document(fields, &entry, stamp)) {
                                 Ok(_) => local.indexed.push((entry.path, stamp)),

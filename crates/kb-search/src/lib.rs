@@ -2,7 +2,9 @@
 //! vault. The index is derived data under `.kb/index`; the vault on disk is the truth.
 //!
 //! Depends only on kb-domain (never on kb-storage); knows nothing of tools, the
-//! orchestrator or delivery.
+//! orchestrator or delivery. It reads the vault only through the
+//! [`kb_domain::VaultFiles`] port, which decides which files are entries (the storage
+//! adapter implements it; kb-core wires the two).
 //!
 //! How it fits together:
 //! - [`TantivyIndex::open`] reuses the index on disk and catches up with the vault from
@@ -24,7 +26,6 @@
 pub mod analysis;
 pub mod document;
 pub mod error;
-mod files;
 mod index;
 mod ingest;
 mod open;
@@ -37,7 +38,6 @@ pub mod testgen;
 mod watcher;
 
 pub use error::{OpenError, WatchError};
-pub use files::Stamp;
 pub use index::TantivyIndex;
 pub use ingest::{IndexProgress, ProgressFn};
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};

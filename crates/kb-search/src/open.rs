@@ -10,16 +10,15 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use kb_domain::{EntryPath, SearchError};
+use kb_domain::{EntryPath, SearchError, Stamp, VaultFiles};
 use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
 
 use crate::analysis::register;
 use crate::error::{OpenError, index_error};
-use crate::files::{self, Stamp};
 use crate::index::{TantivyIndex, lock};
 use crate::ingest::{ProgressFn, ingest};
 use crate::presence::Presence;
@@ -69,21 +68,20 @@ pub struct OpenStats {
 }
 
 impl TantivyIndex {
-    /// Opens the index of the vault at `vault_root`, kept in `index_dir` (normally
-    /// `{vault}/.kb/index`), blocking until it answers for the vault as it is now.
-    pub fn open(vault_root: &Path, index_dir: &Path) -> Result<TantivyIndex, OpenError> {
-        TantivyIndex::open_with(vault_root, index_dir, OpenOptions::default())
+    /// Opens the index of the vault whose entry files are `files`, kept in `index_dir`
+    /// (normally `{vault}/.kb/index`), blocking until it answers for the vault as it is now.
+    pub fn open(files: Arc<dyn VaultFiles>, index_dir: &Path) -> Result<TantivyIndex, OpenError> {
+        TantivyIndex::open_with(files, index_dir, OpenOptions::default())
     }
 
     /// [`TantivyIndex::open`] with options (progress reporting).
     pub fn open_with(
-        vault_root: &Path,
+        files: Arc<dyn VaultFiles>,
         index_dir: &Path,
         options: OpenOptions,
     ) -> Result<TantivyIndex, OpenError> {
-        let vault_error = |source| OpenError::Vault { path: vault_root.to_path_buf(), source };
-        let root = fs::canonicalize(vault_root).map_err(vault_error)?;
-        fs::read_dir(&root).map_err(vault_error)?;
+        let root = files.root();
+        fs::read_dir(root).map_err(|source| OpenError::Vault { path: root.to_path_buf(), source })?;
         let folder_error = |source| OpenError::Folder { path: index_dir.to_path_buf(), source };
         let tantivy_error = |e: tantivy::TantivyError| match e {
             tantivy::TantivyError::LockFailure(..) => OpenError::Locked { path: index_dir.to_path_buf() },
@@ -97,7 +95,7 @@ impl TantivyIndex {
             Ok((index, reader, stamps)) => {
                 presence.share().map_err(folder_error)?;
                 let mut this =
-                    assemble(root, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
+                    assemble(files, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
                 let (sync, _) = this
                     .reconcile_changes(options.progress.as_ref())
                     .map_err(|e| OpenError::Index { path: index_dir.to_path_buf(), reason: e.to_string() })?;
@@ -113,12 +111,12 @@ impl TantivyIndex {
                 let index = Index::create_in_dir(index_dir, build_schema()).map_err(tantivy_error)?;
                 register(&index);
                 let (stamps, sync) =
-                    bulk_build(&root, &index, options.progress.as_ref()).map_err(tantivy_error)?;
+                    bulk_build(files.as_ref(), &index, options.progress.as_ref()).map_err(tantivy_error)?;
                 write_meta(index_dir).map_err(folder_error)?;
                 let reader = make_reader(&index).map_err(tantivy_error)?;
                 presence.share().map_err(folder_error)?;
                 let mut this =
-                    assemble(root, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
+                    assemble(files, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
                 this.open_stats = OpenStats { rebuild_reason: Some(reason), sync };
                 Ok(this)
             }
@@ -140,7 +138,7 @@ impl TantivyIndex {
         // The writer is held from the walk to the commit, so no change kb makes meanwhile
         // can be mistaken for one made outside.
         let mut writer = lock(&self.writer);
-        let on_disk = files::scan(&self.root);
+        let on_disk = self.files.entry_files();
         let (changed, gone, added) = {
             let stamps = lock(&self.stamps);
             let present: HashSet<&EntryPath> = on_disk.iter().map(|(p, _)| p).collect();
@@ -156,13 +154,14 @@ impl TantivyIndex {
         for path in &gone {
             writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
         }
-        let ingested = match ingest(&writer, &self.fields, &self.root, &changed, true, progress, false) {
-            Ok(ingested) => ingested,
-            Err(e) => {
-                let _ = writer.rollback();
-                return Err(index_error(e));
-            }
-        };
+        let ingested =
+            match ingest(&writer, &self.fields, self.files.as_ref(), &changed, true, progress, false) {
+                Ok(ingested) => ingested,
+                Err(e) => {
+                    let _ = writer.rollback();
+                    return Err(index_error(e));
+                }
+            };
         self.commit(&mut writer)?;
         let mut stamps = lock(&self.stamps);
         let mut removed = 0;
@@ -234,19 +233,19 @@ fn load_stamps(searcher: &Searcher) -> tantivy::Result<HashMap<EntryPath, Stamp>
 
 /// Indexes every entry of the vault into a fresh index with a large writer heap.
 fn bulk_build(
-    root: &Path,
+    files: &dyn VaultFiles,
     index: &Index,
     progress: Option<&ProgressFn>,
 ) -> tantivy::Result<(HashMap<EntryPath, Stamp>, crate::open::SyncStats)> {
     let fields = IndexFields::from_schema(&index.schema())?;
-    let paths: Vec<EntryPath> = files::scan(root).into_iter().map(|(p, _)| p).collect();
+    let paths: Vec<EntryPath> = files.entry_files().into_iter().map(|(p, _)| p).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let mut writer: IndexWriter = index.writer_with_num_threads(threads, BULK_HEAP_PER_THREAD * threads)?;
     // No merging while building: the few large segments a rebuild makes search well as they
     // are, and merging them would double the time (the kept writer merges later, in the
     // background, as it sees fit).
     writer.set_merge_policy(Box::new(NoMergePolicy));
-    let ingested = ingest(&writer, &fields, root, &paths, false, progress, true)?;
+    let ingested = ingest(&writer, &fields, files, &paths, false, progress, true)?;
     writer.commit()?;
     writer.wait_merging_threads()?;
     let sync = SyncStats {
@@ -259,7 +258,7 @@ fn bulk_build(
 }
 
 fn assemble(
-    root: PathBuf,
+    files: Arc<dyn VaultFiles>,
     index_dir: &Path,
     index: Index,
     reader: IndexReader,
@@ -269,7 +268,7 @@ fn assemble(
     let fields = IndexFields::from_schema(&index.schema())?;
     let writer = index.writer_with_num_threads(1, WRITER_HEAP)?;
     Ok(TantivyIndex {
-        root,
+        files,
         index_dir: index_dir.to_path_buf(),
         fields,
         reader,

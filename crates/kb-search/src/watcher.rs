@@ -11,12 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kb_domain::{Category, EntryPath};
+use kb_domain::{Category, EntryPath, VaultFiles};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, NoCache, new_debouncer_opt};
 
 use crate::error::WatchError;
-use crate::files::entry_path_of;
 use crate::index::TantivyIndex;
 
 /// How long events on a path settle before it is looked at.
@@ -42,9 +41,8 @@ impl VaultWatcher {
     /// Starts watching the vault of `index` recursively.
     pub fn start(index: Arc<TantivyIndex>, on_change: Option<OnChange>) -> Result<VaultWatcher, WatchError> {
         let root = index.vault_root().to_path_buf();
-        let handler_root = root.clone();
         let handler = move |result: DebounceEventResult| {
-            handle(&index, &handler_root, on_change.as_ref(), result);
+            handle(&index, on_change.as_ref(), result);
         };
         let error = |e: notify_debouncer_full::notify::Error| WatchError {
             path: root.clone(),
@@ -72,16 +70,16 @@ struct Plan {
     paths: Vec<EntryPath>,
 }
 
-fn plan(root: &Path, events: impl IntoIterator<Item = (bool, Vec<PathBuf>)>) -> Plan {
+fn plan(files: &dyn VaultFiles, events: impl IntoIterator<Item = (bool, Vec<PathBuf>)>) -> Plan {
     let mut plan = Plan::default();
     for (need_rescan, paths) in events {
         plan.rescan |= need_rescan;
         for path in paths {
-            if let Some(entry) = entry_path_of(root, &path) {
+            if let Some(entry) = files.entry_path_of(&path) {
                 if !plan.paths.contains(&entry) {
                     plan.paths.push(entry);
                 }
-            } else if is_folder_event(root, &path) {
+            } else if is_folder_event(files.root(), &path) {
                 plan.rescan = true;
             }
         }
@@ -98,7 +96,7 @@ fn is_folder_event(root: &Path, path: &Path) -> bool {
     }
 }
 
-fn handle(index: &TantivyIndex, root: &Path, on_change: Option<&OnChange>, result: DebounceEventResult) {
+fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, result: DebounceEventResult) {
     let (events, lost) = match result {
         Ok(events) => (events, false),
         Err(errors) => {
@@ -109,7 +107,8 @@ fn handle(index: &TantivyIndex, root: &Path, on_change: Option<&OnChange>, resul
             (Vec::new(), true)
         }
     };
-    let mut plan = plan(root, events.into_iter().map(|e| (e.event.need_rescan(), e.event.paths)));
+    let mut plan =
+        plan(index.files.as_ref(), events.into_iter().map(|e| (e.event.need_rescan(), e.event.paths)));
     plan.rescan |= lost;
     let changed = if plan.rescan {
         match index.reconcile_changes(None) {
@@ -144,15 +143,19 @@ mod tests {
 
     #[test]
     fn events_become_paths_or_a_rescan() {
-        let root = Path::new("/v");
-        let p = |s: &str| PathBuf::from(s);
+        let dir = tempfile::tempdir().unwrap();
+        let files = kb_storage::vault::EntryFiles::new(dir.path()).unwrap();
+        let v = files.root().to_path_buf();
+        let p = |s: &str| v.join(s);
         let got = plan(
-            root,
-            [(false, vec![p("/v/ideas/a.md"), p("/v/ideas/.a.md.tmp")]), (false, vec![p("/v/ideas/a.md")])],
+            &files,
+            [(false, vec![p("ideas/a.md"), p("ideas/.a.md.tmp")]), (false, vec![p("ideas/a.md")])],
         );
         assert_eq!(got, Plan { rescan: false, paths: vec![EntryPath::parse("ideas/a.md").unwrap()] });
-        assert!(plan(root, [(false, vec![p("/v/ideas")])]).rescan);
-        assert!(plan(root, [(true, vec![])]).rescan);
-        assert!(!plan(root, [(false, vec![p("/v/.kb/index/x")])]).rescan);
+        assert!(plan(&files, [(false, vec![p("ideas")])]).rescan);
+        assert!(plan(&files, [(false, vec![v.clone()])]).rescan);
+        assert!(plan(&files, [(true, vec![])]).rescan);
+        assert!(!plan(&files, [(false, vec![p(".kb/index/x")])]).rescan);
+        assert!(!plan(&files, [(false, vec![PathBuf::from("/elsewhere/ideas/a.md")])]).rescan);
     }
 }

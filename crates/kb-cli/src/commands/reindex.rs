@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kb_core::Config;
-use kb_search::{IndexProgress, OpenOptions, OpenStats, ProgressFn, TantivyIndex};
+use kb_search::{IndexProgress, OpenOptions, OpenStats, ProgressFn};
 use serde_json::{Value, json};
 
 use crate::failure::CliError;
@@ -22,12 +22,11 @@ pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
     if !root.is_dir() {
         return Err(CliError::runtime(format!("no vault at {}: nothing to index", root.display())));
     }
-    let index_dir = root.join(".kb").join("index");
     let bar = progress_bar();
     let options = OpenOptions { progress: Some(report_to(bar.clone())) };
-    let opened = TantivyIndex::open_with(root, &index_dir, options);
+    let opened = kb_core::open_index(root, options);
     bar.finish_and_clear();
-    let index = opened.map_err(|e| CliError::runtime(format!("cannot open the search index: {e}")))?;
+    let index = opened.map_err(|e| CliError::runtime(e.to_string()))?;
     let stats = index.open_stats();
     if json { output::print_json(&stats_json(stats)) } else { output::print_text(&stats_text(stats)) }
 }

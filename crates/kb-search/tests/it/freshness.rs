@@ -9,7 +9,7 @@ use std::time::Duration;
 use kb_domain::{ChangeObserver, EntryChange, EntryPath, SearchIndex};
 use kb_search::{META_FILE, OnChange, TantivyIndex, VaultWatcher};
 
-use crate::support::{TestVault, eventually, paths, search};
+use crate::support::{TestVault, eventually, open_index, paths, search};
 
 const WITHIN: Duration = Duration::from_secs(2);
 
@@ -180,7 +180,7 @@ fn progress_is_reported_during_a_rebuild() {
     let reports: Arc<Mutex<Vec<kb_search::IndexProgress>>> = Arc::default();
     let sink = reports.clone();
     let options = kb_search::OpenOptions { progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))) };
-    let index = TantivyIndex::open_with(v.root(), &v.index_dir(), options).unwrap();
+    let index = open_index(v.root(), options).unwrap();
     assert_eq!(index.len(), 2500);
     let reports = reports.lock().unwrap();
     assert!(reports.len() >= 3, "{reports:?}");
@@ -192,16 +192,24 @@ fn progress_is_reported_during_a_rebuild() {
 fn a_second_open_of_the_same_index_fails_cleanly() {
     let v = TestVault::new();
     let _first = v.open();
-    let second = TantivyIndex::open(v.root(), &v.index_dir());
+    let second = v.try_open();
     assert!(second.is_err());
-    assert!(TantivyIndex::open(&v.root().join("missing"), &v.index_dir()).is_err());
+    // A vault folder that is not there has no entry files to give.
+    assert!(kb_storage::vault::EntryFiles::new(v.root().join("missing")).is_err());
+    // One removed after its files were taken cannot be indexed.
+    let gone = tempfile::tempdir().unwrap();
+    let files = std::sync::Arc::new(kb_storage::vault::EntryFiles::new(gone.path()).unwrap());
+    let index_dir = v.root().join(".kb/other-index");
+    drop(gone);
+    let opened = TantivyIndex::open(files, &index_dir);
+    assert!(matches!(opened, Err(kb_search::OpenError::Vault { .. })), "{opened:?}");
 }
 
 #[test]
 fn a_second_writer_on_the_same_index_is_told_who_holds_it() {
     let v = TestVault::new();
     let _first = v.open();
-    let second = kb_search::TantivyIndex::open(v.root(), &v.index_dir());
+    let second = v.try_open();
     let Err(error) = second else { panic!("a second writer must be refused") };
     assert!(matches!(error, kb_search::OpenError::Locked { .. }), "{error}");
     assert!(error.to_string().contains("kb serve"), "{error}");

@@ -6,9 +6,9 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use kb_search::{META_FILE, OpenError, TantivyIndex};
+use kb_search::{META_FILE, OpenError, OpenOptions};
 
-use crate::support::{TestVault, paths, search};
+use crate::support::{TestVault, open_index, paths, search};
 
 const VAULT_VAR: &str = "KB_SEARCH_CHILD_VAULT";
 
@@ -18,7 +18,7 @@ const VAULT_VAR: &str = "KB_SEARCH_CHILD_VAULT";
 fn child_opens_the_index() {
     let Ok(dir) = std::env::var(VAULT_VAR) else { return };
     let root = Path::new(&dir);
-    match TantivyIndex::open(root, &root.join(".kb/index")) {
+    match open_index(root, OpenOptions::default()) {
         Ok(_) => println!("child: opened"),
         Err(OpenError::Locked { .. }) => println!("child: locked"),
         Err(other) => println!("child: failed: {other}"),
@@ -58,7 +58,7 @@ fn a_second_process_never_wipes_a_held_index() {
 
     // Alone, a process rebuilds the index it cannot read.
     drop(index);
-    let reopened = TantivyIndex::open(v.root(), &v.index_dir()).unwrap();
+    let reopened = v.open();
     assert!(reopened.open_stats().rebuild_reason.is_some());
     assert_eq!(paths(&search(&reopened, "tomatoes")), ["ideas/garden.md"]);
 }

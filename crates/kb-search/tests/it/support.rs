@@ -2,10 +2,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kb_domain::{Category, Entry, EntryPath, SearchIndex, SearchQuery, SearchResults};
-use kb_search::TantivyIndex;
+use kb_search::{OpenError, OpenOptions, TantivyIndex};
+use kb_storage::vault::EntryFiles;
 use tempfile::TempDir;
 
 /// A vault in a temp folder, with its index folder at `.kb/index`.
@@ -31,7 +33,12 @@ impl TestVault {
     }
 
     pub fn open(&self) -> TantivyIndex {
-        TantivyIndex::open(self.root(), &self.index_dir()).unwrap()
+        self.try_open().unwrap()
+    }
+
+    /// Opens the index of this vault, as kb does (entry files from kb-storage).
+    pub fn try_open(&self) -> Result<TantivyIndex, OpenError> {
+        open_index(self.root(), OpenOptions::default())
     }
 
     /// Writes a file at a vault-relative path, returning the entry as kb reads it.
@@ -44,6 +51,12 @@ impl TestVault {
     pub fn write_entry(&self, rel: &str, name: &str, body: &str) -> Entry {
         self.write(rel, &format!("---\nname: {name}\n---\n{body}")).unwrap()
     }
+}
+
+/// Opens the index of the vault at `root`, kept in `{root}/.kb/index`.
+pub fn open_index(root: &Path, options: OpenOptions) -> Result<TantivyIndex, OpenError> {
+    let files = Arc::new(EntryFiles::new(root).unwrap());
+    TantivyIndex::open_with(files, &root.join(".kb/index"), options)
 }
 
 pub fn query(text: &str) -> SearchQuery {

@@ -10,6 +10,8 @@
 //!   new path in the same change, editing only those references' bytes.
 //! - `get`, `update`, `move_entry` and `delete` read the file on disk at that moment;
 //!   paths are checked to stay inside the vault ([`safe_path`]).
+//! - [`EntryFiles`] lends the same rule of which files are entries (and the same symlink
+//!   check) to readers outside the vault, as the [`kb_domain::VaultFiles`] port.
 //! - Every write is atomic ([`atomic`]); new files are created without clobbering, so two
 //!   writers (threads or processes) never share a slug. Changes are serialised by one
 //!   lock, and observers hear of each change after it is on disk, before the call returns.
@@ -18,6 +20,7 @@
 
 mod atomic;
 mod cache;
+mod files;
 mod index_md;
 mod journal;
 mod presence;
@@ -38,6 +41,8 @@ use kb_domain::{
     UpdateOutcome, transform_for_move,
 };
 use serde_json::Value;
+
+pub use self::files::EntryFiles;
 
 use self::cache::Cache;
 use self::journal::{JournalFile, MoveJournal};
@@ -127,6 +132,12 @@ impl Vault {
     /// The vault's root folder.
     pub fn root(&self) -> &Path {
         self.root.dir()
+    }
+
+    /// The vault's entry files, read-only (the [`kb_domain::VaultFiles`] port, for the
+    /// search index): the same rule of which files are entries as the vault's own.
+    pub fn files(&self) -> EntryFiles {
+        EntryFiles::of_root(self.root.clone())
     }
 
     /// Adds an observer told of every change (after it is on disk, before the call that

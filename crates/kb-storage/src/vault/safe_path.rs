@@ -30,6 +30,11 @@ impl Root {
         &self.dir
     }
 
+    /// The root resolved (symlinks followed).
+    pub(crate) fn canonical(&self) -> &Path {
+        &self.canonical
+    }
+
     /// The folder of a category (a pure join).
     pub(crate) fn folder(&self, category: Category) -> PathBuf {
         self.dir.join(category.as_str())
@@ -92,6 +97,11 @@ impl Root {
             Ok(_) => Ok(file),
             Err(e) => Err(io_error(&file, e)),
         }
+    }
+
+    /// Whether a category's folder is a symlink.
+    pub(crate) fn folder_is_symlink(&self, category: Category) -> bool {
+        fs::symlink_metadata(self.folder(category)).is_ok_and(|m| m.file_type().is_symlink())
     }
 
     /// Whether an existing file (perhaps a symlink) resolves inside the vault.

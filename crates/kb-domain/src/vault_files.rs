@@ -1,0 +1,72 @@
+//! The vault's files as a port ([`VaultFiles`]): which files are entries, their content
+//! stamps, and reading one entry. The storage adapter implements it (the one place the
+//! rule is written); the search index uses it to follow the vault without knowing how the
+//! vault lies on disk.
+//!
+//! The rule: only visible `.md` files directly inside a category folder
+//! (`{category}/{name}.md`) are entries; sub-folders, hidden files and anything else are
+//! not. A symlinked file or category folder counts only when it resolves inside the vault.
+
+use std::path::Path;
+
+use crate::entry::Entry;
+use crate::path::EntryPath;
+
+/// What is remembered of an entry file to tell whether it changed: its modification time
+/// and size, taken from metadata only (the file is not opened).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stamp {
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: i64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl Stamp {
+    /// The stamp of an entry known without a file behind it: matches no real file.
+    pub const NONE: Stamp = Stamp { mtime_ns: i64::MIN, size: u64::MAX };
+
+    /// The stamp of a file modified at `mtime_ns` (nanoseconds since the Unix epoch) and
+    /// `size` bytes long.
+    pub const fn new(mtime_ns: i64, size: u64) -> Stamp {
+        Stamp { mtime_ns, size }
+    }
+}
+
+/// What reading one entry file gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileRead {
+    /// The entry, and the stamp of the file it was read from. The stamp is taken before
+    /// the read, so it can only be older than what was read, never newer: a file changed
+    /// during the read is seen as changed again the next time it is looked at.
+    Entry(Entry, Stamp),
+    /// No entry there: the file is gone, is not a regular file, or leads out of the vault.
+    Missing,
+    /// The file is there but is not a readable entry (frontmatter does not parse, not
+    /// UTF-8, cannot be read), with the reason. It is reported, never rewritten.
+    Malformed(String),
+}
+
+/// The entry files of one vault, read-only (see the module documentation for which files
+/// are entries). Implementations never write.
+pub trait VaultFiles: Send + Sync {
+    /// The vault's root folder, canonical (symlinks resolved).
+    fn root(&self) -> &Path;
+
+    /// Every entry file of the vault with its stamp, from folder listings and metadata
+    /// only: no file is opened. A category folder that cannot be listed is skipped (with
+    /// a warning).
+    fn entry_files(&self) -> Vec<(EntryPath, Stamp)>;
+
+    /// The stamp of the entry file at `path`, or `None` when there is no entry file there
+    /// (missing, not a regular file, leading out of the vault).
+    fn stamp(&self, path: &EntryPath) -> Option<Stamp>;
+
+    /// Reads the entry at `path`.
+    fn read(&self, path: &EntryPath) -> FileRead;
+
+    /// The entry path of an absolute file path under [`VaultFiles::root`] (as a file
+    /// watcher reports it) when it names a possible entry file; `None` for any other path.
+    /// Only the path is looked at, not the file.
+    fn entry_path_of(&self, file: &Path) -> Option<EntryPath>;
+}
