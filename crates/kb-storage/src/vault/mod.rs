@@ -186,7 +186,8 @@ impl Vault {
         if !state.index_text.is_empty() && text == state.index_text {
             return;
         }
-        if matches!(index_md::owner(&file), Ok(index_md::Owner::Person)) {
+        // A file that cannot be told to be kb's is left alone too.
+        if !matches!(index_md::owner(&file), Ok(index_md::Owner::Nobody | index_md::Owner::Kb)) {
             let (chosen, notice) = index_md::choose_file(self.root.dir());
             if let Some(notice) = &notice {
                 tracing::warn!("{notice}");
