@@ -267,21 +267,9 @@ impl ConversationStore for SqliteConversationStore {
         changed_one(done, id)
     }
 
-    #[tracing::instrument(skip(self), fields(id = %id))]
     async fn messages(&self, id: &ConversationId) -> Result<Vec<Message>, StoreError> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            message_columns!(),
-            " FROM messages WHERE conversation_id = ? ORDER BY seq ASC"
-        ))
-        .bind(id.as_str())
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db_error("cannot read messages"))?;
-        if rows.is_empty() {
-            self.ensure_exists(id).await?;
-        }
-        rows.iter().map(message_from_row).collect()
+        // Sequence numbers start at 1: every message comes after the first 0.
+        self.messages_after(id, 0).await
     }
 
     #[tracing::instrument(skip(self), fields(id = %id))]
