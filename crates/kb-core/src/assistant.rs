@@ -345,13 +345,25 @@ fn open_vault_and_index(
     let vault = Arc::new(Vault::open(dir, clock)?);
     let index = Arc::new(crate::index::open_index_of(vault.files(), vault.root(), options)?);
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
+    // Other kb processes on this vault send their changes to the one that owns the index;
+    // once indexed, this process's view of the vault follows them too.
+    let follower = Arc::downgrade(&vault);
+    index.share_writes(Some(Arc::new(move |changed: &[kb_domain::EntryPath]| {
+        let Some(vault) = follower.upgrade() else { return };
+        for path in changed {
+            if let Err(error) = vault.follow(path) {
+                tracing::warn!(%error, %path, "could not follow an entry another kb process changed");
+            }
+        }
+    })));
     Ok((vault, index))
 }
 
 fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultWatcher> {
     let vault_for_events = Arc::clone(vault);
     let on_change: OnChange = Arc::new(move |path| {
-        if let Err(error) = vault_for_events.refresh(path) {
+        // The index followed the file already: the vault need not tell it again.
+        if let Err(error) = vault_for_events.follow(path) {
             tracing::warn!(%error, %path, "could not refresh an entry changed outside kb");
         }
     });

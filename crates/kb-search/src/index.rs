@@ -1,13 +1,16 @@
 //! [`TantivyIndex`]: the search port over a tantivy index kept in step with the vault.
 //!
-//! One writer is held open for the life of the index. Every change is committed and the
-//! reader reloaded before the call returns (read-your-writes); the reader never reloads
-//! on its own. What is indexed for each entry (its content stamp) is also kept in memory,
-//! so an event about a file kb itself just wrote is recognised and skipped.
+//! The process that owns the index (see [`crate::owner`]) holds its one writer: every
+//! change is committed and the reader reloaded before the call returns (read-your-writes).
+//! What is indexed for each entry (its content stamp) is also kept in memory there, so an
+//! event about a file kb itself just wrote is recognised and skipped. Any other process
+//! sends its changes to the owner and reloads once they are committed; its reader also
+//! follows the owner's commits on its own.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 use kb_domain::{
     ChangeObserver, Entry, EntryChange, EntryPath, FileRead, SearchError, SearchHit, SearchIndex,
@@ -19,7 +22,8 @@ use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
 use crate::analysis::{fuzzy_distance, query_terms};
 use crate::document::{StoredHit, to_document};
 use crate::error::index_error;
-use crate::open::OpenStats;
+use crate::open::{OpenStats, SyncStats, WRITER_HEAP, load_stamps};
+use crate::owner::{self, Answer, OnForwarded, OwnerServer, Request, SendError};
 use crate::query::{self, Matching};
 use crate::schema::IndexFields;
 use crate::snippet::{TermMatcher, best_passage};
@@ -31,7 +35,14 @@ pub struct TantivyIndex {
     pub(crate) index_dir: PathBuf,
     pub(crate) fields: IndexFields,
     pub(crate) reader: IndexReader,
-    pub(crate) writer: Mutex<IndexWriter>,
+    /// The writer, in the process that owns the index; `None` in the others.
+    pub(crate) writer: Mutex<Option<IndexWriter>>,
+    /// Where the owner answers the other processes.
+    pub(crate) socket: PathBuf,
+    /// Set by [`TantivyIndex::share_writes`]: how to answer other processes once owner.
+    pub(crate) sharing: OnceLock<Sharing>,
+    /// The listener, while this process owns the index and shares it.
+    pub(crate) server: Mutex<Option<OwnerServer>>,
     /// What is indexed: the stamp of the file each entry was read from.
     pub(crate) stamps: Mutex<HashMap<EntryPath, Stamp>>,
     pub(crate) open_stats: OpenStats,
@@ -39,9 +50,19 @@ pub struct TantivyIndex {
     pub(crate) last_failure: Mutex<Option<String>>,
     /// This process's shared hold on the index folder (see `presence`).
     pub(crate) _presence: crate::presence::Presence,
-    /// Kept so the index outlives its reader and writer.
-    pub(crate) _index: Index,
+    /// The index itself (a writer is made from it on taking ownership over).
+    pub(crate) index: Index,
 }
+
+/// How an owning process answers the others.
+pub(crate) struct Sharing {
+    this: Weak<TantivyIndex>,
+    on_forwarded: Option<OnForwarded>,
+}
+
+/// How long a process waits for an owner to appear (one that is taking over) before its
+/// write fails.
+const OWNER_WAIT: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for TantivyIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,6 +82,15 @@ pub(crate) enum Change {
     Remove(EntryPath),
 }
 
+impl Change {
+    fn path(&self) -> &EntryPath {
+        match self {
+            Change::Upsert(entry, _) => &entry.path,
+            Change::Remove(path) => path,
+        }
+    }
+}
+
 pub(crate) use kb_domain::sync::lock;
 
 impl TantivyIndex {
@@ -69,9 +99,137 @@ impl TantivyIndex {
         self.files.root()
     }
 
-    /// How many entries are indexed.
+    /// How many entries are indexed (as this process's reader sees the index).
     pub fn len(&self) -> usize {
-        lock(&self.stamps).len()
+        usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
+    }
+
+    /// Whether this process holds the index's writer (the others send it their changes).
+    pub fn is_owner(&self) -> bool {
+        lock(&self.writer).is_some()
+    }
+
+    /// Lets the other kb processes on this vault send their changes here while this
+    /// process owns the index (now, or after taking it over later); `on_forwarded` hears
+    /// of the entries they changed once they are indexed. Call once, after wrapping the
+    /// index in an [`Arc`].
+    pub fn share_writes(self: &Arc<Self>, on_forwarded: Option<OnForwarded>) {
+        let sharing = Sharing { this: Arc::downgrade(self), on_forwarded };
+        if self.sharing.set(sharing).is_ok() && self.is_owner() {
+            self.start_server();
+        }
+    }
+
+    fn start_server(&self) {
+        let Some(sharing) = self.sharing.get() else { return };
+        let mut server = lock(&self.server);
+        if server.is_some() {
+            return;
+        }
+        match OwnerServer::start(sharing.this.clone(), self.socket.clone(), sharing.on_forwarded.clone()) {
+            Ok(started) => *server = Some(started),
+            Err(error) => tracing::warn!(
+                %error,
+                socket = %self.socket.display(),
+                "other kb processes cannot send changes to this one; they wait for it to exit"
+            ),
+        }
+    }
+
+    /// Takes the writer over when no process holds it: `Ok(false)` when another does.
+    /// The new owner catches up with the vault (the old one may have died mid-change)
+    /// and starts answering the others.
+    fn take_over(&self) -> Result<bool, SearchError> {
+        {
+            let mut slot = lock(&self.writer);
+            if slot.is_some() {
+                return Ok(true);
+            }
+            match self.index.writer_with_num_threads(1, WRITER_HEAP) {
+                Ok(writer) => *slot = Some(writer),
+                Err(tantivy::TantivyError::LockFailure(..)) => return Ok(false),
+                Err(e) => return Err(index_error(e)),
+            }
+        }
+        tracing::info!("taking over the search index from a kb process that is gone");
+        self.reader.reload().map_err(index_error)?;
+        *lock(&self.stamps) = load_stamps(&self.reader.searcher()).map_err(index_error)?;
+        self.reconcile_local(None)?;
+        self.start_server();
+        Ok(true)
+    }
+
+    /// Asks the owner to do `request`; `Ok(None)` when this process became the owner
+    /// instead (then it does the work itself).
+    fn forward(&self, request: &Request) -> Result<Option<Answer>, SearchError> {
+        let deadline = Instant::now() + OWNER_WAIT;
+        loop {
+            match owner::send(&self.socket, request) {
+                Ok(answer) => {
+                    self.reader.reload().map_err(index_error)?;
+                    return Ok(Some(answer));
+                }
+                Err(SendError::Failed(error)) => return Err(error),
+                Err(SendError::NoOwner) => {
+                    if self.take_over()? {
+                        return Ok(None);
+                    }
+                    if Instant::now() > deadline {
+                        return Err(SearchError::Index(
+                            "another kb process holds the search index but does not answer".into(),
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+
+    /// Applies changes: here when this process owns the index, else through the owner.
+    pub(crate) fn apply(&self, changes: Vec<Change>) -> Result<(), SearchError> {
+        if changes.is_empty() || self.is_owner() {
+            return self.apply_local(changes);
+        }
+        let paths = changes.iter().map(|c| c.path().to_string()).collect();
+        match self.forward(&Request::Sync { paths })? {
+            Some(_) => Ok(()),
+            None => self.apply_local(changes),
+        }
+    }
+
+    /// Brings the index in line with the files at `paths` (as a file watcher reports
+    /// them); returns the paths whose indexed entry changed and the files found unreadable
+    /// (so the vault can count them). Files whose stamp matches what is indexed (kb's own
+    /// writes) are not read again. In a process that does not own the index, the owner
+    /// does this, and every path asked about is returned (this process's view of them may
+    /// be older than the owner's).
+    pub fn sync_paths(&self, paths: &[EntryPath]) -> Result<Vec<EntryPath>, SearchError> {
+        if paths.is_empty() || self.is_owner() {
+            return self.sync_local(paths);
+        }
+        let request = Request::Sync { paths: paths.iter().map(ToString::to_string).collect() };
+        match self.forward(&request)? {
+            Some(_) => Ok(paths.to_vec()),
+            None => self.sync_local(paths),
+        }
+    }
+
+    /// [`TantivyIndex::reconcile`], also giving the paths whose indexed entry changed;
+    /// done by the owner.
+    pub(crate) fn reconcile_changes(
+        &self,
+        progress: Option<&crate::ingest::ProgressFn>,
+    ) -> Result<(SyncStats, Vec<EntryPath>), SearchError> {
+        if self.is_owner() {
+            return self.reconcile_local(progress);
+        }
+        match self.forward(&Request::Reconcile)? {
+            Some(answer) => Ok((
+                answer.stats.map(SyncStats::from).unwrap_or_default(),
+                answer.changed.iter().filter_map(|p| EntryPath::parse(p).ok()).collect(),
+            )),
+            None => self.reconcile_local(progress),
+        }
     }
 
     /// Whether no entry is indexed.
@@ -84,12 +242,15 @@ impl TantivyIndex {
         &self.open_stats
     }
 
-    /// Applies changes in one commit, then reloads the reader.
-    pub(crate) fn apply(&self, changes: Vec<Change>) -> Result<(), SearchError> {
+    /// Applies changes in one commit with this process's writer, then reloads the reader.
+    fn apply_local(&self, changes: Vec<Change>) -> Result<(), SearchError> {
         if changes.is_empty() {
             return Ok(());
         }
-        let mut writer = lock(&self.writer);
+        let mut slot = lock(&self.writer);
+        let Some(writer) = slot.as_mut() else {
+            return Err(SearchError::Index("this kb process does not own the search index".into()));
+        };
         let mut staged = Vec::with_capacity(changes.len());
         for change in changes {
             let path = match &change {
@@ -109,7 +270,7 @@ impl TantivyIndex {
             };
             staged.push((path, stamp));
         }
-        self.commit(&mut writer)?;
+        self.commit(writer)?;
         let mut stamps = lock(&self.stamps);
         for (path, stamp) in staged {
             match stamp {
@@ -144,11 +305,8 @@ impl TantivyIndex {
         }
     }
 
-    /// Brings the index in line with the files at `paths` (as a file watcher reports
-    /// them); returns the paths whose indexed entry changed and the files found unreadable
-    /// (so the vault can count them). Files whose stamp matches what is indexed (kb's own
-    /// writes) are not read again.
-    pub fn sync_paths(&self, paths: &[EntryPath]) -> Result<Vec<EntryPath>, SearchError> {
+    /// [`TantivyIndex::sync_paths`] with this process's writer.
+    pub(crate) fn sync_local(&self, paths: &[EntryPath]) -> Result<Vec<EntryPath>, SearchError> {
         let mut changes = Vec::new();
         let mut unreadable = Vec::new();
         for path in paths {
@@ -180,7 +338,7 @@ impl TantivyIndex {
             })
             .chain(unreadable)
             .collect();
-        self.apply(changes)?;
+        self.apply_local(changes)?;
         Ok(changed)
     }
 

@@ -28,7 +28,7 @@ use crate::schema::{IndexFields, MTIME_FIELD, PATH_FIELD, SCHEMA_VERSION, SIZE_F
 pub const META_FILE: &str = "kb-index.json";
 
 /// Heap of the writer kept open for kb's own changes (small: commits stay cheap).
-const WRITER_HEAP: usize = 50_000_000;
+pub(crate) const WRITER_HEAP: usize = 50_000_000;
 /// Heap per indexing thread during a rebuild.
 const BULK_HEAP_PER_THREAD: usize = 200_000_000;
 
@@ -96,10 +96,13 @@ impl TantivyIndex {
                 presence.share().map_err(folder_error)?;
                 let mut this =
                     assemble(files, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
-                let (sync, _) = this
-                    .reconcile_changes(options.progress.as_ref())
-                    .map_err(|e| OpenError::Index { path: index_dir.to_path_buf(), reason: e.to_string() })?;
-                this.open_stats = OpenStats { rebuild_reason: None, sync };
+                // Only the owner writes; another process that owns the index keeps it current.
+                if this.is_owner() {
+                    let (sync, _) = this.reconcile_local(options.progress.as_ref()).map_err(|e| {
+                        OpenError::Index { path: index_dir.to_path_buf(), reason: e.to_string() }
+                    })?;
+                    this.open_stats = OpenStats { rebuild_reason: None, sync };
+                }
                 Ok(this)
             }
             // Another process has this index open: what looks unreadable may be its rebuild
@@ -130,14 +133,17 @@ impl TantivyIndex {
         self.reconcile_changes(None).map(|(stats, _)| stats)
     }
 
-    /// [`TantivyIndex::reconcile`], also giving the paths whose indexed entry changed.
-    pub(crate) fn reconcile_changes(
+    /// [`TantivyIndex::reconcile`] with this process's writer.
+    pub(crate) fn reconcile_local(
         &self,
         progress: Option<&ProgressFn>,
     ) -> Result<(SyncStats, Vec<EntryPath>), SearchError> {
         // The writer is held from the walk to the commit, so no change kb makes meanwhile
         // can be mistaken for one made outside.
-        let mut writer = lock(&self.writer);
+        let mut slot = lock(&self.writer);
+        let Some(writer) = slot.as_mut() else {
+            return Err(SearchError::Index("this kb process does not own the search index".into()));
+        };
         let on_disk = self.files.entry_files();
         let (changed, gone, added) = {
             let stamps = lock(&self.stamps);
@@ -162,7 +168,7 @@ impl TantivyIndex {
                     return Err(index_error(e));
                 }
             };
-        self.commit(&mut writer)?;
+        self.commit(writer)?;
         let mut stamps = lock(&self.stamps);
         let mut removed = 0;
         for path in gone.iter().chain(&ingested.dropped) {
@@ -203,7 +209,7 @@ fn load_existing(dir: &Path) -> Result<Loaded, String> {
 }
 
 /// The stamps of every indexed entry, from fast fields (no stored document is read).
-fn load_stamps(searcher: &Searcher) -> tantivy::Result<HashMap<EntryPath, Stamp>> {
+pub(crate) fn load_stamps(searcher: &Searcher) -> tantivy::Result<HashMap<EntryPath, Stamp>> {
     let mut stamps = HashMap::with_capacity(usize::try_from(searcher.num_docs()).unwrap_or(0));
     for segment in searcher.segment_readers() {
         let fast = segment.fast_fields();
@@ -266,23 +272,33 @@ fn assemble(
     presence: Presence,
 ) -> tantivy::Result<TantivyIndex> {
     let fields = IndexFields::from_schema(&index.schema())?;
-    let writer = index.writer_with_num_threads(1, WRITER_HEAP)?;
+    // The first process to take the writer owns the index; the others read it.
+    let writer = match index.writer_with_num_threads(1, WRITER_HEAP) {
+        Ok(writer) => Some(writer),
+        Err(tantivy::TantivyError::LockFailure(..)) => None,
+        Err(other) => return Err(other),
+    };
     Ok(TantivyIndex {
         files,
         index_dir: index_dir.to_path_buf(),
         fields,
         reader,
         writer: Mutex::new(writer),
+        socket: crate::owner::socket_path(index_dir),
+        sharing: std::sync::OnceLock::new(),
+        server: Mutex::new(None),
         stamps: Mutex::new(stamps),
         open_stats: OpenStats::default(),
         last_failure: Mutex::new(None),
         _presence: presence,
-        _index: index,
+        index,
     })
 }
 
 fn make_reader(index: &Index) -> tantivy::Result<IndexReader> {
-    index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()
+    // Commits made by another process reach this one's reader within a second; this
+    // process's own commits are reloaded at once.
+    index.reader_builder().reload_policy(ReloadPolicy::OnCommitWithDelay).try_into()
 }
 
 /// Writes the meta file (atomically: a temp file renamed over it).

@@ -46,7 +46,7 @@ pub use self::files::EntryFiles;
 
 use self::cache::Cache;
 use self::journal::{JournalFile, MoveJournal};
-use self::presence::{Joined, Presence};
+use self::presence::{Joined, Presence, WriteLock};
 use self::safe_path::{Root, io_error};
 use self::scan::{Found, read_entry, read_existing};
 
@@ -61,6 +61,8 @@ pub struct Vault {
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
     /// This process's shared hold on the vault, for as long as it is open.
     _presence: Presence,
+    /// Serialises changes to entries with other kb processes.
+    writes: WriteLock,
 }
 
 /// What the lock guards: the cache and kb's index file.
@@ -105,6 +107,7 @@ impl Vault {
             // live, and finishing it here could delete the entry's only copy.
             Joined::Shared(presence) => presence,
         };
+        let writes = WriteLock::open(&state_dir).map_err(|e| io_error(&state_dir, e))?;
         let mut cache = Cache::default();
         scan::scan(&root, |found| match found {
             Found::Entry(entry) => cache.insert(&entry),
@@ -121,6 +124,7 @@ impl Vault {
             state: Mutex::new(State { cache, index_text: String::new(), index_file, index_notice }),
             observers: RwLock::new(Vec::new()),
             _presence: presence,
+            writes,
         };
         {
             let mut state = vault.lock();
@@ -203,6 +207,58 @@ impl Vault {
             tracing::warn!(error = %e, file = %file.display(), "could not write kb's index file");
         }
         state.index_text = text;
+    }
+
+    /// Brings the cache and the index file in line with the entry file at `path` after the
+    /// search index already followed it (an edit from outside kb, or another kb process's
+    /// change, reported by the index): observers are not told of it a second time.
+    pub fn follow(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
+        self.reread(path, false)
+    }
+
+    /// Reads the entry at `path` again into the cache (and the index file); observers are
+    /// told when `notify`.
+    fn reread(&self, path: &EntryPath, notify: bool) -> Result<Option<Entry>, RepositoryError> {
+        let mut state = self.lock();
+        let file = match self.root.checked_file(path) {
+            Ok(file) => Some(file),
+            Err(RepositoryError::NotFound(_)) => None,
+            Err(e) => {
+                state.cache.remove(path);
+                self.reread_done(&mut state, EntryChange::Removed(path.clone()), notify);
+                return Err(e);
+            }
+        };
+        let found = match file {
+            Some(file) => read_entry(&file, path)?,
+            None => None,
+        };
+        match found {
+            Some(Found::Entry(entry)) => {
+                state.cache.insert(&entry);
+                self.reread_done(&mut state, EntryChange::Upserted(entry.clone()), notify);
+                Ok(Some(entry))
+            }
+            Some(Found::Malformed(m)) => {
+                tracing::warn!(path = %m.path, reason = %m.reason, "entry file became malformed; skipped");
+                state.cache.mark_malformed(&m);
+                self.reread_done(&mut state, EntryChange::Removed(path.clone()), notify);
+                Err(RepositoryError::Malformed { path: m.path, reason: m.reason })
+            }
+            None => {
+                state.cache.remove(path);
+                self.reread_done(&mut state, EntryChange::Removed(path.clone()), notify);
+                Ok(None)
+            }
+        }
+    }
+
+    fn reread_done(&self, state: &mut State, change: EntryChange, notify: bool) {
+        if notify {
+            self.changed(state, &[change]);
+        } else {
+            self.write_index(state);
+        }
     }
 
     /// The moved entry as written at `new_path` (from `document`), with its links to
@@ -299,6 +355,7 @@ impl EntryRepository for Vault {
         let slug = Slug::from_name(&new.name);
         let document = render_document(&frontmatter, &new.body);
         let mut state = self.lock();
+        let _writing = self.writes.hold();
         let path = self.place_new(&state.cache, new.category, &slug, document.as_bytes(), |_| Ok(()))?;
         tracing::Span::current().record("path", tracing::field::display(&path));
         let entry = Entry { path, frontmatter, body: new.body };
@@ -319,6 +376,7 @@ impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(path = %path))]
     fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
         let mut state = self.lock();
+        let _writing = self.writes.hold();
         let file = self.root.checked_writable_file(path)?;
         let mut entry = read_existing(&file, path)?;
         let updated_fields = update.apply(&mut entry, self.clock.now())?;
@@ -331,6 +389,7 @@ impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path, references))]
     fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
+        let _writing = self.writes.hold();
         let old_file = self.root.checked_writable_file(path)?;
         let entry = read_existing(&old_file, path)?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
@@ -397,6 +456,7 @@ impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(path = %path))]
     fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
         let mut state = self.lock();
+        let _writing = self.writes.hold();
         let file = self.root.checked_file(path)?;
         // A malformed file is refused here: kb never deletes what it cannot read.
         read_existing(&file, path)?;
@@ -428,38 +488,7 @@ impl EntryRepository for Vault {
 
     #[tracing::instrument(skip_all, fields(path = %path))]
     fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
-        let mut state = self.lock();
-        let file = match self.root.checked_file(path) {
-            Ok(file) => Some(file),
-            Err(RepositoryError::NotFound(_)) => None,
-            Err(e) => {
-                state.cache.remove(path);
-                self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
-                return Err(e);
-            }
-        };
-        let found = match file {
-            Some(file) => read_entry(&file, path)?,
-            None => None,
-        };
-        match found {
-            Some(Found::Entry(entry)) => {
-                state.cache.insert(&entry);
-                self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
-                Ok(Some(entry))
-            }
-            Some(Found::Malformed(m)) => {
-                tracing::warn!(path = %m.path, reason = %m.reason, "entry file became malformed; skipped");
-                state.cache.mark_malformed(&m);
-                self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
-                Err(RepositoryError::Malformed { path: m.path, reason: m.reason })
-            }
-            None => {
-                state.cache.remove(path);
-                self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
-                Ok(None)
-            }
-        }
+        self.reread(path, true)
     }
 }
 

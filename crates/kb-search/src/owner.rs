@@ -1,0 +1,250 @@
+//! Several kb processes on one index: one of them, the owner, holds tantivy's writer; the
+//! others read the index (their readers follow the owner's commits within a second) and
+//! send what they changed to the owner over a Unix socket beside the index. The owner
+//! reads those files from the vault itself (the vault is the truth, so a message is only
+//! a list of paths), commits, and answers once the change is searchable; the sender then
+//! reloads its reader, so it reads its own writes at once.
+//!
+//! When the owner is gone (it exited, or was killed), the next process that needs to write
+//! takes the writer over, catches up with the vault, and starts answering on the socket.
+//! tantivy's writer lock (a file lock, released by the system when a process dies) decides
+//! who owns the index; whoever owns it replaces a socket left behind by a dead owner.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use kb_domain::{EntryPath, SearchError};
+use serde::{Deserialize, Serialize};
+
+use crate::index::TantivyIndex;
+use crate::open::SyncStats;
+
+/// The socket's name in the index folder.
+const SOCKET_FILE: &str = "kb-owner.sock";
+/// Unix socket paths longer than this do not fit the system's limit (108 bytes on Linux,
+/// 104 on macOS): such an index's socket lives in the temporary folder instead.
+const MAX_SOCKET_PATH: usize = 100;
+/// How long a sender waits for the owner to answer.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a process asks of the owner.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "ask")]
+pub(crate) enum Request {
+    /// Bring the index in line with these files (written, moved or deleted).
+    Sync {
+        /// Vault paths.
+        paths: Vec<String>,
+    },
+    /// Bring the whole index in line with the vault.
+    Reconcile,
+}
+
+/// The owner's answer.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Answer {
+    /// Why the request failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+    /// The paths whose indexed entry changed.
+    #[serde(default)]
+    pub(crate) changed: Vec<String>,
+    /// What a reconcile did.
+    #[serde(default)]
+    pub(crate) stats: Option<SyncStatsWire>,
+}
+
+/// [`SyncStats`] as sent over the socket.
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct SyncStatsWire {
+    added: usize,
+    updated: usize,
+    removed: usize,
+    malformed: usize,
+}
+
+impl From<&SyncStats> for SyncStatsWire {
+    fn from(s: &SyncStats) -> SyncStatsWire {
+        SyncStatsWire { added: s.added, updated: s.updated, removed: s.removed, malformed: s.malformed }
+    }
+}
+
+impl From<SyncStatsWire> for SyncStats {
+    fn from(s: SyncStatsWire) -> SyncStats {
+        SyncStats { added: s.added, updated: s.updated, removed: s.removed, malformed: s.malformed }
+    }
+}
+
+/// Where the owner of the index in `index_dir` answers.
+pub(crate) fn socket_path(index_dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(index_dir).unwrap_or_else(|_| index_dir.to_path_buf());
+    let beside = dir.join(SOCKET_FILE);
+    if beside.as_os_str().len() <= MAX_SOCKET_PATH {
+        return beside;
+    }
+    let mut hasher = DefaultHasher::new();
+    dir.hash(&mut hasher);
+    std::env::temp_dir().join(format!("kb-{:016x}.sock", hasher.finish()))
+}
+
+/// Why a request could not be answered by an owner.
+pub(crate) enum SendError {
+    /// No owner answers on the socket (none, or it died).
+    NoOwner,
+    /// The owner answered with a failure, or the exchange broke off.
+    Failed(SearchError),
+}
+
+/// Sends `request` to the owner and waits for its answer.
+pub(crate) fn send(socket: &Path, request: &Request) -> Result<Answer, SendError> {
+    let mut stream = match UnixStream::connect(socket) {
+        Ok(stream) => stream,
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset
+            ) =>
+        {
+            return Err(SendError::NoOwner);
+        }
+        Err(e) => return Err(SendError::Failed(broken(&e))),
+    };
+    let mut exchange = || -> io::Result<Answer> {
+        stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+        let mut line = serde_json::to_string(request).map_err(io::Error::other)?;
+        line.push('\n');
+        stream.write_all(line.as_bytes())?;
+        let mut answer = String::new();
+        BufReader::new(&stream).read_line(&mut answer)?;
+        if answer.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the owner hung up"));
+        }
+        serde_json::from_str(&answer).map_err(io::Error::other)
+    };
+    match exchange() {
+        Ok(Answer { error: Some(error), .. }) => Err(SendError::Failed(SearchError::Index(error))),
+        Ok(answer) => Ok(answer),
+        // The owner died mid-request: whether it committed is unknown, so the caller asks
+        // again (a sync is idempotent).
+        Err(e) if matches!(e.kind(), io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset) => {
+            Err(SendError::NoOwner)
+        }
+        Err(e) => Err(SendError::Failed(broken(&e))),
+    }
+}
+
+fn broken(e: &io::Error) -> SearchError {
+    SearchError::Index(format!("the kb process that writes the search index did not answer: {e}"))
+}
+
+/// Called with the paths another process changed, once the owner indexed them (so the
+/// owner's own view of the vault follows too).
+pub type OnForwarded = Arc<dyn Fn(&[EntryPath]) + Send + Sync>;
+
+/// The owner's listener: answers on the socket until dropped.
+pub(crate) struct OwnerServer {
+    socket: PathBuf,
+    stop: Arc<AtomicBool>,
+}
+
+impl OwnerServer {
+    /// Starts answering for `index` on `socket` (replacing a socket a dead owner left).
+    pub(crate) fn start(
+        index: Weak<TantivyIndex>,
+        socket: PathBuf,
+        on_forwarded: Option<OnForwarded>,
+    ) -> io::Result<OwnerServer> {
+        match std::fs::remove_file(&socket) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let listener = UnixListener::bind(&socket)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        std::thread::Builder::new().name("kb-index-owner".into()).spawn(move || {
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::Acquire) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let index = index.clone();
+                let on_forwarded = on_forwarded.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("kb-index-request".into())
+                    .spawn(move || answer(&index, on_forwarded.as_ref(), stream));
+                if let Err(error) = spawned {
+                    tracing::warn!(%error, "could not answer a kb process");
+                }
+            }
+        })?;
+        tracing::info!(socket = %socket.display(), "this process writes the search index for every kb process");
+        Ok(OwnerServer { socket, stop })
+    }
+}
+
+impl Drop for OwnerServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        // Wakes the listener so it sees the stop, then gives the name back.
+        let _ = UnixStream::connect(&self.socket);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Answers one request on `stream`. The answer goes out before `on_forwarded` runs: the
+/// sender may hold locks of its own that whatever `on_forwarded` does would wait for.
+fn answer(index: &Weak<TantivyIndex>, on_forwarded: Option<&OnForwarded>, stream: UnixStream) {
+    let mut line = String::new();
+    if BufReader::new(&stream).read_line(&mut line).is_err() || line.is_empty() {
+        return;
+    }
+    let (reply, changed) = match (index.upgrade(), serde_json::from_str::<Request>(&line)) {
+        (None, _) => (Answer { error: Some("the index is closing".into()), ..Answer::default() }, Vec::new()),
+        (_, Err(e)) => {
+            (Answer { error: Some(format!("unreadable request: {e}")), ..Answer::default() }, Vec::new())
+        }
+        (Some(index), Ok(request)) => run(&index, request),
+    };
+    let mut text = serde_json::to_string(&reply).unwrap_or_else(|_| "{\"error\":\"answer\"}".into());
+    text.push('\n');
+    let mut stream = stream;
+    if let Err(error) = stream.write_all(text.as_bytes()) {
+        tracing::debug!(%error, "a kb process left before its answer");
+    }
+    drop(stream);
+    if let Some(on_forwarded) = on_forwarded
+        && !changed.is_empty()
+    {
+        on_forwarded(&changed);
+    }
+}
+
+/// Does what was asked; the answer and the paths whose indexed entry changed.
+fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
+    let result = match request {
+        Request::Sync { paths } => {
+            let paths: Vec<EntryPath> = paths.iter().filter_map(|p| EntryPath::parse(p).ok()).collect();
+            index.sync_local(&paths).map(|changed| (changed, None))
+        }
+        Request::Reconcile => index.reconcile_local(None).map(|(stats, changed)| (changed, Some(stats))),
+    };
+    match result {
+        Ok((changed, stats)) => {
+            let answer = Answer {
+                error: None,
+                changed: changed.iter().map(ToString::to_string).collect(),
+                stats: stats.as_ref().map(SyncStatsWire::from),
+            };
+            (answer, changed)
+        }
+        Err(error) => (Answer { error: Some(error.to_string()), ..Answer::default() }, Vec::new()),
+    }
+}
