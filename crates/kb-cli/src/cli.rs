@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::Value;
 
 /// The categories a person may filter by.
 const CATEGORIES: [&str; 5] = ["people", "projects", "ideas", "admin", "inbox"];
@@ -71,6 +72,16 @@ pub enum Command {
         /// The entry's path in the vault, like `projects/clientco.md`.
         path: String,
     },
+    /// Change fields or the notes of an entry.
+    Update(UpdateArgs),
+    /// Move an entry to another category (people, projects, ideas or admin).
+    Move {
+        /// The entry's path in the vault, like `inbox/garden-shed.md`.
+        path: String,
+        /// The category to move it into.
+        #[arg(value_name = "CATEGORY")]
+        category: String,
+    },
     /// Search the vault (every word must match).
     Search {
         /// The words to look for.
@@ -111,6 +122,48 @@ pub struct ChatArgs {
     /// Print each tool call kb makes and its result.
     #[arg(long)]
     pub verbose: bool,
+}
+
+/// The arguments of `kb update`.
+#[derive(Debug, Clone, Args)]
+pub struct UpdateArgs {
+    /// The entry's path in the vault, like `projects/clientco.md`.
+    pub path: String,
+    /// Set a field (repeatable); VALUE is read as JSON when it is JSON (`3`, `true`,
+    /// `["a","b"]`, `null` to remove the field), as text otherwise.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Setting::parse)]
+    pub set: Vec<Setting>,
+    /// Replace the notes with TEXT.
+    #[arg(long, value_name = "TEXT", conflicts_with = "append")]
+    pub body: Option<String>,
+    /// Add TEXT to the end of the notes, as a paragraph of its own.
+    #[arg(long, value_name = "TEXT")]
+    pub append: Option<String>,
+}
+
+/// One `--set KEY=VALUE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// The field.
+    pub key: String,
+    /// VALUE as written.
+    pub text: String,
+    /// VALUE as JSON when it parses as JSON, else as text.
+    pub value: Value,
+}
+
+impl Setting {
+    /// Reads `KEY=VALUE` (the first `=` splits; KEY must not be blank).
+    pub fn parse(arg: &str) -> Result<Setting, String> {
+        let Some((key, text)) = arg.split_once('=') else {
+            return Err(format!("expected KEY=VALUE, got {arg:?}"));
+        };
+        if key.trim().is_empty() {
+            return Err(format!("the field name is empty in {arg:?}"));
+        }
+        let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()));
+        Ok(Setting { key: key.to_string(), text: text.to_string(), value })
+    }
 }
 
 /// The kinds of digest.
@@ -181,5 +234,27 @@ mod tests {
             }
             other => panic!("parsed as {other:?}"),
         }
+    }
+
+    #[test]
+    fn settings_read_json_when_they_are_json_and_text_otherwise() {
+        let value = |arg: &str| Setting::parse(arg).map(|s| s.value).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value("confidence=0.5"), serde_json::json!(0.5));
+        assert_eq!(value("pinned=true"), serde_json::json!(true));
+        assert_eq!(value(r#"tags=["a","b"]"#), serde_json::json!(["a", "b"]));
+        assert_eq!(value("due_date=null"), Value::Null);
+        assert_eq!(value("next_action=Call Sarah"), serde_json::json!("Call Sarah"));
+        assert_eq!(value("due_date=2026-12-15"), serde_json::json!("2026-12-15"));
+        assert_eq!(value("status="), serde_json::json!(""));
+        assert_eq!(value("formula=a=b"), serde_json::json!("a=b"));
+        assert_eq!(value(r#"code="42""#), serde_json::json!("42"));
+        assert!(Setting::parse("status").is_err());
+        assert!(Setting::parse(" =x").is_err());
+    }
+
+    #[test]
+    fn body_and_append_exclude_each_other() {
+        let parsed = Cli::try_parse_from(["kb", "update", "ideas/a.md", "--body", "x", "--append", "y"]);
+        assert!(parsed.is_err());
     }
 }

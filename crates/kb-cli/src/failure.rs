@@ -1,6 +1,7 @@
 //! Why a command failed, and the exit code that says so: 1 for a runtime failure (not
 //! found, the model down, a database error), 2 for bad usage (a refused path, an invalid
-//! argument or setting). Every error of the layers below is mapped here, in one place.
+//! argument, update, move or setting). Every error of the layers below is mapped here, in
+//! one place.
 
 use std::fmt;
 use std::process::ExitCode;
@@ -60,7 +61,10 @@ impl std::error::Error for CliError {}
 impl From<ToolFailure> for CliError {
     fn from(failure: ToolFailure) -> CliError {
         match failure.code {
-            ErrorCode::InvalidArguments | ErrorCode::InvalidPath => CliError::usage(failure.message),
+            ErrorCode::InvalidArguments
+            | ErrorCode::InvalidPath
+            | ErrorCode::InvalidUpdate
+            | ErrorCode::InvalidMove => CliError::usage(failure.message),
             _ => CliError::runtime(failure.message),
         }
     }
@@ -132,6 +136,8 @@ mod tests {
     fn refused_paths_and_bad_arguments_are_usage_errors() {
         assert_eq!(failure(ErrorCode::InvalidPath).kind, FailureKind::Usage);
         assert_eq!(failure(ErrorCode::InvalidArguments).kind, FailureKind::Usage);
+        assert_eq!(failure(ErrorCode::InvalidUpdate).kind, FailureKind::Usage);
+        assert_eq!(failure(ErrorCode::InvalidMove).kind, FailureKind::Usage);
     }
 
     #[test]

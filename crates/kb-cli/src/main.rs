@@ -1,9 +1,11 @@
-//! The `kb` binary (SPEC §4): `serve`, `chat`, `capture`, `list`, `show`, `search`,
-//! `digest`, `reindex` and `conversations`, over kb-core's [`kb_core::Assistant`].
+//! The `kb` binary (SPEC §4): `serve`, `chat`, `capture`, `list`, `show`, `update`,
+//! `move`, `search`, `digest`, `reindex` and `conversations`, over kb-core's
+//! [`kb_core::Assistant`].
 //!
 //! Exit codes: 0 success, 1 a runtime failure (not found, the model down, …), 2 bad usage
-//! (clap's own errors, a refused path, an invalid argument). Errors go to stderr as
-//! `error: message`; logs go to stderr too (`RUST_LOG`, default `warn`, `info` for serve).
+//! (clap's own errors, a refused path, an invalid argument, update or move). Errors go to
+//! stderr as `error: message`; logs go to stderr too (`RUST_LOG`, default `warn`, `info`
+//! for serve).
 
 mod cli;
 mod commands;

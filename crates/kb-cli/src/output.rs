@@ -120,6 +120,18 @@ pub fn captured(data: &Value) -> String {
     out
 }
 
+/// An update_entry answer: `updated PATH: FIELD, FIELD` (`content` for the notes).
+pub fn updated(data: &Value) -> String {
+    let fields = data.get("updatedFields").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let fields: Vec<&str> = fields.iter().filter_map(Value::as_str).collect();
+    format!("updated {}: {}\n", text(data, "path"), fields.join(", "))
+}
+
+/// A move_entry answer: `moved OLD to NEW (CATEGORY)`.
+pub fn moved(data: &Value) -> String {
+    format!("moved {} to {} ({})\n", text(data, "oldPath"), text(data, "newPath"), text(data, "category"))
+}
+
 /// A frontmatter value as a person reads it: text bare, lists comma-separated.
 fn field_value(value: &Value) -> String {
     match value {
@@ -163,6 +175,16 @@ mod tests {
         assert_eq!(search_hits(&json!({"entries": "x"})), "no matches\n");
         assert!(entry(&json!({"entry": {"frontmatter": [1]}})).starts_with('\n'));
         assert!(captured(&json!({})).starts_with("filed"));
+        assert_eq!(updated(&json!({"updatedFields": [1]})), "updated : \n");
+        assert_eq!(moved(&json!([])), "moved  to  ()\n");
+    }
+
+    #[test]
+    fn changes_say_what_changed() {
+        let update = json!({"path": "projects/a.md", "updatedFields": ["status", "content"]});
+        assert_eq!(updated(&update), "updated projects/a.md: status, content\n");
+        let moved_to = json!({"oldPath": "inbox/w.md", "newPath": "ideas/w.md", "category": "ideas"});
+        assert_eq!(moved(&moved_to), "moved inbox/w.md to ideas/w.md (ideas)\n");
     }
 
     #[test]

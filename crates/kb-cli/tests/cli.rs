@@ -318,3 +318,131 @@ fn the_vault_can_come_from_kb_dir_in_the_environment() {
     let listed: Value = serde_json::from_slice(&run(&["list", "--json"]).stdout).unwrap();
     assert_eq!(listed["total"], 1);
 }
+
+/// A hand-written project entry with a key of the person's own.
+const SHED: &str = "---\nid: 01SHEDROOFREPAIR0000000000\nname: Shed roof repair\nstatus: active\n\
+    next_action: Buy felt\nmood: hopeful\n---\nThe north side leaks.\n";
+
+#[test]
+fn update_sets_fields_on_disk_and_keeps_hand_written_keys() {
+    let kb = Sandbox::new();
+    let file = kb.vault().join("projects/shed-roof-repair.md");
+    write(&file, SHED);
+
+    let changed = kb.json(&[
+        "update",
+        "projects/shed-roof-repair.md",
+        "--set",
+        "status=done",
+        "--set",
+        r#"tags=["home","roof"]"#,
+        "--set",
+        "next_action=Call the roofer",
+    ]);
+    assert_eq!(changed["path"], "projects/shed-roof-repair.md");
+    assert_eq!(changed["updatedFields"], serde_json::json!(["status", "tags", "next_action"]));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("status: done\n"), "{text}");
+    assert!(text.contains("next_action: Call the roofer\n"), "{text}");
+    assert!(text.contains("- home\n") && text.contains("- roof\n"), "{text}");
+    assert!(text.contains("mood: hopeful\n"), "the person's own key stays: {text}");
+    assert!(text.contains("id: 01SHEDROOFREPAIR0000000000\n"), "{text}");
+    assert!(text.contains("The north side leaks."), "{text}");
+
+    let human = kb.ok(&["update", "projects/shed-roof-repair.md", "--append", "Felt bought."]);
+    assert_eq!(human, "updated projects/shed-roof-repair.md: content\n");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with("The north side leaks.\n\nFelt bought.\n"), "{text}");
+
+    let replaced =
+        kb.json(&["update", "projects/shed-roof-repair.md", "--body", "All fixed.", "--set", "mood=null"]);
+    assert_eq!(replaced["updatedFields"], serde_json::json!(["mood", "content"]));
+    let shown = kb.json(&["show", "projects/shed-roof-repair.md"]);
+    assert_eq!(shown["entry"]["content"].as_str().unwrap().trim(), "All fixed.");
+    assert!(shown["entry"]["frontmatter"].get("mood").is_none(), "null removes a field: {shown}");
+}
+
+#[test]
+fn update_with_nothing_to_change_or_a_bad_path_exits_2_and_changes_nothing() {
+    let kb = Sandbox::new();
+    let file = kb.vault().join("projects/shed-roof-repair.md");
+    write(&file, SHED);
+    let cases: &[&[&str]] = &[
+        &["update", "projects/shed-roof-repair.md"],
+        &["update", "projects/shed-roof-repair.md", "--set", "status"],
+        &["update", "projects/shed-roof-repair.md", "--set", "=done"],
+        &["update", "projects/shed-roof-repair.md", "--body", "a", "--append", "b"],
+        &["update", "projects/shed-roof-repair.md", "--set", "status=done", "--set", "status=active"],
+        &["update", "projects/shed-roof-repair.md", "--set", "status=pending"],
+        &["update", "projects/shed-roof-repair.md", "--set", "id=X"],
+        &["update", "projects/shed-roof-repair.md", "--append", "  "],
+        &["update", "../shed-roof-repair.md", "--set", "status=done"],
+        &["update", "/etc/passwd", "--set", "status=done"],
+        &["update", "../x.md", "--append", "more"],
+    ];
+    for args in cases {
+        let output = kb.run(args);
+        assert_eq!(output.status.code(), Some(2), "kb {args:?}: {}", stderr(&output));
+        assert!(stderr(&output).starts_with("error"), "kb {args:?}: {}", stderr(&output));
+        assert!(stdout(&output).is_empty(), "kb {args:?}");
+    }
+    let nothing = kb.run(&["update", "projects/shed-roof-repair.md"]);
+    assert!(stderr(&nothing).starts_with("error: nothing to update"), "{}", stderr(&nothing));
+    let outside = kb.run(&["update", "../x.md", "--set", "status=done"]);
+    assert!(stderr(&outside).starts_with("error: invalid path"), "{}", stderr(&outside));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SHED, "the entry is untouched");
+    assert_eq!(kb.entry_files(), ["projects/shed-roof-repair.md"]);
+    assert!(!kb.root.path().join("x.md").exists());
+
+    let missing = kb.run(&["update", "projects/nothing-here.md", "--set", "status=done"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+}
+
+#[test]
+fn move_puts_the_entry_in_the_new_folder_with_the_same_id() {
+    let kb = Sandbox::new();
+    write(&kb.vault().join("projects/shed-roof-repair.md"), SHED);
+
+    let moved = kb.json(&["move", "projects/shed-roof-repair.md", "admin"]);
+    assert_eq!(moved["oldPath"], "projects/shed-roof-repair.md");
+    assert_eq!(moved["category"], "admin");
+    let new_path = moved["newPath"].as_str().unwrap().to_string();
+    assert!(new_path.starts_with("admin/"), "{moved}");
+    assert_eq!(kb.entry_files(), std::slice::from_ref(&new_path), "the old file is gone");
+    let entry = kb.json(&["show", &new_path]);
+    assert_eq!(entry["entry"]["frontmatter"]["id"], "01SHEDROOFREPAIR0000000000");
+    assert_eq!(entry["entry"]["category"], "admin");
+    assert_eq!(kb.json(&["search", "leaks"])["entries"][0]["path"], new_path.as_str(), "the index follows");
+
+    let human = kb.ok(&["move", &new_path, "ideas"]);
+    let (_, back) = human.trim_end().split_once(" to ").unwrap_or_else(|| panic!("{human}"));
+    assert!(human.starts_with(&format!("moved {new_path} to ideas/")), "{human}");
+    assert!(back.ends_with(" (ideas)"), "{human}");
+    assert_eq!(kb.entry_files().len(), 1);
+}
+
+#[test]
+fn move_to_the_inbox_or_outside_the_vault_exits_2_and_changes_nothing() {
+    let kb = Sandbox::new();
+    let file = kb.vault().join("projects/shed-roof-repair.md");
+    write(&file, SHED);
+    let inbox = kb.run(&["move", "projects/shed-roof-repair.md", "inbox"]);
+    assert_eq!(inbox.status.code(), Some(2), "{}", stderr(&inbox));
+    assert!(stderr(&inbox).contains("inbox"), "{}", stderr(&inbox));
+    let cases: &[&[&str]] = &[
+        &["move", "projects/shed-roof-repair.md", "recipes"],
+        &["move", "projects/shed-roof-repair.md", "projects"],
+        &["move", "../x.md", "ideas"],
+        &["move", "/etc/passwd", "ideas"],
+        &["move", "projects/shed-roof-repair.md"],
+    ];
+    for args in cases {
+        let output = kb.run(args);
+        assert_eq!(output.status.code(), Some(2), "kb {args:?}: {}", stderr(&output));
+        assert!(stdout(&output).is_empty(), "kb {args:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SHED);
+    assert_eq!(kb.entry_files(), ["projects/shed-roof-repair.md"]);
+    let missing = kb.run(&["move", "projects/nothing-here.md", "ideas"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+}

@@ -1,5 +1,6 @@
 //! The commands: each opens kb as it needs it, calls the facade and prints the answer.
 
+mod changes;
 mod conversations;
 mod entries;
 mod reindex;
@@ -39,6 +40,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             .await
         }
         Command::Show { path } => entries::show_entry(&kb, &path, json).await,
+        Command::Update(args) => changes::update(&kb, &args, json).await,
+        Command::Move { path, category } => changes::move_entry(&kb, &path, &category, json).await,
         Command::Search { query, category, limit } => {
             entries::search(&kb, &query.join(" "), category.as_deref(), limit, json).await
         }
