@@ -359,7 +359,27 @@ fn open_vault_and_index(
     Ok((vault, index))
 }
 
+/// How often a watching process checks the vault's folders against its view of them.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Sweeps the vault's folders every [`SWEEP_EVERY`] while the vault is open (see
+/// [`Vault::sweep`]): whatever change a file event did not bring still shows within a second.
+fn start_sweeps(vault: &Arc<Vault>) {
+    let vault = Arc::downgrade(vault);
+    let started = std::thread::Builder::new().name("kb-vault-sweep".into()).spawn(move || {
+        loop {
+            std::thread::sleep(SWEEP_EVERY);
+            let Some(vault) = vault.upgrade() else { return };
+            vault.sweep();
+        }
+    });
+    if let Err(error) = started {
+        tracing::warn!(%error, "could not start checking the vault's folders");
+    }
+}
+
 fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultWatcher> {
+    start_sweeps(vault);
     let vault_for_events = Arc::clone(vault);
     let on_change: OnChange = Arc::new(move |path| {
         // The index followed the file already: the vault need not tell it again.

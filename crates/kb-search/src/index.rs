@@ -154,7 +154,19 @@ impl TantivyIndex {
         tracing::info!("taking over the search index from a kb process that is gone");
         self.reader.reload().map_err(index_error)?;
         *lock(&self.stamps) = load_stamps(&self.reader.searcher()).map_err(index_error)?;
-        self.reconcile_local(None)?;
+        let (_, caught_up) = self.reconcile_local(None)?;
+        // What the old owner left unindexed is news to this process's view of the vault too.
+        // Told from another thread: the caller may be inside a change of that very view.
+        if let Some(on_forwarded) = self.sharing.get().and_then(|s| s.on_forwarded.clone())
+            && !caught_up.is_empty()
+        {
+            let told = std::thread::Builder::new()
+                .name("kb-index-caught-up".into())
+                .spawn(move || on_forwarded(&caught_up));
+            if let Err(error) = told {
+                tracing::warn!(%error, "could not report the entries caught up with");
+            }
+        }
         self.start_server();
         Ok(true)
     }
@@ -208,10 +220,10 @@ impl TantivyIndex {
             return self.sync_local(paths);
         }
         let request = Request::Sync { paths: paths.iter().map(ToString::to_string).collect() };
-        match self.forward(&request)? {
-            Some(_) => Ok(paths.to_vec()),
-            None => self.sync_local(paths),
+        if self.forward(&request)?.is_none() {
+            self.sync_local(paths)?;
         }
+        Ok(paths.to_vec())
     }
 
     /// [`TantivyIndex::reconcile`], also giving the paths whose indexed entry changed;

@@ -41,7 +41,7 @@ mod watcher;
 pub use error::{OpenError, WatchError};
 pub use index::TantivyIndex;
 pub use ingest::{IndexProgress, ProgressFn};
-pub use owner::OnForwarded;
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
+pub use owner::OnForwarded;
 pub use schema::{SCHEMA_VERSION, TextField};
 pub use watcher::{DEBOUNCE, OnChange, VaultWatcher};

@@ -161,7 +161,7 @@ impl TantivyIndex {
             writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
         }
         let ingested =
-            match ingest(&writer, &self.fields, self.files.as_ref(), &changed, true, progress, false) {
+            match ingest(writer, &self.fields, self.files.as_ref(), &changed, true, progress, false) {
                 Ok(ingested) => ingested,
                 Err(e) => {
                     let _ = writer.rollback();

@@ -56,7 +56,17 @@ impl VaultWatcher {
             notify_debouncer_full::notify::Config::default(),
         )
         .map_err(error)?;
-        debouncer.watch(&root, RecursiveMode::Recursive).map_err(error)?;
+        // The root (for category folders made, removed or renamed) and each category
+        // folder, not deeper: kb's own state in `.kb/` (the index's files change on every
+        // commit), `.git/` and sub-folders hold no entries, and their events would only
+        // crowd the queue.
+        debouncer.watch(&root, RecursiveMode::NonRecursive).map_err(error)?;
+        for category in Category::ALL {
+            let folder = root.join(category.as_str());
+            if folder.is_dir() {
+                debouncer.watch(&folder, RecursiveMode::NonRecursive).map_err(error)?;
+            }
+        }
         Ok(VaultWatcher { _debouncer: debouncer, root })
     }
 }
@@ -87,13 +97,10 @@ fn plan(files: &dyn VaultFiles, events: impl IntoIterator<Item = (bool, Vec<Path
     plan
 }
 
-/// Whether the event is about the vault root or a whole category folder.
+/// Whether the event is about a whole category folder (made, removed or renamed). Events
+/// on the root itself are not: its listing changes whenever kb writes its index file.
 fn is_folder_event(root: &Path, path: &Path) -> bool {
-    match path.strip_prefix(root) {
-        Ok(rel) if rel.as_os_str().is_empty() => true,
-        Ok(rel) => rel.to_str().is_some_and(|r| r.parse::<Category>().is_ok()),
-        Err(_) => false,
-    }
+    path.strip_prefix(root).is_ok_and(|rel| rel.to_str().is_some_and(|r| r.parse::<Category>().is_ok()))
 }
 
 fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, result: DebounceEventResult) {
@@ -112,8 +119,15 @@ fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, result: DebounceEv
     plan.rescan |= lost;
     let changed = if plan.rescan {
         match index.reconcile_changes(None) {
-            Ok((stats, changed)) => {
+            Ok((stats, mut changed)) => {
                 tracing::debug!(?stats, "vault rescanned");
+                // Where another process owns the index it may have indexed these already:
+                // they are news to this process all the same.
+                if !index.is_owner() {
+                    let told: Vec<EntryPath> =
+                        plan.paths.iter().filter(|p| !changed.contains(p)).cloned().collect();
+                    changed.extend(told);
+                }
                 changed
             }
             Err(error) => {
@@ -153,7 +167,8 @@ mod tests {
         );
         assert_eq!(got, Plan { rescan: false, paths: vec![EntryPath::parse("ideas/a.md").unwrap()] });
         assert!(plan(&files, [(false, vec![p("ideas")])]).rescan);
-        assert!(plan(&files, [(false, vec![v.clone()])]).rescan);
+        // The root itself changes whenever kb writes its index file: no rescan for that.
+        assert!(!plan(&files, [(false, vec![v.clone()])]).rescan);
         assert!(plan(&files, [(true, vec![])]).rescan);
         assert!(!plan(&files, [(false, vec![p(".kb/index/x")])]).rescan);
         assert!(!plan(&files, [(false, vec![PathBuf::from("/elsewhere/ideas/a.md")])]).rescan);

@@ -28,8 +28,10 @@ pub struct KbServer {
     child: Child,
     /// Where it listens.
     pub addr: SocketAddr,
-    /// The temporary folder holding the vault and the log.
+    /// The temporary folder holding the log (and the vault, unless given).
     pub root: TempDir,
+    /// The vault folder.
+    vault: PathBuf,
 }
 
 impl KbServer {
@@ -43,8 +45,18 @@ impl KbServer {
     /// already had).
     pub async fn start_with_vault(env: &[(&str, &str)], prepare: impl FnOnce(&Path)) -> KbServer {
         let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.path().join("vault")).unwrap();
-        prepare(&root.path().join("vault"));
+        let vault = root.path().join("vault");
+        std::fs::create_dir_all(&vault).unwrap();
+        prepare(&vault);
+        KbServer::launch(root, vault, env).await
+    }
+
+    /// [`KbServer::start`] on the vault folder `vault`, which other kb processes may share.
+    pub async fn start_on(vault: &Path, env: &[(&str, &str)]) -> KbServer {
+        KbServer::launch(tempfile::tempdir().unwrap(), vault.to_path_buf(), env).await
+    }
+
+    async fn launch(root: TempDir, vault: PathBuf, env: &[(&str, &str)]) -> KbServer {
         let mut last_log = String::new();
         // A port picked free may be taken by someone else before kb binds it: try again.
         for _ in 0..3 {
@@ -72,13 +84,13 @@ impl KbServer {
                 .arg("--addr")
                 .arg(addr.to_string())
                 .arg("--kb-dir")
-                .arg(root.path().join("vault"))
+                .arg(&vault)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(log);
             let mut child = command.spawn().unwrap();
             if wait_ready(addr, &mut child).await {
-                return KbServer { child, addr, root };
+                return KbServer { child, addr, root, vault };
             }
             let _ = child.kill();
             let _ = child.wait();
@@ -89,7 +101,13 @@ impl KbServer {
 
     /// The vault folder.
     pub fn vault(&self) -> PathBuf {
-        self.root.path().join("vault")
+        self.vault.clone()
+    }
+
+    /// Kills the process at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// What kb logged so far.

@@ -68,6 +68,11 @@ impl Cache {
         self.entries.remove(path).is_some()
     }
 
+    /// Every path known, readable or malformed.
+    pub(crate) fn known_paths(&self) -> Vec<EntryPath> {
+        self.entries.keys().chain(self.malformed.keys()).cloned().collect()
+    }
+
     /// Whether a readable or malformed file is known at `path`.
     pub(crate) fn is_taken(&self, path: &EntryPath) -> bool {
         self.entries.contains_key(path) || self.malformed.contains_key(path)

@@ -209,6 +209,31 @@ impl Vault {
         state.index_text = text;
     }
 
+    /// Brings the cache in line with which entry files exist, from the folder listings
+    /// alone: entries whose file is gone are forgotten, files not yet known are read.
+    /// A safety net beside the file watcher, for events it never delivered (another kb
+    /// process's change, an outside edit); returns how many paths it corrected.
+    pub fn sweep(&self) -> usize {
+        use kb_domain::VaultFiles as _;
+        let on_disk: std::collections::HashSet<EntryPath> =
+            self.files().entry_files().into_iter().map(|(path, _)| path).collect();
+        let known = self.lock().cache.known_paths();
+        let known_set: std::collections::HashSet<&EntryPath> = known.iter().collect();
+        let stale = known.iter().filter(|path| !on_disk.contains(path));
+        let unknown = on_disk.iter().filter(|path| !known_set.contains(path));
+        let mut corrected = 0;
+        for path in stale.chain(unknown) {
+            corrected += 1;
+            if let Err(error) = self.refresh(path) {
+                tracing::debug!(%error, %path, "sweep could not read an entry");
+            }
+        }
+        if corrected > 0 {
+            tracing::debug!(corrected, "the vault's view caught up with its folders");
+        }
+        corrected
+    }
+
     /// Brings the cache and the index file in line with the entry file at `path` after the
     /// search index already followed it (an edit from outside kb, or another kb process's
     /// change, reported by the index): observers are not told of it a second time.
@@ -284,6 +309,20 @@ impl Vault {
             None => document,
         };
         Entry::from_document(new_path.clone(), &text).unwrap_or(fallback)
+    }
+
+    /// `found`, and when it says the entry is not there, the entry forgotten too: another
+    /// kb process may have moved or deleted it a moment ago, before this one heard of it.
+    fn known_gone(
+        &self,
+        state: &mut State,
+        path: &EntryPath,
+        found: Result<PathBuf, RepositoryError>,
+    ) -> Result<PathBuf, RepositoryError> {
+        if matches!(found, Err(RepositoryError::NotFound(_))) && state.cache.remove(path) {
+            self.changed(state, &[EntryChange::Removed(path.clone())]);
+        }
+        found
     }
 
     /// Removes a moved entry's old file once its new one is in place. An old file already
@@ -377,7 +416,7 @@ impl EntryRepository for Vault {
     fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let file = self.root.checked_writable_file(path)?;
+        let file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
         let mut entry = read_existing(&file, path)?;
         let updated_fields = update.apply(&mut entry, self.clock.now())?;
         atomic::write_atomic(&file, entry.to_document().as_bytes()).map_err(|e| io_error(&file, e))?;
@@ -390,7 +429,7 @@ impl EntryRepository for Vault {
     fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let old_file = self.root.checked_writable_file(path)?;
+        let old_file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
         let entry = read_existing(&old_file, path)?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
         let (frontmatter, id) = with_id(frontmatter);
@@ -457,7 +496,7 @@ impl EntryRepository for Vault {
     fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let file = self.root.checked_file(path)?;
+        let file = self.known_gone(&mut state, path, self.root.checked_file(path))?;
         // A malformed file is refused here: kb never deletes what it cannot read.
         read_existing(&file, path)?;
         fs::remove_file(&file).map_err(|e| io_error(&file, e))?;
