@@ -5,6 +5,6 @@ mod behaviour;
 mod corpora;
 mod freshness;
 mod processes;
-mod sharing;
 mod property;
+mod sharing;
 mod support;
