@@ -272,3 +272,19 @@ async fn three_servers_and_cli_readers_share_a_vault_through_an_owner_crash() {
     .await;
     assert!(index_lists_disk, "index.md does not list exactly the entries on disk");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_an_address_in_use_says_so() {
+    let first = KbServer::start(&[]).await;
+    let output = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("KB_API_TOKEN")
+        .args(["serve", "--addr", &first.addr.to_string(), "--kb-dir"])
+        .arg(first.vault())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{said}");
+    assert!(said.contains("address is in use"), "{said}");
+    assert_eq!(first.get("/healthz").await.status, 200, "the first server is unharmed");
+}

@@ -36,12 +36,19 @@ impl Server {
     pub async fn bind(mut config: Config, addr: SocketAddr) -> anyhow::Result<Server> {
         let token = std::env::var("KB_API_TOKEN").ok().filter(|t| !t.trim().is_empty());
         check_listen_address(addr, token.is_some())?;
+        // The address first: a second `kb serve` on it stops before touching the vault.
+        let listener = TcpListener::bind(addr).await.map_err(|error| match error.kind() {
+            std::io::ErrorKind::AddrInUse => anyhow::anyhow!(
+                "cannot listen on {addr}: the address is in use (is another kb serve running there?); \
+                 choose another with --addr or KB_ADDR"
+            ),
+            _ => anyhow::anyhow!("cannot listen on {addr}: {error}"),
+        })?;
         config.watch = true;
         let assistant = Arc::new(Assistant::open_with_progress(config, logged_progress()).await?);
         if assistant.model_name() == "offline" {
             tracing::info!("no OPENAI_API_KEY: kb runs its built-in offline model");
         }
-        let listener = TcpListener::bind(addr).await?;
         Ok(Server { listener, state: AppState::new(assistant, token) })
     }
 
