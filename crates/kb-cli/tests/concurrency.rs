@@ -116,7 +116,15 @@ async fn fifty_parallel_captures_each_land_exactly_once() {
     assert_eq!(sams.len(), SAME_NAME, "{files:?}");
     assert!(files.contains(&"people/sam-lee.md".to_string()), "{sams:?}");
 
-    // index.md lists every entry, and so does the API.
+    // index.md lists every entry within a second (it is written off the request path), and
+    // so does the API.
+    let lists_all = |index: &str| paths.iter().all(|path| index.contains(&format!("({path})")));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while !lists_all(&std::fs::read_to_string(vault.join("index.md")).unwrap())
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let index = std::fs::read_to_string(vault.join("index.md")).unwrap();
     for path in &paths {
         assert!(index.contains(&format!("({path})")), "{path} missing from index.md:\n{index}");

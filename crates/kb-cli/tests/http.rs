@@ -243,7 +243,12 @@ async fn rest_endpoints_capture_update_list_search_get_digest_and_index() {
     for path in &filed {
         assert!(index.contains(&format!("({path})")), "{path} missing from:\n{index}");
     }
-    assert_eq!(index, std::fs::read_to_string(kb.vault().join("index.md")).unwrap());
+    // The file is written off the request path: the same text within a second.
+    let file = kb.vault().join("index.md");
+    assert!(
+        eventually(async || std::fs::read_to_string(&file).is_ok_and(|text| text == index)).await,
+        "index.md never matched GET /api/index"
+    );
 
     // Move over REST.
     let moved = kb
@@ -527,8 +532,9 @@ async fn a_hand_written_index_survives_serve_byte_for_byte() {
     assert_eq!(index.status, 200);
     assert!(index.text().contains(&path), "GET /api/index serves kb's index: {}", index.text());
     assert_eq!(std::fs::read_to_string(kb.vault().join("index.md")).unwrap(), own);
-    let generated = std::fs::read_to_string(kb.vault().join("kb-index.md")).unwrap();
-    assert!(generated.contains(&path), "{generated}");
+    let generated = kb.vault().join("kb-index.md");
+    let lists = async || std::fs::read_to_string(&generated).is_ok_and(|text| text.contains(&path));
+    assert!(eventually(lists).await, "kb-index.md does not list {path}");
     assert!(kb.log().matches("kb-index.md").count() >= 1, "the log says where the index went");
 }
 

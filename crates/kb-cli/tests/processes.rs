@@ -288,3 +288,36 @@ async fn a_second_server_on_an_address_in_use_says_so() {
     assert!(said.contains("address is in use"), "{said}");
     assert_eq!(first.get("/healthz").await.status, 200, "the first server is unharmed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn index_md_is_current_after_a_burst_of_1000_captures() {
+    let kb = Arc::new(KbServer::start(&[]).await);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut workers = JoinSet::new();
+    for _ in 0..16 {
+        let (kb, next) = (Arc::clone(&kb), Arc::clone(&next));
+        workers.spawn(async move {
+            loop {
+                let n = next.fetch_add(1, Ordering::SeqCst);
+                if n >= 1000 {
+                    return;
+                }
+                let body = json!({"text": format!("Burst note {}", token(n)), "hints": "[idea]"});
+                assert_eq!(kb.post("/api/capture", &body).await.status, 200);
+            }
+        });
+    }
+    while let Some(done) = workers.join_next().await {
+        done.unwrap();
+    }
+    let on_disk: BTreeSet<String> = entry_files(&kb.vault()).into_iter().collect();
+    assert_eq!(on_disk.len(), 1000);
+    let current = within(WITHIN, async || {
+        let text = std::fs::read_to_string(kb.vault().join("index.md")).unwrap_or_default();
+        let linked: BTreeSet<String> =
+            text.split("](").skip(1).filter_map(|rest| rest.split(')').next()).map(str::to_string).collect();
+        linked == on_disk
+    })
+    .await;
+    assert!(current, "index.md is not current within a second of the last capture");
+}

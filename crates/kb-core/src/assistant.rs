@@ -89,7 +89,13 @@ impl Assistant {
             tokio::task::spawn_blocking(move || open_vault_and_index(&dir, vault_clock, options))
                 .await
                 .map_err(|e| CoreError::Task(e.to_string()))??;
-        let watcher = if config.watch { start_watcher(&vault, &index) } else { None };
+        let watcher = if config.watch {
+            // A process that lives long keeps its index file current off the request path.
+            vault.write_index_in_background();
+            start_watcher(&vault, &index)
+        } else {
+            None
+        };
         let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
         let model: Arc<dyn ChatModel> = match &config.model {
             ModelChoice::Offline => Arc::new(OfflineModel::with_clock(Arc::clone(&clock))),

@@ -22,6 +22,7 @@ mod atomic;
 mod cache;
 mod files;
 mod index_md;
+mod index_schedule;
 mod journal;
 mod presence;
 mod safe_path;
@@ -59,6 +60,8 @@ pub struct Vault {
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
+    /// When the index file is written (shared with its background writer).
+    index_schedule: Arc<index_schedule::IndexSchedule>,
     /// This process's shared hold on the vault, for as long as it is open.
     _presence: Presence,
     /// Serialises changes to entries with other kb processes.
@@ -123,6 +126,7 @@ impl Vault {
             clock,
             state: Mutex::new(State { cache, index_text: String::new(), index_file, index_notice }),
             observers: RwLock::new(Vec::new()),
+            index_schedule: Arc::default(),
             _presence: presence,
             writes,
         };
@@ -169,10 +173,42 @@ impl Vault {
         kb_domain::sync::lock(&self.state)
     }
 
-    /// Rewrites kb's index file if its text changed, then tells the observers (the
-    /// changes of one operation together).
+    /// From now on writes kb's index file off the request path: one background thread
+    /// rewrites it at most once per burst of changes (within a fraction of a second of the
+    /// last one), so no change waits for the whole index to be rendered. For processes
+    /// that live long (`kb serve`); others write it after each change.
+    pub fn write_index_in_background(self: &Arc<Self>) {
+        if !self.index_schedule.defer() {
+            return;
+        }
+        let vault = Arc::downgrade(self);
+        let schedule = Arc::clone(&self.index_schedule);
+        let started = std::thread::Builder::new().name("kb-index-file".into()).spawn(move || {
+            // Waits holding only the schedule, so the vault can close meanwhile.
+            while schedule.next(&vault).is_some() {
+                let Some(vault) = vault.upgrade() else { return };
+                let mut state = vault.lock();
+                vault.write_index(&mut state);
+            }
+        });
+        if let Err(error) = started {
+            tracing::warn!(%error, "could not start the index file's writer; writing it after each change");
+        }
+    }
+
+    /// Brings kb's index file up to date now or (in the background) soon.
+    fn index_due(&self, state: &mut State) {
+        if self.index_schedule.is_deferred() {
+            self.index_schedule.mark_due();
+        } else {
+            self.write_index(state);
+        }
+    }
+
+    /// Brings kb's index file up to date, then tells the observers (the changes of one
+    /// operation together).
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
-        self.write_index(state);
+        self.index_due(state);
         let observers = self.observers.read().unwrap_or_else(PoisonError::into_inner);
         for observer in observers.iter() {
             observer.entries_changed(changes);
@@ -282,7 +318,7 @@ impl Vault {
         if notify {
             self.changed(state, &[change]);
         } else {
-            self.write_index(state);
+            self.index_due(state);
         }
     }
 
@@ -522,7 +558,8 @@ impl EntryRepository for Vault {
     }
 
     fn index_markdown(&self) -> String {
-        self.lock().index_text.clone()
+        // Rendered now: the file itself may be a moment behind (see `write_index_in_background`).
+        index_md::render(&self.lock().cache)
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]
