@@ -2,7 +2,8 @@
 //! Several kb processes on one vault, as people run them: three `kb serve` processes (the
 //! first owns the search index) and `kb` commands reading at the same time. Over 200
 //! captures, updates and moves go to all of them at once, and the index's owner is killed
-//! (SIGKILL) halfway through the captures. Afterwards every acknowledged change is on disk
+//! (SIGKILL) halfway through the captures; chat turns in two processes share the SQLite
+//! database meanwhile. Afterwards every acknowledged change is on disk
 //! exactly once, no update is lost, and every surviving process lists and searches every
 //! entry within a second; `index.md` lists exactly the entries on disk.
 
@@ -137,9 +138,17 @@ async fn three_servers_and_cli_readers_share_a_vault_through_an_owner_crash() {
             jobs.spawn(async move { call(addr, "PATCH", &target, Some(body)).await.map(|r| r.status) });
         }
     }
-    while let Some(done) = jobs.join_next().await {
-        assert_eq!(done.unwrap(), Some(200), "an update was refused");
+    // Chat turns in both at the same time: their conversations share one SQLite database.
+    for n in 0..12 {
+        let addr = survivors[n % 2];
+        let body = json!({"message": format!("what do I have about {}?", token(n))});
+        jobs.spawn(async move { call(addr, "POST", "/api/chat", Some(body)).await.map(|r| r.status) });
     }
+    while let Some(done) = jobs.join_next().await {
+        assert_eq!(done.unwrap(), Some(200), "an update or a chat turn was refused");
+    }
+    let conversations = call(survivors[0], "GET", "/api/conversations", None).await.unwrap();
+    assert_eq!(conversations.json()["conversations"].as_array().map(Vec::len), Some(12));
     for (n, path) in &targets {
         let text = std::fs::read_to_string(vault.join(path)).unwrap();
         assert!(text.contains("status: done"), "{path}: the status update was lost:\n{text}");
