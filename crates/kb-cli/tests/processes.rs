@@ -330,3 +330,60 @@ async fn index_md_is_current_after_a_burst_of_1000_captures() {
     .await;
     assert!(current, "index.md is not current within a second of the last capture");
 }
+
+/// The `kb` binary on `vault` with `args`: exit code and standard output.
+fn kb_run(vault: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("DATABASE_URL")
+        .env_remove("KB_DIR")
+        .arg("--kb-dir")
+        .arg(vault)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.code(), text(&output.stdout), text(&output.stderr))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_works_while_kb_serve_runs() {
+    let kb = KbServer::start(&[]).await;
+    let vault = kb.vault();
+    let filed = kb_json(&vault, &["capture", "Renew the passport by Dec 15", "--hints", "[admin]"]);
+    let path = filed["path"].as_str().unwrap().to_string();
+    // The server finds at once what a command filed, and the command what the server filed.
+    let found = kb.get("/api/search?q=passport").await.expect(200);
+    assert_eq!(found["entries"][0]["path"].as_str(), Some(path.as_str()));
+    let shed = kb.post("/api/capture", &json!({"text": "Fix the shed roof", "hints": "[project]"})).await;
+    let shed = shed.expect(200)["path"].as_str().unwrap().to_string();
+    assert_eq!(kb_json(&vault, &["search", "shed"])["entries"][0]["path"].as_str(), Some(shed.as_str()));
+
+    assert_eq!(kb_json(&vault, &["list"])["total"], 2);
+    assert_eq!(kb_json(&vault, &["show", &path])["entry"]["path"].as_str(), Some(path.as_str()));
+    let updated = kb_json(&vault, &["update", &path, "--set", "status=done"]);
+    assert_eq!(updated["updatedFields"], json!(["status"]));
+    let moved = kb_json(&vault, &["move", &shed, "ideas"]);
+    let moved_to = moved["newPath"].as_str().unwrap().to_string();
+    assert!(kb_json(&vault, &["digest", "daily"])["content"].is_string());
+    let (code, out, err) = kb_run(&vault, &["reindex"]);
+    assert_eq!(code, Some(0), "reindex: {out}{err}");
+
+    // The server sees the commands' changes within a second.
+    let sees = within(WITHIN, async || {
+        let entry = kb.get(&format!("/api/entries/{}", url_path(&path))).await;
+        let listed = kb.get("/api/entries").await.json();
+        entry.json()["entry"]["frontmatter"]["status"] == "done"
+            && listed["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["path"].as_str() == Some(moved_to.as_str()))
+    })
+    .await;
+    assert!(sees, "kb serve did not see the commands' changes");
+    assert_eq!(
+        kb.get("/api/search?q=shed").await.expect(200)["entries"][0]["path"].as_str(),
+        Some(moved_to.as_str())
+    );
+}
