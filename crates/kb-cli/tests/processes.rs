@@ -39,18 +39,10 @@ async fn call(addr: SocketAddr, method: &str, target: &str, body: Option<Value>)
 
 /// The `kb` binary on `vault` with `args`, its JSON answer (exit 0 required).
 fn kb_json(vault: &Path, args: &[&str]) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_kb"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("DATABASE_URL")
-        .env_remove("KB_DIR")
-        .arg("--kb-dir")
-        .arg(vault)
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "kb {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
-    serde_json::from_slice(&output.stdout).unwrap()
+    let args: Vec<&str> = std::iter::once("--json").chain(args.iter().copied()).collect();
+    let (code, out, err) = kb_run(vault, &args);
+    assert_eq!(code, Some(0), "kb {args:?} failed: {err}");
+    serde_json::from_str(&out).unwrap()
 }
 
 /// Polls `check` until it holds or `limit` passes.
