@@ -235,9 +235,9 @@ fn body_links(body: &str) -> Vec<BodyLink> {
     let mut parser = Parser::new_ext(body, Options::empty()).into_offset_iter();
     let mut links = Vec::new();
     for (event, range) in parser.by_ref() {
-        if let Event::Start(Tag::Link { link_type, .. }) = event
+        if let Event::Start(Tag::Link { link_type, dest_url, .. }) = event
             && matches!(link_type, pulldown_cmark::LinkType::Inline)
-            && let Some(target) = inline_target(body, range)
+            && let Some(target) = inline_target(body, range, &dest_url)
         {
             links.push(BodyLink { target_range: target });
         }
@@ -250,18 +250,16 @@ fn body_links(body: &str) -> Vec<BodyLink> {
     links
 }
 
-/// The raw target of an inline link `[text](target "title")` whose source is `range`.
-fn inline_target(body: &str, range: Range<usize>) -> Option<Range<usize>> {
+/// The raw target of an inline link `[text](target "title")` whose source is `range` and
+/// whose destination Markdown reads as `dest`.
+fn inline_target(body: &str, range: Range<usize>, dest: &str) -> Option<Range<usize>> {
     let source = body.get(range.clone())?;
-    // The destination follows the last `](` that is followed by a well-formed target.
-    let mut best = None;
-    for (open, _) in source.match_indices("](") {
-        let start = range.start + open + 2;
-        if let Some(target) = destination_at(body, start, range.end) {
-            best = Some(target);
-        }
-    }
-    best
+    // The destination follows a `](`: the first one whose target reads as the parser's
+    // (the text may hold `](` of its own, and so may the title after the target).
+    source.match_indices("](").find_map(|(open, _)| {
+        let target = destination_at(body, range.start + open + 2, range.end)?;
+        (unescape(&body[target.clone()]) == dest).then_some(target)
+    })
 }
 
 /// The raw target of a link definition `[label]: target "title"` spanning `range`.

@@ -30,8 +30,10 @@ const SOCKET_FILE: &str = "kb-owner.sock";
 /// Unix socket paths longer than this do not fit the system's limit (108 bytes on Linux,
 /// 104 on macOS): such an index's socket lives in the temporary folder instead.
 const MAX_SOCKET_PATH: usize = 100;
-/// How long a sender waits for the owner to answer.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a sender waits for the owner to answer (and the owner for a request). A
+/// change whose answer does not come in time still reaches the index: the owner's file
+/// watcher sees the file.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a process asks of the owner.
 #[derive(Debug, Serialize, Deserialize)]
@@ -202,6 +204,14 @@ impl Drop for OwnerServer {
 /// Answers one request on `stream`. The answer goes out before `on_forwarded` runs: the
 /// sender may hold locks of its own that whatever `on_forwarded` does would wait for.
 fn answer(index: &Weak<TantivyIndex>, on_forwarded: Option<&OnForwarded>, stream: UnixStream) {
+    // The sender writes its request at once; one that does not is not waited for long.
+    if stream.set_read_timeout(Some(ANSWER_TIMEOUT)).is_err() {
+        return;
+    }
+    // An owner that is closing does not answer at all: the sender then asks again or
+    // takes the writer over, rather than taking "closing" for a failed change.
+    let Some(live) = index.upgrade() else { return };
+    drop(live);
     let mut line = String::new();
     if BufReader::new(&stream).read_line(&mut line).is_err() || line.is_empty() {
         return;

@@ -59,6 +59,13 @@ fn same_folder_links_stay_short_and_names_are_encoded() {
 }
 
 #[test]
+fn a_title_holding_link_syntax_is_left_alone() {
+    let doc = "[a](projects/robot.md \"x](y\") and [b](robot.md \"see [y](c.md)\")\n";
+    let out = retarget("projects/p.md", doc, "projects/robot.md", "ideas/robot.md").unwrap();
+    assert_eq!(out, "[a](ideas/robot.md \"x](y\") and [b](../ideas/robot.md \"see [y](c.md)\")\n");
+}
+
+#[test]
 fn unrelated_documents_are_left_alone() {
     let doc =
         "---\nrelated_projects: [projects/robotics.md]\n---\n[x](projects/robot.mdx) projects/robot.md\n";

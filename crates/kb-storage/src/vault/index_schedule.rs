@@ -33,6 +33,16 @@ impl IndexSchedule {
         !self.deferred.swap(true, Ordering::AcqRel)
     }
 
+    /// Goes back to writing after each change (the background writer could not start).
+    pub(crate) fn undefer(&self) {
+        self.deferred.store(false, Ordering::Release);
+    }
+
+    /// Whether a write is due and not yet done.
+    pub(crate) fn is_due(&self) -> bool {
+        *lock(&self.due)
+    }
+
     /// Says a write is due.
     pub(crate) fn mark_due(&self) {
         *lock(&self.due) = true;

@@ -14,12 +14,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use kb_domain::references::retarget_references;
-use kb_domain::{EntryPath, RepositoryError};
+use kb_domain::{EntryPath, RepositoryError, Stamp};
 use serde_json::{Value, json};
 
 use super::atomic;
 use super::safe_path::{Root, io_error};
-use super::scan::{Found, read_entry};
+use super::scan::{Found, read_entry, stamp_of_path};
 
 /// The folder of move journals inside `.kb/`.
 const MOVES_DIR: &str = "moves";
@@ -37,6 +37,9 @@ pub(crate) struct MoveJournal {
     pub(crate) id: String,
     /// The entries whose references to `old` are to point at `new`.
     pub(crate) referrers: Vec<EntryPath>,
+    /// The old file's stamp when the move began: an old file without an id is removed
+    /// only while it is still that file (never one a person wrote there since).
+    pub(crate) old_stamp: Option<Stamp>,
 }
 
 /// The journal file of one move.
@@ -62,6 +65,7 @@ impl JournalFile {
             "new": journal.new.to_string(),
             "id": journal.id,
             "referrers": referrers,
+            "oldStamp": journal.old_stamp.map(|s| json!({"mtimeNs": s.mtime_ns, "size": s.size})),
         });
         atomic::write_atomic(&self.file, text.to_string().as_bytes()).map_err(|e| io_error(&self.file, e))
     }
@@ -96,11 +100,15 @@ fn read(file: &Path) -> Result<Option<MoveJournal>, RepositoryError> {
         let referrers = v.get("referrers").and_then(Value::as_array).map_or_else(Vec::new, |items| {
             items.iter().filter_map(Value::as_str).filter_map(|p| EntryPath::parse(p).ok()).collect()
         });
+        let old_stamp = v
+            .get("oldStamp")
+            .and_then(|s| Some(Stamp::new(s.get("mtimeNs")?.as_i64()?, s.get("size")?.as_u64()?)));
         Some(MoveJournal {
             old: EntryPath::parse(&field("old")?).ok()?,
             new: EntryPath::parse(&field("new")?).ok()?,
             id: field("id")?,
             referrers,
+            old_stamp,
         })
     });
     if parsed.is_none() {
@@ -131,15 +139,29 @@ fn journal_files(root: &Root) -> Result<Vec<PathBuf>, RepositoryError> {
 }
 
 /// Finishes every move interrupted by a crash. Call only when no other kb process has the
-/// vault open.
+/// vault open. A move that cannot be finished now is logged and its journal kept for the
+/// next start: it never stops the vault from opening.
 pub(crate) fn recover(root: &Root) -> Result<(), RepositoryError> {
-    for file in journal_files(root)? {
-        if let Some(journal) = read(&file)? {
-            finish(root, &journal)?;
-        } else if fs::symlink_metadata(&file).is_err() {
-            continue;
+    let files = match journal_files(root) {
+        Ok(files) => files,
+        Err(error) => {
+            tracing::warn!(%error, "interrupted moves cannot be looked at now; they are kept for the next start");
+            return Ok(());
         }
-        remove(&file)?;
+    };
+    for file in files {
+        let finished = match read(&file) {
+            Ok(Some(journal)) => finish(root, &journal),
+            Ok(None) if fs::symlink_metadata(&file).is_err() => continue,
+            Ok(None) => Ok(()),
+            Err(error) => Err(error),
+        };
+        match finished.and_then(|()| remove(&file)) {
+            Ok(()) => {}
+            Err(error) => {
+                tracing::warn!(%error, journal = %file.display(), "an interrupted move could not be finished now; kept for the next start")
+            }
+        }
     }
     Ok(())
 }
@@ -158,8 +180,13 @@ fn finish(root: &Root, journal: &MoveJournal) -> Result<(), RepositoryError> {
     }
     let old_file = root.file(&journal.old);
     if fs::symlink_metadata(&old_file).is_ok() {
+        // The entry's own file: its id, or (for a file that had none) the very file the
+        // move began from, not one a person wrote at that path since.
         let old_is_ours = match read_entry(&old_file, &journal.old)? {
-            Some(Found::Entry(e)) => e.id().is_none_or(|id| id == journal.id),
+            Some(Found::Entry(e)) => match e.id() {
+                Some(id) => id == journal.id,
+                None => journal.old_stamp.is_some() && stamp_of_path(root, &journal.old) == journal.old_stamp,
+            },
             _ => false,
         };
         if !old_is_ours {
@@ -216,6 +243,7 @@ mod tests {
             new: EntryPath::parse("projects/a.md").unwrap(),
             id: "ID1".into(),
             referrers: vec![EntryPath::parse("projects/b.md").unwrap()],
+            old_stamp: None,
         }
     }
 
@@ -282,6 +310,33 @@ mod tests {
         recover(&root).unwrap();
         assert!(dir.path().join("inbox/a.md").exists());
         assert!(dir.path().join("projects/a.md").exists());
+    }
+
+    #[test]
+    fn a_file_without_an_id_written_at_the_old_path_since_is_kept() {
+        let (dir, root) = setup();
+        fs::write(dir.path().join("projects/a.md"), "---\nid: ID1\n---\n").unwrap();
+        // The person's new note where the moved entry was, without frontmatter.
+        fs::write(dir.path().join("inbox/a.md"), "buy milk\n").unwrap();
+        let mut moved = journal();
+        moved.old_stamp = Some(Stamp::new(1, 3));
+        write(&root, &moved);
+        recover(&root).unwrap();
+        assert_eq!(fs::read_to_string(dir.path().join("inbox/a.md")).unwrap(), "buy milk\n");
+    }
+
+    #[test]
+    fn a_move_that_cannot_be_finished_is_kept_and_the_vault_still_opens() {
+        let (dir, root) = setup();
+        fs::write(dir.path().join("inbox/a.md"), "---\nid: ID1\n---\n").unwrap();
+        fs::write(dir.path().join("projects/a.md"), "---\nid: ID1\n---\n").unwrap();
+        let mut moved = journal();
+        let long = format!("{}.md", "长".repeat(80));
+        moved.referrers = vec![EntryPath::parse(&format!("projects/{long}")).unwrap()];
+        fs::write(dir.path().join("projects").join(&long), "[a](../inbox/a.md)\n").unwrap();
+        let file = write(&root, &moved);
+        recover(&root).unwrap();
+        assert!(file.file.exists(), "the journal is kept for the next start");
     }
 
     #[test]

@@ -193,6 +193,7 @@ impl Vault {
         });
         if let Err(error) = started {
             tracing::warn!(%error, "could not start the index file's writer; writing it after each change");
+            self.index_schedule.undefer();
         }
     }
 
@@ -422,6 +423,16 @@ impl Vault {
     }
 }
 
+impl Drop for Vault {
+    /// A change the background writer has not written yet is written now.
+    fn drop(&mut self) {
+        if self.index_schedule.is_deferred() && self.index_schedule.is_due() {
+            let mut state = kb_domain::sync::lock(&self.state);
+            self.write_index(&mut state);
+        }
+    }
+}
+
 impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(category = %new.category, path))]
     fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError> {
@@ -476,6 +487,7 @@ impl EntryRepository for Vault {
         let referrers: Vec<EntryPath> =
             state.cache.referrers_of(path).into_iter().filter(|r| r != path).collect();
         let journal = JournalFile::new(&self.root);
+        let old_stamp = scan::stamp_of_path(&self.root, path);
         let new_path =
             self.place_new(&state.cache, target, &Slug::from_name(&name), document.as_bytes(), |new| {
                 journal.write(&MoveJournal {
@@ -483,6 +495,7 @@ impl EntryRepository for Vault {
                     new: new.clone(),
                     id: id.clone(),
                     referrers: referrers.clone(),
+                    old_stamp,
                 })
             })?;
         let span = tracing::Span::current();
