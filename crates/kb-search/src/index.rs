@@ -38,7 +38,7 @@ pub struct TantivyIndex {
     /// The writer, in the process that owns the index; `None` in the others.
     pub(crate) writer: Mutex<Option<IndexWriter>>,
     /// Where the owner answers the other processes.
-    pub(crate) socket: PathBuf,
+    pub(crate) sockets: Vec<PathBuf>,
     /// Set by [`TantivyIndex::share_writes`]: how to answer other processes once owner.
     pub(crate) sharing: OnceLock<Sharing>,
     /// The listener, while this process owns the index and shares it.
@@ -126,11 +126,11 @@ impl TantivyIndex {
         if server.is_some() {
             return;
         }
-        match OwnerServer::start(sharing.this.clone(), self.socket.clone(), sharing.on_forwarded.clone()) {
+        match OwnerServer::start(sharing.this.clone(), &self.sockets, sharing.on_forwarded.clone()) {
             Ok(started) => *server = Some(started),
             Err(error) => tracing::warn!(
                 %error,
-                socket = %self.socket.display(),
+                index = %self.index_dir.display(),
                 "other kb processes cannot send changes to this one; they wait for it to exit"
             ),
         }
@@ -176,7 +176,7 @@ impl TantivyIndex {
     fn forward(&self, request: &Request) -> Result<Option<Answer>, SearchError> {
         let deadline = Instant::now() + OWNER_WAIT;
         loop {
-            match owner::send(&self.socket, request) {
+            match owner::send(&self.sockets, request) {
                 Ok(answer) => {
                     self.reader.reload().map_err(index_error)?;
                     return Ok(Some(answer));

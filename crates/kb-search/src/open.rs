@@ -284,7 +284,7 @@ fn assemble(
         fields,
         reader,
         writer: Mutex::new(writer),
-        socket: crate::owner::socket_path(index_dir),
+        sockets: crate::owner::socket_paths(index_dir),
         sharing: std::sync::OnceLock::new(),
         server: Mutex::new(None),
         stamps: Mutex::new(stamps),

@@ -84,16 +84,17 @@ impl From<SyncStatsWire> for SyncStats {
     }
 }
 
-/// Where the owner of the index in `index_dir` answers.
-pub(crate) fn socket_path(index_dir: &Path) -> PathBuf {
+/// Where the owner of the index in `index_dir` may answer, in the order it tries them:
+/// beside the index, or (when that path is too long, or the filesystem there has no
+/// sockets, as exFAT and SMB shares do not) in the temporary folder under a name made
+/// from the index's path. Senders try each.
+pub(crate) fn socket_paths(index_dir: &Path) -> Vec<PathBuf> {
     let dir = std::fs::canonicalize(index_dir).unwrap_or_else(|_| index_dir.to_path_buf());
     let beside = dir.join(SOCKET_FILE);
-    if beside.as_os_str().len() <= MAX_SOCKET_PATH {
-        return beside;
-    }
     let mut hasher = DefaultHasher::new();
     dir.hash(&mut hasher);
-    std::env::temp_dir().join(format!("kb-{:016x}.sock", hasher.finish()))
+    let elsewhere = std::env::temp_dir().join(format!("kb-{:016x}.sock", hasher.finish()));
+    if beside.as_os_str().len() <= MAX_SOCKET_PATH { vec![beside, elsewhere] } else { vec![elsewhere] }
 }
 
 /// Why a request could not be answered by an owner.
@@ -104,8 +105,19 @@ pub(crate) enum SendError {
     Failed(SearchError),
 }
 
-/// Sends `request` to the owner and waits for its answer.
-pub(crate) fn send(socket: &Path, request: &Request) -> Result<Answer, SendError> {
+/// Sends `request` to the owner, at whichever of `sockets` it answers, and waits for its
+/// answer.
+pub(crate) fn send(sockets: &[PathBuf], request: &Request) -> Result<Answer, SendError> {
+    for socket in sockets {
+        match send_to(socket, request) {
+            Err(SendError::NoOwner) => continue,
+            answered => return answered,
+        }
+    }
+    Err(SendError::NoOwner)
+}
+
+fn send_to(socket: &Path, request: &Request) -> Result<Answer, SendError> {
     let mut stream = match UnixStream::connect(socket) {
         Ok(stream) => stream,
         Err(e)
@@ -157,18 +169,29 @@ pub(crate) struct OwnerServer {
 }
 
 impl OwnerServer {
-    /// Starts answering for `index` on `socket` (replacing a socket a dead owner left).
+    /// Starts answering for `index` on the first of `sockets` that can be made (replacing
+    /// a socket a dead owner left).
     pub(crate) fn start(
         index: Weak<TantivyIndex>,
-        socket: PathBuf,
+        sockets: &[PathBuf],
         on_forwarded: Option<OnForwarded>,
     ) -> io::Result<OwnerServer> {
-        match std::fs::remove_file(&socket) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
+        let mut failure = io::Error::new(io::ErrorKind::NotFound, "no place for the socket");
+        for socket in sockets {
+            match bind(socket) {
+                Ok(listener) => return OwnerServer::serve(index, socket.clone(), listener, on_forwarded),
+                Err(e) => failure = e,
+            }
         }
-        let listener = UnixListener::bind(&socket)?;
+        Err(failure)
+    }
+
+    fn serve(
+        index: Weak<TantivyIndex>,
+        socket: PathBuf,
+        listener: UnixListener,
+        on_forwarded: Option<OnForwarded>,
+    ) -> io::Result<OwnerServer> {
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         std::thread::Builder::new().name("kb-index-owner".into()).spawn(move || {
@@ -190,6 +213,16 @@ impl OwnerServer {
         tracing::info!(socket = %socket.display(), "this process writes the search index for every kb process");
         Ok(OwnerServer { socket, stop })
     }
+}
+
+/// Binds `socket`, first removing one a dead owner left there.
+fn bind(socket: &Path) -> io::Result<UnixListener> {
+    match std::fs::remove_file(socket) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    UnixListener::bind(socket)
 }
 
 impl Drop for OwnerServer {

@@ -109,3 +109,17 @@ fn a_child_process_writes_through_the_owner() {
     assert!(said.contains("child: owner=false found=1"), "{said}");
     assert_eq!(paths(&search(&owner, "tomatoes")), ["projects/greenhouse.md"]);
 }
+
+#[test]
+fn where_no_socket_can_be_made_beside_the_index_the_owner_answers_from_elsewhere() {
+    let v = TestVault::new();
+    let owner = Arc::new(v.open());
+    // As on exFAT or an SMB share: nothing can be bound at the socket's place there.
+    fs::create_dir_all(v.index_dir().join("kb-owner.sock/blocked")).unwrap();
+    owner.share_writes(None);
+    let other = v.open();
+    let note = v.write_entry("ideas/exfat.md", "Exfat", "synced notes folder");
+    other.entries_changed(&[EntryChange::Upserted(note)]);
+    assert!(!other.is_owner(), "the other process took the writer instead of asking the owner");
+    assert_eq!(paths(&search(&owner, "synced")), ["ideas/exfat.md"]);
+}
