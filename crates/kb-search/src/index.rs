@@ -319,12 +319,23 @@ impl TantivyIndex {
 
     /// [`TantivyIndex::sync_paths`] with this process's writer.
     pub(crate) fn sync_local(&self, paths: &[EntryPath]) -> Result<Vec<EntryPath>, SearchError> {
+        self.sync_local_with(paths, false)
+    }
+
+    /// [`TantivyIndex::sync_local`]; with `reread`, files are read again even when their
+    /// stamp matches (another kb process says it changed them: on a filesystem with coarse
+    /// modification times a same-size edit keeps its stamp).
+    pub(crate) fn sync_local_with(
+        &self,
+        paths: &[EntryPath],
+        reread: bool,
+    ) -> Result<Vec<EntryPath>, SearchError> {
         let mut changes = Vec::new();
         let mut unreadable = Vec::new();
         for path in paths {
             let indexed = lock(&self.stamps).get(path).copied();
             let on_disk = self.files.stamp(path);
-            if on_disk.is_some() && on_disk == indexed {
+            if !reread && on_disk.is_some() && on_disk == indexed {
                 continue;
             }
             let read = if on_disk.is_some() { self.files.read(path) } else { FileRead::Missing };

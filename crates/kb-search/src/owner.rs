@@ -275,7 +275,7 @@ fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
     let result = match request {
         Request::Sync { paths } => {
             let paths: Vec<EntryPath> = paths.iter().filter_map(|p| EntryPath::parse(p).ok()).collect();
-            index.sync_local(&paths).map(|changed| (changed, None))
+            index.sync_local_with(&paths, true).map(|changed| (changed, None))
         }
         Request::Reconcile => index.reconcile_local(None).map(|(stats, changed)| (changed, Some(stats))),
     };

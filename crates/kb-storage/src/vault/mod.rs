@@ -77,6 +77,9 @@ struct State {
     index_file: Option<PathBuf>,
     /// Why kb is not using `index.md`, for the person.
     index_notice: Option<String>,
+    /// The index file's modification time and size after kb last wrote it: another kb
+    /// process writing it since (from an older view of the vault) shows as a difference.
+    index_written: Option<(std::time::SystemTime, u64)>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -124,7 +127,13 @@ impl Vault {
         let vault = Vault {
             root,
             clock,
-            state: Mutex::new(State { cache, index_text: String::new(), index_file, index_notice }),
+            state: Mutex::new(State {
+                cache,
+                index_text: String::new(),
+                index_file,
+                index_notice,
+                index_written: None,
+            }),
             observers: RwLock::new(Vec::new()),
             index_schedule: Arc::default(),
             _presence: presence,
@@ -243,6 +252,7 @@ impl Vault {
             // The entry change itself is on disk; a stale index is repaired next time.
             tracing::warn!(error = %e, file = %file.display(), "could not write kb's index file");
         }
+        state.index_written = file_written(&file);
         state.index_text = text;
     }
 
@@ -267,6 +277,14 @@ impl Vault {
         }
         if corrected > 0 {
             tracing::debug!(corrected, "the vault's view caught up with its folders");
+        }
+        // Another kb process may have written the index file from an older view.
+        let mut state = self.lock();
+        let disturbed =
+            state.index_file.as_deref().is_some_and(|file| file_written(file) != state.index_written);
+        if disturbed {
+            state.index_text.clear();
+            self.write_index(&mut state);
         }
         corrected
     }
@@ -579,6 +597,12 @@ impl EntryRepository for Vault {
     fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
         self.reread(path, true)
     }
+}
+
+/// A file's modification time and size, when it can be read.
+fn file_written(file: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let meta = fs::metadata(file).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
 }
 
 /// The frontmatter with a text `id`, and that id. A number or boolean id becomes its
