@@ -367,16 +367,19 @@ fn open_vault_and_index(
 
 /// How often a watching process checks the vault's folders against its view of them.
 const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+/// Every this many checks the folders are swept even when nothing seemed to change.
+const FULL_SWEEP_EVERY: u32 = 10;
 
-/// Sweeps the vault's folders every [`SWEEP_EVERY`] while the vault is open (see
-/// [`Vault::sweep`]): whatever change a file event did not bring still shows within a second.
+/// Checks the vault every [`SWEEP_EVERY`] while it is open (see [`Vault::sweep_if_due`]):
+/// a change a file event did not bring shows within a second while the vault is busy,
+/// and within a few seconds when it is quiet.
 fn start_sweeps(vault: &Arc<Vault>) {
     let vault = Arc::downgrade(vault);
     let started = std::thread::Builder::new().name("kb-vault-sweep".into()).spawn(move || {
-        loop {
+        for tick in 1u32.. {
             std::thread::sleep(SWEEP_EVERY);
             let Some(vault) = vault.upgrade() else { return };
-            vault.sweep();
+            vault.sweep_if_due(tick % FULL_SWEEP_EVERY == 0);
         }
     });
     if let Err(error) = started {

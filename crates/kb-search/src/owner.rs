@@ -241,21 +241,20 @@ fn answer(index: &Weak<TantivyIndex>, on_forwarded: Option<&OnForwarded>, stream
     if stream.set_read_timeout(Some(ANSWER_TIMEOUT)).is_err() {
         return;
     }
-    // An owner that is closing does not answer at all: the sender then asks again or
-    // takes the writer over, rather than taking "closing" for a failed change.
-    let Some(live) = index.upgrade() else { return };
-    drop(live);
     let mut line = String::new();
     if BufReader::new(&stream).read_line(&mut line).is_err() || line.is_empty() {
         return;
     }
-    let (reply, changed) = match (index.upgrade(), serde_json::from_str::<Request>(&line)) {
-        (None, _) => (Answer { error: Some("the index is closing".into()), ..Answer::default() }, Vec::new()),
-        (_, Err(e)) => {
+    // An owner that is closing does not answer at all: the sender then asks again or
+    // takes the writer over, rather than taking "closing" for a failed change.
+    let Some(index) = index.upgrade() else { return };
+    let (reply, changed) = match serde_json::from_str::<Request>(&line) {
+        Ok(request) => run(&index, request),
+        Err(e) => {
             (Answer { error: Some(format!("unreadable request: {e}")), ..Answer::default() }, Vec::new())
         }
-        (Some(index), Ok(request)) => run(&index, request),
     };
+    drop(index);
     let mut text = serde_json::to_string(&reply).unwrap_or_else(|_| "{\"error\":\"answer\"}".into());
     text.push('\n');
     let mut stream = stream;

@@ -60,6 +60,8 @@ pub struct Vault {
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
+    /// Whether the vault's view changed since the last sweep (see [`Vault::sweep_if_due`]).
+    touched: std::sync::atomic::AtomicBool,
     /// When the index file is written (shared with its background writer).
     index_schedule: Arc<index_schedule::IndexSchedule>,
     /// This process's shared hold on the vault, for as long as it is open.
@@ -136,6 +138,7 @@ impl Vault {
             }),
             observers: RwLock::new(Vec::new()),
             index_schedule: Arc::default(),
+            touched: std::sync::atomic::AtomicBool::new(false),
             _presence: presence,
             writes,
         };
@@ -208,6 +211,7 @@ impl Vault {
 
     /// Brings kb's index file up to date now or (in the background) soon.
     fn index_due(&self, state: &mut State) {
+        self.touched.store(true, std::sync::atomic::Ordering::Relaxed);
         if self.index_schedule.is_deferred() {
             self.index_schedule.mark_due();
         } else {
@@ -278,7 +282,23 @@ impl Vault {
         if corrected > 0 {
             tracing::debug!(corrected, "the vault's view caught up with its folders");
         }
-        // Another kb process may have written the index file from an older view.
+        self.check_index_file();
+        corrected
+    }
+
+    /// A sweep when the vault's view changed since the last one (the moments events go
+    /// missing), or when `anyway`; otherwise only the index file is checked. A full sweep
+    /// lists every folder, so a process that is idle does not pay for one each time.
+    pub fn sweep_if_due(&self, anyway: bool) -> usize {
+        if self.touched.swap(false, std::sync::atomic::Ordering::Relaxed) || anyway {
+            return self.sweep();
+        }
+        self.check_index_file();
+        0
+    }
+
+    /// Rewrites the index file when another kb process wrote it since (from an older view).
+    fn check_index_file(&self) {
         let mut state = self.lock();
         let disturbed =
             state.index_file.as_deref().is_some_and(|file| file_written(file) != state.index_written);
@@ -286,7 +306,6 @@ impl Vault {
             state.index_text.clear();
             self.write_index(&mut state);
         }
-        corrected
     }
 
     /// Brings the cache and the index file in line with the entry file at `path` after the
