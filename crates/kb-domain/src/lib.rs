@@ -7,6 +7,7 @@
 //! ([`EntryPath::parse`], [`Slug::from_name`], [`Confidence::new`]); after that the type is
 //! the proof.
 
+pub mod catalogue;
 pub mod category;
 pub mod conversation;
 pub mod entry;
@@ -22,6 +23,7 @@ pub mod sync;
 pub mod transform;
 pub mod vault_files;
 
+pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
 pub use conversation::{Conversation, ConversationId, Message, NewMessage, Role, ToolCall};
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError};

@@ -4,9 +4,12 @@
 //! async callers run them on a blocking thread). Conversation storage and the language
 //! model are asynchronous. All are object safe so they can be shared as `Arc<dyn …>`.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
 use crate::conversation::{Conversation, ConversationId, Message, NewMessage, SummaryCoverage};
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
@@ -140,7 +143,8 @@ pub trait EntryRepository: Send + Sync {
     fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError>;
     /// Reads an entry from disk.
     fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError>;
-    /// Lists entries matching the filter, newest first.
+    /// Lists entries matching the filter, newest first, from memory: the cost grows with
+    /// the page asked for, not with the vault.
     fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError>;
     /// Applies an update to the entry as it is on disk now.
     fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError>;
@@ -148,8 +152,11 @@ pub trait EntryRepository: Send + Sync {
     fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError>;
     /// Deletes an entry.
     fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError>;
-    /// Every readable entry (for indexing and digests).
+    /// Every readable entry, read from disk (for indexing and checks; not for requests).
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError>;
+    /// Every readable entry as the in-memory catalogue knows it (for digests): no file is
+    /// read, and sharing the records costs a pointer each.
+    fn catalogue(&self) -> Result<Vec<Arc<CatalogueEntry>>, RepositoryError>;
     /// Files that look like entries but cannot be read.
     fn malformed(&self) -> Vec<MalformedFile>;
     /// The current `index.md` text.

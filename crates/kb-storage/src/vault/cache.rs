@@ -1,40 +1,100 @@
-//! The in-memory view of the vault: a summary per entry path, which entries refer to
-//! which, and the list of malformed files, kept up to date by every change so that
-//! `list`, `index.md` and a move's reference updates never read every file again.
+//! The in-memory view of the vault: a catalogue record per entry path, kept in every
+//! order a list asks for, which entries refer to which, and the list of malformed files,
+//! all kept up to date by every change so that `list`, digests, `index.md` and a move's
+//! reference updates never read every file again, and a list page costs its own size.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use kb_domain::references::referenced_paths;
-use kb_domain::{Category, Entry, EntryPath, EntrySummary, ListFilter, ListPage, MalformedFile};
+use kb_domain::{CatalogueEntry, Category, Entry, EntryPath, ListFilter, ListPage, MalformedFile};
 
 /// What is remembered of one entry.
 #[derive(Debug, Clone)]
 struct Cached {
-    summary: EntrySummary,
+    record: Arc<CatalogueEntry>,
     /// The entries it refers to.
     refers_to: BTreeSet<EntryPath>,
 }
 
-/// Summaries of every readable entry, who refers to whom, and the malformed files.
+/// An entry's place in the newest-first order: newest `updated_at` first, undated last,
+/// ties by path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct OrderKey {
+    undated: bool,
+    newest: Reverse<DateTime<Utc>>,
+    path: EntryPath,
+}
+
+impl OrderKey {
+    fn of(record: &CatalogueEntry) -> OrderKey {
+        let updated = record.updated_at();
+        OrderKey {
+            undated: updated.is_none(),
+            newest: Reverse(updated.unwrap_or(DateTime::<Utc>::MIN_UTC)),
+            path: record.summary.path.clone(),
+        }
+    }
+}
+
+/// The entries a list can ask for: all, one category, one status, or both.
+type ViewKey = (Option<Category>, Option<String>);
+
+/// The entries of one [`ViewKey`], newest first.
+type View = BTreeMap<OrderKey, Arc<CatalogueEntry>>;
+
+/// The views an entry belongs to.
+fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
+    let category = record.category();
+    let mut keys = vec![(None, None), (Some(category), None)];
+    if let Some(status) = record.status() {
+        keys.push((None, Some(status.to_string())));
+        keys.push((Some(category), Some(status.to_string())));
+    }
+    keys
+}
+
+/// The entries of each category, newest first, at one moment of the cache: what
+/// `index.md` is rendered from, outside the vault's lock.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IndexSnapshot {
+    /// The cache's [`Cache::version`] when it was taken.
+    pub(crate) version: u64,
+    /// Each category (in [`Category::ALL`] order) with its entries.
+    pub(crate) categories: Vec<(Category, Vec<Arc<CatalogueEntry>>)>,
+}
+
+/// Catalogue records of every readable entry, who refers to whom, and the malformed files.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     entries: BTreeMap<EntryPath, Cached>,
+    /// Every list order kb answers, kept sorted as entries change.
+    views: HashMap<ViewKey, View>,
     /// For each referred-to path, the entries that refer to it.
     referrers: HashMap<EntryPath, BTreeSet<EntryPath>>,
     malformed: BTreeMap<EntryPath, String>,
+    /// Counts the changes, so a snapshot knows whether it is older than another.
+    version: u64,
 }
 
 impl Cache {
     /// Records an entry as it is on disk now.
     pub(crate) fn insert(&mut self, entry: &Entry) {
+        self.version += 1;
         self.malformed.remove(&entry.path);
-        self.forget_references(&entry.path);
+        self.forget(&entry.path);
         let refers_to = referenced_paths(entry);
         for target in &refers_to {
             self.referrers.entry(target.clone()).or_default().insert(entry.path.clone());
         }
-        self.entries.insert(entry.path.clone(), Cached { summary: entry.summary(), refers_to });
+        let record = Arc::new(CatalogueEntry::of(entry));
+        let key = OrderKey::of(&record);
+        for view in view_keys(&record) {
+            self.views.entry(view).or_default().insert(key.clone(), Arc::clone(&record));
+        }
+        self.entries.insert(entry.path.clone(), Cached { record, refers_to });
     }
 
     /// The entries that refer to `path`, by path.
@@ -42,8 +102,10 @@ impl Cache {
         self.referrers.get(path).map(|set| set.iter().cloned().collect()).unwrap_or_default()
     }
 
-    fn forget_references(&mut self, path: &EntryPath) {
-        let Some(old) = self.entries.get(path) else { return };
+    /// Takes the entry at `path` out of the references and the views (not out of
+    /// `entries`); returns whether there was one.
+    fn forget(&mut self, path: &EntryPath) -> bool {
+        let Some(old) = self.entries.get(path) else { return false };
         for target in &old.refers_to {
             if let Some(set) = self.referrers.get_mut(target) {
                 set.remove(path);
@@ -52,19 +114,31 @@ impl Cache {
                 }
             }
         }
+        let key = OrderKey::of(&old.record);
+        for view_key in view_keys(&old.record) {
+            if let Some(view) = self.views.get_mut(&view_key) {
+                view.remove(&key);
+                if view.is_empty() {
+                    self.views.remove(&view_key);
+                }
+            }
+        }
+        true
     }
 
     /// Records that a file cannot be read as an entry.
     pub(crate) fn mark_malformed(&mut self, file: &MalformedFile) {
-        self.forget_references(&file.path);
+        self.version += 1;
+        self.forget(&file.path);
         self.entries.remove(&file.path);
         self.malformed.insert(file.path.clone(), file.reason.clone());
     }
 
     /// Forgets a path (the file is gone). Returns whether it was a known entry.
     pub(crate) fn remove(&mut self, path: &EntryPath) -> bool {
+        self.version += 1;
         self.malformed.remove(path);
-        self.forget_references(path);
+        self.forget(path);
         self.entries.remove(path).is_some()
     }
 
@@ -91,41 +165,38 @@ impl Cache {
         self.entries.len()
     }
 
-    /// The summaries of one category, newest first.
-    pub(crate) fn newest_first(&self, category: Category) -> Vec<&EntrySummary> {
-        let mut items: Vec<&EntrySummary> =
-            self.entries.values().map(|c| &c.summary).filter(|s| s.category == category).collect();
-        items.sort_by(|a, b| newest_first(a, b));
-        items
+    /// Every readable entry's record, newest first (a pointer each).
+    pub(crate) fn records(&self) -> Vec<Arc<CatalogueEntry>> {
+        self.views.get(&(None, None)).map(|view| view.values().cloned().collect()).unwrap_or_default()
+    }
+
+    /// The entries of each category, newest first, for `index.md`.
+    pub(crate) fn index_snapshot(&self) -> IndexSnapshot {
+        let categories = Category::ALL
+            .iter()
+            .map(|&category| {
+                let items = self
+                    .views
+                    .get(&(Some(category), None))
+                    .map(|view| view.values().cloned().collect())
+                    .unwrap_or_default();
+                (category, items)
+            })
+            .collect();
+        IndexSnapshot { version: self.version, categories }
     }
 
     /// A page of entries matching `filter`, newest `updated_at` first (undated last, then
-    /// by path). A `limit` of 0 means no limit.
+    /// by path). A `limit` of 0 means no limit. Costs the page, not the vault.
     pub(crate) fn list(&self, filter: &ListFilter) -> ListPage {
-        let mut matching: Vec<&EntrySummary> = self
-            .entries
-            .values()
-            .map(|c| &c.summary)
-            .filter(|s| filter.category.is_none_or(|c| s.category == c))
-            .filter(|s| filter.status.as_deref().is_none_or(|want| s.status.as_deref() == Some(want)))
-            .collect();
-        let total = matching.len();
-        matching.sort_by(|a, b| newest_first(a, b));
+        let Some(view) = self.views.get(&(filter.category, filter.status.clone())) else {
+            return ListPage { entries: Vec::new(), total: 0 };
+        };
         let limit = if filter.limit == 0 { usize::MAX } else { filter.limit };
-        let entries = matching.into_iter().skip(filter.offset).take(limit).cloned().collect();
-        ListPage { entries, total }
+        let entries =
+            view.values().skip(filter.offset).take(limit).map(|record| record.summary.clone()).collect();
+        ListPage { entries, total: view.len() }
     }
-}
-
-/// Newest `updated_at` first, undated last, ties by path.
-fn newest_first(a: &EntrySummary, b: &EntrySummary) -> Ordering {
-    match (a.updated_at, b.updated_at) {
-        (Some(x), Some(y)) => y.cmp(&x),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => Ordering::Equal,
-    }
-    .then_with(|| a.path.cmp(&b.path))
 }
 
 #[cfg(test)]
@@ -186,5 +257,112 @@ mod tests {
         cache.remove(&EntryPath::parse("ideas/b.md").unwrap());
         assert!(names(&cache).is_empty());
         assert!(cache.referrers.is_empty());
+    }
+
+    /// One step of a random history of the cache.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Insert { slot: usize, category: usize, status: Option<usize>, day: Option<u32> },
+        Remove { slot: usize, category: usize },
+        Malformed { slot: usize, category: usize },
+    }
+
+    const STATUSES: [&str; 3] = ["active", "done", "waiting"];
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => (0..12usize, 0..5usize, proptest::option::of(0..3usize), proptest::option::of(1..4u32))
+                .prop_map(|(slot, category, status, day)| Step::Insert { slot, category, status, day }),
+            2 => (0..12usize, 0..5usize).prop_map(|(slot, category)| Step::Remove { slot, category }),
+            1 => (0..12usize, 0..5usize).prop_map(|(slot, category)| Step::Malformed { slot, category }),
+        ]
+    }
+
+    fn slot_path(slot: usize, category: usize) -> EntryPath {
+        EntryPath::parse(&format!("{}/e{slot}.md", Category::ALL[category].as_str())).unwrap()
+    }
+
+    /// What a list must answer, worked out from every entry by sorting.
+    fn brute_force(all: &BTreeMap<EntryPath, kb_domain::EntrySummary>, filter: &ListFilter) -> ListPage {
+        let mut matching: Vec<&kb_domain::EntrySummary> = all
+            .values()
+            .filter(|s| filter.category.is_none_or(|c| s.category == c))
+            .filter(|s| filter.status.as_deref().is_none_or(|want| s.status.as_deref() == Some(want)))
+            .collect();
+        matching.sort_by(|a, b| match (a.updated_at, b.updated_at) {
+            (Some(x), Some(y)) => y.cmp(&x).then_with(|| a.path.cmp(&b.path)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.path.cmp(&b.path),
+        });
+        let total = matching.len();
+        let limit = if filter.limit == 0 { usize::MAX } else { filter.limit };
+        ListPage { entries: matching.into_iter().skip(filter.offset).take(limit).cloned().collect(), total }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// Whatever happens to the entries, every list the kept orders answer is the one
+        /// sorting every entry would give, and the catalogue and index hold every entry.
+        #[test]
+        fn kept_orders_answer_like_a_full_sort(
+            steps in proptest::collection::vec(step(), 1..60),
+            category in proptest::option::of(0..5usize),
+            status in proptest::option::of(0..4usize),
+            limit in 0..6usize,
+            offset in 0..6usize,
+        ) {
+            let mut cache = Cache::default();
+            let mut truth: BTreeMap<EntryPath, kb_domain::EntrySummary> = BTreeMap::new();
+            for step in steps {
+                match step {
+                    Step::Insert { slot, category, status, day } => {
+                        let path = slot_path(slot, category);
+                        let mut text = String::from("---\n");
+                        if let Some(s) = status {
+                            text.push_str(&format!("status: {}\n", STATUSES[s]));
+                        }
+                        if let Some(d) = day {
+                            text.push_str(&format!("updated_at: 2026-11-0{d}T10:00:00Z\n"));
+                        }
+                        text.push_str("---\nbody\n");
+                        let e = Entry::from_document(path.clone(), &text).unwrap();
+                        cache.insert(&e);
+                        truth.insert(path, e.summary());
+                    }
+                    Step::Remove { slot, category } => {
+                        let path = slot_path(slot, category);
+                        proptest::prop_assert_eq!(cache.remove(&path), truth.remove(&path).is_some());
+                    }
+                    Step::Malformed { slot, category } => {
+                        let path = slot_path(slot, category);
+                        cache.mark_malformed(&MalformedFile { path: path.clone(), reason: "bad".into() });
+                        truth.remove(&path);
+                    }
+                }
+            }
+            // Status 3 is one no entry has.
+            let filter = ListFilter {
+                category: category.map(|c| Category::ALL[c]),
+                status: status.map(|s| STATUSES.get(s).copied().unwrap_or("blocked").to_string()),
+                limit,
+                offset,
+            };
+            proptest::prop_assert_eq!(cache.list(&filter), brute_force(&truth, &filter));
+            proptest::prop_assert_eq!(cache.len(), truth.len());
+            let everything = brute_force(&truth, &ListFilter::default());
+            let records: Vec<kb_domain::EntrySummary> =
+                cache.records().iter().map(|r| r.summary.clone()).collect();
+            proptest::prop_assert_eq!(records, everything.entries.clone());
+            let indexed: Vec<kb_domain::EntrySummary> = cache
+                .index_snapshot()
+                .categories
+                .into_iter()
+                .flat_map(|(_, items)| items.into_iter().map(|r| r.summary.clone()))
+                .collect();
+            proptest::prop_assert_eq!(indexed.len(), truth.len());
+        }
     }
 }

@@ -15,7 +15,7 @@ use kb_domain::Category;
 use kb_domain::entry::one_line;
 use kb_domain::references::encode_link_target;
 
-use super::cache::Cache;
+use super::cache::IndexSnapshot;
 
 /// The file name of the index at the vault root.
 pub(crate) const INDEX_FILE: &str = "index.md";
@@ -76,17 +76,17 @@ pub(crate) fn choose_file(root: &Path) -> (Option<PathBuf>, Option<String>) {
     (None, Some(notice))
 }
 
-/// The text of `index.md` for the entries in `cache`.
-pub(crate) fn render(cache: &Cache) -> String {
+/// The text of `index.md` for the entries of `snapshot`.
+pub(crate) fn render(snapshot: &IndexSnapshot) -> String {
     let mut out = String::from(GENERATED_HEADER);
     out.push_str(" after every change: edit the entries, not this file._\n");
-    for category in Category::ALL {
-        let items = cache.newest_first(category);
-        let _ = write!(out, "\n## {} ({})\n\n", heading(category), items.len());
+    for (category, items) in &snapshot.categories {
+        let _ = write!(out, "\n## {} ({})\n\n", heading(*category), items.len());
         if items.is_empty() {
             out.push_str("_No entries yet._\n");
         }
         for item in items {
+            let item = &item.summary;
             let name = escape_link_text(&one_line(&item.name, 200));
             let target = encode_link_target(&item.path.to_string());
             let _ = write!(out, "- [{name}]({target})");
@@ -124,6 +124,7 @@ fn escape_link_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vault::cache::Cache;
     use kb_domain::{Entry, EntryPath};
 
     #[test]
@@ -132,7 +133,7 @@ mod tests {
         let entry = |p: &str, t: &str| Entry::from_document(EntryPath::parse(p).unwrap(), t).unwrap();
         cache.insert(&entry("projects/a.md", "---\nname: The [big] one\nnext_action: call Sam\n---\n"));
         cache.insert(&entry("ideas/My (odd) note.md", "first line\n"));
-        let text = render(&cache);
+        let text = render(&cache.index_snapshot());
         assert!(
             text.contains("## Projects (1)\n\n- [The \\[big\\] one](projects/a.md) — Next: call Sam\n"),
             "{text}"

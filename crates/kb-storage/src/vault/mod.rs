@@ -37,9 +37,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
-    Category, ChangeObserver, Clock, Entry, EntryChange, EntryId, EntryPath, EntryRepository, EntryUpdate,
-    Frontmatter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError, Slug,
-    UpdateOutcome, transform_for_move,
+    CatalogueEntry, Category, ChangeObserver, Clock, Entry, EntryChange, EntryId, EntryPath, EntryRepository,
+    EntryUpdate, Frontmatter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError,
+    Slug, UpdateOutcome, transform_for_move,
 };
 use serde_json::Value;
 
@@ -59,6 +59,7 @@ pub struct Vault {
     root: Root,
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
+    index: Mutex<IndexFile>,
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
     /// Whether the vault's view changed since the last sweep (see [`Vault::sweep_if_due`]).
     touched: std::sync::atomic::AtomicBool,
@@ -70,18 +71,26 @@ pub struct Vault {
     writes: WriteLock,
 }
 
-/// What the lock guards: the cache and kb's index file.
+/// What the main lock guards: the cache.
 struct State {
     cache: Cache,
+}
+
+/// What the index file's lock guards. It is taken after the main lock or alone, never
+/// the other way round, and the index is rendered under it alone (from a snapshot), so
+/// changes never wait for the whole index to be rendered and written.
+struct IndexFile {
     /// The text kb last wrote to its index file (empty before the first write).
-    index_text: String,
+    text: String,
+    /// The cache version that text was rendered from: an older snapshot is never written.
+    version: u64,
     /// Where kb writes its index (`None`: nowhere, every name is the person's).
-    index_file: Option<PathBuf>,
+    file: Option<PathBuf>,
     /// Why kb is not using `index.md`, for the person.
-    index_notice: Option<String>,
+    notice: Option<String>,
     /// The index file's modification time and size after kb last wrote it: another kb
     /// process writing it since (from an older view of the vault) shows as a difference.
-    index_written: Option<(std::time::SystemTime, u64)>,
+    written: Option<(std::time::SystemTime, u64)>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -129,12 +138,13 @@ impl Vault {
         let vault = Vault {
             root,
             clock,
-            state: Mutex::new(State {
-                cache,
-                index_text: String::new(),
-                index_file,
-                index_notice,
-                index_written: None,
+            state: Mutex::new(State { cache }),
+            index: Mutex::new(IndexFile {
+                text: String::new(),
+                version: 0,
+                file: index_file,
+                notice: index_notice,
+                written: None,
             }),
             observers: RwLock::new(Vec::new()),
             index_schedule: Arc::default(),
@@ -142,10 +152,7 @@ impl Vault {
             _presence: presence,
             writes,
         };
-        {
-            let mut state = vault.lock();
-            vault.write_index(&mut state);
-        }
+        vault.write_index_now();
         Ok(vault)
     }
 
@@ -170,12 +177,12 @@ impl Vault {
     /// Where kb writes its index (`index.md`, or `kb-index.md` when `index.md` is the
     /// person's own); `None` when both names are the person's.
     pub fn index_file(&self) -> Option<PathBuf> {
-        self.lock().index_file.clone()
+        self.lock_index().file.clone()
     }
 
     /// Why kb is not writing its index to `index.md`, when it is not.
     pub fn index_notice(&self) -> Option<String> {
-        self.lock().index_notice.clone()
+        self.lock_index().notice.clone()
     }
 
     /// The lock serialising changes. A panic while holding it leaves the cache as
@@ -183,6 +190,11 @@ impl Vault {
     /// ignored.
     fn lock(&self) -> MutexGuard<'_, State> {
         kb_domain::sync::lock(&self.state)
+    }
+
+    /// The index file's lock (see [`IndexFile`] for the order).
+    fn lock_index(&self) -> MutexGuard<'_, IndexFile> {
+        kb_domain::sync::lock(&self.index)
     }
 
     /// From now on writes kb's index file off the request path: one background thread
@@ -199,8 +211,7 @@ impl Vault {
             // Waits holding only the schedule, so the vault can close meanwhile.
             while schedule.next(&vault).is_some() {
                 let Some(vault) = vault.upgrade() else { return };
-                let mut state = vault.lock();
-                vault.write_index(&mut state);
+                vault.write_index_now();
             }
         });
         if let Err(error) = started {
@@ -215,7 +226,7 @@ impl Vault {
         if self.index_schedule.is_deferred() {
             self.index_schedule.mark_due();
         } else {
-            self.write_index(state);
+            self.write_index(state.cache.index_snapshot(), false);
         }
     }
 
@@ -229,15 +240,28 @@ impl Vault {
         }
     }
 
-    /// Renders the index from the cache and writes it when it differs from the file, and
-    /// only over a file kb wrote itself: when the person has put their own file there
-    /// since, kb moves to the other name (and says so) instead.
-    fn write_index(&self, state: &mut State) {
-        let text = index_md::render(&state.cache);
-        let Some(mut file) = state.index_file.clone() else { return };
+    /// Renders the index from a snapshot of the cache taken now and writes it (see
+    /// [`Vault::write_index`]). Must not be called holding the main lock.
+    fn write_index_now(&self) {
+        let snapshot = self.lock().cache.index_snapshot();
+        self.write_index(snapshot, false);
+    }
+
+    /// Renders the index from `snapshot` and writes it when it differs from the file
+    /// (or when `again`: the file was disturbed), unless a newer snapshot was written
+    /// already; and only over a file kb wrote itself: when the person has put their own
+    /// file there since, kb moves to the other name (and says so) instead.
+    fn write_index(&self, snapshot: cache::IndexSnapshot, again: bool) {
+        let mut index = self.lock_index();
+        if snapshot.version < index.version {
+            return;
+        }
+        let text = index_md::render(&snapshot);
+        let Some(mut file) = index.file.clone() else { return };
         // The whole file is read only once, at open: afterwards the text kb last wrote is
         // known, and only the file's first bytes are read to see it is still kb's.
-        if !state.index_text.is_empty() && text == state.index_text {
+        if !again && !index.text.is_empty() && text == index.text {
+            index.version = snapshot.version;
             return;
         }
         // A file that cannot be told to be kb's is left alone too.
@@ -246,18 +270,18 @@ impl Vault {
             if let Some(notice) = &notice {
                 tracing::warn!("{notice}");
             }
-            (state.index_file, state.index_notice) = (chosen.clone(), notice);
+            (index.file, index.notice) = (chosen.clone(), notice);
             let Some(chosen) = chosen else { return };
             file = chosen;
         }
-        let already_there =
-            state.index_text.is_empty() && fs::read(&file).is_ok_and(|b| b == text.as_bytes());
+        let already_there = index.text.is_empty() && fs::read(&file).is_ok_and(|b| b == text.as_bytes());
         if let Err(e) = (!already_there).then(|| atomic::write_atomic(&file, text.as_bytes())).transpose() {
             // The entry change itself is on disk; a stale index is repaired next time.
             tracing::warn!(error = %e, file = %file.display(), "could not write kb's index file");
         }
-        state.index_written = file_written(&file);
-        state.index_text = text;
+        index.written = file_written(&file);
+        index.text = text;
+        index.version = snapshot.version;
     }
 
     /// Brings the cache in line with which entry files exist, from the folder listings
@@ -299,12 +323,13 @@ impl Vault {
 
     /// Rewrites the index file when another kb process wrote it since (from an older view).
     fn check_index_file(&self) {
-        let mut state = self.lock();
-        let disturbed =
-            state.index_file.as_deref().is_some_and(|file| file_written(file) != state.index_written);
+        let disturbed = {
+            let index = self.lock_index();
+            index.file.as_deref().is_some_and(|file| file_written(file) != index.written)
+        };
         if disturbed {
-            state.index_text.clear();
-            self.write_index(&mut state);
+            let snapshot = self.lock().cache.index_snapshot();
+            self.write_index(snapshot, true);
         }
     }
 
@@ -464,8 +489,7 @@ impl Drop for Vault {
     /// A change the background writer has not written yet is written now.
     fn drop(&mut self) {
         if self.index_schedule.is_deferred() && self.index_schedule.is_due() {
-            let mut state = kb_domain::sync::lock(&self.state);
-            self.write_index(&mut state);
+            self.write_index_now();
         }
     }
 }
@@ -603,13 +627,18 @@ impl EntryRepository for Vault {
         Ok(entries)
     }
 
+    fn catalogue(&self) -> Result<Vec<Arc<CatalogueEntry>>, RepositoryError> {
+        Ok(self.lock().cache.records())
+    }
+
     fn malformed(&self) -> Vec<MalformedFile> {
         self.lock().cache.malformed()
     }
 
     fn index_markdown(&self) -> String {
         // Rendered now: the file itself may be a moment behind (see `write_index_in_background`).
-        index_md::render(&self.lock().cache)
+        let snapshot = self.lock().cache.index_snapshot();
+        index_md::render(&snapshot)
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]

@@ -1,11 +1,12 @@
-//! Gathering a digest's facts from the entries (SPEC §2): pure functions of the entries,
-//! today's date and the current time, so the same vault always gives the same facts.
+//! Gathering a digest's facts from the catalogue's records of the entries: pure functions
+//! of the records, today's date and the current time, so the same vault always gives the
+//! same facts, and no file is read.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use kb_domain::fields::{parse_date, parse_timestamp};
-use kb_domain::{Category, Entry};
+use kb_domain::{CatalogueEntry, Category};
 
 use super::{DigestFacts, DigestKind, DigestSection};
 
@@ -17,7 +18,7 @@ const WEEK_DAYS: i64 = 7;
 /// The facts of a digest of `kind` over `entries`.
 pub fn gather_facts(
     kind: DigestKind,
-    entries: &[Entry],
+    entries: &Entries,
     today: NaiveDate,
     now: DateTime<Utc>,
 ) -> DigestFacts {
@@ -42,20 +43,23 @@ pub fn gather_facts(
     DigestFacts { kind, today, sections }
 }
 
-fn created_at(entry: &Entry) -> Option<DateTime<Utc>> {
-    entry.frontmatter.get_str("created_at").and_then(parse_timestamp)
+/// The records a digest is gathered from.
+type Entries = [Arc<CatalogueEntry>];
+
+fn created_at(entry: &CatalogueEntry) -> Option<DateTime<Utc>> {
+    entry.created_at
 }
 
-fn due_date(entry: &Entry) -> Option<NaiveDate> {
-    entry.frontmatter.get_str("due_date").and_then(parse_date)
+fn due_date(entry: &CatalogueEntry) -> Option<NaiveDate> {
+    entry.due_date
 }
 
-fn is_done(entry: &Entry) -> bool {
-    entry.status() == Some("done")
+fn is_done(entry: &CatalogueEntry) -> bool {
+    entry.is_done()
 }
 
 /// An open action: an active project's next action or a pending admin item.
-fn is_open_action(entry: &Entry) -> bool {
+fn is_open_action(entry: &CatalogueEntry) -> bool {
     match entry.category() {
         Category::Projects => entry.status().is_none_or(|s| s == "active"),
         Category::Admin => entry.status().is_none_or(|s| s == "pending"),
@@ -68,16 +72,14 @@ fn within(at: Option<DateTime<Utc>>, now: DateTime<Utc>, days: i64) -> bool {
 }
 
 /// Next actions of active projects and pending admin items, soonest due first.
-fn top_actions(entries: &[Entry], n: usize) -> Vec<String> {
+fn top_actions(entries: &Entries, n: usize) -> Vec<String> {
     let mut actions: Vec<(Option<NaiveDate>, Option<DateTime<Utc>>, String)> = entries
         .iter()
         .filter(|e| is_open_action(e))
         .map(|e| {
-            let what = match (e.category(), e.frontmatter.get_str("next_action")) {
-                (Category::Projects, Some(action)) if !action.trim().is_empty() => {
-                    format!("{} ({})", action.trim(), e.name())
-                }
-                _ => e.name(),
+            let what = match (e.category(), &e.next_action) {
+                (Category::Projects, Some(action)) => format!("{action} ({})", e.name()),
+                _ => e.name().to_string(),
             };
             let due = due_date(e);
             let text = match due {
@@ -98,15 +100,13 @@ fn top_actions(entries: &[Entry], n: usize) -> Vec<String> {
 }
 
 /// People with follow-ups, least recently touched first.
-fn people_to_connect(entries: &[Entry], n: usize) -> Vec<String> {
+fn people_to_connect(entries: &Entries, n: usize) -> Vec<String> {
     let mut people: Vec<(Option<NaiveDate>, String)> = entries
         .iter()
         .filter(|e| e.category() == Category::People)
         .filter_map(|e| {
-            let follow_ups = e.frontmatter.get_str_list("follow_ups");
-            let first = follow_ups.into_iter().find(|f| !f.trim().is_empty())?;
-            let touched = e.frontmatter.get_str("last_touched").and_then(parse_date);
-            Some((touched, format!("{}: {}", e.name(), first.trim())))
+            let first = e.follow_ups.first()?;
+            Some((e.last_touched, format!("{}: {first}", e.name())))
         })
         .collect();
     people.sort();
@@ -114,7 +114,7 @@ fn people_to_connect(entries: &[Entry], n: usize) -> Vec<String> {
 }
 
 /// Overdue items and inbox entries waiting more than three days.
-fn watch_out_for(entries: &[Entry], today: NaiveDate, now: DateTime<Utc>) -> Vec<String> {
+fn watch_out_for(entries: &Entries, today: NaiveDate, now: DateTime<Utc>) -> Vec<String> {
     let mut overdue: Vec<(NaiveDate, String)> = entries
         .iter()
         .filter(|e| matches!(e.category(), Category::Projects | Category::Admin) && !is_done(e))
@@ -136,7 +136,7 @@ fn watch_out_for(entries: &[Entry], today: NaiveDate, now: DateTime<Utc>) -> Vec
 }
 
 /// The most recent thing done this week.
-fn small_win(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
+fn small_win(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
     entries
         .iter()
         .filter(|e| is_done(e) && within(e.updated_at(), now, WEEK_DAYS))
@@ -147,7 +147,7 @@ fn small_win(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
 }
 
 /// Captures and changes this week, by category.
-fn quick_stats(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
+fn quick_stats(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
     let mut counts: BTreeMap<Category, (usize, usize)> = BTreeMap::new();
     for e in entries {
         let captured = within(created_at(e), now, WEEK_DAYS);
@@ -162,7 +162,7 @@ fn quick_stats(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
 }
 
 /// Things finished or advanced this week.
-fn moved_forward(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
+fn moved_forward(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
     let mut moved: Vec<(Option<DateTime<Utc>>, String)> = entries
         .iter()
         .filter(|e| e.category() != Category::Inbox && within(e.updated_at(), now, WEEK_DAYS))
@@ -181,7 +181,7 @@ fn moved_forward(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
 }
 
 /// Projects untouched for a week, blocked or waiting.
-fn open_loops(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
+fn open_loops(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
     let mut loops: Vec<String> = entries
         .iter()
         .filter(|e| e.category() == Category::Projects && !is_done(e))
@@ -202,11 +202,12 @@ fn open_loops(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
 }
 
 /// Tags that recur among this week's entries, and where captures went.
-fn patterns(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
-    let recent: Vec<&Entry> = entries.iter().filter(|e| within(e.updated_at(), now, WEEK_DAYS)).collect();
+fn patterns(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
+    let recent: Vec<&Arc<CatalogueEntry>> =
+        entries.iter().filter(|e| within(e.updated_at(), now, WEEK_DAYS)).collect();
     let mut tags: BTreeMap<String, usize> = BTreeMap::new();
     for e in &recent {
-        for tag in e.tags() {
+        for tag in &e.tags {
             *tags.entry(tag.to_lowercase()).or_default() += 1;
         }
     }
@@ -228,14 +229,14 @@ fn patterns(entries: &[Entry], now: DateTime<Utc>) -> Vec<String> {
 }
 
 /// The inbox, oldest first.
-fn needs_review(entries: &[Entry]) -> Vec<String> {
+fn needs_review(entries: &Entries) -> Vec<String> {
     let mut inbox: Vec<(Option<DateTime<Utc>>, String)> = entries
         .iter()
         .filter(|e| e.category() == Category::Inbox)
         .map(|e| {
-            let text = match e.frontmatter.get_str("suggested_category") {
+            let text = match &e.suggested_category {
                 Some(s) => format!("{} (maybe {s})", e.name()),
-                None => e.name(),
+                None => e.name().to_string(),
             };
             (created_at(e), text)
         })

@@ -107,6 +107,10 @@ impl EntryRepository for MemoryRepository {
         Ok(self.lock().values().cloned().collect())
     }
 
+    fn catalogue(&self) -> Result<Vec<std::sync::Arc<kb_domain::CatalogueEntry>>, RepositoryError> {
+        Ok(self.lock().values().map(|e| std::sync::Arc::new(kb_domain::CatalogueEntry::of(e))).collect())
+    }
+
     fn malformed(&self) -> Vec<MalformedFile> {
         Vec::new()
     }

@@ -1,4 +1,4 @@
-//! generate_digest: gathers the facts from the vault, has the digest writer (an LLM) write
+//! generate_digest: gathers the facts from the vault's catalogue (in memory), has the digest writer (an LLM) write
 //! them up, and renders the same facts as markdown when no writer answers.
 
 use kb_domain::Usage;
@@ -49,7 +49,7 @@ impl Tool for GenerateDigest {
         services: &ToolServices,
     ) -> Result<ToolOutput<DigestData>, ToolError> {
         let repo = services.repository.clone();
-        let entries = run_blocking(move || repo.all_entries()).await??;
+        let entries = run_blocking(move || repo.catalogue()).await??;
         let facts = gather_facts(args.kind, &entries, ctx.today, services.clock.now());
         let written = match &services.digest_writer {
             Some(writer) => match writer.write(&facts).await {
