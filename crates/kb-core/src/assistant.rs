@@ -367,19 +367,31 @@ fn open_vault_and_index(
 
 /// How often a watching process checks the vault's folders against its view of them.
 const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
-/// Every this many checks the folders are swept even when nothing seemed to change.
-const FULL_SWEEP_EVERY: u32 = 10;
+/// The folders are swept this often even when nothing seemed to change.
+const FULL_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+/// A sweep lists every folder, so its cost grows with the vault: the pause after one is
+/// at least this many times what it took, keeping sweeps to a small share of the time.
+const SWEEP_SHARE: u32 = 20;
 
 /// Checks the vault every [`SWEEP_EVERY`] while it is open (see [`Vault::sweep_if_due`]):
 /// a change a file event did not bring shows within a second while the vault is busy,
-/// and within a few seconds when it is quiet.
+/// and within a few seconds when it is quiet. In a vault so large that a sweep takes long,
+/// sweeps are spaced out ([`SWEEP_SHARE`]).
 fn start_sweeps(vault: &Arc<Vault>) {
     let vault = Arc::downgrade(vault);
     let started = std::thread::Builder::new().name("kb-vault-sweep".into()).spawn(move || {
-        for tick in 1u32.. {
-            std::thread::sleep(SWEEP_EVERY);
+        let mut pause = SWEEP_EVERY;
+        let mut last_full = std::time::Instant::now();
+        loop {
+            std::thread::sleep(pause);
             let Some(vault) = vault.upgrade() else { return };
-            vault.sweep_if_due(tick % FULL_SWEEP_EVERY == 0);
+            let began = std::time::Instant::now();
+            let full = began.duration_since(last_full) >= FULL_SWEEP_EVERY.max(pause);
+            vault.sweep_if_due(full);
+            if full {
+                last_full = began;
+            }
+            pause = SWEEP_EVERY.max(began.elapsed() * SWEEP_SHARE);
         }
     });
     if let Err(error) = started {
