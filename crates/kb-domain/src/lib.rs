@@ -9,6 +9,7 @@
 
 pub mod catalogue;
 pub mod category;
+pub mod change;
 pub mod conversation;
 pub mod entry;
 pub mod fields;
@@ -25,6 +26,7 @@ pub mod vault_files;
 
 pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
+pub use change::{ChangeContext, ChangeSource};
 pub use conversation::{Conversation, ConversationId, Message, NewMessage, Role, ToolCall};
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 pub use fields::{Confidence, FieldProblem};

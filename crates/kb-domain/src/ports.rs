@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
+use crate::change::{ChangeContext, ChangeSource};
 use crate::conversation::{Conversation, ConversationId, Message, NewMessage, SummaryCoverage};
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
@@ -139,19 +140,46 @@ pub trait ChangeObserver: Send + Sync {
 /// a cached copy), write atomically, serialise changes, and refuse paths leading out of
 /// the vault.
 pub trait EntryRepository: Send + Sync {
-    /// Creates an entry with a fresh id and a unique slug from its name.
-    fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError>;
+    /// Creates an entry with a fresh id and a unique slug from its name, as asked by `by`.
+    fn create_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError>;
     /// Reads an entry from disk.
     fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError>;
     /// Lists entries matching the filter, newest first, from memory: the cost grows with
     /// the page asked for, not with the vault.
     fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError>;
-    /// Applies an update to the entry as it is on disk now.
-    fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError>;
-    /// Moves an entry to another category, transforming its frontmatter.
-    fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError>;
-    /// Deletes an entry.
-    fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError>;
+    /// Applies an update to the entry as it is on disk now, as asked by `by`.
+    fn update_as(
+        &self,
+        path: &EntryPath,
+        update: &EntryUpdate,
+        by: &ChangeContext,
+    ) -> Result<UpdateOutcome, RepositoryError>;
+    /// Moves an entry to another category, transforming its frontmatter, as asked by `by`.
+    fn move_entry_as(
+        &self,
+        path: &EntryPath,
+        target: Category,
+        by: &ChangeContext,
+    ) -> Result<MoveOutcome, RepositoryError>;
+    /// Deletes an entry, as asked by `by`.
+    fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<(), RepositoryError>;
+
+    /// [`EntryRepository::create_as`] through the API, with no tool or conversation.
+    fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError> {
+        self.create_as(new, &ChangeContext::from_source(ChangeSource::Api))
+    }
+    /// [`EntryRepository::update_as`] through the API, with no tool or conversation.
+    fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
+        self.update_as(path, update, &ChangeContext::from_source(ChangeSource::Api))
+    }
+    /// [`EntryRepository::move_entry_as`] through the API, with no tool or conversation.
+    fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
+        self.move_entry_as(path, target, &ChangeContext::from_source(ChangeSource::Api))
+    }
+    /// [`EntryRepository::delete_as`] through the API, with no tool or conversation.
+    fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
+        self.delete_as(path, &ChangeContext::from_source(ChangeSource::Api))
+    }
     /// Every readable entry, read from disk (for indexing and checks; not for requests).
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError>;
     /// Every readable entry as the in-memory catalogue knows it (for digests): no file is

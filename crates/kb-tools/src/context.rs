@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::NaiveDate;
-use kb_domain::{Clock, Confidence, ConversationId, EntryPath, EntryRepository, SearchIndex};
+use kb_domain::{ChangeContext, Clock, Confidence, ConversationId, EntryPath, EntryRepository, SearchIndex};
 
 use crate::ports::{Classifier, DigestWriter};
 use crate::result::StateUpdate;
@@ -12,31 +12,9 @@ use crate::result::StateUpdate;
 /// The confidence threshold used when none is configured (SPEC §2).
 pub const DEFAULT_THRESHOLD: f64 = 0.6;
 
-/// Where a capture came from; written as the entry's `source`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CaptureSource {
-    /// The chat.
-    #[default]
-    Chat,
-    /// The REST API.
-    Api,
-    /// The command line.
-    Cli,
-    /// An MCP client.
-    Mcp,
-}
-
-impl CaptureSource {
-    /// The value written to `source`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CaptureSource::Chat => "chat",
-            CaptureSource::Api => "api",
-            CaptureSource::Cli => "cli",
-            CaptureSource::Mcp => "mcp",
-        }
-    }
-}
+/// Where a capture (or any change) came from; a capture writes it as the entry's
+/// `source`. kb-domain's [`kb_domain::ChangeSource`] under the name the tools use.
+pub use kb_domain::ChangeSource as CaptureSource;
 
 /// The read-only view of the conversation a tool runs in. The orchestrator builds a fresh
 /// one for each call and applies the tool's [`StateUpdate`]s afterwards.
@@ -76,6 +54,15 @@ impl ToolContext {
     pub fn with_source(mut self, source: CaptureSource) -> ToolContext {
         self.source = source;
         self
+    }
+
+    /// The context of a change `tool` makes in this conversation (for its revision).
+    pub fn change(&self, tool: &str) -> ChangeContext {
+        ChangeContext {
+            source: self.source,
+            tool: Some(tool.to_string()),
+            conversation_id: self.conversation_id.clone(),
+        }
     }
 
     /// Applies a tool's state update (the orchestrator's job, in the order given).

@@ -37,9 +37,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
-    CatalogueEntry, Category, ChangeObserver, Clock, Entry, EntryChange, EntryId, EntryPath, EntryRepository,
-    EntryUpdate, Frontmatter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError,
-    Slug, UpdateOutcome, transform_for_move,
+    CatalogueEntry, Category, ChangeContext, ChangeObserver, Clock, Entry, EntryChange, EntryId, EntryPath,
+    EntryRepository, EntryUpdate, Frontmatter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry,
+    RepositoryError, Slug, UpdateOutcome, transform_for_move,
 };
 use serde_json::Value;
 
@@ -165,6 +165,14 @@ impl Vault {
     /// search index): the same rule of which files are entries as the vault's own.
     pub fn files(&self) -> EntryFiles {
         EntryFiles::of_root(self.root.clone())
+    }
+
+    /// How many times the background writer (see [`Vault::write_index_in_background`]) has
+    /// brought kb's index file up to date: one per burst of changes, however many entries
+    /// it touched (thousands followed after a `git pull` are one, or one a second while
+    /// they keep coming). For tests and diagnostics.
+    pub fn background_index_writes(&self) -> u64 {
+        self.index_schedule.passes()
     }
 
     /// Adds an observer told of every change (after it is on disk, before the call that
@@ -297,12 +305,31 @@ impl Vault {
         let stale = known.iter().filter(|path| !on_disk.contains(path));
         let unknown = on_disk.iter().filter(|path| !known_set.contains(path));
         let mut corrected = 0;
+        // All under one hold of the lock, and the observers told once: a folder of files
+        // pulled in is one search-index commit, not one per file.
+        let mut state = self.lock();
+        let mut changes = Vec::new();
         for path in stale.chain(unknown) {
             corrected += 1;
-            if let Err(error) = self.refresh(path) {
-                tracing::debug!(%error, %path, "sweep could not read an entry");
-            }
+            let change = match self.reread_locked(&mut state, path, false) {
+                Ok(Some(entry)) => EntryChange::Upserted(entry),
+                Ok(None) => EntryChange::Removed(path.clone()),
+                Err(error) => {
+                    tracing::debug!(%error, %path, "sweep could not read an entry");
+                    // A file that could not be read this time stays as it was known.
+                    let unread = !matches!(error, RepositoryError::Malformed { .. });
+                    if unread && state.cache.is_taken(path) {
+                        continue;
+                    }
+                    EntryChange::Removed(path.clone())
+                }
+            };
+            changes.push(change);
         }
+        if !changes.is_empty() {
+            self.changed(&mut state, &changes);
+        }
+        drop(state);
         if corrected > 0 {
             tracing::debug!(corrected, "the vault's view caught up with its folders");
         }
@@ -343,13 +370,22 @@ impl Vault {
     /// Reads the entry at `path` again into the cache (and the index file); observers are
     /// told when `notify`.
     fn reread(&self, path: &EntryPath, notify: bool) -> Result<Option<Entry>, RepositoryError> {
-        let mut state = self.lock();
+        self.reread_locked(&mut self.lock(), path, notify)
+    }
+
+    /// [`Vault::reread`] under a hold of the lock the caller has.
+    fn reread_locked(
+        &self,
+        state: &mut State,
+        path: &EntryPath,
+        notify: bool,
+    ) -> Result<Option<Entry>, RepositoryError> {
         let file = match self.root.checked_file(path) {
             Ok(file) => Some(file),
             Err(RepositoryError::NotFound(_)) => None,
             Err(e) => {
                 state.cache.remove(path);
-                self.reread_done(&mut state, EntryChange::Removed(path.clone()), notify);
+                self.reread_done(state, EntryChange::Removed(path.clone()), notify);
                 return Err(e);
             }
         };
@@ -360,18 +396,18 @@ impl Vault {
         match found {
             Some(Found::Entry(entry)) => {
                 state.cache.insert(&entry);
-                self.reread_done(&mut state, EntryChange::Upserted(entry.clone()), notify);
+                self.reread_done(state, EntryChange::Upserted(entry.clone()), notify);
                 Ok(Some(entry))
             }
             Some(Found::Malformed(m)) => {
                 tracing::warn!(path = %m.path, reason = %m.reason, "entry file became malformed; skipped");
                 state.cache.mark_malformed(&m);
-                self.reread_done(&mut state, EntryChange::Removed(path.clone()), notify);
+                self.reread_done(state, EntryChange::Removed(path.clone()), notify);
                 Err(RepositoryError::Malformed { path: m.path, reason: m.reason })
             }
             None => {
                 state.cache.remove(path);
-                self.reread_done(&mut state, EntryChange::Removed(path.clone()), notify);
+                self.reread_done(state, EntryChange::Removed(path.clone()), notify);
                 Ok(None)
             }
         }
@@ -496,7 +532,7 @@ impl Drop for Vault {
 
 impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(category = %new.category, path))]
-    fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError> {
+    fn create_as(&self, new: NewEntry, _by: &ChangeContext) -> Result<Entry, RepositoryError> {
         let id = EntryId::generate();
         let frontmatter = new.frontmatter(&id, self.clock.now())?;
         let slug = Slug::from_name(&new.name);
@@ -521,7 +557,12 @@ impl EntryRepository for Vault {
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]
-    fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
+    fn update_as(
+        &self,
+        path: &EntryPath,
+        update: &EntryUpdate,
+        _by: &ChangeContext,
+    ) -> Result<UpdateOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
@@ -534,7 +575,12 @@ impl EntryRepository for Vault {
     }
 
     #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path, references))]
-    fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
+    fn move_entry_as(
+        &self,
+        path: &EntryPath,
+        target: Category,
+        _by: &ChangeContext,
+    ) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let old_file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
@@ -603,7 +649,7 @@ impl EntryRepository for Vault {
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]
-    fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
+    fn delete_as(&self, path: &EntryPath, _by: &ChangeContext) -> Result<(), RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let file = self.known_gone(&mut state, path, self.root.checked_file(path))?;

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use kb_domain::{
-    Category, Clock, Entry, EntryId, EntryPath, EntryRepository, EntryUpdate, ListFilter, ListPage,
-    MalformedFile, MoveOutcome, NewEntry, RepositoryError, SearchError, SearchHit, SearchIndex, SearchQuery,
-    SearchResults, Slug, UpdateOutcome, transform_for_move,
+    Category, ChangeContext, Clock, Entry, EntryId, EntryPath, EntryRepository, EntryUpdate, ListFilter,
+    ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError, SearchError, SearchHit, SearchIndex,
+    SearchQuery, SearchResults, Slug, UpdateOutcome, transform_for_move,
 };
 
 /// The vault in memory: same contract as the markdown vault, no files.
@@ -52,7 +52,7 @@ impl MemoryRepository {
 }
 
 impl EntryRepository for MemoryRepository {
-    fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError> {
+    fn create_as(&self, new: NewEntry, _by: &ChangeContext) -> Result<Entry, RepositoryError> {
         let frontmatter = new.frontmatter(&EntryId::generate(), self.clock.now())?;
         let mut entries = self.lock();
         let path = Self::free_path(&entries, new.category, &Slug::from_name(&new.name));
@@ -79,7 +79,12 @@ impl EntryRepository for MemoryRepository {
         Ok(ListPage { entries, total })
     }
 
-    fn update(&self, path: &EntryPath, update: &EntryUpdate) -> Result<UpdateOutcome, RepositoryError> {
+    fn update_as(
+        &self,
+        path: &EntryPath,
+        update: &EntryUpdate,
+        _by: &ChangeContext,
+    ) -> Result<UpdateOutcome, RepositoryError> {
         let mut entries = self.lock();
         let mut entry = entries.get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))?;
         let updated_fields = update.apply(&mut entry, self.clock.now())?;
@@ -87,7 +92,12 @@ impl EntryRepository for MemoryRepository {
         Ok(UpdateOutcome { entry, updated_fields })
     }
 
-    fn move_entry(&self, path: &EntryPath, target: Category) -> Result<MoveOutcome, RepositoryError> {
+    fn move_entry_as(
+        &self,
+        path: &EntryPath,
+        target: Category,
+        _by: &ChangeContext,
+    ) -> Result<MoveOutcome, RepositoryError> {
         let mut entries = self.lock();
         let entry = entries.get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
@@ -99,7 +109,7 @@ impl EntryRepository for MemoryRepository {
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }
 
-    fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
+    fn delete_as(&self, path: &EntryPath, _by: &ChangeContext) -> Result<(), RepositoryError> {
         self.lock().remove(path).map(|_| ()).ok_or_else(|| RepositoryError::NotFound(path.clone()))
     }
 

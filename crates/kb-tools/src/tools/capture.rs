@@ -105,7 +105,8 @@ impl Tool for ClassifyAndCapture {
         let confident = decision.category != Category::Inbox && decision.confidence >= ctx.threshold;
         let new = new_entry(&decision, &request.text, confident, ctx);
         let repo = services.repository.clone();
-        let entry = run_blocking(move || repo.create(new)).await?.map_err(|e| match e {
+        let by = ctx.change(Self::NAME);
+        let entry = run_blocking(move || repo.create_as(new, &by)).await?.map_err(|e| match e {
             kb_domain::RepositoryError::Field(problem) => {
                 ToolError::internal(format!("capture built an invalid entry: {problem}"))
             }

@@ -48,13 +48,14 @@ impl Tool for MoveEntry {
     async fn run(
         &self,
         args: MoveEntryArgs,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<MoveEntryData>, ToolError> {
         let path = entry_path(&args.path)?;
         let target: Category = args.target_category.into();
         let repo = services.repository.clone();
-        let outcome = run_blocking(move || repo.move_entry(&path, target)).await??;
+        let by = ctx.change(Self::NAME);
+        let outcome = run_blocking(move || repo.move_entry_as(&path, target, &by)).await??;
         let new_path = outcome.entry.path.clone();
         Ok(ToolOutput {
             data: MoveEntryData {

@@ -47,14 +47,15 @@ impl Tool for UpdateEntry {
     async fn run(
         &self,
         args: UpdateEntryArgs,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<UpdateEntryData>, ToolError> {
         let path = entry_path(&args.path)?;
         let update = EntryUpdate::from_json_object(args.updates)
             .map_err(|e| ToolError::new(ErrorCode::InvalidUpdate, e.to_string()))?;
         let repo = services.repository.clone();
-        let outcome = run_blocking(move || repo.update(&path, &update)).await??;
+        let by = ctx.change(Self::NAME);
+        let outcome = run_blocking(move || repo.update_as(&path, &update, &by)).await??;
         Ok(ToolOutput::data(UpdateEntryData {
             path: outcome.entry.path.to_string(),
             updated_fields: outcome.updated_fields,

@@ -1,0 +1,94 @@
+//! Who made a change and why: [`ChangeSource`] and [`ChangeContext`], handed to every
+//! change of the vault so its revision says where it came from.
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::ConversationId;
+
+/// Where a change (or a capture) came from; a capture's `source` field says the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeSource {
+    /// A chat turn.
+    #[default]
+    Chat,
+    /// The REST API.
+    Api,
+    /// The command line.
+    Cli,
+    /// An MCP client.
+    Mcp,
+    /// Not kb: an editor, a sync tool or a `git pull` changed the file, and kb noticed.
+    Outside,
+}
+
+impl ChangeSource {
+    /// Every source, in a fixed order.
+    pub const ALL: [ChangeSource; 5] =
+        [ChangeSource::Chat, ChangeSource::Api, ChangeSource::Cli, ChangeSource::Mcp, ChangeSource::Outside];
+
+    /// The value written to `source` and to history.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeSource::Chat => "chat",
+            ChangeSource::Api => "api",
+            ChangeSource::Cli => "cli",
+            ChangeSource::Mcp => "mcp",
+            ChangeSource::Outside => "outside",
+        }
+    }
+
+    /// The source named `text` (as [`ChangeSource::as_str`] writes it).
+    pub fn parse(text: &str) -> Option<ChangeSource> {
+        ChangeSource::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for ChangeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who asks for a change: the source, and the tool and conversation when there are some.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChangeContext {
+    /// Where it came from.
+    pub source: ChangeSource,
+    /// The tool that made it, when a tool did.
+    pub tool: Option<String>,
+    /// The conversation it was made in, when there is one.
+    pub conversation_id: Option<ConversationId>,
+}
+
+impl ChangeContext {
+    /// A change from `source`, with no tool or conversation.
+    pub fn from_source(source: ChangeSource) -> ChangeContext {
+        ChangeContext { source, tool: None, conversation_id: None }
+    }
+
+    /// A change kb noticed rather than made.
+    pub fn outside() -> ChangeContext {
+        ChangeContext::from_source(ChangeSource::Outside)
+    }
+
+    /// The same context, naming the tool.
+    pub fn with_tool(mut self, tool: impl Into<String>) -> ChangeContext {
+        self.tool = Some(tool.into());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_round_trip_through_their_names() {
+        for source in ChangeSource::ALL {
+            assert_eq!(ChangeSource::parse(source.as_str()), Some(source));
+            assert_eq!(serde_json::to_value(source).unwrap(), serde_json::json!(source.as_str()));
+        }
+        assert_eq!(ChangeSource::parse("Chat"), None);
+    }
+}
