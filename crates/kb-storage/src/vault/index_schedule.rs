@@ -1,16 +1,22 @@
 //! When kb's index file is written: at once after each change (the default, and what a
 //! short-lived process wants), or — once a long-running process asks for it — off the
 //! request path by one background thread that coalesces bursts of changes into one
-//! rewrite, so a change never waits for the whole index to be rendered.
+//! rewrite, so a change never waits for the whole index to be rendered. A burst is
+//! whatever comes without a pause of [`GATHER`]: thousands of entries followed one by one
+//! after a `git pull` are one rewrite (or one a second while they keep coming), not one
+//! each.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kb_domain::sync::lock;
 
-/// How long the background writer lets a burst of changes gather before it writes.
+/// How long a pause in the changes must be before the background writer writes.
 pub(crate) const GATHER: Duration = Duration::from_millis(100);
+/// The longest the background writer lets changes keep coming before it writes anyway,
+/// so the file is never much more than a second behind a vault that never rests.
+const MAX_GATHER: Duration = Duration::from_secs(1);
 /// How often a waiting background writer checks that its vault is still open.
 const CHECK_OPEN: Duration = Duration::from_secs(1);
 
@@ -20,6 +26,10 @@ pub(crate) struct IndexSchedule {
     deferred: AtomicBool,
     due: Mutex<bool>,
     wake: Condvar,
+    /// Counts the changes said due, so the writer sees whether more came while it waited.
+    marks: AtomicU64,
+    /// The background writer's passes so far (see [`IndexSchedule::passes`]).
+    passes: AtomicU64,
 }
 
 impl IndexSchedule {
@@ -45,21 +55,39 @@ impl IndexSchedule {
 
     /// Says a write is due.
     pub(crate) fn mark_due(&self) {
+        self.marks.fetch_add(1, Ordering::AcqRel);
         *lock(&self.due) = true;
         self.wake.notify_one();
     }
 
-    /// Waits until a write is due (then lets a burst gather), or until `vault` is gone:
-    /// `None` then.
+    /// How many times the background writer has brought the index file up to date: one
+    /// per burst of changes, however many entries the burst touched.
+    pub(crate) fn passes(&self) -> u64 {
+        self.passes.load(Ordering::Acquire)
+    }
+
+    /// Waits until a write is due, then until the burst of changes pauses for [`GATHER`]
+    /// (or has gone on for [`MAX_GATHER`]); `None` when `vault` is gone first. The
+    /// write stays due until then, so a vault closed meanwhile writes it on its way out;
+    /// every change said due before this returns is in the pass the caller makes now.
     pub(crate) fn next<T>(&self, vault: &Weak<T>) -> Option<()> {
-        let mut due = lock(&self.due);
-        while !*due {
-            vault.upgrade()?;
-            due = self.wake.wait_timeout(due, CHECK_OPEN).map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        {
+            let mut due = lock(&self.due);
+            while !*due {
+                vault.upgrade()?;
+                due = self.wake.wait_timeout(due, CHECK_OPEN).map_or_else(|e| e.into_inner().0, |(g, _)| g);
+            }
         }
-        *due = false;
-        drop(due);
-        std::thread::sleep(GATHER);
+        let started = Instant::now();
+        loop {
+            let seen = self.marks.load(Ordering::Acquire);
+            std::thread::sleep(GATHER);
+            if self.marks.load(Ordering::Acquire) == seen || started.elapsed() >= MAX_GATHER {
+                break;
+            }
+        }
+        *lock(&self.due) = false;
+        self.passes.fetch_add(1, Ordering::AcqRel);
         Some(())
     }
 }
