@@ -14,6 +14,7 @@ pub mod conversation;
 pub mod entry;
 pub mod fields;
 pub mod frontmatter;
+pub mod history;
 pub mod llm;
 pub mod paging;
 pub mod path;
@@ -31,6 +32,7 @@ pub use conversation::{Conversation, ConversationId, Message, NewMessage, Role, 
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 pub use fields::{Confidence, FieldProblem};
 pub use frontmatter::{Document, Frontmatter, FrontmatterError};
+pub use history::{ContentHash, FileChange, HistoryError, ObservedFile, Revision, RevisionLog};
 pub use llm::{
     ChatCompletion, ChatMessage, ChatRequest, LlmError, StructuredCompletion, StructuredRequest,
     ToolDefinition, Usage,

@@ -51,6 +51,9 @@ pub enum RepositoryError {
     /// A move that cannot be made.
     #[error(transparent)]
     Move(#[from] MoveError),
+    /// Revision history could not be read or written.
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
     /// The disk failed.
     #[error("vault i/o error at {path}: {source}")]
     Io {

@@ -9,34 +9,22 @@
 //! so the first `n` messages are those with `seq <= n`); a turn is appended in one
 //! transaction that also moves the conversation's `updated_at`.
 
-mod rows;
+pub(crate) mod rows;
+
+use crate::database;
 
 use std::path::Path;
-use std::str::FromStr;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use kb_domain::conversation::SummaryCoverage;
 use kb_domain::{Conversation, ConversationId, ConversationStore, Message, NewMessage, StoreError};
-use sqlx::migrate::Migrator;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteQueryResult,
-};
+use sqlx::sqlite::{SqlitePool, SqliteQueryResult};
 use sqlx::{Row, Sqlite, Transaction};
 
 use rows::{
     conversation_columns, conversation_from_row, db_error, format_time, message_columns, message_from_row,
     now, tool_calls_to_json,
 };
-
-/// The schema, embedded at build time.
-static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
-
-/// How long a connection waits for another writer before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Connections of a file database (SQLite has one writer anyway).
-const MAX_CONNECTIONS: u32 = 4;
 
 /// The conversation store on a SQLite database.
 #[derive(Debug, Clone)]
@@ -48,56 +36,17 @@ impl SqliteConversationStore {
     /// Opens the database at `url` (`sqlite://path/kb.sqlite` or `sqlite::memory:`),
     /// creating the file and its folder when missing, and applies the migrations.
     pub async fn connect(url: &str) -> Result<SqliteConversationStore, StoreError> {
-        // sqlx would take anything else (`postgres://…`) for a file name.
-        if !url.starts_with("sqlite:") {
-            return Err(StoreError::Database(format!(
-                "unsupported database url {url:?}: only sqlite:// urls are supported"
-            )));
-        }
-        let options = SqliteConnectOptions::from_str(url)
-            .map_err(|err| StoreError::Database(format!("invalid database url {url:?}: {err}")))?;
-        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        Self::connect_with(options, in_memory).await
+        Ok(SqliteConversationStore { pool: database::connect(url).await? })
     }
 
     /// Opens (or creates) the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
     pub async fn open_in(kb_dir: &Path) -> Result<SqliteConversationStore, StoreError> {
-        let options = SqliteConnectOptions::new().filename(kb_dir.join(".kb").join("kb.sqlite"));
-        Self::connect_with(options, false).await
+        Ok(SqliteConversationStore { pool: database::open_in(kb_dir).await? })
     }
 
     /// Closes every connection (waiting for them to be returned).
     pub async fn close(&self) {
         self.pool.close().await;
-    }
-
-    #[tracing::instrument(skip(options))]
-    async fn connect_with(
-        options: SqliteConnectOptions,
-        in_memory: bool,
-    ) -> Result<SqliteConversationStore, StoreError> {
-        let mut options = options.create_if_missing(true).foreign_keys(true).busy_timeout(BUSY_TIMEOUT);
-        let mut pool = SqlitePoolOptions::new();
-        if in_memory {
-            // Each connection to `:memory:` would see its own database: keep exactly one, forever.
-            pool = pool.max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None);
-        } else {
-            options = options.journal_mode(SqliteJournalMode::Wal);
-            if let Some(folder) = options.get_filename().parent()
-                && !folder.as_os_str().is_empty()
-            {
-                tokio::fs::create_dir_all(folder).await.map_err(|err| {
-                    StoreError::Database(format!("cannot create folder {}: {err}", folder.display()))
-                })?;
-            }
-            pool = pool.max_connections(MAX_CONNECTIONS);
-        }
-        let pool = pool.connect_with(options).await.map_err(db_error("cannot open the database"))?;
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(|err| StoreError::Database(format!("cannot apply migrations: {err}")))?;
-        Ok(SqliteConversationStore { pool })
     }
 
     /// Fails with [`StoreError::NotFound`] unless the conversation exists.

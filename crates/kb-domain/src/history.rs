@@ -1,0 +1,143 @@
+//! Revision history: every change to an entry's file is a [`Revision`] — the whole file
+//! before and after (as content hashes of blobs stored once), the paths, when, who
+//! ([`crate::ChangeContext`]) and a one-line description — grouped in operations (a move
+//! and the references it rewrote are one), and kept by a [`RevisionLog`].
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::change::{ChangeContext, ChangeSource};
+use crate::conversation::ConversationId;
+use crate::path::EntryPath;
+
+/// The hash naming a file's bytes in history (SHA-256, lowercase hex).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct ContentHash(pub String);
+
+impl std::fmt::Display for ContentHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One recorded change of one entry's file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revision {
+    /// Its number, increasing with time across the vault.
+    pub id: i64,
+    /// The operation it belongs to (the changes of one action, undone together).
+    pub operation: i64,
+    /// When it was recorded.
+    pub at: DateTime<Utc>,
+    /// Where the change came from.
+    pub source: ChangeSource,
+    /// The tool that made it, when a tool did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The conversation it was made in, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<ConversationId>,
+    /// One line saying what changed.
+    pub description: String,
+    /// The entry's `id`, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    /// Where the file was before (`None`: it did not exist).
+    pub path_before: Option<EntryPath>,
+    /// Where the file is after (`None`: it no longer exists).
+    pub path_after: Option<EntryPath>,
+    /// The file's bytes before, by hash.
+    #[serde(skip)]
+    pub before: Option<ContentHash>,
+    /// The file's bytes after, by hash.
+    #[serde(skip)]
+    pub after: Option<ContentHash>,
+    /// The operation this one undid, when it is an undo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<i64>,
+}
+
+impl Revision {
+    /// The path this revision leaves the entry at, or where it was when it was removed.
+    pub fn last_path(&self) -> Option<&EntryPath> {
+        self.path_after.as_ref().or(self.path_before.as_ref())
+    }
+}
+
+/// A change to record: one file, before and after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The entry's `id`, when it has one.
+    pub entry_id: Option<String>,
+    /// Where the file was (`None`: created).
+    pub path_before: Option<EntryPath>,
+    /// Where it is now (`None`: removed).
+    pub path_after: Option<EntryPath>,
+    /// Its bytes before.
+    pub before: Option<Vec<u8>>,
+    /// Its bytes now.
+    pub after: Option<Vec<u8>>,
+    /// One line saying what changed.
+    pub description: String,
+}
+
+/// A file as kb found it on disk (`bytes: None`: not there), to compare with history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObservedFile {
+    /// Its path.
+    pub path: EntryPath,
+    /// Its bytes, when the file exists.
+    pub bytes: Option<Vec<u8>>,
+    /// The entry's `id`, when it has one.
+    pub entry_id: Option<String>,
+}
+
+/// Why history could not be read or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    /// The database failed.
+    #[error("history database error: {0}")]
+    Database(String),
+    /// History is not kept (no database is attached).
+    #[error("revision history is not kept for this vault")]
+    Unavailable,
+}
+
+/// Where revisions are kept. Synchronous like the vault that records into it (its
+/// adapter runs the database on a thread of its own). Implementations store each blob
+/// once, record an operation in one transaction, and serve several processes.
+pub trait RevisionLog: Send + Sync {
+    /// Records the changes of one operation, made by `by` at `at` (undoing operation
+    /// `reverts`, when it does); returns their revisions in order.
+    fn record(
+        &self,
+        at: DateTime<Utc>,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Result<Vec<Revision>, HistoryError>;
+
+    /// Compares files with what history last recorded at their paths, and records those
+    /// that differ as changes from outside kb (one operation); returns the revisions made.
+    fn observe(&self, at: DateTime<Utc>, files: Vec<ObservedFile>) -> Result<Vec<Revision>, HistoryError>;
+
+    /// The hash history last recorded at each path where a file should be, for a check of
+    /// the whole vault (at open).
+    fn heads(&self) -> Result<Vec<(EntryPath, ContentHash)>, HistoryError>;
+
+    /// The revisions of the entry at (or last at) `path`, newest first: the entry's
+    /// whole history across moves when it has an `id`, else that path's.
+    fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, HistoryError>;
+
+    /// One revision.
+    fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError>;
+
+    /// The bytes stored under `hash`.
+    fn content(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, HistoryError>;
+
+    /// The revisions of the most recent operation kb made (not from outside, not an undo,
+    /// not undone yet) — in `conversation` when given — oldest first; empty when none.
+    fn last_undoable(&self, conversation: Option<&ConversationId>) -> Result<Vec<Revision>, HistoryError>;
+}

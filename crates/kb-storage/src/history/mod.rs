@@ -1,0 +1,9 @@
+//! Revision history in kb's SQLite database: [`SqliteHistory`] (async, on sqlx) and
+//! [`HistoryLog`], the domain's synchronous [`kb_domain::RevisionLog`] over it, for the
+//! vault to record each change while it holds its locks.
+
+mod log;
+mod store;
+
+pub use log::HistoryLog;
+pub use store::{SqliteHistory, content_hash};

@@ -1,0 +1,414 @@
+//! [`SqliteHistory`]: revision history in kb's SQLite database (`migrations/0003`), async
+//! on sqlx. Each blob is stored once under its SHA-256; an operation and its revisions are
+//! written in one transaction, which also moves the `heads` (what was last recorded at
+//! each path). Every query is by index, so recording costs the same in any vault.
+
+use chrono::{DateTime, Utc};
+use kb_domain::{
+    ChangeContext, ChangeSource, ContentHash, ConversationId, EntryPath, FileChange, HistoryError,
+    ObservedFile, Revision, StoreError,
+};
+use sha2::{Digest, Sha256};
+use sqlx::sqlite::{SqlitePool, SqliteRow};
+use sqlx::{Row, Sqlite, Transaction};
+
+use crate::conversations::rows::format_time;
+
+/// The SHA-256 of `bytes`, as history names them.
+pub fn content_hash(bytes: &[u8]) -> ContentHash {
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    ContentHash(hex)
+}
+
+/// A file's content in a revision being written.
+enum Content {
+    /// No file.
+    None,
+    /// Bytes, stored when new.
+    Bytes(Vec<u8>),
+    /// Bytes already stored.
+    Stored(ContentHash),
+}
+
+/// One revision being written.
+struct Pending {
+    entry_id: Option<String>,
+    path_before: Option<EntryPath>,
+    path_after: Option<EntryPath>,
+    before: Content,
+    after: Content,
+    description: String,
+}
+
+impl From<FileChange> for Pending {
+    fn from(change: FileChange) -> Pending {
+        let content = |bytes: Option<Vec<u8>>| bytes.map_or(Content::None, Content::Bytes);
+        Pending {
+            entry_id: change.entry_id,
+            path_before: change.path_before,
+            path_after: change.path_after,
+            before: content(change.before),
+            after: content(change.after),
+            description: change.description,
+        }
+    }
+}
+
+/// Selects revisions joined with their operation, with the columns in the order
+/// `revision_from_row` reads them (a macro so queries stay `&'static str` through
+/// `concat!`).
+macro_rules! select_revisions {
+    () => {
+        "SELECT r.id, r.operation, o.at, o.source, o.tool, o.conversation_id, r.description, \
+         r.entry_id, r.path_before, r.path_after, r.before_hash, r.after_hash, o.reverts \
+         FROM revisions r JOIN operations o ON o.id = r.operation "
+    };
+}
+
+/// Operations kb made that may still be undone.
+macro_rules! undoable {
+    () => {
+        "o.source != 'outside' AND o.reverts IS NULL \
+         AND NOT EXISTS (SELECT 1 FROM operations u WHERE u.reverts = o.id)"
+    };
+}
+
+fn db(doing: &'static str) -> impl Fn(sqlx::Error) -> HistoryError {
+    move |err| HistoryError::Database(format!("{doing}: {err}"))
+}
+
+fn store_error(err: StoreError) -> HistoryError {
+    HistoryError::Database(err.to_string())
+}
+
+/// Revision history on kb's SQLite database.
+#[derive(Debug, Clone)]
+pub struct SqliteHistory {
+    pool: SqlitePool,
+}
+
+impl SqliteHistory {
+    /// Opens the database at `url` (see [`crate::conversations::SqliteConversationStore::connect`]).
+    pub async fn connect(url: &str) -> Result<SqliteHistory, HistoryError> {
+        Ok(SqliteHistory { pool: crate::database::connect(url).await.map_err(store_error)? })
+    }
+
+    /// Opens the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
+    pub async fn open_in(kb_dir: &std::path::Path) -> Result<SqliteHistory, HistoryError> {
+        Ok(SqliteHistory { pool: crate::database::open_in(kb_dir).await.map_err(store_error)? })
+    }
+
+    /// Closes every connection.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// See [`kb_domain::RevisionLog::record`].
+    pub async fn record(
+        &self,
+        at: DateTime<Utc>,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Result<Vec<Revision>, HistoryError> {
+        if changes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await.map_err(db("cannot begin recording"))?;
+        let ids = write_operation(&mut tx, at, by, reverts, changes.into_iter().map(Pending::from)).await?;
+        tx.commit().await.map_err(db("cannot record the change"))?;
+        self.revisions_by_id(&ids).await
+    }
+
+    /// See [`kb_domain::RevisionLog::observe`].
+    pub async fn observe(
+        &self,
+        at: DateTime<Utc>,
+        files: Vec<ObservedFile>,
+    ) -> Result<Vec<Revision>, HistoryError> {
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await.map_err(db("cannot begin recording"))?;
+        let mut pending = Vec::new();
+        for file in files {
+            let head = head_of(&mut tx, &file.path).await?;
+            let now = file.bytes.as_deref().map(content_hash);
+            if head == now {
+                continue;
+            }
+            let description = match (&head, &now) {
+                (None, _) => format!("{} appeared outside kb", file.path),
+                (Some(_), None) => format!("{} was removed outside kb", file.path),
+                (Some(_), Some(_)) => format!("{} was edited outside kb", file.path),
+            };
+            pending.push(Pending {
+                entry_id: file.entry_id,
+                path_before: head.is_some().then(|| file.path.clone()),
+                path_after: file.bytes.is_some().then(|| file.path.clone()),
+                before: head.map_or(Content::None, Content::Stored),
+                after: file.bytes.map_or(Content::None, Content::Bytes),
+                description,
+            });
+        }
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        let by = ChangeContext::outside();
+        let ids = write_operation(&mut tx, at, &by, None, pending.into_iter()).await?;
+        tx.commit().await.map_err(db("cannot record outside changes"))?;
+        self.revisions_by_id(&ids).await
+    }
+
+    /// See [`kb_domain::RevisionLog::heads`].
+    pub async fn heads(&self) -> Result<Vec<(EntryPath, ContentHash)>, HistoryError> {
+        let rows = sqlx::query("SELECT path, hash FROM heads")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("cannot read history's heads"))?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let path: String = row.try_get(0).ok()?;
+                let hash: String = row.try_get(1).ok()?;
+                Some((EntryPath::parse(&path).ok()?, ContentHash(hash)))
+            })
+            .collect())
+    }
+
+    /// See [`kb_domain::RevisionLog::history`].
+    pub async fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, HistoryError> {
+        let path_text = path.to_string();
+        let entry_id: Option<String> = sqlx::query_scalar(
+            "SELECT entry_id FROM revisions WHERE id = (SELECT MAX(id) FROM revisions \
+             WHERE path_after = ?1 OR path_before = ?1)",
+        )
+        .bind(&path_text)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("cannot read history"))?
+        .flatten();
+        let rows = match entry_id {
+            Some(id) => {
+                sqlx::query(concat!(select_revisions!(), "WHERE r.entry_id = ?1 ORDER BY r.id DESC"))
+                    .bind(id)
+                    .fetch_all(&self.pool)
+                    .await
+            }
+            None => {
+                sqlx::query(concat!(
+                    select_revisions!(),
+                    "WHERE r.path_after = ?1 OR r.path_before = ?1 ORDER BY r.id DESC"
+                ))
+                .bind(&path_text)
+                .fetch_all(&self.pool)
+                .await
+            }
+        }
+        .map_err(db("cannot read history"))?;
+        rows.iter().map(revision_from_row).collect()
+    }
+
+    /// See [`kb_domain::RevisionLog::revision`].
+    pub async fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError> {
+        Ok(self.revisions_by_id(&[id]).await?.into_iter().next())
+    }
+
+    /// See [`kb_domain::RevisionLog::content`].
+    pub async fn content(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, HistoryError> {
+        sqlx::query_scalar("SELECT bytes FROM blobs WHERE hash = ?")
+            .bind(&hash.0)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("cannot read a stored file"))
+    }
+
+    /// See [`kb_domain::RevisionLog::last_undoable`].
+    pub async fn last_undoable(
+        &self,
+        conversation: Option<&ConversationId>,
+    ) -> Result<Vec<Revision>, HistoryError> {
+        let operation: Option<i64> = match conversation {
+            Some(id) => {
+                sqlx::query_scalar(concat!(
+                    "SELECT o.id FROM operations o WHERE o.conversation_id = ? AND ",
+                    undoable!(),
+                    " ORDER BY o.id DESC LIMIT 1"
+                ))
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await
+            }
+            None => {
+                sqlx::query_scalar(concat!(
+                    "SELECT o.id FROM operations o WHERE ",
+                    undoable!(),
+                    " ORDER BY o.id DESC LIMIT 1"
+                ))
+                .fetch_optional(&self.pool)
+                .await
+            }
+        }
+        .map_err(db("cannot read history"))?;
+        let Some(operation) = operation else { return Ok(Vec::new()) };
+        let rows = sqlx::query(concat!(select_revisions!(), "WHERE r.operation = ? ORDER BY r.id"))
+            .bind(operation)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("cannot read history"))?;
+        rows.iter().map(revision_from_row).collect()
+    }
+
+    async fn revisions_by_id(&self, ids: &[i64]) -> Result<Vec<Revision>, HistoryError> {
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = sqlx::query(concat!(select_revisions!(), "WHERE r.id = ?"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(db("cannot read history"))?;
+            if let Some(row) = row {
+                found.push(revision_from_row(&row)?);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The hash last recorded at `path`.
+async fn head_of(
+    tx: &mut Transaction<'_, Sqlite>,
+    path: &EntryPath,
+) -> Result<Option<ContentHash>, HistoryError> {
+    let hash: Option<String> = sqlx::query_scalar("SELECT hash FROM heads WHERE path = ?")
+        .bind(path.to_string())
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(db("cannot read history's heads"))?;
+    Ok(hash.map(ContentHash))
+}
+
+/// Stores `content`'s bytes when new; its hash.
+async fn store(
+    tx: &mut Transaction<'_, Sqlite>,
+    content: Content,
+) -> Result<Option<ContentHash>, HistoryError> {
+    match content {
+        Content::None => Ok(None),
+        Content::Stored(hash) => Ok(Some(hash)),
+        Content::Bytes(bytes) => {
+            let hash = content_hash(&bytes);
+            sqlx::query("INSERT OR IGNORE INTO blobs (hash, bytes) VALUES (?, ?)")
+                .bind(&hash.0)
+                .bind(bytes)
+                .execute(&mut **tx)
+                .await
+                .map_err(db("cannot store a file's content"))?;
+            Ok(Some(hash))
+        }
+    }
+}
+
+/// Writes an operation and its revisions, moving the heads; the revisions' ids.
+async fn write_operation(
+    tx: &mut Transaction<'_, Sqlite>,
+    at: DateTime<Utc>,
+    by: &ChangeContext,
+    reverts: Option<i64>,
+    changes: impl Iterator<Item = Pending>,
+) -> Result<Vec<i64>, HistoryError> {
+    let operation = sqlx::query(
+        "INSERT INTO operations (at, source, tool, conversation_id, reverts) VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(format_time(at))
+    .bind(by.source.as_str())
+    .bind(by.tool.as_deref())
+    .bind(by.conversation_id.as_ref().map(ConversationId::as_str))
+    .bind(reverts)
+    .execute(&mut **tx)
+    .await
+    .map_err(db("cannot record an operation"))?
+    .last_insert_rowid();
+    let mut ids = Vec::new();
+    for change in changes {
+        let before = store(tx, change.before).await?;
+        let after = store(tx, change.after).await?;
+        let path_before = change.path_before.as_ref().map(ToString::to_string);
+        let path_after = change.path_after.as_ref().map(ToString::to_string);
+        let id = sqlx::query(
+            "INSERT INTO revisions (operation, description, entry_id, path_before, path_after, before_hash, after_hash) \
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(operation)
+        .bind(&change.description)
+        .bind(change.entry_id.as_deref())
+        .bind(path_before.as_deref())
+        .bind(path_after.as_deref())
+        .bind(before.as_ref().map(|h| h.0.as_str()))
+        .bind(after.as_ref().map(|h| h.0.as_str()))
+        .execute(&mut **tx)
+        .await
+        .map_err(db("cannot record a revision"))?
+        .last_insert_rowid();
+        if let Some(old) = path_before.as_deref().filter(|old| Some(*old) != path_after.as_deref()) {
+            sqlx::query("DELETE FROM heads WHERE path = ?")
+                .bind(old)
+                .execute(&mut **tx)
+                .await
+                .map_err(db("cannot move history's heads"))?;
+        }
+        if let (Some(path), Some(hash)) = (path_after.as_deref(), after.as_ref()) {
+            sqlx::query(
+                "INSERT INTO heads (path, hash) VALUES (?1, ?2) ON CONFLICT (path) DO UPDATE SET hash = ?2",
+            )
+            .bind(path)
+            .bind(&hash.0)
+            .execute(&mut **tx)
+            .await
+            .map_err(db("cannot move history's heads"))?;
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// A revision from a row of [`REVISION_COLUMNS`].
+fn revision_from_row(row: &SqliteRow) -> Result<Revision, HistoryError> {
+    let text = |i: usize| -> Result<Option<String>, HistoryError> {
+        row.try_get::<Option<String>, _>(i).map_err(db("unreadable revision"))
+    };
+    let path = |i: usize| -> Result<Option<EntryPath>, HistoryError> {
+        text(i)?
+            .map(|p| {
+                EntryPath::parse(&p)
+                    .map_err(|e| HistoryError::Database(format!("unreadable path {p:?}: {e}")))
+            })
+            .transpose()
+    };
+    let at_text: String = row.try_get(2).map_err(db("unreadable revision"))?;
+    let at = DateTime::parse_from_rfc3339(&at_text)
+        .map_err(|e| HistoryError::Database(format!("unreadable time {at_text:?}: {e}")))?
+        .with_timezone(&Utc);
+    let source_text: String = row.try_get(3).map_err(db("unreadable revision"))?;
+    let source = ChangeSource::parse(&source_text)
+        .ok_or_else(|| HistoryError::Database(format!("unreadable source {source_text:?}")))?;
+    Ok(Revision {
+        id: row.try_get(0).map_err(db("unreadable revision"))?,
+        operation: row.try_get(1).map_err(db("unreadable revision"))?,
+        at,
+        source,
+        tool: text(4)?,
+        conversation_id: text(5)?.map(ConversationId::new),
+        description: row.try_get(6).map_err(db("unreadable revision"))?,
+        entry_id: text(7)?,
+        path_before: path(8)?,
+        path_after: path(9)?,
+        before: text(10)?.map(ContentHash),
+        after: text(11)?.map(ContentHash),
+        reverts: row.try_get(12).map_err(db("unreadable revision"))?,
+    })
+}
