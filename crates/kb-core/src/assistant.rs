@@ -85,13 +85,15 @@ impl Assistant {
         let clock: Arc<dyn Clock> = Arc::new(ZonedClock::new(zone));
         let dir = config.kb_dir.clone();
         let vault_clock = Arc::clone(&clock);
+        let database = config.database_url();
         let (vault, index) =
-            tokio::task::spawn_blocking(move || open_vault_and_index(&dir, vault_clock, options))
+            tokio::task::spawn_blocking(move || open_vault_and_index(&dir, &database, vault_clock, options))
                 .await
                 .map_err(|e| CoreError::Task(e.to_string()))??;
         let watcher = if config.watch {
             // A process that lives long keeps its index file current off the request path.
             vault.write_index_in_background();
+            check_history_in_background(&vault);
             start_watcher(&vault, &index)
         } else {
             None
@@ -188,6 +190,8 @@ impl Assistant {
             today: self.services.clock.today(),
             threshold: self.threshold,
             source,
+            // A call through the API or the CLI is the person's explicit request.
+            confirmation: kb_tools::Confirmation::NotNeeded,
         };
         self.registry.execute(name, &arguments.to_string(), &ctx, &self.services).await
     }
@@ -345,10 +349,12 @@ fn set(args: &mut Value, key: &str, value: Option<Value>) {
 
 fn open_vault_and_index(
     dir: &Path,
+    database: &str,
     clock: Arc<dyn Clock>,
     options: OpenOptions,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
-    let vault = Arc::new(Vault::open(dir, clock)?);
+    let history = Arc::new(kb_storage::history::HistoryLog::connect(database)?);
+    let vault = Arc::new(Vault::open_with_history(dir, clock, history)?);
     let index = Arc::new(crate::index::open_index_of(vault.files(), vault.root(), options)?);
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
     // Other kb processes on this vault send their changes to the one that owns the index;
@@ -363,6 +369,23 @@ fn open_vault_and_index(
         }
     })));
     Ok((vault, index))
+}
+
+/// Records in history, off the request path, what changed in the vault while kb was not
+/// running (or was killed between writing a file and recording it).
+fn check_history_in_background(vault: &Arc<Vault>) {
+    let vault = Arc::downgrade(vault);
+    let started = std::thread::Builder::new().name("kb-history-check".into()).spawn(move || {
+        let Some(vault) = vault.upgrade() else { return };
+        match vault.check_history() {
+            Ok(0) => {}
+            Ok(changed) => tracing::info!(changed, "history caught up with files changed outside kb"),
+            Err(error) => tracing::warn!(%error, "could not compare the vault with its history"),
+        }
+    });
+    if let Err(error) = started {
+        tracing::warn!(%error, "could not start comparing the vault with its history");
+    }
 }
 
 /// How often a watching process checks the vault's folders against its view of them.

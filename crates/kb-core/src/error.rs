@@ -17,6 +17,9 @@ pub enum CoreError {
     /// The conversation database could not be opened.
     #[error("cannot open the conversation database: {0}")]
     Store(#[from] kb_domain::StoreError),
+    /// The revision history could not be opened.
+    #[error("cannot open the revision history: {0}")]
+    History(#[from] kb_domain::HistoryError),
     /// The model could not be set up.
     #[error("cannot set up the language model: {0}")]
     Model(String),

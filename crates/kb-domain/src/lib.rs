@@ -40,8 +40,9 @@ pub use llm::{
 pub use path::{EntryPath, InvalidPath};
 pub use ports::{
     ChangeObserver, ChatModel, Clock, ConversationStore, EntryChange, EntryRepository, FixedClock,
-    ListFilter, ListPage, MalformedFile, MoveOutcome, RepositoryError, SearchError, SearchHit, SearchIndex,
-    SearchQuery, SearchResults, StoreError, SystemClock, UpdateOutcome,
+    ListFilter, ListPage, MalformedFile, MoveOutcome, RepositoryError, RestoreOutcome, RevisionText,
+    SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults, StoreError, SystemClock, UndoOutcome,
+    UpdateOutcome,
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};

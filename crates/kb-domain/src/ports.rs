@@ -15,6 +15,7 @@ use crate::change::{ChangeContext, ChangeSource};
 use crate::conversation::{Conversation, ConversationId, Message, NewMessage, SummaryCoverage};
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
+use crate::history::{HistoryError, Revision};
 use crate::llm::{ChatCompletion, ChatRequest, LlmError, StructuredCompletion, StructuredRequest};
 use crate::path::{EntryPath, InvalidPath};
 use crate::transform::MoveError;
@@ -54,6 +55,30 @@ pub enum RepositoryError {
     /// Revision history could not be read or written.
     #[error(transparent)]
     History(#[from] crate::history::HistoryError),
+    /// No revision with that number.
+    #[error("revision {0} not found")]
+    RevisionNotFound(i64),
+    /// A revision of another entry than the one named.
+    #[error("revision {revision} is not a revision of {path}")]
+    RevisionOfAnother {
+        /// The revision.
+        revision: i64,
+        /// The entry named.
+        path: EntryPath,
+    },
+    /// Nothing kb did is left to undo.
+    #[error("there is no change to undo{0}")]
+    NothingToUndo(&'static str),
+    /// An undo that would throw away a later change.
+    #[error("cannot undo \"{change}\": {path} changed since ({what}); undo with force to replace it anyway")]
+    ChangedSince {
+        /// What the undo would revert.
+        change: String,
+        /// The file that changed.
+        path: EntryPath,
+        /// How it changed.
+        what: String,
+    },
     /// The disk failed.
     #[error("vault i/o error at {path}: {source}")]
     Io {
@@ -102,6 +127,37 @@ pub struct MoveOutcome {
     pub old_path: EntryPath,
     /// The entry where it is now.
     pub entry: Entry,
+}
+
+/// What an undo did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UndoOutcome {
+    /// The revisions of the change undone.
+    pub undone: Vec<Revision>,
+    /// The revisions the undo recorded.
+    pub revisions: Vec<Revision>,
+    /// One line saying what was undone.
+    pub description: String,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestoreOutcome {
+    /// Where the entry is now.
+    pub path: EntryPath,
+    /// The revision the restore recorded (`None` when the file already had those bytes).
+    pub revision: Option<Revision>,
+}
+
+/// A revision with the file's text before and after it, for showing a diff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevisionText {
+    /// The revision.
+    pub revision: Revision,
+    /// The file before (`None`: there was none).
+    pub before: Option<String>,
+    /// The file after (`None`: there is none).
+    pub after: Option<String>,
 }
 
 /// A file in the vault that looks like an entry but cannot be read.
@@ -164,8 +220,38 @@ pub trait EntryRepository: Send + Sync {
         target: Category,
         by: &ChangeContext,
     ) -> Result<MoveOutcome, RepositoryError>;
-    /// Deletes an entry, as asked by `by`.
-    fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<(), RepositoryError>;
+    /// Deletes an entry, as asked by `by`; the revision recording it, when history is kept.
+    fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError>;
+
+    /// The revisions of the entry at (or last at) `path`, newest first.
+    fn history(&self, _path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
+        Err(HistoryError::Unavailable.into())
+    }
+    /// One revision of the entry at (or last at) `path`, with its texts.
+    fn revision(&self, _path: &EntryPath, _revision: i64) -> Result<RevisionText, RepositoryError> {
+        Err(HistoryError::Unavailable.into())
+    }
+    /// Brings the entry at (or last at) `path` back to `revision`'s bytes exactly; a
+    /// deleted entry comes back at its path, or with a suffix when that is taken.
+    fn restore_as(
+        &self,
+        _path: &EntryPath,
+        _revision: i64,
+        _by: &ChangeContext,
+    ) -> Result<RestoreOutcome, RepositoryError> {
+        Err(HistoryError::Unavailable.into())
+    }
+    /// Reverts the most recent change kb made (in `conversation`, when given) that is not
+    /// undone yet. Refuses, changing nothing, when a file it would revert changed since,
+    /// unless `force` (the version replaced is then recorded too).
+    fn undo_as(
+        &self,
+        _conversation: Option<&ConversationId>,
+        _force: bool,
+        _by: &ChangeContext,
+    ) -> Result<UndoOutcome, RepositoryError> {
+        Err(HistoryError::Unavailable.into())
+    }
 
     /// [`EntryRepository::create_as`] through the API, with no tool or conversation.
     fn create(&self, new: NewEntry) -> Result<Entry, RepositoryError> {
@@ -181,7 +267,7 @@ pub trait EntryRepository: Send + Sync {
     }
     /// [`EntryRepository::delete_as`] through the API, with no tool or conversation.
     fn delete(&self, path: &EntryPath) -> Result<(), RepositoryError> {
-        self.delete_as(path, &ChangeContext::from_source(ChangeSource::Api))
+        self.delete_as(path, &ChangeContext::from_source(ChangeSource::Api)).map(|_| ())
     }
     /// Every readable entry, read from disk (for indexing and checks; not for requests).
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError>;

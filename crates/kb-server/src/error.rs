@@ -69,6 +69,9 @@ impl From<ToolFailure> for ApiError {
             ErrorCode::MalformedEntry => (StatusCode::CONFLICT, "malformed_entry"),
             ErrorCode::ClassificationFailed => (StatusCode::BAD_GATEWAY, "classification_failed"),
             ErrorCode::SearchNotReady => (StatusCode::SERVICE_UNAVAILABLE, "search_not_ready"),
+            ErrorCode::ChangedSince => (StatusCode::CONFLICT, "changed_since"),
+            ErrorCode::NothingToUndo => (StatusCode::CONFLICT, "nothing_to_undo"),
+            ErrorCode::HistoryUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "history_unavailable"),
             ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         ApiError::new(status, code, failure.message)

@@ -30,6 +30,20 @@ pub struct ToolContext {
     pub threshold: Confidence,
     /// Where captures come from.
     pub source: CaptureSource,
+    /// Whether destructive tools must ask the person first.
+    pub confirmation: Confirmation,
+}
+
+/// Whether a destructive tool (delete_entry) runs at once or asks first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Confirmation {
+    /// The call is an explicit request (REST, CLI, MCP): it runs at once.
+    #[default]
+    NotNeeded,
+    /// A chat turn: the tool proposes and waits for the person's yes.
+    Ask,
+    /// The person said yes to this very call.
+    Given,
 }
 
 impl ToolContext {
@@ -41,6 +55,7 @@ impl ToolContext {
             today,
             threshold: Confidence::new(DEFAULT_THRESHOLD).unwrap_or(Confidence::CERTAIN),
             source: CaptureSource::Chat,
+            confirmation: Confirmation::NotNeeded,
         }
     }
 
@@ -69,7 +84,7 @@ impl ToolContext {
     pub fn apply(&mut self, update: &StateUpdate) {
         match update {
             StateUpdate::Filed { path, .. } => self.last_filed = Some(path.clone()),
-            StateUpdate::ModelUsage(_) => {}
+            StateUpdate::ModelUsage(_) | StateUpdate::ConfirmationRequested { .. } => {}
             StateUpdate::Moved { old_path, new_path } => {
                 if self.last_filed.as_ref() == Some(old_path) {
                     self.last_filed = Some(new_path.clone());

@@ -30,7 +30,7 @@ pub mod tools;
 pub mod validate;
 
 pub use classifier::LlmClassifier;
-pub use context::{CaptureSource, DEFAULT_THRESHOLD, ToolContext, ToolServices};
+pub use context::{CaptureSource, Confirmation, DEFAULT_THRESHOLD, ToolContext, ToolServices};
 pub use digest::{DigestFacts, DigestKind, LlmDigestWriter};
 pub use ports::{
     Classification, Classifier, ClassifyError, ClassifyRequest, DigestError, DigestWriter, WrittenDigest,

@@ -66,7 +66,9 @@ impl ToolResult {
     pub fn filed(&self) -> Option<(&EntryPath, Confidence)> {
         self.state_updates.iter().find_map(|u| match u {
             StateUpdate::Filed { path, confidence } => Some((path, *confidence)),
-            StateUpdate::Moved { .. } | StateUpdate::ModelUsage(_) => None,
+            StateUpdate::Moved { .. }
+            | StateUpdate::ModelUsage(_)
+            | StateUpdate::ConfirmationRequested { .. } => None,
         })
     }
 }
@@ -93,6 +95,12 @@ pub enum ErrorCode {
     ClassificationFailed,
     /// The search index is still being built.
     SearchNotReady,
+    /// A file an undo would revert changed since; nothing was changed.
+    ChangedSince,
+    /// Nothing is left to undo.
+    NothingToUndo,
+    /// Revision history is not kept for this vault.
+    HistoryUnavailable,
     /// An error or panic inside the tool (details in the log).
     Internal,
 }
@@ -110,6 +118,9 @@ impl ErrorCode {
             ErrorCode::InvalidMove => "INVALID_MOVE",
             ErrorCode::ClassificationFailed => "CLASSIFICATION_FAILED",
             ErrorCode::SearchNotReady => "SEARCH_NOT_READY",
+            ErrorCode::ChangedSince => "CHANGED_SINCE",
+            ErrorCode::NothingToUndo => "NOTHING_TO_UNDO",
+            ErrorCode::HistoryUnavailable => "HISTORY_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -134,6 +145,17 @@ pub enum StateUpdate {
         old_path: EntryPath,
         /// Where it is now.
         new_path: EntryPath,
+    },
+    /// A destructive tool did nothing yet and asks the person first: the turn keeps this
+    /// call pending, and the person's next message confirms it (it then runs with
+    /// [`crate::Confirmation::Given`]) or cancels it.
+    ConfirmationRequested {
+        /// The tool to run once confirmed.
+        tool: String,
+        /// Its arguments.
+        arguments: serde_json::Value,
+        /// The question put to the person ("Delete projects/old-site.md?").
+        proposal: String,
     },
 }
 
@@ -201,6 +223,14 @@ impl From<kb_domain::RepositoryError> for ToolError {
             E::Field(_) | E::Update(_) => ToolError::new(ErrorCode::InvalidUpdate, error.to_string()),
             E::Move(_) => ToolError::new(ErrorCode::InvalidMove, error.to_string()),
             E::Io { .. } => ToolError::internal(error.to_string()),
+            E::RevisionNotFound(_) => ToolError::new(ErrorCode::NotFound, error.to_string()),
+            E::RevisionOfAnother { .. } => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),
+            E::NothingToUndo(_) => ToolError::new(ErrorCode::NothingToUndo, error.to_string()),
+            E::ChangedSince { .. } => ToolError::new(ErrorCode::ChangedSince, error.to_string()),
+            E::History(kb_domain::HistoryError::Unavailable) => {
+                ToolError::new(ErrorCode::HistoryUnavailable, error.to_string())
+            }
+            E::History(kb_domain::HistoryError::Database(_)) => ToolError::internal(error.to_string()),
         }
     }
 }

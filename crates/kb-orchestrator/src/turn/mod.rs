@@ -152,6 +152,8 @@ impl Orchestrator {
             today: self.services.clock.today(),
             threshold: self.settings.threshold,
             source: self.settings.source,
+            // In a chat, a destructive tool proposes first and waits for the person's yes.
+            confirmation: kb_tools::Confirmation::Ask,
         };
         let outcome = match self.tool_loop(messages, ctx, &mut usage).await {
             Ok(outcome) => outcome,

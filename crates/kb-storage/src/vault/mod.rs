@@ -25,6 +25,7 @@ mod index_md;
 mod index_schedule;
 mod journal;
 mod presence;
+mod revisions;
 mod safe_path;
 mod scan;
 #[cfg(test)]
@@ -37,9 +38,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
-    CatalogueEntry, Category, ChangeContext, ChangeObserver, Clock, Entry, EntryChange, EntryId, EntryPath,
-    EntryRepository, EntryUpdate, Frontmatter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry,
-    RepositoryError, Slug, UpdateOutcome, transform_for_move,
+    CatalogueEntry, Category, ChangeContext, ChangeObserver, Clock, ConversationId, Entry, EntryChange,
+    EntryId, EntryPath, EntryRepository, EntryUpdate, FileChange, Frontmatter, ListFilter, ListPage,
+    MalformedFile, MoveOutcome, NewEntry, RepositoryError, RestoreOutcome, Revision, RevisionLog,
+    RevisionText, Slug, UndoOutcome, UpdateOutcome, transform_for_move,
 };
 use serde_json::Value;
 
@@ -69,6 +71,8 @@ pub struct Vault {
     _presence: Presence,
     /// Serialises changes to entries with other kb processes.
     writes: WriteLock,
+    /// Where each change is recorded, when history is kept.
+    history: Option<Arc<dyn RevisionLog>>,
 }
 
 /// What the main lock guards: the cache.
@@ -103,9 +107,26 @@ impl Vault {
     /// Opens (creating when needed) the vault at `root`: makes the category folders and
     /// `.kb/`, finishes interrupted moves when no other kb process has the vault open,
     /// reads every entry once and writes kb's index file if it changed.
-    #[tracing::instrument(skip_all, fields(root))]
     pub fn open(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Result<Vault, RepositoryError> {
-        let dir: PathBuf = root.into();
+        Vault::open_with(root.into(), clock, None)
+    }
+
+    /// [`Vault::open`], recording every change in `history` (see [`Vault::check_history`]
+    /// for changes made while kb was not running).
+    pub fn open_with_history(
+        root: impl Into<PathBuf>,
+        clock: Arc<dyn Clock>,
+        history: Arc<dyn RevisionLog>,
+    ) -> Result<Vault, RepositoryError> {
+        Vault::open_with(root.into(), clock, Some(history))
+    }
+
+    #[tracing::instrument(skip_all, fields(root))]
+    fn open_with(
+        dir: PathBuf,
+        clock: Arc<dyn Clock>,
+        history: Option<Arc<dyn RevisionLog>>,
+    ) -> Result<Vault, RepositoryError> {
         tracing::Span::current().record("root", tracing::field::display(dir.display()));
         let folders =
             Category::ALL.iter().map(|c| dir.join(c.as_str())).chain([dir.join(safe_path::STATE_DIR)]);
@@ -151,6 +172,7 @@ impl Vault {
             touched: std::sync::atomic::AtomicBool::new(false),
             _presence: presence,
             writes,
+            history,
         };
         vault.write_index_now();
         Ok(vault)
@@ -373,8 +395,33 @@ impl Vault {
         self.reread_locked(&mut self.lock(), path, notify)
     }
 
-    /// [`Vault::reread`] under a hold of the lock the caller has.
+    /// [`Vault::reread`] under a hold of the lock the caller has. With history kept, what
+    /// was read is compared with history and recorded when it differs (a change made
+    /// outside kb), under the write lock so a change kb is making is never taken for one.
     fn reread_locked(
+        &self,
+        state: &mut State,
+        path: &EntryPath,
+        notify: bool,
+    ) -> Result<Option<Entry>, RepositoryError> {
+        if self.history.is_none() {
+            return self.reread_file(state, path, notify);
+        }
+        let _writing = self.writes.hold();
+        let result = self.reread_file(state, path, notify);
+        if matches!(result, Ok(_) | Err(RepositoryError::Malformed { .. })) {
+            let bytes = fs::read(self.root.file(path)).ok();
+            let entry_id = match &result {
+                Ok(Some(entry)) => entry.id().map(str::to_string),
+                _ => None,
+            };
+            self.observe(vec![kb_domain::ObservedFile { path: path.clone(), bytes, entry_id }]);
+        }
+        result
+    }
+
+    /// Reads the entry at `path` into the cache (see [`Vault::reread`]).
+    fn reread_file(
         &self,
         state: &mut State,
         path: &EntryPath,
@@ -532,7 +579,7 @@ impl Drop for Vault {
 
 impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(category = %new.category, path))]
-    fn create_as(&self, new: NewEntry, _by: &ChangeContext) -> Result<Entry, RepositoryError> {
+    fn create_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
         let id = EntryId::generate();
         let frontmatter = new.frontmatter(&id, self.clock.now())?;
         let slug = Slug::from_name(&new.name);
@@ -541,6 +588,18 @@ impl EntryRepository for Vault {
         let _writing = self.writes.hold();
         let path = self.place_new(&state.cache, new.category, &slug, document.as_bytes(), |_| Ok(()))?;
         tracing::Span::current().record("path", tracing::field::display(&path));
+        self.record(
+            by,
+            None,
+            vec![FileChange {
+                entry_id: Some(id.as_str().to_string()),
+                path_before: None,
+                path_after: Some(path.clone()),
+                before: None,
+                after: Some(document.into_bytes()),
+                description: format!("Captured \"{}\" in {}", new.name.trim(), new.category),
+            }],
+        );
         let entry = Entry { path, frontmatter, body: new.body };
         state.cache.insert(&entry);
         self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
@@ -561,14 +620,27 @@ impl EntryRepository for Vault {
         &self,
         path: &EntryPath,
         update: &EntryUpdate,
-        _by: &ChangeContext,
+        by: &ChangeContext,
     ) -> Result<UpdateOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
+        let before = self.bytes_for_history(path);
         let mut entry = read_existing(&file, path)?;
         let updated_fields = update.apply(&mut entry, self.clock.now())?;
         atomic::write_atomic(&file, entry.to_document().as_bytes()).map_err(|e| io_error(&file, e))?;
+        self.record(
+            by,
+            None,
+            vec![FileChange {
+                entry_id: entry.id().map(str::to_string),
+                path_before: Some(path.clone()),
+                path_after: Some(path.clone()),
+                before,
+                after: self.bytes_for_history(path),
+                description: format!("Updated {} of {path}", updated_fields.join(", ")),
+            }],
+        );
         state.cache.insert(&entry);
         self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
         Ok(UpdateOutcome { entry, updated_fields })
@@ -579,11 +651,12 @@ impl EntryRepository for Vault {
         &self,
         path: &EntryPath,
         target: Category,
-        _by: &ChangeContext,
+        by: &ChangeContext,
     ) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let old_file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
+        let old_bytes = self.bytes_for_history(path);
         let entry = read_existing(&old_file, path)?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
         let (frontmatter, id) = with_id(frontmatter);
@@ -624,10 +697,27 @@ impl EntryRepository for Vault {
         state.cache.remove(path);
         state.cache.insert(&moved);
         let mut changes = vec![EntryChange::Upserted(moved.clone()), EntryChange::Removed(path.clone())];
+        let mut recorded = vec![FileChange {
+            entry_id: moved.id().map(str::to_string),
+            path_before: Some(path.clone()),
+            path_after: Some(new_path.clone()),
+            before: old_bytes,
+            after: self.bytes_for_history(&new_path),
+            description: format!("Moved {path} to {target}"),
+        }];
         let mut all_retargeted = true;
         for referrer in &referrers {
+            let referrer_before = self.bytes_for_history(referrer);
             match journal::retarget_file(&self.root, referrer, path, &new_path) {
                 Ok(Some(text)) => {
+                    recorded.push(FileChange {
+                        entry_id: None,
+                        path_before: Some(referrer.clone()),
+                        path_after: Some(referrer.clone()),
+                        before: referrer_before,
+                        after: Some(text.clone().into_bytes()),
+                        description: format!("Pointed {referrer}'s reference to {path} at {new_path}"),
+                    });
                     if let Ok(entry) = Entry::from_document(referrer.clone(), &text) {
                         state.cache.insert(&entry);
                         changes.push(EntryChange::Upserted(entry));
@@ -644,23 +734,65 @@ impl EntryRepository for Vault {
         if all_retargeted && let Err(e) = journal.clear() {
             tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
         }
+        self.record(by, None, recorded);
         self.changed(&mut state, &changes);
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]
-    fn delete_as(&self, path: &EntryPath, _by: &ChangeContext) -> Result<(), RepositoryError> {
+    fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let file = self.known_gone(&mut state, path, self.root.checked_file(path))?;
+        let before = self.bytes_for_history(path);
         // A malformed file is refused here: kb never deletes what it cannot read.
-        read_existing(&file, path)?;
+        let entry = read_existing(&file, path)?;
         fs::remove_file(&file).map_err(|e| io_error(&file, e))?;
         let folder = self.root.folder(path.category());
         atomic::sync_dir(&folder).map_err(|e| io_error(&folder, e))?;
+        let revision = self
+            .record(
+                by,
+                None,
+                vec![FileChange {
+                    entry_id: entry.id().map(str::to_string),
+                    path_before: Some(path.clone()),
+                    path_after: None,
+                    before,
+                    after: None,
+                    description: format!("Deleted {path}"),
+                }],
+            )
+            .pop();
         state.cache.remove(path);
         self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
-        Ok(())
+        Ok(revision)
+    }
+
+    fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
+        self.entry_history(path)
+    }
+
+    fn revision(&self, path: &EntryPath, revision: i64) -> Result<RevisionText, RepositoryError> {
+        self.revision_text(path, revision)
+    }
+
+    fn restore_as(
+        &self,
+        path: &EntryPath,
+        revision: i64,
+        by: &ChangeContext,
+    ) -> Result<RestoreOutcome, RepositoryError> {
+        self.restore(path, revision, by)
+    }
+
+    fn undo_as(
+        &self,
+        conversation: Option<&ConversationId>,
+        force: bool,
+        by: &ChangeContext,
+    ) -> Result<UndoOutcome, RepositoryError> {
+        self.undo(conversation, force, by)
     }
 
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {

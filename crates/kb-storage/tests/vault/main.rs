@@ -6,6 +6,7 @@ mod common;
 mod concurrency;
 mod corpora;
 mod crash;
+mod history;
 mod moves;
 mod roundtrip;
 mod safety;

@@ -109,8 +109,12 @@ impl EntryRepository for MemoryRepository {
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }
 
-    fn delete_as(&self, path: &EntryPath, _by: &ChangeContext) -> Result<(), RepositoryError> {
-        self.lock().remove(path).map(|_| ()).ok_or_else(|| RepositoryError::NotFound(path.clone()))
+    fn delete_as(
+        &self,
+        path: &EntryPath,
+        _by: &ChangeContext,
+    ) -> Result<Option<kb_domain::Revision>, RepositoryError> {
+        self.lock().remove(path).map(|_| None).ok_or_else(|| RepositoryError::NotFound(path.clone()))
     }
 
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {

@@ -1,24 +1,28 @@
-//! The seven tools of SPEC §2, one module each, and the one place they are registered.
+//! kb's tools, one module each, and the one place they are registered.
 
 pub mod capture;
+pub mod delete;
 pub mod digest;
 pub mod get;
 pub mod list;
 pub mod move_entry;
 pub mod search;
+pub mod undo;
 pub mod update;
 
 pub use capture::ClassifyAndCapture;
+pub use delete::DeleteEntry;
 pub use digest::GenerateDigest;
 pub use get::GetEntry;
 pub use list::ListEntries;
 pub use move_entry::MoveEntry;
 pub use search::SearchEntries;
+pub use undo::UndoLastChange;
 pub use update::UpdateEntry;
 
 use crate::registry::{RegistryError, ToolRegistry};
 
-/// The registry of kb's seven tools, registered explicitly, in the order the LLM sees them.
+/// The registry of kb's tools, registered explicitly, in the order the LLM sees them.
 pub fn standard_registry() -> Result<ToolRegistry, RegistryError> {
     ToolRegistry::builder()
         .register(ClassifyAndCapture)
@@ -28,5 +32,7 @@ pub fn standard_registry() -> Result<ToolRegistry, RegistryError> {
         .register(UpdateEntry)
         .register(MoveEntry)
         .register(SearchEntries)
+        .register(DeleteEntry)
+        .register(UndoLastChange)
         .build()
 }

@@ -1,0 +1,319 @@
+//! The vault's side of revision history: recording each change while the vault's locks
+//! are held (so another process never sees a file before its revision), noticing changes
+//! made outside kb, and going back: restore to a revision, undo the last operation.
+//!
+//! Undo and restore write exact bytes from history. Undo refuses, changing nothing, when
+//! a file it would revert is no longer what the change left (an outside edit, a later
+//! change) unless forced; whatever a restore or a forced undo replaces is recorded first.
+
+use std::collections::HashMap;
+use std::fs;
+
+use kb_domain::{
+    ChangeContext, ContentHash, ConversationId, Entry, EntryChange, EntryPath, FileChange, HistoryError,
+    ObservedFile, RepositoryError, RestoreOutcome, Revision, RevisionLog, RevisionText, Slug, UndoOutcome,
+};
+
+use super::safe_path::io_error;
+use super::{State, Vault, atomic};
+use crate::history::content_hash;
+
+impl Vault {
+    /// The history log, or the error saying there is none.
+    fn log(&self) -> Result<&dyn RevisionLog, RepositoryError> {
+        self.history.as_deref().ok_or(RepositoryError::History(HistoryError::Unavailable))
+    }
+
+    /// The bytes of the file at `path` now, when history is kept and the file exists.
+    pub(super) fn bytes_for_history(&self, path: &EntryPath) -> Option<Vec<u8>> {
+        self.history.as_ref()?;
+        fs::read(self.root.file(path)).ok()
+    }
+
+    /// Records the changes of one operation. A change that is made but cannot be recorded
+    /// is logged, not undone: kb records it as an outside change when it next looks.
+    pub(super) fn record(
+        &self,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Vec<Revision> {
+        let Some(log) = &self.history else { return Vec::new() };
+        match log.record(self.clock.now(), by, reverts, changes) {
+            Ok(revisions) => revisions,
+            Err(error) => {
+                tracing::error!(%error, "a change was made but could not be recorded in history");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Records, as changes from outside kb, the files among `files` that differ from what
+    /// history last recorded. The caller holds the vault's write lock, so no change kb is
+    /// making (in any process) is half-recorded meanwhile.
+    pub(super) fn observe(&self, files: Vec<ObservedFile>) {
+        let Some(log) = &self.history else { return };
+        if files.is_empty() {
+            return;
+        }
+        match log.observe(self.clock.now(), files) {
+            Ok(revisions) if !revisions.is_empty() => {
+                tracing::info!(changes = revisions.len(), "recorded changes made outside kb");
+            }
+            Ok(_) => {}
+            Err(error) => tracing::error!(%error, "could not record changes made outside kb"),
+        }
+    }
+
+    /// Brings history in line with the files: every entry file whose bytes are not what
+    /// history last recorded at its path (edited while kb was not running, or by a kb
+    /// process killed between writing and recording), and every recorded file that is
+    /// gone, is recorded as a change from outside. Reads every entry file, so long-running
+    /// processes call it off the request path. Returns how many files differed.
+    pub fn check_history(&self) -> Result<usize, RepositoryError> {
+        let log = self.log()?;
+        let paths = self.lock().cache.known_paths();
+        let _writing = self.writes.hold();
+        let mut heads: HashMap<EntryPath, ContentHash> = log.heads()?.into_iter().collect();
+        let mut differing = Vec::new();
+        for path in paths {
+            let head = heads.remove(&path);
+            let Ok(bytes) = fs::read(self.root.file(&path)) else { continue };
+            if head.as_ref() != Some(&content_hash(&bytes)) {
+                let entry_id = entry_id_of(&path, &bytes);
+                differing.push(ObservedFile { path, bytes: Some(bytes), entry_id });
+            }
+        }
+        // Recorded files no longer there.
+        for (path, _) in heads {
+            if fs::symlink_metadata(self.root.file(&path)).is_err() {
+                differing.push(ObservedFile { path, bytes: None, entry_id: None });
+            }
+        }
+        let count = differing.len();
+        self.observe(differing);
+        Ok(count)
+    }
+
+    /// The revisions of the entry at (or last at) `path`, newest first.
+    pub(super) fn entry_history(&self, path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
+        Ok(self.log()?.history(path)?)
+    }
+
+    /// Revision `id`, checked to be one of the entry at (or last at) `path`.
+    fn revision_of(&self, path: &EntryPath, id: i64) -> Result<Revision, RepositoryError> {
+        let log = self.log()?;
+        let revision = log.revision(id)?.ok_or(RepositoryError::RevisionNotFound(id))?;
+        if !log.history(path)?.iter().any(|r| r.id == id) {
+            return Err(RepositoryError::RevisionOfAnother { revision: id, path: path.clone() });
+        }
+        Ok(revision)
+    }
+
+    /// The bytes stored under `hash`.
+    fn stored(&self, hash: &ContentHash) -> Result<Vec<u8>, RepositoryError> {
+        self.log()?
+            .content(hash)?
+            .ok_or_else(|| HistoryError::Database(format!("the stored file {hash} is missing")).into())
+    }
+
+    /// Revision `id` of the entry at `path`, with the file's text before and after.
+    pub(super) fn revision_text(&self, path: &EntryPath, id: i64) -> Result<RevisionText, RepositoryError> {
+        let revision = self.revision_of(path, id)?;
+        let text = |hash: &Option<ContentHash>| -> Result<Option<String>, RepositoryError> {
+            hash.as_ref()
+                .map(|h| self.stored(h).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+                .transpose()
+        };
+        Ok(RevisionText { before: text(&revision.before)?, after: text(&revision.after)?, revision })
+    }
+
+    /// Brings the entry at (or last at) `path` back to revision `id`'s bytes.
+    pub(super) fn restore(
+        &self,
+        path: &EntryPath,
+        id: i64,
+        by: &ChangeContext,
+    ) -> Result<RestoreOutcome, RepositoryError> {
+        let revision = self.revision_of(path, id)?;
+        // A revision that removed the file restores what it removed.
+        let hash = revision
+            .after
+            .as_ref()
+            .or(revision.before.as_ref())
+            .ok_or(RepositoryError::RevisionNotFound(id))?;
+        let bytes = self.stored(hash)?;
+        let mut state = self.lock();
+        let _writing = self.writes.hold();
+        let existing = self.root.checked_writable_file(path);
+        let (target, current) = match existing {
+            Ok(file) => (path.clone(), Some(fs::read(&file).map_err(|e| io_error(&file, e))?)),
+            Err(RepositoryError::NotFound(_)) => {
+                let wanted = revision.last_path().cloned().unwrap_or_else(|| path.clone());
+                (self.free_path_like(&state, &wanted, &bytes)?, None)
+            }
+            Err(e) => return Err(e),
+        };
+        if current.as_deref() == Some(bytes.as_slice()) {
+            return Ok(RestoreOutcome { path: target, revision: None });
+        }
+        let file = self.root.file(&target);
+        if current.is_some() {
+            atomic::write_atomic(&file, &bytes).map_err(|e| io_error(&file, e))?;
+        }
+        let recorded = self.record(
+            by,
+            None,
+            vec![FileChange {
+                entry_id: entry_id_of(&target, &bytes),
+                path_before: current.is_some().then(|| target.clone()),
+                path_after: Some(target.clone()),
+                before: current,
+                after: Some(bytes.clone()),
+                description: format!("Restored {target} to revision {id}"),
+            }],
+        );
+        let change = self.remember(&mut state, &target, Some(&bytes));
+        self.changed(&mut state, &[change]);
+        Ok(RestoreOutcome { path: target, revision: recorded.into_iter().next() })
+    }
+
+    /// `wanted` when no file is there, else the first free `slug-2`, `slug-3`, … in its
+    /// category; the file is created there with `bytes`.
+    fn free_path_like(
+        &self,
+        state: &State,
+        wanted: &EntryPath,
+        bytes: &[u8],
+    ) -> Result<EntryPath, RepositoryError> {
+        let file = self.root.file(wanted);
+        if !state.cache.is_taken(wanted)
+            && fs::symlink_metadata(&file).is_err()
+            && atomic::create_new(&file, bytes).map_err(|e| io_error(&file, e))?
+        {
+            return Ok(wanted.clone());
+        }
+        self.place_new(&state.cache, wanted.category(), &Slug::from_name(wanted.stem()), bytes, |_| Ok(()))
+    }
+
+    /// Updates the cache for the file at `path`, now `bytes` (`None`: gone); the change
+    /// to tell observers.
+    fn remember(&self, state: &mut State, path: &EntryPath, bytes: Option<&[u8]>) -> EntryChange {
+        let entry = bytes
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|text| Entry::from_document(path.clone(), text).ok());
+        match entry {
+            Some(entry) => {
+                state.cache.insert(&entry);
+                EntryChange::Upserted(entry)
+            }
+            None => {
+                state.cache.remove(path);
+                EntryChange::Removed(path.clone())
+            }
+        }
+    }
+
+    /// Reverts the most recent undoable operation (in `conversation`, when given).
+    pub(super) fn undo(
+        &self,
+        conversation: Option<&ConversationId>,
+        force: bool,
+        by: &ChangeContext,
+    ) -> Result<UndoOutcome, RepositoryError> {
+        let log = self.log()?;
+        let mut state = self.lock();
+        let _writing = self.writes.hold();
+        let undone = log.last_undoable(conversation)?;
+        let Some(first) = undone.first() else {
+            return Err(RepositoryError::NothingToUndo(if conversation.is_some() {
+                " in this conversation"
+            } else {
+                ""
+            }));
+        };
+        let operation = first.operation;
+        let description = undone.iter().map(|r| r.description.as_str()).collect::<Vec<_>>().join("; ");
+        // Every file must still be what the change left, before anything is touched.
+        let mut now: HashMap<EntryPath, Option<Vec<u8>>> = HashMap::new();
+        for revision in &undone {
+            for path in [&revision.path_after, &revision.path_before].into_iter().flatten() {
+                if !now.contains_key(path) {
+                    now.insert(path.clone(), fs::read(self.root.file(path)).ok());
+                }
+            }
+        }
+        if !force {
+            for revision in &undone {
+                if let Some((path, what)) = changed_since(revision, &now) {
+                    return Err(RepositoryError::ChangedSince { change: description, path, what });
+                }
+            }
+        }
+        let mut recorded = Vec::new();
+        let mut changes = Vec::new();
+        for revision in undone.iter().rev() {
+            let before = revision.before.as_ref().map(|h| self.stored(h)).transpose()?;
+            let current = revision.path_after.as_ref().and_then(|p| now.get(p).cloned().flatten());
+            if let Some(after_path) = &revision.path_after
+                && (revision.path_before.as_ref() != Some(after_path) || before.is_none())
+            {
+                let file = self.root.file(after_path);
+                match fs::remove_file(&file) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_error(&file, e)),
+                }
+                changes.push(self.remember(&mut state, after_path, None));
+                now.insert(after_path.clone(), None);
+            }
+            if let (Some(before_path), Some(bytes)) = (&revision.path_before, &before) {
+                let file = self.root.file(before_path);
+                atomic::write_atomic(&file, bytes).map_err(|e| io_error(&file, e))?;
+                changes.push(self.remember(&mut state, before_path, Some(bytes)));
+                now.insert(before_path.clone(), Some(bytes.clone()));
+            }
+            recorded.push(FileChange {
+                entry_id: revision.entry_id.clone(),
+                path_before: revision.path_after.clone().filter(|_| current.is_some()),
+                path_after: revision.path_before.clone().filter(|_| before.is_some()),
+                before: current,
+                after: before,
+                description: format!("Undid: {}", revision.description),
+            });
+        }
+        let revisions = self.record(by, Some(operation), recorded);
+        self.changed(&mut state, &changes);
+        Ok(UndoOutcome { undone, revisions, description })
+    }
+}
+
+/// Where and how a file differs from what `revision` left, when it does.
+fn changed_since(
+    revision: &Revision,
+    now: &HashMap<EntryPath, Option<Vec<u8>>>,
+) -> Option<(EntryPath, String)> {
+    let current = |path: &EntryPath| now.get(path).cloned().flatten();
+    match (&revision.path_after, &revision.after) {
+        (Some(path), Some(hash)) => match current(path) {
+            None => Some((path.clone(), "it was removed".to_string())),
+            Some(bytes) if &content_hash(&bytes) != hash => Some((path.clone(), "it was edited".to_string())),
+            Some(_) => None,
+        },
+        _ => None,
+    }
+    .or_else(|| {
+        // The path the undo writes back to must be free, unless it is the same file.
+        let before_path = revision.path_before.as_ref()?;
+        if revision.path_after.as_ref() == Some(before_path) {
+            return None;
+        }
+        current(before_path).map(|_| (before_path.clone(), "another file is there now".to_string()))
+    })
+}
+
+/// The `id` in the frontmatter of `bytes`, when it has one.
+fn entry_id_of(path: &EntryPath, bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    Entry::from_document(path.clone(), text).ok()?.id().map(str::to_string)
+}

@@ -1,0 +1,298 @@
+//! Revision history through the vault, on a real SQLite database: every change is a
+//! revision with its exact bytes, undo walks back operation by operation to the very
+//! bytes, outside edits are recorded and never thrown away, restore brings deleted
+//! entries back, and parallel changes each get their revision.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use kb_domain::{
+    Category, ChangeContext, ChangeSource, ConversationId, EntryPath, EntryRepository, EntryUpdate,
+    Frontmatter, NewEntry, RepositoryError,
+};
+use kb_storage::history::HistoryLog;
+use kb_storage::vault::Vault;
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::common::clock;
+
+/// A vault at `dir` keeping history in `dir/.kb/kb.sqlite`.
+fn open(dir: &Path) -> Vault {
+    let log = HistoryLog::open_in(dir).unwrap();
+    Vault::open_with_history(dir, clock(), Arc::new(log)).unwrap()
+}
+
+fn chat(conversation: &str) -> ChangeContext {
+    ChangeContext {
+        source: ChangeSource::Chat,
+        tool: Some("test".into()),
+        conversation_id: Some(ConversationId::new(conversation)),
+    }
+}
+
+fn new_entry(category: Category, name: &str, body: &str) -> NewEntry {
+    NewEntry { category, name: name.into(), fields: Frontmatter::new(), body: body.into() }
+}
+
+fn set(key: &str, value: serde_json::Value) -> EntryUpdate {
+    let mut fields = Frontmatter::new();
+    fields.set(key, value);
+    EntryUpdate { fields, ..EntryUpdate::default() }
+}
+
+/// Every entry file's bytes, by vault path.
+fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    for category in Category::ALL {
+        let Ok(listing) = fs::read_dir(root.join(category.as_str())) else { continue };
+        for item in listing {
+            let item = item.unwrap();
+            let name = item.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".md") && !name.starts_with('.') {
+                files.insert(format!("{category}/{name}"), fs::read(item.path()).unwrap());
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn every_change_is_a_revision_with_its_bytes_and_history_follows_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = chat("c1");
+    let entry = vault.create_as(new_entry(Category::Inbox, "Shed roof", "leaks"), &by).unwrap();
+    let captured = fs::read(entry.path.under(dir.path())).unwrap();
+    vault.update_as(&entry.path, &set("confidence", json!(0.4)), &by).unwrap();
+    let moved = vault.move_entry_as(&entry.path, Category::Projects, &by).unwrap();
+    let history = vault.history(&moved.entry.path).unwrap();
+    let described: Vec<&str> = history.iter().map(|r| r.description.as_str()).collect();
+    assert_eq!(history.len(), 3, "{described:?}");
+    assert!(described[0].starts_with("Moved inbox/shed-roof.md to projects"), "{described:?}");
+    assert!(described[2].starts_with("Captured \"Shed roof\""), "{described:?}");
+    assert!(history.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+    assert!(history.iter().all(|r| r.source == ChangeSource::Chat && r.tool.as_deref() == Some("test")));
+    // The capture's revision holds the file exactly as it was written.
+    let first = vault.revision(&moved.entry.path, history[2].id).unwrap();
+    assert_eq!(first.before, None);
+    assert_eq!(first.after.as_deref().map(str::as_bytes), Some(captured.as_slice()));
+    // The old path still leads to the entry's history.
+    assert_eq!(vault.history(&entry.path).unwrap().len(), 3);
+    // A deleted entry's history stays reachable by its last path.
+    let revision = vault.delete_as(&moved.entry.path, &by).unwrap().unwrap();
+    let after_delete = vault.history(&moved.entry.path).unwrap();
+    assert_eq!(after_delete[0].id, revision.id);
+    assert_eq!(after_delete[0].path_after, None);
+}
+
+#[test]
+fn undo_walks_back_to_the_very_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = chat("c1");
+    let start_entry =
+        vault.create_as(new_entry(Category::People, "Priya Raman", "Met at the meetup."), &by).unwrap();
+    // A hand-written file with odd formatting, which updates must not normalise away.
+    let hand = dir.path().join("ideas/hand.md");
+    fs::write(&hand, "---\nname: Hand   # a comment\nversion: 1.10\n---\n\nBody\r\nwith CRLF\n").unwrap();
+    vault.refresh(&EntryPath::parse("ideas/hand.md").unwrap()).unwrap();
+    let start = snapshot(dir.path());
+    let idea = vault.create_as(new_entry(Category::Ideas, "Solar shed", "panels"), &by).unwrap();
+    vault.update_as(&start_entry.path, &set("context", json!("robotics")), &by).unwrap();
+    let hand_path = EntryPath::parse("ideas/hand.md").unwrap();
+    vault.update_as(&hand_path, &set("tags", json!(["x"])), &by).unwrap();
+    let moved = vault.move_entry_as(&idea.path, Category::Projects, &by).unwrap();
+    vault.delete_as(&hand_path, &by).unwrap();
+    assert_ne!(snapshot(dir.path()), start);
+    let mut undone = Vec::new();
+    for _ in 0..5 {
+        undone.push(vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap().description);
+    }
+    assert_eq!(snapshot(dir.path()), start, "undone: {undone:?}");
+    assert!(undone[0].starts_with("Deleted ideas/hand.md"), "{undone:?}");
+    assert!(undone[1].starts_with(&format!("Moved {}", idea.path)), "{undone:?}");
+    // The start entry itself was captured in c1 too: one more undo removes it.
+    vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap();
+    assert!(!start_entry.path.under(dir.path()).exists());
+    // The hand-written file was never kb's change in c1: nothing is left to undo there.
+    let err = vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap_err();
+    assert!(matches!(err, RepositoryError::NothingToUndo(_)), "{err}");
+    // The vault's view followed every undo.
+    assert!(vault.get(&moved.entry.path).is_err());
+    assert_eq!(vault.list(&kb_domain::ListFilter::default()).unwrap().total, 1);
+}
+
+#[test]
+fn an_outside_edit_is_recorded_and_never_undone_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = chat("c1");
+    let entry = vault.create_as(new_entry(Category::Admin, "Passport", "renew"), &by).unwrap();
+    vault.update_as(&entry.path, &set("due_date", json!("2026-12-15")), &by).unwrap();
+    let file = entry.path.under(dir.path());
+    let edited = fs::read_to_string(&file).unwrap().replace("renew", "renew (booked)");
+    fs::write(&file, &edited).unwrap();
+    vault.refresh(&entry.path).unwrap();
+    let history = vault.history(&entry.path).unwrap();
+    assert_eq!(history[0].source, ChangeSource::Outside);
+    assert!(history[0].description.contains("edited outside kb"), "{}", history[0].description);
+    let err = vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, RepositoryError::ChangedSince { .. }), "{message}");
+    assert!(message.contains(&entry.path.to_string()) && message.contains("edited"), "{message}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), edited, "a refused undo changes nothing");
+    // Forced, the undo goes ahead, and the outside version it replaced is kept.
+    vault.undo_as(Some(&ConversationId::new("c1")), true, &by).unwrap();
+    assert!(!fs::read_to_string(&file).unwrap().contains("due_date"));
+    let replaced = vault.history(&entry.path).unwrap();
+    let back = vault.revision(&entry.path, replaced[0].id).unwrap();
+    assert_eq!(back.before.as_deref(), Some(edited.as_str()));
+}
+
+#[test]
+fn restore_brings_back_exact_bytes_and_deleted_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(ChangeSource::Cli);
+    let entry = vault.create_as(new_entry(Category::Ideas, "Kite", "first"), &by).unwrap();
+    let first = fs::read(entry.path.under(dir.path())).unwrap();
+    vault.update_as(&entry.path, &set("one_liner", json!("a kite")), &by).unwrap();
+    let captured = vault.history(&entry.path).unwrap().last().unwrap().id;
+    let restored = vault.restore_as(&entry.path, captured, &by).unwrap();
+    assert_eq!(fs::read(entry.path.under(dir.path())).unwrap(), first);
+    assert!(restored.revision.is_some());
+    // Deleted, then restored: back at its path; with the path taken, beside it.
+    vault.delete_as(&entry.path, &by).unwrap();
+    let deleted = vault.history(&entry.path).unwrap()[0].id;
+    let again = vault.restore_as(&entry.path, deleted, &by).unwrap();
+    assert_eq!(again.path, entry.path);
+    assert_eq!(fs::read(entry.path.under(dir.path())).unwrap(), first);
+    vault.delete_as(&entry.path, &by).unwrap();
+    let deleted = vault.history(&entry.path).unwrap()[0].id;
+    vault.create_as(new_entry(Category::Ideas, "Kite", "another kite"), &by).unwrap();
+    let beside = vault.restore_as(&entry.path, deleted, &by).unwrap();
+    assert_eq!(beside.path.to_string(), "ideas/kite-2.md");
+    assert_eq!(fs::read(beside.path.under(dir.path())).unwrap(), first);
+    // A revision of another entry is refused.
+    let other = vault.create_as(new_entry(Category::Ideas, "Drum", "x"), &by).unwrap();
+    let err = vault.restore_as(&other.path, deleted, &by).unwrap_err();
+    assert!(matches!(err, RepositoryError::RevisionOfAnother { .. }), "{err}");
+    assert!(matches!(vault.restore_as(&other.path, 9999, &by), Err(RepositoryError::RevisionNotFound(9999))));
+}
+
+#[test]
+fn parallel_changes_each_get_one_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = Arc::new(open(dir.path()));
+    let threads: Vec<_> = (0..50)
+        .map(|i| {
+            let vault = Arc::clone(&vault);
+            std::thread::spawn(move || {
+                let by = chat(&format!("c{i}"));
+                let entry =
+                    vault.create_as(new_entry(Category::Ideas, "Same name", &format!("n{i}")), &by).unwrap();
+                vault.update_as(&entry.path, &set("one_liner", json!(format!("v{i}"))), &by).unwrap();
+                entry.path
+            })
+        })
+        .collect();
+    let paths: Vec<EntryPath> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    for path in &paths {
+        let history = vault.history(path).unwrap();
+        assert_eq!(history.len(), 2, "{path}: {history:?}");
+        let latest = vault.revision(path, history[0].id).unwrap();
+        assert_eq!(latest.after.unwrap().as_bytes(), fs::read(path.under(dir.path())).unwrap());
+    }
+}
+
+#[test]
+fn a_change_kb_could_not_record_is_caught_up_at_the_next_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = {
+        let vault = open(dir.path());
+        let entry = vault.create_as(new_entry(Category::Ideas, "Kite", "x"), &chat("c")).unwrap();
+        entry.path
+    };
+    // As if a kb process was killed between writing and recording, or an editor wrote
+    // while no kb ran.
+    let file = path.under(dir.path());
+    fs::write(&file, fs::read_to_string(&file).unwrap() + "\nmore\n").unwrap();
+    fs::write(dir.path().join("ideas/new.md"), "---\nname: New\n---\n").unwrap();
+    let vault = open(dir.path());
+    assert_eq!(vault.check_history().unwrap(), 2);
+    assert_eq!(vault.check_history().unwrap(), 0, "once recorded, nothing differs");
+    let latest = vault.history(&path).unwrap();
+    assert_eq!(latest[0].source, ChangeSource::Outside);
+    let text = vault.revision(&path, latest[0].id).unwrap();
+    assert_eq!(text.after.unwrap().as_bytes(), fs::read(&file).unwrap());
+}
+
+/// One step of the undo property.
+#[derive(Debug, Clone)]
+enum Step {
+    Capture(usize, String),
+    Update(usize, String),
+    Move(usize, usize),
+    Delete(usize),
+    Restore(usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let category = 0..5usize;
+    prop_oneof![
+        3 => (category.clone(), "[a-z]{1,6}( [a-z]{1,6})?").prop_map(|(c, n)| Step::Capture(c, n)),
+        3 => (0..8usize, "[a-zA-Z0-9 .:#'\"-]{0,12}").prop_map(|(i, v)| Step::Update(i, v)),
+        2 => (0..8usize, category).prop_map(|(i, c)| Step::Move(i, c)),
+        1 => (0..8usize).prop_map(Step::Delete),
+        1 => (0..8usize).prop_map(Step::Restore),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// From a vault with hand-written files, any sequence of captures, updates, moves,
+    /// deletes and restores, undone change by change in reverse order, leaves every file
+    /// byte-identical to the start and no other file behind.
+    #[test]
+    fn undoing_every_change_restores_the_start(steps in proptest::collection::vec(step(), 1..12)) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in [
+            ("people/sam.md", "---\nname: Sam  # hand\nfollow_ups: [call]\nscore: 1.10\n---\nSee [kite](../ideas/kite.md)\n"),
+            ("ideas/kite.md", "---\r\nname: 'Kite'\r\n---\r\nCRLF body\r\n"),
+            ("projects/roof.md", "no frontmatter at all\n"),
+        ] {
+            fs::write(dir.path().join(path), text).unwrap();
+        }
+        let vault = open(dir.path());
+        vault.check_history().unwrap();
+        let start = snapshot(dir.path());
+        let by = chat("p");
+        let mut made = 0;
+        for step in steps {
+            let paths: Vec<EntryPath> =
+                vault.list(&kb_domain::ListFilter::default()).unwrap().entries.into_iter().map(|s| s.path).collect();
+            let pick = |i: usize| paths.get(i % paths.len().max(1)).cloned();
+            let done = match step {
+                Step::Capture(c, name) => vault.create_as(new_entry(Category::ALL[c], &name, "body"), &by).is_ok(),
+                Step::Update(i, v) => pick(i).is_some_and(|p| vault.update_as(&p, &set("note", json!(v)), &by).is_ok()),
+                Step::Move(i, c) => pick(i).is_some_and(|p| vault.move_entry_as(&p, Category::ALL[c], &by).is_ok()),
+                Step::Delete(i) => pick(i).is_some_and(|p| vault.delete_as(&p, &by).is_ok()),
+                Step::Restore(i) => pick(i).is_some_and(|p| {
+                    let oldest = vault.history(&p).ok().and_then(|h| h.last().map(|r| r.id));
+                    oldest.is_some_and(|id| vault.restore_as(&p, id, &by).is_ok_and(|r| r.revision.is_some()))
+                }),
+            };
+            made += usize::from(done);
+        }
+        for n in 0..made {
+            let undo = vault.undo_as(Some(&ConversationId::new("p")), false, &by);
+            prop_assert!(undo.is_ok(), "undo {} of {}: {:?}", n + 1, made, undo.err());
+        }
+        prop_assert!(vault.undo_as(Some(&ConversationId::new("p")), false, &by).is_err());
+        prop_assert_eq!(snapshot(dir.path()), start);
+    }
+}

@@ -1,0 +1,95 @@
+//! delete_entry: removes one entry's file. History keeps it, so restore (or undo) brings
+//! it back. In a chat it only proposes, and runs once the person confirms.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::entry_path;
+use crate::blocking::run_blocking;
+use crate::context::{Confirmation, ToolContext, ToolServices};
+use crate::result::{StateUpdate, ToolError, ToolOutput};
+use crate::tool::{Tool, ToolCategory};
+
+/// Arguments of delete_entry.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DeleteEntryArgs {
+    /// The path of the one entry to delete, like projects/old-site.md.
+    pub path: String,
+}
+
+/// What delete_entry answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteEntryData {
+    /// The entry.
+    pub path: String,
+    /// Whether it was deleted (false: the person is asked first).
+    pub deleted: bool,
+    /// The revision recording the deletion (restore it to bring the entry back).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// Set when nothing was done yet: the person must confirm.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub confirmation_required: bool,
+    /// The question to put to the person, when confirmation is required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<String>,
+}
+
+/// The delete_entry tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeleteEntry;
+
+impl Tool for DeleteEntry {
+    const NAME: &'static str = "delete_entry";
+    const DESCRIPTION: &'static str = "Delete one entry (its history keeps it; undo_last_change brings it back). \
+        Use only when the user clearly asks to delete or remove a specific entry. In a chat it does not delete at \
+        once: it answers confirmationRequired with a proposal, which you put to the user as a question; their \
+        next message confirms or cancels. Never delete several entries at once.";
+    const CATEGORY: ToolCategory = ToolCategory::Action;
+    type Args = DeleteEntryArgs;
+    type Output = DeleteEntryData;
+
+    async fn run(
+        &self,
+        args: DeleteEntryArgs,
+        ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> Result<ToolOutput<DeleteEntryData>, ToolError> {
+        let path = entry_path(&args.path)?;
+        if ctx.confirmation == Confirmation::Ask {
+            // The entry must exist before the person is asked about it.
+            let repo = services.repository.clone();
+            let checked = path.clone();
+            run_blocking(move || repo.get(&checked)).await??;
+            let proposal = format!("Delete {path}?");
+            let arguments = serde_json::to_value(&DeleteEntryArgs { path: path.to_string() })
+                .map_err(|e| ToolError::internal(e.to_string()))?;
+            return Ok(ToolOutput {
+                data: DeleteEntryData {
+                    path: path.to_string(),
+                    deleted: false,
+                    revision: None,
+                    confirmation_required: true,
+                    proposal: Some(proposal.clone()),
+                },
+                state_updates: vec![StateUpdate::ConfirmationRequested {
+                    tool: Self::NAME.to_string(),
+                    arguments,
+                    proposal,
+                }],
+            });
+        }
+        let repo = services.repository.clone();
+        let by = ctx.change(Self::NAME);
+        let target = path.clone();
+        let revision = run_blocking(move || repo.delete_as(&target, &by)).await??;
+        Ok(ToolOutput::data(DeleteEntryData {
+            path: path.to_string(),
+            deleted: true,
+            revision: revision.map(|r| r.id),
+            confirmation_required: false,
+            proposal: None,
+        }))
+    }
+}

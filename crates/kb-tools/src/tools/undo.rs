@@ -1,0 +1,81 @@
+//! undo_last_change: reverts the most recent change kb made in this conversation (or,
+//! outside a conversation, the most recent change kb made), exactly, and says what it
+//! did. Undoing again walks further back. A file changed since is never thrown away:
+//! the undo is refused, naming it, unless forced.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::blocking::run_blocking;
+use crate::context::{ToolContext, ToolServices};
+use crate::result::{ToolError, ToolOutput};
+use crate::tool::{Tool, ToolCategory};
+
+/// Arguments of undo_last_change.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct UndoLastChangeArgs {
+    /// Undo even when a file changed since (that version is kept in history). Only when
+    /// the user insists after being told what changed.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// One file the undo put back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoneFile {
+    /// Where the file was after the change undone (`None`: it did not exist).
+    pub path_before: Option<String>,
+    /// Where it is now (`None`: it was removed).
+    pub path_after: Option<String>,
+    /// The revision recording the undo.
+    pub revision: i64,
+}
+
+/// What undo_last_change answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoData {
+    /// What was undone, in words.
+    pub undone: String,
+    /// The files put back.
+    pub files: Vec<UndoneFile>,
+}
+
+/// The undo_last_change tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UndoLastChange;
+
+impl Tool for UndoLastChange {
+    const NAME: &'static str = "undo_last_change";
+    const DESCRIPTION: &'static str = "Undo the most recent change made in this conversation (a capture, update, \
+        move, delete or restore), bringing the files back exactly as they were. Use when the user says undo, \
+        revert, take that back, or that was wrong. Calling it again undoes the change before.";
+    const CATEGORY: ToolCategory = ToolCategory::Action;
+    type Args = UndoLastChangeArgs;
+    type Output = UndoData;
+
+    async fn run(
+        &self,
+        args: UndoLastChangeArgs,
+        ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> Result<ToolOutput<UndoData>, ToolError> {
+        let repo = services.repository.clone();
+        let by = ctx.change(Self::NAME);
+        let conversation = ctx.conversation_id.clone();
+        let outcome = run_blocking(move || repo.undo_as(conversation.as_ref(), args.force, &by)).await??;
+        Ok(ToolOutput::data(UndoData {
+            undone: outcome.description,
+            files: outcome
+                .revisions
+                .iter()
+                .map(|r| UndoneFile {
+                    path_before: r.path_before.as_ref().map(ToString::to_string),
+                    path_after: r.path_after.as_ref().map(ToString::to_string),
+                    revision: r.id,
+                })
+                .collect(),
+        }))
+    }
+}
