@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,8 @@ pub struct TantivyIndex {
     pub(crate) open_stats: OpenStats,
     /// Why the last commit failed, until one succeeds again.
     pub(crate) last_failure: Mutex<Option<String>>,
+    /// Commits this process made (see [`TantivyIndex::commit_count`]).
+    pub(crate) commits: AtomicU64,
     /// This process's shared hold on the index folder (see `presence`).
     pub(crate) _presence: crate::presence::Presence,
     /// The index itself (a writer is made from it on taking ownership over).
@@ -203,23 +206,24 @@ impl TantivyIndex {
             return self.apply_local(changes);
         }
         let paths = changes.iter().map(|c| c.path().to_string()).collect();
-        match self.forward(&Request::Sync { paths })? {
+        match self.forward(&Request::Sync { paths, outside: false })? {
             Some(_) => Ok(()),
             None => self.apply_local(changes),
         }
     }
 
     /// Brings the index in line with the files at `paths` (as a file watcher reports
-    /// them); returns the paths whose indexed entry changed and the files found unreadable
-    /// (so the vault can count them). Files whose stamp matches what is indexed (kb's own
-    /// writes) are not read again. In a process that does not own the index, the owner
-    /// does this, and every path asked about is returned (this process's view of them may
-    /// be older than the owner's).
+    /// them), all in one commit however many there are; returns the paths whose indexed
+    /// entry changed and the files found unreadable (so the vault can count them). Files
+    /// whose stamp matches what is indexed (kb's own writes, or edits the owner's own
+    /// watcher already followed) are not read again. In a process that does not own the
+    /// index, the owner does this on one request, and every path asked about is returned
+    /// (this process's view of them may be older than the owner's).
     pub fn sync_paths(&self, paths: &[EntryPath]) -> Result<Vec<EntryPath>, SearchError> {
         if paths.is_empty() || self.is_owner() {
             return self.sync_local(paths);
         }
-        let request = Request::Sync { paths: paths.iter().map(ToString::to_string).collect() };
+        let request = Request::Sync { paths: paths.iter().map(ToString::to_string).collect(), outside: true };
         if self.forward(&request)?.is_none() {
             self.sync_local(paths)?;
         }
@@ -252,6 +256,15 @@ impl TantivyIndex {
     /// What opening the index found and did.
     pub fn open_stats(&self) -> &OpenStats {
         &self.open_stats
+    }
+
+    /// How many commits this process has made to the index since it opened it: one per
+    /// change kb makes, per batch of outside edits, per catch-up, and (in the owner) per
+    /// request another process sends, however many entries each holds. A process that
+    /// does not own the index makes none (the owner commits for it); a rebuild at open is
+    /// not counted. For tests and diagnostics.
+    pub fn commit_count(&self) -> u64 {
+        self.commits.load(Ordering::Acquire)
     }
 
     /// Applies changes in one commit with this process's writer, then reloads the reader.
@@ -297,7 +310,10 @@ impl TantivyIndex {
     /// remembered for [`TantivyIndex::health`] until a commit succeeds.
     pub(crate) fn commit(&self, writer: &mut IndexWriter) -> Result<(), SearchError> {
         let committed = match writer.commit() {
-            Ok(_) => self.reader.reload().map_err(index_error),
+            Ok(_) => {
+                self.commits.fetch_add(1, Ordering::AcqRel);
+                self.reader.reload().map_err(index_error)
+            }
             Err(e) => {
                 let _ = writer.rollback();
                 Err(index_error(e))

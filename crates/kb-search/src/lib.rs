@@ -44,4 +44,4 @@ pub use ingest::{IndexProgress, ProgressFn};
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
 pub use owner::OnForwarded;
 pub use schema::{SCHEMA_VERSION, TextField};
-pub use watcher::{DEBOUNCE, OnChange, VaultWatcher};
+pub use watcher::{DEBOUNCE, MAX_GATHER, OnChange, VaultWatcher};

@@ -290,6 +290,7 @@ fn assemble(
         stamps: Mutex::new(stamps),
         open_stats: OpenStats::default(),
         last_failure: Mutex::new(None),
+        commits: std::sync::atomic::AtomicU64::new(0),
         _presence: presence,
         index,
     })

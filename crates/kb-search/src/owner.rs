@@ -34,6 +34,9 @@ const MAX_SOCKET_PATH: usize = 100;
 /// change whose answer does not come in time still reaches the index: the owner's file
 /// watcher sees the file.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much longer a sender waits for each path it sends: the owner reads every file of a
+/// `git pull` of thousands in one request.
+const ANSWER_TIMEOUT_PER_PATH: Duration = Duration::from_millis(5);
 
 /// What a process asks of the owner.
 #[derive(Debug, Serialize, Deserialize)]
@@ -43,9 +46,27 @@ pub(crate) enum Request {
     Sync {
         /// Vault paths.
         paths: Vec<String>,
+        /// The paths are outside edits the sender's file watcher saw: files whose stamp
+        /// matches what is indexed (the owner's own watcher followed them already) are not
+        /// read again. Otherwise (the sender's own changes, and senders from before this
+        /// field) every file is read again: on a filesystem with coarse modification
+        /// times a same-size change keeps its stamp.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        outside: bool,
     },
     /// Bring the whole index in line with the vault.
     Reconcile,
+}
+
+impl Request {
+    /// How long the sender waits for the answer.
+    fn answer_timeout(&self) -> Duration {
+        let paths = match self {
+            Request::Sync { paths, .. } => u32::try_from(paths.len()).unwrap_or(u32::MAX),
+            Request::Reconcile => 0,
+        };
+        ANSWER_TIMEOUT.saturating_add(ANSWER_TIMEOUT_PER_PATH.saturating_mul(paths))
+    }
 }
 
 /// The owner's answer.
@@ -131,7 +152,7 @@ fn send_to(socket: &Path, request: &Request) -> Result<Answer, SendError> {
         Err(e) => return Err(SendError::Failed(broken(&e))),
     };
     let mut exchange = || -> io::Result<Answer> {
-        stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+        stream.set_read_timeout(Some(request.answer_timeout()))?;
         let mut line = serde_json::to_string(request).map_err(io::Error::other)?;
         line.push('\n');
         stream.write_all(line.as_bytes())?;
@@ -272,9 +293,9 @@ fn answer(index: &Weak<TantivyIndex>, on_forwarded: Option<&OnForwarded>, stream
 /// Does what was asked; the answer and the paths whose indexed entry changed.
 fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
     let result = match request {
-        Request::Sync { paths } => {
+        Request::Sync { paths, outside } => {
             let paths: Vec<EntryPath> = paths.iter().filter_map(|p| EntryPath::parse(p).ok()).collect();
-            index.sync_local_with(&paths, true).map(|changed| (changed, None))
+            index.sync_local_with(&paths, !outside).map(|changed| (changed, None))
         }
         Request::Reconcile => index.reconcile_local(None).map(|(stats, changed)| (changed, Some(stats))),
     };

@@ -1,33 +1,55 @@
 //! [`VaultWatcher`]: follows edits made outside kb (an editor, Obsidian, `git pull`) while
 //! kb runs, so they reach the index within about a second.
 //!
-//! File events are debounced ([`DEBOUNCE`]), mapped to entry paths, and each path is
-//! brought in line with its file ([`TantivyIndex::sync_paths`]): a file whose stamp matches
-//! what is indexed — kb's own writes, already indexed by the change observer — is skipped.
-//! Events that cannot be mapped to single files (a category folder renamed, the watcher
-//! losing events) lead to a full [`TantivyIndex::reconcile`].
+//! File events are mapped to entry paths as they arrive; events on anything that is not
+//! an entry (`.kb/`, `.git/`, sub-folders, files that are not visible `.md` files in a
+//! category folder) and events that only say a file was opened or read are dropped there.
+//! What is left gathers into one batch until the vault has been quiet for [`DEBOUNCE`]
+//! (or, in a vault that never rests, for at most [`MAX_GATHER`]). A batch is one pass:
+//! its paths are brought in line with their files in one call
+//! ([`TantivyIndex::sync_paths`]: one index commit, made by the owner when another
+//! process owns the index), then [`OnChange`] hears of each path whose entry changed. A
+//! file whose stamp matches what is indexed — kb's own writes, already indexed by the
+//! change observer — is not read again. Events arriving while a batch is handled form the
+//! next one, so a `git pull` that changes thousands of files is one batch, or a few,
+//! never one per file. Events that cannot be mapped to single files (a category folder
+//! made, removed or renamed; the system losing events) make the batch a full
+//! [`TantivyIndex::reconcile`].
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use kb_domain::{Category, EntryPath, VaultFiles};
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, NoCache, new_debouncer_opt};
+use notify::event::{AccessKind, AccessMode};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::error::WatchError;
-use crate::index::TantivyIndex;
+use crate::index::{TantivyIndex, lock};
 
-/// How long events on a path settle before it is looked at.
+/// How long the vault must be quiet (no event on an entry) before a batch is handled.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
 
+/// The longest a batch keeps gathering while events keep coming: a vault that never rests
+/// is still followed, a batch at least this often.
+pub const MAX_GATHER: Duration = Duration::from_secs(1);
+
 /// Told of each entry path whose indexed entry changed because of an outside edit (so
-/// kb-core can refresh the vault's cache: `EntryRepository::refresh`).
+/// kb-core can refresh the vault's cache: `Vault::follow`); of every path of the batch
+/// when the index could not follow them (the vault's view follows the files all the same).
 pub type OnChange = Arc<dyn Fn(&EntryPath) + Send + Sync>;
 
-/// Watches a vault for outside edits while it lives; dropping it stops watching.
+/// Watches a vault for outside edits while it lives; dropping it stops watching (after
+/// the batch being handled, if any, is done).
 pub struct VaultWatcher {
-    _debouncer: Debouncer<RecommendedWatcher, NoCache>,
+    /// The system's watcher (shared with the worker, which watches category folders made
+    /// later).
+    watcher: Arc<Mutex<RecommendedWatcher>>,
+    batcher: Arc<Batcher>,
+    worker: Option<JoinHandle<()>>,
     root: PathBuf,
 }
 
@@ -38,36 +60,152 @@ impl std::fmt::Debug for VaultWatcher {
 }
 
 impl VaultWatcher {
-    /// Starts watching the vault of `index` recursively.
+    /// Starts watching the vault of `index`: its root and each category folder.
     pub fn start(index: Arc<TantivyIndex>, on_change: Option<OnChange>) -> Result<VaultWatcher, WatchError> {
         let root = index.vault_root().to_path_buf();
-        let handler = move |result: DebounceEventResult| {
-            handle(&index, on_change.as_ref(), result);
-        };
-        let error = |e: notify_debouncer_full::notify::Error| WatchError {
-            path: root.clone(),
-            reason: e.to_string(),
-        };
-        let mut debouncer = new_debouncer_opt::<_, RecommendedWatcher, NoCache>(
-            DEBOUNCE,
-            None,
-            handler,
-            NoCache,
-            notify_debouncer_full::notify::Config::default(),
+        let error = |e: notify::Error| WatchError { path: root.clone(), reason: e.to_string() };
+        let batcher = Arc::new(Batcher::default());
+        let intake = Arc::clone(&batcher);
+        let files = Arc::clone(&index.files);
+        let mut watcher = RecommendedWatcher::new(
+            move |event: notify::Result<Event>| intake.take(files.as_ref(), event),
+            notify::Config::default(),
         )
         .map_err(error)?;
         // The root (for category folders made, removed or renamed) and each category
         // folder, not deeper: kb's own state in `.kb/` (the index's files change on every
         // commit), `.git/` and sub-folders hold no entries, and their events would only
         // crowd the queue.
-        debouncer.watch(&root, RecursiveMode::NonRecursive).map_err(error)?;
-        for category in Category::ALL {
-            let folder = root.join(category.as_str());
-            if folder.is_dir() {
-                debouncer.watch(&folder, RecursiveMode::NonRecursive).map_err(error)?;
+        watcher.watch(&root, RecursiveMode::NonRecursive).map_err(error)?;
+        watch_folders(&mut watcher, &root);
+        let watcher = Arc::new(Mutex::new(watcher));
+        let worker = {
+            let (batcher, watcher) = (Arc::clone(&batcher), Arc::clone(&watcher));
+            std::thread::Builder::new()
+                .name("kb-vault-watcher".into())
+                .spawn(move || {
+                    while let Some(plan) = batcher.next() {
+                        if plan.rescan {
+                            // A category folder made (again) since: its files are followed too.
+                            watch_folders(&mut lock(&watcher), index.vault_root());
+                        }
+                        handle(&index, on_change.as_ref(), plan, &batcher.handled);
+                    }
+                })
+                .map_err(|e| WatchError { path: root.clone(), reason: e.to_string() })?
+        };
+        Ok(VaultWatcher { watcher, batcher, worker: Some(worker), root })
+    }
+
+    /// How many batches of outside edits this watcher has handled (each is one pass over
+    /// its paths and at most one index commit); events that concern no entry make none.
+    pub fn batches_handled(&self) -> u64 {
+        self.batcher.handled.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for VaultWatcher {
+    /// Stops taking events, drops what is waiting, and lets the batch being handled end.
+    fn drop(&mut self) {
+        if let Ok(mut watcher) = self.watcher.lock() {
+            let _ = watcher.unwatch(&self.root);
+            for category in Category::ALL {
+                let _ = watcher.unwatch(&self.root.join(category.as_str()));
             }
         }
-        Ok(VaultWatcher { _debouncer: debouncer, root })
+        lock(&self.batcher.pending).stopped = true;
+        self.batcher.wake.notify_all();
+        if let Some(worker) = self.worker.take()
+            && worker.thread().id() != std::thread::current().id()
+        {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// Watches each category folder that exists (again, after it was made anew: a removed
+/// folder's watch ends with it).
+fn watch_folders(watcher: &mut RecommendedWatcher, root: &Path) {
+    for category in Category::ALL {
+        let folder = root.join(category.as_str());
+        if folder.is_dir()
+            && let Err(error) = watcher.watch(&folder, RecursiveMode::NonRecursive)
+        {
+            tracing::warn!(%error, folder = %folder.display(), "category folder cannot be watched");
+        }
+    }
+}
+
+/// The events taken in and not yet handled, and the worker's wake-up.
+#[derive(Default)]
+struct Batcher {
+    pending: Mutex<Pending>,
+    wake: Condvar,
+    /// Batches handled so far.
+    handled: AtomicU64,
+}
+
+#[derive(Default)]
+struct Pending {
+    plan: Plan,
+    /// When the batch's first and last events came (`None`: no batch).
+    first: Option<Instant>,
+    last: Option<Instant>,
+    /// The watcher is being dropped: the worker ends.
+    stopped: bool,
+}
+
+impl Batcher {
+    /// Takes in one event from the system (on its thread): adds what it says about
+    /// entries to the batch; an event about nothing kb follows is dropped here.
+    fn take(&self, files: &dyn VaultFiles, event: notify::Result<Event>) {
+        let mut pending = lock(&self.pending);
+        let relevant = match event {
+            Ok(event) => pending.plan.add(files, event.need_rescan(), &event.kind, event.paths),
+            Err(error) => {
+                // Events may have been lost: look at everything.
+                tracing::warn!(%error, "file watcher error");
+                pending.plan.rescan = true;
+                true
+            }
+        };
+        if relevant {
+            let now = Instant::now();
+            pending.first.get_or_insert(now);
+            pending.last = Some(now);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Waits for the next batch: once the vault has been quiet for [`DEBOUNCE`] since its
+    /// last event, or [`MAX_GATHER`] after its first. `None` once the watcher is dropped.
+    fn next(&self) -> Option<Plan> {
+        let mut pending = lock(&self.pending);
+        loop {
+            if pending.stopped {
+                return None;
+            }
+            let wait = match (pending.first, pending.last) {
+                (Some(first), Some(last)) => {
+                    let now = Instant::now();
+                    let quiet = now.saturating_duration_since(last);
+                    let gathering = now.saturating_duration_since(first);
+                    if quiet >= DEBOUNCE || gathering >= MAX_GATHER {
+                        pending.first = None;
+                        pending.last = None;
+                        return Some(std::mem::take(&mut pending.plan));
+                    }
+                    Some((DEBOUNCE - quiet).min(MAX_GATHER - gathering))
+                }
+                _ => None,
+            };
+            pending = match wait {
+                Some(wait) => {
+                    self.wake.wait_timeout(pending, wait).map_or_else(|e| e.into_inner().0, |(g, _)| g)
+                }
+                None => self.wake.wait(pending).unwrap_or_else(std::sync::PoisonError::into_inner),
+            };
+        }
     }
 }
 
@@ -76,25 +214,43 @@ impl VaultWatcher {
 struct Plan {
     /// Look at every file again.
     rescan: bool,
-    /// Look at these files.
+    /// Look at these files (each once, in the order first heard of).
     paths: Vec<EntryPath>,
+    /// The same paths, to keep them unique at any size.
+    seen: HashSet<EntryPath>,
 }
 
-fn plan(files: &dyn VaultFiles, events: impl IntoIterator<Item = (bool, Vec<PathBuf>)>) -> Plan {
-    let mut plan = Plan::default();
-    for (need_rescan, paths) in events {
-        plan.rescan |= need_rescan;
+impl Plan {
+    /// Adds what one event says; whether it concerns anything kb follows.
+    fn add(
+        &mut self,
+        files: &dyn VaultFiles,
+        need_rescan: bool,
+        kind: &EventKind,
+        paths: Vec<PathBuf>,
+    ) -> bool {
+        if need_rescan {
+            self.rescan = true;
+            return true;
+        }
+        // A file opened or read (kb reading entries, a backup tool) is no change.
+        if matches!(kind, EventKind::Access(access) if *access != AccessKind::Close(AccessMode::Write)) {
+            return false;
+        }
+        let mut relevant = false;
         for path in paths {
             if let Some(entry) = files.entry_path_of(&path) {
-                if !plan.paths.contains(&entry) {
-                    plan.paths.push(entry);
+                relevant = true;
+                if self.seen.insert(entry.clone()) {
+                    self.paths.push(entry);
                 }
             } else if is_folder_event(files.root(), &path) {
-                plan.rescan = true;
+                relevant = true;
+                self.rescan = true;
             }
         }
+        relevant
     }
-    plan
 }
 
 /// Whether the event is about a whole category folder (made, removed or renamed). Events
@@ -103,20 +259,10 @@ fn is_folder_event(root: &Path, path: &Path) -> bool {
     path.strip_prefix(root).is_ok_and(|rel| rel.to_str().is_some_and(|r| r.parse::<Category>().is_ok()))
 }
 
-fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, result: DebounceEventResult) {
-    let (events, lost) = match result {
-        Ok(events) => (events, false),
-        Err(errors) => {
-            for error in errors {
-                tracing::warn!(%error, "file watcher error");
-            }
-            // Events may have been lost: look at everything.
-            (Vec::new(), true)
-        }
-    };
-    let mut plan =
-        plan(index.files.as_ref(), events.into_iter().map(|e| (e.event.need_rescan(), e.event.paths)));
-    plan.rescan |= lost;
+/// Handles one batch: one sync of its paths (or one reconcile), counts it in `handled`,
+/// then tells `on_change` of each path whose entry changed (so whoever hears of the last
+/// path finds the batch counted).
+fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, plan: Plan, handled: &AtomicU64) {
     let changed = if plan.rescan {
         match index.reconcile_changes(None) {
             Ok((stats, mut changed)) => {
@@ -124,9 +270,8 @@ fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, result: DebounceEv
                 // Where another process owns the index it may have indexed these already:
                 // they are news to this process all the same.
                 if !index.is_owner() {
-                    let told: Vec<EntryPath> =
-                        plan.paths.iter().filter(|p| !changed.contains(p)).cloned().collect();
-                    changed.extend(told);
+                    let known: HashSet<EntryPath> = changed.iter().cloned().collect();
+                    changed.extend(plan.paths.into_iter().filter(|p| !known.contains(p)));
                 }
                 changed
             }
@@ -140,10 +285,13 @@ fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, result: DebounceEv
             Ok(changed) => changed,
             Err(error) => {
                 tracing::error!(%error, "search index could not follow outside edits");
-                Vec::new()
+                // This process's view of the vault follows the files all the same.
+                plan.paths.clone()
             }
         }
     };
+    tracing::debug!(paths = plan.seen.len(), changed = changed.len(), "outside edits followed");
+    handled.fetch_add(1, Ordering::AcqRel);
     if let Some(on_change) = on_change {
         for path in &changed {
             on_change(path);
@@ -153,7 +301,20 @@ fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, result: DebounceEv
 
 #[cfg(test)]
 mod tests {
+    use notify::event::{CreateKind, ModifyKind};
+
     use super::*;
+
+    fn plan(
+        files: &dyn VaultFiles,
+        events: impl IntoIterator<Item = (bool, EventKind, Vec<PathBuf>)>,
+    ) -> Plan {
+        let mut plan = Plan::default();
+        for (rescan, kind, paths) in events {
+            plan.add(files, rescan, &kind, paths);
+        }
+        plan
+    }
 
     #[test]
     fn events_become_paths_or_a_rescan() {
@@ -161,16 +322,62 @@ mod tests {
         let files = kb_storage::vault::EntryFiles::new(dir.path()).unwrap();
         let v = files.root().to_path_buf();
         let p = |s: &str| v.join(s);
+        let write = EventKind::Modify(ModifyKind::Any);
         let got = plan(
             &files,
-            [(false, vec![p("ideas/a.md"), p("ideas/.a.md.tmp")]), (false, vec![p("ideas/a.md")])],
+            [
+                (false, EventKind::Create(CreateKind::File), vec![p("ideas/a.md"), p("ideas/.a.md.tmp")]),
+                (false, write, vec![p("ideas/a.md")]),
+                (false, EventKind::Access(AccessKind::Close(AccessMode::Write)), vec![p("ideas/b.md")]),
+            ],
         );
-        assert_eq!(got, Plan { rescan: false, paths: vec![EntryPath::parse("ideas/a.md").unwrap()] });
-        assert!(plan(&files, [(false, vec![p("ideas")])]).rescan);
+        let a = EntryPath::parse("ideas/a.md").unwrap();
+        let b = EntryPath::parse("ideas/b.md").unwrap();
+        assert!(!got.rescan);
+        assert_eq!(got.paths, vec![a, b]);
+        assert!(plan(&files, [(false, write, vec![p("ideas")])]).rescan);
         // The root itself changes whenever kb writes its index file: no rescan for that.
-        assert!(!plan(&files, [(false, vec![v.clone()])]).rescan);
-        assert!(plan(&files, [(true, vec![])]).rescan);
-        assert!(!plan(&files, [(false, vec![p(".kb/index/x")])]).rescan);
-        assert!(!plan(&files, [(false, vec![PathBuf::from("/elsewhere/ideas/a.md")])]).rescan);
+        assert!(!plan(&files, [(false, write, vec![v.clone()])]).rescan);
+        assert!(plan(&files, [(true, EventKind::Other, vec![])]).rescan);
+        assert!(!plan(&files, [(false, write, vec![p(".kb/index/x")])]).rescan);
+        assert!(!plan(&files, [(false, write, vec![PathBuf::from("/elsewhere/ideas/a.md")])]).rescan);
+    }
+
+    #[test]
+    fn reads_and_files_that_are_not_entries_are_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = kb_storage::vault::EntryFiles::new(dir.path()).unwrap();
+        let v = files.root().to_path_buf();
+        let mut plan = Plan::default();
+        let write = EventKind::Modify(ModifyKind::Any);
+        for (kind, path) in [
+            (EventKind::Access(AccessKind::Open(AccessMode::Any)), "ideas/a.md"),
+            (EventKind::Access(AccessKind::Close(AccessMode::Read)), "ideas/a.md"),
+            (write, ".git/index"),
+            (write, ".kb/index/meta.json"),
+            (write, "ideas/notes.txt"),
+            (write, "ideas/sub/deep.md"),
+            (write, "ideas/.hidden.md"),
+            (write, "index.md"),
+        ] {
+            assert!(!plan.add(&files, false, &kind, vec![v.join(path)]), "{path} {kind:?}");
+        }
+        assert_eq!(plan, Plan::default());
+    }
+
+    #[test]
+    fn thousands_of_paths_are_kept_once_each_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = kb_storage::vault::EntryFiles::new(dir.path()).unwrap();
+        let v = files.root().to_path_buf();
+        let mut plan = Plan::default();
+        let write = EventKind::Modify(ModifyKind::Any);
+        for round in 0..3 {
+            for n in 0..5_000 {
+                assert!(plan.add(&files, false, &write, vec![v.join(format!("ideas/n{n}.md"))]), "{round}");
+            }
+        }
+        assert_eq!(plan.paths.len(), 5_000);
+        assert_eq!(plan.paths[4_999].to_string(), "ideas/n4999.md");
     }
 }

@@ -2,6 +2,7 @@
 //! Integration tests of kb-search against real temp vaults on disk.
 
 mod behaviour;
+mod bulk;
 mod corpora;
 mod freshness;
 mod processes;
