@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::category::{COMMON_FIELDS, Category};
+use crate::edit::{BodyEdit, BodyEditError, Written, edit_document, with_changes};
 use crate::fields::{Confidence, FieldProblem, check_field, format_timestamp, parse_timestamp};
 use crate::frontmatter::{Frontmatter, FrontmatterError, parse_document, render_document};
 use crate::path::EntryPath;
@@ -209,20 +210,20 @@ impl NewEntry {
 }
 
 /// A change to an entry: fields to set (null removes an optional field) and, optionally,
-/// a new body.
+/// an edit of its body.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EntryUpdate {
     /// Fields to set, in the order given.
     pub fields: Frontmatter,
-    /// The new body, when it is replaced.
-    pub body: Option<String>,
+    /// The change to the body, when it changes.
+    pub body: Option<BodyEdit>,
 }
 
 /// Why an update was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpdateError {
     /// Nothing to change.
-    #[error("no fields to update")]
+    #[error("no fields to update and no body edit: give fields to set, a body edit, or both")]
     Empty,
     /// A field kb manages itself.
     #[error("field {0:?} is managed by kb and cannot be updated")]
@@ -233,17 +234,33 @@ pub enum UpdateError {
     /// A known field with a wrong value.
     #[error(transparent)]
     Field(#[from] FieldProblem),
+    /// A body edit that cannot be made.
+    #[error(transparent)]
+    Body(#[from] BodyEditError),
+}
+
+/// An entry's new text after an update ([`EntryUpdate::apply_to_document`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdatedDocument {
+    /// The entry as the new text reads.
+    pub entry: Entry,
+    /// The new text of its file.
+    pub text: String,
+    /// How the text was written: in place, or with its frontmatter block written anew.
+    pub written: Written,
+    /// The fields changed (`content` for the body).
+    pub updated_fields: Vec<String>,
 }
 
 impl EntryUpdate {
-    /// Builds an update from a JSON object of fields, where `content` (or `body`) replaces
-    /// the body.
+    /// Builds an update from a JSON object of fields, where `content` (or `body`) is text
+    /// that replaces the body.
     pub fn from_json_object(object: serde_json::Map<String, Value>) -> Result<EntryUpdate, FieldProblem> {
         let mut update = EntryUpdate::default();
         for (key, value) in object {
             if key == "content" || key == "body" {
                 match value {
-                    Value::String(s) => update.body = Some(s),
+                    Value::String(s) => update.body = Some(BodyEdit::Replace(s)),
                     other => {
                         return Err(FieldProblem {
                             field: key,
@@ -259,8 +276,52 @@ impl EntryUpdate {
     }
 
     /// Applies the update to `entry` as of `now`; returns the names of the fields changed
-    /// (`content` for the body). Untouched fields keep their values and positions.
+    /// (`content` for the body). Untouched fields keep their values and positions. On an
+    /// error `entry` is unchanged. This changes the parsed entry only; files are edited
+    /// with [`EntryUpdate::apply_to_document`].
     pub fn apply(&self, entry: &mut Entry, now: DateTime<Utc>) -> Result<Vec<String>, UpdateError> {
+        self.check(entry.category())?;
+        let body = self.body.as_ref().map(|edit| edit.apply(&entry.body)).transpose()?;
+        let mut changed: Vec<String> = self.fields.keys().cloned().collect();
+        entry.frontmatter = with_changes(std::mem::take(&mut entry.frontmatter), &self.changes(now));
+        if let Some(body) = body {
+            entry.body = body;
+            changed.push("content".to_string());
+        }
+        Ok(changed)
+    }
+
+    /// Applies the update to the file text `text` that `entry` was read from, as of `now`.
+    /// Only the frontmatter lines of the fields set (and `updated_at`) change, and the
+    /// body only when the update edits it; every other byte is kept (see
+    /// [`edit_document`], which says when the frontmatter block must be written anew).
+    pub fn apply_to_document(
+        &self,
+        entry: &Entry,
+        text: &str,
+        now: DateTime<Utc>,
+    ) -> Result<UpdatedDocument, UpdateError> {
+        let mut updated = entry.clone();
+        let updated_fields = self.apply(&mut updated, now)?;
+        let new_body = self.body.is_some().then_some(updated.body.as_str());
+        let (text, written) = match edit_document(text, &self.changes(now), new_body) {
+            Ok(edited) => (edited.text, edited.written),
+            // Not the text of a readable entry (so not the one `entry` came from): the
+            // entry is written as kb renders it.
+            Err(_) => (updated.to_document(), Written::Rendered),
+        };
+        Ok(UpdatedDocument { entry: updated, text, written, updated_fields })
+    }
+
+    /// The frontmatter changes the update makes as of `now`: its fields, then `updated_at`.
+    fn changes(&self, now: DateTime<Utc>) -> Frontmatter {
+        let mut changes = self.fields.clone();
+        changes.set("updated_at", Value::String(format_timestamp(now)));
+        changes
+    }
+
+    /// Refuses an empty update, fields kb manages, and known fields with wrong values.
+    fn check(&self, category: Category) -> Result<(), UpdateError> {
         if self.fields.is_empty() && self.body.is_none() {
             return Err(UpdateError::Empty);
         }
@@ -276,24 +337,10 @@ impl EntryUpdate {
                     .into());
                 }
                 _ if value.is_null() => {}
-                _ => check_field(entry.category(), key, value)?,
+                _ => check_field(category, key, value)?,
             }
         }
-        let mut changed = Vec::new();
-        for (key, value) in self.fields.iter() {
-            if value.is_null() {
-                entry.frontmatter.remove(key);
-            } else {
-                entry.frontmatter.set(key.clone(), value.clone());
-            }
-            changed.push(key.clone());
-        }
-        if let Some(body) = &self.body {
-            entry.body = body.clone();
-            changed.push("content".to_string());
-        }
-        entry.frontmatter.set("updated_at", Value::String(format_timestamp(now)));
-        Ok(changed)
+        Ok(())
     }
 }
 
@@ -351,6 +398,39 @@ mod tests {
         assert_eq!(entry, before);
         let id = EntryUpdate::from_json_object(json!({"id": "y"}).as_object().unwrap().clone()).unwrap();
         assert_eq!(id.apply(&mut entry, now()), Err(UpdateError::Managed("id".into())));
+    }
+
+    #[test]
+    fn a_document_update_rewrites_only_what_it_sets() {
+        let path = EntryPath::parse("projects/x.md").unwrap();
+        let text =
+            "---\nname: X # mine\nversion: 1.10\n\nstatus: active\nupdated_at: '2026-01-01'\n---\nNotes.\n";
+        let entry = Entry::from_document(path.clone(), text).unwrap();
+        let update =
+            EntryUpdate::from_json_object(json!({"status": "done"}).as_object().unwrap().clone()).unwrap();
+        let done = update.apply_to_document(&entry, text, now()).unwrap();
+        assert_eq!(done.written, Written::InPlace);
+        assert_eq!(
+            done.text,
+            "---\nname: X # mine\nversion: 1.10\n\nstatus: done\nupdated_at: 2026-11-21T09:14:03Z\n---\nNotes.\n"
+        );
+        assert_eq!(done.updated_fields, ["status"]);
+        assert_eq!(Entry::from_document(path.clone(), &done.text).unwrap(), done.entry);
+
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+        let log = BodyEdit::Section { heading: "Log".into(), content: "Called".into(), today };
+        let logged = EntryUpdate { fields: Frontmatter::new(), body: Some(log) };
+        let done = logged.apply_to_document(&entry, text, now()).unwrap();
+        assert!(done.text.ends_with("---\nNotes.\n\n## Log\n\n- 2026-11-23: Called\n"), "{}", done.text);
+        assert!(done.text.starts_with("---\nname: X # mine\nversion: 1.10\n"), "{}", done.text);
+        assert_eq!(done.updated_fields, ["content"]);
+
+        let find = BodyEdit::FindReplace { find: "Nope".into(), replace: "x".into(), expected: 1 };
+        let mut failing = EntryUpdate { fields: Frontmatter::new(), body: Some(find) };
+        failing.fields.set("status", json!("done"));
+        let err = failing.apply_to_document(&entry, text, now()).unwrap_err();
+        assert!(matches!(err, UpdateError::Body(BodyEditError::CountMismatch { found: 0, .. })), "{err}");
+        assert_eq!(EntryUpdate::default().apply_to_document(&entry, text, now()), Err(UpdateError::Empty));
     }
 
     #[test]

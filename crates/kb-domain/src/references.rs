@@ -102,7 +102,7 @@ pub fn rebase_own_links(document: &str, from: &EntryPath, to_category: Category)
 }
 
 /// `text` with each (disjoint) range replaced by its text.
-fn splice(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
+pub(crate) fn splice(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
     edits.sort_by_key(|(range, _)| range.start);
     let mut out = String::with_capacity(text.len() + 16 * edits.len());
     let mut at = 0;

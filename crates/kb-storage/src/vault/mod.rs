@@ -626,9 +626,11 @@ impl EntryRepository for Vault {
         let _writing = self.writes.hold();
         let file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
         let before = self.bytes_for_history(path);
-        let mut entry = read_existing(&file, path)?;
-        let updated_fields = update.apply(&mut entry, self.clock.now())?;
-        atomic::write_atomic(&file, entry.to_document().as_bytes()).map_err(|e| io_error(&file, e))?;
+        // The new text is made from the file's own: only the lines the update sets change.
+        let (current, text) = scan::read_existing_document(&file, path)?;
+        let updated = update.apply_to_document(&current, &text, self.clock.now())?;
+        atomic::write_atomic(&file, updated.text.as_bytes()).map_err(|e| io_error(&file, e))?;
+        let (entry, updated_fields) = (updated.entry, updated.updated_fields);
         self.record(
             by,
             None,

@@ -50,11 +50,25 @@ fn parse_entry(path: &EntryPath, bytes: &[u8]) -> Found {
 /// Reads the entry at `path` for a change or a `get`: missing is `NotFound`, malformed is
 /// `Malformed`.
 pub(crate) fn read_existing(file: &Path, path: &EntryPath) -> Result<Entry, RepositoryError> {
-    match read_entry(file, path)? {
-        Some(Found::Entry(entry)) => Ok(entry),
-        Some(Found::Malformed(m)) => Err(RepositoryError::Malformed { path: m.path, reason: m.reason }),
-        None => Err(RepositoryError::NotFound(path.clone())),
-    }
+    read_existing_document(file, path).map(|(entry, _)| entry)
+}
+
+/// Reads the entry at `path` and the text of its file, for a change made to that text:
+/// missing is `NotFound`, malformed is `Malformed`.
+pub(crate) fn read_existing_document(
+    file: &Path,
+    path: &EntryPath,
+) -> Result<(Entry, String), RepositoryError> {
+    let bytes = match fs::read(file) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(RepositoryError::NotFound(path.clone())),
+        Err(e) => return Err(io_error(file, e)),
+    };
+    let malformed = |reason: String| RepositoryError::Malformed { path: path.clone(), reason };
+    let text =
+        String::from_utf8(bytes).map_err(|_| malformed(kb_domain::FrontmatterError::NotUtf8.to_string()))?;
+    let entry = Entry::from_document(path.clone(), &text).map_err(|e| malformed(e.to_string()))?;
+    Ok((entry, text))
 }
 
 /// Reads the entry at `path` with the stamp of its file, when it is an entry file.

@@ -25,7 +25,7 @@ fn body(letter: char) -> String {
 }
 
 fn set_body(text: String) -> EntryUpdate {
-    EntryUpdate { fields: Frontmatter::new(), body: Some(text) }
+    EntryUpdate { fields: Frontmatter::new(), body: Some(kb_domain::BodyEdit::Replace(text)) }
 }
 
 /// A pseudo-random number from the clock (no rand dependency needed for a delay).
