@@ -362,11 +362,7 @@ fn open_vault_and_index(
     let follower = Arc::downgrade(&vault);
     index.share_writes(Some(Arc::new(move |changed: &[kb_domain::EntryPath]| {
         let Some(vault) = follower.upgrade() else { return };
-        for path in changed {
-            if let Err(error) = vault.follow(path) {
-                tracing::warn!(%error, %path, "could not follow an entry another kb process changed");
-            }
-        }
+        vault.follow_all(changed);
     })));
     Ok((vault, index))
 }
@@ -425,11 +421,9 @@ fn start_sweeps(vault: &Arc<Vault>) {
 fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultWatcher> {
     start_sweeps(vault);
     let vault_for_events = Arc::clone(vault);
-    let on_change: OnChange = Arc::new(move |path| {
-        // The index followed the file already: the vault need not tell it again.
-        if let Err(error) = vault_for_events.follow(path) {
-            tracing::warn!(%error, %path, "could not refresh an entry changed outside kb");
-        }
+    let on_change: OnChange = Arc::new(move |paths| {
+        // The index followed the files already: the vault need not tell it again.
+        vault_for_events.follow_all(paths);
     });
     match VaultWatcher::start(Arc::clone(index), Some(on_change)) {
         Ok(watcher) => Some(watcher),

@@ -149,8 +149,8 @@ impl Watched {
         vault.add_observer(Arc::clone(&index) as Arc<dyn ChangeObserver>);
         vault.write_index_in_background();
         let follower = Arc::clone(&vault);
-        let on_change: OnChange = Arc::new(move |path: &EntryPath| {
-            let _ = follower.follow(path);
+        let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
+            follower.follow_all(paths);
         });
         let watcher = VaultWatcher::start(Arc::clone(&index), Some(on_change)).unwrap();
         // The folders checked against the vault's view, as a watching process does.

@@ -37,10 +37,10 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 /// is still followed, a batch at least this often.
 pub const MAX_GATHER: Duration = Duration::from_secs(1);
 
-/// Told of each entry path whose indexed entry changed because of an outside edit (so
-/// kb-core can refresh the vault's cache: `Vault::follow`); of every path of the batch
+/// Told, once per batch, of the entry paths whose indexed entry changed because of an
+/// outside edit (so kb-core can refresh the vault's cache: `Vault::follow_all`); of every path of the batch
 /// when the index could not follow them (the vault's view follows the files all the same).
-pub type OnChange = Arc<dyn Fn(&EntryPath) + Send + Sync>;
+pub type OnChange = Arc<dyn Fn(&[EntryPath]) + Send + Sync>;
 
 /// Watches a vault for outside edits while it lives; dropping it stops watching (after
 /// the batch being handled, if any, is done).
@@ -292,10 +292,10 @@ fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, plan: Plan, handle
     };
     tracing::debug!(paths = plan.seen.len(), changed = changed.len(), "outside edits followed");
     handled.fetch_add(1, Ordering::AcqRel);
-    if let Some(on_change) = on_change {
-        for path in &changed {
-            on_change(path);
-        }
+    if let Some(on_change) = on_change
+        && !changed.is_empty()
+    {
+        on_change(&changed);
     }
 }
 

@@ -87,8 +87,8 @@ fn noise(v: &TestVault, round: usize) {
 fn heard() -> (Heard, OnChange) {
     let heard: Heard = Arc::default();
     let sink = Arc::clone(&heard);
-    let on_change: OnChange = Arc::new(move |p: &EntryPath| {
-        sink.lock().unwrap().insert(p.to_string());
+    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
+        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string));
     });
     (heard, on_change)
 }
@@ -189,8 +189,7 @@ fn two_watching_processes_follow_a_pull_once_each_and_then_rest() {
     // The owner hears of a file through its watcher, or (when the other process's request
     // indexed it first) through the request, as kb's vault does.
     let forwarded = Arc::clone(&on_owner);
-    owner
-        .share_writes(Some(Arc::new(move |changed: &[EntryPath]| changed.iter().for_each(|p| forwarded(p)))));
+    owner.share_writes(Some(Arc::new(move |changed: &[EntryPath]| forwarded(changed))));
     let other = Arc::new(v.open());
     other.share_writes(None);
     let (heard_other, on_other) = heard();

@@ -44,7 +44,9 @@ fn outside_writes_renames_and_deletes_reach_the_index() {
     let index = Arc::new(v.open());
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = seen.clone();
-    let on_change: OnChange = Arc::new(move |p: &EntryPath| sink.lock().unwrap().push(p.to_string()));
+    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
+        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
+    });
     let _watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
 
     v.write_entry("ideas/outside.md", "Outside", "written by vim");
@@ -79,7 +81,9 @@ fn kbs_own_writes_are_not_indexed_twice() {
     let index = Arc::new(v.open());
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = seen.clone();
-    let on_change: OnChange = Arc::new(move |p: &EntryPath| sink.lock().unwrap().push(p.to_string()));
+    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
+        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
+    });
     let _watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
     let entry = v.write_entry("ideas/own.md", "Own", "kb wrote this");
     index.entry_changed(&EntryChange::Upserted(entry));

@@ -330,10 +330,12 @@ impl Vault {
         // All under one hold of the lock, and the observers told once: a folder of files
         // pulled in is one search-index commit, not one per file.
         let mut state = self.lock();
+        let _writing = self.history.as_ref().map(|_| self.writes.hold());
         let mut changes = Vec::new();
+        let mut observed = Vec::new();
         for path in stale.chain(unknown) {
             corrected += 1;
-            let change = match self.reread_locked(&mut state, path, false) {
+            let change = match self.reread_observed(&mut state, path, false, &mut observed) {
                 Ok(Some(entry)) => EntryChange::Upserted(entry),
                 Ok(None) => EntryChange::Removed(path.clone()),
                 Err(error) => {
@@ -351,6 +353,7 @@ impl Vault {
         if !changes.is_empty() {
             self.changed(&mut state, &changes);
         }
+        self.observe(observed);
         drop(state);
         if corrected > 0 {
             tracing::debug!(corrected, "the vault's view caught up with its folders");
@@ -389,6 +392,24 @@ impl Vault {
         self.reread(path, false)
     }
 
+    /// [`Vault::follow`] for many paths at once (a `git pull` the index followed): one hold
+    /// of the locks and one history record for them all. Paths that cannot be read are
+    /// logged and skipped; returns how many were followed.
+    pub fn follow_all(&self, paths: &[EntryPath]) -> usize {
+        let mut state = self.lock();
+        let _writing = self.history.as_ref().map(|_| self.writes.hold());
+        let mut observed = Vec::new();
+        let mut followed = 0;
+        for path in paths {
+            match self.reread_observed(&mut state, path, false, &mut observed) {
+                Ok(_) => followed += 1,
+                Err(error) => tracing::warn!(%error, %path, "could not follow an entry changed elsewhere"),
+            }
+        }
+        self.observe(observed);
+        followed
+    }
+
     /// Reads the entry at `path` again into the cache (and the index file); observers are
     /// told when `notify`.
     fn reread(&self, path: &EntryPath, notify: bool) -> Result<Option<Entry>, RepositoryError> {
@@ -408,14 +429,29 @@ impl Vault {
             return self.reread_file(state, path, notify);
         }
         let _writing = self.writes.hold();
+        let mut observed = Vec::new();
+        let result = self.reread_observed(state, path, notify, &mut observed);
+        self.observe(observed);
+        result
+    }
+
+    /// [`Vault::reread_file`], adding what was read to `observed` for history when it is
+    /// kept. The caller holds the write lock when history is kept, and records `observed`.
+    fn reread_observed(
+        &self,
+        state: &mut State,
+        path: &EntryPath,
+        notify: bool,
+        observed: &mut Vec<kb_domain::ObservedFile>,
+    ) -> Result<Option<Entry>, RepositoryError> {
         let result = self.reread_file(state, path, notify);
-        if matches!(result, Ok(_) | Err(RepositoryError::Malformed { .. })) {
+        if self.history.is_some() && matches!(result, Ok(_) | Err(RepositoryError::Malformed { .. })) {
             let bytes = fs::read(self.root.file(path)).ok();
             let entry_id = match &result {
                 Ok(Some(entry)) => entry.id().map(str::to_string),
                 _ => None,
             };
-            self.observe(vec![kb_domain::ObservedFile { path: path.clone(), bytes, entry_id }]);
+            observed.push(kb_domain::ObservedFile { path: path.clone(), bytes, entry_id });
         }
         result
     }

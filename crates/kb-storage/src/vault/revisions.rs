@@ -100,11 +100,14 @@ impl Vault {
         Ok(self.log()?.history(path)?)
     }
 
-    /// Revision `id`, checked to be one of the entry at (or last at) `path`.
+    /// Revision `id`, checked to be one of the entry at (or last at) `path`, or one that
+    /// changed the file at `path` (an entry deleted there before another took its place).
     fn revision_of(&self, path: &EntryPath, id: i64) -> Result<Revision, RepositoryError> {
         let log = self.log()?;
         let revision = log.revision(id)?.ok_or(RepositoryError::RevisionNotFound(id))?;
-        if !log.history(path)?.iter().any(|r| r.id == id) {
+        let at_path =
+            revision.path_before.as_ref() == Some(path) || revision.path_after.as_ref() == Some(path);
+        if !at_path && !log.history(path)?.iter().any(|r| r.id == id) {
             return Err(RepositoryError::RevisionOfAnother { revision: id, path: path.clone() });
         }
         Ok(revision)
@@ -145,14 +148,24 @@ impl Vault {
         let bytes = self.stored(hash)?;
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let existing = self.root.checked_writable_file(path);
-        let (target, current) = match existing {
-            Ok(file) => (path.clone(), Some(fs::read(&file).map_err(|e| io_error(&file, e))?)),
-            Err(RepositoryError::NotFound(_)) => {
-                let wanted = revision.last_path().cloned().unwrap_or_else(|| path.clone());
-                (self.free_path_like(&state, &wanted, &bytes)?, None)
-            }
+        let existing = match self.root.checked_writable_file(path) {
+            Ok(file) => Some(fs::read(&file).map_err(|e| io_error(&file, e))?),
+            Err(RepositoryError::NotFound(_)) => None,
             Err(e) => return Err(e),
+        };
+        // The file at `path` is replaced only when it is the same entry; another entry
+        // there now is left alone and the old one comes back beside it.
+        let same_entry = existing.as_deref().is_some_and(|current| {
+            match (&revision.entry_id, entry_id_of(path, current)) {
+                (Some(was), Some(is)) => *was == is,
+                _ => true,
+            }
+        });
+        let (target, current) = if same_entry {
+            (path.clone(), existing)
+        } else {
+            let wanted = revision.last_path().cloned().unwrap_or_else(|| path.clone());
+            (self.free_path_like(&state, &wanted, &bytes)?, None)
         };
         if current.as_deref() == Some(bytes.as_slice()) {
             return Ok(RestoreOutcome { path: target, revision: None });

@@ -260,6 +260,9 @@ proptest! {
     #[test]
     fn undoing_every_change_restores_the_start(steps in proptest::collection::vec(step(), 1..12)) {
         let dir = tempfile::tempdir().unwrap();
+        for folder in ["people", "ideas", "projects"] {
+            fs::create_dir_all(dir.path().join(folder)).unwrap();
+        }
         for (path, text) in [
             ("people/sam.md", "---\nname: Sam  # hand\nfollow_ups: [call]\nscore: 1.10\n---\nSee [kite](../ideas/kite.md)\n"),
             ("ideas/kite.md", "---\r\nname: 'Kite'\r\n---\r\nCRLF body\r\n"),
