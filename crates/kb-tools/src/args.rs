@@ -1,5 +1,5 @@
-//! Argument types shared by several tools: the category enums the LLM may name, and the
-//! page size `limit` (at least 1, default 10, capped at 100).
+//! Argument types shared by several tools: the category enums the LLM may name, the
+//! page size `limit` (at least 1, default 10, capped at 100), and counts (at least 1).
 
 use std::borrow::Cow;
 
@@ -77,26 +77,60 @@ impl Limit {
 
 impl<'de> Deserialize<'de> for Limit {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Limit, D::Error> {
-        struct LimitVisitor;
-        impl Visitor<'_> for LimitVisitor {
-            type Value = Limit;
+        deserializer.deserialize_u64(AtLeastOne("limit")).map(Limit)
+    }
+}
 
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a whole number of at least 1")
-            }
+/// A count: a whole number of at least 1 (`expectedReplacements` of a body edit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(u64);
 
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Limit, E> {
-                if v >= 1 { Ok(Limit(v)) } else { Err(E::custom("limit must be at least 1, got 0")) }
-            }
+impl Count {
+    /// The number.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
 
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Limit, E> {
-                match u64::try_from(v) {
-                    Ok(u) => self.visit_u64(u),
-                    Err(_) => Err(E::custom(format!("limit must be at least 1, got {v}"))),
-                }
-            }
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Count, D::Error> {
+        deserializer.deserialize_u64(AtLeastOne("the count")).map(Count)
+    }
+}
+
+impl JsonSchema for Count {
+    fn schema_name() -> Cow<'static, str> {
+        "Count".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer", "minimum": 1})
+    }
+}
+
+/// Reads a whole number of at least 1; the name says what it is in errors.
+struct AtLeastOne(&'static str);
+
+impl Visitor<'_> for AtLeastOne {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a whole number of at least 1")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+        if v >= 1 { Ok(v) } else { Err(E::custom(format!("{} must be at least 1, got 0", self.0))) }
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+        match u64::try_from(v) {
+            Ok(u) => self.visit_u64(u),
+            Err(_) => Err(E::custom(format!("{} must be at least 1, got {v}", self.0))),
         }
-        deserializer.deserialize_u64(LimitVisitor)
     }
 }
 
@@ -134,6 +168,10 @@ mod tests {
         assert!(parse(json!(-3)).is_err());
         assert!(parse(json!(2.5)).is_err());
         assert!(parse(json!("5")).is_err());
+        let count = |v| serde_json::from_value::<Count>(v);
+        assert_eq!(count(json!(3)).unwrap().get(), 3);
+        assert!(count(json!(0)).unwrap_err().to_string().contains("at least 1, got 0"));
+        assert!(count(json!(-1)).is_err() && count(json!(1.5)).is_err());
     }
 
     #[test]

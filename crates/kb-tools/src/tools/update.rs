@@ -1,11 +1,13 @@
-//! update_entry: change fields (or the body) of an entry as it is on disk now.
+//! update_entry: change fields and the notes of an entry as it is on disk now: fields are
+//! set, and the notes edited in one of five modes (append, prepend, replace, section,
+//! find_replace), checked before anything changes.
 
-use kb_domain::EntryUpdate;
+use kb_domain::{BodyEdit, BodyEditMode, BodyEditRequest, EntryUpdate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::args::entry_path;
+use crate::args::{Count, entry_path};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::result::{ErrorCode, ToolError, ToolOutput};
@@ -17,8 +19,72 @@ pub struct UpdateEntryArgs {
     /// The entry path, like projects/clientco-integration.md.
     pub path: String,
     /// The fields to set, for example {"status": "done"}, {"next_action": "Call Sarah"}, {"due_date":
-    /// "2026-12-15"}; "content" replaces the notes; null removes an optional field.
-    pub updates: Map<String, Value>,
+    /// "2026-12-15"}; null removes an optional field. Change the notes with body instead.
+    pub updates: Option<Map<String, Value>>,
+    /// A change to the notes (the Markdown after the fields), for example {"mode": "section", "section":
+    /// "Log", "content": "Called the roofer"} or {"mode": "find_replace", "find": "Friday", "content":
+    /// "Monday"}.
+    pub body: Option<BodyEditArgs>,
+}
+
+/// A change to the notes of an entry.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BodyEditArgs {
+    /// append: add content at the end; prepend: add it at the start; replace: the notes become content;
+    /// section: add content under the heading "## {section}" (created at the end when missing; in a Log
+    /// section content becomes a dated line); find_replace: replace the exact text find with content.
+    pub mode: BodyModeArg,
+    /// The text to add (append, prepend, section), the new notes (replace), or what find becomes
+    /// (find_replace; may be empty to remove it).
+    pub content: String,
+    /// For mode section only: the heading's text, like "Log" or "Tasks".
+    pub section: Option<String>,
+    /// For mode find_replace only: the exact text to replace, as it is written in the notes.
+    pub find: Option<String>,
+    /// For mode find_replace only: how many times find occurs (default 1); when it occurs a different
+    /// number of times nothing changes.
+    pub expected_replacements: Option<Count>,
+}
+
+/// The modes of a body edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyModeArg {
+    /// Add at the end.
+    Append,
+    /// Add at the start.
+    Prepend,
+    /// Replace the whole notes.
+    Replace,
+    /// Add under a heading.
+    Section,
+    /// Replace a counted text.
+    FindReplace,
+}
+
+impl From<BodyModeArg> for BodyEditMode {
+    fn from(mode: BodyModeArg) -> BodyEditMode {
+        match mode {
+            BodyModeArg::Append => BodyEditMode::Append,
+            BodyModeArg::Prepend => BodyEditMode::Prepend,
+            BodyModeArg::Replace => BodyEditMode::Replace,
+            BodyModeArg::Section => BodyEditMode::Section,
+            BodyModeArg::FindReplace => BodyEditMode::FindReplace,
+        }
+    }
+}
+
+impl From<BodyEditArgs> for BodyEditRequest {
+    fn from(args: BodyEditArgs) -> BodyEditRequest {
+        BodyEditRequest {
+            mode: args.mode.into(),
+            content: args.content,
+            section: args.section,
+            find: args.find,
+            expected_replacements: args.expected_replacements.map(Count::get),
+        }
+    }
 }
 
 /// What update_entry answers.
@@ -37,8 +103,10 @@ pub struct UpdateEntry;
 
 impl Tool for UpdateEntry {
     const NAME: &'static str = "update_entry";
-    const DESCRIPTION: &'static str = "Update fields of an existing entry (status, next_action, due_date, tags, \
-        notes…). Use when the user wants to change or complete something already in the knowledge base. To \
+    const DESCRIPTION: &'static str = "Update fields of an existing entry (status, next_action, due_date, tags…) \
+        and/or edit its notes. Use when the user wants to change or complete something already in the knowledge \
+        base. For the notes prefer the smallest edit: append or prepend a paragraph, add a line under a section \
+        (a Log section gets today's date), or find_replace an exact text; replace rewrites all the notes. To \
         change its category use move_entry instead.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
     type Args = UpdateEntryArgs;
@@ -51,8 +119,18 @@ impl Tool for UpdateEntry {
         services: &ToolServices,
     ) -> Result<ToolOutput<UpdateEntryData>, ToolError> {
         let path = entry_path(&args.path)?;
-        let update = EntryUpdate::from_json_object(args.updates)
-            .map_err(|e| ToolError::new(ErrorCode::InvalidUpdate, e.to_string()))?;
+        let invalid = |message: String| ToolError::new(ErrorCode::InvalidUpdate, message);
+        let mut update = EntryUpdate::from_json_object(args.updates.unwrap_or_default())
+            .map_err(|e| invalid(e.to_string()))?;
+        if let Some(body) = args.body {
+            if update.body.is_some() {
+                return Err(invalid(
+                    "the notes are changed twice, by updates.content and by body: use body only".to_string(),
+                ));
+            }
+            update.body =
+                Some(BodyEdit::from_request(body.into(), ctx.today).map_err(|e| invalid(e.to_string()))?);
+        }
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
         let outcome = run_blocking(move || repo.update_as(&path, &update, &by)).await??;

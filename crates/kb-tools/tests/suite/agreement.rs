@@ -134,6 +134,19 @@ fn near_misses_agree_too() {
         ("move_entry", json!({"path": "x", "targetCategory": "inbox"})),
         ("update_entry", json!({"path": "x", "updates": null})),
         ("update_entry", json!({"path": "x", "updates": {}})),
+        ("update_entry", json!({"path": "x", "body": {"mode": "append", "content": "y"}})),
+        (
+            "update_entry",
+            json!({"path": "x", "body": {"mode": "find_replace", "content": "", "expectedReplacements": 0}}),
+        ),
+        (
+            "update_entry",
+            json!({"path": "x", "body": {"mode": "find_replace", "content": "", "expectedReplacements": 2}}),
+        ),
+        ("update_entry", json!({"path": "x", "body": {"mode": "Append", "content": "y"}})),
+        ("update_entry", json!({"path": "x", "body": {"mode": "section", "content": "y", "section": null}})),
+        ("update_entry", json!({"path": "x", "body": {"content": "y"}})),
+        ("update_entry", json!({"path": "x", "body": "append y"})),
     ];
     for (name, args) in cases {
         let parse = parsers().into_iter().find(|(n, _)| *n == name).unwrap().1;

@@ -39,6 +39,27 @@ fn the_standard_registry_has_the_seven_tools() {
 }
 
 #[test]
+fn update_entry_takes_fields_and_a_body_edit() {
+    let registry = kb_tools::standard_registry().unwrap();
+    let update = &registry.get("update_entry").unwrap().parameters;
+    assert_eq!(update["properties"]["updates"]["type"], "object");
+    assert_eq!(update["required"], json!(["path"]));
+    let body = &update["properties"]["body"];
+    assert_eq!(body["type"], "object");
+    assert_eq!(body["required"], json!(["mode", "content"]));
+    assert_eq!(
+        body["properties"]["mode"]["enum"],
+        json!(["append", "prepend", "replace", "section", "find_replace"])
+    );
+    assert_eq!(
+        body["properties"]["expectedReplacements"],
+        json!({"type": "integer", "minimum": 1,
+        "description": body["properties"]["expectedReplacements"]["description"]})
+    );
+    assert_eq!(body["properties"]["section"]["type"], "string");
+}
+
+#[test]
 fn a_duplicate_name_is_refused_when_the_registry_is_built() {
     let built = ToolRegistry::builder()
         .register(kb_tools::tools::GetEntry)

@@ -84,6 +84,7 @@ async fn update_entry_changes_fields_or_nothing() {
         (json!({"status": "pending"}), "expected one of active, waiting, blocked, someday, done"),
         (json!({"due_date": "soon"}), "expected a date"),
         (json!({}), "no fields to update"),
+        (json!(null), "no fields to update"),
         (json!({"category": "ideas"}), "move_entry"),
         (json!({"content": 3}), "expected text"),
     ] {
@@ -96,6 +97,89 @@ async fn update_entry_changes_fields_or_nothing() {
     let r =
         call(&services, &ctx(), "update_entry", json!({"path": "ideas/none.md", "updates": {"a": 1}})).await;
     assert_eq!(error_of(&r), "Entry not found: ideas/none.md");
+}
+
+#[tokio::test]
+async fn update_entry_edits_the_notes_in_every_mode() {
+    let (services, repo) = services();
+    let path = EntryPath::parse("projects/roof.md").unwrap();
+    seed(&repo, "projects/roof.md", "---\nname: Roof\nstatus: active\n---\nRoof leaks on the north side.\n");
+    let notes = || repo.get(&EntryPath::parse("projects/roof.md").unwrap()).unwrap().body;
+    let edit = |body: serde_json::Value| {
+        let services = &services;
+        async move {
+            call(services, &ctx(), "update_entry", json!({"path": "projects/roof.md", "body": body})).await
+        }
+    };
+
+    let r = edit(json!({"mode": "append", "content": "Felt bought."})).await;
+    assert_eq!(data_of(&r), &json!({"path": "projects/roof.md", "updatedFields": ["content"]}));
+    assert_eq!(notes(), "Roof leaks on the north side.\n\nFelt bought.\n");
+    edit(json!({"mode": "prepend", "content": "Urgent."})).await;
+    assert_eq!(notes(), "Urgent.\n\nRoof leaks on the north side.\n\nFelt bought.\n");
+    // Today's date comes from the tool context.
+    edit(json!({"mode": "section", "section": "Log", "content": "Called the roofer"})).await;
+    assert!(notes().ends_with("Felt bought.\n\n## Log\n\n- 2026-11-21: Called the roofer\n"), "{}", notes());
+    edit(json!({"mode": "section", "section": "log", "content": "Roofer came"})).await;
+    assert!(notes().ends_with("- 2026-11-21: Called the roofer\n- 2026-11-21: Roofer came\n"), "{}", notes());
+    let r = edit(json!({"mode": "find_replace", "find": "north", "content": "south"})).await;
+    assert!(r.success, "{r:?}");
+    assert!(notes().contains("on the south side"), "{}", notes());
+
+    // Refused edits name the problem and change nothing.
+    let before = repo.get(&path).unwrap();
+    for (body, expected) in [
+        (json!({"mode": "find_replace", "find": "Roof", "content": "Wall"}), "\"Roof\" 2 times, not 1"),
+        (
+            json!({"mode": "find_replace", "find": "Roof", "content": "Wall", "expectedReplacements": 3}),
+            "2 times, not 3",
+        ),
+        (json!({"mode": "append", "content": "  "}), "body.content is empty"),
+        (json!({"mode": "section", "content": "x"}), "body.section is required"),
+        (json!({"mode": "append", "content": "x", "find": "y"}), "body.find is only for mode find_replace"),
+    ] {
+        let r = edit(body).await;
+        assert!(error_of(&r).contains(expected), "{:?}", r.error);
+        assert_eq!(r.error_code, Some(ErrorCode::InvalidUpdate));
+    }
+    let r = call(
+        &services,
+        &ctx(),
+        "update_entry",
+        json!({"path": "projects/roof.md", "updates": {"status": "done", "content": "x"},
+               "body": {"mode": "append", "content": "y"}}),
+    )
+    .await;
+    assert!(error_of(&r).contains("changed twice"), "{:?}", r.error);
+    for (body, expected) in [
+        (
+            json!({"mode": "rewrite", "content": "x"}),
+            "expected one of append, prepend, replace, section, find_replace",
+        ),
+        (
+            json!({"mode": "find_replace", "find": "x", "content": "", "expectedReplacements": 0}),
+            "must be at least 1",
+        ),
+        (json!({"mode": "append"}), "missing required field \"body.content\""),
+    ] {
+        let r = edit(body).await;
+        assert!(error_of(&r).contains(expected), "{:?}", r.error);
+        assert_eq!(r.error_code, Some(ErrorCode::InvalidArguments));
+    }
+    assert_eq!(repo.get(&path).unwrap(), before);
+
+    // Fields and a body edit together; replace names the whole notes.
+    let r = call(
+        &services,
+        &ctx(),
+        "update_entry",
+        json!({"path": "projects/roof.md", "updates": {"status": "done"},
+               "body": {"mode": "replace", "content": "Fixed.\n"}}),
+    )
+    .await;
+    assert_eq!(data_of(&r)["updatedFields"], json!(["status", "content"]));
+    let after = repo.get(&path).unwrap();
+    assert_eq!((after.status(), after.body.as_str()), (Some("done"), "Fixed.\n"));
 }
 
 #[tokio::test]
