@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::support::*;
 
-const SEVEN: [&str; 7] = [
+const TOOLS: [&str; 9] = [
     "classify_and_capture",
     "list_entries",
     "get_entry",
@@ -17,13 +17,15 @@ const SEVEN: [&str; 7] = [
     "update_entry",
     "move_entry",
     "search_entries",
+    "delete_entry",
+    "undo_last_change",
 ];
 
 #[test]
-fn the_standard_registry_has_the_seven_tools() {
+fn the_standard_registry_has_every_tool() {
     let registry = kb_tools::standard_registry().unwrap();
-    assert_eq!(registry.names(), SEVEN);
-    assert_eq!(registry.definitions().len(), 7);
+    assert_eq!(registry.names(), TOOLS);
+    assert_eq!(registry.definitions().len(), TOOLS.len());
     assert_eq!(registry.get("get_entry").unwrap().parameters["required"], json!(["path"]));
     assert_eq!(
         registry.get("move_entry").unwrap().parameters["properties"]["targetCategory"]["enum"],
