@@ -126,6 +126,7 @@ pub struct ChatArgs {
 
 /// The arguments of `kb update`.
 #[derive(Debug, Clone, Args)]
+#[command(group = clap::ArgGroup::new("notes").multiple(false).args(["body", "append", "prepend", "section", "find"]))]
 pub struct UpdateArgs {
     /// The entry's path in the vault, like `projects/clientco.md`.
     pub path: String,
@@ -134,11 +135,30 @@ pub struct UpdateArgs {
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Setting::parse)]
     pub set: Vec<Setting>,
     /// Replace the notes with TEXT.
-    #[arg(long, value_name = "TEXT", conflicts_with = "append")]
+    #[arg(long, value_name = "TEXT")]
     pub body: Option<String>,
     /// Add TEXT to the end of the notes, as a paragraph of its own.
     #[arg(long, value_name = "TEXT")]
     pub append: Option<String>,
+    /// Add TEXT to the start of the notes, as a paragraph of its own.
+    #[arg(long, value_name = "TEXT")]
+    pub prepend: Option<String>,
+    /// Add the --add TEXT under the heading `## NAME` (made at the end when missing; a
+    /// `Log` section gets the line `- TODAY: TEXT`).
+    #[arg(long, value_name = "NAME", requires = "add")]
+    pub section: Option<String>,
+    /// The text to add under --section.
+    #[arg(long, value_name = "TEXT", requires = "section")]
+    pub add: Option<String>,
+    /// Replace this exact text of the notes with --replace (it must occur --count times).
+    #[arg(long, value_name = "TEXT", requires = "replace")]
+    pub find: Option<String>,
+    /// What each --find becomes (may be empty to remove it).
+    #[arg(long, value_name = "TEXT", requires = "find")]
+    pub replace: Option<String>,
+    /// How many times --find must occur (default 1); otherwise nothing changes.
+    #[arg(long, value_name = "N", requires = "find", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
 }
 
 /// One `--set KEY=VALUE`.

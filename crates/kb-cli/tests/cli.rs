@@ -363,6 +363,50 @@ fn update_sets_fields_on_disk_and_keeps_hand_written_keys() {
 }
 
 #[test]
+fn update_edits_the_notes_in_every_mode_and_keeps_every_other_byte() {
+    let kb = Sandbox::new();
+    let file = kb.vault().join("projects/shed-roof-repair.md");
+    let hand = "---\n# written by hand\nname: 'Shed roof repair'\nversion: 1.10\n\nstatus: active  # for now\n---\nThe north side leaks.\n";
+    write(&file, hand);
+    let path = "projects/shed-roof-repair.md";
+
+    kb.ok(&["update", path, "--set", "status=done"]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (head, stamp) = text.split_once("updated_at: ").unwrap();
+    assert_eq!(head, "---\n# written by hand\nname: 'Shed roof repair'\nversion: 1.10\n\nstatus: done\n");
+    let stamp = stamp.split_once('\n').unwrap().0;
+    assert_eq!(
+        text,
+        hand.replace("status: active  # for now\n", &format!("status: done\nupdated_at: {stamp}\n"))
+    );
+
+    let notes = || kb.json(&["show", path])["entry"]["content"].as_str().unwrap().to_string();
+    kb.ok(&["update", path, "--prepend", "Urgent."]);
+    assert_eq!(notes(), "Urgent.\n\nThe north side leaks.\n");
+    kb.ok(&["update", path, "--append", "Felt bought."]);
+    assert_eq!(notes(), "Urgent.\n\nThe north side leaks.\n\nFelt bought.\n");
+    let logged = kb.json(&["update", path, "--section", "Log", "--add", "Called the roofer"]);
+    assert_eq!(logged["updatedFields"], serde_json::json!(["content"]));
+    let log_line = notes().lines().last().unwrap().to_string();
+    assert!(notes().contains("Felt bought.\n\n## Log\n\n- 20"), "{}", notes());
+    assert!(log_line.starts_with("- 20") && log_line.ends_with(": Called the roofer"), "{log_line}");
+    kb.ok(&["update", path, "--find", "north", "--replace", "south"]);
+    assert!(notes().contains("The south side leaks."), "{}", notes());
+
+    // A count that does not match exits 2, says how many were found, and changes nothing.
+    let before = std::fs::read_to_string(&file).unwrap();
+    let output =
+        kb.run(&["update", path, "--find", "e", "--replace", "E", "--count", "2", "--set", "status=active"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("times, not 2 as expected"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    let output = kb.run(&["update", path, "--section", "Log"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    kb.ok(&["update", path, "--find", "Urgent.\n\n", "--replace", ""]);
+    assert!(notes().starts_with("The south side leaks.\n"), "{}", notes());
+}
+
+#[test]
 fn update_with_nothing_to_change_or_a_bad_path_exits_2_and_changes_nothing() {
     let kb = Sandbox::new();
     let file = kb.vault().join("projects/shed-roof-repair.md");

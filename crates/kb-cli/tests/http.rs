@@ -688,3 +688,92 @@ async fn edits_made_outside_kb_reach_the_api_and_health_counts_broken_files() {
         "---\nname: [unclosed\n---\nbody\n"
     );
 }
+
+/// PATCH with `{updates?, body?}`: each body mode edits the notes in one write, fields and
+/// notes change together, the rest of the file keeps its bytes, and a refused edit
+/// answers 4xx and changes nothing. The older body (the fields themselves) still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patch_edits_the_notes_and_a_refused_edit_changes_nothing() {
+    let hand =
+        "---\n# by hand\nname: \"Shed roof\"\nversion: 1.10\nstatus: active\n---\nThe north side leaks.\n";
+    let kb = KbServer::start_with_vault(&[], |vault| {
+        std::fs::create_dir_all(vault.join("projects")).unwrap();
+        std::fs::write(vault.join("projects/shed.md"), hand).unwrap();
+    })
+    .await;
+    let url = "/api/entries/projects/shed.md";
+    let file = kb.vault().join("projects/shed.md");
+    let read = || std::fs::read_to_string(&file).unwrap();
+    let notes = || read().split_once("---\n").unwrap().1.split_once("---\n").unwrap().1.to_string();
+
+    // The older form: the fields themselves; only their lines change.
+    let done = kb.patch(url, &json!({"status": "done"})).await.expect(200);
+    assert_eq!(done, json!({"path": "projects/shed.md", "updatedFields": ["status"]}));
+    let text = read();
+    assert!(
+        text.starts_with("---\n# by hand\nname: \"Shed roof\"\nversion: 1.10\nstatus: done\nupdated_at: "),
+        "{text}"
+    );
+    assert!(text.ends_with("---\nThe north side leaks.\n"), "{text}");
+
+    for (body, expected) in [
+        (json!({"mode": "append", "content": "Felt bought."}), "The north side leaks.\n\nFelt bought.\n"),
+        (
+            json!({"mode": "prepend", "content": "Urgent."}),
+            "Urgent.\n\nThe north side leaks.\n\nFelt bought.\n",
+        ),
+        (
+            json!({"mode": "find_replace", "find": "north", "content": "south"}),
+            "Urgent.\n\nThe south side leaks.\n\nFelt bought.\n",
+        ),
+    ] {
+        let reply = kb.patch(url, &json!({"body": body})).await.expect(200);
+        assert_eq!(reply["updatedFields"], json!(["content"]));
+        assert_eq!(notes(), expected);
+    }
+    let both = kb
+        .patch(
+            url,
+            &json!({"updates": {"next_action": "Call the roofer"},
+                    "body": {"mode": "section", "section": "Log", "content": "Measured the roof"}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(both["updatedFields"], json!(["next_action", "content"]));
+    let notes_now = notes();
+    let last = notes_now.lines().last().unwrap();
+    assert!(notes_now.contains("Felt bought.\n\n## Log\n\n- 20"), "{notes_now}");
+    assert!(last.starts_with("- 20") && last.ends_with(": Measured the roof"), "{last}");
+    assert!(read().contains("next_action: Call the roofer\n"), "{}", read());
+    let got = kb.get(url).await.expect(200);
+    assert_eq!(got["entry"]["content"], notes_now.as_str());
+    let replaced = kb.patch(url, &json!({"body": {"mode": "replace", "content": "All fixed.\n"}})).await;
+    replaced.expect(200);
+    assert_eq!(notes(), "All fixed.\n");
+
+    // Refused: 400 with the error shape, and the file is the same bytes.
+    let before = read();
+    for body in [
+        json!({"updates": {"status": "blocked"}, "body": {"mode": "find_replace", "find": "fixed", "content": "x", "expectedReplacements": 2}}),
+        json!({"body": {"mode": "find_replace", "find": "nowhere", "content": "x"}}),
+        json!({"body": {"mode": "append", "content": "  "}}),
+        json!({"body": {"mode": "section", "content": "x"}}),
+        json!({"body": {"mode": "rewrite", "content": "x"}}),
+        json!({"body": {"mode": "append"}}),
+        json!({"body": {"mode": "append", "content": "x"}, "status": "done"}),
+        json!({"updates": {"status": "sleeping"}, "body": {"mode": "append", "content": "x"}}),
+        json!({"updates": {"content": "x"}, "body": {"mode": "append", "content": "y"}}),
+    ] {
+        let reply = kb.patch(url, &body).await;
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text());
+        assert_error_shape(&reply.json(), &reply.text());
+        assert_eq!(read(), before, "{body} changed the file");
+    }
+    let mismatch = kb
+        .patch(url, &json!({"body": {"mode": "find_replace", "find": "fixed", "content": "x", "expectedReplacements": 2}}))
+        .await;
+    assert!(mismatch.text().contains("1 time, not 2"), "{}", mismatch.text());
+    kb.patch("/api/entries/projects/nobody.md", &json!({"body": {"mode": "append", "content": "x"}}))
+        .await
+        .expect_error(404);
+}

@@ -243,9 +243,23 @@ impl Assistant {
         self.call_tool("get_entry", json!({ "path": path }), CaptureSource::Api).await
     }
 
-    /// Updates an entry (update_entry).
+    /// Sets fields of an entry (update_entry with `updates` only).
     pub async fn update(&self, path: &str, updates: Value) -> Result<Value, ToolFailure> {
-        self.call_tool("update_entry", json!({ "path": path, "updates": updates }), CaptureSource::Api).await
+        self.update_entry(path, Some(updates), None).await
+    }
+
+    /// Updates an entry (update_entry): sets the `updates` fields and makes the `body` edit
+    /// (`{mode, content, section?, find?, expectedReplacements?}`), either or both.
+    pub async fn update_entry(
+        &self,
+        path: &str,
+        updates: Option<Value>,
+        body: Option<Value>,
+    ) -> Result<Value, ToolFailure> {
+        let mut args = json!({ "path": path });
+        set(&mut args, "updates", updates);
+        set(&mut args, "body", body);
+        self.call_tool("update_entry", args, CaptureSource::Api).await
     }
 
     /// Moves an entry (move_entry).

@@ -3,7 +3,7 @@
 //! changes nothing and exits 2.
 
 use kb_core::Assistant;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::cli::{Setting, UpdateArgs};
 use crate::failure::CliError;
@@ -12,25 +12,41 @@ use crate::output;
 /// The keys update_entry reads as the notes rather than as a field.
 const BODY_KEYS: [&str; 2] = ["content", "body"];
 
-/// `kb update PATH [--set KEY=VALUE]... [--body TEXT | --append TEXT]`.
-///
-/// `--append` reads the notes and writes them back longer: an edit another process makes
-/// to the notes between the two is overwritten.
+/// `kb update PATH [--set KEY=VALUE]... [--body TEXT | --append TEXT | --prepend TEXT |
+/// --section NAME --add TEXT | --find X --replace Y [--count N]]`: the fields and the
+/// notes change together, in one write, or not at all.
 pub async fn update(kb: &Assistant, args: &UpdateArgs, json: bool) -> Result<(), CliError> {
-    let mut updates = fields(&args.set, args.body.is_some() || args.append.is_some())?;
-    if let Some(body) = &args.body {
-        updates.insert("content".to_string(), Value::String(body.clone()));
+    let edit = body_edit(args);
+    let updates = fields(&args.set, edit.is_some())?;
+    let updates = (!updates.is_empty()).then_some(Value::Object(updates));
+    let data = kb.update_entry(&args.path, updates, edit).await?;
+    show(json, &data, output::updated)
+}
+
+/// The body edit the notes flags ask for (clap lets at most one of them through).
+fn body_edit(args: &UpdateArgs) -> Option<Value> {
+    let edit = |mode: &str, content: &str| json!({"mode": mode, "content": content});
+    if let Some(text) = &args.body {
+        return Some(edit("replace", text));
     }
     if let Some(text) = &args.append {
-        if text.trim().is_empty() {
-            return Err(CliError::usage("nothing to append: TEXT is empty"));
-        }
-        let current = kb.get(&args.path).await?;
-        let notes = current.pointer("/entry/content").and_then(Value::as_str).unwrap_or("");
-        updates.insert("content".to_string(), Value::String(appended(notes, text)));
+        return Some(edit("append", text));
     }
-    let data = kb.update(&args.path, Value::Object(updates)).await?;
-    show(json, &data, output::updated)
+    if let Some(text) = &args.prepend {
+        return Some(edit("prepend", text));
+    }
+    if let (Some(section), Some(text)) = (&args.section, &args.add) {
+        let mut edit = edit("section", text);
+        edit["section"] = Value::String(section.clone());
+        return Some(edit);
+    }
+    let (find, replace) = (args.find.as_ref()?, args.replace.as_ref()?);
+    let mut edit = edit("find_replace", replace);
+    edit["find"] = Value::String(find.clone());
+    if let Some(count) = args.count {
+        edit["expectedReplacements"] = Value::from(count);
+    }
+    Some(edit)
 }
 
 /// `kb move PATH CATEGORY`: the category is checked by move_entry (never the inbox).
@@ -39,11 +55,15 @@ pub async fn move_entry(kb: &Assistant, path: &str, category: &str, json: bool) 
     show(json, &data, output::moved)
 }
 
-/// The `--set` fields as update_entry's `updates`; `notes_given` tells whether `--body` or
-/// `--append` gives the notes too. Refuses nothing to change and a field given twice.
+/// The `--set` fields as update_entry's `updates`; `notes_given` tells whether a notes
+/// flag (`--body`, `--append`, …) changes the notes too. Refuses nothing to change, a field
+/// given twice, and the notes given both ways.
 fn fields(settings: &[Setting], notes_given: bool) -> Result<Map<String, Value>, CliError> {
     if settings.is_empty() && !notes_given {
-        return Err(CliError::usage("nothing to update: give --set KEY=VALUE, --body TEXT or --append TEXT"));
+        return Err(CliError::usage(
+            "nothing to update: give --set KEY=VALUE, or change the notes with --body, --append, --prepend, \
+             --section NAME --add TEXT or --find X --replace Y",
+        ));
     }
     let mut updates = Map::new();
     let mut notes_set = notes_given;
@@ -51,7 +71,7 @@ fn fields(settings: &[Setting], notes_given: bool) -> Result<Map<String, Value>,
         if BODY_KEYS.contains(&setting.key.as_str()) {
             if notes_set {
                 return Err(CliError::usage(format!(
-                    "the notes are given twice (--set {}, --body or --append): give them once",
+                    "the notes are given twice (--set {} and a notes flag): give them once",
                     setting.key
                 )));
             }
@@ -63,13 +83,6 @@ fn fields(settings: &[Setting], notes_given: bool) -> Result<Map<String, Value>,
         }
     }
     Ok(updates)
-}
-
-/// `notes` with `text` added as a paragraph of its own at the end.
-fn appended(notes: &str, text: &str) -> String {
-    let notes = notes.trim_end();
-    let text = text.trim_end();
-    if notes.is_empty() { format!("{text}\n") } else { format!("{notes}\n\n{text}\n") }
 }
 
 /// Prints `data` as JSON, or as `human` renders it.
@@ -103,12 +116,49 @@ mod tests {
         assert!(usage(&["content=x", "body=y"], false).is_err());
     }
 
+    fn parsed(args: &[&str]) -> Result<UpdateArgs, clap::Error> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["kb", "update", "ideas/a.md"].iter().chain(args))?;
+        match cli.command {
+            crate::cli::Command::Update(update) => Ok(update),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
-    fn appending_adds_a_paragraph() {
-        assert_eq!(appended("", "first"), "first\n");
+    fn each_notes_flag_is_a_body_edit() {
+        let edit = |args: &[&str]| body_edit(&parsed(args).unwrap_or_else(|e| panic!("{e}")));
+        assert_eq!(edit(&[]), None);
+        assert_eq!(edit(&["--body", "x"]), Some(json!({"mode": "replace", "content": "x"})));
+        assert_eq!(edit(&["--append", "x"]), Some(json!({"mode": "append", "content": "x"})));
+        assert_eq!(edit(&["--prepend", "x"]), Some(json!({"mode": "prepend", "content": "x"})));
         assert_eq!(
-            appended("Met at the meetup.\n\n", "Called her.\n"),
-            "Met at the meetup.\n\nCalled her.\n"
+            edit(&["--section", "Log", "--add", "Called"]),
+            Some(json!({"mode": "section", "content": "Called", "section": "Log"}))
         );
+        assert_eq!(
+            edit(&["--find", "Fri", "--replace", "Mon"]),
+            Some(json!({"mode": "find_replace", "content": "Mon", "find": "Fri"}))
+        );
+        assert_eq!(
+            edit(&["--find", "Fri", "--replace", "", "--count", "2"]),
+            Some(json!({"mode": "find_replace", "content": "", "find": "Fri", "expectedReplacements": 2}))
+        );
+    }
+
+    #[test]
+    fn notes_flags_exclude_each_other_and_need_their_partners() {
+        for args in [
+            &["--append", "x", "--prepend", "y"][..],
+            &["--body", "x", "--find", "a", "--replace", "b"],
+            &["--section", "Log"],
+            &["--add", "x"],
+            &["--find", "a"],
+            &["--replace", "a"],
+            &["--count", "2"],
+            &["--find", "a", "--replace", "b", "--count", "0"],
+        ] {
+            assert!(parsed(args).is_err(), "{args:?}");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! `/api/entries`: list, get, update and move.
+//! `/api/entries`: list, get, update (fields and body edits) and move.
 
 use axum::extract::{Path, State};
 use serde::Deserialize;
@@ -43,23 +43,43 @@ pub async fn get(
     Ok(ApiJson(state.assistant.get(&path).await?))
 }
 
-/// `PATCH /api/entries/{path}` with the fields to change (or `{updates: {...}}`) →
-/// `{path, updatedFields}`.
+/// `PATCH /api/entries/{path}` with `{updates?, body?}` (fields to set, an edit of the
+/// notes) or, as before, the fields to change themselves → `{path, updatedFields}`.
 pub async fn update(
     State(state): State<AppState>,
     Path(path): Path<String>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<ApiJson<Value>, ApiError> {
-    let updates = match body {
-        Value::Object(mut fields)
-            if fields.len() == 1 && fields.get("updates").is_some_and(Value::is_object) =>
-        {
-            fields.remove("updates").unwrap_or_default()
-        }
-        Value::Object(fields) => Value::Object(fields),
-        _ => return Err(ApiError::bad_request("the body must be a JSON object of the fields to change")),
+    let (updates, edit) = patch_parts(body)?;
+    Ok(ApiJson(state.assistant.update_entry(&path, updates, edit).await?))
+}
+
+/// The fields and the body edit a PATCH body asks for. It is `{updates?, body?}` when
+/// `updates` or `body` holds an object (then no other key may be there); otherwise the
+/// whole object is the fields (where `content` or `body` as text replaces the notes).
+fn patch_parts(body: Value) -> Result<(Option<Value>, Option<Value>), ApiError> {
+    let Value::Object(mut object) = body else {
+        return Err(ApiError::bad_request(
+            "the body must be a JSON object: {\"updates\": {fields}, \"body\": {mode, content, …}} or the fields to change",
+        ));
     };
-    Ok(ApiJson(state.assistant.update(&path, updates).await?))
+    let wrapped = ["updates", "body"].iter().any(|key| object.get(*key).is_some_and(Value::is_object));
+    if !wrapped {
+        return Ok((Some(Value::Object(object)), None));
+    }
+    if let Some(other) = object.keys().find(|k| !matches!(k.as_str(), "updates" | "body")) {
+        return Err(ApiError::bad_request(format!(
+            "unexpected key {other:?} beside updates and body: put fields inside updates"
+        )));
+    }
+    let part = |value: Option<Value>, what: &str| match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value @ Value::Object(_)) => Ok(Some(value)),
+        Some(_) => Err(ApiError::bad_request(format!("{what} must be a JSON object"))),
+    };
+    let updates = part(object.remove("updates"), "updates")?;
+    let edit = part(object.remove("body"), "body")?;
+    Ok((updates, edit))
 }
 
 /// `POST /api/entries/{path}/move {targetCategory}` → `{oldPath, newPath, category}`.
@@ -72,4 +92,31 @@ pub async fn post_action(
         return Err(ApiError::not_found(format!("no such action: POST /api/entries/{path}")));
     };
     Ok(ApiJson(state.assistant.move_entry(entry_path, &body.target_category).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn patch_bodies_old_and_new() {
+        let parts = |body: Value| patch_parts(body).map_err(|_| ());
+        assert_eq!(parts(json!({"status": "done"})), Ok((Some(json!({"status": "done"})), None)));
+        assert_eq!(
+            parts(json!({"updates": {"status": "done"}})),
+            Ok((Some(json!({"status": "done"})), None))
+        );
+        assert_eq!(parts(json!({"body": "new notes"})), Ok((Some(json!({"body": "new notes"})), None)));
+        let edit = json!({"mode": "append", "content": "x"});
+        assert_eq!(parts(json!({"body": edit})), Ok((None, Some(edit.clone()))));
+        assert_eq!(
+            parts(json!({"updates": {"a": 1}, "body": edit})),
+            Ok((Some(json!({"a": 1})), Some(edit.clone())))
+        );
+        assert_eq!(parts(json!({"updates": null, "body": edit})), Ok((None, Some(edit.clone()))));
+        assert!(parts(json!({"body": edit, "status": "done"})).is_err());
+        assert!(parts(json!({"body": edit, "updates": "x"})).is_err());
+        assert!(parts(json!([1])).is_err());
+    }
 }
