@@ -184,8 +184,18 @@ impl Assistant {
     }
 
     async fn run_tool(&self, name: &str, arguments: &Value, source: CaptureSource) -> ToolResult {
+        self.run_tool_in(name, arguments, source, None).await
+    }
+
+    async fn run_tool_in(
+        &self,
+        name: &str,
+        arguments: &Value,
+        source: CaptureSource,
+        conversation_id: Option<ConversationId>,
+    ) -> ToolResult {
         let ctx = ToolContext {
-            conversation_id: None,
+            conversation_id,
             last_filed: None,
             today: self.services.clock.today(),
             threshold: self.threshold,
@@ -293,6 +303,70 @@ impl Assistant {
     /// The current `index.md`.
     pub fn index_markdown(&self) -> String {
         self.vault.index_markdown()
+    }
+
+    /// The revisions of the entry at (or last at) `path`, newest first: `{revisions}`
+    /// (`GET /api/entries/{path}/history`, `kb history`).
+    pub async fn history(&self, path: &str) -> Result<Value, ToolFailure> {
+        let path = parse_path(path)?;
+        let vault = Arc::clone(&self.vault);
+        let revisions = in_vault(move || vault.history(&path)).await?;
+        Ok(json!({ "revisions": revisions }))
+    }
+
+    /// One revision of the entry at (or last at) `path`, with the file's text `before` and
+    /// `after` it (`null` where there was no file), for showing its diff.
+    pub async fn revision(&self, path: &str, revision: i64) -> Result<Value, ToolFailure> {
+        let path = parse_path(path)?;
+        let vault = Arc::clone(&self.vault);
+        let text = in_vault(move || vault.revision(&path, revision)).await?;
+        let mut answer = serde_json::to_value(&text.revision)
+            .map_err(|e| ToolFailure::new(ErrorCode::Internal, e.to_string()))?;
+        answer["before"] = text.before.map_or(Value::Null, Value::String);
+        answer["after"] = text.after.map_or(Value::Null, Value::String);
+        Ok(answer)
+    }
+
+    /// Brings the entry at (or last at) `path` back to `revision`'s bytes, as asked from
+    /// `source`: `{path, revision?}` (no `revision` when the file already had those bytes).
+    pub async fn restore(
+        &self,
+        path: &str,
+        revision: i64,
+        source: CaptureSource,
+    ) -> Result<Value, ToolFailure> {
+        let path = parse_path(path)?;
+        let vault = Arc::clone(&self.vault);
+        let by = kb_domain::ChangeContext::from_source(source);
+        let outcome = in_vault(move || vault.restore_as(&path, revision, &by)).await?;
+        let mut answer = json!({ "path": outcome.path.to_string() });
+        if let Some(recorded) = outcome.revision {
+            answer["revision"] = json!(recorded.id);
+        }
+        Ok(answer)
+    }
+
+    /// Undoes the most recent change kb made in `conversation` (or, without one, anywhere)
+    /// (undo_last_change, asked from `source`): `{undone, files}`.
+    pub async fn undo(
+        &self,
+        conversation: Option<ConversationId>,
+        force: bool,
+        source: CaptureSource,
+    ) -> Result<Value, ToolFailure> {
+        let arguments = json!({ "force": force });
+        let result = self.run_tool_in("undo_last_change", &arguments, source, conversation).await;
+        if result.success {
+            Ok(result.data.unwrap_or(Value::Null))
+        } else {
+            Err(ToolFailure::from_result(&result))
+        }
+    }
+
+    /// Deletes an entry (delete_entry, asked from `source`, so at once):
+    /// `{path, deleted: true, revision}`.
+    pub async fn delete(&self, path: &str, source: CaptureSource) -> Result<Value, ToolFailure> {
+        self.call_tool("delete_entry", json!({ "path": path }), source).await
     }
 
     /// Every conversation, most recent first.
@@ -446,4 +520,20 @@ fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultW
             None
         }
     }
+}
+
+/// A vault path from the caller's text, or an `invalid_path` failure.
+fn parse_path(path: &str) -> Result<kb_domain::EntryPath, ToolFailure> {
+    kb_domain::EntryPath::parse(path)
+        .map_err(|e| ToolFailure::new(ErrorCode::InvalidPath, format!("invalid path: {e}")))
+}
+
+/// Runs a blocking vault call off the async threads, its error as a tool's would be.
+async fn in_vault<T, F>(work: F) -> Result<T, ToolFailure>
+where
+    F: FnOnce() -> Result<T, kb_domain::RepositoryError> + Send + 'static,
+    T: Send + 'static,
+{
+    let failed = |error: kb_tools::ToolError| ToolFailure::new(error.code, error.message);
+    kb_tools::blocking::run_blocking(work).await.map_err(failed)?.map_err(|e| failed(e.into()))
 }

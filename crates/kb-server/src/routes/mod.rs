@@ -3,6 +3,7 @@
 mod chat;
 mod conversations;
 mod entries;
+mod history;
 mod misc;
 
 use axum::Router;
@@ -27,7 +28,11 @@ pub fn router(state: AppState) -> Router {
             get(conversations::get).patch(conversations::rename).delete(conversations::delete),
         )
         .route("/entries", get(entries::list))
-        .route("/entries/{*path}", get(entries::get).patch(entries::update).post(entries::post_action))
+        .route(
+            "/entries/{*path}",
+            get(history::get).patch(entries::update).post(history::post_action).delete(history::delete),
+        )
+        .route("/undo", post(history::undo))
         .route("/capture", post(misc::capture))
         .route("/search", get(misc::search))
         .route("/digest", post(misc::digest))

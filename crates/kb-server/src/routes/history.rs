@@ -1,0 +1,140 @@
+//! Revision history over HTTP: an entry's history and one revision with its texts, restore,
+//! undo and delete (docs/HISTORY.md).
+//!
+//! `/api/entries/{*path}` is one catch-all route, so the history actions are told apart
+//! here by the path's tail (`…/history`, `…/history/{id}`, `…/restore`); every other
+//! request goes on to the entries handlers unchanged.
+
+use axum::body::Body;
+use axum::extract::{FromRequest, Path, Request, State};
+use axum::handler::Handler;
+use axum::response::{IntoResponse, Response};
+use kb_core::{CaptureSource, ConversationId};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{MAX_BODY_BYTES, entries};
+use crate::error::{ApiError, ApiJson};
+use crate::state::AppState;
+
+/// Body of `POST /api/entries/{path}/restore`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreBody {
+    revision: i64,
+}
+
+/// Body of `POST /api/undo` (it may also be empty).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UndoBody {
+    conversation_id: Option<String>,
+    #[serde(default)]
+    force: bool,
+}
+
+/// What a GET under `/api/entries/` asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Wanted<'a> {
+    /// `{path}/history`.
+    History(&'a str),
+    /// `{path}/history/{id}`.
+    Revision(&'a str, i64),
+    /// Anything else: the entry itself.
+    Entry,
+}
+
+fn wanted(path: &str) -> Wanted<'_> {
+    if let Some(entry) = path.strip_suffix("/history") {
+        return Wanted::History(entry);
+    }
+    if let Some((rest, id)) = path.rsplit_once('/')
+        && let Some(entry) = rest.strip_suffix("/history")
+        && let Ok(id) = id.parse::<i64>()
+    {
+        return Wanted::Revision(entry, id);
+    }
+    Wanted::Entry
+}
+
+/// `GET /api/entries/{path}/history` → `{revisions}` newest first;
+/// `GET /api/entries/{path}/history/{id}` → the revision with `before` and `after`;
+/// any other GET is the entry (`{entry}`).
+pub async fn get(State(state): State<AppState>, Path(path): Path<String>, request: Request) -> Response {
+    let answer = match wanted(&path) {
+        Wanted::History(entry) => state.assistant.history(entry).await,
+        Wanted::Revision(entry, id) => state.assistant.revision(entry, id).await,
+        Wanted::Entry => return entries::get.call(request, state).await,
+    };
+    respond(answer.map_err(ApiError::from))
+}
+
+/// `POST /api/entries/{path}/restore {revision}` → `{path, revision?}`; any other POST goes
+/// on to the entry actions (move).
+pub async fn post_action(
+    State(state): State<AppState>,
+    Path(path): Path<String>,
+    request: Request,
+) -> Response {
+    let Some(entry) = path.strip_suffix("/restore") else {
+        return entries::post_action.call(request, state).await;
+    };
+    let answer = async {
+        let ApiJson(body) = ApiJson::<RestoreBody>::from_request(request, &state).await?;
+        Ok(state.assistant.restore(entry, body.revision, CaptureSource::Api).await?)
+    };
+    respond(answer.await)
+}
+
+/// `DELETE /api/entries/{path}` → `{path, deleted: true, revision}`.
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(path): Path<String>,
+) -> Result<ApiJson<Value>, ApiError> {
+    Ok(ApiJson(state.assistant.delete(&path, CaptureSource::Api).await?))
+}
+
+/// `POST /api/undo {conversationId?, force?}` (or no body) → `{undone, files}`: undoes the
+/// most recent change kb made in that conversation, or without one anywhere.
+pub async fn undo(State(state): State<AppState>, request: Request) -> Result<ApiJson<Value>, ApiError> {
+    let body = optional_json::<UndoBody>(request, &state).await?.unwrap_or_default();
+    let conversation = body.conversation_id.filter(|id| !id.trim().is_empty()).map(ConversationId::new);
+    Ok(ApiJson(state.assistant.undo(conversation, body.force, CaptureSource::Api).await?))
+}
+
+/// A JSON body, or `None` when the body is empty.
+async fn optional_json<T: serde::de::DeserializeOwned>(
+    request: Request,
+    state: &AppState,
+) -> Result<Option<T>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
+        ApiError::new(axum::http::StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "the body is too large")
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let request = Request::from_parts(parts, Body::from(bytes));
+    let ApiJson(value) = ApiJson::<T>::from_request(request, state).await?;
+    Ok(Some(value))
+}
+
+fn respond(answer: Result<Value, ApiError>) -> Response {
+    match answer {
+        Ok(value) => ApiJson(value).into_response(),
+        Err(error) => error.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_paths_are_told_from_entries() {
+        assert_eq!(wanted("projects/a.md/history"), Wanted::History("projects/a.md"));
+        assert_eq!(wanted("projects/a.md/history/42"), Wanted::Revision("projects/a.md", 42));
+        assert_eq!(wanted("projects/a.md"), Wanted::Entry);
+        assert_eq!(wanted("projects/a.md/history/x"), Wanted::Entry);
+    }
+}
