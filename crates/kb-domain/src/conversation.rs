@@ -51,6 +51,23 @@ pub struct Conversation {
     /// recorded. Bookkeeping of the chat turn, never shown.
     #[serde(skip)]
     pub summary_covers: Option<SummaryCoverage>,
+    /// A tool call waiting for the person's yes (a chat's delete_entry proposal): the next
+    /// message confirms or cancels it. Bookkeeping of the chat turn, never shown.
+    #[serde(skip)]
+    pub pending: Option<PendingCall>,
+}
+
+/// A tool call a chat turn proposed and keeps until the person's next message in the
+/// conversation: a confirmation runs it, anything else drops it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingCall {
+    /// The tool to run once confirmed.
+    pub tool: String,
+    /// Its arguments (a JSON object, as the tool itself wrote them).
+    pub arguments: serde_json::Value,
+    /// The question put to the person ("Delete projects/old-site.md?").
+    pub proposal: String,
 }
 
 /// How far a conversation's summary reaches: the chat turn loads only the messages after it.

@@ -29,7 +29,7 @@ pub mod vault_files;
 pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
 pub use change::{ChangeContext, ChangeSource};
-pub use conversation::{Conversation, ConversationId, Message, NewMessage, Role, ToolCall};
+pub use conversation::{Conversation, ConversationId, Message, NewMessage, PendingCall, Role, ToolCall};
 pub use edit::{BodyEdit, BodyEditError, BodyEditMode, BodyEditRequest};
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError, UpdatedDocument};
 pub use fields::{Confidence, FieldProblem};

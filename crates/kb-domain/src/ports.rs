@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
 use crate::change::{ChangeContext, ChangeSource};
-use crate::conversation::{Conversation, ConversationId, Message, NewMessage, SummaryCoverage};
+use crate::conversation::{Conversation, ConversationId, Message, NewMessage, PendingCall, SummaryCoverage};
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
 use crate::history::{HistoryError, Revision};
@@ -383,12 +383,23 @@ pub trait ConversationStore: Send + Sync {
     async fn messages_after(&self, id: &ConversationId, skip: u64) -> Result<Vec<Message>, StoreError>;
     /// The last `limit` messages, oldest first.
     async fn recent_messages(&self, id: &ConversationId, limit: usize) -> Result<Vec<Message>, StoreError>;
-    /// Appends the messages of one turn in one transaction.
+    /// Appends the messages of one turn in one transaction (the pending call stays as it is).
     async fn append_turn(
         &self,
         id: &ConversationId,
         messages: Vec<NewMessage>,
     ) -> Result<Vec<Message>, StoreError>;
+    /// Appends the messages of one turn and sets the conversation's pending call to
+    /// `pending` (`None` clears it), in one transaction.
+    async fn append_turn_with_pending(
+        &self,
+        id: &ConversationId,
+        messages: Vec<NewMessage>,
+        pending: Option<&PendingCall>,
+    ) -> Result<Vec<Message>, StoreError>;
+    /// Takes the conversation's pending call away: answers it and clears it, atomically, so
+    /// that of several turns (or kb processes) racing for it at most one gets it.
+    async fn take_pending(&self, id: &ConversationId) -> Result<Option<PendingCall>, StoreError>;
 }
 
 /// A language model with tool calls and structured output.

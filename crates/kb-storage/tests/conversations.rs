@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use kb_domain::conversation::SummaryCoverage;
-use kb_domain::{ConversationId, ConversationStore, Message, NewMessage, Role, StoreError, ToolCall};
+use kb_domain::{
+    ConversationId, ConversationStore, Message, NewMessage, PendingCall, Role, StoreError, ToolCall,
+};
 use kb_storage::conversations::SqliteConversationStore;
 use proptest::prelude::*;
 use sqlx::SqlitePool;
@@ -335,6 +337,81 @@ async fn a_turn_that_fails_half_way_stores_nothing() {
     // And the store is still usable afterwards (no lock or transaction left behind).
     store.append_turn(&c.id, vec![NewMessage::assistant("after")]).await.unwrap();
     assert_eq!(store.messages(&c.id).await.unwrap().len(), 2);
+}
+
+fn delete_proposal(path: &str) -> PendingCall {
+    PendingCall {
+        tool: "delete_entry".into(),
+        arguments: serde_json::json!({ "path": path }),
+        proposal: format!("Delete {path}?"),
+    }
+}
+
+#[tokio::test]
+async fn a_pending_call_is_stored_with_its_turn_survives_a_restart_and_is_taken_once() {
+    let dir = TempDir::new().unwrap();
+    let store = store_in(dir.path()).await;
+    let c = store.create("delete").await.unwrap();
+    assert_eq!(c.pending, None);
+    let proposal = delete_proposal("projects/old-site.md");
+    let turn = vec![NewMessage::user("delete projects/old-site.md"), NewMessage::assistant("Delete it?")];
+    store.append_turn_with_pending(&c.id, turn, Some(&proposal)).await.unwrap();
+
+    // The column holds the call as JSON; a fresh connection (a restart) reads it back.
+    let raw = raw_pool(dir.path()).await;
+    let column: Option<String> =
+        sqlx::query_scalar("SELECT pending_call FROM conversations").fetch_one(&raw).await.unwrap();
+    let json: serde_json::Value = serde_json::from_str(column.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"tool": "delete_entry", "arguments": {"path": "projects/old-site.md"},
+                           "proposal": "Delete projects/old-site.md?"})
+    );
+    store.close().await;
+    let store = store_in(dir.path()).await;
+    assert_eq!(store.get(&c.id).await.unwrap().unwrap().pending.as_ref(), Some(&proposal));
+    assert_eq!(store.list().await.unwrap()[0].pending.as_ref(), Some(&proposal));
+
+    // A plain append leaves it; taking it answers it once and clears the column.
+    store.append_turn(&c.id, vec![NewMessage::user("still there")]).await.unwrap();
+    assert_eq!(store.take_pending(&c.id).await.unwrap(), Some(proposal.clone()));
+    assert_eq!(store.take_pending(&c.id).await.unwrap(), None);
+    assert_eq!(store.get(&c.id).await.unwrap().unwrap().pending, None);
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM conversations WHERE pending_call IS NULL").await, 1);
+
+    // A turn stored with no pending call clears one left from before.
+    store.append_turn_with_pending(&c.id, vec![NewMessage::user("a")], Some(&proposal)).await.unwrap();
+    store.append_turn_with_pending(&c.id, vec![NewMessage::user("b")], None).await.unwrap();
+    assert_eq!(store.get(&c.id).await.unwrap().unwrap().pending, None);
+    assert_eq!(store.messages(&c.id).await.unwrap().len(), 5);
+
+    let ghost = ConversationId::new("01NOSUCHCONVERSATION00000");
+    assert!(matches!(store.take_pending(&ghost).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        store.append_turn_with_pending(&ghost, vec![NewMessage::user("x")], Some(&proposal)).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_several_stores_taking_one_pending_call_only_one_gets_it() {
+    let dir = TempDir::new().unwrap();
+    let stores = [store_in(dir.path()).await, store_in(dir.path()).await, store_in(dir.path()).await];
+    for round in 0..20 {
+        let c = stores[0].create("race").await.unwrap();
+        let proposal = delete_proposal(&format!("ideas/x-{round}.md"));
+        stores[0]
+            .append_turn_with_pending(&c.id, vec![NewMessage::user("x")], Some(&proposal))
+            .await
+            .unwrap();
+        let (a, b, d) = tokio::join!(
+            stores[0].take_pending(&c.id),
+            stores[1].take_pending(&c.id),
+            stores[2].take_pending(&c.id)
+        );
+        let got: Vec<PendingCall> = [a, b, d].into_iter().filter_map(|r| r.unwrap()).collect();
+        assert_eq!(got, vec![proposal], "round {round}");
+    }
 }
 
 fn text() -> impl Strategy<Value = String> {

@@ -7,7 +7,9 @@
 //! PostgreSQL adapter would mostly change the placeholders. Messages keep their order with
 //! a per-conversation `seq` (1, 2, 3, … with no gaps: messages are never removed one by one,
 //! so the first `n` messages are those with `seq <= n`); a turn is appended in one
-//! transaction that also moves the conversation's `updated_at`.
+//! transaction that also moves the conversation's `updated_at` (and, for a chat turn, sets
+//! the call it left waiting for the person's yes: `pending_call`, JSON text, taken away by
+//! the next turn with a compare-and-clear so that only one turn ever runs it).
 
 pub(crate) mod rows;
 
@@ -17,13 +19,15 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use kb_domain::conversation::SummaryCoverage;
-use kb_domain::{Conversation, ConversationId, ConversationStore, Message, NewMessage, StoreError};
+use kb_domain::{
+    Conversation, ConversationId, ConversationStore, Message, NewMessage, PendingCall, StoreError,
+};
 use sqlx::sqlite::{SqlitePool, SqliteQueryResult};
 use sqlx::{Row, Sqlite, Transaction};
 
 use rows::{
     conversation_columns, conversation_from_row, db_error, format_time, message_columns, message_from_row,
-    now, tool_calls_to_json,
+    now, pending_from_json, pending_to_json, tool_calls_to_json,
 };
 
 /// The conversation store on a SQLite database.
@@ -130,6 +134,7 @@ impl ConversationStore for SqliteConversationStore {
             updated_at: at,
             summary: None,
             summary_covers: None,
+            pending: None,
         };
         let stamp = format_time(at);
         sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)")
@@ -259,11 +264,62 @@ impl ConversationStore for SqliteConversationStore {
         Ok(messages)
     }
 
-    #[tracing::instrument(skip(self, messages), fields(id = %id, count = messages.len()))]
     async fn append_turn(
         &self,
         id: &ConversationId,
         messages: Vec<NewMessage>,
+    ) -> Result<Vec<Message>, StoreError> {
+        self.store_turn(id, messages, None).await
+    }
+
+    async fn append_turn_with_pending(
+        &self,
+        id: &ConversationId,
+        messages: Vec<NewMessage>,
+        pending: Option<&PendingCall>,
+    ) -> Result<Vec<Message>, StoreError> {
+        self.store_turn(id, messages, Some(pending)).await
+    }
+
+    #[tracing::instrument(skip(self), fields(id = %id))]
+    async fn take_pending(&self, id: &ConversationId) -> Result<Option<PendingCall>, StoreError> {
+        let found = sqlx::query("SELECT pending_call FROM conversations WHERE id = ?")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_error("cannot read the pending call"))?;
+        let Some(row) = found else {
+            return Err(StoreError::NotFound(id.clone()));
+        };
+        let text: Option<String> =
+            row.try_get("pending_call").map_err(db_error("cannot read the pending call"))?;
+        let Some(text) = text else {
+            return Ok(None);
+        };
+        // Cleared only if it is still the call read: of several takers, one changes the row.
+        let taken =
+            sqlx::query("UPDATE conversations SET pending_call = NULL WHERE id = ? AND pending_call = ?")
+                .bind(id.as_str())
+                .bind(text.as_str())
+                .execute(&self.pool)
+                .await
+                .map_err(db_error("cannot clear the pending call"))?;
+        if taken.rows_affected() == 0 {
+            return Ok(None);
+        }
+        pending_from_json(&text, id.as_str()).map(Some)
+    }
+}
+
+impl SqliteConversationStore {
+    /// Appends a turn's messages and, when `pending` is given, sets the pending call to it,
+    /// in one transaction that also moves `updated_at`.
+    #[tracing::instrument(skip(self, messages, pending), fields(id = %id, count = messages.len()))]
+    async fn store_turn(
+        &self,
+        id: &ConversationId,
+        messages: Vec<NewMessage>,
+        pending: Option<Option<&PendingCall>>,
     ) -> Result<Vec<Message>, StoreError> {
         let at = now();
         let mut tx = self.pool.begin().await.map_err(db_error("cannot start a transaction"))?;
@@ -278,6 +334,15 @@ impl ConversationStore for SqliteConversationStore {
         // On an unknown id, dropping the transaction rolls it back (nothing was written).
         changed_one(bumped, id)?;
         let stored = insert_messages(&mut tx, id, messages, at).await?;
+        if let Some(pending) = pending {
+            let text = pending.map(pending_to_json).transpose()?;
+            sqlx::query("UPDATE conversations SET pending_call = ? WHERE id = ?")
+                .bind(text.as_deref())
+                .bind(id.as_str())
+                .execute(&mut *tx)
+                .await
+                .map_err(db_error("cannot store the pending call"))?;
+        }
         tx.commit().await.map_err(db_error("cannot commit the turn"))?;
         Ok(stored)
     }

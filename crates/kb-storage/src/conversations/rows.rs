@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
 use kb_domain::conversation::SummaryCoverage;
-use kb_domain::{Conversation, ConversationId, Message, Role, StoreError, ToolCall};
+use kb_domain::{Conversation, ConversationId, Message, PendingCall, Role, StoreError, ToolCall};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -16,7 +16,7 @@ use sqlx::sqlite::SqliteRow;
 /// (a macro so queries stay `&'static str` through `concat!`).
 macro_rules! conversation_columns {
     () => {
-        "id, title, created_at, updated_at, summary, summary_covers, summary_last_filed"
+        "id, title, created_at, updated_at, summary, summary_covers, summary_last_filed, pending_call"
     };
 }
 pub(crate) use conversation_columns;
@@ -72,6 +72,19 @@ fn tool_calls_from_json(json: Option<&str>, message_id: &str) -> Result<Vec<Tool
     }
 }
 
+/// A pending call as stored (JSON text).
+pub(crate) fn pending_to_json(pending: &PendingCall) -> Result<String, StoreError> {
+    serde_json::to_string(pending)
+        .map_err(|err| StoreError::Database(format!("cannot encode the pending call: {err}")))
+}
+
+/// A stored pending call.
+pub(crate) fn pending_from_json(text: &str, conversation: &str) -> Result<PendingCall, StoreError> {
+    serde_json::from_str(text).map_err(|err| {
+        StoreError::Database(format!("unreadable pending call of conversation {conversation}: {err}"))
+    })
+}
+
 /// One column of a row.
 fn column<'r, T>(row: &'r SqliteRow, name: &'static str) -> Result<T, StoreError>
 where
@@ -94,8 +107,11 @@ pub(crate) fn conversation_from_row(row: &SqliteRow) -> Result<Conversation, Sto
         }),
         _ => None,
     };
+    let id: String = column(row, "id")?;
+    let pending: Option<String> = column(row, "pending_call")?;
     Ok(Conversation {
-        id: ConversationId::new(column::<String>(row, "id")?),
+        pending: pending.as_deref().map(|text| pending_from_json(text, &id)).transpose()?,
+        id: ConversationId::new(id),
         title: column(row, "title")?,
         created_at: parse_time(&created_at, "created_at")?,
         updated_at: parse_time(&updated_at, "updated_at")?,
@@ -153,5 +169,17 @@ mod tests {
         assert_eq!(tool_calls_from_json(json.as_deref(), "m").ok(), Some(calls));
         assert!(matches!(tool_calls_from_json(Some("{not json"), "m"), Err(StoreError::Database(_))));
         assert!(parse_time("yesterday", "created_at").is_err());
+    }
+
+    #[test]
+    fn pending_calls_round_trip_and_bad_json_is_an_error() {
+        let pending = PendingCall {
+            tool: "delete_entry".into(),
+            arguments: serde_json::json!({"path": "projects/x.md"}),
+            proposal: "Delete projects/x.md?".into(),
+        };
+        let text = pending_to_json(&pending).ok();
+        assert_eq!(text.as_deref().and_then(|t| pending_from_json(t, "c").ok()), Some(pending));
+        assert!(matches!(pending_from_json("{oops", "c"), Err(StoreError::Database(_))));
     }
 }
