@@ -102,6 +102,33 @@ pub enum Command {
     },
     /// Bring the search index in line with the vault (delete `.kb/index` first to rebuild it all).
     Reindex,
+    /// Show the revisions of an entry, newest first (also of a deleted one, by its last path).
+    History {
+        /// The entry's path in the vault, like `projects/clientco.md`.
+        path: String,
+    },
+    /// Bring an entry back to a revision's exact bytes (a deleted one comes back too).
+    Restore {
+        /// The entry's path in the vault (for a deleted entry, its last path).
+        path: String,
+        /// The revision's id, as `kb history` shows it.
+        #[arg(value_name = "REV")]
+        revision: i64,
+    },
+    /// Undo the most recent change kb made (again: the one before).
+    Undo {
+        /// Undo even when a file changed since (that version is kept in history).
+        #[arg(long)]
+        force: bool,
+        /// Only changes made in this conversation.
+        #[arg(long, value_name = "ID")]
+        conversation: Option<String>,
+    },
+    /// Delete one entry (history keeps it: `kb restore` or `kb undo` brings it back).
+    Delete {
+        /// The entry's path in the vault, like `projects/old-site.md`.
+        path: String,
+    },
     /// List, rename or delete conversations.
     Conversations {
         /// What to do with them.

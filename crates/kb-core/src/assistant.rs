@@ -35,6 +35,9 @@ pub struct Assistant {
     orchestrator: Orchestrator,
     model: Arc<dyn ChatModel>,
     threshold: Confidence,
+    /// Where the changes of [`Assistant::update_entry`] and [`Assistant::move_entry`]
+    /// come from: `api` unless [`Assistant::with_source`] says otherwise.
+    source: CaptureSource,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -145,7 +148,15 @@ impl Assistant {
             orchestrator,
             model,
             threshold,
+            source: CaptureSource::Api,
         })
+    }
+
+    /// The same kb, recording the changes its entry methods make (update, move) as coming
+    /// from `source` (`cli` for the command line) instead of `api`.
+    pub fn with_source(mut self, source: CaptureSource) -> Assistant {
+        self.source = source;
+        self
     }
 
     /// The vault folder.
@@ -269,17 +280,13 @@ impl Assistant {
         let mut args = json!({ "path": path });
         set(&mut args, "updates", updates);
         set(&mut args, "body", body);
-        self.call_tool("update_entry", args, CaptureSource::Api).await
+        self.call_tool("update_entry", args, self.source).await
     }
 
     /// Moves an entry (move_entry).
     pub async fn move_entry(&self, path: &str, target_category: &str) -> Result<Value, ToolFailure> {
-        self.call_tool(
-            "move_entry",
-            json!({ "path": path, "targetCategory": target_category }),
-            CaptureSource::Api,
-        )
-        .await
+        self.call_tool("move_entry", json!({ "path": path, "targetCategory": target_category }), self.source)
+            .await
     }
 
     /// Searches (search_entries).

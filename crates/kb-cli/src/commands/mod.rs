@@ -3,6 +3,7 @@
 mod changes;
 mod conversations;
 mod entries;
+mod history;
 mod reindex;
 mod serve;
 
@@ -47,6 +48,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Digest { kind } => entries::digest(&kb, kind, json).await,
         Command::Conversations { action } => conversations::run(&kb, action, json).await,
+        Command::History { path } => history::history(&kb, &path, json).await,
+        Command::Restore { path, revision } => history::restore(&kb, &path, revision, json).await,
+        Command::Undo { force, conversation } => history::undo(&kb, force, conversation, json).await,
+        Command::Delete { path } => history::delete(&kb, &path, json).await,
         Command::Serve { .. } | Command::Reindex => Ok(()),
     };
     kb.close().await;
@@ -62,5 +67,6 @@ fn config(kb_dir: Option<PathBuf>) -> Result<Config, CliError> {
 /// Opens kb; `watch` follows edits made outside kb while it runs (for the REPL).
 async fn open(mut config: Config, watch: bool) -> Result<Assistant, CliError> {
     config.watch = watch;
-    Ok(Assistant::open(config).await?)
+    // What the command line changes is recorded as coming from it.
+    Ok(Assistant::open(config).await?.with_source(kb_core::CaptureSource::Cli))
 }
