@@ -87,6 +87,9 @@ async fn history_lists_changes_newest_first_and_restore_brings_bytes_back() {
 
     // The entry GET and move still answer under the same route.
     kb.get(&format!("/api/entries/{}", url_path(&path))).await.expect(200);
+    // A path kb never saw has no history; a path outside the vault is refused.
+    assert!(history(&kb, "projects/never-was.md").await.is_empty());
+    assert_eq!(kb.get("/api/entries/..%2Fx.md/history").await.expect_error(400), "invalid_path");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
