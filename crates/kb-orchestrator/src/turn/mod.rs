@@ -1,10 +1,14 @@
 //! The chat turn (SPEC §3): load or start the conversation, build the context, let the
 //! model call tools until it answers in text or the round cap is reached, store the whole
-//! turn in one transaction, and answer.
+//! turn in one transaction, and answer. A call left waiting for the person's yes
+//! ([`confirm`]) is stored with the turn and decided by the next message.
 
+pub mod confirm;
 mod error;
 mod response;
 mod summary;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,10 +16,11 @@ use std::time::Instant;
 use chrono::Utc;
 use kb_domain::{
     ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
-    ListFilter, NewMessage, Usage,
+    ListFilter, NewMessage, PendingCall, ToolCall, Usage,
 };
 use kb_tools::{
-    CaptureSource, StateUpdate, ToolCategory, ToolContext, ToolRegistry, ToolResult, ToolServices,
+    CaptureSource, Confirmation, StateUpdate, ToolCategory, ToolContext, ToolRegistry, ToolResult,
+    ToolServices,
 };
 use serde_json::Value;
 use tracing::Instrument;
@@ -75,11 +80,16 @@ pub struct Orchestrator {
 }
 
 /// What the tool loop produced.
+#[derive(Default)]
 struct LoopOutcome {
     answer: String,
     turn_messages: Vec<NewMessage>,
     tools_used: Vec<String>,
+    /// The tools that may have changed the vault (not those that only proposed).
+    changing_tools: Vec<String>,
     filed: Option<FiledEntry>,
+    /// The call the turn leaves waiting for the person's yes (the last one proposed).
+    pending: Option<PendingCall>,
 }
 
 impl Orchestrator {
@@ -129,6 +139,11 @@ impl Orchestrator {
         }
         let (conversation, created) = self.open_conversation(conversation_id, message).await?;
         span.record("conversation", conversation.id.as_str());
+        // A call waiting for the person's yes is taken away now, whatever this message says.
+        let pending = match conversation.pending {
+            Some(_) => self.store.take_pending(&conversation.id).await?,
+            None => None,
+        };
         let window = self.settings.history_window;
         let past = summary::load(self.store.as_ref(), &conversation, window).await?;
         let mut usage = Usage::default();
@@ -145,8 +160,16 @@ impl Orchestrator {
         let mut messages =
             vec![ChatMessage::System { content: self.prompt(context.summary.as_deref()).await }];
         messages.extend(history::to_chat_messages(&context.recent));
+        let (confirmed, cancelled) = match pending {
+            Some(call) if confirm::is_confirmation(message) => (Some(call), None),
+            other => (None, other),
+        };
+        if let Some(call) = &cancelled {
+            tracing::info!(tool = %call.tool, "the pending call was cancelled by the next message");
+            messages.push(ChatMessage::System { content: confirm::cancelled_note(call) });
+        }
         messages.push(ChatMessage::User { content: message.to_string() });
-        let ctx = ToolContext {
+        let mut ctx = ToolContext {
             conversation_id: Some(conversation.id.clone()),
             last_filed: context.last_filed,
             today: self.services.clock.today(),
@@ -155,7 +178,12 @@ impl Orchestrator {
             // In a chat, a destructive tool proposes first and waits for the person's yes.
             confirmation: kb_tools::Confirmation::Ask,
         };
-        let outcome = match self.tool_loop(messages, ctx, &mut usage).await {
+        let mut outcome = LoopOutcome::default();
+        if let Some(call) = confirmed {
+            tracing::info!(tool = %call.tool, "the person confirmed the pending call");
+            self.run_confirmed(&call, &mut ctx, &mut messages, &mut outcome, &mut usage).await;
+        }
+        let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 // Nothing of a failed turn is stored; a conversation it started would be an
@@ -173,7 +201,9 @@ impl Orchestrator {
         let mut turn = vec![NewMessage::user(message)];
         turn.extend(outcome.turn_messages);
         turn.push(answer);
-        let (id, created_at) = match self.store.append_turn(&conversation.id, turn).await {
+        let stored =
+            self.store.append_turn_with_pending(&conversation.id, turn, outcome.pending.as_ref()).await;
+        let (id, created_at) = match stored {
             Ok(stored) => stored.last().map(|m| (m.id.clone(), m.created_at)).unwrap_or_else(local_id),
             Err(error) => {
                 tracing::warn!(%error, "the turn could not be stored; answering anyway");
@@ -241,24 +271,70 @@ impl Orchestrator {
         })
     }
 
+    /// Runs the call the person just confirmed, as a call of kb's own in this turn: the
+    /// model's next round reads its result like any other.
+    async fn run_confirmed(
+        &self,
+        pending: &PendingCall,
+        ctx: &mut ToolContext,
+        messages: &mut Vec<ChatMessage>,
+        outcome: &mut LoopOutcome,
+        usage: &mut Usage,
+    ) {
+        let call = confirm::confirmed_call(pending);
+        messages.push(ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] });
+        outcome.turn_messages.push(NewMessage::assistant_tool_calls("", vec![call.clone()]));
+        ctx.confirmation = Confirmation::Given;
+        self.run_call(call, ctx, messages, outcome, usage).await;
+        ctx.confirmation = Confirmation::Ask;
+    }
+
+    /// Runs one tool call: its result joins the messages, its state updates the context.
+    async fn run_call(
+        &self,
+        call: ToolCall,
+        ctx: &mut ToolContext,
+        messages: &mut Vec<ChatMessage>,
+        outcome: &mut LoopOutcome,
+        usage: &mut Usage,
+    ) {
+        let result = self.registry.execute(&call.name, &call.arguments, ctx, &self.services).await;
+        let mut proposed = false;
+        for update in &result.state_updates {
+            if let StateUpdate::ModelUsage(spent) = update {
+                usage.add(*spent);
+            }
+            if let Some(pending) = confirm::requested(update) {
+                outcome.pending = Some(pending);
+                proposed = true;
+            }
+            ctx.apply(update);
+        }
+        if let Some(filed) = filed_entry(&result) {
+            outcome.filed = Some(filed);
+        }
+        let content = result.to_llm_json();
+        outcome.tools_used.push(call.name.clone());
+        if !proposed {
+            outcome.changing_tools.push(call.name.clone());
+        }
+        messages.push(ChatMessage::Tool { tool_call_id: call.id.clone(), content: content.clone() });
+        outcome.turn_messages.push(NewMessage::tool_result(call.id, content));
+    }
+
     async fn tool_loop(
         &self,
         mut messages: Vec<ChatMessage>,
         mut ctx: ToolContext,
         usage: &mut Usage,
+        mut outcome: LoopOutcome,
     ) -> Result<LoopOutcome, TurnError> {
         let tools = self.registry.definitions();
-        let mut outcome = LoopOutcome {
-            answer: String::new(),
-            turn_messages: Vec::new(),
-            tools_used: Vec::new(),
-            filed: None,
-        };
         for _round in 0..self.settings.max_tool_rounds {
             let request = ChatRequest { messages: messages.clone(), tools: tools.clone() };
             let completion = match self.model.complete(&request).await {
                 Ok(completion) => completion,
-                Err(error) if self.changed_the_vault(&outcome.tools_used) => {
+                Err(error) if self.changed_the_vault(&outcome.changing_tools) => {
                     // What the tools changed is on disk: the person must hear of it, and the
                     // turn is kept, rather than an error that invites a duplicate retry.
                     tracing::warn!(%error, "the model failed after tools changed the vault; keeping the turn");
@@ -282,20 +358,7 @@ impl Orchestrator {
             });
             outcome.turn_messages.push(NewMessage::assistant_tool_calls(text, completion.tool_calls.clone()));
             for call in completion.tool_calls {
-                let result = self.registry.execute(&call.name, &call.arguments, &ctx, &self.services).await;
-                for update in &result.state_updates {
-                    if let StateUpdate::ModelUsage(spent) = update {
-                        usage.add(*spent);
-                    }
-                    ctx.apply(update);
-                }
-                if let Some(filed) = filed_entry(&result) {
-                    outcome.filed = Some(filed);
-                }
-                let content = result.to_llm_json();
-                outcome.tools_used.push(call.name.clone());
-                messages.push(ChatMessage::Tool { tool_call_id: call.id.clone(), content: content.clone() });
-                outcome.turn_messages.push(NewMessage::tool_result(call.id, content));
+                self.run_call(call, &mut ctx, &mut messages, &mut outcome, usage).await;
             }
         }
         tracing::warn!(rounds = self.settings.max_tool_rounds, "tool round cap reached");
