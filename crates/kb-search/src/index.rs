@@ -57,6 +57,21 @@ pub struct TantivyIndex {
     pub(crate) index: Index,
 }
 
+impl Drop for TantivyIndex {
+    /// The owner lets merges finish and puts the whole index on disk (see
+    /// [`crate::directory`]), so the next start after a machine restart need not rebuild it.
+    fn drop(&mut self) {
+        let writer = self.writer.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let Some(writer) = writer else { return };
+        if let Err(error) = writer.wait_merging_threads() {
+            tracing::warn!(%error, "the search index's merges did not finish");
+        }
+        if let Err(error) = crate::directory::sync_all(&self.index_dir) {
+            tracing::warn!(%error, "the search index could not be put on disk; it is rebuilt if the machine stops first");
+        }
+    }
+}
+
 /// How an owning process answers the others.
 pub(crate) struct Sharing {
     this: Weak<TantivyIndex>,

@@ -1,5 +1,6 @@
 //! Opening the index: reuse what is on disk and bring it up to date with the vault, or
-//! rebuild it from the vault when it is missing, corrupt or from an older schema.
+//! rebuild it from the vault when it is missing, corrupt, from an older schema, or may
+//! have lost writes the machine never put on disk (see [`crate::directory`]).
 //!
 //! A warm open reads only metadata: the stamps (path, mtime, size) of indexed entries come
 //! from fast fields, those of the files from a directory walk, and only files whose stamp
@@ -18,6 +19,7 @@ use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
 
 use crate::analysis::register;
+use crate::directory::{IndexDirectory, lost_writes};
 use crate::error::{OpenError, index_error};
 use crate::index::{TantivyIndex, lock};
 use crate::ingest::{ProgressFn, ingest};
@@ -111,7 +113,9 @@ impl TantivyIndex {
             Err(reason) => {
                 tracing::info!(%reason, index = %index_dir.display(), "rebuilding the search index from the vault");
                 wipe(index_dir).map_err(folder_error)?;
-                let index = Index::create_in_dir(index_dir, build_schema()).map_err(tantivy_error)?;
+                let directory = IndexDirectory::open(index_dir).map_err(tantivy_error)?;
+                let index = Index::create(directory, build_schema(), tantivy::IndexSettings::default())
+                    .map_err(tantivy_error)?;
                 register(&index);
                 let (stamps, sync) =
                     bulk_build(files.as_ref(), &index, options.progress.as_ref()).map_err(tantivy_error)?;
@@ -198,7 +202,11 @@ fn load_existing(dir: &Path) -> Result<Loaded, String> {
     if version != u64::from(SCHEMA_VERSION) {
         return Err(format!("index has schema version {version}, this kb uses {SCHEMA_VERSION}"));
     }
-    let index = Index::open_in_dir(dir).map_err(|e| format!("index cannot be opened: {e}"))?;
+    if let Some(reason) = lost_writes(dir) {
+        return Err(reason);
+    }
+    let directory = IndexDirectory::open(dir).map_err(|e| format!("index cannot be opened: {e}"))?;
+    let index = Index::open(directory).map_err(|e| format!("index cannot be opened: {e}"))?;
     if index.schema() != build_schema() {
         return Err("index schema differs from this kb's".to_string());
     }

@@ -1,6 +1,6 @@
 //! Opening kb's SQLite database: one file (`DATABASE_URL`, by default `.kb/kb.sqlite`)
-//! holding conversations and revision history, in WAL mode with a busy timeout so several
-//! kb processes share it, its schema (`migrations/`) embedded and applied at connection.
+//! holding conversations and revision history, in WAL mode (synchronous NORMAL) with a
+//! busy timeout so several kb processes share it, its schema (`migrations/`) embedded and applied at connection.
 
 use std::path::Path;
 use std::str::FromStr;
@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use kb_domain::StoreError;
 use sqlx::migrate::Migrator;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 
 /// The schema, embedded at build time.
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
@@ -48,7 +50,9 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
         // Each connection to `:memory:` would see its own database: keep exactly one, forever.
         pool = pool.max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None);
     } else {
-        options = options.journal_mode(SqliteJournalMode::Wal);
+        // In WAL mode NORMAL syncs at checkpoints, not at every commit: a power cut may
+        // lose the last commits but never corrupts the database.
+        options = options.journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Normal);
         if let Some(folder) = options.get_filename().parent()
             && !folder.as_os_str().is_empty()
         {

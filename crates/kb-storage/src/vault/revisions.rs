@@ -18,6 +18,10 @@ use super::safe_path::io_error;
 use super::{State, Vault, atomic};
 use crate::history::content_hash;
 
+/// How many differing files [`Vault::check_history`] records under one hold of the
+/// write lock.
+const CHECK_CHUNK: usize = 256;
+
 impl Vault {
     /// The history log, or the error saying there is none.
     fn log(&self) -> Result<&dyn RevisionLog, RepositoryError> {
@@ -69,30 +73,41 @@ impl Vault {
     /// history last recorded at its path (edited while kb was not running, or by a kb
     /// process killed between writing and recording), and every recorded file that is
     /// gone, is recorded as a change from outside. Reads every entry file, so long-running
-    /// processes call it off the request path. Returns how many files differed.
+    /// processes call it off the request path; the files are compared without any lock,
+    /// and only those that differ are read again and recorded, a few hundred at a time
+    /// under the write lock, so changes in every process go on meanwhile. Returns how many
+    /// files were recorded.
     pub fn check_history(&self) -> Result<usize, RepositoryError> {
         let log = self.log()?;
         let paths = self.lock().cache.known_paths();
-        let _writing = self.writes.hold();
         let mut heads: HashMap<EntryPath, ContentHash> = log.heads()?.into_iter().collect();
         let mut differing = Vec::new();
         for path in paths {
             let head = heads.remove(&path);
             let Ok(bytes) = fs::read(self.root.file(&path)) else { continue };
             if head.as_ref() != Some(&content_hash(&bytes)) {
-                let entry_id = entry_id_of(&path, &bytes);
-                differing.push(ObservedFile { path, bytes: Some(bytes), entry_id });
+                differing.push(path);
             }
         }
         // Recorded files no longer there.
-        for (path, _) in heads {
-            if fs::symlink_metadata(self.root.file(&path)).is_err() {
-                differing.push(ObservedFile { path, bytes: None, entry_id: None });
-            }
+        differing
+            .extend(heads.into_keys().filter(|path| fs::symlink_metadata(self.root.file(path)).is_err()));
+        let mut recorded = 0;
+        for chunk in differing.chunks(CHECK_CHUNK) {
+            let _writing = self.writes.hold();
+            // Read again under the lock: a change kb made meanwhile is already recorded,
+            // and the log compares with what it last recorded before adding anything.
+            let files = chunk
+                .iter()
+                .map(|path| {
+                    let bytes = fs::read(self.root.file(path)).ok();
+                    let entry_id = bytes.as_deref().and_then(|b| entry_id_of(path, b));
+                    ObservedFile { path: path.clone(), bytes, entry_id }
+                })
+                .collect();
+            recorded += log.observe(self.clock.now(), files)?.len();
         }
-        let count = differing.len();
-        self.observe(differing);
-        Ok(count)
+        Ok(recorded)
     }
 
     /// The revisions of the entry at (or last at) `path`, newest first.
