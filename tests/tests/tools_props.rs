@@ -280,6 +280,77 @@ fn update_entry_changes_only_the_given_fields() {
         .unwrap();
 }
 
+/// The frontmatter lines of a file but `updated_at`'s, and its notes, as bytes.
+fn split_file(text: &str) -> Option<(String, String)> {
+    let spans = kb_domain::frontmatter::document_spans(text).ok()?;
+    let yaml = spans.yaml?;
+    let lines: String = text[yaml].split_inclusive('\n').filter(|l| !l.starts_with("updated_at:")).collect();
+    Some((lines, text[spans.body].to_string()))
+}
+
+/// Property 4b: a body edit through update_entry changes only the notes, as asked: append,
+/// prepend and section keep every byte of the old notes, find_replace changes nothing
+/// unless the count matches, and the frontmatter keeps every line but `updated_at`'s.
+#[test]
+fn update_entry_body_edits_keep_what_they_do_not_name() {
+    let world = World::new();
+    let mode = prop::sample::select(vec!["append", "prepend", "section", "find_replace"]);
+    let strategy = (
+        0usize..1000,
+        mode,
+        "[A-Za-z][A-Za-z .-]{0,20}",
+        prop::sample::select(vec!["Log", "Tasks", "Notes"]),
+        prop::sample::select(WORDS.to_vec()),
+        1u64..3,
+    );
+    runner()
+        .run(&strategy, |(pick, mode, content, section, find, expected)| {
+            let all = world.entries();
+            let path = all[pick % all.len()].path.to_string();
+            let file = world.root.join(&path);
+            let old = fs::read_to_string(&file).unwrap();
+            let body = match mode {
+                "section" => json!({"mode": mode, "content": content, "section": section}),
+                "find_replace" => {
+                    json!({"mode": mode, "content": content, "find": find, "expectedReplacements": expected})
+                }
+                _ => json!({"mode": mode, "content": content}),
+            };
+            let result = world.call("update_entry", json!({"path": path, "body": body}));
+            let new = fs::read_to_string(&file).unwrap();
+            let old_notes = kb_domain::frontmatter::parse_document(&old).unwrap().body;
+            if mode == "find_replace" && old_notes.matches(find).count() as u64 != expected {
+                prop_assert!(!result.success, "{:?}", result);
+                prop_assert!(result.error.unwrap_or_default().contains("nothing was changed"));
+                prop_assert_eq!(new, old, "a refused edit changed the file");
+                return Ok(());
+            }
+            prop_assert!(result.success, "{:?} {}", result, body);
+            let (new_lines, new_notes) = split_file(&new).unwrap();
+            if let Some((old_lines, _)) = split_file(&old) {
+                prop_assert_eq!(new_lines, old_lines, "the frontmatter changed beyond updated_at");
+            }
+            match mode {
+                "append" => prop_assert!(new_notes.starts_with(&old_notes) && new_notes.contains(&content)),
+                "prepend" => prop_assert!(new_notes.ends_with(&old_notes) && new_notes.starts_with(&content)),
+                "section" => {
+                    let kept = old_notes.bytes().zip(new_notes.bytes()).take_while(|(a, b)| a == b).count();
+                    prop_assert!(
+                        new_notes.ends_with(&old_notes[kept..]),
+                        "{:?} -> {:?}",
+                        old_notes,
+                        new_notes
+                    );
+                    let heading = format!("## {section}");
+                    prop_assert!(new_notes.contains(&heading));
+                }
+                _ => prop_assert_eq!(new_notes, old_notes.replace(find, &content)),
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
 /// Property 5: move_entry puts the entry at `{target}/{slug}.md`, removes the old file,
 /// gives it the target's schema and loses nothing the person wrote.
 #[test]

@@ -95,8 +95,8 @@ pub enum BodyEditError {
     /// Mode `section` without a section.
     #[error("body.section is required for mode section: give the heading to add under, like \"Log\"")]
     MissingSection,
-    /// A section that cannot be a heading.
-    #[error("body.section must be the text of one heading line, like \"Log\" (no '#', no line breaks)")]
+    /// A section given with its `#` marks.
+    #[error("body.section must be the text of the heading without its '#' marks, like \"Log\"")]
     BadSection,
     /// Mode `find_replace` without a find text.
     #[error("body.find is required for mode find_replace: give the exact text to replace")]
@@ -181,7 +181,7 @@ impl BodyEdit {
                 if heading.is_empty() {
                     return Err(BodyEditError::MissingSection);
                 }
-                if heading.starts_with('#') || heading.contains(['\n', '\r']) {
+                if heading.starts_with('#') {
                     return Err(BodyEditError::BadSection);
                 }
                 Ok(BodyEdit::Section { heading, content: adding(content)?, today })

@@ -83,7 +83,7 @@ fn arguments_of_another_mode_are_refused() {
     let blank = BodyEditRequest { section: Some("  ".into()), ..request(BodyEditMode::Section, "y") };
     assert!(refused(blank).contains("body.section is required"));
     let hashes = BodyEditRequest { section: Some("## Log".into()), ..request(BodyEditMode::Section, "y") };
-    assert!(refused(hashes).contains("no '#'"));
+    assert!(refused(hashes).contains("without its '#' marks"));
     let lines = BodyEditRequest { section: Some("A\nB".into()), ..request(BodyEditMode::Section, "y") };
     assert_eq!(BodyEdit::from_request(lines, today()), Ok(section("A B", "y")));
     assert!(refused(request(BodyEditMode::FindReplace, "y")).contains("body.find is required"));
