@@ -480,3 +480,91 @@ mod any_message {
         }
     }
 }
+
+/// A prompt whose index lists these `(name, path)` entries, then `message`.
+fn with_index(entries: &[(&str, &str)], message: &str) -> Vec<ChatMessage> {
+    let lines: Vec<String> =
+        entries.iter().map(|(name, path)| format!("- [{name}]({path}) [active]")).collect();
+    let prompt = format!("{SYSTEM}\n\n## The knowledge base index\n{}\n", lines.join("\n"));
+    vec![ChatMessage::System { content: prompt }, ChatMessage::User { content: message.into() }]
+}
+
+#[tokio::test]
+async fn deletes_and_undo_reach_their_tools_and_a_named_entry_is_found_in_the_index() {
+    let all = ["delete_entry", "undo_last_change", "classify_and_capture", "get_entry"];
+    let call = |answer: &ChatCompletion| {
+        let call = &answer.tool_calls[0];
+        (call.name.clone(), serde_json::from_str::<Value>(&call.arguments).unwrap())
+    };
+    let answer = complete(fresh("delete projects/old-site.md"), &all).await;
+    assert_eq!(call(&answer), ("delete_entry".into(), json!({"path": "projects/old-site.md"})));
+    let answer = complete(after_capture("delete that"), &all).await;
+    assert_eq!(call(&answer), ("delete_entry".into(), json!({"path": "inbox/x.md"})));
+    for undo in ["undo", "undo that", "take that back", "revert that"] {
+        let answer = complete(after_capture(undo), &all).await;
+        assert_eq!(call(&answer), ("undo_last_change".into(), json!({})), "{undo}");
+    }
+
+    let index =
+        [("Old site", "projects/old-site.md"), ("Garden", "ideas/garden.md"), ("Garden", "admin/garden.md")];
+    let answer = complete(with_index(&index, "remove the old-site entry"), &all).await;
+    assert_eq!(call(&answer), ("delete_entry".into(), json!({"path": "projects/old-site.md"})));
+    let answer = complete(with_index(&index, "mark the old site done"), &["update_entry"]).await;
+    assert_eq!(
+        call(&answer),
+        ("update_entry".into(), json!({"path": "projects/old-site.md", "updates": {"status": "done"}}))
+    );
+    // Two entries of that name, or none: kb asks back rather than guess.
+    let answer = complete(with_index(&index, "delete the garden entry"), &all).await;
+    let text = answer.content.unwrap();
+    assert!(text.contains("ideas/garden.md") && text.contains("admin/garden.md"), "{text}");
+    let answer = complete(with_index(&index, "delete the shed entry"), &all).await;
+    assert!(answer.content.unwrap().contains("Which entry is “shed”"));
+    // Not offered: said so.
+    let answer = complete(fresh("undo"), &["classify_and_capture"]).await;
+    assert!(answer.content.unwrap().contains("not available"));
+}
+
+#[tokio::test]
+async fn a_no_to_a_cancelled_proposal_is_acknowledged_and_anything_else_answered_as_new() {
+    let cancelled = |message: &str| {
+        vec![
+            ChatMessage::System { content: SYSTEM.into() },
+            ChatMessage::System {
+                content: format!(
+                    "{} the person did not confirm \"Delete x?\"",
+                    kb_orchestrator::turn::confirm::CANCELLED_PREFIX
+                ),
+            },
+            ChatMessage::User { content: message.into() },
+        ]
+    };
+    let answer = complete(cancelled("No."), &TOOLS).await;
+    assert_eq!(answer.content.as_deref(), Some("Okay, I won't: nothing was changed."));
+    let answer = complete(cancelled("list my projects"), &TOOLS).await;
+    assert_eq!(answer.tool_calls[0].name, "list_entries");
+    // Without the note, "no" is just an acknowledgement.
+    let answer = complete(fresh("no"), &TOOLS).await;
+    assert_ne!(answer.content.as_deref(), Some("Okay, I won't: nothing was changed."));
+}
+
+#[tokio::test]
+async fn delete_and_undo_results_are_told_back() {
+    let asked = json!({"success": true, "data": {"path": "projects/old-site.md", "deleted": false,
+        "confirmationRequired": true, "proposal": "Delete projects/old-site.md?"}});
+    assert_eq!(
+        final_answer("delete_entry", asked).await,
+        "Delete projects/old-site.md? Say “yes” to delete it; anything else keeps it."
+    );
+    let deleted =
+        json!({"success": true, "data": {"path": "projects/old-site.md", "deleted": true, "revision": 3}});
+    assert_eq!(
+        final_answer("delete_entry", deleted).await,
+        "Deleted projects/old-site.md. Say “undo” to bring it back."
+    );
+    let refused = json!({"success": false, "error": "there is no change to undo in this conversation"});
+    assert_eq!(
+        final_answer("undo_last_change", refused).await,
+        "That didn't work: there is no change to undo in this conversation"
+    );
+}

@@ -1,6 +1,7 @@
 //! Requests that change an existing entry: updates ("mark that done", "set the due date of
-//! projects/x.md to Dec 15", "rename that to …") and moves ("actually that's a project",
-//! "move inbox/x.md to people").
+//! projects/x.md to Dec 15", "rename that to …"), moves ("actually that's a project",
+//! "move inbox/x.md to people"), deletes ("delete projects/x.md", "remove the old site
+//! entry", "delete that") and undo ("undo", "undo that", "take that back", "revert that").
 
 use chrono::NaiveDate;
 use kb_domain::Category;
@@ -309,12 +310,133 @@ pub fn relocate(u: &Utterance) -> Option<Intent> {
     Some(Intent::Move { subject, target })
 }
 
+/// Verbs that ask for an entry to be deleted.
+const DELETERS: &[&str] = &["delete", "remove", "erase", "trash"];
+/// Words that say the thing named is an entry ("remove the old site entry").
+const ENTRY_WORDS: &[&str] = &["entry", "note", "item", "file", "record"];
+/// Words around a path or a pointer in a delete that do not change it.
+const DELETE_GLUE: &[&str] =
+    &["the", "my", "a", "an", "entry", "note", "item", "file", "record", "please", "now"];
+
+/// A request to delete one entry, if the message is one: "delete projects/x.md", "delete
+/// that", "remove the old site entry". A thing named after "remove" must be called an entry
+/// (so "remove the batteries from the smoke alarm" stays something to file).
+pub fn remove(u: &Utterance) -> Option<Intent> {
+    let base = u.core_start();
+    let w = u.core();
+    let verb = w.first()?.as_str();
+    if !DELETERS.contains(&verb) {
+        return None;
+    }
+    let rest = &w[1..];
+    if rest.is_empty() {
+        return Some(Intent::Say(
+            "Which entry should I delete? Give me its path, like projects/old-site.md.".into(),
+        ));
+    }
+    let paths: Vec<String> = rest.iter().filter_map(|x| as_path(x)).collect();
+    if let [path] = paths.as_slice()
+        && rest.iter().all(|x| as_path(x).is_some() || DELETE_GLUE.contains(&x.as_str()))
+    {
+        return Some(Intent::Delete(Subject::Path(path.clone())));
+    }
+    if rest.iter().all(|x| REFERENCE_WORDS.contains(&x.as_str()) || DELETE_GLUE.contains(&x.as_str()))
+        && rest.iter().any(|x| ANCHORS.contains(&x.as_str()))
+    {
+        return Some(Intent::Delete(Subject::Recent));
+    }
+    // A name: the words after the verb, less articles before and "entry" after.
+    let mut from = 1;
+    while w.get(from).is_some_and(|x| matches!(x.as_str(), "the" | "my" | "a" | "an")) {
+        from += 1;
+    }
+    let mut to = w.len();
+    let mut called_an_entry = false;
+    while to > from && ENTRY_WORDS.contains(&w[to - 1].as_str()) {
+        to -= 1;
+        called_an_entry = true;
+    }
+    if to <= from || (verb == "remove" && !called_an_entry) || paths.len() > 1 {
+        return None;
+    }
+    Some(Intent::Delete(Subject::Named(u.span(base + from, base + to))))
+}
+
+/// A request to undo the last change: "undo", "undo that", "take that back", "revert that",
+/// "undo it anyway" (forced: a file changed since is replaced, its version kept in history).
+pub fn undo(u: &Utterance) -> Option<Intent> {
+    let w = u.core();
+    let rest = match w.first()?.as_str() {
+        "undo" | "revert" => &w[1..],
+        "take" if w.len() >= 3 && w.last().is_some_and(|x| x == "back") => &w[1..w.len() - 1],
+        _ => return None,
+    };
+    let glue = ["that", "it", "this", "the", "my", "last", "latest", "change", "one", "again", "please"];
+    let force = rest.iter().any(|x| matches!(x.as_str(), "anyway" | "anyways" | "force"));
+    let plain = rest
+        .iter()
+        .all(|x| glue.contains(&x.as_str()) || matches!(x.as_str(), "anyway" | "anyways" | "force"));
+    let take_back = w[0] == "take";
+    (plain && (!take_back || rest.iter().any(|x| ANCHORS.contains(&x.as_str()))))
+        .then_some(Intent::Undo { force })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<String> {
         Utterance::new(text).texts()
+    }
+
+    fn delete(text: &str) -> Option<Intent> {
+        remove(&Utterance::new(text))
+    }
+
+    #[test]
+    fn deletes_name_a_path_a_pointer_or_an_entry_by_name() {
+        let path = |p: &str| Some(Intent::Delete(Subject::Path(p.into())));
+        assert_eq!(delete("delete projects/old-site.md"), path("projects/old-site.md"));
+        assert_eq!(delete("Please remove the entry ideas/drone"), path("ideas/drone.md"));
+        assert_eq!(delete("delete that"), Some(Intent::Delete(Subject::Recent)));
+        assert_eq!(delete("remove the last entry"), Some(Intent::Delete(Subject::Recent)));
+        assert_eq!(delete("trash it"), Some(Intent::Delete(Subject::Recent)));
+        assert_eq!(
+            delete("remove the Old Site entry"),
+            Some(Intent::Delete(Subject::Named("Old Site".into())))
+        );
+        assert_eq!(
+            delete("delete the trip to Paris"),
+            Some(Intent::Delete(Subject::Named("trip to Paris".into())))
+        );
+        assert!(matches!(delete("delete"), Some(Intent::Say(_))));
+        // "remove" a thing not called an entry is something to do, not a delete.
+        assert_eq!(delete("remove the batteries from the smoke alarm"), None);
+        assert_eq!(delete("delete projects/a.md and projects/b.md"), None);
+        assert_eq!(delete("deleted scenes are fun"), None);
+    }
+
+    #[test]
+    fn undo_takes_a_few_plain_forms() {
+        let undo_of = |text: &str| undo(&Utterance::new(text));
+        for text in [
+            "undo",
+            "Undo that",
+            "undo it",
+            "undo the last change",
+            "take that back",
+            "Revert that!",
+            "oops, undo that please",
+            "no wait, take it back",
+        ] {
+            assert_eq!(undo_of(text), Some(Intent::Undo { force: false }), "{text}");
+        }
+        assert_eq!(undo_of("undo it anyway"), Some(Intent::Undo { force: true }));
+        for text in
+            ["undo the knot in the rope", "take the bins back", "take out the trash", "revert to the plan"]
+        {
+            assert_eq!(undo_of(text), None, "{text}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What the person asked for, read from their last message by fixed rules, in order:
-//! small talk, help, explicit captures, digests, updates, moves, showing one entry,
-//! searches, lists ([`super::queries`], [`super::changes`]), questions it cannot route,
-//! and — for any other statement — a capture.
+//! small talk, help, explicit captures, undo, deletes, digests, updates, moves, showing one
+//! entry, searches, lists ([`super::queries`], [`super::changes`]), questions it cannot
+//! route, and — for any other statement — a capture.
 
 use chrono::NaiveDate;
 use kb_domain::Category;
@@ -83,6 +83,13 @@ pub enum Intent {
         /// Where to.
         target: Category,
     },
+    /// Delete one entry (in a chat, kb asks first).
+    Delete(Subject),
+    /// Undo the last change made in the conversation.
+    Undo {
+        /// Even when a file changed since ("undo it anyway").
+        force: bool,
+    },
 }
 
 /// One routing rule: the intent of a message, if the rule recognises it.
@@ -98,9 +105,11 @@ pub fn understand(message: &str, today: NaiveDate) -> Intent {
     if let Some(intent) = small_talk(&all) {
         return intent;
     }
-    let rules: [&Rule; 8] = [
+    let rules: [&Rule; 10] = [
         &help,
         &explicit_capture,
+        &changes::undo,
+        &changes::remove,
         &queries::digest,
         &|u| changes::update(u, today),
         &changes::relocate,
@@ -121,6 +130,33 @@ pub fn understand(message: &str, today: NaiveDate) -> Intent {
         return Intent::Unroutable;
     }
     Intent::Capture { text: u.original.clone(), hints: None }
+}
+
+/// What a person says to turn down a proposal ("no", "cancel", "don't"), as words.
+const REFUSALS: &[&str] = &[
+    "no",
+    "n",
+    "nope",
+    "nah",
+    "cancel",
+    "cancel that",
+    "cancel it",
+    "do not",
+    "no do not",
+    "no thanks",
+    "no thank you",
+    "never mind",
+    "nevermind",
+    "stop",
+    "keep it",
+    "not now",
+    "forget it",
+    "no cancel",
+];
+
+/// Whether `message` only turns something down: one of a short list, case and punctuation aside.
+pub fn refuses(message: &str) -> bool {
+    REFUSALS.contains(&Utterance::new(message).texts().join(" ").as_str())
 }
 
 fn small_talk(all: &[String]) -> Option<Intent> {
@@ -249,6 +285,31 @@ mod tests {
         assert!(matches!(read("I want to set up a weekly review habit"), Intent::Capture { .. }));
         assert!(matches!(read("find a new dentist by Friday"), Intent::Capture { .. }));
         assert!(matches!(read("move the couch to the garage"), Intent::Capture { .. }));
+    }
+
+    #[test]
+    fn refusals_are_a_short_list() {
+        for no in ["no", "No.", "nope!", "Don't", "cancel", "never mind", "no thanks"] {
+            assert!(refuses(no), "{no}");
+        }
+        for other in ["no idea", "not sure", "list my projects", "yes", ""] {
+            assert!(!refuses(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn deletes_and_undo_are_routed() {
+        assert_eq!(
+            read("delete projects/old-site.md"),
+            Intent::Delete(Subject::Path("projects/old-site.md".into()))
+        );
+        assert_eq!(
+            read("please remove the old site entry"),
+            Intent::Delete(Subject::Named("old site".into()))
+        );
+        assert_eq!(read("undo that"), Intent::Undo { force: false });
+        assert_eq!(read("Take that back."), Intent::Undo { force: false });
+        assert!(matches!(read("remove the batteries from the smoke alarm"), Intent::Capture { .. }));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The offline model: kb's [`ChatModel`] when no `OPENAI_API_KEY` is set, so a fresh
 //! machine gets a useful assistant. It is not a language model and never pretends to be
-//! one: fixed intent rules over the person's last message pick one tool call, tool results
-//! are told back in plain sentences, and the capture classifier works from keyword tables
+//! one: fixed intent rules over the person's last message pick one tool call (an entry named
+//! in words is found by its exact name in the prompt's index), tool results are told back in
+//! plain sentences, a "no" to a proposal the chat turn cancelled is acknowledged, and the capture classifier works from keyword tables
 //! ([`keywords`]). A request without tools is a writing task (a digest write-up, a summary of
 //! older turns): the material is handed back as given. Same request, same answer.
 //!
@@ -81,8 +82,12 @@ impl OfflineModel {
         if request.tools.is_empty() {
             return plan::hand_back(message);
         }
+        if transcript.cancelled && intent::refuses(message) {
+            return plan::say("Okay, I won't: nothing was changed.");
+        }
         let intent = intent::understand(message, self.today(&request.messages));
-        plan::plan(intent, transcript.recent_path.as_deref(), &request.tools, transcript.calls_so_far)
+        let known = plan::Known { recent_path: transcript.recent_path.as_deref(), index: &transcript.index };
+        plan::plan(intent, known, &request.tools, transcript.calls_so_far)
     }
 
     /// The classifier's answer, without the async wrapper. The text is the person's message:

@@ -50,6 +50,8 @@ fn render_one(outcome: &Outcome) -> String {
             }
         }
         "move_entry" => format!("Moved {} → {}.", text(&data, "oldPath"), text(&data, "newPath")),
+        "delete_entry" => deleted(&data),
+        "undo_last_change" => undone(&data),
         _ => "Done.".to_string(),
     }
 }
@@ -57,7 +59,11 @@ fn render_one(outcome: &Outcome) -> String {
 /// The tool a result came from, judged by its shape (when the call is not in the messages).
 fn guess_tool(data: &Value) -> &'static str {
     let has = |key: &str| data.get(key).is_some();
-    if has("clarificationNeeded") {
+    if has("deleted") {
+        "delete_entry"
+    } else if has("undone") {
+        "undo_last_change"
+    } else if has("clarificationNeeded") {
         "classify_and_capture"
     } else if has("newPath") {
         "move_entry"
@@ -77,6 +83,38 @@ fn guess_tool(data: &Value) -> &'static str {
     } else {
         "list_entries"
     }
+}
+
+/// A delete: the question to put when it only proposed, else what was done.
+fn deleted(data: &Value) -> String {
+    let path = text(data, "path");
+    if data.get("confirmationRequired").and_then(Value::as_bool) == Some(true) {
+        let proposal = text(data, "proposal");
+        let question = if proposal.is_empty() { format!("Delete {path}?") } else { proposal.to_string() };
+        return format!("{question} Say “yes” to delete it; anything else keeps it.");
+    }
+    if data.get("deleted").and_then(Value::as_bool) == Some(true) {
+        format!("Deleted {path}. Say “undo” to bring it back.")
+    } else {
+        format!("{path} was not deleted.")
+    }
+}
+
+/// An undo: what it undid and where each file is now.
+fn undone(data: &Value) -> String {
+    let mut lines = vec![format!("Undone: {}.", text(data, "undone").trim_end_matches('.'))];
+    for file in data.get("files").and_then(Value::as_array).into_iter().flatten() {
+        let before = file.get("pathBefore").and_then(Value::as_str);
+        let after = file.get("pathAfter").and_then(Value::as_str);
+        lines.push(match (before, after) {
+            (None, Some(after)) => format!("- {after} is back"),
+            (Some(before), None) => format!("- {before} is removed"),
+            (Some(before), Some(after)) if before != after => format!("- {after} is back (from {before})"),
+            (_, Some(after)) => format!("- {after} is as it was"),
+            (None, None) => continue,
+        });
+    }
+    lines.join("\n")
 }
 
 fn capture(data: &Value) -> String {
@@ -198,6 +236,30 @@ mod tests {
         assert_eq!(
             one("search_entries", r#"{"success":true,"data":{"entries":[],"total":0}}"#),
             "I found nothing matching that."
+        );
+    }
+
+    #[test]
+    fn deletes_ask_first_and_undo_says_what_came_back() {
+        let asked = r#"{"success":true,"data":{"path":"projects/old-site.md","deleted":false,
+            "confirmationRequired":true,"proposal":"Delete projects/old-site.md?"}}"#;
+        assert_eq!(
+            one("delete_entry", asked),
+            "Delete projects/old-site.md? Say “yes” to delete it; anything else keeps it."
+        );
+        let done = r#"{"success":true,"data":{"path":"projects/old-site.md","deleted":true,"revision":7}}"#;
+        assert_eq!(one("delete_entry", done), "Deleted projects/old-site.md. Say “undo” to bring it back.");
+        let undo = r#"{"success":true,"data":{"undone":"Deleted projects/old-site.md",
+            "files":[{"pathBefore":null,"pathAfter":"projects/old-site.md","revision":8}]}}"#;
+        assert_eq!(
+            one("undo_last_change", undo),
+            "Undone: Deleted projects/old-site.md.\n- projects/old-site.md is back"
+        );
+        let moved = r#"{"success":true,"data":{"undone":"Moved inbox/x.md to ideas",
+            "files":[{"pathBefore":"ideas/x.md","pathAfter":"inbox/x.md","revision":9}]}}"#;
+        assert_eq!(
+            render(&[Outcome { tool: None, content: moved.into() }]),
+            "Undone: Moved inbox/x.md to ideas.\n- inbox/x.md is back (from ideas/x.md)"
         );
     }
 
