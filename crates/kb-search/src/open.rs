@@ -29,8 +29,10 @@ use crate::schema::{IndexFields, MTIME_FIELD, PATH_FIELD, SCHEMA_VERSION, SIZE_F
 /// The file in the index folder naming the schema version.
 pub const META_FILE: &str = "kb-index.json";
 
-/// Heap of the writer kept open for kb's own changes (small: commits stay cheap).
-pub(crate) const WRITER_HEAP: usize = 50_000_000;
+/// Heap of the writer kept open for kb's own changes: tantivy's smallest (15 MB), because every
+/// commit starts a segment whose term table is sized (and cleared) from it, which is
+/// most of a small commit's work.
+pub(crate) const WRITER_HEAP: usize = 15_000_000;
 /// Heap per indexing thread during a rebuild.
 const BULK_HEAP_PER_THREAD: usize = 200_000_000;
 
