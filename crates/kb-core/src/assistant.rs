@@ -89,10 +89,12 @@ impl Assistant {
         let dir = config.kb_dir.clone();
         let vault_clock = Arc::clone(&clock);
         let database = config.database_url();
-        let (vault, index) =
-            tokio::task::spawn_blocking(move || open_vault_and_index(&dir, &database, vault_clock, options))
-                .await
-                .map_err(|e| CoreError::Task(e.to_string()))??;
+        let git = config.git;
+        let (vault, index) = tokio::task::spawn_blocking(move || {
+            open_vault_and_index(&dir, &database, git, vault_clock, options)
+        })
+        .await
+        .map_err(|e| CoreError::Task(e.to_string()))??;
         let watcher = if config.watch {
             // A process that lives long keeps its index file current off the request path.
             vault.write_index_in_background();
@@ -445,10 +447,21 @@ fn set(args: &mut Value, key: &str, value: Option<Value>) {
 fn open_vault_and_index(
     dir: &Path,
     database: &str,
+    git: crate::config::GitMode,
     clock: Arc<dyn Clock>,
     options: OpenOptions,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
-    let history = Arc::new(kb_storage::history::HistoryLog::connect(database)?);
+    if git == crate::config::GitMode::Commit {
+        // Checked before anything is opened. The vault's folder is made on first use anyway;
+        // when it cannot be, the check names it.
+        let _ = std::fs::create_dir_all(dir);
+        kb_storage::history::GitCommits::check(dir)?;
+    }
+    let mut history: Arc<dyn kb_domain::RevisionLog> =
+        Arc::new(kb_storage::history::HistoryLog::connect(database)?);
+    if git == crate::config::GitMode::Commit {
+        history = Arc::new(kb_storage::history::GitCommits::new(history, dir)?);
+    }
     let vault = Arc::new(Vault::open_with_history(dir, clock, history)?);
     let index = Arc::new(crate::index::open_index_of(vault.files(), vault.root(), options)?);
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);

@@ -15,6 +15,17 @@ pub enum ModelChoice {
     OpenAi(OpenAiSettings),
 }
 
+/// Whether kb also commits its changes to git (`KB_GIT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GitMode {
+    /// Git is left alone (`off`, the default).
+    #[default]
+    Off,
+    /// Each change kb makes is also committed to the git work tree the vault is in,
+    /// staging only the paths kb changed (`commit`).
+    Commit,
+}
+
 /// Everything an assistant needs to start.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -34,6 +45,8 @@ pub struct Config {
     pub time_zone: Option<String>,
     /// Whether to follow edits made outside kb while it runs (on for servers and the REPL).
     pub watch: bool,
+    /// Whether each change is also committed to git (`KB_GIT`, `off`).
+    pub git: GitMode,
 }
 
 /// A configuration value that cannot be used.
@@ -66,6 +79,7 @@ impl Config {
             history_window: 20,
             time_zone: None,
             watch: false,
+            git: GitMode::Off,
         }
     }
 
@@ -102,6 +116,13 @@ impl Config {
                     expected: "a number from 0 to 1",
                 },
             )?;
+        }
+        if let Some(value) = lookup("KB_GIT") {
+            config.git = match value.trim() {
+                "off" => GitMode::Off,
+                "commit" => GitMode::Commit,
+                _ => return Err(ConfigError::Invalid { name: "KB_GIT", value, expected: "off or commit" }),
+            };
         }
         config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;
         config.history_window = count(&lookup, "KB_HISTORY_WINDOW", config.history_window)?;
@@ -169,6 +190,11 @@ mod tests {
             Some("Europe/Paris")
         );
         assert!(config(&[("KB_TIMEZONE", "Mars/Olympus")]).is_err());
+        assert_eq!(config(&[]).unwrap().git, GitMode::Off);
+        assert_eq!(config(&[("KB_GIT", "off")]).unwrap().git, GitMode::Off);
+        assert_eq!(config(&[("KB_GIT", "commit")]).unwrap().git, GitMode::Commit);
+        let bogus = config(&[("KB_GIT", "bogus")]).unwrap_err();
+        assert_eq!(bogus.to_string(), r#"KB_GIT="bogus" is not valid: off or commit"#);
         let key = config(&[("OPENAI_API_KEY", "sk-test")]).unwrap();
         assert!(matches!(key.model, ModelChoice::OpenAi(_)));
     }

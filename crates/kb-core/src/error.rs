@@ -20,6 +20,9 @@ pub enum CoreError {
     /// The revision history could not be opened.
     #[error("cannot open the revision history: {0}")]
     History(#[from] kb_domain::HistoryError),
+    /// Changes cannot be committed to git as `KB_GIT=commit` asks.
+    #[error(transparent)]
+    Git(#[from] kb_storage::history::GitError),
     /// The model could not be set up.
     #[error("cannot set up the language model: {0}")]
     Model(String),

@@ -14,7 +14,7 @@ pub mod error;
 pub mod index;
 
 pub use assistant::{Assistant, Health};
-pub use config::{Config, ConfigError, ModelChoice};
+pub use config::{Config, ConfigError, GitMode, ModelChoice};
 pub use error::{CoreError, ToolFailure};
 pub use index::open_index;
 /// The domain types, for programs that need more than the re-exports below.

@@ -1,9 +1,12 @@
 //! Revision history in kb's SQLite database: [`SqliteHistory`] (async, on sqlx) and
 //! [`HistoryLog`], the domain's synchronous [`kb_domain::RevisionLog`] over it, for the
-//! vault to record each change while it holds its locks.
+//! vault to record each change while it holds its locks; [`GitCommits`], which also commits
+//! each change to git (`KB_GIT=commit`).
 
+mod git;
 mod log;
 mod store;
 
+pub use git::{GitCommits, GitError};
 pub use log::HistoryLog;
 pub use store::{SqliteHistory, content_hash};
