@@ -5,8 +5,9 @@
 //! One person's session: type a capture and press Enter, see the answer and what kb filed,
 //! answer kb's inbox question, search, open the hit, browse a category — then check the
 //! markdown renderer on hostile input and that a phone-width window has no sideways scroll.
-//! Screenshots land in `target/web-page.png`, `target/web-page-phone.png` and
-//! `target/web-page-phone-entry.png`.
+//! Another: an entry's history in its view, the diff of a change, restoring an older version.
+//! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
+//! `target/web-page-phone-entry.png` and `target/web-page-history.png`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
@@ -323,5 +324,128 @@ async fn the_page_asks_for_the_token_and_shows_errors_inline() {
     page.goto(&format!("{url}#/entry/admin/no-such-entry.md")).await;
     let missing = page.text_of("#entry-view .error").await;
     assert!(!missing.is_empty(), "the entry view shows the error");
+    page.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_sees_an_entrys_history_and_restores_an_older_version() {
+    if !browser_available() {
+        return;
+    }
+    let kb_dir = tempfile::tempdir().unwrap();
+    let url = start_kb(kb_dir.path()).await;
+
+    // Captured, then updated over the API: a field and a line added to the notes.
+    let http = reqwest::Client::new();
+    let filed: serde_json::Value = http
+        .post(format!("{url}api/capture"))
+        .json(&json!({"text": "Fix the shed roof before the rains", "hints": "[projects]"}))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let path = filed["path"].as_str().unwrap().to_string();
+    let file = kb_dir.path().join(&path);
+    let captured = std::fs::read(&file).unwrap();
+    let captured_text = String::from_utf8(captured.clone()).unwrap();
+    let old_status = captured_text
+        .lines()
+        .find(|line| line.starts_with("status:"))
+        .unwrap_or_else(|| panic!("a status line in:\n{captured_text}"))
+        .to_string();
+    http.patch(format!("{url}api/entries/{path}"))
+        .json(&json!({
+            "updates": {"status": "done"},
+            "body": {"mode": "append", "content": "Bought <b>shingles</b> at the yard"},
+        }))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
+    assert_ne!(std::fs::read(&file).unwrap(), captured);
+
+    // Open the entry: its history lists both changes, newest first.
+    let (_driver, _profile, page) = open_page(&format!("{url}#/entry/{path}")).await;
+    page.wait_for("#entry-view #entry-name").await;
+    let body = page.text_of("#entry-view .entry-body").await;
+    assert!(body.contains("Bought <b>shingles</b>"), "the update shows: {body}");
+    page.wait_until(
+        "two revisions",
+        "return document.querySelectorAll('#entry-view .history-list > li').length === 2;",
+        json!([]),
+    )
+    .await;
+    let newest = page.text_of("#entry-view .history-list > li:first-child summary").await;
+    assert!(newest.contains("api") && newest.contains("update_entry"), "newest: {newest}");
+    let oldest = page.text_of("#entry-view .history-list > li:last-child summary").await;
+    assert!(oldest.contains("api") && oldest.contains("classify_and_capture"), "oldest: {oldest}");
+
+    // The update's diff: the status line changed, the notes' line added — as text, never markup.
+    let summary = page.wait_for("#entry-view .history-list > li:first-child summary").await;
+    page.click(&summary).await;
+    page.wait_for("#entry-view .history-list > li:first-child .diff").await;
+    let diff = page
+        .execute(
+            "const d = document.querySelector('#entry-view .history-list > li:first-child .diff'); \
+             const lines = (sel) => [...d.querySelectorAll(sel)].map((n) => n.lastChild.textContent); \
+             return { removed: lines('del.diff-line'), added: lines('ins.diff-line'), \
+                      markup: d.querySelectorAll('b').length, \
+                      restore: !!document.querySelector('#entry-view .history-list > li:first-child button.restore') };",
+            json!([]),
+        )
+        .await;
+    assert_eq!(diff["removed"], json!([old_status]), "{diff}");
+    let added: Vec<&str> = diff["added"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(added.contains(&"status: done"), "{diff}");
+    assert!(added.iter().any(|l| l.contains("Bought <b>shingles</b> at the yard")), "{diff}");
+    assert_eq!(diff["markup"], json!(0), "entry text in a diff is never markup");
+    assert_eq!(diff["restore"], json!(false), "the newest revision is the entry as it is");
+
+    // The capture's diff is all added; restore it.
+    let summary = page.wait_for("#entry-view .history-list > li:last-child summary").await;
+    page.click(&summary).await;
+    let created = page.text_of("#entry-view .history-list > li:last-child .diff-summary").await;
+    assert!(created.starts_with("Created"), "{created}");
+    page.screenshot(&target_dir().join("web-page-history.png")).await;
+    let restore = page.wait_for("#entry-view .history-list > li:last-child button.restore").await;
+    assert_eq!(page.text(&restore).await, "Restore this version");
+    page.click(&restore).await;
+
+    // The entry shows its captured text again, with the restore in its history; the file
+    // is byte for byte the captured one.
+    let notice = page.text_of("#entry-view [data-testid=entry-notice]").await;
+    assert!(notice.starts_with("Restored the version of"), "{notice}");
+    page.wait_until(
+        "three revisions",
+        "return document.querySelectorAll('#entry-view .history-list > li').length === 3;",
+        json!([]),
+    )
+    .await;
+    let body = page.text_of("#entry-view .entry-body").await;
+    assert!(body.contains("Fix the shed roof") && !body.contains("shingles"), "restored: {body}");
+    let view = page.text_of("#entry-view dl").await;
+    assert!(!view.contains("done"), "the status is back: {view}");
+    assert_eq!(std::fs::read(&file).unwrap(), captured, "the file is the captured version, byte for byte");
+    let newest = page.text_of("#entry-view .history-list > li:first-child summary").await;
+    assert!(newest.contains("api"), "the restore is recorded: {newest}");
+    let hash = page.execute("return location.hash;", json!([])).await;
+    assert_eq!(hash, json!(format!("#/entry/{path}")));
+
+    // The line diff itself.
+    let ops = page
+        .execute(
+            "return window.kbRender.lineDiff(['a', 'b', 'c', 'd'], ['a', 'x', 'c', 'd', 'e']);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        ops,
+        json!([["same", "a"], ["del", "b"], ["add", "x"], ["same", "c"], ["same", "d"], ["add", "e"]])
+    );
     page.quit().await;
 }
