@@ -447,5 +447,31 @@ async fn a_person_sees_an_entrys_history_and_restores_an_older_version() {
         ops,
         json!([["same", "a"], ["del", "b"], ["add", "x"], ["same", "c"], ["same", "d"], ["add", "e"]])
     );
+
+    // Deleted since: the entry still opens by its path, says it is gone, shows its history,
+    // and restoring the delete brings the file back.
+    http.delete(format!("{url}api/entries/{path}")).send().await.unwrap().error_for_status().unwrap();
+    assert!(!file.exists());
+    page.goto("about:blank").await;
+    page.goto(&format!("{url}#/entry/{path}")).await;
+    page.wait_for("#entry-view .error").await;
+    page.wait_until(
+        "four revisions",
+        "return document.querySelectorAll('#entry-view .history-list > li').length === 4;",
+        json!([]),
+    )
+    .await;
+    let newest = page.text_of("#entry-view .history-list > li:first-child summary").await;
+    assert!(newest.contains("delete_entry"), "newest: {newest}");
+    let summary = page.wait_for("#entry-view .history-list > li:first-child summary").await;
+    page.click(&summary).await;
+    let deleted = page.text_of("#entry-view .history-list > li:first-child .diff-summary").await;
+    assert!(deleted.starts_with("Deleted"), "{deleted}");
+    let restore = page.wait_for("#entry-view .history-list > li:first-child button.restore").await;
+    page.click(&restore).await;
+    page.wait_for("#entry-view [data-testid=entry-notice]").await;
+    let name = page.text_of("#entry-view #entry-name").await;
+    assert_eq!(name, "Fix the shed roof");
+    assert_eq!(std::fs::read(&file).unwrap(), captured, "the deleted bytes are back");
     page.quit().await;
 }
