@@ -73,8 +73,9 @@ fn the_watcher_leaves_kbs_own_writes_alone_and_catches_outside_ones() {
     let (dir, vault, index) = setup();
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = seen.clone();
-    let on_change: OnChange =
-        Arc::new(move |paths: &[EntryPath]| sink.lock().unwrap().extend(paths.iter().map(ToString::to_string)));
+    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
+        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
+    });
     let _watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
 
     let created = vault.create(new_project("Garden shed", "Buy wood", "Plans for the shed")).unwrap();
