@@ -61,6 +61,9 @@ impl Drop for TantivyIndex {
     /// The owner lets merges finish and puts the whole index on disk (see
     /// [`crate::directory`]), so the next start after a machine restart need not rebuild it.
     fn drop(&mut self) {
+        // Stop answering before the writer goes: once it is released another process may
+        // take over and bind its own socket.
+        drop(self.server.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take());
         let writer = self.writer.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         let Some(writer) = writer else { return };
         if let Err(error) = writer.wait_merging_threads() {

@@ -186,7 +186,16 @@ pub type OnForwarded = Arc<dyn Fn(&[EntryPath]) + Send + Sync>;
 /// The owner's listener: answers on the socket until dropped.
 pub(crate) struct OwnerServer {
     socket: PathBuf,
+    /// The socket file's device and inode as bound: the name is given back only while it
+    /// is still this server's (a new owner may have bound its own there since).
+    bound: Option<(u64, u64)>,
     stop: Arc<AtomicBool>,
+}
+
+/// The device and inode of the file at `path`.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl OwnerServer {
@@ -232,7 +241,8 @@ impl OwnerServer {
             }
         })?;
         tracing::info!(socket = %socket.display(), "this process writes the search index for every kb process");
-        Ok(OwnerServer { socket, stop })
+        let bound = identity(&socket);
+        Ok(OwnerServer { socket, bound, stop })
     }
 }
 
@@ -251,7 +261,9 @@ impl Drop for OwnerServer {
         self.stop.store(true, Ordering::Release);
         // Wakes the listener so it sees the stop, then gives the name back.
         let _ = UnixStream::connect(&self.socket);
-        let _ = std::fs::remove_file(&self.socket);
+        if self.bound.is_some() && identity(&self.socket) == self.bound {
+            let _ = std::fs::remove_file(&self.socket);
+        }
     }
 }
 
