@@ -2,6 +2,7 @@
 //! of the records, today's date and the current time, so the same vault always gives the
 //! same facts, and no file is read.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -71,68 +72,106 @@ fn within(at: Option<DateTime<Utc>>, now: DateTime<Utc>, days: i64) -> bool {
     at.is_some_and(|t| now - t <= Duration::days(days))
 }
 
+/// The texts of the `n` first of `items` in the order of their key, then of their text
+/// (descending texts when `texts_descending`). Only the items that can be among the
+/// first `n` — those whose key is not beyond the `n`-th smallest — are written out, so a
+/// digest over a large vault formats a handful of lines, not one per entry.
+fn first_by_key<K: Ord + Clone, T>(
+    mut items: Vec<(K, T)>,
+    n: usize,
+    text: impl Fn(T) -> String,
+    texts_descending: bool,
+) -> Vec<String> {
+    if n == 0 || items.is_empty() {
+        return Vec::new();
+    }
+    let cut = n.min(items.len()) - 1;
+    items.select_nth_unstable_by(cut, |a, b| a.0.cmp(&b.0));
+    let bound = items[cut].0.clone();
+    let mut chosen: Vec<(K, String)> =
+        items.into_iter().filter(|(key, _)| *key <= bound).map(|(key, item)| (key, text(item))).collect();
+    chosen.sort_by(|a, b| {
+        let by_text = if texts_descending { b.1.cmp(&a.1) } else { a.1.cmp(&b.1) };
+        a.0.cmp(&b.0).then(by_text)
+    });
+    chosen.into_iter().take(n).map(|(_, text)| text).collect()
+}
+
 /// Next actions of active projects and pending admin items, soonest due first.
 fn top_actions(entries: &Entries, n: usize) -> Vec<String> {
-    let mut actions: Vec<(Option<NaiveDate>, Option<DateTime<Utc>>, String)> = entries
+    // Dated items first, soonest first; then the most recently touched.
+    let actions = entries
         .iter()
         .filter(|e| is_open_action(e))
         .map(|e| {
-            let what = match (e.category(), &e.next_action) {
-                (Category::Projects, Some(action)) => format!("{action} ({})", e.name()),
-                _ => e.name().to_string(),
+            let key = match due_date(e) {
+                Some(due) => (false, Some(due), Reverse(None)),
+                None => (true, None, Reverse(e.updated_at())),
             };
-            let due = due_date(e);
-            let text = match due {
-                Some(d) => format!("{what}, due {d}"),
-                None => what,
-            };
-            (due, e.updated_at(), text)
+            (key, e.as_ref())
         })
         .collect();
-    // Dated items first, soonest first; then the most recently touched.
-    actions.sort_by(|a, b| match (a.0, b.0) {
-        (Some(x), Some(y)) => x.cmp(&y).then_with(|| a.2.cmp(&b.2)),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => b.1.cmp(&a.1).then_with(|| a.2.cmp(&b.2)),
-    });
-    actions.into_iter().take(n).map(|a| a.2).collect()
+    first_by_key(actions, n, action_text, false)
+}
+
+/// How an open action reads in a digest.
+fn action_text(e: &CatalogueEntry) -> String {
+    let what = match (e.category(), &e.next_action) {
+        (Category::Projects, Some(action)) => format!("{action} ({})", e.name()),
+        _ => e.name().to_string(),
+    };
+    match due_date(e) {
+        Some(d) => format!("{what}, due {d}"),
+        None => what,
+    }
 }
 
 /// People with follow-ups, least recently touched first.
 fn people_to_connect(entries: &Entries, n: usize) -> Vec<String> {
-    let mut people: Vec<(Option<NaiveDate>, String)> = entries
+    let people = entries
         .iter()
-        .filter(|e| e.category() == Category::People)
-        .filter_map(|e| {
-            let first = e.follow_ups.first()?;
-            Some((e.last_touched, format!("{}: {first}", e.name())))
-        })
+        .filter(|e| e.category() == Category::People && !e.follow_ups.is_empty())
+        .map(|e| (e.last_touched, e.as_ref()))
         .collect();
-    people.sort();
-    people.into_iter().take(n).map(|p| p.1).collect()
+    first_by_key(
+        people,
+        n,
+        |e| format!("{}: {}", e.name(), e.follow_ups.first().map_or("", String::as_str)),
+        false,
+    )
 }
 
 /// Overdue items and inbox entries waiting more than three days.
 fn watch_out_for(entries: &Entries, today: NaiveDate, now: DateTime<Utc>) -> Vec<String> {
-    let mut overdue: Vec<(NaiveDate, String)> = entries
+    let overdue = entries
         .iter()
         .filter(|e| matches!(e.category(), Category::Projects | Category::Admin) && !is_done(e))
-        .filter_map(|e| due_date(e).filter(|d| *d < today).map(|d| (d, format!("{} was due {d}", e.name()))))
+        .filter_map(|e| due_date(e).filter(|d| *d < today).map(|d| (d, e.as_ref())))
         .collect();
-    overdue.sort();
-    let mut waiting: Vec<(DateTime<Utc>, String)> = entries
+    let overdue = first_by_key(
+        overdue,
+        3,
+        |e| format!("{} was due {}", e.name(), due_date(e).map(|d| d.to_string()).unwrap_or_default()),
+        false,
+    );
+    let since = |e: &CatalogueEntry| created_at(e).or_else(|| e.updated_at());
+    let waiting = entries
         .iter()
         .filter(|e| e.category() == Category::Inbox)
         .filter_map(|e| {
-            let since = created_at(e).or_else(|| e.updated_at())?;
-            (now - since > Duration::days(INBOX_WAIT_DAYS)).then(|| {
-                (since, format!("{} has waited in the inbox since {}", e.name(), since.date_naive()))
-            })
+            since(e).filter(|t| now - *t > Duration::days(INBOX_WAIT_DAYS)).map(|t| (t, e.as_ref()))
         })
         .collect();
-    waiting.sort();
-    overdue.into_iter().map(|o| o.1).take(3).chain(waiting.into_iter().map(|w| w.1).take(2)).collect()
+    let waiting = first_by_key(
+        waiting,
+        2,
+        |e| {
+            let when = since(e).map(|t| t.date_naive().to_string()).unwrap_or_default();
+            format!("{} has waited in the inbox since {when}", e.name())
+        },
+        false,
+    );
+    overdue.into_iter().chain(waiting).collect()
 }
 
 /// The most recent thing done this week.
@@ -163,42 +202,38 @@ fn quick_stats(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
 
 /// Things finished or advanced this week.
 fn moved_forward(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
-    let mut moved: Vec<(Option<DateTime<Utc>>, String)> = entries
+    let moved = entries
         .iter()
         .filter(|e| e.category() != Category::Inbox && within(e.updated_at(), now, WEEK_DAYS))
         .filter(|e| is_done(e) || !within(created_at(e), now, WEEK_DAYS))
-        .map(|e| {
-            let text = if is_done(e) {
-                format!("{} is done", e.name())
-            } else {
-                format!("{} was updated", e.name())
-            };
-            (e.updated_at(), text)
-        })
+        .map(|e| (Reverse(e.updated_at()), e.as_ref()))
         .collect();
-    moved.sort_by(|a, b| b.cmp(a));
-    moved.into_iter().take(4).map(|m| m.1).collect()
+    // Most recent first, ties by text from the end.
+    let text = |e: &CatalogueEntry| {
+        if is_done(e) { format!("{} is done", e.name()) } else { format!("{} was updated", e.name()) }
+    };
+    first_by_key(moved, 4, text, true)
 }
 
 /// Projects untouched for a week, blocked or waiting.
 fn open_loops(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
-    let mut loops: Vec<String> = entries
+    let is_loop = |e: &CatalogueEntry| match e.status() {
+        Some("blocked" | "waiting") => true,
+        Some("someday") => false,
+        _ => e.updated_at().is_some_and(|t| now - t >= Duration::days(WEEK_DAYS)),
+    };
+    // Sorted by text, which starts with the name: the name is the key.
+    let loops = entries
         .iter()
-        .filter(|e| e.category() == Category::Projects && !is_done(e))
-        .filter_map(|e| match e.status() {
-            Some(s @ ("blocked" | "waiting")) => Some(format!("{} is {s}", e.name())),
-            Some("someday") => None,
-            _ => match e.updated_at() {
-                Some(t) if now - t >= Duration::days(WEEK_DAYS) => {
-                    Some(format!("{} untouched since {}", e.name(), t.date_naive()))
-                }
-                _ => None,
-            },
-        })
+        .filter(|e| e.category() == Category::Projects && !is_done(e) && is_loop(e))
+        .map(|e| (e.name(), e.as_ref()))
         .collect();
-    loops.sort();
-    loops.truncate(4);
-    loops
+    let text = |e: &CatalogueEntry| match (e.status(), e.updated_at()) {
+        (Some(s @ ("blocked" | "waiting")), _) => format!("{} is {s}", e.name()),
+        (_, Some(t)) => format!("{} untouched since {}", e.name(), t.date_naive()),
+        _ => e.name().to_string(),
+    };
+    first_by_key(loops, 4, text, false)
 }
 
 /// Tags that recur among this week's entries, and where captures went.
@@ -230,17 +265,41 @@ fn patterns(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
 
 /// The inbox, oldest first.
 fn needs_review(entries: &Entries) -> Vec<String> {
-    let mut inbox: Vec<(Option<DateTime<Utc>>, String)> = entries
+    let inbox = entries
         .iter()
         .filter(|e| e.category() == Category::Inbox)
-        .map(|e| {
-            let text = match &e.suggested_category {
-                Some(s) => format!("{} (maybe {s})", e.name()),
-                None => e.name().to_string(),
-            };
-            (created_at(e), text)
-        })
+        .map(|e| (created_at(e), e.as_ref()))
         .collect();
-    inbox.sort();
-    inbox.into_iter().take(5).map(|i| i.1).collect()
+    let text = |e: &CatalogueEntry| match &e.suggested_category {
+        Some(s) => format!("{} (maybe {s})", e.name()),
+        None => e.name().to_string(),
+    };
+    first_by_key(inbox, 5, text, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_by_key;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Formatting only the items that can come first gives the same lines as
+        /// formatting and sorting every item.
+        #[test]
+        fn first_by_key_is_a_full_sort_cut_short(
+            items in proptest::collection::vec((0..6u8, "[a-c]{0,3}"), 0..40),
+            n in 0..8usize,
+            descending in any::<bool>(),
+        ) {
+            let mut all: Vec<(u8, String)> = items.clone();
+            all.sort_by(|a, b| {
+                let by_text = if descending { b.1.cmp(&a.1) } else { a.1.cmp(&b.1) };
+                a.0.cmp(&b.0).then(by_text)
+            });
+            let expected: Vec<String> = all.into_iter().take(n).map(|(_, t)| t).collect();
+            prop_assert_eq!(first_by_key(items, n, |t: String| t, descending), expected);
+        }
+    }
 }
