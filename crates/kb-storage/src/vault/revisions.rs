@@ -19,8 +19,12 @@ use super::{State, Vault, atomic};
 use crate::history::content_hash;
 
 /// How many differing files [`Vault::check_history`] records under one hold of the
-/// write lock.
-const CHECK_CHUNK: usize = 256;
+/// vault's locks (a first check of a large vault records every file).
+const CHECK_CHUNK: usize = 32;
+
+/// The pause between two holds of the locks by [`Vault::check_history`], so changes
+/// waiting for them (in this process or another) go first.
+const CHECK_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl Vault {
     /// The history log, or the error saying there is none.
@@ -74,9 +78,9 @@ impl Vault {
     /// process killed between writing and recording), and every recorded file that is
     /// gone, is recorded as a change from outside. Reads every entry file, so long-running
     /// processes call it off the request path; the files are compared without any lock,
-    /// and only those that differ are read again and recorded, a few hundred at a time
-    /// under the write lock, so changes in every process go on meanwhile. Returns how many
-    /// files were recorded.
+    /// and only those that differ are read again and recorded, a few at a time under the
+    /// vault's locks with pauses between, so changes in every process go on meanwhile.
+    /// Returns how many files were recorded.
     pub fn check_history(&self) -> Result<usize, RepositoryError> {
         let log = self.log()?;
         let paths = self.lock().cache.known_paths();
@@ -93,7 +97,13 @@ impl Vault {
         differing
             .extend(heads.into_keys().filter(|path| fs::symlink_metadata(self.root.file(path)).is_err()));
         let mut recorded = 0;
-        for chunk in differing.chunks(CHECK_CHUNK) {
+        for (n, chunk) in differing.chunks(CHECK_CHUNK).enumerate() {
+            if n > 0 {
+                std::thread::sleep(CHECK_PAUSE);
+            }
+            // Both locks, as a change holds them: threads of this process share the write
+            // lock's file, so only the vault's own lock keeps their changes out meanwhile.
+            let _state = self.lock();
             let _writing = self.writes.hold();
             // Read again under the lock: a change kb made meanwhile is already recorded,
             // and the log compares with what it last recorded before adding anything.
