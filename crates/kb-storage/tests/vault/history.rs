@@ -37,6 +37,29 @@ fn new_entry(category: Category, name: &str, body: &str) -> NewEntry {
     NewEntry { category, name: name.into(), fields: Frontmatter::new(), body: body.into() }
 }
 
+/// A body edit of mode `mode` (append, prepend, replace, section, find_replace) with `text`;
+/// find_replace replaces the word "body", which every capture's notes hold once.
+fn edit(mode: usize, text: &str) -> EntryUpdate {
+    use kb_domain::{BodyEdit, BodyEditMode, BodyEditRequest};
+    let modes = [
+        BodyEditMode::Append,
+        BodyEditMode::Prepend,
+        BodyEditMode::Replace,
+        BodyEditMode::Section,
+        BodyEditMode::FindReplace,
+    ];
+    let mode = modes[mode % modes.len()];
+    let request = BodyEditRequest {
+        mode,
+        content: text.to_string(),
+        section: (mode == BodyEditMode::Section).then(|| "Log".to_string()),
+        find: (mode == BodyEditMode::FindReplace).then(|| "body".to_string()),
+        expected_replacements: None,
+    };
+    let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+    EntryUpdate { body: Some(BodyEdit::from_request(request, today).unwrap()), ..EntryUpdate::default() }
+}
+
 fn set(key: &str, value: serde_json::Value) -> EntryUpdate {
     let mut fields = Frontmatter::new();
     fields.set(key, value);
@@ -235,6 +258,7 @@ fn a_change_kb_could_not_record_is_caught_up_at_the_next_check() {
 enum Step {
     Capture(usize, String),
     Update(usize, String),
+    Edit(usize, usize, String),
     Move(usize, usize),
     Delete(usize),
     Restore(usize),
@@ -245,6 +269,7 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         3 => (category.clone(), "[a-z]{1,6}( [a-z]{1,6})?").prop_map(|(c, n)| Step::Capture(c, n)),
         3 => (0..8usize, "[a-zA-Z0-9 .:#'\"-]{0,12}").prop_map(|(i, v)| Step::Update(i, v)),
+        3 => (0..8usize, 0..5usize, "[a-z]{1,6}( [a-z]{1,6})?").prop_map(|(i, m, t)| Step::Edit(i, m, t)),
         2 => (0..8usize, category).prop_map(|(i, c)| Step::Move(i, c)),
         1 => (0..8usize).prop_map(Step::Delete),
         1 => (0..8usize).prop_map(Step::Restore),
@@ -254,9 +279,9 @@ fn step() -> impl Strategy<Value = Step> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// From a vault with hand-written files, any sequence of captures, updates, moves,
-    /// deletes and restores, undone change by change in reverse order, leaves every file
-    /// byte-identical to the start and no other file behind.
+    /// From a vault with hand-written files, any sequence of captures, field updates, body
+    /// edits in every mode, moves, deletes and restores, undone change by change in reverse
+    /// order, leaves every file byte-identical to the start and no other file behind.
     #[test]
     fn undoing_every_change_restores_the_start(steps in proptest::collection::vec(step(), 1..12)) {
         let dir = tempfile::tempdir().unwrap();
@@ -282,6 +307,7 @@ proptest! {
             let done = match step {
                 Step::Capture(c, name) => vault.create_as(new_entry(Category::ALL[c], &name, "body"), &by).is_ok(),
                 Step::Update(i, v) => pick(i).is_some_and(|p| vault.update_as(&p, &set("note", json!(v)), &by).is_ok()),
+                Step::Edit(i, m, t) => pick(i).is_some_and(|p| vault.update_as(&p, &edit(m, &t), &by).is_ok()),
                 Step::Move(i, c) => pick(i).is_some_and(|p| vault.move_entry_as(&p, Category::ALL[c], &by).is_ok()),
                 Step::Delete(i) => pick(i).is_some_and(|p| vault.delete_as(&p, &by).is_ok()),
                 Step::Restore(i) => pick(i).is_some_and(|p| {
