@@ -19,24 +19,25 @@ const WEEK_DAYS: i64 = 7;
 /// The facts of a digest of `kind` over `entries`.
 pub fn gather_facts(
     kind: DigestKind,
-    entries: &Entries,
+    entries: &[Arc<CatalogueEntry>],
     today: NaiveDate,
     now: DateTime<Utc>,
 ) -> DigestFacts {
+    let split = Split::of(entries, now);
     let items: Vec<Vec<String>> = match kind {
         DigestKind::Daily => vec![
-            top_actions(entries, 3),
-            people_to_connect(entries, 3),
-            watch_out_for(entries, today, now),
-            small_win(entries, now),
+            top_actions(&split.actionable, 3),
+            people_to_connect(&split.people, 3),
+            watch_out_for(&split.actionable, &split.inbox, today, now),
+            small_win(&split.recent, now),
         ],
         DigestKind::Weekly => vec![
-            quick_stats(entries, now),
-            moved_forward(entries, now),
-            open_loops(entries, now),
-            patterns(entries, now),
-            top_actions(entries, 3),
-            needs_review(entries),
+            quick_stats(&split.recent, now),
+            moved_forward(&split.recent, now),
+            open_loops(&split.actionable, now),
+            patterns(&split.recent, now),
+            top_actions(&split.actionable, 3),
+            needs_review(&split.inbox),
         ],
     };
     let sections =
@@ -44,8 +45,41 @@ pub fn gather_facts(
     DigestFacts { kind, today, sections }
 }
 
-/// The records a digest is gathered from.
-type Entries = [Arc<CatalogueEntry>];
+/// The records a section is gathered from.
+type Entries<'a> = [&'a CatalogueEntry];
+
+/// The records sorted, in one pass, into what each section looks at, so that a large vault
+/// is walked once and each section reads only its own few.
+struct Split<'a> {
+    /// Projects and admin items.
+    actionable: Vec<&'a CatalogueEntry>,
+    /// People.
+    people: Vec<&'a CatalogueEntry>,
+    /// The inbox.
+    inbox: Vec<&'a CatalogueEntry>,
+    /// Entries created or updated this week.
+    recent: Vec<&'a CatalogueEntry>,
+}
+
+impl<'a> Split<'a> {
+    fn of(entries: &'a [Arc<CatalogueEntry>], now: DateTime<Utc>) -> Split<'a> {
+        let mut split =
+            Split { actionable: Vec::new(), people: Vec::new(), inbox: Vec::new(), recent: Vec::new() };
+        for entry in entries {
+            let entry: &CatalogueEntry = entry;
+            match entry.category() {
+                Category::Projects | Category::Admin => split.actionable.push(entry),
+                Category::People => split.people.push(entry),
+                Category::Inbox => split.inbox.push(entry),
+                Category::Ideas => {}
+            }
+            if within(entry.updated_at(), now, WEEK_DAYS) || within(created_at(entry), now, WEEK_DAYS) {
+                split.recent.push(entry);
+            }
+        }
+        split
+    }
+}
 
 fn created_at(entry: &CatalogueEntry) -> Option<DateTime<Utc>> {
     entry.created_at
@@ -108,7 +142,7 @@ fn top_actions(entries: &Entries, n: usize) -> Vec<String> {
                 Some(due) => (false, Some(due), Reverse(None)),
                 None => (true, None, Reverse(e.updated_at())),
             };
-            (key, e.as_ref())
+            (key, *e)
         })
         .collect();
     first_by_key(actions, n, action_text, false)
@@ -131,7 +165,7 @@ fn people_to_connect(entries: &Entries, n: usize) -> Vec<String> {
     let people = entries
         .iter()
         .filter(|e| e.category() == Category::People && !e.follow_ups.is_empty())
-        .map(|e| (e.last_touched, e.as_ref()))
+        .map(|e| (e.last_touched, *e))
         .collect();
     first_by_key(
         people,
@@ -142,11 +176,11 @@ fn people_to_connect(entries: &Entries, n: usize) -> Vec<String> {
 }
 
 /// Overdue items and inbox entries waiting more than three days.
-fn watch_out_for(entries: &Entries, today: NaiveDate, now: DateTime<Utc>) -> Vec<String> {
+fn watch_out_for(entries: &Entries, inbox: &Entries, today: NaiveDate, now: DateTime<Utc>) -> Vec<String> {
     let overdue = entries
         .iter()
         .filter(|e| matches!(e.category(), Category::Projects | Category::Admin) && !is_done(e))
-        .filter_map(|e| due_date(e).filter(|d| *d < today).map(|d| (d, e.as_ref())))
+        .filter_map(|e| due_date(e).filter(|d| *d < today).map(|d| (d, *e)))
         .collect();
     let overdue = first_by_key(
         overdue,
@@ -155,12 +189,10 @@ fn watch_out_for(entries: &Entries, today: NaiveDate, now: DateTime<Utc>) -> Vec
         false,
     );
     let since = |e: &CatalogueEntry| created_at(e).or_else(|| e.updated_at());
-    let waiting = entries
+    let waiting = inbox
         .iter()
         .filter(|e| e.category() == Category::Inbox)
-        .filter_map(|e| {
-            since(e).filter(|t| now - *t > Duration::days(INBOX_WAIT_DAYS)).map(|t| (t, e.as_ref()))
-        })
+        .filter_map(|e| since(e).filter(|t| now - *t > Duration::days(INBOX_WAIT_DAYS)).map(|t| (t, *e)))
         .collect();
     let waiting = first_by_key(
         waiting,
@@ -206,7 +238,7 @@ fn moved_forward(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
         .iter()
         .filter(|e| e.category() != Category::Inbox && within(e.updated_at(), now, WEEK_DAYS))
         .filter(|e| is_done(e) || !within(created_at(e), now, WEEK_DAYS))
-        .map(|e| (Reverse(e.updated_at()), e.as_ref()))
+        .map(|e| (Reverse(e.updated_at()), *e))
         .collect();
     // Most recent first, ties by text from the end.
     let text = |e: &CatalogueEntry| {
@@ -226,7 +258,7 @@ fn open_loops(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
     let loops = entries
         .iter()
         .filter(|e| e.category() == Category::Projects && !is_done(e) && is_loop(e))
-        .map(|e| (e.name(), e.as_ref()))
+        .map(|e| (e.name(), *e))
         .collect();
     let text = |e: &CatalogueEntry| match (e.status(), e.updated_at()) {
         (Some(s @ ("blocked" | "waiting")), _) => format!("{} is {s}", e.name()),
@@ -238,8 +270,8 @@ fn open_loops(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
 
 /// Tags that recur among this week's entries, and where captures went.
 fn patterns(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
-    let recent: Vec<&Arc<CatalogueEntry>> =
-        entries.iter().filter(|e| within(e.updated_at(), now, WEEK_DAYS)).collect();
+    let recent: Vec<&CatalogueEntry> =
+        entries.iter().copied().filter(|e| within(e.updated_at(), now, WEEK_DAYS)).collect();
     let mut tags: BTreeMap<String, usize> = BTreeMap::new();
     for e in &recent {
         for tag in &e.tags {
@@ -265,11 +297,8 @@ fn patterns(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
 
 /// The inbox, oldest first.
 fn needs_review(entries: &Entries) -> Vec<String> {
-    let inbox = entries
-        .iter()
-        .filter(|e| e.category() == Category::Inbox)
-        .map(|e| (created_at(e), e.as_ref()))
-        .collect();
+    let inbox =
+        entries.iter().filter(|e| e.category() == Category::Inbox).map(|e| (created_at(e), *e)).collect();
     let text = |e: &CatalogueEntry| match &e.suggested_category {
         Some(s) => format!("{} (maybe {s})", e.name()),
         None => e.name().to_string(),
