@@ -661,7 +661,6 @@ impl EntryRepository for Vault {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
-        let before = self.bytes_for_history(path);
         // The new text is made from the file's own: only the lines the update sets change.
         let (current, text) = scan::read_existing_document(&file, path)?;
         let updated = update.apply_to_document(&current, &text, self.clock.now())?;
@@ -674,8 +673,8 @@ impl EntryRepository for Vault {
                 entry_id: entry.id().map(str::to_string),
                 path_before: Some(path.clone()),
                 path_after: Some(path.clone()),
-                before,
-                after: self.bytes_for_history(path),
+                before: Some(text.into_bytes()),
+                after: Some(updated.text.into_bytes()),
                 description: format!("Updated {} of {path}", updated_fields.join(", ")),
             }],
         );
@@ -694,8 +693,7 @@ impl EntryRepository for Vault {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let old_file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
-        let old_bytes = self.bytes_for_history(path);
-        let entry = read_existing(&old_file, path)?;
+        let (entry, old_text) = scan::read_existing_document(&old_file, path)?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
         let (frontmatter, id) = with_id(frontmatter);
         let name = frontmatter.get_str("name").map_or_else(|| path.stem().to_string(), str::to_string);
@@ -739,7 +737,7 @@ impl EntryRepository for Vault {
             entry_id: moved.id().map(str::to_string),
             path_before: Some(path.clone()),
             path_after: Some(new_path.clone()),
-            before: old_bytes,
+            before: Some(old_text.into_bytes()),
             after: self.bytes_for_history(&new_path),
             description: format!("Moved {path} to {target}"),
         }];
@@ -782,9 +780,8 @@ impl EntryRepository for Vault {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let file = self.known_gone(&mut state, path, self.root.checked_file(path))?;
-        let before = self.bytes_for_history(path);
         // A malformed file is refused here: kb never deletes what it cannot read.
-        let entry = read_existing(&file, path)?;
+        let (entry, before) = scan::read_existing_document(&file, path)?;
         fs::remove_file(&file).map_err(|e| io_error(&file, e))?;
         let folder = self.root.folder(path.category());
         atomic::sync_dir(&folder).map_err(|e| io_error(&folder, e))?;
@@ -796,7 +793,7 @@ impl EntryRepository for Vault {
                     entry_id: entry.id().map(str::to_string),
                     path_before: Some(path.clone()),
                     path_after: None,
-                    before,
+                    before: Some(before.into_bytes()),
                     after: None,
                     description: format!("Deleted {path}"),
                 }],
