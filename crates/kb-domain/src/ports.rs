@@ -4,15 +4,13 @@
 //! async callers run them on a blocking thread). Conversation storage and the language
 //! model are asynchronous. All are object safe so they can be shared as `Arc<dyn …>`.
 
-use std::sync::Arc;
-
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
-use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
 use crate::change::{ChangeContext, ChangeSource};
 use crate::conversation::{Conversation, ConversationId, Message, NewMessage, PendingCall, SummaryCoverage};
+use crate::digest_index::DigestCandidates;
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
 use crate::history::{HistoryError, Revision};
@@ -271,9 +269,14 @@ pub trait EntryRepository: Send + Sync {
     }
     /// Every readable entry, read from disk (for indexing and checks; not for requests).
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError>;
-    /// Every readable entry as the in-memory catalogue knows it (for digests): no file is
-    /// read, and sharing the records costs a pointer each.
-    fn catalogue(&self) -> Result<Vec<Arc<CatalogueEntry>>, RepositoryError>;
+    /// The catalogue records a digest on `today` at `now` reads (see [`DigestCandidates`]):
+    /// no file is read, and the cost is the records at the front of each digest order and
+    /// the week's activity, not the vault.
+    fn digest_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+    ) -> Result<DigestCandidates, RepositoryError>;
     /// Files that look like entries but cannot be read.
     fn malformed(&self) -> Vec<MalformedFile>;
     /// The current `index.md` text.

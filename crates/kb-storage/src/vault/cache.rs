@@ -7,9 +7,12 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::references::referenced_paths;
-use kb_domain::{CatalogueEntry, Category, Entry, EntryPath, ListFilter, ListPage, MalformedFile};
+use kb_domain::{
+    CatalogueEntry, Category, DigestCandidates, DigestIndex, Entry, EntryPath, ListFilter, ListPage,
+    MalformedFile,
+};
 
 /// What is remembered of one entry.
 #[derive(Debug, Clone)]
@@ -75,6 +78,8 @@ pub(crate) struct Cache {
     /// For each referred-to path, the entries that refer to it.
     referrers: HashMap<EntryPath, BTreeSet<EntryPath>>,
     malformed: BTreeMap<EntryPath, String>,
+    /// The records in the orders a digest reads.
+    digest: DigestIndex,
     /// Counts the changes, so a snapshot knows whether it is older than another.
     version: u64,
 }
@@ -94,6 +99,7 @@ impl Cache {
         for view in view_keys(&record) {
             self.views.entry(view).or_default().insert(key.clone(), Arc::clone(&record));
         }
+        self.digest.insert(&record);
         self.entries.insert(entry.path.clone(), Cached { record, refers_to });
     }
 
@@ -114,6 +120,7 @@ impl Cache {
                 }
             }
         }
+        self.digest.remove(&old.record);
         let key = OrderKey::of(&old.record);
         for view_key in view_keys(&old.record) {
             if let Some(view) = self.views.get_mut(&view_key) {
@@ -165,9 +172,9 @@ impl Cache {
         self.entries.len()
     }
 
-    /// Every readable entry's record, newest first (a pointer each).
-    pub(crate) fn records(&self) -> Vec<Arc<CatalogueEntry>> {
-        self.views.get(&(None, None)).map(|view| view.values().cloned().collect()).unwrap_or_default()
+    /// What a digest on `today` at `now` reads (see [`DigestIndex::candidates`]).
+    pub(crate) fn digest_candidates(&self, today: NaiveDate, now: DateTime<Utc>) -> DigestCandidates {
+        self.digest.candidates(today, now)
     }
 
     /// The entries of each category, newest first, for `index.md`.
@@ -305,7 +312,8 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
 
         /// Whatever happens to the entries, every list the kept orders answer is the one
-        /// sorting every entry would give, and the catalogue and index hold every entry.
+        /// sorting every entry would give, the digest's orders are those of the entries
+        /// now, and the index holds every entry.
         #[test]
         fn kept_orders_answer_like_a_full_sort(
             steps in proptest::collection::vec(step(), 1..60),
@@ -316,6 +324,7 @@ mod tests {
         ) {
             let mut cache = Cache::default();
             let mut truth: BTreeMap<EntryPath, kb_domain::EntrySummary> = BTreeMap::new();
+            let mut records: BTreeMap<EntryPath, Arc<CatalogueEntry>> = BTreeMap::new();
             for step in steps {
                 match step {
                     Step::Insert { slot, category, status, day } => {
@@ -326,20 +335,25 @@ mod tests {
                         }
                         if let Some(d) = day {
                             text.push_str(&format!("updated_at: 2026-11-0{d}T10:00:00Z\n"));
+                            text.push_str(&format!("due_date: 2026-11-0{}\n", 5 - d));
+                            text.push_str("follow_ups: [call]\n");
                         }
                         text.push_str("---\nbody\n");
                         let e = Entry::from_document(path.clone(), &text).unwrap();
                         cache.insert(&e);
-                        truth.insert(path, e.summary());
+                        truth.insert(path.clone(), e.summary());
+                        records.insert(path, Arc::new(CatalogueEntry::of(&e)));
                     }
                     Step::Remove { slot, category } => {
                         let path = slot_path(slot, category);
                         proptest::prop_assert_eq!(cache.remove(&path), truth.remove(&path).is_some());
+                        records.remove(&path);
                     }
                     Step::Malformed { slot, category } => {
                         let path = slot_path(slot, category);
                         cache.mark_malformed(&MalformedFile { path: path.clone(), reason: "bad".into() });
                         truth.remove(&path);
+                        records.remove(&path);
                     }
                 }
             }
@@ -352,10 +366,16 @@ mod tests {
             };
             proptest::prop_assert_eq!(cache.list(&filter), brute_force(&truth, &filter));
             proptest::prop_assert_eq!(cache.len(), truth.len());
-            let everything = brute_force(&truth, &ListFilter::default());
-            let records: Vec<kb_domain::EntrySummary> =
-                cache.records().iter().map(|r| r.summary.clone()).collect();
-            proptest::prop_assert_eq!(records, everything.entries.clone());
+            let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 3).unwrap();
+            let now = today.and_hms_opt(12, 0, 0).unwrap().and_utc() + chrono::Duration::days(2);
+            let paths = |c: kb_domain::DigestCandidates| {
+                [c.open_actions, c.follow_ups, c.overdue, c.inbox_waiting, c.inbox_oldest, c.recent, c.open_loops]
+                    .map(|list| list.iter().map(|r| r.summary.path.clone()).collect::<Vec<_>>())
+            };
+            proptest::prop_assert_eq!(
+                paths(cache.digest_candidates(today, now)),
+                paths(DigestIndex::of(records.values()).candidates(today, now))
+            );
             let indexed: Vec<kb_domain::EntrySummary> = cache
                 .index_snapshot()
                 .categories

@@ -35,10 +35,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
-    CatalogueEntry, Category, ChangeContext, ChangeObserver, Clock, ConversationId, Entry, EntryChange,
+    Category, ChangeContext, ChangeObserver, Clock, ConversationId, DigestCandidates, Entry, EntryChange,
     EntryId, EntryPath, EntryRepository, EntryUpdate, FileChange, Frontmatter, ListFilter, ListPage,
     MalformedFile, MoveOutcome, NewEntry, RepositoryError, RestoreOutcome, Revision, RevisionLog,
     RevisionText, Slug, UndoOutcome, UpdateOutcome, transform_for_move,
@@ -840,8 +841,12 @@ impl EntryRepository for Vault {
         Ok(entries)
     }
 
-    fn catalogue(&self) -> Result<Vec<Arc<CatalogueEntry>>, RepositoryError> {
-        Ok(self.lock().cache.records())
+    fn digest_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+    ) -> Result<DigestCandidates, RepositoryError> {
+        Ok(self.lock().cache.digest_candidates(today, now))
     }
 
     fn malformed(&self) -> Vec<MalformedFile> {

@@ -7,37 +7,36 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use kb_domain::{CatalogueEntry, Category};
+use kb_domain::digest_index::{
+    INBOX_WAIT_DAYS, WEEK_DAYS, action_key, inbox_since, is_open_action, is_open_loop, within,
+};
+use kb_domain::{CatalogueEntry, Category, DigestCandidates};
 
 use super::{DigestFacts, DigestKind, DigestSection};
 
-/// Inbox entries older than this are flagged.
-const INBOX_WAIT_DAYS: i64 = 3;
-/// Projects untouched this long are open loops; "lately" and "this week" mean this long.
-const WEEK_DAYS: i64 = 7;
-
-/// The facts of a digest of `kind` over `entries`.
+/// The facts of a digest of `kind` over the catalogue's `candidates` (see
+/// [`DigestCandidates`]: each section filters and orders its own list).
 pub fn gather_facts(
     kind: DigestKind,
-    entries: &[Arc<CatalogueEntry>],
+    candidates: &DigestCandidates,
     today: NaiveDate,
     now: DateTime<Utc>,
 ) -> DigestFacts {
-    let split = Split::of(entries, now);
+    let c = candidates;
     let items: Vec<Vec<String>> = match kind {
         DigestKind::Daily => vec![
-            top_actions(&split.actionable, 3),
-            people_to_connect(&split.people, 3),
-            watch_out_for(&split.actionable, &split.inbox, today, now),
-            small_win(&split.recent, now),
+            top_actions(&c.open_actions, 3),
+            people_to_connect(&c.follow_ups, 3),
+            watch_out_for(&c.overdue, &c.inbox_waiting, today, now),
+            small_win(&c.recent, now),
         ],
         DigestKind::Weekly => vec![
-            quick_stats(&split.recent, now),
-            moved_forward(&split.recent, now),
-            open_loops(&split.actionable, now),
-            patterns(&split.recent, now),
-            top_actions(&split.actionable, 3),
-            needs_review(&split.inbox),
+            quick_stats(&c.recent, now),
+            moved_forward(&c.recent, now),
+            open_loops(&c.open_loops, now),
+            patterns(&c.recent, now),
+            top_actions(&c.open_actions, 3),
+            needs_review(&c.inbox_oldest),
         ],
     };
     let sections =
@@ -46,40 +45,7 @@ pub fn gather_facts(
 }
 
 /// The records a section is gathered from.
-type Entries<'a> = [&'a CatalogueEntry];
-
-/// The records sorted, in one pass, into what each section looks at, so that a large vault
-/// is walked once and each section reads only its own few.
-struct Split<'a> {
-    /// Projects and admin items.
-    actionable: Vec<&'a CatalogueEntry>,
-    /// People.
-    people: Vec<&'a CatalogueEntry>,
-    /// The inbox.
-    inbox: Vec<&'a CatalogueEntry>,
-    /// Entries created or updated this week.
-    recent: Vec<&'a CatalogueEntry>,
-}
-
-impl<'a> Split<'a> {
-    fn of(entries: &'a [Arc<CatalogueEntry>], now: DateTime<Utc>) -> Split<'a> {
-        let mut split =
-            Split { actionable: Vec::new(), people: Vec::new(), inbox: Vec::new(), recent: Vec::new() };
-        for entry in entries {
-            let entry: &CatalogueEntry = entry;
-            match entry.category() {
-                Category::Projects | Category::Admin => split.actionable.push(entry),
-                Category::People => split.people.push(entry),
-                Category::Inbox => split.inbox.push(entry),
-                Category::Ideas => {}
-            }
-            if within(entry.updated_at(), now, WEEK_DAYS) || within(created_at(entry), now, WEEK_DAYS) {
-                split.recent.push(entry);
-            }
-        }
-        split
-    }
-}
+type Entries = [Arc<CatalogueEntry>];
 
 fn created_at(entry: &CatalogueEntry) -> Option<DateTime<Utc>> {
     entry.created_at
@@ -91,19 +57,6 @@ fn due_date(entry: &CatalogueEntry) -> Option<NaiveDate> {
 
 fn is_done(entry: &CatalogueEntry) -> bool {
     entry.is_done()
-}
-
-/// An open action: an active project's next action or a pending admin item.
-fn is_open_action(entry: &CatalogueEntry) -> bool {
-    match entry.category() {
-        Category::Projects => entry.status().is_none_or(|s| s == "active"),
-        Category::Admin => entry.status().is_none_or(|s| s == "pending"),
-        _ => false,
-    }
-}
-
-fn within(at: Option<DateTime<Utc>>, now: DateTime<Utc>, days: i64) -> bool {
-    at.is_some_and(|t| now - t <= Duration::days(days))
 }
 
 /// The texts of the `n` first of `items` in the order of their key, then of their text
@@ -134,17 +87,7 @@ fn first_by_key<K: Ord + Clone, T>(
 /// Next actions of active projects and pending admin items, soonest due first.
 fn top_actions(entries: &Entries, n: usize) -> Vec<String> {
     // Dated items first, soonest first; then the most recently touched.
-    let actions = entries
-        .iter()
-        .filter(|e| is_open_action(e))
-        .map(|e| {
-            let key = match due_date(e) {
-                Some(due) => (false, Some(due), Reverse(None)),
-                None => (true, None, Reverse(e.updated_at())),
-            };
-            (key, *e)
-        })
-        .collect();
+    let actions = entries.iter().filter(|e| is_open_action(e)).map(|e| (action_key(e), e.as_ref())).collect();
     first_by_key(actions, n, action_text, false)
 }
 
@@ -165,7 +108,7 @@ fn people_to_connect(entries: &Entries, n: usize) -> Vec<String> {
     let people = entries
         .iter()
         .filter(|e| e.category() == Category::People && !e.follow_ups.is_empty())
-        .map(|e| (e.last_touched, *e))
+        .map(|e| (e.last_touched, e.as_ref()))
         .collect();
     first_by_key(
         people,
@@ -180,7 +123,7 @@ fn watch_out_for(entries: &Entries, inbox: &Entries, today: NaiveDate, now: Date
     let overdue = entries
         .iter()
         .filter(|e| matches!(e.category(), Category::Projects | Category::Admin) && !is_done(e))
-        .filter_map(|e| due_date(e).filter(|d| *d < today).map(|d| (d, *e)))
+        .filter_map(|e| due_date(e).filter(|d| *d < today).map(|d| (d, e.as_ref())))
         .collect();
     let overdue = first_by_key(
         overdue,
@@ -188,17 +131,18 @@ fn watch_out_for(entries: &Entries, inbox: &Entries, today: NaiveDate, now: Date
         |e| format!("{} was due {}", e.name(), due_date(e).map(|d| d.to_string()).unwrap_or_default()),
         false,
     );
-    let since = |e: &CatalogueEntry| created_at(e).or_else(|| e.updated_at());
     let waiting = inbox
         .iter()
         .filter(|e| e.category() == Category::Inbox)
-        .filter_map(|e| since(e).filter(|t| now - *t > Duration::days(INBOX_WAIT_DAYS)).map(|t| (t, *e)))
+        .filter_map(|e| {
+            inbox_since(e).filter(|t| now - *t > Duration::days(INBOX_WAIT_DAYS)).map(|t| (t, e.as_ref()))
+        })
         .collect();
     let waiting = first_by_key(
         waiting,
         2,
         |e| {
-            let when = since(e).map(|t| t.date_naive().to_string()).unwrap_or_default();
+            let when = inbox_since(e).map(|t| t.date_naive().to_string()).unwrap_or_default();
             format!("{} has waited in the inbox since {when}", e.name())
         },
         false,
@@ -206,15 +150,14 @@ fn watch_out_for(entries: &Entries, inbox: &Entries, today: NaiveDate, now: Date
     overdue.into_iter().chain(waiting).collect()
 }
 
-/// The most recent thing done this week.
+/// The most recent thing done this week (among ties, the first by name).
 fn small_win(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
-    entries
+    let done = entries
         .iter()
         .filter(|e| is_done(e) && within(e.updated_at(), now, WEEK_DAYS))
-        .max_by_key(|e| e.updated_at())
-        .map(|e| format!("{} is done", e.name()))
-        .into_iter()
-        .collect()
+        .map(|e| (Reverse(e.updated_at()), e.as_ref()))
+        .collect();
+    first_by_key(done, 1, |e| format!("{} is done", e.name()), false)
 }
 
 /// Captures and changes this week, by category.
@@ -238,7 +181,7 @@ fn moved_forward(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
         .iter()
         .filter(|e| e.category() != Category::Inbox && within(e.updated_at(), now, WEEK_DAYS))
         .filter(|e| is_done(e) || !within(created_at(e), now, WEEK_DAYS))
-        .map(|e| (Reverse(e.updated_at()), *e))
+        .map(|e| (Reverse(e.updated_at()), e.as_ref()))
         .collect();
     // Most recent first, ties by text from the end.
     let text = |e: &CatalogueEntry| {
@@ -249,16 +192,11 @@ fn moved_forward(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
 
 /// Projects untouched for a week, blocked or waiting.
 fn open_loops(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
-    let is_loop = |e: &CatalogueEntry| match e.status() {
-        Some("blocked" | "waiting") => true,
-        Some("someday") => false,
-        _ => e.updated_at().is_some_and(|t| now - t >= Duration::days(WEEK_DAYS)),
-    };
     // Sorted by text, which starts with the name: the name is the key.
     let loops = entries
         .iter()
-        .filter(|e| e.category() == Category::Projects && !is_done(e) && is_loop(e))
-        .map(|e| (e.name(), *e))
+        .filter(|e| e.category() == Category::Projects && !is_done(e) && is_open_loop(e, now))
+        .map(|e| (e.name(), e.as_ref()))
         .collect();
     let text = |e: &CatalogueEntry| match (e.status(), e.updated_at()) {
         (Some(s @ ("blocked" | "waiting")), _) => format!("{} is {s}", e.name()),
@@ -271,7 +209,7 @@ fn open_loops(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
 /// Tags that recur among this week's entries, and where captures went.
 fn patterns(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
     let recent: Vec<&CatalogueEntry> =
-        entries.iter().copied().filter(|e| within(e.updated_at(), now, WEEK_DAYS)).collect();
+        entries.iter().map(Arc::as_ref).filter(|e| within(e.updated_at(), now, WEEK_DAYS)).collect();
     let mut tags: BTreeMap<String, usize> = BTreeMap::new();
     for e in &recent {
         for tag in &e.tags {
@@ -297,8 +235,11 @@ fn patterns(entries: &Entries, now: DateTime<Utc>) -> Vec<String> {
 
 /// The inbox, oldest first.
 fn needs_review(entries: &Entries) -> Vec<String> {
-    let inbox =
-        entries.iter().filter(|e| e.category() == Category::Inbox).map(|e| (created_at(e), *e)).collect();
+    let inbox = entries
+        .iter()
+        .filter(|e| e.category() == Category::Inbox)
+        .map(|e| (created_at(e), e.as_ref()))
+        .collect();
     let text = |e: &CatalogueEntry| match &e.suggested_category {
         Some(s) => format!("{} (maybe {s})", e.name()),
         None => e.name().to_string(),
@@ -308,7 +249,8 @@ fn needs_review(entries: &Entries) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::first_by_key;
+    use super::*;
+    use kb_domain::{DigestIndex, EntryPath, EntrySummary};
     use proptest::prelude::*;
 
     proptest! {
@@ -329,6 +271,97 @@ mod tests {
             });
             let expected: Vec<String> = all.into_iter().take(n).map(|(_, t)| t).collect();
             prop_assert_eq!(first_by_key(items, n, |t: String| t, descending), expected);
+        }
+    }
+
+    const STATUSES: [Option<&str>; 7] = [
+        None,
+        Some("active"),
+        Some("done"),
+        Some("waiting"),
+        Some("blocked"),
+        Some("someday"),
+        Some("pending"),
+    ];
+    const NAMES: [&str; 4] = ["Alpha", "Beta", "Gamma", "alpha"];
+    const TAGS: [&str; 3] = ["home", "work", "Home"];
+
+    /// A day at 10:00, `offset` days from 2026-11-20 (whole days, so that keys tie often).
+    fn at(offset: i64) -> DateTime<Utc> {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap_or_default() + Duration::days(offset);
+        day.and_hms_opt(10, 0, 0).unwrap_or_default().and_utc()
+    }
+
+    prop_compose! {
+        /// A catalogue record with the fields digests read, each often absent or tied.
+        fn record()(
+            slot in 0..400usize,
+            category in 0..5usize,
+            status in 0..STATUSES.len(),
+            name in 0..NAMES.len(),
+            updated in proptest::option::of(-20..3i64),
+            created in proptest::option::of(-20..3i64),
+            due in proptest::option::of(-6..6i64),
+            touched in proptest::option::of(-20..1i64),
+            follow_ups in 0..3usize,
+            tags in proptest::collection::vec(0..TAGS.len(), 0..3),
+            next_action in any::<bool>(),
+        ) -> Arc<CatalogueEntry> {
+            let category = Category::ALL[category];
+            let path = EntryPath::parse(&format!("{}/e{slot}.md", category.as_str())).unwrap_or_else(|e| panic!("{e}"));
+            Arc::new(CatalogueEntry {
+                summary: EntrySummary {
+                    path,
+                    category,
+                    name: NAMES[name].to_string(),
+                    status: STATUSES[status].map(str::to_string),
+                    updated_at: updated.map(at),
+                    summary: String::new(),
+                },
+                created_at: created.map(at),
+                due_date: due.map(|d| at(d).date_naive()),
+                next_action: next_action.then(|| "call".to_string()),
+                follow_ups: (0..follow_ups).map(|i| format!("ask {i}")).collect(),
+                last_touched: touched.map(|d| at(d).date_naive()),
+                tags: tags.into_iter().map(|t| TAGS[t].to_string()).collect(),
+                suggested_category: next_action.then(|| "ideas".to_string()),
+            })
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// A digest over the few records the kept orders hand over says exactly what it
+        /// says over every record, for both kinds, whatever the vault and the time.
+        #[test]
+        fn the_orders_give_the_facts_of_the_whole_vault(
+            records in proptest::collection::vec(record(), 0..120),
+            hours in -30..60i64,
+        ) {
+            let mut by_path = BTreeMap::new();
+            for r in records {
+                by_path.insert(r.summary.path.clone(), r);
+            }
+            let all: Vec<Arc<CatalogueEntry>> = by_path.into_values().collect();
+            let now = at(0) + Duration::hours(hours);
+            let today = now.date_naive();
+            let everything = DigestCandidates {
+                open_actions: all.clone(),
+                follow_ups: all.clone(),
+                overdue: all.clone(),
+                inbox_waiting: all.clone(),
+                inbox_oldest: all.clone(),
+                recent: all.clone(),
+                open_loops: all.clone(),
+            };
+            let walked = DigestIndex::of(&all).candidates(today, now);
+            for kind in [DigestKind::Daily, DigestKind::Weekly] {
+                prop_assert_eq!(
+                    gather_facts(kind, &walked, today, now),
+                    gather_facts(kind, &everything, today, now)
+                );
+            }
         }
     }
 }

@@ -121,8 +121,14 @@ impl EntryRepository for MemoryRepository {
         Ok(self.lock().values().cloned().collect())
     }
 
-    fn catalogue(&self) -> Result<Vec<std::sync::Arc<kb_domain::CatalogueEntry>>, RepositoryError> {
-        Ok(self.lock().values().map(|e| std::sync::Arc::new(kb_domain::CatalogueEntry::of(e))).collect())
+    fn digest_candidates(
+        &self,
+        today: chrono::NaiveDate,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<kb_domain::DigestCandidates, RepositoryError> {
+        let records: Vec<_> =
+            self.lock().values().map(|e| std::sync::Arc::new(kb_domain::CatalogueEntry::of(e))).collect();
+        Ok(kb_domain::DigestIndex::of(&records).candidates(today, now))
     }
 
     fn malformed(&self) -> Vec<MalformedFile> {

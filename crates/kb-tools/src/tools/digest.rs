@@ -49,8 +49,9 @@ impl Tool for GenerateDigest {
         services: &ToolServices,
     ) -> Result<ToolOutput<DigestData>, ToolError> {
         let repo = services.repository.clone();
-        let entries = run_blocking(move || repo.catalogue()).await??;
-        let facts = gather_facts(args.kind, &entries, ctx.today, services.clock.now());
+        let (today, now) = (ctx.today, services.clock.now());
+        let candidates = run_blocking(move || repo.digest_candidates(today, now)).await??;
+        let facts = gather_facts(args.kind, &candidates, today, now);
         let written = match &services.digest_writer {
             Some(writer) => match writer.write(&facts).await {
                 Ok(written) => Some(written),

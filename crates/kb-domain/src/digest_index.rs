@@ -1,0 +1,219 @@
+//! [`DigestIndex`]: the catalogue's records kept in the orders a digest reads them (open
+//! actions by due date, people by when they were last touched, the inbox by arrival, the
+//! week's activity newest first, …), so that a digest walks the few records at the front of
+//! each order instead of the whole vault; and [`DigestCandidates`], what one walk hands the
+//! digest.
+//!
+//! The rules of which entries a digest is about live here too ([`is_open_action`],
+//! [`is_open_loop`], the windows), so the orders and the digest that reads them agree.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+
+use crate::catalogue::CatalogueEntry;
+use crate::category::Category;
+use crate::path::EntryPath;
+
+/// "This week", "lately": this many days back from now.
+pub const WEEK_DAYS: i64 = 7;
+/// Inbox entries waiting longer than this many days are flagged.
+pub const INBOX_WAIT_DAYS: i64 = 3;
+/// No digest section lists more than this many entries from one order; each candidate list
+/// holds at least this many (when there are), plus every entry tied with the last.
+pub const FIRST: usize = 5;
+
+/// An open action: an active project's next action or a pending admin item (no status
+/// counts as active or pending).
+pub fn is_open_action(entry: &CatalogueEntry) -> bool {
+    match entry.category() {
+        Category::Projects => entry.status().is_none_or(|s| s == "active"),
+        Category::Admin => entry.status().is_none_or(|s| s == "pending"),
+        _ => false,
+    }
+}
+
+/// Whether a project that is not done is an open loop at `now`: blocked or waiting, or
+/// (unless parked as someday) untouched for a week.
+pub fn is_open_loop(entry: &CatalogueEntry, now: DateTime<Utc>) -> bool {
+    match entry.status() {
+        Some("blocked" | "waiting") => true,
+        Some("someday") => false,
+        _ => entry.updated_at().is_some_and(|t| now - t >= Duration::days(WEEK_DAYS)),
+    }
+}
+
+/// Whether `at` is known and no more than `days` before `now` (later times count).
+pub fn within(at: Option<DateTime<Utc>>, now: DateTime<Utc>, days: i64) -> bool {
+    at.is_some_and(|t| now - t <= Duration::days(days))
+}
+
+/// The order of open actions: dated ones first, soonest due first; then the most recently
+/// updated.
+pub type ActionKey = (bool, Option<NaiveDate>, Reverse<Option<DateTime<Utc>>>);
+
+/// Where an open action stands in [`ActionKey`] order.
+pub fn action_key(entry: &CatalogueEntry) -> ActionKey {
+    match entry.due_date {
+        Some(due) => (false, Some(due), Reverse(None)),
+        None => (true, None, Reverse(entry.updated_at())),
+    }
+}
+
+/// Since when an inbox entry has waited: its creation, else its last update.
+pub fn inbox_since(entry: &CatalogueEntry) -> Option<DateTime<Utc>> {
+    entry.created_at.or_else(|| entry.updated_at())
+}
+
+/// The latest of an entry's creation and update times.
+fn last_activity(entry: &CatalogueEntry) -> Option<DateTime<Utc>> {
+    entry.created_at.max(entry.updated_at())
+}
+
+/// The records a digest reads, each list a superset of what its sections can show: the
+/// sections still filter and order them, so a digest over these lists says exactly what it
+/// would say over every record.
+#[derive(Debug, Clone, Default)]
+pub struct DigestCandidates {
+    /// The first open actions in [`ActionKey`] order.
+    pub open_actions: Vec<Arc<CatalogueEntry>>,
+    /// The first people with follow-ups, least recently touched first.
+    pub follow_ups: Vec<Arc<CatalogueEntry>>,
+    /// The first projects and admin items not done and due before today, soonest first.
+    pub overdue: Vec<Arc<CatalogueEntry>>,
+    /// The first inbox entries waiting longer than [`INBOX_WAIT_DAYS`], oldest first.
+    pub inbox_waiting: Vec<Arc<CatalogueEntry>>,
+    /// The first inbox entries by `created_at` (undated first).
+    pub inbox_oldest: Vec<Arc<CatalogueEntry>>,
+    /// Every entry created or updated within [`WEEK_DAYS`].
+    pub recent: Vec<Arc<CatalogueEntry>>,
+    /// The first open-loop projects by name.
+    pub open_loops: Vec<Arc<CatalogueEntry>>,
+}
+
+/// One order: records under their key, ties broken by path.
+type Order<K> = BTreeMap<(K, EntryPath), Arc<CatalogueEntry>>;
+
+/// The catalogue's records in every order a digest reads, kept in step by
+/// [`DigestIndex::insert`] and [`DigestIndex::remove`] (a few tree operations per change).
+#[derive(Debug, Clone, Default)]
+pub struct DigestIndex {
+    actions: Order<ActionKey>,
+    follow_ups: Order<Option<NaiveDate>>,
+    due: Order<NaiveDate>,
+    inbox_arrival: Order<Option<DateTime<Utc>>>,
+    inbox_since: Order<DateTime<Utc>>,
+    activity: Order<Reverse<DateTime<Utc>>>,
+    projects_by_name: Order<String>,
+}
+
+impl DigestIndex {
+    /// An index of `records`.
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a Arc<CatalogueEntry>>) -> DigestIndex {
+        let mut index = DigestIndex::default();
+        for record in records {
+            index.insert(record);
+        }
+        index
+    }
+
+    /// Adds a record (remove the entry's previous record first).
+    pub fn insert(&mut self, record: &Arc<CatalogueEntry>) {
+        let path = record.summary.path.clone();
+        let put = |record: &Arc<CatalogueEntry>| Arc::clone(record);
+        if is_open_action(record) {
+            self.actions.insert((action_key(record), path.clone()), put(record));
+        }
+        if record.category() == Category::People && !record.follow_ups.is_empty() {
+            self.follow_ups.insert((record.last_touched, path.clone()), put(record));
+        }
+        if let Some(due) = record.due_date.filter(|_| is_actionable_not_done(record)) {
+            self.due.insert((due, path.clone()), put(record));
+        }
+        if record.category() == Category::Inbox {
+            self.inbox_arrival.insert((record.created_at, path.clone()), put(record));
+            if let Some(since) = inbox_since(record) {
+                self.inbox_since.insert((since, path.clone()), put(record));
+            }
+        }
+        if let Some(at) = last_activity(record) {
+            self.activity.insert((Reverse(at), path.clone()), put(record));
+        }
+        if is_loop_candidate(record) {
+            self.projects_by_name.insert((record.name().to_string(), path), put(record));
+        }
+    }
+
+    /// Takes out a record that [`DigestIndex::insert`] added.
+    pub fn remove(&mut self, record: &CatalogueEntry) {
+        let path = record.summary.path.clone();
+        self.actions.remove(&(action_key(record), path.clone()));
+        self.follow_ups.remove(&(record.last_touched, path.clone()));
+        if let Some(due) = record.due_date {
+            self.due.remove(&(due, path.clone()));
+        }
+        self.inbox_arrival.remove(&(record.created_at, path.clone()));
+        if let Some(since) = inbox_since(record) {
+            self.inbox_since.remove(&(since, path.clone()));
+        }
+        if let Some(at) = last_activity(record) {
+            self.activity.remove(&(Reverse(at), path.clone()));
+        }
+        self.projects_by_name.remove(&(record.name().to_string(), path));
+    }
+
+    /// What a digest on `today` at `now` reads. Costs the records at the front of each
+    /// order and the week's activity, not the vault.
+    pub fn candidates(&self, today: NaiveDate, now: DateTime<Utc>) -> DigestCandidates {
+        let waited_since = now - Duration::days(INBOX_WAIT_DAYS);
+        DigestCandidates {
+            open_actions: first_with_ties(self.actions.iter(), |_| true),
+            follow_ups: first_with_ties(self.follow_ups.iter(), |_| true),
+            overdue: first_with_ties(self.due.iter().take_while(|((due, _), _)| *due < today), |_| true),
+            inbox_waiting: first_with_ties(
+                self.inbox_since.iter().take_while(|((since, _), _)| *since < waited_since),
+                |_| true,
+            ),
+            inbox_oldest: first_with_ties(self.inbox_arrival.iter(), |_| true),
+            recent: self
+                .activity
+                .iter()
+                .take_while(|((Reverse(at), _), _)| within(Some(*at), now, WEEK_DAYS))
+                .map(|(_, record)| Arc::clone(record))
+                .collect(),
+            open_loops: first_with_ties(self.projects_by_name.iter(), |record| is_open_loop(record, now)),
+        }
+    }
+}
+
+/// A project or admin item that is not done.
+fn is_actionable_not_done(record: &CatalogueEntry) -> bool {
+    matches!(record.category(), Category::Projects | Category::Admin) && !record.is_done()
+}
+
+/// A project that can be an open loop at some time: not done, not parked as someday.
+fn is_loop_candidate(record: &CatalogueEntry) -> bool {
+    record.category() == Category::Projects && !record.is_done() && record.status() != Some("someday")
+}
+
+/// The first [`FIRST`] records of an order that `keep` accepts, and every further one tied
+/// on the key with the last of them (a section breaks such ties by its own text).
+fn first_with_ties<'a, K: PartialEq + 'a>(
+    order: impl Iterator<Item = (&'a (K, EntryPath), &'a Arc<CatalogueEntry>)>,
+    keep: impl Fn(&CatalogueEntry) -> bool,
+) -> Vec<Arc<CatalogueEntry>> {
+    let mut chosen = Vec::new();
+    let mut last_key: Option<&K> = None;
+    for ((key, _), record) in order {
+        if chosen.len() >= FIRST && last_key != Some(key) {
+            break;
+        }
+        if keep(record) {
+            chosen.push(Arc::clone(record));
+            last_key = Some(key);
+        }
+    }
+    chosen
+}
