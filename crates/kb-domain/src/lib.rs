@@ -18,6 +18,7 @@ pub mod fields;
 pub mod frontmatter;
 pub mod history;
 pub mod llm;
+pub mod merge;
 pub mod paging;
 pub mod path;
 pub mod ports;

@@ -50,6 +50,9 @@ pub enum RepositoryError {
     /// A move that cannot be made.
     #[error(transparent)]
     Move(#[from] MoveError),
+    /// A merge that cannot be made.
+    #[error(transparent)]
+    Merge(#[from] crate::merge::MergeError),
     /// Revision history could not be read or written.
     #[error(transparent)]
     History(#[from] crate::history::HistoryError),
