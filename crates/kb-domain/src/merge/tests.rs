@@ -66,7 +66,7 @@ fn refuses_no_sources_itself_and_repeats() {
     let target = priya();
     assert_eq!(merge_entries(&target, &[], on(), now()), Err(MergeError::NoSources(target.path.clone())));
     assert_eq!(
-        merge_entries(&target, &[target.clone()], on(), now()),
+        merge_entries(&target, std::slice::from_ref(&target), on(), now()),
         Err(MergeError::IntoItself(target.path.clone()))
     );
     let source = priya_short();
