@@ -42,6 +42,9 @@ pub struct ToolFailure {
     /// The language model's failure behind it (a capture whose classifier could not be
     /// asked), so it can be answered like the model's own (429, 503, 504).
     pub model_error: Option<kb_domain::LlmError>,
+    /// The entries to choose from, when a name meant several (`AMBIGUOUS`) or a capture may
+    /// be an entry already there (`POSSIBLE_DUPLICATE`): `[{path, name, category, summary}]`.
+    pub candidates: Option<serde_json::Value>,
 }
 
 impl ToolFailure {
@@ -51,11 +54,12 @@ impl ToolFailure {
             code: result.error_code.unwrap_or(ErrorCode::Internal),
             message: result.error.clone().unwrap_or_else(|| "the tool failed".to_string()),
             model_error: result.model_error.clone(),
+            candidates: result.candidates.clone().or_else(|| result.possible_duplicate.clone()),
         }
     }
 
     /// A failure of this kind with this message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ToolFailure {
-        ToolFailure { code, message: message.into(), model_error: None }
+        ToolFailure { code, message: message.into(), model_error: None, candidates: None }
     }
 }

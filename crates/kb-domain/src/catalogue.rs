@@ -27,6 +27,8 @@ pub struct CatalogueEntry {
     pub tags: Vec<String>,
     /// Its `suggested_category` (inbox entries), when there is one.
     pub suggested_category: Option<String>,
+    /// Its `aliases`: other names it goes by (non-blank, trimmed).
+    pub aliases: Vec<String>,
 }
 
 impl CatalogueEntry {
@@ -48,6 +50,12 @@ impl CatalogueEntry {
             last_touched: fm.get_str("last_touched").and_then(parse_date),
             tags: entry.tags(),
             suggested_category: text("suggested_category"),
+            aliases: fm
+                .get_str_list("aliases")
+                .into_iter()
+                .map(|a| a.trim().to_string())
+                .filter(|a| !a.is_empty())
+                .collect(),
         }
     }
 

@@ -68,6 +68,24 @@ pub struct PendingCall {
     pub arguments: serde_json::Value,
     /// The question put to the person ("Delete projects/old-site.md?").
     pub proposal: String,
+    /// When the call waits for the person to pick one of several entries rather than for
+    /// a yes: the choices, each with the arguments the call runs with once picked. Empty
+    /// for a confirmation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<PendingChoice>,
+}
+
+/// One answer to a pending question of which entry was meant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingChoice {
+    /// What the person may call it: an entry's name, or "new" for "none of these, a new one".
+    pub label: String,
+    /// The entry's path, when the choice is an entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The arguments the pending call runs with when this is picked.
+    pub arguments: serde_json::Value,
 }
 
 /// How far a conversation's summary reaches: the chat turn loads only the messages after it.

@@ -19,6 +19,7 @@ pub mod frontmatter;
 pub mod history;
 pub mod llm;
 pub mod merge;
+pub mod names;
 pub mod paging;
 pub mod path;
 pub mod ports;
@@ -31,7 +32,9 @@ pub mod vault_files;
 pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
 pub use change::{ChangeContext, ChangeSource};
-pub use conversation::{Conversation, ConversationId, Message, NewMessage, PendingCall, Role, ToolCall};
+pub use conversation::{
+    Conversation, ConversationId, Message, NewMessage, PendingCall, PendingChoice, Role, ToolCall,
+};
 pub use digest_index::{DigestCandidates, DigestIndex};
 pub use edit::{BodyEdit, BodyEditError, BodyEditMode, BodyEditRequest};
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError, UpdatedDocument};
@@ -42,12 +45,13 @@ pub use llm::{
     ChatCompletion, ChatMessage, ChatRequest, LlmError, StructuredCompletion, StructuredRequest,
     ToolDefinition, Usage,
 };
+pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
 pub use ports::{
     ChangeObserver, ChatModel, Clock, ConversationStore, EntryChange, EntryRepository, FixedClock,
-    ListFilter, ListPage, MalformedFile, MoveOutcome, RepositoryError, RestoreOutcome, RevisionText,
-    SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults, StoreError, SystemClock, UndoOutcome,
-    UpdateOutcome,
+    ListFilter, ListPage, MalformedFile, MergeOutcome, MoveOutcome, NameMatch, RepositoryError,
+    RestoreOutcome, RevisionText, SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults,
+    StoreError, SystemClock, UndoOutcome, UpdateOutcome,
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};

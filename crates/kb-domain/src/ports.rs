@@ -15,6 +15,7 @@ use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
 use crate::history::{HistoryError, Revision};
 use crate::llm::{ChatCompletion, ChatRequest, LlmError, StructuredCompletion, StructuredRequest};
+use crate::names::NameRelation;
 use crate::path::{EntryPath, InvalidPath};
 use crate::transform::MoveError;
 
@@ -130,6 +131,31 @@ pub struct MoveOutcome {
     pub entry: Entry,
 }
 
+/// The result of a merge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeOutcome {
+    /// The target as it is now, with the sources' notes and list fields.
+    pub entry: Entry,
+    /// The sources, now removed.
+    pub removed: Vec<EntryPath>,
+    /// Other entries whose references to a source now point at the target.
+    pub references_updated: Vec<EntryPath>,
+}
+
+/// An entry whose name or alias relates to a name asked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NameMatch {
+    /// The entry.
+    #[serde(flatten)]
+    pub entry: EntrySummary,
+    /// How its name (or alias) relates to the name asked for.
+    pub relation: NameRelation,
+    /// The alias that matched, when it was not the name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+}
+
 /// What an undo did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UndoOutcome {
@@ -223,6 +249,24 @@ pub trait EntryRepository: Send + Sync {
     ) -> Result<MoveOutcome, RepositoryError>;
     /// Deletes an entry, as asked by `by`; the revision recording it, when history is kept.
     fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError>;
+    /// Merges `sources` into `target` as one change, as asked by `by`: the target keeps its
+    /// fields, unites its tags and list fields with theirs, gains each source's notes under a
+    /// section dated `on`, and the sources are removed (references to them now point at
+    /// the target).
+    fn merge_as(
+        &self,
+        target: &EntryPath,
+        sources: &[EntryPath],
+        on: NaiveDate,
+        by: &ChangeContext,
+    ) -> Result<MergeOutcome, RepositoryError>;
+
+    /// The entries whose name or an alias is `name` or begins or is begun by its words
+    /// ([`crate::names::relate`]), case, accents and punctuation aside; the same names first.
+    /// Costs the entries sharing the name's first word, not the vault.
+    fn find_by_name(&self, name: &str) -> Result<Vec<NameMatch>, RepositoryError>;
+    /// Every readable entry's summary with its aliases, for a whole-vault duplicate scan.
+    fn named_entries(&self) -> Result<Vec<(EntrySummary, Vec<String>)>, RepositoryError>;
 
     /// The revisions of the entry at (or last at) `path`, newest first.
     fn history(&self, _path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {

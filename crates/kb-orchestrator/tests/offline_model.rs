@@ -481,16 +481,8 @@ mod any_message {
     }
 }
 
-/// A prompt whose index lists these `(name, path)` entries, then `message`.
-fn with_index(entries: &[(&str, &str)], message: &str) -> Vec<ChatMessage> {
-    let lines: Vec<String> =
-        entries.iter().map(|(name, path)| format!("- [{name}]({path}) [active]")).collect();
-    let prompt = format!("{SYSTEM}\n\n## The knowledge base index\n{}\n", lines.join("\n"));
-    vec![ChatMessage::System { content: prompt }, ChatMessage::User { content: message.into() }]
-}
-
 #[tokio::test]
-async fn deletes_and_undo_reach_their_tools_and_a_named_entry_is_found_in_the_index() {
+async fn deletes_and_undo_reach_their_tools_and_a_named_entry_goes_to_the_tool_as_said() {
     let all = ["delete_entry", "undo_last_change", "classify_and_capture", "get_entry"];
     let call = |answer: &ChatCompletion| {
         let call = &answer.tool_calls[0];
@@ -505,21 +497,14 @@ async fn deletes_and_undo_reach_their_tools_and_a_named_entry_is_found_in_the_in
         assert_eq!(call(&answer), ("undo_last_change".into(), json!({})), "{undo}");
     }
 
-    let index =
-        [("Old site", "projects/old-site.md"), ("Garden", "ideas/garden.md"), ("Garden", "admin/garden.md")];
-    let answer = complete(with_index(&index, "remove the old-site entry"), &all).await;
-    assert_eq!(call(&answer), ("delete_entry".into(), json!({"path": "projects/old-site.md"})));
-    let answer = complete(with_index(&index, "mark the old site done"), &["update_entry"]).await;
+    // An entry named in words goes to the tool as said: the tools resolve names.
+    let answer = complete(fresh("remove the old-site entry"), &all).await;
+    assert_eq!(call(&answer), ("delete_entry".into(), json!({"path": "old-site"})));
+    let answer = complete(fresh("mark the old site done"), &["update_entry"]).await;
     assert_eq!(
         call(&answer),
-        ("update_entry".into(), json!({"path": "projects/old-site.md", "updates": {"status": "done"}}))
+        ("update_entry".into(), json!({"path": "the old site", "updates": {"status": "done"}}))
     );
-    // Two entries of that name, or none: kb asks back rather than guess.
-    let answer = complete(with_index(&index, "delete the garden entry"), &all).await;
-    let text = answer.content.unwrap();
-    assert!(text.contains("ideas/garden.md") && text.contains("admin/garden.md"), "{text}");
-    let answer = complete(with_index(&index, "delete the shed entry"), &all).await;
-    assert!(answer.content.unwrap().contains("Which entry is “shed”"));
     // Not offered: said so.
     let answer = complete(fresh("undo"), &["classify_and_capture"]).await;
     assert!(answer.content.unwrap().contains("not available"));

@@ -20,12 +20,14 @@ pub struct ApiError {
     pub message: String,
     /// Seconds to wait before retrying, for 429 and 503.
     pub retry_after: Option<u64>,
+    /// The entries to choose from (409 `ambiguous`, `possible_duplicate`).
+    pub candidates: Option<serde_json::Value>,
 }
 
 impl ApiError {
     /// An error with a status, code and message.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code, message: message.into(), retry_after: None }
+        ApiError { status, code, message: message.into(), retry_after: None, candidates: None }
     }
 
     /// 400 with `code`.
@@ -41,7 +43,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Json(json!({ "error": { "code": self.code, "message": self.message } }));
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let Some(candidates) = self.candidates {
+            error["candidates"] = candidates;
+        }
+        let body = Json(json!({ "error": error }));
         let mut response = (self.status, body).into_response();
         if let Some(secs) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -72,9 +78,11 @@ impl From<ToolFailure> for ApiError {
             ErrorCode::ChangedSince => (StatusCode::CONFLICT, "changed_since"),
             ErrorCode::NothingToUndo => (StatusCode::CONFLICT, "nothing_to_undo"),
             ErrorCode::HistoryUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "history_unavailable"),
+            ErrorCode::Ambiguous => (StatusCode::CONFLICT, "ambiguous"),
+            ErrorCode::PossibleDuplicate => (StatusCode::CONFLICT, "possible_duplicate"),
             ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
-        ApiError::new(status, code, failure.message)
+        ApiError { candidates: failure.candidates, ..ApiError::new(status, code, failure.message) }
     }
 }
 

@@ -344,6 +344,7 @@ fn delete_proposal(path: &str) -> PendingCall {
         tool: "delete_entry".into(),
         arguments: serde_json::json!({ "path": path }),
         proposal: format!("Delete {path}?"),
+        choices: Vec::new(),
     }
 }
 

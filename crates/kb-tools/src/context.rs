@@ -84,7 +84,9 @@ impl ToolContext {
     pub fn apply(&mut self, update: &StateUpdate) {
         match update {
             StateUpdate::Filed { path, .. } => self.last_filed = Some(path.clone()),
-            StateUpdate::ModelUsage(_) | StateUpdate::ConfirmationRequested { .. } => {}
+            StateUpdate::ModelUsage(_)
+            | StateUpdate::ConfirmationRequested { .. }
+            | StateUpdate::ChoiceRequested(_) => {}
             StateUpdate::Moved { old_path, new_path } => {
                 if self.last_filed.as_ref() == Some(old_path) {
                     self.last_filed = Some(new_path.clone());

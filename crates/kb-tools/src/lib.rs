@@ -1,5 +1,8 @@
-//! kb-tools: the tool registry and the seven tools of SPEC §2 (classify_and_capture,
-//! list_entries, get_entry, generate_digest, update_entry, move_entry, search_entries).
+//! kb-tools: the tool registry and the tools: the seven of the original design
+//! (classify_and_capture, list_entries, get_entry, generate_digest, update_entry,
+//! move_entry, search_entries) and those added since (delete_entry, undo_last_change,
+//! find_duplicates, merge_entries). Tool arguments that name an entry take a path or a
+//! name ([`resolve`]).
 //!
 //! Design: each tool is a [`Tool`] with a typed argument struct (serde + schemars) that is
 //! the single source of its JSON schema and its parser; a blanket impl makes it an
@@ -21,6 +24,7 @@ pub mod digest;
 pub mod hints;
 pub mod ports;
 pub mod registry;
+pub mod resolve;
 pub mod result;
 pub mod schema;
 #[cfg(any(test, feature = "test-util"))]
@@ -36,6 +40,6 @@ pub use ports::{
     Classification, Classifier, ClassifyError, ClassifyRequest, DigestError, DigestWriter, WrittenDigest,
 };
 pub use registry::{RegistryError, ToolRegistry};
-pub use result::{ErrorCode, StateUpdate, ToolError, ToolOutput, ToolResult};
+pub use result::{Clarification, ErrorCode, StateUpdate, ToolError, ToolOutput, ToolResult};
 pub use tool::{ErasedTool, Tool, ToolCategory};
 pub use tools::standard_registry;

@@ -19,6 +19,12 @@ pub struct ToolResult {
     /// A message the LLM can act on, on failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The entries a reference could mean, when it named several (nothing changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<Value>,
+    /// The entries a capture may duplicate, when it was not filed for that reason.
+    #[serde(rename = "possibleDuplicate", skip_serializing_if = "Option::is_none")]
+    pub possible_duplicate: Option<Value>,
     /// Why it failed, for logs and metrics.
     #[serde(skip)]
     pub error_code: Option<ErrorCode>,
@@ -38,6 +44,8 @@ impl ToolResult {
             success: true,
             data: Some(data),
             error: None,
+            candidates: None,
+            possible_duplicate: None,
             error_code: None,
             state_updates,
             model_error: None,
@@ -50,6 +58,8 @@ impl ToolResult {
             success: false,
             data: None,
             error: Some(message.into()),
+            candidates: None,
+            possible_duplicate: None,
             error_code: Some(code),
             state_updates: Vec::new(),
             model_error: None,
@@ -68,7 +78,8 @@ impl ToolResult {
             StateUpdate::Filed { path, confidence } => Some((path, *confidence)),
             StateUpdate::Moved { .. }
             | StateUpdate::ModelUsage(_)
-            | StateUpdate::ConfirmationRequested { .. } => None,
+            | StateUpdate::ConfirmationRequested { .. }
+            | StateUpdate::ChoiceRequested(_) => None,
         })
     }
 }
@@ -101,6 +112,10 @@ pub enum ErrorCode {
     NothingToUndo,
     /// Revision history is not kept for this vault.
     HistoryUnavailable,
+    /// A reference by name could mean several entries; nothing was changed.
+    Ambiguous,
+    /// A capture may be an entry that exists already; nothing was filed.
+    PossibleDuplicate,
     /// An error or panic inside the tool (details in the log).
     Internal,
 }
@@ -121,6 +136,8 @@ impl ErrorCode {
             ErrorCode::ChangedSince => "CHANGED_SINCE",
             ErrorCode::NothingToUndo => "NOTHING_TO_UNDO",
             ErrorCode::HistoryUnavailable => "HISTORY_UNAVAILABLE",
+            ErrorCode::Ambiguous => "AMBIGUOUS",
+            ErrorCode::PossibleDuplicate => "POSSIBLE_DUPLICATE",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -157,6 +174,24 @@ pub enum StateUpdate {
         /// The question put to the person ("Delete projects/old-site.md?").
         proposal: String,
     },
+    /// A call could not go on without knowing which entry the person means: the turn keeps
+    /// it pending with its choices, and the person's next message may pick one.
+    ChoiceRequested(kb_domain::PendingCall),
+}
+
+/// What a failure that needs the person to pick an entry carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clarification {
+    /// `candidates` (a reference named several entries) or `possibleDuplicate` (a capture
+    /// may be an existing entry): the key the candidates are given under.
+    pub key: &'static str,
+    /// The entries to choose from.
+    pub candidates: Vec<crate::resolve::Candidate>,
+    /// The argument a picked candidate's path fills when the call runs again; `None` when
+    /// the call cannot simply run again with it.
+    pub argument: Option<&'static str>,
+    /// Arguments added instead when the person answers "none of these: a new one".
+    pub otherwise: Option<(String, Value)>,
 }
 
 /// How a typed tool reports a failure. The registry turns it into a [`ToolResult`].
@@ -171,12 +206,20 @@ pub struct ToolError {
     pub detail: Option<String>,
     /// The language model's failure behind this one, if any.
     pub model_error: Option<kb_domain::LlmError>,
+    /// The entries the person is to choose from, when that is why it failed.
+    pub clarification: Option<Box<Clarification>>,
 }
 
 impl ToolError {
     /// A failure the LLM can act on.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ToolError {
-        ToolError { message: message.into(), code, detail: None, model_error: None }
+        ToolError { message: message.into(), code, detail: None, model_error: None, clarification: None }
+    }
+
+    /// The same failure, asking the person to choose among entries.
+    pub fn with_clarification(mut self, clarification: Clarification) -> ToolError {
+        self.clarification = Some(Box::new(clarification));
+        self
     }
 
     /// An internal failure: the LLM reads "Internal error", the log gets `detail`.
@@ -186,6 +229,7 @@ impl ToolError {
             code: ErrorCode::Internal,
             detail: Some(detail.into()),
             model_error: None,
+            clarification: None,
         }
     }
 }

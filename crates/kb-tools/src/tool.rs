@@ -15,8 +15,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::context::{ToolContext, ToolServices};
-use crate::result::{ErrorCode, ToolError, ToolOutput, ToolResult};
+use crate::result::{Clarification, ErrorCode, StateUpdate, ToolError, ToolOutput, ToolResult};
 use crate::schema::parameters_schema;
+use kb_domain::{PendingCall, PendingChoice};
 
 /// What a tool does, for metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,6 +96,7 @@ impl<T: Tool> ErasedTool for T {
     }
 
     async fn call(&self, arguments: Value, ctx: &ToolContext, services: &ToolServices) -> ToolResult {
+        let arguments_for_choices = arguments.clone();
         let args: T::Args = match serde_json::from_value(arguments) {
             Ok(args) => args,
             Err(e) => {
@@ -104,6 +106,7 @@ impl<T: Tool> ErasedTool for T {
                 );
             }
         };
+        let raw = arguments_for_choices.clone();
         match self.run(args, ctx, services).await {
             Ok(output) => match serde_json::to_value(&output.data) {
                 Ok(data) => ToolResult::ok(data, output.state_updates),
@@ -114,13 +117,55 @@ impl<T: Tool> ErasedTool for T {
                 if let Some(detail) = &error.detail {
                     tracing::debug!(tool = T::NAME, detail = %detail, "tool failure detail");
                 }
-                ToolResult {
+                let clarification = error.clarification.map(|c| *c);
+                let mut result = ToolResult {
                     model_error: error.model_error,
-                    ..ToolResult::failure(error.code, error.message)
+                    ..ToolResult::failure(error.code, error.message.clone())
+                };
+                if let Some(clarification) = clarification {
+                    clarify(&mut result, T::NAME, raw, &error.message, clarification);
                 }
+                result
             }
         }
     }
+}
+
+/// Gives a failure its candidates, and asks the orchestrator to keep the call pending until
+/// the person picks one (when a picked candidate can fill an argument).
+fn clarify(result: &mut ToolResult, tool: &str, arguments: Value, message: &str, c: Clarification) {
+    let listed = serde_json::to_value(&c.candidates).ok();
+    match c.key {
+        "possibleDuplicate" => result.possible_duplicate = listed,
+        _ => result.candidates = listed,
+    }
+    let Some(argument) = c.argument else { return };
+    let mut choices: Vec<PendingChoice> = c
+        .candidates
+        .iter()
+        .map(|candidate| {
+            let mut picked = arguments.clone();
+            picked[argument] = Value::String(candidate.path.clone());
+            PendingChoice {
+                label: candidate.name.clone(),
+                path: Some(candidate.path.clone()),
+                arguments: picked,
+            }
+        })
+        .collect();
+    if let Some((label, extra)) = c.otherwise {
+        let mut picked = arguments.clone();
+        if let (Some(target), Value::Object(extra)) = (picked.as_object_mut(), extra) {
+            target.extend(extra);
+        }
+        choices.push(PendingChoice { label, path: None, arguments: picked });
+    }
+    result.state_updates.push(StateUpdate::ChoiceRequested(PendingCall {
+        tool: tool.to_string(),
+        arguments,
+        proposal: message.to_string(),
+        choices,
+    }));
 }
 
 /// Logs an internal failure's detail and answers the LLM with "Internal error".

@@ -86,7 +86,7 @@ impl OfflineModel {
             return plan::say("Okay, I won't: nothing was changed.");
         }
         let intent = intent::understand(message, self.today(&request.messages));
-        let known = plan::Known { recent_path: transcript.recent_path.as_deref(), index: &transcript.index };
+        let known = plan::Known { recent_path: transcript.recent_path.as_deref() };
         plan::plan(intent, known, &request.tools, transcript.calls_so_far)
     }
 

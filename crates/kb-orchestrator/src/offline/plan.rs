@@ -5,7 +5,6 @@ use kb_domain::{ChatCompletion, ToolCall, ToolDefinition, Usage};
 use serde_json::{Map, Value, json};
 
 use super::intent::{Intent, Subject};
-use super::transcript::Indexed;
 
 /// What one offline call costs: one call, no tokens.
 pub const USAGE: Usage = Usage { llm_calls: 1, prompt_tokens: 0, completion_tokens: 0 };
@@ -44,61 +43,12 @@ pub fn hand_back(material: &str) -> ChatCompletion {
     say(cut)
 }
 
-/// What the conversation tells the planner about entries: the one "that" means, and the
-/// entries the prompt's index lists (an entry named in words is the one index entry of that
-/// exact name, case and punctuation aside).
+/// What the conversation tells the planner about entries: the one "that" means. An entry
+/// named in words is handed to the tool as it was said; the tools resolve names.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Known<'a> {
     /// The entry handled most recently.
     pub recent_path: Option<&'a str>,
-    /// The prompt's index.
-    pub index: &'a [Indexed],
-}
-
-/// A name folded for comparison: lowercase words, punctuation as spaces.
-fn fold(name: &str) -> String {
-    let spaced: String =
-        name.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect::<String>().to_lowercase();
-    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The ways a name may be meant: as written, without a leading article ("the passport
-/// task"), and also without a trailing "entry" ("the old site entry").
-fn name_keys(name: &str) -> Vec<String> {
-    let whole = fold(name);
-    let mut keys = vec![whole.clone()];
-    let mut words: Vec<&str> = whole.split(' ').collect();
-    if words.len() > 1 && matches!(words[0], "the" | "my" | "a" | "an") {
-        words.remove(0);
-        keys.push(words.join(" "));
-    }
-    if words.len() > 1 && words.last().is_some_and(|w| matches!(*w, "entry" | "note" | "item")) {
-        words.pop();
-        keys.push(words.join(" "));
-    }
-    keys
-}
-
-/// The path of the entry named `name` (the first way of reading the name that some index
-/// entry has exactly), or the question to ask back.
-fn by_name(name: &str, index: &[Indexed]) -> Result<String, ChatCompletion> {
-    let found: Vec<&Indexed> = name_keys(name)
-        .iter()
-        .filter(|key| !key.is_empty())
-        .map(|key| index.iter().filter(|e| fold(&e.name) == **key).collect::<Vec<_>>())
-        .find(|found| !found.is_empty())
-        .unwrap_or_default();
-    match found.as_slice() {
-        [one] => Ok(one.path.clone()),
-        [] => Err(say(format!(
-            "Which entry is “{name}”? Give me its path, like projects/clientco.md \
-             (“find {name}” shows the paths of matching entries)."
-        ))),
-        several => Err(say(format!(
-            "Several entries are called “{name}”: {}. Which one? Give me its path.",
-            several.iter().map(|e| e.path.as_str()).collect::<Vec<_>>().join(", ")
-        ))),
-    }
 }
 
 /// The answer to an intent. `known` resolves "that" and names; `calls_so_far` numbers the call.
@@ -115,7 +65,7 @@ pub fn plan(
                 say("Which entry do you mean? Nothing has been filed or opened in this conversation yet, \
                      so give me its path, like projects/clientco.md.")
             }),
-            Subject::Named(name) => by_name(name, known.index),
+            Subject::Named(name) => Ok(name.clone()),
         }
     };
     let (tool, arguments) = match intent {

@@ -19,6 +19,9 @@ fn render_one(outcome: &Outcome) -> String {
         return "That didn't work: the tool answered with something I could not read.".to_string();
     };
     if result.get("success").and_then(Value::as_bool) != Some(true) {
+        if let Some(question) = which_one(&result) {
+            return question;
+        }
         return match result.get("error").and_then(Value::as_str) {
             Some(error) if !error.is_empty() => format!("That didn't work: {error}"),
             _ => "That didn't work.".to_string(),
@@ -52,6 +55,8 @@ fn render_one(outcome: &Outcome) -> String {
         "move_entry" => format!("Moved {} → {}.", text(&data, "oldPath"), text(&data, "newPath")),
         "delete_entry" => deleted(&data),
         "undo_last_change" => undone(&data),
+        "find_duplicates" => duplicates(&data),
+        "merge_entries" => merged(&data),
         _ => "Done.".to_string(),
     }
 }
@@ -59,7 +64,11 @@ fn render_one(outcome: &Outcome) -> String {
 /// The tool a result came from, judged by its shape (when the call is not in the messages).
 fn guess_tool(data: &Value) -> &'static str {
     let has = |key: &str| data.get(key).is_some();
-    if has("deleted") {
+    if has("groups") {
+        "find_duplicates"
+    } else if has("merged") && has("referencesUpdated") {
+        "merge_entries"
+    } else if has("deleted") {
         "delete_entry"
     } else if has("undone") {
         "undo_last_change"
@@ -117,8 +126,78 @@ fn undone(data: &Value) -> String {
     lines.join("\n")
 }
 
+/// The question for a failure that lists entries to choose from: a reference that named
+/// several, or a capture that may be one of them.
+fn which_one(result: &Value) -> Option<String> {
+    let (list, duplicate) = match (result.get("candidates"), result.get("possibleDuplicate")) {
+        (Some(list), _) => (list, false),
+        (None, Some(list)) => (list, true),
+        (None, None) => return None,
+    };
+    let named: Vec<String> =
+        list.as_array()?.iter().map(|c| format!("{} ({})", text(c, "name"), text(c, "path"))).collect();
+    let choices = match named.as_slice() {
+        [] => return None,
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    };
+    Some(if duplicate {
+        format!(
+            "Is this about {choices}? Say which, or “new” if it is someone or something new. Nothing is filed yet."
+        )
+    } else {
+        format!("Which one do you mean: {choices}? Say its name. Nothing was changed.")
+    })
+}
+
+/// Duplicate groups, each with its reason.
+fn duplicates(data: &Value) -> String {
+    let groups: Vec<&Value> = data.get("groups").and_then(Value::as_array).into_iter().flatten().collect();
+    if groups.is_empty() {
+        return "I found no duplicates.".to_string();
+    }
+    let mut lines = vec![format!(
+        "These look like duplicates ({} group{}):",
+        groups.len(),
+        if groups.len() == 1 { "" } else { "s" }
+    )];
+    for group in groups {
+        let members: Vec<String> = group
+            .get("entries")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|e| format!("{} ({})", text(e, "name"), text(e, "path")))
+            .collect();
+        lines.push(format!("- {} — {}", members.join(", "), text(group, "reason")));
+    }
+    lines.push("Say “merge … into …” to combine them.".to_string());
+    lines.join("\n")
+}
+
+/// A merge: the question to put when it only proposed, else what was done.
+fn merged(data: &Value) -> String {
+    if data.get("confirmationRequired").and_then(Value::as_bool) == Some(true) {
+        return format!(
+            "{} Say “yes” to merge; anything else leaves them as they are.",
+            text(data, "proposal")
+        );
+    }
+    let sources: Vec<&str> = data
+        .get("merged")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    format!("Merged {} into {}. Say “undo” to take it back.", sources.join(", "), text(data, "path"))
+}
+
 fn capture(data: &Value) -> String {
     let name = text(data, "name");
+    if data.get("merged").and_then(Value::as_bool) == Some(true) {
+        return format!("Added that to “{name}” ({}).", text(data, "path"));
+    }
     if data.get("clarificationNeeded").and_then(Value::as_bool) == Some(true) {
         return format!("I put “{name}” in the inbox — is it a person, project, idea or admin task?");
     }

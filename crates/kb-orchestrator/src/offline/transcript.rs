@@ -1,12 +1,10 @@
 //! What the offline model needs from the messages of a request: the person's last message,
-//! the tool results that came after it, the entry handled most recently, the entries the
-//! prompt's index lists, whether a proposal was just cancelled, and how many tool calls were
-//! made so far (for call ids).
+//! the tool results that came after it, the entry handled most recently, whether a proposal
+//! was just cancelled, and how many tool calls were made so far (for call ids).
 
 use kb_domain::ChatMessage;
 use serde_json::Value;
 
-use super::utterance::as_path;
 use crate::turn::confirm::CANCELLED_PREFIX;
 
 /// One tool result after the person's last message.
@@ -29,20 +27,9 @@ pub struct Transcript {
     pub recent_path: Option<String>,
     /// Tool calls made in the conversation so far.
     pub calls_so_far: usize,
-    /// The entries the system prompt's index lists.
-    pub index: Vec<Indexed>,
     /// Whether the person's last message did not confirm a proposal (the chat turn says so
     /// in a note just before it).
     pub cancelled: bool,
-}
-
-/// One line of the prompt's index: `- [Name](path) …`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Indexed {
-    /// The entry's name.
-    pub name: String,
-    /// Its vault path.
-    pub path: String,
 }
 
 impl Transcript {
@@ -82,34 +69,11 @@ impl Transcript {
                 _ => 0,
             })
             .sum();
-        let index = messages
-            .iter()
-            .find_map(|m| match m {
-                ChatMessage::System { content } => Some(index_in(content)),
-                _ => None,
-            })
-            .unwrap_or_default();
         let cancelled = last_user_at.and_then(|i| i.checked_sub(1)).is_some_and(|i| {
             matches!(&messages[i], ChatMessage::System { content } if content.starts_with(CANCELLED_PREFIX))
         });
-        Transcript { last_user, outcomes, recent_path, calls_so_far, index, cancelled }
+        Transcript { last_user, outcomes, recent_path, calls_so_far, cancelled }
     }
-}
-
-/// The entries listed in a system prompt's index, one `- [Name](path)` line each.
-pub fn index_in(prompt: &str) -> Vec<Indexed> {
-    prompt
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix("- [")?;
-            // The name may hold brackets: the path is the first `](…)` that is a vault path.
-            rest.match_indices("](").find_map(|(at, _)| {
-                let (path, _) = rest[at + 2..].split_once(')')?;
-                let path = as_path(path).filter(|p| p == path)?;
-                Some(Indexed { name: rest[..at].to_string(), path })
-            })
-        })
-        .collect()
 }
 
 /// The one entry a successful tool result is about: a capture's or update's `path`, a
@@ -151,19 +115,6 @@ mod tests {
         assert_eq!(t.calls_so_far, 1);
         let t = Transcript::read(&messages[..4]);
         assert_eq!(t.outcomes[0].tool.as_deref(), Some("classify_and_capture"));
-    }
-
-    #[test]
-    fn the_index_lines_of_the_prompt_are_read() {
-        let prompt = "## The knowledge base index\n- [Old site](projects/old-site.md) [active] — Next: archive\n\
-                      - [A [draft]](ideas/a.md)\n- [Broken](nowhere)\nnot a line\n";
-        assert_eq!(
-            index_in(prompt),
-            [
-                Indexed { name: "Old site".into(), path: "projects/old-site.md".into() },
-                Indexed { name: "A [draft]".into(), path: "ideas/a.md".into() },
-            ]
-        );
     }
 
     #[test]

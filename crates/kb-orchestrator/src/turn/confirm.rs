@@ -4,8 +4,14 @@
 //! list, no guessing) runs the call with [`kb_tools::Confirmation::Given`]; anything else
 //! cancels it and is answered as a new message, with a note telling the model so
 //! ([`cancelled_note`]). Either way the pending call is gone.
+//!
+//! A call that named several entries (or a capture that may be an entry already there)
+//! waits instead for the person to pick one ([`pick`]): a message naming exactly one
+//! choice — by its name, a word of it no other choice has, its path, or its place ("the
+//! second") — runs the call with that choice's arguments; anything else cancels it.
 
-use kb_domain::{ConversationId, PendingCall, ToolCall};
+use kb_domain::names::fold_name;
+use kb_domain::{ConversationId, PendingCall, PendingChoice, ToolCall};
 
 /// What the person may answer to confirm, once lowercased and stripped of punctuation.
 /// Kept small and exact: anything else cancels.
@@ -15,6 +21,127 @@ pub const CONFIRMATIONS: &[&str] =
 /// How the note telling the model of a cancelled proposal starts (the offline model
 /// recognises it).
 pub const CANCELLED_PREFIX: &str = "Cancelled:";
+
+/// What the person's message does to a pending call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Nothing was pending.
+    Nothing,
+    /// Run the call now: confirmed (`confirmed: true`, a destructive tool then acts) or
+    /// with the choice picked (`confirmed: false`, so a destructive tool still asks).
+    Run {
+        /// The call, with the arguments it runs with.
+        call: PendingCall,
+        /// Whether the person confirmed it (rather than picked an entry for it).
+        confirmed: bool,
+    },
+    /// The message neither confirmed nor picked: the call is dropped.
+    Cancel(PendingCall),
+}
+
+/// What `message` does to `pending`.
+pub fn decide(pending: Option<PendingCall>, message: &str) -> Decision {
+    let Some(call) = pending else { return Decision::Nothing };
+    if call.choices.is_empty() {
+        return if is_confirmation(message) {
+            Decision::Run { call, confirmed: true }
+        } else {
+            Decision::Cancel(call)
+        };
+    }
+    match pick(&call.choices, message) {
+        Some(choice) => {
+            let arguments = choice.arguments.clone();
+            Decision::Run { call: PendingCall { arguments, choices: Vec::new(), ..call }, confirmed: false }
+        }
+        None => Decision::Cancel(call),
+    }
+}
+
+/// Words that may come around a pick without naming anything ("I mean the second one").
+const PICK_FILLER: &[&str] = &[
+    "i", "mean", "meant", "its", "it", "is", "s", "that", "thats", "the", "one", "yes", "yeah", "yep",
+    "please", "him", "her", "them", "pick", "choose", "use", "person", "entry", "oh", "sorry", "mr", "ms",
+    "mrs", "dr", "thanks", "ok", "okay", "sure", "go", "with", "this", "a", "an", "am", "talking", "about",
+];
+
+/// Ordinals a pick may use, by the place they name (0-based); "last" is handled apart.
+const ORDINALS: &[(&str, usize)] = &[
+    ("1", 0),
+    ("first", 0),
+    ("1st", 0),
+    ("2", 1),
+    ("second", 1),
+    ("2nd", 1),
+    ("3", 2),
+    ("third", 2),
+    ("3rd", 2),
+    ("4", 3),
+    ("fourth", 3),
+    ("4th", 3),
+    ("5", 4),
+    ("fifth", 4),
+    ("5th", 4),
+];
+
+/// Words that answer "none of these: a new one".
+const NEW_WORDS: &[&str] = &["new", "neither", "none", "different", "another", "else", "separate"];
+
+/// The choice `message` picks, if it names exactly one (see the module doc).
+pub fn pick<'a>(choices: &'a [PendingChoice], message: &str) -> Option<&'a PendingChoice> {
+    let entries: Vec<&PendingChoice> = choices.iter().filter(|c| c.path.is_some()).collect();
+    let lowered = message.to_lowercase();
+    let by_path: Vec<&PendingChoice> = entries
+        .iter()
+        .copied()
+        .filter(|c| c.path.as_deref().is_some_and(|p| lowered.contains(&p.to_lowercase())))
+        .collect();
+    if let [one] = by_path.as_slice() {
+        return Some(one);
+    }
+    let folded = fold_name(message);
+    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty() && !PICK_FILLER.contains(w)).collect();
+    if words.is_empty() {
+        return None;
+    }
+    if let [word] = words.as_slice() {
+        let place = match *word {
+            "last" => entries.len().checked_sub(1),
+            other => ORDINALS.iter().find(|(w, _)| *w == other).map(|(_, i)| *i),
+        };
+        if let Some(choice) = place.and_then(|i| entries.get(i)) {
+            return Some(choice);
+        }
+    }
+    let label_words =
+        |c: &PendingChoice| -> Vec<String> { fold_name(&c.label).split(' ').map(str::to_string).collect() };
+    let named: Vec<&PendingChoice> = entries
+        .iter()
+        .copied()
+        .filter(|c| {
+            let label = label_words(c);
+            words.iter().all(|w| label.iter().any(|l| l == w))
+        })
+        .collect();
+    if let [one] = named.as_slice() {
+        return Some(one);
+    }
+    let mentioned: Vec<&PendingChoice> = entries
+        .iter()
+        .copied()
+        .filter(|c| {
+            let label = fold_name(&c.label);
+            !label.is_empty() && format!(" {folded} ").contains(&format!(" {label} "))
+        })
+        .collect();
+    if let [one] = mentioned.as_slice() {
+        return Some(one);
+    }
+    if named.is_empty() && words.iter().any(|w| NEW_WORDS.contains(w)) {
+        return choices.iter().find(|c| c.path.is_none());
+    }
+    None
+}
 
 /// Whether `message` confirms a pending call: one of [`CONFIRMATIONS`], whatever the case,
 /// punctuation and spacing ("Yes!", "  do it. ", "OK").
@@ -31,6 +158,14 @@ pub fn is_confirmation(message: &str) -> bool {
 /// The note put before the person's message when it did not confirm `pending`: the model
 /// must not act on the proposal, and answers the message as a new one.
 pub fn cancelled_note(pending: &PendingCall) -> String {
+    if !pending.choices.is_empty() {
+        return format!(
+            "{CANCELLED_PREFIX} the person was asked which entry they meant (\"{}\") and did not name one of \
+             the choices, so nothing was done and nothing is pending. Answer their message below; if it still \
+             points at one of those entries, call the tool again with that entry's path.",
+            pending.proposal
+        );
+    }
     format!(
         "{CANCELLED_PREFIX} the person did not confirm \"{}\", so that was not done and is no longer \
          pending. Answer their message below as a new request; say briefly that nothing was done only \
@@ -52,9 +187,13 @@ pub fn confirmed_call(pending: &PendingCall) -> ToolCall {
 /// The pending call a tool's state update asks for, if it is one.
 pub fn requested(update: &kb_tools::StateUpdate) -> Option<PendingCall> {
     match update {
-        kb_tools::StateUpdate::ConfirmationRequested { tool, arguments, proposal } => {
-            Some(PendingCall { tool: tool.clone(), arguments: arguments.clone(), proposal: proposal.clone() })
-        }
+        kb_tools::StateUpdate::ConfirmationRequested { tool, arguments, proposal } => Some(PendingCall {
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            proposal: proposal.clone(),
+            choices: Vec::new(),
+        }),
+        kb_tools::StateUpdate::ChoiceRequested(pending) => Some(pending.clone()),
         _ => None,
     }
 }
@@ -69,7 +208,65 @@ mod tests {
             tool: "delete_entry".into(),
             arguments: json!({"path": "projects/old-site.md"}),
             proposal: "Delete projects/old-site.md?".into(),
+            choices: Vec::new(),
         }
+    }
+
+    fn sams() -> Vec<PendingChoice> {
+        let choice = |label: &str, path: Option<&str>| PendingChoice {
+            label: label.into(),
+            path: path.map(str::to_string),
+            arguments: json!({"text": "lunch with Sam", "mergeInto": path}),
+        };
+        vec![
+            choice("Sam Lee", Some("people/sam-lee.md")),
+            choice("Sam Ortiz", Some("people/sam-ortiz.md")),
+            choice("new", None),
+        ]
+    }
+
+    #[test]
+    fn a_pick_names_exactly_one_choice() {
+        let choices = sams();
+        let picked = |m: &str| pick(&choices, m).map(|c| c.label.as_str());
+        for (message, expected) in [
+            ("Sam Lee", Some("Sam Lee")),
+            ("sam lee!", Some("Sam Lee")),
+            ("Ortiz", Some("Sam Ortiz")),
+            ("I mean Sam Ortiz", Some("Sam Ortiz")),
+            ("the second one", Some("Sam Ortiz")),
+            ("1", Some("Sam Lee")),
+            ("the last one", Some("Sam Ortiz")),
+            ("people/sam-lee.md", Some("Sam Lee")),
+            ("it's Sam Lee from work", Some("Sam Lee")),
+            ("someone new", Some("new")),
+            ("neither", Some("new")),
+            ("Sam", None),
+            ("the one from work", None),
+            ("yes", None),
+            ("list my projects", None),
+            ("", None),
+        ] {
+            assert_eq!(picked(message), expected, "{message:?}");
+        }
+    }
+
+    #[test]
+    fn choices_run_unconfirmed_and_anything_else_cancels() {
+        let pending = PendingCall { choices: sams(), ..pending() };
+        match decide(Some(pending.clone()), "Sam Lee") {
+            Decision::Run { call, confirmed } => {
+                assert!(!confirmed && call.choices.is_empty());
+                assert_eq!(call.arguments["mergeInto"], "people/sam-lee.md");
+            }
+            other => panic!("expected a run, got {other:?}"),
+        }
+        assert!(matches!(decide(Some(pending), "yes"), Decision::Cancel(_)));
+        assert!(matches!(
+            decide(Some(super::tests::pending()), "yes"),
+            Decision::Run { confirmed: true, .. }
+        ));
+        assert_eq!(decide(None, "yes"), Decision::Nothing);
     }
 
     #[test]

@@ -160,9 +160,10 @@ impl Orchestrator {
         let mut messages =
             vec![ChatMessage::System { content: self.prompt(context.summary.as_deref()).await }];
         messages.extend(history::to_chat_messages(&context.recent));
-        let (confirmed, cancelled) = match pending {
-            Some(call) if confirm::is_confirmation(message) => (Some(call), None),
-            other => (None, other),
+        let (to_run, cancelled) = match confirm::decide(pending, message) {
+            confirm::Decision::Run { call, confirmed } => (Some((call, confirmed)), None),
+            confirm::Decision::Cancel(call) => (None, Some(call)),
+            confirm::Decision::Nothing => (None, None),
         };
         if let Some(call) = &cancelled {
             tracing::info!(tool = %call.tool, "the pending call was cancelled by the next message");
@@ -179,9 +180,9 @@ impl Orchestrator {
             confirmation: kb_tools::Confirmation::Ask,
         };
         let mut outcome = LoopOutcome::default();
-        if let Some(call) = confirmed {
-            tracing::info!(tool = %call.tool, "the person confirmed the pending call");
-            self.run_confirmed(&call, &mut ctx, &mut messages, &mut outcome, &mut usage).await;
+        if let Some((call, confirmed)) = to_run {
+            tracing::info!(tool = %call.tool, confirmed, "the person's answer runs the pending call");
+            self.run_pending(&call, confirmed, &mut ctx, &mut messages, &mut outcome, &mut usage).await;
         }
         let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome).await {
             Ok(outcome) => outcome,
@@ -271,11 +272,12 @@ impl Orchestrator {
         })
     }
 
-    /// Runs the call the person just confirmed, as a call of kb's own in this turn: the
-    /// model's next round reads its result like any other.
-    async fn run_confirmed(
+    /// Runs the call the person just confirmed (or picked an entry for), as a call of kb's
+    /// own in this turn: the model's next round reads its result like any other.
+    async fn run_pending(
         &self,
         pending: &PendingCall,
+        confirmed: bool,
         ctx: &mut ToolContext,
         messages: &mut Vec<ChatMessage>,
         outcome: &mut LoopOutcome,
@@ -284,7 +286,9 @@ impl Orchestrator {
         let call = confirm::confirmed_call(pending);
         messages.push(ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] });
         outcome.turn_messages.push(NewMessage::assistant_tool_calls("", vec![call.clone()]));
-        ctx.confirmation = Confirmation::Given;
+        if confirmed {
+            ctx.confirmation = Confirmation::Given;
+        }
         self.run_call(call, ctx, messages, outcome, usage).await;
         ctx.confirmation = Confirmation::Ask;
     }

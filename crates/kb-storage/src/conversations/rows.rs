@@ -177,6 +177,29 @@ mod tests {
             tool: "delete_entry".into(),
             arguments: serde_json::json!({"path": "projects/x.md"}),
             proposal: "Delete projects/x.md?".into(),
+            choices: Vec::new(),
+        };
+        let text = pending_to_json(&pending).ok();
+        assert_eq!(text.as_deref().and_then(|t| pending_from_json(t, "c").ok()), Some(pending.clone()));
+        let choosing = PendingCall {
+            choices: vec![kb_domain::PendingChoice {
+                label: "Sam Lee".into(),
+                path: Some("people/sam-lee.md".into()),
+                arguments: serde_json::json!({"path": "people/sam-lee.md"}),
+            }],
+            ..pending
+        };
+        let text = pending_to_json(&choosing).ok();
+        assert_eq!(text.as_deref().and_then(|t| pending_from_json(t, "c").ok()), Some(choosing));
+        // A pending call stored before choices existed still reads.
+        let old = r#"{"tool":"delete_entry","arguments":{"path":"projects/x.md"},"proposal":"Delete projects/x.md?"}"#;
+        let pending = pending_from_json(old, "c").ok().map(|p| p.choices.is_empty());
+        assert_eq!(pending, Some(true));
+        let pending = PendingCall {
+            tool: "delete_entry".into(),
+            arguments: serde_json::json!({"path": "projects/x.md"}),
+            proposal: "Delete projects/x.md?".into(),
+            choices: Vec::new(),
         };
         let text = pending_to_json(&pending).ok();
         assert_eq!(text.as_deref().and_then(|t| pending_from_json(t, "c").ok()), Some(pending));

@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use kb_domain::names::{first_word, fold_name, relate};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
-    CatalogueEntry, Category, DigestCandidates, DigestIndex, Entry, EntryPath, ListFilter, ListPage,
-    MalformedFile,
+    CatalogueEntry, Category, DigestCandidates, DigestIndex, Entry, EntryPath, EntrySummary, ListFilter,
+    ListPage, MalformedFile, NameMatch,
 };
 
 /// What is remembered of one entry.
@@ -59,6 +60,31 @@ fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
     keys
 }
 
+/// The first words of a record's folded name and aliases.
+fn first_words(record: &CatalogueEntry) -> BTreeSet<String> {
+    std::iter::once(record.name())
+        .chain(record.aliases.iter().map(String::as_str))
+        .map(|name| first_word(&fold_name(name)).to_string())
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+/// How a record's name, else its closest alias, relates to the folded name `wanted`.
+pub(crate) fn name_match(record: &CatalogueEntry, wanted: &str) -> Option<NameMatch> {
+    let by_name = relate(&fold_name(record.name()), wanted).map(|relation| (relation, None));
+    let by_alias = record
+        .aliases
+        .iter()
+        .filter_map(|alias| relate(&fold_name(alias), wanted).map(|relation| (relation, Some(alias.clone()))))
+        .min_by_key(|(relation, _)| *relation);
+    let (relation, alias) = match (by_name, by_alias) {
+        (Some(name), Some(alias)) if alias.0 < name.0 => alias,
+        (Some(name), _) => name,
+        (None, alias) => alias?,
+    };
+    Some(NameMatch { entry: record.summary.clone(), relation, alias })
+}
+
 /// The entries of each category, newest first, at one moment of the cache: what
 /// `index.md` is rendered from, outside the vault's lock.
 #[derive(Debug, Clone, Default)]
@@ -80,6 +106,8 @@ pub(crate) struct Cache {
     malformed: BTreeMap<EntryPath, String>,
     /// The records in the orders a digest reads.
     digest: DigestIndex,
+    /// For the first word of each folded name and alias, the entries that have it.
+    by_first_word: HashMap<String, BTreeSet<EntryPath>>,
     /// Counts the changes, so a snapshot knows whether it is older than another.
     version: u64,
 }
@@ -100,6 +128,9 @@ impl Cache {
             self.views.entry(view).or_default().insert(key.clone(), Arc::clone(&record));
         }
         self.digest.insert(&record);
+        for word in first_words(&record) {
+            self.by_first_word.entry(word).or_default().insert(entry.path.clone());
+        }
         self.entries.insert(entry.path.clone(), Cached { record, refers_to });
     }
 
@@ -121,6 +152,14 @@ impl Cache {
             }
         }
         self.digest.remove(&old.record);
+        for word in first_words(&old.record) {
+            if let Some(set) = self.by_first_word.get_mut(&word) {
+                set.remove(path);
+                if set.is_empty() {
+                    self.by_first_word.remove(&word);
+                }
+            }
+        }
         let key = OrderKey::of(&old.record);
         for view_key in view_keys(&old.record) {
             if let Some(view) = self.views.get_mut(&view_key) {
@@ -170,6 +209,26 @@ impl Cache {
     /// How many readable entries there are.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// The entries whose folded name or an alias relates to `name` (see
+    /// [`EntryRepository::find_by_name`](kb_domain::EntryRepository::find_by_name)): the
+    /// same names first, then by path. Costs the entries sharing its first word.
+    pub(crate) fn find_by_name(&self, name: &str) -> Vec<NameMatch> {
+        let wanted = fold_name(name);
+        let Some(paths) = self.by_first_word.get(first_word(&wanted)) else { return Vec::new() };
+        let mut found: Vec<NameMatch> = paths
+            .iter()
+            .filter_map(|path| self.entries.get(path))
+            .filter_map(|cached| name_match(&cached.record, &wanted))
+            .collect();
+        found.sort_by(|a, b| a.relation.cmp(&b.relation).then_with(|| a.entry.path.cmp(&b.entry.path)));
+        found
+    }
+
+    /// Every readable entry's summary with its aliases, by path.
+    pub(crate) fn named_entries(&self) -> Vec<(EntrySummary, Vec<String>)> {
+        self.entries.values().map(|c| (c.record.summary.clone(), c.record.aliases.clone())).collect()
     }
 
     /// What a digest on `today` at `now` reads (see [`DigestIndex::candidates`]).

@@ -24,6 +24,7 @@ mod files;
 mod index_md;
 mod index_schedule;
 mod journal;
+mod merge;
 mod presence;
 mod revisions;
 mod safe_path;
@@ -40,9 +41,9 @@ use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
     Category, ChangeContext, ChangeObserver, Clock, ConversationId, DigestCandidates, Entry, EntryChange,
-    EntryId, EntryPath, EntryRepository, EntryUpdate, FileChange, Frontmatter, ListFilter, ListPage,
-    MalformedFile, MoveOutcome, NewEntry, RepositoryError, RestoreOutcome, Revision, RevisionLog,
-    RevisionText, Slug, UndoOutcome, UpdateOutcome, transform_for_move,
+    EntryId, EntryPath, EntryRepository, EntrySummary, EntryUpdate, FileChange, Frontmatter, ListFilter,
+    ListPage, MalformedFile, MergeOutcome, MoveOutcome, NameMatch, NewEntry, RepositoryError, RestoreOutcome,
+    Revision, RevisionLog, RevisionText, Slug, UndoOutcome, UpdateOutcome, transform_for_move,
 };
 use serde_json::Value;
 
@@ -805,6 +806,16 @@ impl EntryRepository for Vault {
         Ok(revision)
     }
 
+    fn merge_as(
+        &self,
+        target: &EntryPath,
+        sources: &[EntryPath],
+        on: NaiveDate,
+        by: &ChangeContext,
+    ) -> Result<MergeOutcome, RepositoryError> {
+        self.merge(target, sources, on, by)
+    }
+
     fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
         self.entry_history(path)
     }
@@ -839,6 +850,14 @@ impl EntryRepository for Vault {
             }
         })?;
         Ok(entries)
+    }
+
+    fn find_by_name(&self, name: &str) -> Result<Vec<NameMatch>, RepositoryError> {
+        Ok(self.lock().cache.find_by_name(name))
+    }
+
+    fn named_entries(&self) -> Result<Vec<(EntrySummary, Vec<String>)>, RepositoryError> {
+        Ok(self.lock().cache.named_entries())
     }
 
     fn digest_candidates(

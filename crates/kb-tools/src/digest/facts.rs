@@ -325,6 +325,7 @@ mod tests {
                 last_touched: touched.map(|d| at(d).date_naive()),
                 tags: tags.into_iter().map(|t| TAGS[t].to_string()).collect(),
                 suggested_category: next_action.then(|| "ideas".to_string()),
+                aliases: Vec::new(),
             })
         }
     }

@@ -117,6 +117,80 @@ impl EntryRepository for MemoryRepository {
         self.lock().remove(path).map(|_| None).ok_or_else(|| RepositoryError::NotFound(path.clone()))
     }
 
+    fn merge_as(
+        &self,
+        target: &EntryPath,
+        sources: &[EntryPath],
+        on: chrono::NaiveDate,
+        _by: &ChangeContext,
+    ) -> Result<kb_domain::MergeOutcome, RepositoryError> {
+        kb_domain::merge::check_merge(target, sources)?;
+        let mut entries = self.lock();
+        let read = |path: &EntryPath| {
+            entries.get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))
+        };
+        let target_entry = read(target)?;
+        let source_entries = sources.iter().map(read).collect::<Result<Vec<_>, _>>()?;
+        let merged = kb_domain::merge::merge_entries(&target_entry, &source_entries, on, self.clock.now())?;
+        for source in sources {
+            entries.remove(source);
+        }
+        entries.insert(target.clone(), merged.entry.clone());
+        // Other entries' references to a source now point at the target.
+        let mut references_updated = Vec::new();
+        let others: Vec<EntryPath> = entries.keys().filter(|p| *p != target).cloned().collect();
+        for path in others {
+            let Some(entry) = entries.get(&path) else { continue };
+            let mut text = entry.to_document();
+            let mut changed = false;
+            for source in sources {
+                if let Some(retargeted) =
+                    kb_domain::references::retarget_references(&path, &text, source, target)
+                {
+                    text = retargeted;
+                    changed = true;
+                }
+            }
+            if changed && let Ok(entry) = Entry::from_document(path.clone(), &text) {
+                entries.insert(path.clone(), entry);
+                references_updated.push(path);
+            }
+        }
+        Ok(kb_domain::MergeOutcome { entry: merged.entry, removed: sources.to_vec(), references_updated })
+    }
+
+    fn find_by_name(&self, name: &str) -> Result<Vec<kb_domain::NameMatch>, RepositoryError> {
+        let wanted = kb_domain::names::fold_name(name);
+        let mut found: Vec<kb_domain::NameMatch> = self
+            .lock()
+            .values()
+            .filter_map(|e| {
+                let record = kb_domain::CatalogueEntry::of(e);
+                let names = std::iter::once(record.name().to_string()).chain(record.aliases.iter().cloned());
+                let best = names
+                    .filter_map(|n| {
+                        kb_domain::names::relate(&kb_domain::names::fold_name(&n), &wanted).map(|r| (r, n))
+                    })
+                    .min_by_key(|(r, _)| *r)?;
+                let alias = (best.1 != record.name()).then_some(best.1);
+                Some(kb_domain::NameMatch { entry: record.summary.clone(), relation: best.0, alias })
+            })
+            .collect();
+        found.sort_by(|a, b| a.relation.cmp(&b.relation).then_with(|| a.entry.path.cmp(&b.entry.path)));
+        Ok(found)
+    }
+
+    fn named_entries(&self) -> Result<Vec<(kb_domain::EntrySummary, Vec<String>)>, RepositoryError> {
+        Ok(self
+            .lock()
+            .values()
+            .map(|e| {
+                let record = kb_domain::CatalogueEntry::of(e);
+                (record.summary.clone(), record.aliases.clone())
+            })
+            .collect())
+    }
+
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
         Ok(self.lock().values().cloned().collect())
     }

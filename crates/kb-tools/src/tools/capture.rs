@@ -7,7 +7,10 @@
 
 use kb_domain::category::SUGGESTABLE;
 use kb_domain::fields::check_field;
-use kb_domain::{Category, Confidence, Frontmatter, NewEntry, Usage};
+use kb_domain::{
+    BodyEdit, BodyEditMode, BodyEditRequest, Category, Confidence, EntryUpdate, Frontmatter, NameRelation,
+    NewEntry, Usage,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,7 +19,8 @@ use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::hints::{Hint, name_from_text, parse_hints};
 use crate::ports::{Classification, ClassifyError, ClassifyRequest};
-use crate::result::{ErrorCode, StateUpdate, ToolError, ToolOutput};
+use crate::resolve::{Candidate, MAX_CANDIDATES, Resolution, Resolved, resolve_entry};
+use crate::result::{Clarification, ErrorCode, StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
 /// Arguments of classify_and_capture.
@@ -26,6 +30,15 @@ pub struct CaptureArgs {
     pub text: String,
     /// A category hint the user gave, like [project], [idea], [admin] or [person:Sarah].
     pub hints: Option<String>,
+    /// Add the capture to this existing entry (its path or name) instead of filing a new one: a dated
+    /// line under its Log section. Use it when the person said the capture is about an entry that
+    /// possibleDuplicate listed.
+    #[serde(rename = "mergeInto")]
+    pub merge_into: Option<String>,
+    /// File a new entry even though a person or project of a similar name exists (the person said it is
+    /// someone or something new).
+    #[serde(rename = "createNew")]
+    pub create_new: Option<bool>,
 }
 
 /// What classify_and_capture answers.
@@ -45,6 +58,13 @@ pub struct CaptureData {
     /// The category the classifier suggested, for an inbox capture.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suggested_category: Option<Category>,
+    /// Set when the capture was added to an existing entry (the same person or project) rather
+    /// than filed as a new one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub merged: bool,
+    /// How a name given for mergeInto was resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolution>,
 }
 
 /// The classify_and_capture tool.
@@ -55,7 +75,10 @@ impl Tool for ClassifyAndCapture {
     const NAME: &'static str = "classify_and_capture";
     const DESCRIPTION: &'static str = "Classify a new thought and file it as an entry (person, project, idea or \
         admin task). Use when the user shares something new to remember: a fact, a task, an idea, something \
-        about a person. When clarificationNeeded is true, ask the user where it belongs.";
+        about a person. A person or project that already exists under the same name (\"Priya\" for Priya Raman) \
+        gets the capture added to its Log instead (merged: true). When clarificationNeeded is true, ask the user \
+        where it belongs; when it answers possibleDuplicate, nothing was filed: ask whether it is one of those \
+        entries (call again with mergeInto) or a new one (call again with createNew: true).";
     const CATEGORY: ToolCategory = ToolCategory::Agentic;
     type Args = CaptureArgs;
     type Output = CaptureData;
@@ -99,10 +122,24 @@ impl Tool for ClassifyAndCapture {
                         ClassifyError::Llm(cause) => Some(cause),
                         ClassifyError::Malformed(_) => None,
                     },
+                    clarification: None,
                 });
             }
         };
         let confident = decision.category != Category::Inbox && decision.confidence >= ctx.threshold;
+        let (target, resolved) = match &args.merge_into {
+            Some(reference) => {
+                let Resolved { path, resolution } = resolve_entry(reference, "mergeInto", services).await?;
+                (Some(path), resolution)
+            }
+            None if confident && !args.create_new.unwrap_or(false) => {
+                (existing_entry(&decision, services).await?, None)
+            }
+            None => (None, None),
+        };
+        if let Some(target) = target {
+            return merge_capture(&target, &decision, &request.text, resolved, ctx, services).await;
+        }
         let new = new_entry(&decision, &request.text, confident, ctx);
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
@@ -120,6 +157,8 @@ impl Tool for ClassifyAndCapture {
             clarification_needed: !confident,
             suggested_category: (!confident && decision.category != Category::Inbox)
                 .then_some(decision.category),
+            merged: false,
+            resolved: None,
         };
         Ok(ToolOutput {
             data,
@@ -129,6 +168,137 @@ impl Tool for ClassifyAndCapture {
             ],
         })
     }
+}
+
+/// Categories whose entries are one thing each, so that a second capture about the same
+/// one is added to it rather than filed again.
+const KEPT_ONCE: [Category; 2] = [Category::People, Category::Projects];
+
+/// The entry a confident capture of a person or project is about, if one already exists:
+/// the one entry of that category with the same name or alias, else the one whose name
+/// begins or is begun by the captured name ("Priya" and "Priya Raman"). Several such
+/// entries: a `POSSIBLE_DUPLICATE` failure listing them, so the person is asked.
+async fn existing_entry(
+    decision: &Classification,
+    services: &ToolServices,
+) -> Result<Option<kb_domain::EntryPath>, ToolError> {
+    if !KEPT_ONCE.contains(&decision.category) || decision.name.trim().is_empty() {
+        return Ok(None);
+    }
+    let repo = services.repository.clone();
+    let name = decision.name.clone();
+    let matches = run_blocking(move || repo.find_by_name(&name)).await??;
+    let in_category: Vec<_> = matches.into_iter().filter(|m| m.entry.category == decision.category).collect();
+    let same: Vec<_> = in_category.iter().filter(|m| m.relation == NameRelation::Same).collect();
+    let chosen: Vec<_> = if same.is_empty() { in_category.iter().collect() } else { same };
+    match chosen.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.entry.path.clone())),
+        several => {
+            let candidates: Vec<Candidate> =
+                several.iter().take(MAX_CANDIDATES).map(|m| Candidate::from(m.entry.clone())).collect();
+            let listed: Vec<String> = candidates.iter().map(|c| format!("{} ({})", c.name, c.path)).collect();
+            Err(ToolError::new(
+                ErrorCode::PossibleDuplicate,
+                format!(
+                    "Nothing was filed yet: “{}” may be one of the entries you already have: {}. Ask the person \
+                     which one it is (then call again with mergeInto set to its path) or whether it is a new one \
+                     (then call again with createNew: true).",
+                    decision.name.trim(),
+                    listed.join(", ")
+                ),
+            )
+            .with_clarification(Clarification {
+                key: "possibleDuplicate",
+                candidates,
+                argument: Some("mergeInto"),
+                otherwise: Some(("new".to_string(), serde_json::json!({ "createNew": true }))),
+            }))
+        }
+    }
+}
+
+/// Adds a capture to the entry it is about: the text as a dated line under `## Log`, list
+/// fields (follow-ups, tags) united with the classification's, fields the entry lacks filled
+/// in, and a person's `last_touched` set to today.
+async fn merge_capture(
+    target: &kb_domain::EntryPath,
+    decision: &Classification,
+    text: &str,
+    resolved: Option<Resolution>,
+    ctx: &ToolContext,
+    services: &ToolServices,
+) -> Result<ToolOutput<CaptureData>, ToolError> {
+    let repo = services.repository.clone();
+    let at = target.clone();
+    let entry = run_blocking(move || repo.get(&at)).await??;
+    let category = entry.category();
+    let mut fields = serde_json::Map::new();
+    for spec in category
+        .own_fields()
+        .iter()
+        .chain(kb_domain::category::COMMON_FIELDS.iter().filter(|f| f.name == "tags"))
+    {
+        let wanted = if spec.name == "tags" {
+            Some(Value::Array(decision.tags.iter().map(|t| Value::String(t.trim().to_lowercase())).collect()))
+        } else {
+            decision.fields.get(spec.name).cloned()
+        };
+        let Some(wanted) = wanted.filter(|v| check_field(category, spec.name, v).is_ok()) else { continue };
+        let current = entry.frontmatter.get(spec.name);
+        match (current, &wanted) {
+            (Some(Value::Array(have)), Value::Array(more)) => {
+                let mut united = have.clone();
+                for item in more {
+                    if !united.contains(item) && item.as_str().is_none_or(|t| !t.trim().is_empty()) {
+                        united.push(item.clone());
+                    }
+                }
+                if united.len() > have.len() {
+                    fields.insert(spec.name.to_string(), Value::Array(united));
+                }
+            }
+            (None | Some(Value::Null), Value::Array(more)) if more.is_empty() => {}
+            (None | Some(Value::Null), _) => {
+                fields.insert(spec.name.to_string(), wanted);
+            }
+            _ => {}
+        }
+    }
+    if category.field("last_touched").is_some() {
+        fields.insert("last_touched".to_string(), Value::String(ctx.today.to_string()));
+    }
+    let invalid = |message: String| ToolError::new(ErrorCode::InvalidUpdate, message);
+    let mut update = EntryUpdate::from_json_object(fields).map_err(|e| invalid(e.to_string()))?;
+    let log_line = BodyEditRequest {
+        mode: BodyEditMode::Section,
+        content: text.split_whitespace().collect::<Vec<_>>().join(" "),
+        section: Some("Log".to_string()),
+        find: None,
+        expected_replacements: None,
+    };
+    update.body = Some(BodyEdit::from_request(log_line, ctx.today).map_err(|e| invalid(e.to_string()))?);
+    let repo = services.repository.clone();
+    let by = ctx.change(ClassifyAndCapture::NAME);
+    let at = target.clone();
+    let outcome = run_blocking(move || repo.update_as(&at, &update, &by)).await??;
+    let path = outcome.entry.path.clone();
+    Ok(ToolOutput {
+        data: CaptureData {
+            path: path.to_string(),
+            category,
+            name: outcome.entry.name(),
+            confidence: decision.confidence.value(),
+            clarification_needed: false,
+            suggested_category: None,
+            merged: true,
+            resolved,
+        },
+        state_updates: vec![
+            StateUpdate::Filed { path, confidence: decision.confidence },
+            StateUpdate::ModelUsage(decision.usage),
+        ],
+    })
 }
 
 /// The decision for a hinted capture: the hint's category at full confidence, the

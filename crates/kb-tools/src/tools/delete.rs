@@ -4,16 +4,16 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::args::entry_path;
 use crate::blocking::run_blocking;
 use crate::context::{Confirmation, ToolContext, ToolServices};
+use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
 /// Arguments of delete_entry.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DeleteEntryArgs {
-    /// The path of the one entry to delete, like projects/old-site.md.
+    /// The one entry to delete: its path (like projects/old-site.md) or its name as the person says it.
     pub path: String,
 }
 
@@ -34,6 +34,9 @@ pub struct DeleteEntryData {
     /// The question to put to the person, when confirmation is required.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal: Option<String>,
+    /// How a name given for path was resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolution>,
 }
 
 /// The delete_entry tool.
@@ -56,13 +59,16 @@ impl Tool for DeleteEntry {
         ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<DeleteEntryData>, ToolError> {
-        let path = entry_path(&args.path)?;
+        let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         if ctx.confirmation == Confirmation::Ask {
             // The entry must exist before the person is asked about it.
             let repo = services.repository.clone();
             let checked = path.clone();
-            run_blocking(move || repo.get(&checked)).await??;
-            let proposal = format!("Delete {path}?");
+            let entry = run_blocking(move || repo.get(&checked)).await??;
+            let proposal = match &resolution {
+                Some(_) => format!("Delete {} ({path})?", entry.name()),
+                None => format!("Delete {path}?"),
+            };
             let arguments = serde_json::to_value(&DeleteEntryArgs { path: path.to_string() })
                 .map_err(|e| ToolError::internal(e.to_string()))?;
             return Ok(ToolOutput {
@@ -72,6 +78,7 @@ impl Tool for DeleteEntry {
                     revision: None,
                     confirmation_required: true,
                     proposal: Some(proposal.clone()),
+                    resolved: resolution,
                 },
                 state_updates: vec![StateUpdate::ConfirmationRequested {
                     tool: Self::NAME.to_string(),
@@ -90,6 +97,7 @@ impl Tool for DeleteEntry {
             revision: revision.map(|r| r.id),
             confirmation_required: false,
             proposal: None,
+            resolved: resolution,
         }))
     }
 }

@@ -5,16 +5,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::args::entry_path;
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
+use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
 /// Arguments of get_entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct GetEntryArgs {
-    /// The entry path, like projects/clientco-integration.md.
+    /// The entry: its path (like projects/clientco-integration.md) or its name as the person says it
+    /// ("Priya", "the passport renewal").
     pub path: String,
 }
 
@@ -38,6 +39,9 @@ pub struct EntryView {
 pub struct GetEntryData {
     /// The entry.
     pub entry: EntryView,
+    /// How a name given for path was resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolution>,
 }
 
 /// The get_entry tool.
@@ -47,7 +51,7 @@ pub struct GetEntry;
 impl Tool for GetEntry {
     const NAME: &'static str = "get_entry";
     const DESCRIPTION: &'static str = "Get the full details of one entry (all its fields and notes). Use when the \
-        user asks about a specific person, project, idea or task whose path you know from the index, a list or a search.";
+        user asks about a specific person, project, idea or task: give its path, or its name as the user says it.";
     const CATEGORY: ToolCategory = ToolCategory::Query;
     type Args = GetEntryArgs;
     type Output = GetEntryData;
@@ -58,7 +62,7 @@ impl Tool for GetEntry {
         _ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<GetEntryData>, ToolError> {
-        let path = entry_path(&args.path)?;
+        let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let repo = services.repository.clone();
         let entry = run_blocking(move || repo.get(&path)).await??;
         Ok(ToolOutput::data(GetEntryData {
@@ -69,6 +73,7 @@ impl Tool for GetEntry {
                 frontmatter: entry.frontmatter.to_json(),
                 content: entry.body,
             },
+            resolved: resolution,
         }))
     }
 }

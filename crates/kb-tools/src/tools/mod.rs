@@ -3,8 +3,10 @@
 pub mod capture;
 pub mod delete;
 pub mod digest;
+pub mod duplicates;
 pub mod get;
 pub mod list;
+pub mod merge;
 pub mod move_entry;
 pub mod search;
 pub mod undo;
@@ -13,8 +15,10 @@ pub mod update;
 pub use capture::ClassifyAndCapture;
 pub use delete::DeleteEntry;
 pub use digest::GenerateDigest;
+pub use duplicates::FindDuplicates;
 pub use get::GetEntry;
 pub use list::ListEntries;
+pub use merge::MergeEntries;
 pub use move_entry::MoveEntry;
 pub use search::SearchEntries;
 pub use undo::UndoLastChange;
@@ -34,5 +38,7 @@ pub fn standard_registry() -> Result<ToolRegistry, RegistryError> {
         .register(SearchEntries)
         .register(DeleteEntry)
         .register(UndoLastChange)
+        .register(FindDuplicates)
+        .register(MergeEntries)
         .build()
 }

@@ -4,16 +4,18 @@ use kb_domain::Category;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::args::{FilingCategoryArg, entry_path};
+use crate::args::FilingCategoryArg;
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
+use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
 /// Arguments of move_entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct MoveEntryArgs {
-    /// The entry's current path, like inbox/garden-shed.md.
+    /// The entry: its current path (like inbox/garden-shed.md) or its name as the person says it ("the
+    /// bakery idea").
     pub path: String,
     /// The category to move it into.
     #[serde(rename = "targetCategory")]
@@ -30,6 +32,9 @@ pub struct MoveEntryData {
     pub new_path: String,
     /// Its new category.
     pub category: Category,
+    /// How a name given for path was resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolution>,
 }
 
 /// The move_entry tool.
@@ -51,7 +56,7 @@ impl Tool for MoveEntry {
         ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<MoveEntryData>, ToolError> {
-        let path = entry_path(&args.path)?;
+        let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let target: Category = args.target_category.into();
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
@@ -62,6 +67,7 @@ impl Tool for MoveEntry {
                 old_path: outcome.old_path.to_string(),
                 new_path: new_path.to_string(),
                 category: outcome.entry.category(),
+                resolved: resolution,
             },
             state_updates: vec![StateUpdate::Moved { old_path: outcome.old_path, new_path }],
         })

@@ -7,16 +7,18 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::args::{Count, entry_path};
+use crate::args::Count;
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
+use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{ErrorCode, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
 /// Arguments of update_entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct UpdateEntryArgs {
-    /// The entry path, like projects/clientco-integration.md.
+    /// The entry: its path (like projects/clientco-integration.md) or its name as the person says it
+    /// ("Priya", "the passport renewal").
     pub path: String,
     /// The fields to set, for example {"status": "done"}, {"next_action": "Call Sarah"}, {"due_date":
     /// "2026-12-15"}; null removes an optional field. Change the notes with body instead.
@@ -95,6 +97,9 @@ pub struct UpdateEntryData {
     pub path: String,
     /// The fields changed (`content` for the body).
     pub updated_fields: Vec<String>,
+    /// How a name given for path was resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolution>,
 }
 
 /// The update_entry tool.
@@ -118,7 +123,6 @@ impl Tool for UpdateEntry {
         ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<UpdateEntryData>, ToolError> {
-        let path = entry_path(&args.path)?;
         let invalid = |message: String| ToolError::new(ErrorCode::InvalidUpdate, message);
         let mut update = EntryUpdate::from_json_object(args.updates.unwrap_or_default())
             .map_err(|e| invalid(e.to_string()))?;
@@ -131,12 +135,14 @@ impl Tool for UpdateEntry {
             update.body =
                 Some(BodyEdit::from_request(body.into(), ctx.today).map_err(|e| invalid(e.to_string()))?);
         }
+        let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
         let outcome = run_blocking(move || repo.update_as(&path, &update, &by)).await??;
         Ok(ToolOutput::data(UpdateEntryData {
             path: outcome.entry.path.to_string(),
             updated_fields: outcome.updated_fields,
+            resolved: resolution,
         }))
     }
 }

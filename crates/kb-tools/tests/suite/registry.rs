@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::support::*;
 
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 11] = [
     "classify_and_capture",
     "list_entries",
     "get_entry",
@@ -19,6 +19,8 @@ const TOOLS: [&str; 9] = [
     "search_entries",
     "delete_entry",
     "undo_last_change",
+    "find_duplicates",
+    "merge_entries",
 ];
 
 #[test]

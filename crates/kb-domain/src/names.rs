@@ -1,0 +1,135 @@
+//! Names as people say them: folded for comparison (case, accents and punctuation aside),
+//! stripped of the filler around a reference ("the passport thing" → "passport"), and how
+//! the names of two entries relate ("Priya" and "Priya Raman").
+
+use serde::Serialize;
+
+/// A name folded for comparison: transliterated to ASCII, lowercase, apostrophes dropped,
+/// any other punctuation a space, words joined by single spaces ("Zoë  O'Brien-Smith" →
+/// "zoe obrien smith").
+pub fn fold_name(text: &str) -> String {
+    let ascii = deunicode::deunicode(text);
+    let spaced: String = ascii
+        .chars()
+        .filter(|c| *c != '\'')
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { ' ' })
+        .collect();
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Words that may open a reference without being part of the name.
+const LEADING_FILLER: &[&str] = &["the", "my", "a", "an", "our", "that", "this", "about"];
+
+/// Words that may close a reference without being part of the name ("the bakery idea",
+/// "the passport thing").
+const TRAILING_FILLER: &[&str] = &[
+    "thing", "things", "stuff", "one", "entry", "note", "notes", "item", "task", "todo", "idea", "project",
+    "person", "errand", "page", "file",
+];
+
+/// The folded ways a reference may name an entry, most literal first: as written; without
+/// leading filler and a possessive ("my", "the", "Priya's" → "priya"); then also without
+/// trailing filler ("the bakery idea" → "bakery"). Never empty words; no repeats.
+pub fn reference_keys(reference: &str) -> Vec<String> {
+    let without_possessive: String = reference
+        .replace("'s ", " ")
+        .replace("’s ", " ")
+        .trim_end_matches("'s")
+        .trim_end_matches("’s")
+        .to_string();
+    let mut keys: Vec<String> = Vec::new();
+    let mut push = |key: String| {
+        if !key.is_empty() && !keys.contains(&key) {
+            keys.push(key);
+        }
+    };
+    push(fold_name(reference));
+    let folded = fold_name(&without_possessive);
+    let mut words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+    while words.len() > 1 && LEADING_FILLER.contains(&words[0]) {
+        words.remove(0);
+    }
+    push(words.join(" "));
+    while words.len() > 1 && words.last().is_some_and(|w| TRAILING_FILLER.contains(w)) {
+        words.pop();
+    }
+    push(words.join(" "));
+    keys
+}
+
+/// How two names relate once folded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NameRelation {
+    /// The same name ("Priya Raman", "priya  raman").
+    Same,
+    /// One name's words begin the other's ("Priya" and "Priya Raman").
+    Prefix,
+}
+
+impl NameRelation {
+    /// Why two entries with names so related may be one, in a person's words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            NameRelation::Same => "the same name",
+            NameRelation::Prefix => "one name is the start of the other",
+        }
+    }
+}
+
+/// How the folded names `a` and `b` relate, if they do: the same, or the words of the
+/// shorter beginning the longer's. Empty names relate to nothing.
+pub fn relate(a: &str, b: &str) -> Option<NameRelation> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    if a == b {
+        return Some(NameRelation::Same);
+    }
+    let (short, long) = if a.len() < b.len() { (a, b) } else { (b, a) };
+    (long.starts_with(short) && long.as_bytes().get(short.len()) == Some(&b' '))
+        .then_some(NameRelation::Prefix)
+}
+
+/// The first word of a folded name (what a name index is keyed by).
+pub fn first_word(folded: &str) -> &str {
+    folded.split(' ').next().unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding_sets_case_accents_and_punctuation_aside() {
+        assert_eq!(fold_name("Zoë  O'Brien-Smith"), "zoe obrien smith");
+        assert_eq!(fold_name("  PRIYA raman "), "priya raman");
+        assert_eq!(fold_name("José Álvarez"), fold_name("jose alvarez"));
+        assert_eq!(fold_name("?!"), "");
+    }
+
+    #[test]
+    fn references_lose_their_filler_step_by_step() {
+        assert_eq!(
+            reference_keys("the passport thing"),
+            ["the passport thing", "passport thing", "passport"]
+        );
+        assert_eq!(reference_keys("Priya"), ["priya"]);
+        assert_eq!(reference_keys("Priya's"), ["priyas", "priya"]);
+        assert_eq!(reference_keys("the bakery idea"), ["the bakery idea", "bakery idea", "bakery"]);
+        // A name made only of filler keeps its last word.
+        assert_eq!(reference_keys("the idea"), ["the idea", "idea"]);
+        assert!(reference_keys("  ").is_empty());
+    }
+
+    #[test]
+    fn names_relate_when_equal_or_when_words_begin_the_other() {
+        assert_eq!(relate("priya raman", "priya raman"), Some(NameRelation::Same));
+        assert_eq!(relate("priya", "priya raman"), Some(NameRelation::Prefix));
+        assert_eq!(relate("priya raman", "priya"), Some(NameRelation::Prefix));
+        assert_eq!(relate("sam", "samantha jones"), None);
+        assert_eq!(relate("priya shah", "priya raman"), None);
+        assert_eq!(relate("", "priya"), None);
+        assert_eq!(first_word("priya raman"), "priya");
+    }
+}
