@@ -87,13 +87,14 @@ impl Tool for MergeEntries {
         if ctx.confirmation == Confirmation::Ask {
             // Every entry must exist before the person is asked about them.
             let repo = services.repository.clone();
-            let named: Vec<EntryPath> = std::iter::once(target.clone()).chain(sources.iter().cloned()).collect();
-            let entries = run_blocking(move || named.iter().map(|p| repo.get(p)).collect::<Result<Vec<_>, _>>())
-                .await??;
+            let named: Vec<EntryPath> =
+                std::iter::once(target.clone()).chain(sources.iter().cloned()).collect();
+            let entries =
+                run_blocking(move || named.iter().map(|p| repo.get(p)).collect::<Result<Vec<_>, _>>())
+                    .await??;
             let labels: Vec<String> = entries.iter().map(|e| format!("{} ({})", e.name(), e.path)).collect();
-            let (target_label, source_labels) = labels.split_first().map_or((String::new(), &[][..]), |(t, s)| {
-                (t.clone(), s)
-            });
+            let (target_label, source_labels) =
+                labels.split_first().map_or((String::new(), &[][..]), |(t, s)| (t.clone(), s));
             let proposal = format!("Merge {} into {target_label}?", listing(source_labels));
             let arguments = serde_json::to_value(&MergeEntriesArgs {
                 target_path: target.to_string(),

@@ -2,6 +2,7 @@
 
 mod agreement;
 mod capture;
+mod merge;
 mod properties;
 mod registry;
 mod support;
