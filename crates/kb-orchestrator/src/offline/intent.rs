@@ -1,5 +1,6 @@
 //! What the person asked for, read from their last message by fixed rules, in order:
-//! small talk, help, explicit captures, undo, deletes, digests, updates, moves, showing one
+//! small talk, help, explicit captures, undo, deletes, merges, duplicates, digests, updates,
+//! moves, showing one
 //! entry, searches, lists ([`super::queries`], [`super::changes`]), questions it cannot
 //! route, and — for any other statement — a capture.
 
@@ -9,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::keywords::{FAREWELLS, GREETINGS, SMALL_TALK, THANKS};
 use super::utterance::{Utterance, find_phrase, starts_with};
-use super::{changes, queries};
+use super::{changes, queries, tidy};
 
 /// The entry a request points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +86,18 @@ pub enum Intent {
     },
     /// Delete one entry (in a chat, kb asks first).
     Delete(Subject),
+    /// Look for duplicate entries, all or those named like `name`.
+    FindDuplicates {
+        /// Only entries named like this.
+        name: Option<String>,
+    },
+    /// Merge entries into one.
+    Merge {
+        /// The entry kept.
+        target: Subject,
+        /// The entries merged into it and removed.
+        sources: Vec<Subject>,
+    },
     /// Undo the last change made in the conversation.
     Undo {
         /// Even when a file changed since ("undo it anyway").
@@ -105,11 +118,13 @@ pub fn understand(message: &str, today: NaiveDate) -> Intent {
     if let Some(intent) = small_talk(&all) {
         return intent;
     }
-    let rules: [&Rule; 10] = [
+    let rules: [&Rule; 12] = [
         &help,
         &explicit_capture,
         &changes::undo,
         &changes::remove,
+        &tidy::merge,
+        &tidy::duplicates,
         &queries::digest,
         &|u| changes::update(u, today),
         &changes::relocate,

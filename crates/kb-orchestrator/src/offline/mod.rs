@@ -23,6 +23,7 @@ pub mod keywords;
 pub mod plan;
 pub mod queries;
 pub mod render;
+pub mod tidy;
 pub mod transcript;
 pub mod utterance;
 

@@ -16,8 +16,9 @@ pub const CAPABILITIES: &str = "kb is running without a language model, so I fol
 - show one (\"show projects/clientco.md\")\n\
 - search (\"find Priya\", \"what do I know about ClientCo\")\n\
 - write a digest (\"daily digest\", \"weekly review\")\n\
-- update or move what I just filed (\"mark that done\", \"actually that's a project\")\n\
-- delete an entry (\"delete projects/old-site.md\"; I ask first) and undo the last change (\"undo that\").";
+- update or move entries by name or what I just filed (\"mark the passport thing done\", \"actually that's a project\")\n\
+- delete an entry (\"delete the old site\"; I ask first) and undo the last change (\"undo that\")\n\
+- find duplicates (\"any duplicates of Priya?\") and merge entries (\"merge Priya into Priya Raman\"; I ask first).";
 
 /// A plain-text answer.
 pub fn say(text: impl Into<String>) -> ChatCompletion {
@@ -137,6 +138,23 @@ pub fn plan(
             Ok(path) => ("delete_entry", json!({ "path": path })),
             Err(answer) => return answer,
         },
+        Intent::FindDuplicates { name } => {
+            ("find_duplicates", name.map_or_else(|| json!({}), |name| json!({ "name": name })))
+        }
+        Intent::Merge { target, sources } => {
+            let target = match resolve(&target) {
+                Ok(path) => path,
+                Err(answer) => return answer,
+            };
+            let mut source_paths = Vec::new();
+            for source in &sources {
+                match resolve(source) {
+                    Ok(path) => source_paths.push(path),
+                    Err(answer) => return answer,
+                }
+            }
+            ("merge_entries", json!({ "targetPath": target, "sourcePaths": source_paths }))
+        }
         Intent::Undo { force } => {
             ("undo_last_change", if force { json!({ "force": true }) } else { json!({}) })
         }

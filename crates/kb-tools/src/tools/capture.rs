@@ -132,10 +132,10 @@ impl Tool for ClassifyAndCapture {
                 let Resolved { path, resolution } = resolve_entry(reference, "mergeInto", services).await?;
                 (Some(path), resolution)
             }
-            None if confident && !args.create_new.unwrap_or(false) => {
-                (existing_entry(&decision, services).await?, None)
-            }
-            None => (None, None),
+            None if args.create_new.unwrap_or(false) => (None, None),
+            None if confident => (existing_entry(&decision, true, services).await?, None),
+            // Unsure what it is, but named like one person or project: it is about them.
+            None => (existing_entry(&decision, false, services).await.ok().flatten(), None),
         };
         if let Some(target) = target {
             return merge_capture(&target, &decision, &request.text, resolved, ctx, services).await;
@@ -174,21 +174,31 @@ impl Tool for ClassifyAndCapture {
 /// one is added to it rather than filed again.
 const KEPT_ONCE: [Category; 2] = [Category::People, Category::Projects];
 
-/// The entry a confident capture of a person or project is about, if one already exists:
-/// the one entry of that category with the same name or alias, else the one whose name
-/// begins or is begun by the captured name ("Priya" and "Priya Raman"). Several such
-/// entries: a `POSSIBLE_DUPLICATE` failure listing them, so the person is asked.
+/// The entry a capture of a person or project is about, if one already exists: the one
+/// entry of that category with the same name or alias, else the one whose name begins or
+/// is begun by the captured name ("Priya" and "Priya Raman"). Several such entries: a
+/// `POSSIBLE_DUPLICATE` failure listing them, so the person is asked. A capture the
+/// classifier was unsure of (filed in the inbox, maybe suggesting a category) is looked up
+/// among people and projects alike.
 async fn existing_entry(
     decision: &Classification,
+    confident: bool,
     services: &ToolServices,
 ) -> Result<Option<kb_domain::EntryPath>, ToolError> {
-    if !KEPT_ONCE.contains(&decision.category) || decision.name.trim().is_empty() {
+    let categories: &[Category] = if !confident {
+        &KEPT_ONCE
+    } else if KEPT_ONCE.contains(&decision.category) {
+        std::slice::from_ref(&decision.category)
+    } else {
+        return Ok(None);
+    };
+    if decision.name.trim().is_empty() {
         return Ok(None);
     }
     let repo = services.repository.clone();
     let name = decision.name.clone();
     let matches = run_blocking(move || repo.find_by_name(&name)).await??;
-    let in_category: Vec<_> = matches.into_iter().filter(|m| m.entry.category == decision.category).collect();
+    let in_category: Vec<_> = matches.into_iter().filter(|m| categories.contains(&m.entry.category)).collect();
     let same: Vec<_> = in_category.iter().filter(|m| m.relation == NameRelation::Same).collect();
     let chosen: Vec<_> = if same.is_empty() { in_category.iter().collect() } else { same };
     match chosen.as_slice() {
