@@ -317,7 +317,7 @@ impl Assistant {
     /// The revisions of the entry at (or last at) `path`, newest first: `{revisions}`
     /// (`GET /api/entries/{path}/history`, `kb history`).
     pub async fn history(&self, path: &str) -> Result<Value, ToolFailure> {
-        let path = parse_path(path)?;
+        let path = self.entry_path(path).await?;
         let vault = Arc::clone(&self.vault);
         let revisions = in_vault(move || vault.history(&path)).await?;
         Ok(json!({ "revisions": revisions }))
@@ -344,7 +344,7 @@ impl Assistant {
         revision: i64,
         source: CaptureSource,
     ) -> Result<Value, ToolFailure> {
-        let path = parse_path(path)?;
+        let path = self.entry_path(path).await?;
         let vault = Arc::clone(&self.vault);
         let by = kb_domain::ChangeContext::from_source(source);
         let outcome = in_vault(move || vault.restore_as(&path, revision, &by)).await?;
@@ -543,6 +543,21 @@ fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultW
 }
 
 /// A vault path from the caller's text, or an `invalid_path` failure.
+impl Assistant {
+    /// The path `reference` names: a path as given, or an entry's name resolved as the
+    /// tools resolve names (several matches: `AMBIGUOUS` with the candidates). A deleted
+    /// entry has no name any more: give its last path.
+    async fn entry_path(&self, reference: &str) -> Result<kb_domain::EntryPath, ToolFailure> {
+        if kb_tools::resolve::is_path_like(reference) {
+            return parse_path(reference.trim());
+        }
+        kb_tools::resolve::resolve_entry(reference, "path", &self.services).await.map(|r| r.path).map_err(|e| {
+            let candidates = e.clarification.as_ref().and_then(|c| serde_json::to_value(&c.candidates).ok());
+            ToolFailure { candidates, ..ToolFailure::new(e.code, e.message) }
+        })
+    }
+}
+
 fn parse_path(path: &str) -> Result<kb_domain::EntryPath, ToolFailure> {
     kb_domain::EntryPath::parse(path)
         .map_err(|e| ToolFailure::new(ErrorCode::InvalidPath, format!("invalid path: {e}")))
