@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use kb_domain::Category;
 use serde_json::{Map, Value, json};
 
-use super::dates::find_date;
+use super::dates::{find_date, is_date_word};
 use super::intent::{Intent, Subject};
 use super::keywords::{REFERENCE_WORDS, category_word, status_word};
 use super::utterance::{Utterance, as_path, starts_with};
@@ -202,7 +202,12 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     }
     // "tag that with x, y"
     if first == "tag" {
-        let (subject, i) = scan_subject(&w, 1)?;
+        // A name runs to "with" ("tag the garden shed with diy").
+        let with = (1..w.len()).find(|&k| w[k] == "with").unwrap_or(w.len());
+        let (subject, i) = match scan_subject(&w[..with], 1)? {
+            (Subject::Named(_), _) => (Subject::Named(w[1..with].join(" ")), with),
+            found => found,
+        };
         let i = skip(&w, i, &["with", "as"]);
         return Some(update_of(subject, "tags", value(u, &w, base, "tags", i, today)));
     }
@@ -224,6 +229,12 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
             && let Some((date, _)) = find_date(&w[after.min(w.len())..], today)
         {
             return Some(update_of(subject, "due_date", Ok(json!(date.format("%Y-%m-%d").to_string()))));
+        }
+        // "postpone the dentist appointment to Friday": a name, when a date follows it at once.
+        if matches!(first, "push" | "postpone" | "reschedule" | "delay")
+            && let Some((name, date)) = rescheduled(&w, today)
+        {
+            return Some(update_of(Subject::Named(name), "due_date", Ok(json!(date))));
         }
         let status = status_word(w.get(after)?)?;
         return is_pointer(&subject).then(|| update_of(subject, "status", Ok(json!(status))));
@@ -256,6 +267,25 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     }
     let status = status_word(next)?;
     (i + 1 >= w.len() || w[i + 1] == "now").then(|| update_of(subject, "status", Ok(json!(status))))
+}
+
+/// "push the dentist appointment to Friday": the words between the verb and the last "to",
+/// "until" or "till" as a name, when what follows that word is a date and nothing more.
+fn rescheduled(w: &[String], today: NaiveDate) -> Option<(String, String)> {
+    let link = (2..w.len()).rev().find(|&k| matches!(w[k].as_str(), "to" | "until" | "till"))?;
+    let rest = &w[link + 1..];
+    let (date, _) = find_date(rest, today)?;
+    let date_only = rest.iter().all(|x| {
+        is_date_word(x)
+            || find_date(std::slice::from_ref(x), today).is_some()
+            || matches!(x.as_str(), "may" | "mar")
+            || x.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<u32>().is_ok()
+            || matches!(
+                x.as_str(),
+                "on" | "next" | "this" | "the" | "of" | "in" | "day" | "days" | "week" | "weeks"
+            )
+    });
+    date_only.then(|| (w[1..link].join(" "), date.format("%Y-%m-%d").to_string()))
 }
 
 /// The category a move aims at: the last category named that is not negated ("a project,
@@ -473,6 +503,36 @@ mod tests {
         assert_eq!(update("set that to someday"), json!({"status": "someday"}));
         assert_eq!(update("call it “Garden plan”"), json!({"name": "Garden plan"}));
         assert!(matches!(update_fn("set the status of that to purple", today), Some(Intent::Say(_))));
+    }
+
+    #[test]
+    fn named_entries_are_tagged_and_rescheduled() {
+        let today = NaiveDate::from_ymd_opt(2026, 11, 21).unwrap();
+        let update = |text: &str| update_fn(text, today);
+        let named = |name: &str, updates: Value| {
+            let Value::Object(updates) = updates else { unreachable!() };
+            Some(Intent::Update { subject: Subject::Named(name.into()), updates })
+        };
+        assert_eq!(
+            update("tag the garden shed with diy, weekend"),
+            named("the garden shed", json!({"tags": ["diy", "weekend"]}))
+        );
+        assert_eq!(
+            update("push the dentist appointment to Friday"),
+            named("the dentist appointment", json!({"due_date": "2026-11-27"}))
+        );
+        assert_eq!(
+            update("postpone the passport renewal until Dec 20"),
+            named("the passport renewal", json!({"due_date": "2026-12-20"}))
+        );
+        assert_eq!(
+            update("reschedule the vet visit to next week"),
+            named("the vet visit", json!({"due_date": "2026-11-28"}))
+        );
+        // A place, or a date with more after it, is no reschedule.
+        assert_eq!(update("push the car to the garage"), None);
+        assert_eq!(update("push the car to the garage on Friday"), None);
+        assert_eq!(update("move the couch to the garage"), None);
     }
 
     fn update_fn(text: &str, today: NaiveDate) -> Option<Intent> {

@@ -133,8 +133,33 @@ pub fn get(u: &Utterance) -> Option<Intent> {
     let core = u.core();
     let verbs = ["show me", "show", "open", "read", "view", "display", "fetch", "pull up", "bring up", "get"];
     let verb = verbs.iter().find(|p| starts_with(&core, p))?;
-    let (subject, end) = changes::scan_subject(&core, verb.split(' ').count())?;
-    (subject == Subject::Recent && end == core.len()).then_some(Intent::Get(Subject::Recent))
+    let from = verb.split(' ').count();
+    let (subject, end) = changes::scan_subject(&core, from)?;
+    if subject == Subject::Recent {
+        return (end == core.len()).then_some(Intent::Get(Subject::Recent));
+    }
+    named_entry(u, verb, from)
+}
+
+/// Verbs that, followed by a name, ask to see that entry ("show Priya", "open the passport
+/// renewal"); "get", "read" and "fetch" are left out: "get milk" is an errand to file.
+const SHOWING: &[&str] = &["show me", "show", "open", "view", "display", "pull up", "bring up"];
+
+/// "show Priya", "open the passport renewal": one entry named in words, as said (the tool
+/// resolves the name), unless the words read as a search or a list ("show me my projects",
+/// "show everything about Priya") or name something new ("open a bank account").
+fn named_entry(u: &Utterance, verb: &str, from: usize) -> Option<Intent> {
+    if !SHOWING.contains(&verb) || search(u).is_some() || list(u).is_some() {
+        return None;
+    }
+    let core = u.core();
+    let first = core.get(from)?;
+    if matches!(first.as_str(), "a" | "an" | "some" | "up" | "to") || category_word(first).is_some() {
+        return None;
+    }
+    let base = u.core_start();
+    let name = u.span(base + from, base + core.len());
+    (!name.is_empty()).then(|| Intent::Get(Subject::Named(name)))
 }
 
 const SEARCH_LEADS: &[&str] = &[
@@ -302,4 +327,41 @@ pub fn list(u: &Utterance) -> Option<Intent> {
         w.parse::<u64>().ok().filter(|n| (1..=kb_domain::paging::MAX_PAGE_SIZE as u64).contains(n))
     });
     Some(Intent::List { category, status, limit })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(message: &str) -> Option<Intent> {
+        get(&Utterance::new(message))
+    }
+
+    fn named(name: &str) -> Option<Intent> {
+        Some(Intent::Get(Subject::Named(name.into())))
+    }
+
+    #[test]
+    fn one_entry_is_shown_by_its_path_a_pointer_or_its_name() {
+        assert_eq!(read("show projects/x.md"), Some(Intent::Get(Subject::Path("projects/x.md".into()))));
+        assert_eq!(read("open it"), Some(Intent::Get(Subject::Recent)));
+        assert_eq!(read("show me Priya Raman"), named("Priya Raman"));
+        assert_eq!(read("Show Priya."), named("Priya"));
+        assert_eq!(read("please open the passport renewal"), named("the passport renewal"));
+        assert_eq!(read("pull up José's entry"), named("José's entry"));
+        // Lists, searches and things to do are not one entry.
+        for other in [
+            "show me my projects",
+            "show the inbox",
+            "show me everything about Priya",
+            "open loops",
+            "open a bank account",
+            "get milk on the way home",
+            "read the new Murakami",
+            "show up at the gym at 7",
+            "show",
+        ] {
+            assert_eq!(read(other), None, "{other}");
+        }
+    }
 }
