@@ -330,14 +330,35 @@ pub fn relocate(u: &Utterance) -> Option<Intent> {
         };
         return Some(Intent::Move { subject, target });
     }
-    let (subject, i) = scan_subject(&w, 0)?;
-    if !is_pointer(&subject)
-        || !w[i..].iter().any(|x| COPULAS.contains(&x.as_str()) || x == "belongs" || x == "goes")
-    {
+    let says_where = |x: &String| COPULAS.contains(&x.as_str()) || x == "belongs" || x == "goes";
+    let (subject, i) = match scan_subject(&w, 0)? {
+        // A name runs to the verb ("the bakery idea belongs in projects").
+        (Subject::Named(_), _) => {
+            let verb = (1..w.len()).find(|&k| says_where(&w[k]))?;
+            (Subject::Named(w[..verb].join(" ")), verb)
+        }
+        found => found,
+    };
+    if !w[i..].iter().any(says_where) {
+        return None;
+    }
+    // An entry named in words ("actually the zine is a project") is a correction only when
+    // said as one; "Garden club is a project" alone may be something new to file.
+    if !is_pointer(&subject) && !corrects(u, &w[i..]) {
         return None;
     }
     let target = move_target(&w[i..])?;
     Some(Intent::Move { subject, target })
+}
+
+/// Whether a message saying where something belongs corrects what is there: it opens with
+/// "actually", "no", "oops" or "wait", or says the thing belongs, goes or should be somewhere.
+fn corrects(u: &Utterance, predicate: &[String]) -> bool {
+    let lead = &u.texts()[..u.core_start().min(u.words.len())];
+    lead.iter().any(|x| matches!(x.as_str(), "actually" | "no" | "oops" | "wait" | "sorry"))
+        || predicate
+            .iter()
+            .any(|x| matches!(x.as_str(), "belongs" | "goes" | "should" | "actually" | "really"))
 }
 
 /// Verbs that ask for an entry to be deleted.
@@ -482,6 +503,20 @@ mod tests {
             Some((Subject::Named("the passport task".into()), 3))
         );
         assert_eq!(scan_subject(&words(""), 0), None);
+    }
+
+    #[test]
+    fn a_named_entry_is_moved_when_the_message_corrects_it() {
+        let moved = |text: &str| relocate(&Utterance::new(text));
+        let to = |name: &str, target: Category| {
+            Some(Intent::Move { subject: Subject::Named(name.into()), target })
+        };
+        assert_eq!(moved("actually the zine is a project"), to("the zine", Category::Projects));
+        assert_eq!(moved("the bakery idea belongs in projects"), to("the bakery idea", Category::Projects));
+        assert_eq!(moved("no, Priya is a person, not an idea"), to("priya", Category::People));
+        // Said plainly, it may be something new to file.
+        assert_eq!(moved("garden club is a project"), None);
+        assert_eq!(moved("actually Sam is a great friend"), None);
     }
 
     #[test]

@@ -131,6 +131,9 @@ pub fn get(u: &Utterance) -> Option<Intent> {
         return Some(Intent::Get(Subject::Path(path)));
     }
     let core = u.core();
+    if let Some(asked) = field_question(u) {
+        return Some(asked);
+    }
     let verbs = ["show me", "show", "open", "read", "view", "display", "fetch", "pull up", "bring up", "get"];
     let verb = verbs.iter().find(|p| starts_with(&core, p))?;
     let from = verb.split(' ').count();
@@ -139,6 +142,31 @@ pub fn get(u: &Utterance) -> Option<Intent> {
         return (end == core.len()).then_some(Intent::Get(Subject::Recent));
     }
     named_entry(u, verb, from)
+}
+
+/// Fields a person asks the value of ("what's the due date of the passport renewal?").
+const ASKED_FIELDS: &[&str] =
+    &["due date", "deadline", "status", "next action", "next step", "context", "one liner", "tags"];
+
+/// "what's the status of the garden shed?": the entry shown, which holds the answer.
+fn field_question(u: &Utterance) -> Option<Intent> {
+    let core = u.core();
+    if !starts_with(&core, "what is") {
+        return None;
+    }
+    let at = if core.get(2).is_some_and(|w| w == "the" || w == "my") { 3 } else { 2 };
+    let field = ASKED_FIELDS.iter().find(|f| starts_with(&core[at.min(core.len())..], f))?;
+    let of = at + field.split(' ').count();
+    if !core.get(of).is_some_and(|w| matches!(w.as_str(), "of" | "for" | "on")) {
+        return None;
+    }
+    let base = u.core_start();
+    let name = u.span(base + of + 1, base + core.len());
+    match changes::scan_subject(&core, of + 1)? {
+        (Subject::Named(_), _) if !name.is_empty() => Some(Intent::Get(Subject::Named(name))),
+        (Subject::Named(_), _) => None,
+        (subject, _) => Some(Intent::Get(subject)),
+    }
 }
 
 /// Verbs that, followed by a name, ask to see that entry ("show Priya", "open the passport
@@ -349,6 +377,12 @@ mod tests {
         assert_eq!(read("Show Priya."), named("Priya"));
         assert_eq!(read("please open the passport renewal"), named("the passport renewal"));
         assert_eq!(read("pull up José's entry"), named("José's entry"));
+        assert_eq!(read("what's the due date of the passport renewal?"), named("the passport renewal"));
+        assert_eq!(
+            read("what is the status of projects/x.md"),
+            Some(Intent::Get(Subject::Path("projects/x.md".into())))
+        );
+        assert_eq!(read("what's the next action for that?"), Some(Intent::Get(Subject::Recent)));
         // Lists, searches and things to do are not one entry.
         for other in [
             "show me my projects",
@@ -360,6 +394,8 @@ mod tests {
             "read the new Murakami",
             "show up at the gym at 7",
             "show",
+            "what is the meaning of life",
+            "what's the status",
         ] {
             assert_eq!(read(other), None, "{other}");
         }
