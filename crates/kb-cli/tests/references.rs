@@ -1,0 +1,468 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! References by name, end to end (issue 12): the real `kb serve` over real HTTP, on a small
+//! seeded vault, with the offline model and with a scripted OpenAI-compatible model. People
+//! name entries as they speak ("mark the passport thing done", "show Priya", "josé"); each
+//! row of the routing tables says a message (and the answers after it, in one
+//! conversation), the tools the chat used and what is on disk afterwards — which files
+//! changed (exactly those), a field's value, a Log line. A name that fits several entries
+//! (two people called Sam) changes nothing and asks; the next message picks one.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{KbServer, url_path};
+use kb_orchestrator::testing::{FakeOpenAi, FakeReply};
+use serde_json::{Value, json};
+
+/// The vault every table starts from: a few people (two called Sam), projects, ideas, admin
+/// items and an inbox entry, each written by hand.
+const SEED: &[(&str, &str)] = &[
+    (
+        "people/priya-raman.md",
+        "---\nname: Priya Raman\ncontext: Robotics meetup\n---\nMet at the robotics meetup.\n",
+    ),
+    (
+        "people/jose-alvarez.md",
+        "---\nname: José Álvarez\ncontext: Neighbour who plays chess\n---\nLives next door.\n",
+    ),
+    (
+        "people/maria-chen.md",
+        "---\nname: Maria Chen\ncontext: Former colleague at Acme\n---\nWorks in design now.\n",
+    ),
+    ("people/sam-lee.md", "---\nname: Sam Lee\ncontext: Climbing gym\n---\nClimbs on Tuesdays.\n"),
+    ("people/sam-ortiz.md", "---\nname: Sam Ortiz\ncontext: Accountant\n---\nDoes my taxes.\n"),
+    (
+        "admin/passport-renewal.md",
+        "---\nname: Passport renewal\nstatus: pending\ndue_date: 2026-12-15\n---\nRenew before the trip.\n",
+    ),
+    ("admin/car-insurance.md", "---\nname: Car insurance\nstatus: pending\n---\nCompare quotes.\n"),
+    ("admin/dentist-appointment.md", "---\nname: Dentist appointment\nstatus: pending\n---\nCleaning.\n"),
+    ("admin/gym-membership.md", "---\nname: Gym membership\nstatus: pending\n---\nCancel before January.\n"),
+    ("ideas/bakery.md", "---\nname: Bakery\none_liner: A bakery that lends books\n---\nBread and books.\n"),
+    ("ideas/book-swap.md", "---\nname: Book swap\none_liner: A monthly book swap\n---\nAt the library.\n"),
+    ("ideas/zine.md", "---\nname: Zine\none_liner: A photocopied zine about bikes\n---\n"),
+    ("ideas/kite-festival.md", "---\nname: Kite festival\none_liner: A kite festival on the beach\n---\n"),
+    ("ideas/tea-club.md", "---\nname: Tea club\none_liner: Tasting teas monthly\n---\n"),
+    ("projects/old-site.md", "---\nname: Old site\nstatus: active\n---\nThe old website.\n"),
+    (
+        "projects/garden-shed.md",
+        "---\nname: Garden shed\nstatus: active\nnext_action: Buy timber\n---\nBuild it in spring.\n",
+    ),
+    ("projects/website-redesign.md", "---\nname: Website redesign\nstatus: active\n---\nNew look.\n"),
+    ("projects/kitchen-tiles.md", "---\nname: Kitchen tiles\nstatus: active\n---\nPick a colour.\n"),
+    ("inbox/widgets.md", "---\nname: Widgets\noriginal_text: widgets for the shop\n---\n"),
+];
+
+/// A second "Priya", for the duplicate and merge rows.
+const PRIYA: (&str, &str) = ("people/priya.md", "---\nname: Priya\ncontext: Robotics\n---\nLikes drones.\n");
+
+fn seed(vault: &Path, extra: &[(&str, &str)]) {
+    for (path, text) in SEED.iter().chain(extra) {
+        let file = vault.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+}
+
+/// A `kb serve` with the offline model over the seeded vault (plus `extra` files).
+async fn offline(extra: &'static [(&'static str, &'static str)]) -> KbServer {
+    let kb = KbServer::start_with_vault(&[], |vault| seed(vault, extra)).await;
+    assert_eq!(kb.get("/healthz").await.expect(200)["model"], "offline");
+    kb
+}
+
+/// A `kb serve` over the seeded vault, wired to a fresh scripted model.
+async fn scripted() -> (FakeOpenAi, KbServer) {
+    let fake = FakeOpenAi::start().await.unwrap();
+    let base = fake.base_url();
+    let env = [("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", base.as_str()), ("KB_MODEL", "test-model")];
+    let kb = KbServer::start_with_vault(&env, |vault| seed(vault, &[])).await;
+    (fake, kb)
+}
+
+/// One chat turn; its answer.
+async fn chat(kb: &KbServer, message: &str, conversation: Option<&str>) -> Value {
+    let body = match conversation {
+        Some(id) => json!({"conversationId": id, "message": message}),
+        None => json!({"message": message}),
+    };
+    kb.post("/api/chat", &body).await.expect(200)
+}
+
+fn conversation_id(answer: &Value) -> String {
+    answer["conversationId"].as_str().unwrap().to_string()
+}
+
+fn content(answer: &Value) -> String {
+    answer["message"]["content"].as_str().unwrap_or("").to_string()
+}
+
+fn tools_used(answer: &Value) -> Vec<String> {
+    serde_json::from_value(answer["toolsUsed"].clone()).unwrap()
+}
+
+/// Every entry file of the vault and its bytes.
+fn snapshot(kb: &KbServer) -> BTreeMap<String, Vec<u8>> {
+    let vault = kb.vault();
+    kb.entry_files().into_iter().map(|p| (p.clone(), std::fs::read(vault.join(&p)).unwrap())).collect()
+}
+
+/// The files created, changed or removed between two snapshots, sorted.
+fn changed(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let mut paths: Vec<String> =
+        before.keys().chain(after.keys()).filter(|p| before.get(*p) != after.get(*p)).cloned().collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// The entry's frontmatter as kb reads it.
+async fn frontmatter(kb: &KbServer, path: &str) -> Value {
+    kb.get(&format!("/api/entries/{}", url_path(path))).await.expect(200)["entry"]["frontmatter"].clone()
+}
+
+fn text_of(kb: &KbServer, path: &str) -> String {
+    std::fs::read_to_string(kb.vault().join(path)).unwrap_or_default()
+}
+
+/// Whether `text` has a dated Log line `- YYYY-MM-DD: said` under `## Log`.
+fn has_log_line(text: &str, said: &str) -> bool {
+    let Some((_, log)) = text.split_once("\n## Log\n") else { return false };
+    log.lines().any(|line| {
+        let Some(rest) = line.strip_prefix("- ") else { return false };
+        let Some((date, rest)) = rest.split_once(": ") else { return false };
+        is_date(date) && rest == said
+    })
+}
+
+fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+}
+
+/// What a row expects on disk (or in the final answer) afterwards.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// A frontmatter field holds this text.
+    Field(&'static str, &'static str, &'static str),
+    /// A frontmatter field holds a `YYYY-MM-DD` date.
+    DateField(&'static str, &'static str),
+    /// A frontmatter list field holds these items.
+    List(&'static str, &'static str, &'static [&'static str]),
+    /// The entry's `## Log` has a dated line with this text.
+    Log(&'static str, &'static str),
+    /// The file exists.
+    Exists(&'static str),
+    /// The file is gone.
+    Absent(&'static str),
+    /// The last answer says this.
+    Says(&'static str),
+}
+
+/// One row: the messages of one conversation, the tools each turn used, the files that
+/// changed (exactly these) and what else must hold.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    say: &'static [&'static str],
+    tools: &'static [&'static [&'static str]],
+    changes: &'static [&'static str],
+    expect: &'static [Expect],
+}
+
+const fn row(
+    say: &'static [&'static str],
+    tools: &'static [&'static [&'static str]],
+    changes: &'static [&'static str],
+    expect: &'static [Expect],
+) -> Row {
+    Row { say, tools, changes, expect }
+}
+
+use Expect::{Absent, DateField, Exists, Field, List, Log, Says};
+
+const SEARCH: &[&[&str]] = &[&["search_entries"]];
+const GET: &[&[&str]] = &[&["get_entry"]];
+const UPDATE: &[&[&str]] = &[&["update_entry"]];
+const MOVE: &[&[&str]] = &[&["move_entry"]];
+const CAPTURE: &[&[&str]] = &[&["classify_and_capture"]];
+const DUPLICATES: &[&[&str]] = &[&["find_duplicates"]];
+const NOTHING: &[&str] = &[];
+
+/// The offline routing table: read-only rows first, then rows that change one entry each.
+const OFFLINE_TABLE: &[Row] = &[
+    // Finding and showing, by name, part of a name, other case, without accents.
+    row(&["what do I know about Priya?"], SEARCH, NOTHING, &[Says("people/priya-raman.md")]),
+    row(&["show me Priya Raman"], GET, NOTHING, &[Says("Priya Raman (people/priya-raman.md)")]),
+    row(&["show Priya"], GET, NOTHING, &[Says("Priya Raman (people/priya-raman.md)")]),
+    row(
+        &["open the passport renewal"],
+        GET,
+        NOTHING,
+        &[Says("Passport renewal (admin/passport-renewal.md)")],
+    ),
+    row(&["what's the due date of the passport renewal?"], GET, NOTHING, &[Says("due_date: 2026-12-15")]),
+    row(&["tell me about José"], SEARCH, NOTHING, &[Says("people/jose-alvarez.md")]),
+    row(&["find josé"], SEARCH, NOTHING, &[Says("people/jose-alvarez.md")]),
+    row(&["show josé álvarez"], GET, NOTHING, &[Says("José Álvarez (people/jose-alvarez.md)")]),
+    row(&["show Jose Alvarez"], GET, NOTHING, &[Says("José Álvarez (people/jose-alvarez.md)")]),
+    row(&["who is maria chen?"], SEARCH, NOTHING, &[Says("people/maria-chen.md")]),
+    row(&["show me MARIA CHEN"], GET, NOTHING, &[Says("Maria Chen (people/maria-chen.md)")]),
+    row(&["pull up the zine idea"], GET, NOTHING, &[Says("Zine (ideas/zine.md)")]),
+    row(&["what about the book swap?"], SEARCH, NOTHING, &[Says("ideas/book-swap.md")]),
+    row(&["open the zeppelin"], GET, NOTHING, &[Says("Entry not found")]),
+    row(&["any duplicates of Sam?"], DUPLICATES, NOTHING, &[Says("I found no duplicates.")]),
+    row(&["find duplicates"], DUPLICATES, NOTHING, &[Says("I found no duplicates.")]),
+    row(
+        &["show Sam"],
+        GET,
+        NOTHING,
+        &[Says("Which one do you mean: Sam Lee (people/sam-lee.md) or Sam Ortiz")],
+    ),
+    // Updates by name.
+    row(
+        &["mark the passport thing done"],
+        UPDATE,
+        &["admin/passport-renewal.md"],
+        &[Field("admin/passport-renewal.md", "status", "done")],
+    ),
+    row(
+        &["set the due date of the passport renewal to Dec 20"],
+        UPDATE,
+        &["admin/passport-renewal.md"],
+        &[
+            DateField("admin/passport-renewal.md", "due_date"),
+            Field("admin/passport-renewal.md", "status", "done"),
+        ],
+    ),
+    row(
+        &["set the status of the garden shed to blocked"],
+        UPDATE,
+        &["projects/garden-shed.md"],
+        &[Field("projects/garden-shed.md", "status", "blocked")],
+    ),
+    row(
+        &["tag the garden shed with diy, weekend"],
+        UPDATE,
+        &["projects/garden-shed.md"],
+        &[List("projects/garden-shed.md", "tags", &["diy", "weekend"])],
+    ),
+    row(
+        &["mark car insurance as done"],
+        UPDATE,
+        &["admin/car-insurance.md"],
+        &[Field("admin/car-insurance.md", "status", "done")],
+    ),
+    row(
+        &["set the next action of the website redesign to Email the agency"],
+        UPDATE,
+        &["projects/website-redesign.md"],
+        &[Field("projects/website-redesign.md", "next_action", "Email the agency")],
+    ),
+    row(
+        &["push the dentist appointment to Friday"],
+        UPDATE,
+        &["admin/dentist-appointment.md"],
+        &[DateField("admin/dentist-appointment.md", "due_date")],
+    ),
+    row(
+        &["change the due date of the dentist appointment to 2026-12-01"],
+        UPDATE,
+        &["admin/dentist-appointment.md"],
+        &[Field("admin/dentist-appointment.md", "due_date", "2026-12-01")],
+    ),
+    row(
+        &["rename the bakery idea to Bread & Books"],
+        UPDATE,
+        &["ideas/bakery.md"],
+        &[Field("ideas/bakery.md", "name", "Bread & Books")],
+    ),
+    row(
+        &["set the context of josé to Chess club captain"],
+        UPDATE,
+        &["people/jose-alvarez.md"],
+        &[Field("people/jose-alvarez.md", "context", "Chess club captain")],
+    ),
+    row(
+        &["set Maria Chen's context to Now at Globex"],
+        UPDATE,
+        &["people/maria-chen.md"],
+        &[Field("people/maria-chen.md", "context", "Now at Globex")],
+    ),
+    row(&["mark the zeppelin thing done"], UPDATE, NOTHING, &[Says("Entry not found")]),
+    row(
+        &["mark the kitchen tiles done", "undo that"],
+        &[&["update_entry"], &["undo_last_change"]],
+        NOTHING,
+        &[],
+    ),
+    // Captures about someone already there go to their Log, whatever the case or accents.
+    row(
+        &["Priya is moving to MIT"],
+        CAPTURE,
+        &["people/priya-raman.md"],
+        &[Log("people/priya-raman.md", "Priya is moving to MIT")],
+    ),
+    row(
+        &["Had coffee with Priya Raman, she recommended a drone kit"],
+        CAPTURE,
+        &["people/priya-raman.md"],
+        &[Log("people/priya-raman.md", "Had coffee with Priya Raman, she recommended a drone kit")],
+    ),
+    row(
+        &["JOSÉ ÁLVAREZ likes jazz"],
+        CAPTURE,
+        &["people/jose-alvarez.md"],
+        &[Log("people/jose-alvarez.md", "JOSÉ ÁLVAREZ likes jazz")],
+    ),
+    row(
+        &["Jose Alvarez is learning the guitar"],
+        CAPTURE,
+        &["people/jose-alvarez.md"],
+        &[Log("people/jose-alvarez.md", "Jose Alvarez is learning the guitar")],
+    ),
+    row(
+        &["Maria Chen starts at Globex in May"],
+        CAPTURE,
+        &["people/maria-chen.md"],
+        &[Log("people/maria-chen.md", "Maria Chen starts at Globex in May")],
+    ),
+    row(
+        &["Met Ines Duarte at the climbing gym"],
+        CAPTURE,
+        &["people/ines-duarte.md"],
+        &[Field("people/ines-duarte.md", "name", "Ines Duarte")],
+    ),
+    // Moves by name.
+    row(
+        &["move the book swap idea to projects"],
+        MOVE,
+        &["ideas/book-swap.md", "projects/book-swap.md"],
+        &[Absent("ideas/book-swap.md"), Field("projects/book-swap.md", "name", "Book swap")],
+    ),
+    row(
+        &["file the zine idea under projects"],
+        MOVE,
+        &["ideas/zine.md", "projects/zine.md"],
+        &[Absent("ideas/zine.md"), Exists("projects/zine.md")],
+    ),
+    row(
+        &["move the widgets note to ideas"],
+        MOVE,
+        &["ideas/widgets.md", "inbox/widgets.md"],
+        &[Absent("inbox/widgets.md"), Exists("ideas/widgets.md")],
+    ),
+    row(
+        &["move kite festival to projects"],
+        MOVE,
+        &["ideas/kite-festival.md", "projects/kite-festival.md"],
+        &[Exists("projects/kite-festival.md")],
+    ),
+    row(
+        &["actually the tea club is a project"],
+        MOVE,
+        &["ideas/tea-club.md", "projects/tea-club.md"],
+        &[Exists("projects/tea-club.md")],
+    ),
+    // Deletes by name: asked first, done on yes, kept on no.
+    row(
+        &["delete the old site", "yes"],
+        &[&["delete_entry"], &["delete_entry"]],
+        &["projects/old-site.md"],
+        &[Absent("projects/old-site.md")],
+    ),
+    row(&["delete José", "no"], &[&["delete_entry"], &[]], NOTHING, &[Says("nothing was changed")]),
+    row(
+        &["remove the gym membership entry", "yes"],
+        &[&["delete_entry"], &["delete_entry"]],
+        &["admin/gym-membership.md"],
+        &[Absent("admin/gym-membership.md")],
+    ),
+    row(&["delete the zeppelin"], &[&["delete_entry"]], NOTHING, &[Says("Entry not found")]),
+];
+
+/// Duplicates and merges, over the seed plus a second "Priya".
+const TIDY_TABLE: &[Row] = &[
+    row(
+        &["any duplicates of Priya?"],
+        DUPLICATES,
+        NOTHING,
+        &[Says("Priya Raman (people/priya-raman.md), Priya (people/priya.md)")],
+    ),
+    row(&["show Priya"], GET, NOTHING, &[Says("Priya (people/priya.md)")]),
+    row(
+        &["merge Priya into Priya Raman", "no"],
+        &[&["merge_entries"], &[]],
+        NOTHING,
+        &[Exists("people/priya.md")],
+    ),
+    row(
+        &["merge Priya into Priya Raman", "yes"],
+        &[&["merge_entries"], &["merge_entries"]],
+        &["people/priya-raman.md", "people/priya.md"],
+        &[Absent("people/priya.md"), List("people/priya-raman.md", "aliases", &["Priya"])],
+    ),
+    row(&["find duplicates"], DUPLICATES, NOTHING, &[Says("I found no duplicates.")]),
+    // The old name still finds the entry it was merged into.
+    row(&["show Priya"], GET, NOTHING, &[Says("Priya Raman (people/priya-raman.md)")]),
+];
+
+/// Runs each row in a conversation of its own and checks it; panics naming the row.
+async fn run_table(kb: &KbServer, table: &[Row]) {
+    for (n, row) in table.iter().enumerate() {
+        let label = format!("row {n} {:?}", row.say);
+        let before = snapshot(kb);
+        let mut conversation: Option<String> = None;
+        let mut last = Value::Null;
+        for (k, message) in row.say.iter().enumerate() {
+            let answer = chat(kb, message, conversation.as_deref()).await;
+            conversation = Some(conversation_id(&answer));
+            assert_eq!(tools_used(&answer), row.tools[k], "{label}, message {message:?}: {answer}");
+            last = answer;
+        }
+        let after = snapshot(kb);
+        assert_eq!(changed(&before, &after), row.changes, "{label}: the files changed; answer: {last}");
+        for expect in row.expect {
+            check(kb, expect, &last, &label).await;
+        }
+    }
+}
+
+async fn check(kb: &KbServer, expect: &Expect, last: &Value, label: &str) {
+    match *expect {
+        Field(path, key, value) => {
+            let fields = frontmatter(kb, path).await;
+            assert_eq!(fields[key], value, "{label}: {path} {key}: {fields}");
+        }
+        DateField(path, key) => {
+            let fields = frontmatter(kb, path).await;
+            assert!(fields[key].as_str().is_some_and(is_date), "{label}: {path} {key}: {fields}");
+        }
+        List(path, key, items) => {
+            let fields = frontmatter(kb, path).await;
+            assert_eq!(fields[key], json!(items), "{label}: {path} {key}: {fields}");
+        }
+        Log(path, said) => {
+            let text = text_of(kb, path);
+            assert!(has_log_line(&text, said), "{label}: no Log line {said:?} in {path}:\n{text}");
+        }
+        Exists(path) => assert!(kb.vault().join(path).is_file(), "{label}: {path} is missing"),
+        Absent(path) => assert!(!kb.vault().join(path).exists(), "{label}: {path} is still there"),
+        Says(words) => assert!(content(last).contains(words), "{label}: the answer lacks {words:?}: {last}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_routing_table() {
+    assert!(OFFLINE_TABLE.len() + TIDY_TABLE.len() >= 40);
+    let kb = offline(&[]).await;
+    run_table(&kb, OFFLINE_TABLE).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_duplicates_and_merges_table() {
+    let kb = offline(&[PRIYA]).await;
+    run_table(&kb, TIDY_TABLE).await;
+}
