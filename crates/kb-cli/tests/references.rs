@@ -466,3 +466,305 @@ async fn offline_duplicates_and_merges_table() {
     let kb = offline(&[PRIYA]).await;
     run_table(&kb, TIDY_TABLE).await;
 }
+
+const SAM_CHOICES: &str = "Sam Lee (people/sam-lee.md) or Sam Ortiz (people/sam-ortiz.md)";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_two_people_called_sam_are_asked_about_and_the_next_message_picks_one() {
+    let kb = offline(&[]).await;
+    let seeded = snapshot(&kb);
+
+    // Shown: which Sam? Nothing changes; the name picks one.
+    let asked = chat(&kb, "show Sam", None).await;
+    assert_eq!(tools_used(&asked), ["get_entry"]);
+    assert!(content(&asked).contains(&format!("Which one do you mean: {SAM_CHOICES}?")), "{asked}");
+    let shown = chat(&kb, "Sam Ortiz", Some(&conversation_id(&asked))).await;
+    assert_eq!(tools_used(&shown), ["get_entry"]);
+    assert!(content(&shown).starts_with("Sam Ortiz (people/sam-ortiz.md)\ncontext: Accountant"), "{shown}");
+    assert_eq!(snapshot(&kb), seeded);
+
+    // Updated: nothing changes until the person says which; then only that one changes.
+    let asked = chat(&kb, "set Sam's context to Climbing partner", None).await;
+    assert_eq!(tools_used(&asked), ["update_entry"]);
+    assert!(content(&asked).contains(SAM_CHOICES), "{asked}");
+    assert_eq!(snapshot(&kb), seeded);
+    let done = chat(&kb, "Sam Ortiz", Some(&conversation_id(&asked))).await;
+    assert_eq!(tools_used(&done), ["update_entry"]);
+    assert_eq!(changed(&seeded, &snapshot(&kb)), ["people/sam-ortiz.md"]);
+    assert_eq!(frontmatter(&kb, "people/sam-ortiz.md").await["context"], "Climbing partner");
+
+    // By place in the list, and by a word only one of them has.
+    let before = snapshot(&kb);
+    let asked = chat(&kb, "set Sam's context to Bouldering on Tuesdays", None).await;
+    let done = chat(&kb, "the first one", Some(&conversation_id(&asked))).await;
+    assert_eq!(tools_used(&done), ["update_entry"]);
+    assert_eq!(changed(&before, &snapshot(&kb)), ["people/sam-lee.md"]);
+    assert_eq!(frontmatter(&kb, "people/sam-lee.md").await["context"], "Bouldering on Tuesdays");
+    let before = snapshot(&kb);
+    let asked = chat(&kb, "set Sam's context to Tax advisor", None).await;
+    let done = chat(&kb, "Ortiz", Some(&conversation_id(&asked))).await;
+    assert_eq!(tools_used(&done), ["update_entry"], "{asked} {done}");
+    assert_eq!(changed(&before, &snapshot(&kb)), ["people/sam-ortiz.md"]);
+    assert_eq!(frontmatter(&kb, "people/sam-ortiz.md").await["context"], "Tax advisor");
+
+    // A message naming neither drops the question: it is answered as a new one.
+    let before = snapshot(&kb);
+    let asked = chat(&kb, "show Sam", None).await;
+    let other = chat(&kb, "list my projects", Some(&conversation_id(&asked))).await;
+    assert_eq!(tools_used(&other), ["list_entries"]);
+    assert_eq!(snapshot(&kb), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_lunch_with_sam_asks_which_sam_then_logs_it_or_files_someone_new() {
+    let kb = offline(&[]).await;
+    let seeded = snapshot(&kb);
+
+    let asked = chat(&kb, "Had lunch with Sam", None).await;
+    assert_eq!(tools_used(&asked), ["classify_and_capture"]);
+    assert!(content(&asked).contains(&format!("Is this about {SAM_CHOICES}?")), "{asked}");
+    assert!(content(&asked).contains("Nothing is filed yet"), "{asked}");
+    assert_eq!(snapshot(&kb), seeded, "nothing is filed before the person says which");
+    let logged = chat(&kb, "Sam Lee", Some(&conversation_id(&asked))).await;
+    assert_eq!(tools_used(&logged), ["classify_and_capture"]);
+    assert!(content(&logged).contains("Added that to “Sam Lee” (people/sam-lee.md)"), "{logged}");
+    assert_eq!(changed(&seeded, &snapshot(&kb)), ["people/sam-lee.md"]);
+    let text = text_of(&kb, "people/sam-lee.md");
+    assert!(text.contains("Climbs on Tuesdays.\n"), "{text}");
+    assert!(has_log_line(&text, "Had lunch with Sam"), "{text}");
+
+    let before = snapshot(&kb);
+    let asked = chat(&kb, "Had lunch with Sam", None).await;
+    assert_eq!(snapshot(&kb), before);
+    let filed = chat(&kb, "someone new", Some(&conversation_id(&asked))).await;
+    assert_eq!(tools_used(&filed), ["classify_and_capture"]);
+    assert_eq!(changed(&before, &snapshot(&kb)), ["people/sam.md"]);
+    assert_eq!(frontmatter(&kb, "people/sam.md").await["name"], "Sam");
+    assert!(text_of(&kb, "people/sam.md").contains("Had lunch with Sam"));
+}
+
+/// One tool call as the model sends it.
+fn call(id: &str, name: &str, arguments: &Value) -> FakeReply {
+    FakeReply::tool_calls(&[(id, name, &arguments.to_string())])
+}
+
+/// The tool results the model read in its last request (those after the person's message).
+fn results_read(fake: &FakeOpenAi) -> Vec<Value> {
+    let requests = fake.requests();
+    let messages = requests.last().unwrap().json()["messages"].as_array().unwrap().clone();
+    let after = messages.iter().rposition(|m| m["role"] == "user").unwrap() + 1;
+    messages[after..]
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+/// One scripted turn: the model makes `calls`, (the classifier answers `classified`), and
+/// then says "Done."; the turn's answer and the one tool result the model read.
+async fn scripted_turn(
+    fake: &FakeOpenAi,
+    kb: &KbServer,
+    message: &str,
+    conversation: Option<&str>,
+    calls: Option<(&str, Value)>,
+    classified: Option<FakeReply>,
+) -> (Value, Value) {
+    if let Some((tool, arguments)) = &calls {
+        fake.push(call("call_1", tool, arguments));
+    }
+    if let Some(classified) = classified {
+        fake.push(classified);
+    }
+    fake.push(FakeReply::text("Done."));
+    let answer = chat(kb, message, conversation).await;
+    assert_eq!(content(&answer), "Done.", "{answer}");
+    assert_eq!(fake.pending(), 0, "the model was not asked as scripted: {answer}");
+    let results = results_read(fake);
+    assert_eq!(results.len(), 1, "{results:?}");
+    (answer, results[0].clone())
+}
+
+fn candidate_paths(list: &Value) -> Vec<String> {
+    list.as_array().unwrap().iter().map(|c| c["path"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_model_names_entries_and_reads_how_they_resolved() {
+    let (fake, kb) = scripted().await;
+    let turn = |message: &'static str, tool: &'static str, arguments: Value| {
+        let (fake, kb) = (&fake, &kb);
+        async move { scripted_turn(fake, kb, message, None, Some((tool, arguments)), None).await }
+    };
+
+    // Update by a loose name: resolved, and the model is told how.
+    let before = snapshot(&kb);
+    let (answer, result) = turn(
+        "mark the passport thing done",
+        "update_entry",
+        json!({"path": "the passport renewal", "updates": {"status": "done"}}),
+    )
+    .await;
+    assert_eq!(tools_used(&answer), ["update_entry"]);
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["data"]["path"], "admin/passport-renewal.md");
+    assert_eq!(result["data"]["resolved"]["path"], "admin/passport-renewal.md", "{result}");
+    assert_eq!(result["data"]["resolved"]["reference"], "the passport renewal", "{result}");
+    assert_eq!(changed(&before, &snapshot(&kb)), ["admin/passport-renewal.md"]);
+    assert_eq!(frontmatter(&kb, "admin/passport-renewal.md").await["status"], "done");
+
+    // Get by a first name, and by a name in other case without accents.
+    let (_, result) = turn("what about Priya?", "get_entry", json!({"path": "Priya"})).await;
+    assert_eq!(result["data"]["entry"]["path"], "people/priya-raman.md", "{result}");
+    assert_eq!(result["data"]["resolved"]["by"], "partial name", "{result}");
+    let (_, result) = turn("show jose alvarez", "get_entry", json!({"path": "jose alvarez"})).await;
+    assert_eq!(result["data"]["entry"]["path"], "people/jose-alvarez.md", "{result}");
+    assert_eq!(result["data"]["resolved"]["by"], "name", "{result}");
+
+    // Move by name.
+    let before = snapshot(&kb);
+    let (_, result) = turn(
+        "the book swap is a project",
+        "move_entry",
+        json!({"path": "the book swap", "targetCategory": "projects"}),
+    )
+    .await;
+    assert_eq!(result["data"]["newPath"], "projects/book-swap.md", "{result}");
+    assert_eq!(changed(&before, &snapshot(&kb)), ["ideas/book-swap.md", "projects/book-swap.md"]);
+
+    // A name that matches nothing: not found, with nothing changed.
+    let before = snapshot(&kb);
+    let (_, result) = turn(
+        "mark the zeppelin done",
+        "update_entry",
+        json!({"path": "zeppelin", "updates": {"status": "done"}}),
+    )
+    .await;
+    assert_eq!(result["success"], false);
+    assert!(result["error"].as_str().unwrap().starts_with("Entry not found"), "{result}");
+    assert_eq!(snapshot(&kb), before);
+
+    // A capture about someone already there is added to their Log.
+    let before = snapshot(&kb);
+    let text = "Had coffee with Priya, she is moving to MIT";
+    let (answer, result) = scripted_turn(
+        &fake,
+        &kb,
+        text,
+        None,
+        Some(("classify_and_capture", json!({"text": text}))),
+        Some(FakeReply::classification("people", 0.9, "Priya")),
+    )
+    .await;
+    assert_eq!(tools_used(&answer), ["classify_and_capture"]);
+    assert_eq!(result["data"]["merged"], true, "{result}");
+    assert_eq!(result["data"]["path"], "people/priya-raman.md", "{result}");
+    assert_eq!(changed(&before, &snapshot(&kb)), ["people/priya-raman.md"]);
+    assert!(has_log_line(&text_of(&kb, "people/priya-raman.md"), text));
+
+    // A delete by name asks first; the yes deletes that entry.
+    let (asked, result) = turn("delete the old site", "delete_entry", json!({"path": "the old site"})).await;
+    assert_eq!(result["data"]["confirmationRequired"], true, "{result}");
+    assert_eq!(result["data"]["path"], "projects/old-site.md", "{result}");
+    assert!(kb.vault().join("projects/old-site.md").exists());
+    let (done, result) = scripted_turn(&fake, &kb, "yes", Some(&conversation_id(&asked)), None, None).await;
+    assert_eq!(tools_used(&done), ["delete_entry"]);
+    assert_eq!(result["data"]["deleted"], true, "{result}");
+    assert!(!kb.vault().join("projects/old-site.md").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_model_two_people_called_sam() {
+    let (fake, kb) = scripted().await;
+    let seeded = snapshot(&kb);
+
+    // get_entry "Sam": the model reads the candidates; the person's pick runs the call.
+    let (asked, result) =
+        scripted_turn(&fake, &kb, "show Sam", None, Some(("get_entry", json!({"path": "Sam"}))), None).await;
+    assert_eq!(result["success"], false);
+    assert_eq!(
+        candidate_paths(&result["candidates"]),
+        ["people/sam-lee.md", "people/sam-ortiz.md"],
+        "{result}"
+    );
+    assert_eq!(result["candidates"][1]["name"], "Sam Ortiz");
+    assert_eq!(snapshot(&kb), seeded);
+    let (picked, result) =
+        scripted_turn(&fake, &kb, "Sam Ortiz", Some(&conversation_id(&asked)), None, None).await;
+    assert_eq!(tools_used(&picked), ["get_entry"]);
+    assert_eq!(result["data"]["entry"]["path"], "people/sam-ortiz.md", "{result}");
+
+    // update_entry "Sam": nothing changes until "the second one".
+    let (asked, result) = scripted_turn(
+        &fake,
+        &kb,
+        "Sam's context is now Climbing partner",
+        None,
+        Some(("update_entry", json!({"path": "Sam", "updates": {"context": "Climbing partner"}}))),
+        None,
+    )
+    .await;
+    assert_eq!(
+        candidate_paths(&result["candidates"]),
+        ["people/sam-lee.md", "people/sam-ortiz.md"],
+        "{result}"
+    );
+    assert_eq!(snapshot(&kb), seeded);
+    let (done, result) =
+        scripted_turn(&fake, &kb, "the second one", Some(&conversation_id(&asked)), None, None).await;
+    assert_eq!(tools_used(&done), ["update_entry"]);
+    assert_eq!(result["data"]["path"], "people/sam-ortiz.md", "{result}");
+    assert_eq!(changed(&seeded, &snapshot(&kb)), ["people/sam-ortiz.md"]);
+    assert_eq!(frontmatter(&kb, "people/sam-ortiz.md").await["context"], "Climbing partner");
+
+    // A capture about "Sam": possibleDuplicate, nothing filed; "Sam Lee" logs it there.
+    let before = snapshot(&kb);
+    let (asked, result) = scripted_turn(
+        &fake,
+        &kb,
+        "Had lunch with Sam",
+        None,
+        Some(("classify_and_capture", json!({"text": "Had lunch with Sam"}))),
+        Some(FakeReply::classification("people", 0.9, "Sam")),
+    )
+    .await;
+    assert_eq!(result["success"], false);
+    assert_eq!(
+        candidate_paths(&result["possibleDuplicate"]),
+        ["people/sam-lee.md", "people/sam-ortiz.md"],
+        "{result}"
+    );
+    assert_eq!(snapshot(&kb), before);
+    let (logged, result) = scripted_turn(
+        &fake,
+        &kb,
+        "Sam Lee",
+        Some(&conversation_id(&asked)),
+        None,
+        Some(FakeReply::classification("people", 0.9, "Sam")),
+    )
+    .await;
+    assert_eq!(tools_used(&logged), ["classify_and_capture"]);
+    assert_eq!(result["data"]["merged"], true, "{result}");
+    assert_eq!(changed(&before, &snapshot(&kb)), ["people/sam-lee.md"]);
+    assert!(has_log_line(&text_of(&kb, "people/sam-lee.md"), "Had lunch with Sam"));
+
+    // The model may also name the entry itself: mergeInto by name.
+    let before = snapshot(&kb);
+    let (_, result) = scripted_turn(
+        &fake,
+        &kb,
+        "Sam Ortiz called about the taxes",
+        None,
+        Some((
+            "classify_and_capture",
+            json!({"text": "Sam Ortiz called about the taxes", "mergeInto": "sam ortiz"}),
+        )),
+        Some(FakeReply::classification("people", 0.9, "Sam Ortiz")),
+    )
+    .await;
+    assert_eq!(result["data"]["path"], "people/sam-ortiz.md", "{result}");
+    assert_eq!(result["data"]["resolved"]["path"], "people/sam-ortiz.md", "{result}");
+    assert_eq!(changed(&before, &snapshot(&kb)), ["people/sam-ortiz.md"]);
+    assert!(has_log_line(&text_of(&kb, "people/sam-ortiz.md"), "Sam Ortiz called about the taxes"));
+}
