@@ -51,6 +51,12 @@ pub enum Command {
         /// A hint fixing the category, such as `[project]` or `[person:Sarah]`.
         #[arg(long, value_name = "H")]
         hints: Option<String>,
+        /// Add it to this entry (a path or a name) as a dated Log line instead of filing it anew.
+        #[arg(long, value_name = "ENTRY", conflicts_with = "new")]
+        into: Option<String>,
+        /// File a new entry even when a person or project of a like name exists.
+        #[arg(long)]
+        new: bool,
     },
     /// List entries, newest change first.
     List {
@@ -126,8 +132,22 @@ pub enum Command {
     },
     /// Delete one entry (history keeps it: `kb restore` or `kb undo` brings it back).
     Delete {
-        /// The entry's path in the vault, like `projects/old-site.md`.
+        /// The entry: its path in the vault, like `projects/old-site.md`, or its name.
         path: String,
+    },
+    /// Find entries that are likely duplicates (the same name or alias, a first and a full name).
+    Duplicates {
+        /// Only entries named like this ("Priya").
+        name: Option<String>,
+    },
+    /// Merge entries into one: the target keeps its fields and gains the sources' notes; the
+    /// sources are removed (`kb undo` takes it back).
+    Merge {
+        /// The entry to keep: its path or its name.
+        target: String,
+        /// The entries to merge into it: paths or names.
+        #[arg(required = true)]
+        sources: Vec<String>,
     },
     /// List, rename or delete conversations.
     Conversations {
@@ -275,7 +295,7 @@ mod tests {
         assert!(cli.json);
         assert_eq!(cli.kb_dir, Some(PathBuf::from("/tmp/v")));
         match cli.command {
-            Command::Capture { text, hints } => {
+            Command::Capture { text, hints, .. } => {
                 assert_eq!(text.join(" "), "renew passport");
                 assert_eq!(hints, None);
             }

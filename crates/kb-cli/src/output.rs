@@ -107,6 +107,13 @@ pub fn entry(data: &Value) -> String {
 
 /// A classify_and_capture answer in one or two lines.
 pub fn captured(data: &Value) -> String {
+    if data.get("merged").and_then(Value::as_bool) == Some(true) {
+        return format!(
+            "added to {} ({}): a dated line in its Log\n",
+            text(data, "path"),
+            text(data, "name")
+        );
+    }
     let confidence = data.get("confidence").and_then(Value::as_f64).unwrap_or(0.0);
     let mut out = format!(
         "filed {} ({}, confidence {confidence:.2}): {}\n",

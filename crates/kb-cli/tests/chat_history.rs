@@ -270,10 +270,10 @@ async fn offline_delete_confirmed_then_undo_that() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offline_delete_cancelled_by_another_request_or_a_no() {
     let kb = offline().await;
-    // Named in words: found by its exact name in the index.
+    // Named in words: the tool resolves the name, and the proposal says both.
     let asked = chat(&kb, "remove the old site entry", None).await;
     let id = conversation_id(&asked);
-    assert!(content(&asked).starts_with("Delete projects/old-site.md?"), "{asked}");
+    assert!(content(&asked).starts_with("Delete Old site (projects/old-site.md)?"), "{asked}");
 
     let listed = chat(&kb, "list my projects", Some(&id)).await;
     assert_eq!(tools_used(&listed), ["list_entries"]);

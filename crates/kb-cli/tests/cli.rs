@@ -490,3 +490,51 @@ fn move_to_the_inbox_or_outside_the_vault_exits_2_and_changes_nothing() {
     let missing = kb.run(&["move", "projects/nothing-here.md", "ideas"]);
     assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
 }
+
+#[test]
+fn names_stand_for_paths_and_duplicates_can_be_found_and_merged_then_undone() {
+    let kb = Sandbox::new();
+    write(
+        &kb.vault().join("people/priya-raman.md"),
+        "---\nname: Priya Raman\ntags: [robotics]\n---\nMet at the meetup.\n",
+    );
+    write(&kb.vault().join("inbox/priya.md"), "---\nname: Priya\ntags: [mit]\n---\nMoving to MIT.\n");
+    write(&kb.vault().join("admin/renew-passport.md"), "---\nname: Renew passport\nstatus: pending\n---\n");
+    let before_target = std::fs::read(kb.vault().join("people/priya-raman.md")).unwrap();
+
+    // A name wherever a path goes: show, update, history.
+    assert!(kb.ok(&["show", "priya raman"]).contains("people/priya-raman.md"));
+    kb.ok(&["update", "the passport thing", "--set", "status=done"]);
+    let passport = std::fs::read_to_string(kb.vault().join("admin/renew-passport.md")).unwrap();
+    assert!(passport.contains("status: done"), "{passport}");
+    assert!(kb.ok(&["history", "Renew Passport"]).contains("status"));
+    // A name that fits no entry: a clear failure, nothing changed.
+    let missing = kb.run(&["update", "the zeppelin", "--set", "status=done"]);
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(stderr(&missing).contains("Entry not found"), "{}", stderr(&missing));
+
+    let found = kb.json(&["duplicates", "Priya"]);
+    assert_eq!(found["total"], 1, "{found}");
+    let paths: Vec<&str> = found["groups"][0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["inbox/priya.md", "people/priya-raman.md"]);
+
+    let merged = kb.json(&["merge", "Priya Raman", "inbox/priya.md"]);
+    assert_eq!(merged["path"], "people/priya-raman.md", "{merged}");
+    assert_eq!(kb.entry_files(), ["admin/renew-passport.md", "people/priya-raman.md"]);
+    let target = std::fs::read_to_string(kb.vault().join("people/priya-raman.md")).unwrap();
+    assert!(
+        target.contains("Moving to MIT.") && target.contains("mit") && target.contains("robotics"),
+        "{target}"
+    );
+    assert_eq!(kb.json(&["duplicates"])["total"], 0);
+
+    // One undo takes the whole merge back, to the very bytes.
+    kb.ok(&["undo"]);
+    assert_eq!(kb.entry_files(), ["admin/renew-passport.md", "inbox/priya.md", "people/priya-raman.md"]);
+    assert_eq!(std::fs::read(kb.vault().join("people/priya-raman.md")).unwrap(), before_target);
+}

@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Many clients at once against one `kb serve` (the offline model): parallel chat turns and
-//! captures, some with the same name. Afterwards every capture is on disk exactly once, at
-//! the path it was answered with, in a file that parses, listed by `index.md`, counted by
-//! `GET /api/entries` and found by search.
+//! captures, some with the same name (filed as new entries on purpose, `createNew`).
+//! Afterwards every capture is on disk exactly once, at the path it was answered with, in a
+//! file that parses, listed by `index.md`, counted by `GET /api/entries` and found by search.
+//! Parallel captures of one new person, without `createNew`, end in one entry.
 
 mod common;
 
@@ -74,9 +75,10 @@ async fn fifty_parallel_captures_each_land_exactly_once() {
                     answer["entry"]["path"].as_str().unwrap().to_string()
                 }
                 Job::Capture { text, hints } => {
+                    // Named alike on purpose: each is filed as a new entry.
                     let body = match hints {
-                        Some(hints) => json!({"text": text, "hints": hints}),
-                        None => json!({"text": text}),
+                        Some(hints) => json!({"text": text, "hints": hints, "createNew": true}),
+                        None => json!({"text": text, "createNew": true}),
                     };
                     let answer = kb.post("/api/capture", &body).await.expect(200);
                     answer["path"].as_str().unwrap().to_string()
@@ -160,6 +162,36 @@ async fn fifty_parallel_captures_each_land_exactly_once() {
     // Every chat turn kept its own conversation.
     let conversations = kb.get("/api/conversations").await.expect(200);
     assert_eq!(conversations["conversations"].as_array().unwrap().len(), CHATS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_captures_of_one_new_person_file_one_entry_and_lose_no_line() {
+    let kb = Arc::new(KbServer::start(&[]).await);
+    let mut running = JoinSet::new();
+    for n in 0..12 {
+        let kb = Arc::clone(&kb);
+        running.spawn(async move {
+            let text = format!("Talked with Ada Byron about engines, talk {n}");
+            let answer = kb.post("/api/capture", &json!({"text": text, "hints": "[person:Ada Byron]"})).await;
+            answer.expect(200)["path"].as_str().unwrap().to_string()
+        });
+    }
+    let mut paths = BTreeSet::new();
+    while let Some(done) = running.join_next().await {
+        paths.insert(done.unwrap());
+    }
+    assert_eq!(paths, BTreeSet::from(["people/ada-byron.md".to_string()]));
+    assert_eq!(kb.entry_files(), ["people/ada-byron.md"]);
+    let text = assert_parses(&kb.vault(), "people/ada-byron.md");
+    let body = text.splitn(3, "---\n").nth(2).unwrap();
+    for n in 0..12 {
+        assert_eq!(body.matches(&format!("about engines, talk {n}\n")).count(), 1, "talk {n}:\n{text}");
+    }
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("- ") && l.contains(": Talked with Ada")).count(),
+        11,
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

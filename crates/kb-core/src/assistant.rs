@@ -49,6 +49,15 @@ impl std::fmt::Debug for Assistant {
     }
 }
 
+/// How a capture treats entries that may be the one it is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaptureOptions {
+    /// Add the capture to this entry (a path or a name) instead of filing a new one.
+    pub merge_into: Option<String>,
+    /// File a new entry even when a person or project of a like name exists.
+    pub create_new: bool,
+}
+
 /// What `/healthz` reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -219,6 +228,24 @@ impl Assistant {
         self.registry.execute(name, &arguments.to_string(), &ctx, &self.services).await
     }
 
+    /// Groups of entries that are likely duplicates (find_duplicates), all or those named
+    /// like `name`: `{groups: [{reason, entries}], total}`.
+    pub async fn duplicates(&self, name: Option<&str>) -> Result<Value, ToolFailure> {
+        let args = name.map_or_else(|| json!({}), |name| json!({ "name": name }));
+        self.call_tool("find_duplicates", args, CaptureSource::Api).await
+    }
+
+    /// Merges `sources` into `target` at once (merge_entries, asked from `source`), each a
+    /// path or a name: `{path, merged, referencesUpdated}`.
+    pub async fn merge(
+        &self,
+        target: &str,
+        sources: &[String],
+        source: CaptureSource,
+    ) -> Result<Value, ToolFailure> {
+        self.call_tool("merge_entries", json!({ "targetPath": target, "sourcePaths": sources }), source).await
+    }
+
     /// Files a capture (classify_and_capture).
     pub async fn capture(
         &self,
@@ -226,9 +253,27 @@ impl Assistant {
         hints: Option<&str>,
         source: CaptureSource,
     ) -> Result<Value, ToolFailure> {
+        self.capture_with(text, hints, &CaptureOptions::default(), source).await
+    }
+
+    /// Files a capture (classify_and_capture), added to a given entry or filed as a new one
+    /// whatever namesakes exist, as `options` say.
+    pub async fn capture_with(
+        &self,
+        text: &str,
+        hints: Option<&str>,
+        options: &CaptureOptions,
+        source: CaptureSource,
+    ) -> Result<Value, ToolFailure> {
         let mut args = json!({ "text": text });
         if let Some(hints) = hints {
             args["hints"] = Value::String(hints.to_string());
+        }
+        if let Some(target) = &options.merge_into {
+            args["mergeInto"] = Value::String(target.clone());
+        }
+        if options.create_new {
+            args["createNew"] = Value::Bool(true);
         }
         self.call_tool("classify_and_capture", args, source).await
     }
@@ -551,10 +596,16 @@ impl Assistant {
         if kb_tools::resolve::is_path_like(reference) {
             return parse_path(reference.trim());
         }
-        kb_tools::resolve::resolve_entry(reference, "path", &self.services).await.map(|r| r.path).map_err(|e| {
-            let candidates = e.clarification.as_ref().and_then(|c| serde_json::to_value(&c.candidates).ok());
-            ToolFailure { candidates, ..ToolFailure::new(e.code, e.message) }
-        })
+        kb_tools::resolve::resolve_entry(reference, "path", &self.services).await.map(|r| r.path).map_err(
+            |e| {
+                let candidates = e
+                    .clarification
+                    .as_ref()
+                    .and_then(|c| serde_json::to_value(&c.candidates).ok())
+                    .map(Box::new);
+                ToolFailure { candidates, ..ToolFailure::new(e.code, e.message) }
+            },
+        )
     }
 }
 

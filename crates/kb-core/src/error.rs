@@ -44,7 +44,7 @@ pub struct ToolFailure {
     pub model_error: Option<kb_domain::LlmError>,
     /// The entries to choose from, when a name meant several (`AMBIGUOUS`) or a capture may
     /// be an entry already there (`POSSIBLE_DUPLICATE`): `[{path, name, category, summary}]`.
-    pub candidates: Option<serde_json::Value>,
+    pub candidates: Option<Box<serde_json::Value>>,
 }
 
 impl ToolFailure {
@@ -54,7 +54,7 @@ impl ToolFailure {
             code: result.error_code.unwrap_or(ErrorCode::Internal),
             message: result.error.clone().unwrap_or_else(|| "the tool failed".to_string()),
             model_error: result.model_error.clone(),
-            candidates: result.candidates.clone().or_else(|| result.possible_duplicate.clone()),
+            candidates: result.candidates.clone().or_else(|| result.possible_duplicate.clone()).map(Box::new),
         }
     }
 

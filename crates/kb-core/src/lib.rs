@@ -13,7 +13,7 @@ pub mod config;
 pub mod error;
 pub mod index;
 
-pub use assistant::{Assistant, Health};
+pub use assistant::{Assistant, CaptureOptions, Health};
 pub use config::{Config, ConfigError, GitMode, ModelChoice};
 pub use error::{CoreError, ToolFailure};
 pub use index::open_index;

@@ -54,6 +54,10 @@ pub enum RepositoryError {
     /// A merge that cannot be made.
     #[error(transparent)]
     Merge(#[from] crate::merge::MergeError),
+    /// A create that must not duplicate a name found entries of that category already named
+    /// so (the same name or alias, or first words; see [`EntryRepository::create_unique_as`]).
+    #[error("an entry of that name exists already: {}", .0.iter().map(|m| m.entry.path.to_string()).collect::<Vec<_>>().join(", "))]
+    NameTaken(Vec<NameMatch>),
     /// Revision history could not be read or written.
     #[error(transparent)]
     History(#[from] crate::history::HistoryError),
@@ -228,6 +232,14 @@ pub trait ChangeObserver: Send + Sync {
 pub trait EntryRepository: Send + Sync {
     /// Creates an entry with a fresh id and a unique slug from its name, as asked by `by`.
     fn create_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError>;
+    /// Creates an entry as [`EntryRepository::create_as`] does, unless an entry of its
+    /// category already has a name related to its name ([`crate::names::relate`]): then
+    /// [`RepositoryError::NameTaken`] with those entries, and nothing is written. The check
+    /// and the write are one step for writers of this repository, so two captures of one
+    /// new person at once file one entry, not two. (Default: no check.)
+    fn create_unique_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
+        self.create_as(new, by)
+    }
     /// Reads an entry from disk.
     fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError>;
     /// Lists entries matching the filter, newest first, from memory: the cost grows with

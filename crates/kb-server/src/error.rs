@@ -21,7 +21,7 @@ pub struct ApiError {
     /// Seconds to wait before retrying, for 429 and 503.
     pub retry_after: Option<u64>,
     /// The entries to choose from (409 `ambiguous`, `possible_duplicate`).
-    pub candidates: Option<serde_json::Value>,
+    pub candidates: Option<Box<serde_json::Value>>,
 }
 
 impl ApiError {
@@ -45,7 +45,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut error = json!({ "code": self.code, "message": self.message });
         if let Some(candidates) = self.candidates {
-            error["candidates"] = candidates;
+            error["candidates"] = *candidates;
         }
         let body = Json(json!({ "error": error }));
         let mut response = (self.status, body).into_response();

@@ -148,6 +148,36 @@ pub async fn resolve_entry(
     Err(ambiguous(reference, argument, candidates))
 }
 
+/// For a destructive call that runs at once (an API or CLI request, no question asked):
+/// a name resolved only by its first words or by a search is not enough to delete or merge
+/// on. Such a resolution fails as `AMBIGUOUS` with the one entry it found as the candidate,
+/// and nothing changes; a path, an exact name or an alias goes ahead.
+pub async fn require_exact(
+    resolved: &Resolved,
+    argument: &'static str,
+    confirmation: crate::context::Confirmation,
+    services: &ToolServices,
+) -> Result<(), ToolError> {
+    let Some(resolution) = &resolved.resolution else { return Ok(()) };
+    if confirmation != crate::context::Confirmation::NotNeeded || matches!(resolution.by, "name" | "alias") {
+        return Ok(());
+    }
+    let repo = services.repository.clone();
+    let path = resolved.path.clone();
+    let entry = run_blocking(move || repo.get(&path)).await??;
+    let candidate = Candidate::from(entry.summary());
+    let message = format!(
+        "“{}” only loosely matches {} ({}), by {}: to change it at once, give its path or its exact name.",
+        resolution.reference, candidate.name, candidate.path, resolution.by
+    );
+    Err(ToolError::new(ErrorCode::Ambiguous, message).with_clarification(Clarification {
+        key: "candidates",
+        candidates: vec![candidate],
+        argument: Some(argument),
+        otherwise: None,
+    }))
+}
+
 /// The one hit a search clearly means: the only hit; else the only hit whose name holds
 /// every word of `key`; else a hit scoring at least twice the next.
 fn clearly_best<'a>(hits: &'a [SearchHit], total: usize, key: &str) -> Option<&'a SearchHit> {

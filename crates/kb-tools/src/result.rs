@@ -267,6 +267,7 @@ impl From<kb_domain::RepositoryError> for ToolError {
             E::Field(_) | E::Update(_) => ToolError::new(ErrorCode::InvalidUpdate, error.to_string()),
             E::Move(_) => ToolError::new(ErrorCode::InvalidMove, error.to_string()),
             E::Merge(_) => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),
+            E::NameTaken(_) => ToolError::new(ErrorCode::PossibleDuplicate, error.to_string()),
             E::Io { .. } => ToolError::internal(error.to_string()),
             E::RevisionNotFound(_) => ToolError::new(ErrorCode::NotFound, error.to_string()),
             E::RevisionOfAnother { .. } => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),

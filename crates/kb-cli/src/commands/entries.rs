@@ -8,13 +8,19 @@ use crate::cli::DigestKind;
 use crate::failure::CliError;
 use crate::output;
 
-/// `kb capture TEXT [--hints H]`.
-pub async fn capture(kb: &Assistant, text: &str, hints: Option<&str>, json: bool) -> Result<(), CliError> {
+/// `kb capture TEXT [--hints H] [--into ENTRY | --new]`.
+pub async fn capture(
+    kb: &Assistant,
+    text: &str,
+    hints: Option<&str>,
+    options: &kb_core::CaptureOptions,
+    json: bool,
+) -> Result<(), CliError> {
     if text.trim().is_empty() {
         return Err(CliError::usage("nothing to capture: TEXT is empty"));
     }
     let hints = hints.filter(|h| !h.trim().is_empty());
-    let data = kb.capture(text, hints, CaptureSource::Cli).await?;
+    let data = kb.capture_with(text, hints, options, CaptureSource::Cli).await?;
     show(json, &data, output::captured)
 }
 

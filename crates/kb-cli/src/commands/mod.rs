@@ -6,6 +6,7 @@ mod entries;
 mod history;
 mod reindex;
 mod serve;
+mod tidy;
 
 use std::path::PathBuf;
 
@@ -29,8 +30,9 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let kb = open(config, watch).await?;
     let result = match command {
         Command::Chat(args) => crate::repl::run(&kb, &args, json).await,
-        Command::Capture { text, hints } => {
-            entries::capture(&kb, &text.join(" "), hints.as_deref(), json).await
+        Command::Capture { text, hints, into, new } => {
+            let options = kb_core::CaptureOptions { merge_into: into, create_new: new };
+            entries::capture(&kb, &text.join(" "), hints.as_deref(), &options, json).await
         }
         Command::List { category, status, limit, offset } => {
             entries::list(
@@ -52,6 +54,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Restore { path, revision } => history::restore(&kb, &path, revision, json).await,
         Command::Undo { force, conversation } => history::undo(&kb, force, conversation, json).await,
         Command::Delete { path } => history::delete(&kb, &path, json).await,
+        Command::Duplicates { name } => tidy::duplicates(&kb, name.as_deref(), json).await,
+        Command::Merge { target, sources } => tidy::merge(&kb, &target, &sources, json).await,
         Command::Serve { .. } | Command::Reindex => Ok(()),
     };
     kb.close().await;

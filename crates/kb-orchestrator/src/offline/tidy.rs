@@ -28,7 +28,8 @@ pub fn duplicates(u: &Utterance) -> Option<Intent> {
     Some(Intent::FindDuplicates { name })
 }
 
-/// "merge A into B" (B is kept), "merge A and B" / "merge A with B" (A is kept).
+/// "merge A into B" (B is kept; A may be several, joined by "and"), "merge A with B" (A is
+/// kept). "merge A and B" alone is not read: which one is kept would be a guess.
 pub fn merge(u: &Utterance) -> Option<Intent> {
     let core = u.core();
     if !core.first().is_some_and(|w| MERGERS.contains(&w.as_str())) {
@@ -42,8 +43,7 @@ pub fn merge(u: &Utterance) -> Option<Intent> {
             let link = core.iter().position(|w| w == "with")?;
             (part(1, link)?, split(&core, link + 1, core.len(), &part)?)
         }
-    }
-    .into();
+    };
     Some(Intent::Merge { target, sources })
 }
 
@@ -56,11 +56,10 @@ fn split(
 ) -> Option<Vec<Subject>> {
     let mut subjects = Vec::new();
     let mut start = from;
-    for i in from..=to {
-        if i == to || core[i] == "and" {
-            subjects.push(part(start, i)?);
-            start = i + 1;
-        }
+    let ands = core.get(from..to)?.iter().enumerate().filter(|(_, w)| *w == "and").map(|(k, _)| from + k);
+    for end in ands.chain(std::iter::once(to)) {
+        subjects.push(part(start, end)?);
+        start = end + 1;
     }
     (!subjects.is_empty()).then_some(subjects)
 }
@@ -92,7 +91,10 @@ mod tests {
         let ask = |m: &str| duplicates(&Utterance::new(m));
         assert_eq!(ask("find duplicates"), Some(Intent::FindDuplicates { name: None }));
         assert_eq!(ask("are there any duplicates?"), Some(Intent::FindDuplicates { name: None }));
-        assert_eq!(ask("any duplicates of Priya?"), Some(Intent::FindDuplicates { name: Some("Priya".into()) }));
+        assert_eq!(
+            ask("any duplicates of Priya?"),
+            Some(Intent::FindDuplicates { name: Some("Priya".into()) })
+        );
         assert_eq!(ask("duplicate the bakery idea"), None);
         assert_eq!(ask("met Priya"), None);
     }

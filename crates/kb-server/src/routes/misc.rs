@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse};
-use kb_core::{CaptureSource, Health};
+use kb_core::{CaptureOptions, CaptureSource, Health};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -16,9 +16,15 @@ const PAGE: &str = include_str!("../page/index.html");
 /// Body of `POST /api/capture`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CaptureBody {
     text: String,
     hints: Option<String>,
+    /// Add the capture to this entry (path or name) instead of filing a new one.
+    merge_into: Option<String>,
+    /// File a new entry even when a person or project of a like name exists.
+    #[serde(default)]
+    create_new: bool,
 }
 
 /// Query of `GET /api/search`.
@@ -36,7 +42,8 @@ pub struct DigestBody {
     r#type: String,
 }
 
-/// `POST /api/capture {text, hints?}` → `{path, category, name, confidence, clarificationNeeded}`.
+/// `POST /api/capture {text, hints?, mergeInto?, createNew?}` → `{path, category, name,
+/// confidence, clarificationNeeded, merged?}`.
 pub async fn capture(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<CaptureBody>,
@@ -48,7 +55,10 @@ pub async fn capture(
             "text is longer than 32 KiB",
         ));
     }
-    Ok(ApiJson(state.assistant.capture(&body.text, body.hints.as_deref(), CaptureSource::Api).await?))
+    let options = CaptureOptions { merge_into: body.merge_into, create_new: body.create_new };
+    Ok(ApiJson(
+        state.assistant.capture_with(&body.text, body.hints.as_deref(), &options, CaptureSource::Api).await?,
+    ))
 }
 
 /// `GET /api/search?q&category&limit` → `{entries, total}`.

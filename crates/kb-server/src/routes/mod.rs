@@ -5,6 +5,7 @@ mod conversations;
 mod entries;
 mod history;
 mod misc;
+mod tidy;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -33,6 +34,8 @@ pub fn router(state: AppState) -> Router {
             get(history::get).patch(entries::update).post(history::post_action).delete(history::delete),
         )
         .route("/undo", post(history::undo))
+        .route("/duplicates", get(tidy::duplicates))
+        .route("/merge", post(tidy::merge))
         .route("/capture", post(misc::capture))
         .route("/search", get(misc::search))
         .route("/digest", post(misc::digest))

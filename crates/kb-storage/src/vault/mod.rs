@@ -604,26 +604,32 @@ impl Vault {
             std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("no free name for slug {slug}")),
         ))
     }
-}
 
-impl Drop for Vault {
-    /// A change the background writer has not written yet is written now.
-    fn drop(&mut self) {
-        if self.index_schedule.is_deferred() && self.index_schedule.is_due() {
-            self.write_index_now();
-        }
-    }
-}
-
-impl EntryRepository for Vault {
-    #[tracing::instrument(skip_all, fields(category = %new.category, path))]
-    fn create_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
+    /// Creates an entry; with `unique`, only when no entry of its category has a related
+    /// name (checked under the same locks as the write).
+    fn create_entry(
+        &self,
+        new: NewEntry,
+        by: &ChangeContext,
+        unique: bool,
+    ) -> Result<Entry, RepositoryError> {
         let id = EntryId::generate();
         let frontmatter = new.frontmatter(&id, self.clock.now())?;
         let slug = Slug::from_name(&new.name);
         let document = render_document(&frontmatter, &new.body);
         let mut state = self.lock();
         let _writing = self.writes.hold();
+        if unique {
+            let taken: Vec<NameMatch> = state
+                .cache
+                .find_by_name(&new.name)
+                .into_iter()
+                .filter(|m| m.entry.category == new.category)
+                .collect();
+            if !taken.is_empty() {
+                return Err(RepositoryError::NameTaken(taken));
+            }
+        }
         let path = self.place_new(&state.cache, new.category, &slug, document.as_bytes(), |_| Ok(()))?;
         tracing::Span::current().record("path", tracing::field::display(&path));
         self.record(
@@ -642,6 +648,27 @@ impl EntryRepository for Vault {
         state.cache.insert(&entry);
         self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
         Ok(entry)
+    }
+}
+
+impl Drop for Vault {
+    /// A change the background writer has not written yet is written now.
+    fn drop(&mut self) {
+        if self.index_schedule.is_deferred() && self.index_schedule.is_due() {
+            self.write_index_now();
+        }
+    }
+}
+
+impl EntryRepository for Vault {
+    #[tracing::instrument(skip_all, fields(category = %new.category, path))]
+    fn create_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
+        self.create_entry(new, by, false)
+    }
+
+    #[tracing::instrument(skip_all, fields(category = %new.category, path))]
+    fn create_unique_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
+        self.create_entry(new, by, true)
     }
 
     fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {

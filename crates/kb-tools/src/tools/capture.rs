@@ -143,12 +143,33 @@ impl Tool for ClassifyAndCapture {
         let new = new_entry(&decision, &request.text, confident, ctx);
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
-        let entry = run_blocking(move || repo.create_as(new, &by)).await?.map_err(|e| match e {
-            kb_domain::RepositoryError::Field(problem) => {
-                ToolError::internal(format!("capture built an invalid entry: {problem}"))
+        // Kept once: the check for a namesake and the write are one step in the vault, so two
+        // captures of one new person at the same moment do not file two entries.
+        let unique = confident && KEPT_ONCE.contains(&decision.category) && !args.create_new.unwrap_or(false);
+        let created =
+            run_blocking(
+                move || if unique { repo.create_unique_as(new, &by) } else { repo.create_as(new, &by) },
+            )
+            .await?;
+        let entry = match created {
+            Ok(entry) => entry,
+            Err(kb_domain::RepositoryError::NameTaken(_)) => {
+                // Filed a moment ago by another capture: add to it (or ask, as for any namesake).
+                return match existing_entry(&decision, true, services).await? {
+                    Some(target) => {
+                        merge_capture(&target, &decision, &request.text, None, ctx, services).await
+                    }
+                    None => Err(ToolError::new(
+                        ErrorCode::PossibleDuplicate,
+                        "an entry of that name was filed at the same moment: try again",
+                    )),
+                };
             }
-            other => other.into(),
-        })?;
+            Err(kb_domain::RepositoryError::Field(problem)) => {
+                return Err(ToolError::internal(format!("capture built an invalid entry: {problem}")));
+            }
+            Err(other) => return Err(other.into()),
+        };
         let data = CaptureData {
             path: entry.path.to_string(),
             category: entry.category(),
@@ -198,9 +219,18 @@ async fn existing_entry(
     let repo = services.repository.clone();
     let name = decision.name.clone();
     let matches = run_blocking(move || repo.find_by_name(&name)).await??;
-    let in_category: Vec<_> = matches.into_iter().filter(|m| categories.contains(&m.entry.category)).collect();
+    let in_category: Vec<_> =
+        matches.into_iter().filter(|m| categories.contains(&m.entry.category)).collect();
     let same: Vec<_> = in_category.iter().filter(|m| m.relation == NameRelation::Same).collect();
-    let chosen: Vec<_> = if same.is_empty() { in_category.iter().collect() } else { same };
+    // Unsure captures take a first-words match only for a person ("Priya" is Priya Raman;
+    // "Shed" is not the project "Shed roof repair").
+    let chosen: Vec<_> = if !same.is_empty() {
+        same
+    } else if confident {
+        in_category.iter().collect()
+    } else {
+        in_category.iter().filter(|m| m.entry.category == Category::People).collect()
+    };
     match chosen.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some(one.entry.path.clone())),

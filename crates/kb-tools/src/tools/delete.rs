@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocking::run_blocking;
 use crate::context::{Confirmation, ToolContext, ToolServices};
-use crate::resolve::{Resolution, Resolved, resolve_entry};
+use crate::resolve::{Resolution, Resolved, require_exact, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
@@ -59,7 +59,9 @@ impl Tool for DeleteEntry {
         ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<DeleteEntryData>, ToolError> {
-        let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
+        let resolved = resolve_entry(&args.path, "path", services).await?;
+        require_exact(&resolved, "path", ctx.confirmation, services).await?;
+        let Resolved { path, resolution } = resolved;
         if ctx.confirmation == Confirmation::Ask {
             // The entry must exist before the person is asked about it.
             let repo = services.repository.clone();

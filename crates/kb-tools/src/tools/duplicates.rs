@@ -2,12 +2,12 @@
 //! (case, accents and punctuation aside), or, within one category, a name whose words begin
 //! another's ("Priya" and "Priya Raman") — grouped, each group with its reason. Over the
 //! whole vault, over the entries named like `name`, or over the entries a search for `text`
-//! finds.
+//! finds. An inbox entry counts as in every category (it is a capture not filed yet).
 
 use std::collections::{BTreeMap, HashMap};
 
 use kb_domain::names::{first_word, fold_name, relate};
-use kb_domain::{EntrySummary, NameRelation, SearchQuery};
+use kb_domain::{Category, EntrySummary, NameRelation, SearchQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -121,8 +121,8 @@ impl Tool for FindDuplicates {
 
 /// Groups `entries` (summaries with their aliases) into sets that are likely one entry: two
 /// entries belong together when a name or alias of one is the same as one of the other's,
-/// or, in one category, when one's words begin the other's. Largest groups first, then by
-/// their first path.
+/// or, in one category (or with one in the inbox), when one's words begin the other's.
+/// Largest groups first, then by their first path.
 pub fn duplicate_groups(entries: &[(EntrySummary, Vec<String>)]) -> Vec<DuplicateGroup> {
     let names: Vec<Vec<String>> = entries
         .iter()
@@ -176,7 +176,9 @@ pub fn duplicate_groups(entries: &[(EntrySummary, Vec<String>)]) -> Vec<Duplicat
                     names[i].iter().flat_map(|a| names[j].iter().filter_map(move |b| relate(a, b))).min();
                 match relation {
                     Some(NameRelation::Same) => link(&mut sets, i, j, NameRelation::Same),
-                    Some(NameRelation::Prefix) if entries[i].0.category == entries[j].0.category => {
+                    Some(NameRelation::Prefix)
+                        if comparable(entries[i].0.category, entries[j].0.category) =>
+                    {
                         link(&mut sets, i, j, NameRelation::Prefix)
                     }
                     _ => {}
@@ -208,6 +210,12 @@ pub fn duplicate_groups(entries: &[(EntrySummary, Vec<String>)]) -> Vec<Duplicat
     groups
 }
 
+/// Whether a first name and a full name in these categories may be one entry: in one
+/// category, or when one waits in the inbox (a capture not filed yet).
+fn comparable(a: Category, b: Category) -> bool {
+    a == b || a == Category::Inbox || b == Category::Inbox
+}
+
 /// Disjoint sets of indexes (path halving).
 struct UnionFind {
     parent: Vec<usize>,
@@ -237,7 +245,7 @@ impl UnionFind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kb_domain::{Category, EntryPath};
+    use kb_domain::EntryPath;
     use proptest::prelude::*;
 
     fn summary(path: &str, name: &str) -> (EntrySummary, Vec<String>) {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocking::run_blocking;
 use crate::context::{Confirmation, ToolContext, ToolServices};
-use crate::resolve::{Resolution, Resolved, resolve_entry};
+use crate::resolve::{Resolution, Resolved, require_exact, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory};
 
@@ -73,12 +73,22 @@ impl Tool for MergeEntries {
         services: &ToolServices,
     ) -> Result<ToolOutput<MergeEntriesData>, ToolError> {
         let mut resolved = Vec::new();
-        let Resolved { path: target, resolution } =
-            resolve_entry(&args.target_path, "targetPath", services).await?;
+        let target = resolve_entry(&args.target_path, "targetPath", services).await?;
+        require_exact(&target, "targetPath", ctx.confirmation, services).await?;
+        let Resolved { path: target, resolution } = target;
         resolved.extend(resolution);
         let mut sources = Vec::with_capacity(args.source_paths.len());
         for reference in &args.source_paths {
-            let Resolved { path, resolution } = resolve_source(reference, services).await?;
+            let source = resolve_source(reference, services).await?;
+            require_exact(&source, "sourcePaths", ctx.confirmation, services).await.map_err(
+                |mut error| {
+                    if let Some(clarification) = error.clarification.as_mut() {
+                        clarification.argument = None;
+                    }
+                    error
+                },
+            )?;
+            let Resolved { path, resolution } = source;
             resolved.extend(resolution);
             sources.push(path);
         }
