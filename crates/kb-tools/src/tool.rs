@@ -96,7 +96,8 @@ impl<T: Tool> ErasedTool for T {
     }
 
     async fn call(&self, arguments: Value, ctx: &ToolContext, services: &ToolServices) -> ToolResult {
-        let arguments_for_choices = arguments.clone();
+        // Kept for a failure that asks the person to pick an entry: the call is run again.
+        let raw = arguments.clone();
         let args: T::Args = match serde_json::from_value(arguments) {
             Ok(args) => args,
             Err(e) => {
@@ -106,7 +107,6 @@ impl<T: Tool> ErasedTool for T {
                 );
             }
         };
-        let raw = arguments_for_choices.clone();
         match self.run(args, ctx, services).await {
             Ok(output) => match serde_json::to_value(&output.data) {
                 Ok(data) => ToolResult::ok(data, output.state_updates),
