@@ -15,7 +15,9 @@ use kb_storage::vault::{EntryFiles, Vault};
 use serde_json::json;
 
 fn search(index: &TantivyIndex, text: &str) -> SearchResults {
-    index.search(&SearchQuery { text: text.into(), category: None, limit: 10, offset: 0 }).unwrap()
+    index
+        .search(&SearchQuery { text: text.into(), category: None, limit: 10, offset: 0, prefix: false })
+        .unwrap()
 }
 
 fn paths(r: &SearchResults) -> Vec<String> {

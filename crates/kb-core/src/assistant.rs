@@ -93,6 +93,7 @@ impl Assistant {
 
     /// [`Assistant::open`], reporting index build progress through `options`.
     pub async fn open_with_progress(config: Config, options: OpenOptions) -> Result<Assistant, CoreError> {
+        let options = OpenOptions { language: config.search_language, ..options };
         let zone = config.time_zone.as_deref().and_then(crate::clock::parse_zone);
         let clock: Arc<dyn Clock> = Arc::new(ZonedClock::new(zone));
         let dir = config.kb_dir.clone();

@@ -47,6 +47,8 @@ pub struct Config {
     pub watch: bool,
     /// Whether each change is also committed to git (`KB_GIT`, `off`).
     pub git: GitMode,
+    /// The language search stems words in (`KB_LANGUAGE`, `english`).
+    pub search_language: kb_search::SearchLanguage,
 }
 
 /// A configuration value that cannot be used.
@@ -80,6 +82,7 @@ impl Config {
             time_zone: None,
             watch: false,
             git: GitMode::Off,
+            search_language: kb_search::SearchLanguage::default(),
         }
     }
 
@@ -116,6 +119,15 @@ impl Config {
                     expected: "a number from 0 to 1",
                 },
             )?;
+        }
+        if let Some(value) = lookup("KB_LANGUAGE") {
+            config.search_language = value.parse().map_err(|_| ConfigError::Invalid {
+                name: "KB_LANGUAGE",
+                value,
+                expected: "a language search can stem: arabic, danish, dutch, english, finnish, french, german, \
+                           greek, hungarian, italian, norwegian, portuguese, romanian, russian, spanish, swedish, \
+                           tamil or turkish",
+            })?;
         }
         if let Some(value) = lookup("KB_GIT") {
             config.git = match value.trim() {
@@ -190,6 +202,9 @@ mod tests {
             Some("Europe/Paris")
         );
         assert!(config(&[("KB_TIMEZONE", "Mars/Olympus")]).is_err());
+        assert_eq!(config(&[]).unwrap().search_language.name(), "english");
+        assert_eq!(config(&[("KB_LANGUAGE", "French")]).unwrap().search_language.name(), "french");
+        assert!(config(&[("KB_LANGUAGE", "klingon")]).unwrap_err().to_string().contains("KB_LANGUAGE"));
         assert_eq!(config(&[]).unwrap().git, GitMode::Off);
         assert_eq!(config(&[("KB_GIT", "off")]).unwrap().git, GitMode::Off);
         assert_eq!(config(&[("KB_GIT", "commit")]).unwrap().git, GitMode::Commit);

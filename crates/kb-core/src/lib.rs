@@ -24,5 +24,5 @@ pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, Message};
 pub use kb_orchestrator::llm::OpenAiSettings;
 pub use kb_orchestrator::turn::{ChatResponse, MAX_MESSAGE_BYTES, TurnError};
 /// Options and progress reports of opening the search index.
-pub use kb_search::{IndexProgress, OpenOptions as IndexOpenOptions, ProgressFn};
+pub use kb_search::{IndexProgress, OpenOptions as IndexOpenOptions, ProgressFn, SearchLanguage};
 pub use kb_tools::{CaptureSource, ErrorCode};

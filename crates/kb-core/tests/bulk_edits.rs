@@ -131,7 +131,10 @@ fn eventually(mut check: impl FnMut() -> bool) -> bool {
 }
 
 fn hits(index: &TantivyIndex, text: &str) -> usize {
-    index.search(&SearchQuery { text: text.to_string(), category: None, limit: 1, offset: 0 }).unwrap().total
+    index
+        .search(&SearchQuery { text: text.to_string(), category: None, limit: 1, offset: 0, prefix: false })
+        .unwrap()
+        .total
 }
 
 /// A vault and its index wired as a watching assistant wires them.

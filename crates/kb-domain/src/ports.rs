@@ -358,7 +358,8 @@ pub enum SearchError {
 /// A search request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SearchQuery {
-    /// The person's words, taken as data (never as query syntax).
+    /// The person's words, taken as data: double quotes mark a phrase, nothing else is
+    /// query syntax.
     pub text: String,
     /// Only this category.
     pub category: Option<Category>,
@@ -366,6 +367,8 @@ pub struct SearchQuery {
     pub limit: usize,
     /// Skip this many first.
     pub offset: usize,
+    /// Search as you type: the last word may be unfinished ("land" finds "landlord").
+    pub prefix: bool,
 }
 
 /// One search hit.

@@ -1,15 +1,120 @@
-//! Text analysis: how entry text and query text become terms. The same analyzer runs at
+//! Text analysis: how entry text and query text become terms. The same analyzers run at
 //! index time and at query time, so a person's words are matched exactly as the index saw
 //! the entries: split on anything that is not a letter or digit, lowercased, accents
-//! folded to ASCII ("Café" and "cafe" are the same term).
+//! folded to ASCII ("Café" and "cafe" are the same term). A second analyzer also reduces
+//! each word to its stem in the vault's [`SearchLanguage`] ("meeting" → "meet"), for the
+//! field that lets "meet" find "meeting".
 
+use std::fmt;
 use std::ops::Range;
+use std::str::FromStr;
 
 use tantivy::Index;
-use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
+};
 
-/// The name the analyzer is registered under in the index.
+/// The name the exact (folded) analyzer is registered under in the index.
 pub(crate) const ANALYZER_NAME: &str = "kb_folded";
+/// The name the stemming analyzer is registered under in the index.
+pub(crate) const STEMMED_ANALYZER_NAME: &str = "kb_stemmed";
+
+/// The language whose stemmer the index uses (`KB_LANGUAGE`; English by default). Every
+/// language tantivy's stemmers know, by its English name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchLanguage(Language);
+
+/// The languages by name, as `KB_LANGUAGE` spells them.
+const LANGUAGES: &[(&str, Language)] = &[
+    ("arabic", Language::Arabic),
+    ("danish", Language::Danish),
+    ("dutch", Language::Dutch),
+    ("english", Language::English),
+    ("finnish", Language::Finnish),
+    ("french", Language::French),
+    ("german", Language::German),
+    ("greek", Language::Greek),
+    ("hungarian", Language::Hungarian),
+    ("italian", Language::Italian),
+    ("norwegian", Language::Norwegian),
+    ("portuguese", Language::Portuguese),
+    ("romanian", Language::Romanian),
+    ("russian", Language::Russian),
+    ("spanish", Language::Spanish),
+    ("swedish", Language::Swedish),
+    ("tamil", Language::Tamil),
+    ("turkish", Language::Turkish),
+];
+
+impl Default for SearchLanguage {
+    fn default() -> SearchLanguage {
+        SearchLanguage(Language::English)
+    }
+}
+
+impl SearchLanguage {
+    /// The language's name, as `KB_LANGUAGE` spells it.
+    pub fn name(self) -> &'static str {
+        LANGUAGES.iter().find(|(_, l)| *l == self.0).map_or("english", |(n, _)| n)
+    }
+
+    /// Every name `KB_LANGUAGE` accepts.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        LANGUAGES.iter().map(|(n, _)| *n)
+    }
+}
+
+impl fmt::Display for SearchLanguage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A language name tantivy has no stemmer for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown search language {0:?}: use one of {names}", names = SearchLanguage::names().collect::<Vec<_>>().join(", "))]
+pub struct UnknownLanguage(pub String);
+
+impl FromStr for SearchLanguage {
+    type Err = UnknownLanguage;
+
+    /// A language by its English name, any case ("French", "english").
+    fn from_str(text: &str) -> Result<SearchLanguage, UnknownLanguage> {
+        let wanted = text.trim().to_ascii_lowercase();
+        LANGUAGES
+            .iter()
+            .find(|(name, _)| *name == wanted)
+            .map(|(_, language)| SearchLanguage(*language))
+            .ok_or_else(|| UnknownLanguage(text.to_string()))
+    }
+}
+
+/// A fresh instance of kb's stemming analyzer for `language`: the exact analyzer's terms,
+/// each reduced to its stem.
+pub(crate) fn stemming_analyzer(language: SearchLanguage) -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(Stemmer::new(language.0))
+        .build()
+}
+
+/// The stem of each of `terms` (already analysed), in `language`.
+pub fn stems(terms: &[String], language: SearchLanguage) -> Vec<String> {
+    let mut analyzer = stemming_analyzer(language);
+    terms
+        .iter()
+        .map(|term| {
+            let mut stream = analyzer.token_stream(term);
+            let mut stem = None;
+            while let Some(token) = stream.next() {
+                stem.get_or_insert_with(|| token.text.clone());
+            }
+            stem.unwrap_or_else(|| term.clone())
+        })
+        .collect()
+}
 
 /// Tokens longer than this many bytes are dropped (base64 blobs, long URLs), at index and
 /// query time alike.
@@ -24,10 +129,11 @@ pub(crate) fn analyzer() -> TextAnalyzer {
         .build()
 }
 
-/// Registers the analyzer with an index (needed after every open: tantivy does not persist
-/// custom analyzers).
-pub(crate) fn register(index: &Index) {
+/// Registers the analyzers with an index (needed after every open: tantivy does not
+/// persist custom analyzers).
+pub(crate) fn register(index: &Index, language: SearchLanguage) {
     index.tokenizers().register(ANALYZER_NAME, analyzer());
+    index.tokenizers().register(STEMMED_ANALYZER_NAME, stemming_analyzer(language));
 }
 
 /// The terms of `text`, in order, repeats kept: what the index makes of it.
@@ -46,6 +152,82 @@ pub fn query_terms(text: &str) -> Vec<String> {
     terms
 }
 
+/// A query read into its parts: the loose words (matched exactly or by their stem), words
+/// quoted alone (exactly only) and quoted phrases (the words in that order).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryParts {
+    /// The analysed loose words, each once, in the order typed.
+    pub words: Vec<String>,
+    /// Words quoted alone (`"meeting"`): the exact term only, no stem.
+    pub exact: Vec<String>,
+    /// Quoted phrases of two or more terms, each in order.
+    pub phrases: Vec<Vec<String>>,
+    /// Whether the query ends with a loose word still being typed (no space or quote after
+    /// it), the one a search-as-you-type may complete.
+    pub ends_in_word: bool,
+}
+
+impl QueryParts {
+    /// Whether nothing searchable is left.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty() && self.exact.is_empty() && self.phrases.is_empty()
+    }
+
+    /// Every term the query names, each once (loose, quoted and phrase words).
+    pub fn all_terms(&self) -> Vec<String> {
+        let mut all: Vec<String> = Vec::new();
+        for term in self.words.iter().chain(&self.exact).chain(self.phrases.iter().flatten()) {
+            if !all.contains(term) {
+                all.push(term.clone());
+            }
+        }
+        all
+    }
+}
+
+/// Reads a query: text between double quotes (`"` or `“ ”`; an unclosed quote runs to the
+/// end) is a phrase, the rest loose words. Nothing else is syntax.
+pub fn query_parts(text: &str) -> QueryParts {
+    let mut parts = QueryParts::default();
+    let mut quoted = false;
+    let mut segment = String::new();
+    let flush = |segment: &mut String, quoted: bool, parts: &mut QueryParts| {
+        let terms = analyze(segment);
+        if quoted {
+            match terms.len() {
+                0 => {}
+                1 => {
+                    for term in terms {
+                        if !parts.exact.contains(&term) {
+                            parts.exact.push(term);
+                        }
+                    }
+                }
+                _ => parts.phrases.push(terms),
+            }
+        } else {
+            for term in terms {
+                if !parts.words.contains(&term) {
+                    parts.words.push(term);
+                }
+            }
+        }
+        segment.clear();
+    };
+    for c in text.chars() {
+        if matches!(c, '"' | '“' | '”') {
+            flush(&mut segment, quoted, &mut parts);
+            quoted = !quoted;
+        } else {
+            segment.push(c);
+        }
+    }
+    let trailing_word = !quoted && segment.chars().last().is_some_and(char::is_alphanumeric);
+    flush(&mut segment, quoted, &mut parts);
+    parts.ends_in_word = trailing_word && !parts.words.is_empty();
+    parts
+}
+
 /// The terms of `text` with the byte range each came from.
 pub(crate) fn tokens(text: &str) -> Vec<(String, Range<usize>)> {
     let mut analyzer = analyzer();
@@ -53,6 +235,17 @@ pub(crate) fn tokens(text: &str) -> Vec<(String, Range<usize>)> {
     let mut out = Vec::new();
     while let Some(token) = stream.next() {
         out.push((token.text.clone(), token.offset_from..token.offset_to));
+    }
+    out
+}
+
+/// The stems of `text`'s terms in `language`, in order: one per term of [`tokens`].
+pub(crate) fn stemmed_tokens(text: &str, language: SearchLanguage) -> Vec<String> {
+    let mut analyzer = stemming_analyzer(language);
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    while let Some(token) = stream.next() {
+        out.push(token.text.clone());
     }
     out
 }
@@ -89,6 +282,34 @@ mod tests {
     fn folds_case_and_accents() {
         assert_eq!(analyze("Café CRÈME brûlée"), ["cafe", "creme", "brulee"]);
         assert_eq!(analyze("Straße"), ["strasse"]);
+    }
+
+    #[test]
+    fn stems_follow_the_language() {
+        let english = SearchLanguage::default();
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            stems(&words(&["meeting", "landlords", "running", "meet"]), english),
+            ["meet", "landlord", "run", "meet"]
+        );
+        let french: SearchLanguage = "French".parse().unwrap();
+        assert_eq!(stems(&words(&["maisons"]), french), stems(&words(&["maison"]), french));
+        assert_eq!(french.to_string(), "french");
+        assert!("klingon".parse::<SearchLanguage>().unwrap_err().to_string().contains("english"));
+    }
+
+    #[test]
+    fn quotes_make_phrases_and_exact_words() {
+        let parts = query_parts("landlord \"front matter\" \"meeting\" lease");
+        assert_eq!(parts.words, ["landlord", "lease"]);
+        assert_eq!(parts.phrases, [vec!["front".to_string(), "matter".to_string()]]);
+        assert_eq!(parts.exact, ["meeting"]);
+        assert!(parts.ends_in_word);
+        assert!(!query_parts("land ").ends_in_word);
+        assert!(!query_parts("\"land lord\"").ends_in_word);
+        let open = query_parts("a “b c");
+        assert_eq!(open.phrases, [vec!["b".to_string(), "c".to_string()]]);
+        assert!(query_parts("\"\" \" \"").is_empty());
     }
 
     #[test]

@@ -41,6 +41,13 @@ pub(crate) fn to_document(fields: &IndexFields, entry: &Entry, stamp: Stamp) -> 
             for _ in 0..kind.weight() {
                 doc.add_text(fields.all, &text);
             }
+            if kind.is_name() {
+                doc.add_text(fields.names, &text);
+            } else {
+                for _ in 0..kind.weight() {
+                    doc.add_text(fields.stemmed, &text);
+                }
+            }
             doc.add_text(field, text);
         }
     }

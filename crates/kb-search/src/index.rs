@@ -20,7 +20,7 @@ use kb_domain::{
 use tantivy::collector::{Count, TopDocs};
 use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
 
-use crate::analysis::{fuzzy_distance, query_terms};
+use crate::analysis::{SearchLanguage, fuzzy_distance, query_parts, stems};
 use crate::document::{StoredHit, to_document};
 use crate::error::index_error;
 use crate::open::{OpenStats, SyncStats, WRITER_HEAP, load_stamps};
@@ -55,6 +55,8 @@ pub struct TantivyIndex {
     pub(crate) _presence: crate::presence::Presence,
     /// The index itself (a writer is made from it on taking ownership over).
     pub(crate) index: Index,
+    /// The language its stems are in.
+    pub(crate) language: SearchLanguage,
 }
 
 impl Drop for TantivyIndex {
@@ -402,20 +404,21 @@ impl TantivyIndex {
     fn run(
         &self,
         searcher: &Searcher,
-        terms: &[String],
-        request: &SearchQuery,
+        request: query::Request<'_>,
+        page: &SearchQuery,
         matching: Matching,
     ) -> Result<SearchResults, SearchError> {
-        let requested = (request.limit > 0).then_some(request.limit as u64);
+        let requested = (page.limit > 0).then_some(page.limit as u64);
         let limit = kb_domain::paging::page_size(requested);
         // No page can start past the last document; this also bounds the collector's buffer.
-        let offset = request.offset.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
-        let query = query::build(&self.fields, terms, request.category, matching);
-        let collector = (TopDocs::with_limit(limit).and_offset(offset).order_by_score(), Count);
+        let offset = page.offset.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
+        let query = query::build(&self.fields, request, matching);
+        let collector =
+            (TopDocs::with_limit(limit).and_offset(offset).tweak_score(newest_among_equals), Count);
         let (top, total) = searcher.search(&query, &collector).map_err(index_error)?;
-        let matcher = TermMatcher::new(terms, matching == Matching::Fuzzy);
+        let matcher = TermMatcher::for_query(request, self.language, matching == Matching::Fuzzy);
         let mut entries = Vec::with_capacity(top.len());
-        for (score, address) in top {
+        for ((score, _), address) in top {
             let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
             let stored = StoredHit::from_document(&self.fields, &doc);
             let Ok(path) = kb_domain::EntryPath::parse(&stored.path) else { continue };
@@ -426,29 +429,57 @@ impl TantivyIndex {
                 path,
                 matched_field: field.label().to_string(),
                 snippet,
-                score,
+                score: score as f32 / SCORE_STEPS,
             });
         }
         Ok(SearchResults { entries, total, fuzzy: matching == Matching::Fuzzy })
     }
 }
 
+/// Scores are compared in steps of 1/1000: hits closer than that count as equal, and the
+/// more recently updated comes first.
+const SCORE_STEPS: f32 = 1000.0;
+
+/// The ranking key of a hit: its score in [`SCORE_STEPS`], then its `updated_at` (undated
+/// last).
+fn newest_among_equals(
+    segment: &tantivy::SegmentReader,
+) -> impl Fn(tantivy::DocId, tantivy::Score) -> (i64, i64) + use<> {
+    let updated = segment.fast_fields().date(crate::schema::UPDATED_AT_FIELD).ok();
+    move |doc, score| {
+        let at = updated
+            .as_ref()
+            .and_then(|column| column.first(doc))
+            .map_or(i64::MIN, |d| d.into_timestamp_secs());
+        ((score * SCORE_STEPS).round() as i64, at)
+    }
+}
+
 impl SearchIndex for TantivyIndex {
-    /// Every analysed term of the query must match; best BM25 first. When nothing matches,
-    /// one typo-tolerant retry (one edit per term of three or more characters) answers,
-    /// marked `fuzzy`.
+    /// Every word of the query must match, exactly, by its stem, or (the last word of a
+    /// search-as-you-type query) by its beginning; quoted words match exactly and quoted
+    /// phrases as phrases. Best first; names and tags first among matches. When nothing
+    /// matches, one typo-tolerant retry (one edit per term of three or more characters)
+    /// answers, marked `fuzzy`.
     #[tracing::instrument(level = "debug", skip(self), fields(query = %query.text))]
     fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
-        let terms = query_terms(&query.text);
-        if terms.is_empty() {
+        let parts = query_parts(&query.text);
+        if parts.is_empty() {
             return Ok(SearchResults { entries: Vec::new(), total: 0, fuzzy: false });
         }
+        let word_stems = stems(&parts.words, self.language);
+        let request = query::Request {
+            parts: &parts,
+            stems: &word_stems,
+            prefix: query.prefix,
+            category: query.category,
+        };
         let searcher = self.reader.searcher();
-        let exact = self.run(&searcher, &terms, query, Matching::Exact)?;
-        if exact.total > 0 || !terms.iter().any(|t| fuzzy_distance(t) > 0) {
+        let exact = self.run(&searcher, request, query, Matching::Exact)?;
+        if exact.total > 0 || !parts.all_terms().iter().any(|t| fuzzy_distance(t) > 0) {
             return Ok(exact);
         }
-        self.run(&searcher, &terms, query, Matching::Fuzzy)
+        self.run(&searcher, request, query, Matching::Fuzzy)
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %entry.path))]

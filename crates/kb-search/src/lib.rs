@@ -39,6 +39,7 @@ pub mod snippet;
 pub mod testgen;
 mod watcher;
 
+pub use analysis::{SearchLanguage, UnknownLanguage};
 pub use error::{OpenError, WatchError};
 pub use index::TantivyIndex;
 pub use ingest::{IndexProgress, ProgressFn};

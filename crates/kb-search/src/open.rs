@@ -18,7 +18,7 @@ use kb_domain::{EntryPath, SearchError, Stamp, VaultFiles};
 use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
 
-use crate::analysis::register;
+use crate::analysis::{SearchLanguage, register};
 use crate::directory::{IndexDirectory, lost_writes};
 use crate::error::{OpenError, index_error};
 use crate::index::{TantivyIndex, lock};
@@ -41,11 +41,16 @@ const BULK_HEAP_PER_THREAD: usize = 200_000_000;
 pub struct OpenOptions {
     /// Told how far a rebuild or a catch-up has come (library code prints nothing itself).
     pub progress: Option<ProgressFn>,
+    /// The language of the stems (`KB_LANGUAGE`). An index built for another is rebuilt.
+    pub language: SearchLanguage,
 }
 
 impl std::fmt::Debug for OpenOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenOptions").field("progress", &self.progress.is_some()).finish()
+        f.debug_struct("OpenOptions")
+            .field("progress", &self.progress.is_some())
+            .field("language", &self.language)
+            .finish()
     }
 }
 
@@ -93,13 +98,14 @@ impl TantivyIndex {
         };
         fs::create_dir_all(index_dir).map_err(folder_error)?;
         let presence = Presence::join(index_dir).map_err(folder_error)?;
-        let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir)))
+        let language = options.language;
+        let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir, language)))
             .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
         match loaded {
             Ok((index, reader, stamps)) => {
                 presence.share().map_err(folder_error)?;
-                let mut this =
-                    assemble(files, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
+                let mut this = assemble(files, index_dir, index, reader, stamps, presence, language)
+                    .map_err(tantivy_error)?;
                 // Only the owner writes; another process that owns the index keeps it current.
                 if this.is_owner() {
                     let (sync, _) = this.reconcile_local(options.progress.as_ref()).map_err(|e| {
@@ -118,14 +124,14 @@ impl TantivyIndex {
                 let directory = IndexDirectory::open(index_dir).map_err(tantivy_error)?;
                 let index = Index::create(directory, build_schema(), tantivy::IndexSettings::default())
                     .map_err(tantivy_error)?;
-                register(&index);
+                register(&index, language);
                 let (stamps, sync) =
                     bulk_build(files.as_ref(), &index, options.progress.as_ref()).map_err(tantivy_error)?;
-                write_meta(index_dir).map_err(folder_error)?;
+                write_meta(index_dir, language).map_err(folder_error)?;
                 let reader = make_reader(&index).map_err(tantivy_error)?;
                 presence.share().map_err(folder_error)?;
-                let mut this =
-                    assemble(files, index_dir, index, reader, stamps, presence).map_err(tantivy_error)?;
+                let mut this = assemble(files, index_dir, index, reader, stamps, presence, language)
+                    .map_err(tantivy_error)?;
                 this.open_stats = OpenStats { rebuild_reason: Some(reason), sync };
                 Ok(this)
             }
@@ -194,15 +200,22 @@ impl TantivyIndex {
 
 type Loaded = (Index, IndexReader, HashMap<EntryPath, Stamp>);
 
-/// Opens the index on disk if it is there, of this schema version, and readable.
-fn load_existing(dir: &Path) -> Result<Loaded, String> {
+/// Opens the index on disk if it is there, of this schema version and `language`, and
+/// readable.
+fn load_existing(dir: &Path, language: SearchLanguage) -> Result<Loaded, String> {
     let meta = fs::read_to_string(dir.join(META_FILE)).map_err(|_| "no index yet".to_string())?;
-    let version = serde_json::from_str::<serde_json::Value>(&meta)
-        .ok()
-        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64))
+    let meta =
+        serde_json::from_str::<serde_json::Value>(&meta).map_err(|_| format!("{META_FILE} is unreadable"))?;
+    let version = meta
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64)
         .ok_or_else(|| format!("{META_FILE} is unreadable"))?;
     if version != u64::from(SCHEMA_VERSION) {
         return Err(format!("index has schema version {version}, this kb uses {SCHEMA_VERSION}"));
+    }
+    let built_for = meta.get("language").and_then(serde_json::Value::as_str).unwrap_or("");
+    if built_for != language.name() {
+        return Err(format!("index was built for the language {built_for:?}, this kb uses {language}"));
     }
     if let Some(reason) = lost_writes(dir) {
         return Err(reason);
@@ -212,7 +225,7 @@ fn load_existing(dir: &Path) -> Result<Loaded, String> {
     if index.schema() != build_schema() {
         return Err("index schema differs from this kb's".to_string());
     }
-    register(&index);
+    register(&index, language);
     let reader = make_reader(&index).map_err(|e| format!("index cannot be read: {e}"))?;
     let stamps = load_stamps(&reader.searcher()).map_err(|e| format!("index cannot be read: {e}"))?;
     Ok((index, reader, stamps))
@@ -280,6 +293,7 @@ fn assemble(
     reader: IndexReader,
     stamps: HashMap<EntryPath, Stamp>,
     presence: Presence,
+    language: SearchLanguage,
 ) -> tantivy::Result<TantivyIndex> {
     let fields = IndexFields::from_schema(&index.schema())?;
     // The first process to take the writer owns the index; the others read it.
@@ -303,6 +317,7 @@ fn assemble(
         commits: std::sync::atomic::AtomicU64::new(0),
         _presence: presence,
         index,
+        language,
     })
 }
 
@@ -313,9 +328,10 @@ fn make_reader(index: &Index) -> tantivy::Result<IndexReader> {
 }
 
 /// Writes the meta file (atomically: a temp file renamed over it).
-fn write_meta(dir: &Path) -> std::io::Result<()> {
+fn write_meta(dir: &Path, language: SearchLanguage) -> std::io::Result<()> {
     let tmp = dir.join(format!("{META_FILE}.tmp"));
-    fs::write(&tmp, format!("{{\"schema_version\": {SCHEMA_VERSION}}}\n"))?;
+    let meta = serde_json::json!({ "schema_version": SCHEMA_VERSION, "language": language.name() });
+    fs::write(&tmp, format!("{meta}\n"))?;
     fs::rename(&tmp, dir.join(META_FILE))
 }
 

@@ -2,10 +2,13 @@
 //! number that tells an index built by an older kb apart (it is then rebuilt).
 //!
 //! Every searchable text goes into one `all` field, tokenised by [`crate::analysis`] (case-
-//! and accent-insensitive): a query is a plain conjunction of one posting list per term,
-//! so matching and the exact count stay fast at 100,000 entries. A name is put in `all`
-//! three times and tags twice, so BM25 weighs a match there above one in the body. Every
-//! text field is stored (not indexed), so snippets are cut from the text that was indexed. `path`, `category` and
+//! and accent-insensitive, with positions for quoted phrases): a query is a conjunction of
+//! a few posting lists per word, so matching and the exact count stay fast at 100,000
+//! entries. A name is put in `all` three times and tags twice, so BM25 weighs a match there
+//! above one in the body. `stemmed` holds the same texts but names and tags, each word
+//! reduced to its stem in the vault's language; `names` holds the name and tags alone, for
+//! the bonus a match there earns and for completing a name as it is typed. Every text field
+//! is stored (not indexed), so snippets are cut from the text that was indexed. `path`, `category` and
 //! `status` are single raw terms (the unique key and the filters); `mtime` and `size` are
 //! the content stamp of the file, kept as fast fields so a warm start reads them without
 //! touching the stored documents.
@@ -14,12 +17,12 @@ use tantivy::schema::{
     FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 
-use crate::analysis::ANALYZER_NAME;
+use crate::analysis::{ANALYZER_NAME, STEMMED_ANALYZER_NAME};
 
 /// The version of the schema and analysis. An index whose meta file names another version
 /// is rebuilt from the vault. Bump it whenever the schema, the analyzer or what goes into
 /// a field changes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the
 /// field that matched best.
@@ -74,6 +77,12 @@ impl TextField {
         }
     }
 
+    /// Whether the text is a name or tags: matched exactly and by prefix, never by stem,
+    /// and earning the name bonus.
+    pub(crate) fn is_name(self) -> bool {
+        matches!(self, TextField::Name | TextField::Tags)
+    }
+
     /// How many times the text goes into `all`: its weight in BM25's term frequency.
     pub(crate) fn weight(self) -> usize {
         match self {
@@ -99,8 +108,12 @@ pub(crate) struct IndexFields {
     pub mtime: Field,
     /// Size of the file in bytes: fast.
     pub size: Field,
-    /// Every searchable text of the entry: indexed, not stored.
+    /// Every searchable text of the entry: indexed with positions, not stored.
     pub all: Field,
+    /// The texts but names and tags, stemmed: indexed, not stored.
+    pub stemmed: Field,
+    /// The name and the tags: indexed, not stored.
+    pub names: Field,
     text: [Field; 7],
 }
 
@@ -121,10 +134,12 @@ impl IndexFields {
             path: get("path")?,
             category: get("category")?,
             status: get("status")?,
-            updated_at: get("updated_at")?,
+            updated_at: get(UPDATED_AT_FIELD)?,
             mtime: get("mtime")?,
             size: get("size")?,
             all: get(ALL_FIELD)?,
+            stemmed: get(STEMMED_FIELD)?,
+            names: get(NAMES_FIELD)?,
             text,
         })
     }
@@ -136,8 +151,14 @@ pub(crate) const PATH_FIELD: &str = "path";
 pub(crate) const MTIME_FIELD: &str = "mtime";
 /// See [`PATH_FIELD`].
 pub(crate) const SIZE_FIELD: &str = "size";
+/// See [`PATH_FIELD`]: `updated_at`, for ranking the newer of equal hits first.
+pub(crate) const UPDATED_AT_FIELD: &str = "updated_at";
 /// The field holding every searchable text.
 const ALL_FIELD: &str = "all";
+/// The field holding the stemmed texts.
+const STEMMED_FIELD: &str = "stemmed";
+/// The field holding names and tags.
+const NAMES_FIELD: &str = "names";
 
 /// The schema of kb's index.
 pub(crate) fn build_schema() -> Schema {
@@ -145,13 +166,17 @@ pub(crate) fn build_schema() -> Schema {
     builder.add_text_field(PATH_FIELD, STRING | STORED | FAST);
     builder.add_text_field("category", STRING | STORED);
     builder.add_text_field("status", STRING | STORED);
-    builder.add_date_field("updated_at", STORED | FAST);
+    builder.add_date_field(UPDATED_AT_FIELD, STORED | FAST);
     builder.add_i64_field(MTIME_FIELD, FAST);
     builder.add_u64_field(SIZE_FIELD, FAST);
-    let indexing = TextFieldIndexing::default()
-        .set_tokenizer(ANALYZER_NAME)
-        .set_index_option(IndexRecordOption::WithFreqs);
-    builder.add_text_field(ALL_FIELD, TextOptions::default().set_indexing_options(indexing));
+    let indexed = |tokenizer: &str, record: IndexRecordOption| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record),
+        )
+    };
+    builder.add_text_field(ALL_FIELD, indexed(ANALYZER_NAME, IndexRecordOption::WithFreqsAndPositions));
+    builder.add_text_field(STEMMED_FIELD, indexed(STEMMED_ANALYZER_NAME, IndexRecordOption::WithFreqs));
+    builder.add_text_field(NAMES_FIELD, indexed(ANALYZER_NAME, IndexRecordOption::WithFreqs));
     for field in TextField::ALL {
         builder.add_text_field(field.schema_name(), TextOptions::default().set_stored());
     }

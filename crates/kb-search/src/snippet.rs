@@ -1,12 +1,14 @@
 //! The field a hit matched best and the passage shown for it.
 //!
 //! Matched terms are marked in Markdown bold: `**term**` (the words as written in the entry,
-//! accents and case kept). The passage is at most about [`SNIPPET_CHARS`] characters of one
+//! accents and case kept), whether they matched exactly, by their stem ("**meetings**" for
+//! "meet") or as the completion of a word being typed. The passage is at most about [`SNIPPET_CHARS`] characters of one
 //! field, whitespace collapsed, with `…` where it was cut.
 
 use std::ops::Range;
 
-use crate::analysis::{fuzzy_distance, tokens, within_one_edit};
+use crate::analysis::{SearchLanguage, fuzzy_distance, stemmed_tokens, tokens, within_one_edit};
+use crate::query::Request;
 use crate::schema::TextField;
 
 /// The longest passage shown, in characters (before marking).
@@ -15,42 +17,86 @@ pub const SNIPPET_CHARS: usize = 160;
 /// Characters of context kept before the first marked term when the passage is cut.
 const LEAD_CHARS: usize = 30;
 
+/// Where in a text the query terms were found: (query term index, byte range).
+type Hits = Vec<(usize, Range<usize>)>;
+
 /// Which query terms a token of the entry matches.
 #[derive(Debug, Clone)]
 pub(crate) struct TermMatcher {
     terms: Vec<String>,
+    /// The stem of each loose word with the index of its term, and the language of the stems.
+    stems: Option<(Vec<(String, usize)>, SearchLanguage)>,
+    /// A word being typed, with the index of its term: any token it begins matches.
+    prefix: Option<(String, usize)>,
     fuzzy: bool,
 }
 
 impl TermMatcher {
     /// Matches tokens equal to one of `terms`, or within one edit of one when `fuzzy`.
+    #[cfg(test)]
     pub fn new(terms: &[String], fuzzy: bool) -> TermMatcher {
-        TermMatcher { terms: terms.to_vec(), fuzzy }
+        TermMatcher { terms: terms.to_vec(), stems: None, prefix: None, fuzzy }
     }
 
-    /// The index of the query term `token` matches, if any.
-    fn matches(&self, token: &str) -> Option<usize> {
-        self.terms.iter().position(|t| t == token).or_else(|| {
-            if !self.fuzzy {
-                return None;
-            }
-            self.terms.iter().position(|t| fuzzy_distance(t) > 0 && within_one_edit(t, token))
-        })
+    /// Matches what `request` matches: its terms, the stems of its words in `language`, and
+    /// the beginning of a word being typed; or, when `fuzzy`, terms within one edit.
+    pub fn for_query(request: Request<'_>, language: SearchLanguage, fuzzy: bool) -> TermMatcher {
+        let terms = request.parts.all_terms();
+        let index_of = |word: &String| terms.iter().position(|t| t == word).unwrap_or(0);
+        let stems =
+            request.parts.words.iter().zip(request.stems).map(|(w, s)| (s.clone(), index_of(w))).collect();
+        let prefix = (request.prefix && request.parts.ends_in_word)
+            .then(|| request.parts.words.last().map(|w| (w.clone(), index_of(w))))
+            .flatten();
+        TermMatcher { stems: Some((stems, language)), prefix, fuzzy, terms }
+    }
+
+    /// Where in `text` the query's terms are: (query term index, byte range).
+    fn hits(&self, text: &str) -> Hits {
+        let exact = tokens(text);
+        let stemmed = match &self.stems {
+            Some((_, language)) => stemmed_tokens(text, *language),
+            None => Vec::new(),
+        };
+        let aligned = stemmed.len() == exact.len();
+        exact
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, (token, range))| {
+                let stem = if aligned { stemmed.get(i).map(String::as_str) } else { None };
+                self.matches(&token, stem).map(|term| (term, range))
+            })
+            .collect()
+    }
+
+    /// The index of the query term `token` (whose stem is `stem`) matches, if any.
+    fn matches(&self, token: &str, stem: Option<&str>) -> Option<usize> {
+        if let Some(i) = self.terms.iter().position(|t| t == token) {
+            return Some(i);
+        }
+        if let (Some((stems, _)), Some(stem)) = (&self.stems, stem)
+            && let Some((_, i)) = stems.iter().find(|(s, _)| s == stem)
+        {
+            return Some(*i);
+        }
+        if let Some((start, i)) = &self.prefix
+            && token.starts_with(start.as_str())
+        {
+            return Some(*i);
+        }
+        if !self.fuzzy {
+            return None;
+        }
+        self.terms.iter().position(|t| fuzzy_distance(t) > 0 && within_one_edit(t, token))
     }
 }
-
-/// Where in a text the query terms were found: (query term index, byte range).
-type Hits = Vec<(usize, Range<usize>)>;
 
 /// The field that matched best (most distinct query terms; ties go to the earlier field of
 /// [`TextField::ALL`]) and its marked passage. `texts` are the entry's searchable texts.
 pub(crate) fn best_passage(texts: &[(TextField, String)], matcher: &TermMatcher) -> (TextField, String) {
     let mut best: Option<(usize, TextField, &str, Hits)> = None;
     for (field, text) in texts {
-        let hits: Hits = tokens(text)
-            .into_iter()
-            .filter_map(|(tok, range)| matcher.matches(&tok).map(|i| (i, range)))
-            .collect();
+        let hits = matcher.hits(text);
         let distinct = count_distinct(&hits);
         if distinct > 0 && best.as_ref().is_none_or(|(d, ..)| distinct > *d) {
             best = Some((distinct, *field, text.as_str(), hits));
@@ -187,6 +233,21 @@ mod tests {
         assert!(snippet.starts_with('…') && snippet.ends_with('…'), "{snippet}");
         assert!(snippet.contains("**needle**"), "{snippet}");
         assert!(snippet.chars().count() <= SNIPPET_CHARS + 10, "{snippet}");
+    }
+
+    #[test]
+    fn stems_and_a_word_being_typed_are_marked_too() {
+        let parts = crate::analysis::query_parts("meet landl");
+        let stems = crate::analysis::stems(&parts.words, SearchLanguage::default());
+        let request = Request { parts: &parts, stems: &stems, prefix: true, category: None };
+        let matcher = TermMatcher::for_query(request, SearchLanguage::default(), false);
+        let t = texts(&[(TextField::Body, "Meetings with the Landlords, then lunch")]);
+        let (_, snippet) = best_passage(&t, &matcher);
+        assert_eq!(snippet, "**Meetings** with the **Landlords**, then lunch");
+        let exact_only = Request { prefix: false, ..request };
+        let (_, snippet) =
+            best_passage(&t, &TermMatcher::for_query(exact_only, SearchLanguage::default(), false));
+        assert_eq!(snippet, "**Meetings** with the Landlords, then lunch");
     }
 
     #[test]

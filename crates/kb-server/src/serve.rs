@@ -78,7 +78,7 @@ fn logged_progress() -> kb_core::IndexOpenOptions {
         let what = if p.rebuilding { "building the search index" } else { "updating the search index" };
         tracing::info!(done = p.done, total = p.total, "{what}");
     });
-    kb_core::IndexOpenOptions { progress: Some(progress) }
+    kb_core::IndexOpenOptions { progress: Some(progress), ..Default::default() }
 }
 
 /// Binds and serves in one call.

@@ -23,7 +23,7 @@ pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
         return Err(CliError::runtime(format!("no vault at {}: nothing to index", root.display())));
     }
     let bar = progress_bar();
-    let options = OpenOptions { progress: Some(report_to(bar.clone())) };
+    let options = OpenOptions { progress: Some(report_to(bar.clone())), language: config.search_language };
     let opened = kb_core::open_index(root, options);
     bar.finish_and_clear();
     let index = opened.map_err(|e| CliError::runtime(e.to_string()))?;

@@ -81,25 +81,45 @@ fn empty_query_has_no_hits() {
 #[test]
 fn category_filter_limit_offset_and_total() {
     let (_v, index) = sample();
-    let q = SearchQuery { text: "coffee".into(), category: Some(Category::People), limit: 10, offset: 0 };
+    let q = SearchQuery {
+        text: "coffee".into(),
+        category: Some(Category::People),
+        limit: 10,
+        offset: 0,
+        prefix: false,
+    };
     let r = index.search(&q).unwrap();
     assert_eq!((paths(&r), r.total), (vec!["people/sarah.md".to_string()], 1));
     let all = search(&index, "coffee");
-    let page =
-        index.search(&SearchQuery { text: "coffee".into(), category: None, limit: 1, offset: 1 }).unwrap();
+    let page = index
+        .search(&SearchQuery { text: "coffee".into(), category: None, limit: 1, offset: 1, prefix: false })
+        .unwrap();
     assert_eq!(page.total, 3);
     assert_eq!(paths(&page), [all.entries[1].path.to_string()]);
     let past = index
-        .search(&SearchQuery { text: "coffee".into(), category: None, limit: 5, offset: 1_000_000 })
+        .search(&SearchQuery {
+            text: "coffee".into(),
+            category: None,
+            limit: 5,
+            offset: 1_000_000,
+            prefix: false,
+        })
         .unwrap();
     assert!(past.entries.is_empty());
     assert_eq!(past.total, 3);
     let huge = index
-        .search(&SearchQuery { text: "coffee".into(), category: None, limit: 100_000, offset: 0 })
+        .search(&SearchQuery {
+            text: "coffee".into(),
+            category: None,
+            limit: 100_000,
+            offset: 0,
+            prefix: false,
+        })
         .unwrap();
     assert_eq!(huge.entries.len(), 3);
-    let default =
-        index.search(&SearchQuery { text: "coffee".into(), category: None, limit: 0, offset: 0 }).unwrap();
+    let default = index
+        .search(&SearchQuery { text: "coffee".into(), category: None, limit: 0, offset: 0, prefix: false })
+        .unwrap();
     assert_eq!(default.entries.len(), 3);
 }
 
@@ -110,7 +130,7 @@ fn limit_defaults_to_ten_and_caps_at_one_hundred() {
         v.write_entry(&format!("ideas/n{i}.md"), &format!("Note {i}"), "shared word");
     }
     let index = v.open();
-    let q = |limit| SearchQuery { text: "shared".into(), category: None, limit, offset: 0 };
+    let q = |limit| SearchQuery { text: "shared".into(), category: None, limit, offset: 0, prefix: false };
     assert_eq!(index.search(&q(0)).unwrap().entries.len(), 10);
     let capped = index.search(&q(500)).unwrap();
     assert_eq!((capped.entries.len(), capped.total), (100, 120));
@@ -138,7 +158,8 @@ fn hits_say_where_they_matched_with_marked_snippets() {
 #[test]
 fn a_typo_gets_a_marked_fuzzy_answer() {
     let (_v, index) = sample();
-    let r = search(&index, "kubernets");
+    // Two letters swapped: no stem matches it, so the typo-tolerant retry answers.
+    let r = search(&index, "kuberentes");
     assert!(r.fuzzy);
     assert_eq!(paths(&r), ["inbox/thought.md"]);
     assert!(r.entries[0].snippet.contains("**kubernetes**"), "{}", r.entries[0].snippet);

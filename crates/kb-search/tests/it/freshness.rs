@@ -183,7 +183,10 @@ fn progress_is_reported_during_a_rebuild() {
     kb_search::testgen::write_vault(v.root(), 2500, 1).unwrap();
     let reports: Arc<Mutex<Vec<kb_search::IndexProgress>>> = Arc::default();
     let sink = reports.clone();
-    let options = kb_search::OpenOptions { progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))) };
+    let options = kb_search::OpenOptions {
+        progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))),
+        ..Default::default()
+    };
     let index = open_index(v.root(), options).unwrap();
     assert_eq!(index.len(), 2500);
     let reports = reports.lock().unwrap();

@@ -5,6 +5,7 @@ mod behaviour;
 mod bulk;
 mod corpora;
 mod freshness;
+mod meaning;
 mod processes;
 mod property;
 mod sharing;

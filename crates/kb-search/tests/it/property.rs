@@ -1,19 +1,52 @@
-//! Property 6 of the spec over generated vaults and queries: every hit contains every
-//! query term in an indexed field; filters and limit hold; hits come best first; the total
-//! is the number of matching entries counted by brute force.
+//! Property 6 of the spec over generated vaults and queries: every hit holds every query
+//! word in an indexed field — as written, by its stem outside names and tags, or (the last
+//! word of a search-as-you-type query) as the beginning of a word; filters and limit hold;
+//! hits come best first; the total is the number of matching entries counted by brute
+//! force; and every entry the exact conjunction of the words finds is still found (stems
+//! and prefixes only add hits).
 
 use std::collections::BTreeMap;
 
 use kb_domain::{Category, Entry, EntryPath, SearchIndex, SearchQuery};
-use kb_search::analysis::{analyze, fuzzy_distance, query_terms, within_one_edit};
+use kb_search::SearchLanguage;
+use kb_search::analysis::{analyze, fuzzy_distance, query_parts, query_terms, stems, within_one_edit};
 use proptest::prelude::*;
 
 use crate::support::TestVault;
 
 const WORDS: &[&str] = &[
-    "alpha", "Alpha", "beta", "gamma", "delta", "café", "CAFE", "Zürich", "zurich", "naïve", "rust", "go",
-    "x", "api", "API", "meeting", "meetings", "spec", "c++", "who's", "a:b", "sarah",
+    "alpha",
+    "Alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "café",
+    "CAFE",
+    "Zürich",
+    "zurich",
+    "naïve",
+    "rust",
+    "go",
+    "x",
+    "api",
+    "API",
+    "meeting",
+    "meetings",
+    "meet",
+    "spec",
+    "c++",
+    "who's",
+    "a:b",
+    "sarah",
+    "running",
+    "run",
+    "runs",
+    "landlord",
+    "landlords",
 ];
+
+/// Beginnings of words of [`WORDS`], for search-as-you-type queries.
+const STARTS: &[&str] = &["al", "me", "meet", "land", "ru", "caf", "zur", "sa", "spe"];
 
 fn words(max: usize) -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(WORDS), 0..=max).prop_map(|w| w.join(" "))
@@ -64,12 +97,29 @@ fn document(e: &GenEntry) -> String {
 
 /// The searchable text of an entry, gathered independently of the index.
 fn searchable_terms(entry: &Entry) -> Vec<String> {
+    let mut text = vec![entry.name(), entry.tags().join(" ")];
+    text.push(stemmed_text(entry));
+    analyze(&text.join("\n"))
+}
+
+/// The texts of an entry that are matched by stem too (all but the name and tags).
+fn stemmed_text(entry: &Entry) -> String {
     let fm = &entry.frontmatter;
-    let mut text = vec![entry.name(), entry.tags().join(" "), entry.body.clone()];
+    let mut text = vec![entry.body.clone()];
     for key in ["one_liner", "next_action", "context", "original_text"] {
         text.push(fm.get_str(key).unwrap_or_default().to_string());
     }
-    analyze(&text.join("\n"))
+    text.join("\n")
+}
+
+/// Whether `entry` holds the query word `word` (whose stem is `stem`): as written, by stem
+/// outside the name and tags, or, when `completing`, as the start of a word.
+fn holds(entry: &Entry, word: &str, stem: &str, completing: bool) -> bool {
+    let have = searchable_terms(entry);
+    let english = SearchLanguage::default();
+    have.iter().any(|h| h == word)
+        || stems(&analyze(&stemmed_text(entry)), english).iter().any(|s| s == stem)
+        || (completing && have.iter().any(|h| h.starts_with(word)))
 }
 
 #[derive(Debug, Clone)]
@@ -78,19 +128,21 @@ struct GenQuery {
     category: Option<Category>,
     limit: usize,
     offset: usize,
+    prefix: bool,
 }
 
 fn gen_query() -> impl Strategy<Value = GenQuery> {
     (
-        prop::collection::vec(
-            prop_oneof![prop::sample::select(WORDS), Just("zzz"), Just("-"), Just("\"")],
-            1..4,
-        ),
+        prop::collection::vec(prop_oneof![prop::sample::select(WORDS), Just("zzz"), Just("-")], 1..4),
+        prop::option::of(prop::sample::select(STARTS)),
         prop::option::of(prop::sample::select(Category::ALL.to_vec())),
         1usize..15,
         prop_oneof![Just(0usize), 0usize..6],
     )
-        .prop_map(|(w, category, limit, offset)| GenQuery { text: w.join(" "), category, limit, offset })
+        .prop_map(|(mut w, start, category, limit, offset)| {
+            w.extend(start);
+            GenQuery { text: w.join(" "), category, limit, offset, prefix: start.is_some() }
+        })
 }
 
 proptest! {
@@ -110,18 +162,36 @@ proptest! {
         }
         let index = v.open();
         for q in &queries {
-            let request = SearchQuery { text: q.text.clone(), category: q.category, limit: q.limit, offset: q.offset };
+            let request = SearchQuery {
+                text: q.text.clone(),
+                category: q.category,
+                limit: q.limit,
+                offset: q.offset,
+                prefix: q.prefix,
+            };
             let results = index.search(&request).unwrap();
             let terms = query_terms(&q.text);
-            let matching: Vec<&String> = by_path
+            let parts = query_parts(&q.text);
+            let word_stems = stems(&parts.words, SearchLanguage::default());
+            let last = parts.words.len().saturating_sub(1);
+            let completing = |i: usize| q.prefix && parts.ends_in_word && i == last;
+            let in_category = |e: &Entry| q.category.is_none_or(|c| e.category() == c);
+            let matches = |e: &Entry| {
+                !parts.words.is_empty()
+                    && parts.words.iter().zip(&word_stems).enumerate().all(|(i, (w, s))| holds(e, w, s, completing(i)))
+            };
+            let matching: Vec<&String> =
+                by_path.iter().filter(|(_, e)| in_category(e) && matches(e)).map(|(p, _)| p).collect();
+            // What the exact conjunction of the words finds: never lost.
+            let exact: Vec<&String> = by_path
                 .iter()
-                .filter(|(_, e)| q.category.is_none_or(|c| e.category() == c))
-                .filter(|(_, e)| {
-                    let have = searchable_terms(e);
-                    !terms.is_empty() && terms.iter().all(|t| have.contains(t))
-                })
+                .filter(|(_, e)| in_category(e))
+                .filter(|(_, e)| !terms.is_empty() && terms.iter().all(|t| searchable_terms(e).contains(t)))
                 .map(|(p, _)| p)
                 .collect();
+            for path in &exact {
+                prop_assert!(matching.contains(path), "{} matches exactly but not {:?}", path, q);
+            }
 
             prop_assert!(results.entries.len() <= q.limit);
             prop_assert!(results.entries.windows(2).all(|w| w[0].score >= w[1].score), "{:?}", results);
@@ -131,13 +201,13 @@ proptest! {
                 let entry = &by_path[&hit.path.to_string()];
                 prop_assert_eq!(&hit.name, &entry.name());
                 let have = searchable_terms(entry);
-                for t in &terms {
+                for (i, (t, s)) in parts.words.iter().zip(&word_stems).enumerate() {
                     let found = if results.fuzzy {
                         have.iter().any(|h| h == t || (fuzzy_distance(t) > 0 && within_one_edit(t, h)))
                     } else {
-                        have.contains(t)
+                        holds(entry, t, s, completing(i))
                     };
-                    prop_assert!(found, "term {:?} not in hit {} for {:?}", t, hit.path, q);
+                    prop_assert!(found, "word {:?} not in hit {} for {:?}", t, hit.path, q);
                 }
             }
             if results.fuzzy {
@@ -147,6 +217,12 @@ proptest! {
                 prop_assert_eq!(results.entries.len(), q.limit.min(matching.len().saturating_sub(q.offset)));
                 for hit in &results.entries {
                     prop_assert!(matching.contains(&&hit.path.to_string()));
+                }
+                if q.offset == 0 && matching.len() <= q.limit {
+                    let listed: Vec<String> = results.entries.iter().map(|h| h.path.to_string()).collect();
+                    for path in &exact {
+                        prop_assert!(listed.contains(path), "{} matches exactly but is not listed for {:?}", path, q);
+                    }
                 }
             }
             if terms.is_empty() {

@@ -13,12 +13,15 @@ use crate::tool::{Tool, ToolCategory};
 /// Arguments of search_entries.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SearchEntriesArgs {
-    /// The words to look for; every word must match.
+    /// The words to look for; every word must match, as written or in another form ("meet" finds
+    /// "meeting"). Put an exact phrase in double quotes.
     pub query: String,
     /// Only entries of this category.
     pub category: Option<CategoryArg>,
     /// How many hits to return at most (default 10, at most 100).
     pub limit: Option<Limit>,
+    /// Search as you type: the last word may be unfinished ("land" finds "landlord").
+    pub prefix: Option<bool>,
 }
 
 /// The search_entries tool.
@@ -28,7 +31,7 @@ pub struct SearchEntries;
 impl Tool for SearchEntries {
     const NAME: &'static str = "search_entries";
     const DESCRIPTION: &'static str = "Search entries by keywords in their names, fields, tags and notes, best \
-        match first. Use when the user wants to find entries about something (\"what do I have on the API?\", \
+        match first; names and tags count most. Use when the user wants to find entries about something (\"what do I have on the API?\", \
         \"find Sarah\").";
     const CATEGORY: ToolCategory = ToolCategory::Query;
     type Args = SearchEntriesArgs;
@@ -45,7 +48,13 @@ impl Tool for SearchEntries {
             return Ok(ToolOutput::data(SearchResults { entries: Vec::new(), total: 0, fuzzy: false }));
         }
         let limit = Limit::effective(args.limit);
-        let query = SearchQuery { text, category: args.category.map(Into::into), limit, offset: 0 };
+        let query = SearchQuery {
+            text,
+            category: args.category.map(Into::into),
+            limit,
+            offset: 0,
+            prefix: args.prefix.unwrap_or(false),
+        };
         let index = services.search.clone();
         let mut results = run_blocking(move || index.search(&query)).await??;
         results.entries.truncate(limit);
