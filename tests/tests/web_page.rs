@@ -240,6 +240,49 @@ async fn a_person_captures_searches_and_reads_an_entry_in_the_browser() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_box_lists_results_while_a_person_types() {
+    if !browser_available() {
+        return;
+    }
+    let kb_dir = tempfile::tempdir().unwrap();
+    for (path, text) in [
+        ("admin/lease.md", "---\nname: Lease renewal\n---\nMeeting with the landlord about the lease.\n"),
+        ("ideas/land-art.md", "---\nname: Land art\n---\nStones in a field.\n"),
+    ] {
+        let file = kb_dir.path().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let url = start_kb(kb_dir.path()).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+
+    // "landl", no Enter: the landlord note is listed, its completed word marked.
+    let search = page.wait_for("#search-input").await;
+    page.type_into(&search, "landl").await;
+    page.wait_until(
+        "the landlord note listed while typing",
+        "const items = [...document.querySelectorAll('#search-results li')]; \
+         return items.length === 1 && /Lease renewal/.test(items[0].textContent);",
+        json!([]),
+    )
+    .await;
+    let marked =
+        page.execute("return document.querySelector('#search-results mark').textContent;", json!([])).await;
+    assert_eq!(marked, json!("landlord"));
+    // Deleting back to "land" lists the entry named so first, then the landlord note.
+    page.type_into(&search, "\u{E003}").await;
+    page.wait_until(
+        "both entries listed for land, the one named so first",
+        "const items = [...document.querySelectorAll('#search-results li')]; \
+         return items.length === 2 && /Land art/.test(items[0].textContent) && /Lease renewal/.test(items[1].textContent);",
+        json!([]),
+    )
+    .await;
+    let typed = page.execute("return document.querySelector('#search-input').value;", json!([])).await;
+    assert_eq!(typed, json!("land"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_asks_for_the_token_and_shows_errors_inline() {
     if !browser_available() {
         return;

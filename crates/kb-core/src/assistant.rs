@@ -344,9 +344,24 @@ impl Assistant {
         category: Option<&str>,
         limit: Option<u64>,
     ) -> Result<Value, ToolFailure> {
+        self.search_with(query, category, limit, false).await
+    }
+
+    /// Searches (search_entries); with `prefix`, as the person types: the last word may be
+    /// unfinished.
+    pub async fn search_with(
+        &self,
+        query: &str,
+        category: Option<&str>,
+        limit: Option<u64>,
+        prefix: bool,
+    ) -> Result<Value, ToolFailure> {
         let mut args = json!({ "query": query });
         set(&mut args, "category", category.map(Value::from));
         set(&mut args, "limit", limit.map(Value::from));
+        if prefix {
+            args["prefix"] = Value::Bool(true);
+        }
         self.call_tool("search_entries", args, CaptureSource::Api).await
     }
 

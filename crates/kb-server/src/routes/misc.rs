@@ -33,6 +33,8 @@ pub struct SearchQuery {
     q: Option<String>,
     category: Option<String>,
     limit: Option<u64>,
+    /// Search as you type: the last word may be unfinished.
+    prefix: Option<bool>,
 }
 
 /// Body of `POST /api/digest`.
@@ -67,7 +69,8 @@ pub async fn search(
     ApiQuery(query): ApiQuery<SearchQuery>,
 ) -> Result<ApiJson<Value>, ApiError> {
     let q = query.q.unwrap_or_default();
-    Ok(ApiJson(state.assistant.search(&q, query.category.as_deref(), query.limit).await?))
+    let prefix = query.prefix.unwrap_or(false);
+    Ok(ApiJson(state.assistant.search_with(&q, query.category.as_deref(), query.limit, prefix).await?))
 }
 
 /// `POST /api/digest {type}` → `{type, content}`.
