@@ -14,6 +14,9 @@ use sqlx::{Row, Sqlite, Transaction};
 
 use crate::conversations::rows::format_time;
 
+/// How a transaction that reads then writes begins: holding the write lock from the start.
+const WRITE_TRANSACTION: &str = "BEGIN IMMEDIATE";
+
 /// The SHA-256 of `bytes`, as history names them.
 pub fn content_hash(bytes: &[u8]) -> ContentHash {
     let digest = Sha256::digest(bytes);
@@ -118,7 +121,10 @@ impl SqliteHistory {
         if changes.is_empty() {
             return Ok(Vec::new());
         }
-        let mut tx = self.pool.begin().await.map_err(db("cannot begin recording"))?;
+        // IMMEDIATE: the write lock is taken at the start (waiting up to the busy timeout), so
+        // a read-then-write never fails with SQLITE_BUSY_SNAPSHOT when another process wrote
+        // in between.
+        let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(db("cannot begin recording"))?;
         let ids = write_operation(&mut tx, at, by, reverts, changes.into_iter().map(Pending::from)).await?;
         tx.commit().await.map_err(db("cannot record the change"))?;
         self.revisions_by_id(&ids).await
@@ -133,7 +139,10 @@ impl SqliteHistory {
         if files.is_empty() {
             return Ok(Vec::new());
         }
-        let mut tx = self.pool.begin().await.map_err(db("cannot begin recording"))?;
+        // IMMEDIATE: the write lock is taken at the start (waiting up to the busy timeout), so
+        // a read-then-write never fails with SQLITE_BUSY_SNAPSHOT when another process wrote
+        // in between.
+        let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(db("cannot begin recording"))?;
         let mut pending = Vec::new();
         for file in files {
             let head = head_of(&mut tx, &file.path).await?;
