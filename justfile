@@ -17,10 +17,11 @@ serve:
 test:
     cargo test --workspace
 
-# Print the benchmark tables (target/bench/search.md, target/bench/vault.md). KB_BENCH_SIZES=1000,10000 keeps it short.
+# Print the benchmark tables (target/bench/search.md, target/bench/relevance.md, target/bench/vault.md). KB_BENCH_SIZES=1000,10000 keeps it short.
 bench:
     mkdir -p target/bench
     cargo bench -p kb-search --bench search
+    cargo bench -p kb-search --bench relevance
     cargo bench -p kb-cli --bench vault
 
 # Format the code.
