@@ -213,7 +213,7 @@ fn request(row: &Row) -> SearchQuery {
     SearchQuery {
         text: row.query.clone(),
         limit: LIMIT,
-        // TODO(issue 13): prefix: row.mode == Mode::Prefix,
+        prefix: row.mode == Mode::Prefix,
         ..SearchQuery::default()
     }
 }

@@ -239,17 +239,6 @@ pub(crate) fn tokens(text: &str) -> Vec<(String, Range<usize>)> {
     out
 }
 
-/// The stems of `text`'s terms in `language`, in order: one per term of [`tokens`].
-pub(crate) fn stemmed_tokens(text: &str, language: SearchLanguage) -> Vec<String> {
-    let mut analyzer = stemming_analyzer(language);
-    let mut stream = analyzer.token_stream(text);
-    let mut out = Vec::new();
-    while let Some(token) = stream.next() {
-        out.push(token.text.clone());
-    }
-    out
-}
-
 /// The edit distance a typo-tolerant retry allows for a term: none for terms shorter than
 /// three characters (one edit would match almost anything), one otherwise.
 pub fn fuzzy_distance(term: &str) -> u8 {

@@ -40,13 +40,11 @@ pub(crate) fn to_document(fields: &IndexFields, entry: &Entry, stamp: Stamp) -> 
         if !text.is_empty() {
             for _ in 0..kind.weight() {
                 doc.add_text(fields.all, &text);
+                doc.add_text(fields.stemmed, &text);
             }
             if kind.is_name() {
                 doc.add_text(fields.names, &text);
-            } else {
-                for _ in 0..kind.weight() {
-                    doc.add_text(fields.stemmed, &text);
-                }
+                doc.add_text(fields.names_stemmed, &text);
             }
             doc.add_text(field, text);
         }

@@ -4,7 +4,8 @@
 //! scored higher; its stem in `stemmed`, so "meet" finds "meeting"; and, for the last word
 //! of a search-as-you-type query, any term it begins ("land" → "landlord"). A word quoted
 //! alone must match exactly; a quoted phrase must match as that phrase. A word found in a
-//! name or tags adds a fixed bonus, so such a match outranks one deep in the body. The
+//! name or tags adds a fixed bonus (more as written or completed, less by its stem), so
+//! such a match outranks one deep in the body. The
 //! optional category filter does not change the scores. The typo-tolerant retry matches
 //! every term within one edit in `all`.
 
@@ -32,8 +33,11 @@ pub(crate) enum Matching {
 const EXACT_BOOST: f32 = 1.5;
 /// What a word completed by prefix scores (no term statistics: any completion counts alike).
 const PREFIX_SCORE: f32 = 0.5;
-/// What each query word found in a name or the tags adds.
+/// What each query word found as written (or completed) in a name or the tags adds.
 const NAME_BONUS: f32 = 10.0;
+/// What each query word found by its stem in a name or the tags adds (on top of
+/// [`NAME_BONUS`] when it is there as written too).
+const STEM_NAME_BONUS: f32 = 6.0;
 
 /// What to search for.
 #[derive(Debug, Clone, Copy)]
@@ -85,10 +89,15 @@ fn exact_clauses(fields: &IndexFields, request: Request<'_>) -> Vec<(Occur, Box<
             ));
             bonus.push((Occur::Should, prefix(fields.names, word)));
         }
+        let stem = request.stems.get(i).unwrap_or(word);
         clauses.push((Occur::Must, Box::new(BooleanQuery::new(ways))));
         clauses.push((
             Occur::Should,
             Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(bonus)), NAME_BONUS)),
+        ));
+        clauses.push((
+            Occur::Should,
+            Box::new(ConstScoreQuery::new(term(fields.names_stemmed, stem), STEM_NAME_BONUS)),
         ));
     }
     for word in &parts.exact {

@@ -5,9 +5,9 @@
 //! and accent-insensitive, with positions for quoted phrases): a query is a conjunction of
 //! a few posting lists per word, so matching and the exact count stay fast at 100,000
 //! entries. A name is put in `all` three times and tags twice, so BM25 weighs a match there
-//! above one in the body. `stemmed` holds the same texts but names and tags, each word
-//! reduced to its stem in the vault's language; `names` holds the name and tags alone, for
-//! the bonus a match there earns and for completing a name as it is typed. Every text field
+//! above one in the body. `stemmed` holds the same texts, each word reduced to its stem in
+//! the vault's language; `names` holds the name and tags alone (and `names_stemmed` their
+//! stems), for the bonus a match there earns and for completing a name as it is typed. Every text field
 //! is stored (not indexed), so snippets are cut from the text that was indexed. `path`, `category` and
 //! `status` are single raw terms (the unique key and the filters); `mtime` and `size` are
 //! the content stamp of the file, kept as fast fields so a warm start reads them without
@@ -77,8 +77,7 @@ impl TextField {
         }
     }
 
-    /// Whether the text is a name or tags: matched exactly and by prefix, never by stem,
-    /// and earning the name bonus.
+    /// Whether the text is a name or tags: a match there earns the name bonus.
     pub(crate) fn is_name(self) -> bool {
         matches!(self, TextField::Name | TextField::Tags)
     }
@@ -110,10 +109,12 @@ pub(crate) struct IndexFields {
     pub size: Field,
     /// Every searchable text of the entry: indexed with positions, not stored.
     pub all: Field,
-    /// The texts but names and tags, stemmed: indexed, not stored.
+    /// Every searchable text, stemmed: indexed, not stored.
     pub stemmed: Field,
     /// The name and the tags: indexed, not stored.
     pub names: Field,
+    /// The name and the tags, stemmed: indexed, not stored.
+    pub names_stemmed: Field,
     text: [Field; 7],
 }
 
@@ -140,6 +141,7 @@ impl IndexFields {
             all: get(ALL_FIELD)?,
             stemmed: get(STEMMED_FIELD)?,
             names: get(NAMES_FIELD)?,
+            names_stemmed: get(NAMES_STEMMED_FIELD)?,
             text,
         })
     }
@@ -159,6 +161,8 @@ const ALL_FIELD: &str = "all";
 const STEMMED_FIELD: &str = "stemmed";
 /// The field holding names and tags.
 const NAMES_FIELD: &str = "names";
+/// The field holding the stems of names and tags.
+const NAMES_STEMMED_FIELD: &str = "names_stemmed";
 
 /// The schema of kb's index.
 pub(crate) fn build_schema() -> Schema {
@@ -177,6 +181,7 @@ pub(crate) fn build_schema() -> Schema {
     builder.add_text_field(ALL_FIELD, indexed(ANALYZER_NAME, IndexRecordOption::WithFreqsAndPositions));
     builder.add_text_field(STEMMED_FIELD, indexed(STEMMED_ANALYZER_NAME, IndexRecordOption::WithFreqs));
     builder.add_text_field(NAMES_FIELD, indexed(ANALYZER_NAME, IndexRecordOption::WithFreqs));
+    builder.add_text_field(NAMES_STEMMED_FIELD, indexed(STEMMED_ANALYZER_NAME, IndexRecordOption::WithFreqs));
     for field in TextField::ALL {
         builder.add_text_field(field.schema_name(), TextOptions::default().set_stored());
     }

@@ -2,12 +2,16 @@
 //!
 //! Matched terms are marked in Markdown bold: `**term**` (the words as written in the entry,
 //! accents and case kept), whether they matched exactly, by their stem ("**meetings**" for
-//! "meet") or as the completion of a word being typed. The passage is at most about [`SNIPPET_CHARS`] characters of one
-//! field, whitespace collapsed, with `…` where it was cut.
+//! "meet") or as the completion of a word being typed. The passage is at most about
+//! [`SNIPPET_CHARS`] characters of one field, whitespace collapsed, with `…` where it was
+//! cut.
 
+use std::cell::RefCell;
 use std::ops::Range;
 
-use crate::analysis::{SearchLanguage, fuzzy_distance, stemmed_tokens, tokens, within_one_edit};
+use tantivy::tokenizer::TextAnalyzer;
+
+use crate::analysis::{SearchLanguage, fuzzy_distance, stemming_analyzer, tokens, within_one_edit};
 use crate::query::Request;
 use crate::schema::TextField;
 
@@ -21,11 +25,11 @@ const LEAD_CHARS: usize = 30;
 type Hits = Vec<(usize, Range<usize>)>;
 
 /// Which query terms a token of the entry matches.
-#[derive(Debug, Clone)]
 pub(crate) struct TermMatcher {
     terms: Vec<String>,
-    /// The stem of each loose word with the index of its term, and the language of the stems.
-    stems: Option<(Vec<(String, usize)>, SearchLanguage)>,
+    /// The stem of each loose word with the index of its term, and an analyzer making stems
+    /// in the vault's language.
+    stems: Option<(Vec<(String, usize)>, RefCell<TextAnalyzer>)>,
     /// A word being typed, with the index of its term: any token it begins matches.
     prefix: Option<(String, usize)>,
     fuzzy: bool,
@@ -43,53 +47,60 @@ impl TermMatcher {
     pub fn for_query(request: Request<'_>, language: SearchLanguage, fuzzy: bool) -> TermMatcher {
         let terms = request.parts.all_terms();
         let index_of = |word: &String| terms.iter().position(|t| t == word).unwrap_or(0);
-        let stems =
+        let stems: Vec<(String, usize)> =
             request.parts.words.iter().zip(request.stems).map(|(w, s)| (s.clone(), index_of(w))).collect();
         let prefix = (request.prefix && request.parts.ends_in_word)
             .then(|| request.parts.words.last().map(|w| (w.clone(), index_of(w))))
             .flatten();
-        TermMatcher { stems: Some((stems, language)), prefix, fuzzy, terms }
+        let stemming = RefCell::new(stemming_analyzer(language));
+        TermMatcher { stems: Some((stems, stemming)), prefix, fuzzy, terms }
     }
 
     /// Where in `text` the query's terms are: (query term index, byte range).
     fn hits(&self, text: &str) -> Hits {
-        let exact = tokens(text);
-        let stemmed = match &self.stems {
-            Some((_, language)) => stemmed_tokens(text, *language),
-            None => Vec::new(),
-        };
-        let aligned = stemmed.len() == exact.len();
-        exact
+        tokens(text)
             .into_iter()
-            .enumerate()
-            .filter_map(|(i, (token, range))| {
-                let stem = if aligned { stemmed.get(i).map(String::as_str) } else { None };
-                self.matches(&token, stem).map(|term| (term, range))
-            })
+            .filter_map(|(token, range)| self.matches(&token).map(|i| (i, range)))
             .collect()
     }
 
-    /// The index of the query term `token` (whose stem is `stem`) matches, if any.
-    fn matches(&self, token: &str, stem: Option<&str>) -> Option<usize> {
+    /// The index of the query term `token` matches, if any.
+    fn matches(&self, token: &str) -> Option<usize> {
         if let Some(i) = self.terms.iter().position(|t| t == token) {
             return Some(i);
-        }
-        if let (Some((stems, _)), Some(stem)) = (&self.stems, stem)
-            && let Some((_, i)) = stems.iter().find(|(s, _)| s == stem)
-        {
-            return Some(*i);
         }
         if let Some((start, i)) = &self.prefix
             && token.starts_with(start.as_str())
         {
             return Some(*i);
         }
+        if let Some(i) = self.stem_match(token) {
+            return Some(i);
+        }
         if !self.fuzzy {
             return None;
         }
         self.terms.iter().position(|t| fuzzy_distance(t) > 0 && within_one_edit(t, token))
     }
+
+    /// The index of the word whose stem `token` shares. Only a token beginning as a stem
+    /// does is stemmed (stemmers change the ends of words), so a long text costs little.
+    fn stem_match(&self, token: &str) -> Option<usize> {
+        let (stems, analyzer) = self.stems.as_ref()?;
+        let head = |s: &str| s.chars().take(STEM_HEAD_CHARS).collect::<String>();
+        let token_head = head(token);
+        if !stems.iter().any(|(stem, _)| head(stem) == token_head) {
+            return None;
+        }
+        let mut analyzer = analyzer.try_borrow_mut().ok()?;
+        let mut stream = analyzer.token_stream(token);
+        let stem = stream.next().map(|t| t.text.clone())?;
+        stems.iter().find(|(s, _)| *s == stem).map(|(_, i)| *i)
+    }
 }
+
+/// How many first characters a word and its stem always share.
+const STEM_HEAD_CHARS: usize = 2;
 
 /// The field that matched best (most distinct query terms; ties go to the earlier field of
 /// [`TextField::ALL`]) and its marked passage. `texts` are the entry's searchable texts.

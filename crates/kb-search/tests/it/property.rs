@@ -1,5 +1,5 @@
 //! Property 6 of the spec over generated vaults and queries: every hit holds every query
-//! word in an indexed field — as written, by its stem outside names and tags, or (the last
+//! word in an indexed field — as written, by its stem, or (the last
 //! word of a search-as-you-type query) as the beginning of a word; filters and limit hold;
 //! hits come best first; the total is the number of matching entries counted by brute
 //! force; and every entry the exact conjunction of the words finds is still found (stems
@@ -97,28 +97,20 @@ fn document(e: &GenEntry) -> String {
 
 /// The searchable text of an entry, gathered independently of the index.
 fn searchable_terms(entry: &Entry) -> Vec<String> {
-    let mut text = vec![entry.name(), entry.tags().join(" ")];
-    text.push(stemmed_text(entry));
-    analyze(&text.join("\n"))
-}
-
-/// The texts of an entry that are matched by stem too (all but the name and tags).
-fn stemmed_text(entry: &Entry) -> String {
     let fm = &entry.frontmatter;
-    let mut text = vec![entry.body.clone()];
+    let mut text = vec![entry.name(), entry.tags().join(" "), entry.body.clone()];
     for key in ["one_liner", "next_action", "context", "original_text"] {
         text.push(fm.get_str(key).unwrap_or_default().to_string());
     }
-    text.join("\n")
+    analyze(&text.join("\n"))
 }
 
-/// Whether `entry` holds the query word `word` (whose stem is `stem`): as written, by stem
-/// outside the name and tags, or, when `completing`, as the start of a word.
+/// Whether `entry` holds the query word `word` (whose stem is `stem`): as written, by stem,
+/// or, when `completing`, as the start of a word.
 fn holds(entry: &Entry, word: &str, stem: &str, completing: bool) -> bool {
     let have = searchable_terms(entry);
-    let english = SearchLanguage::default();
     have.iter().any(|h| h == word)
-        || stems(&analyze(&stemmed_text(entry)), english).iter().any(|s| s == stem)
+        || stems(&have, SearchLanguage::default()).iter().any(|s| s == stem)
         || (completing && have.iter().any(|h| h.starts_with(word)))
 }
 
