@@ -24,12 +24,15 @@ const LEAD_CHARS: usize = 30;
 /// Where in a text the query terms were found: (query term index, byte range).
 type Hits = Vec<(usize, Range<usize>)>;
 
+/// The stem of each loose word with the index of its term, and an analyzer making stems in
+/// the vault's language.
+type Stems = (Vec<(String, usize)>, RefCell<TextAnalyzer>);
+
 /// Which query terms a token of the entry matches.
 pub(crate) struct TermMatcher {
     terms: Vec<String>,
-    /// The stem of each loose word with the index of its term, and an analyzer making stems
-    /// in the vault's language.
-    stems: Option<(Vec<(String, usize)>, RefCell<TextAnalyzer>)>,
+    /// How a token matches a loose word by its stem.
+    stems: Option<Stems>,
     /// A word being typed, with the index of its term: any token it begins matches.
     prefix: Option<(String, usize)>,
     fuzzy: bool,
