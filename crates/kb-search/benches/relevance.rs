@@ -410,7 +410,7 @@ fn main() {
     let _ = writeln!(md, "# kb-search relevance\n");
     let _ = writeln!(
         md,
-        "{} labelled queries (`crates/kb-search/benches/relevance/queries.tsv`), limit {LIMIT}, through the `SearchIndex` port. P@5: relevant hits among the first 5 ÷ min(5, relevant entries); MRR: mean of 1 / rank of the first relevant hit (0 when none in the first {LIMIT}). Latency: mean over {ROUNDS} rounds of the set, warm. Prefix rows (search as you type) run as plain queries until `SearchQuery` can say so.\n",
+        "{} labelled queries (`crates/kb-search/benches/relevance/queries.tsv`), limit {LIMIT}, through the `SearchIndex` port. P@5: relevant hits among the first 5 ÷ min(5, relevant entries); MRR: mean of 1 / rank of the first relevant hit (0 when none in the first {LIMIT}). Latency: mean over {ROUNDS} rounds of the set, warm. Prefix rows run as search as you type (`prefix: true`; the before figures ran them as plain queries, the only way then).\n",
         rows.len()
     );
     for n in &notes {
