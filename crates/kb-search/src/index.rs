@@ -17,7 +17,7 @@ use kb_domain::{
     ChangeObserver, Entry, EntryChange, EntryPath, FileRead, SearchError, SearchHit, SearchIndex,
     SearchQuery, SearchResults, Stamp, VaultFiles,
 };
-use tantivy::collector::{Count, TopDocs};
+
 use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
 
 use crate::analysis::{SearchLanguage, fuzzy_distance, query_parts, stems};
@@ -26,6 +26,7 @@ use crate::error::index_error;
 use crate::open::{OpenStats, SyncStats, WRITER_HEAP, load_stamps};
 use crate::owner::{self, Answer, OnForwarded, OwnerServer, Request, SendError};
 use crate::query::{self, Matching};
+use crate::rank;
 use crate::schema::IndexFields;
 use crate::snippet::{TermMatcher, best_passage};
 
@@ -413,12 +414,25 @@ impl TantivyIndex {
         // No page can start past the last document; this also bounds the collector's buffer.
         let offset = page.offset.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
         let query = query::build(&self.fields, request, matching);
-        let collector =
-            (TopDocs::with_limit(limit).and_offset(offset).tweak_score(newest_among_equals), Count);
-        let (top, total) = searcher.search(&query, &collector).map_err(index_error)?;
+        let (in_names, words) = match matching {
+            Matching::Exact => {
+                let completing = (request.prefix && request.parts.ends_in_word)
+                    .then(|| request.parts.words.last().map(String::as_str))
+                    .flatten();
+                let words = rank::Words { words: &request.parts.words, stems: request.stems, completing };
+                let named =
+                    completing.is_some() || self.names_holding(searcher, request.stems) <= NAME_PASS_LIMIT;
+                (named.then(|| query::in_names(&self.fields, request, &query)).flatten(), Some(words))
+            }
+            // The typo-tolerant retry's words are not the entry's: no bonuses for them.
+            Matching::Fuzzy => (None, None),
+        };
+        let in_names = in_names.as_ref().map(|q| q as &dyn tantivy::query::Query);
+        let (top, total) = rank::top_page(searcher, &self.fields, &query, in_names, words, offset, limit)
+            .map_err(index_error)?;
         let matcher = TermMatcher::for_query(request, self.language, matching == Matching::Fuzzy);
         let mut entries = Vec::with_capacity(top.len());
-        for ((score, _), address) in top {
+        for (score, address) in top {
             let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
             let stored = StoredHit::from_document(&self.fields, &doc);
             let Ok(path) = kb_domain::EntryPath::parse(&stored.path) else { continue };
@@ -429,29 +443,28 @@ impl TantivyIndex {
                 path,
                 matched_field: field.label().to_string(),
                 snippet,
-                score: score as f32 / SCORE_STEPS,
+                score,
             });
         }
         Ok(SearchResults { entries, total, fuzzy: matching == Matching::Fuzzy })
     }
 }
 
-/// Scores are compared in steps of 1/1000: hits closer than that count as equal, and the
-/// more recently updated comes first.
-const SCORE_STEPS: f32 = 1000.0;
+/// The name matches of a search are looked for apart (so that one scoring low on its text
+/// is still ranked) only when the words are in at most this many names and tags: a word in
+/// more names than that distinguishes none, and its weight in the text score ranks them.
+const NAME_PASS_LIMIT: u64 = 1_000;
 
-/// The ranking key of a hit: its score in [`SCORE_STEPS`], then its `updated_at` (undated
-/// last).
-fn newest_among_equals(
-    segment: &tantivy::SegmentReader,
-) -> impl Fn(tantivy::DocId, tantivy::Score) -> (i64, i64) + use<> {
-    let updated = segment.fast_fields().date(crate::schema::UPDATED_AT_FIELD).ok();
-    move |doc, score| {
-        let at = updated
-            .as_ref()
-            .and_then(|column| column.first(doc))
-            .map_or(i64::MIN, |d| d.into_timestamp_secs());
-        ((score * SCORE_STEPS).round() as i64, at)
+impl TantivyIndex {
+    /// How many names or tags hold one of `stems` (counted per word, from the term
+    /// dictionary).
+    fn names_holding(&self, searcher: &Searcher, stems: &[String]) -> u64 {
+        stems
+            .iter()
+            .map(|stem| {
+                searcher.doc_freq(&Term::from_field_text(self.fields.names_stemmed, stem)).unwrap_or(u64::MAX)
+            })
+            .fold(0, u64::saturating_add)
     }
 }
 

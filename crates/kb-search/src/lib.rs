@@ -33,6 +33,7 @@ mod open;
 mod owner;
 mod presence;
 mod query;
+mod rank;
 pub mod schema;
 pub mod snippet;
 #[cfg(feature = "testgen")]

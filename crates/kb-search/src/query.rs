@@ -1,11 +1,11 @@
 //! Turning a person's words into a tantivy query without any query syntax but quotes.
 //!
-//! Every loose word must match, in one of three ways: the exact (folded) term in `all`,
-//! scored higher; its stem in `stemmed`, so "meet" finds "meeting"; and, for the last word
-//! of a search-as-you-type query, any term it begins ("land" → "landlord"). A word quoted
-//! alone must match exactly; a quoted phrase must match as that phrase. A word found in a
-//! name or tags adds a fixed bonus (more as written or completed, less by its stem), so
-//! such a match outranks one deep in the body. The
+//! Every loose word must match by its stem in `stemmed` (which holds every form of it, so
+//! "meet" finds "meeting" and "meeting" finds "meet") or, for the last word of a
+//! search-as-you-type query, as the beginning of any term ("land" → "landlord"). The form
+//! as written earns its bonus when the best hits are ranked ([`crate::rank`]). A word quoted
+//! alone must match exactly; a quoted phrase must match as that phrase. [`in_names`] finds
+//! the matches holding a word in their name or tags, whose bonus [`crate::rank`] adds. The
 //! optional category filter does not change the scores. The typo-tolerant retry matches
 //! every term within one edit in `all`.
 
@@ -28,16 +28,10 @@ pub(crate) enum Matching {
     Fuzzy,
 }
 
-/// How much more an exact term scores than its stem: "meeting" finds both "meeting" and
-/// "meet", the entry saying "meeting" first.
+/// How much more a word quoted alone scores (it must be there as written).
 const EXACT_BOOST: f32 = 1.5;
 /// What a word completed by prefix scores (no term statistics: any completion counts alike).
 const PREFIX_SCORE: f32 = 0.5;
-/// What each query word found as written (or completed) in a name or the tags adds.
-const NAME_BONUS: f32 = 10.0;
-/// What each query word found by its stem in a name or the tags adds (on top of
-/// [`NAME_BONUS`] when it is there as written too).
-const STEM_NAME_BONUS: f32 = 6.0;
 
 /// What to search for.
 #[derive(Debug, Clone, Copy)]
@@ -71,44 +65,57 @@ pub(crate) fn build(fields: &IndexFields, request: Request<'_>, matching: Matchi
 }
 
 /// The clauses of an exact search: one required alternative per word, the quoted words and
-/// phrases, and the name bonus.
+/// the phrases.
 fn exact_clauses(fields: &IndexFields, request: Request<'_>) -> Vec<(Occur, Box<dyn Query>)> {
     let parts = request.parts;
     let completing = (request.prefix && parts.ends_in_word).then(|| parts.words.len().saturating_sub(1));
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for (i, word) in parts.words.iter().enumerate() {
-        let mut ways: Vec<(Occur, Box<dyn Query>)> = vec![
-            (Occur::Should, Box::new(BoostQuery::new(term(fields.all, word), EXACT_BOOST))),
-            (Occur::Should, term(fields.stemmed, request.stems.get(i).unwrap_or(word))),
-        ];
-        let mut bonus: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Should, term(fields.names, word))];
-        if completing == Some(i) {
-            ways.push((
-                Occur::Should,
-                Box::new(ConstScoreQuery::new(prefix(fields.all, word), PREFIX_SCORE)),
-            ));
-            bonus.push((Occur::Should, prefix(fields.names, word)));
-        }
         let stem = request.stems.get(i).unwrap_or(word);
-        clauses.push((Occur::Must, Box::new(BooleanQuery::new(ways))));
-        clauses.push((
-            Occur::Should,
-            Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(bonus)), NAME_BONUS)),
-        ));
-        clauses.push((
-            Occur::Should,
-            Box::new(ConstScoreQuery::new(term(fields.names_stemmed, stem), STEM_NAME_BONUS)),
-        ));
+        if completing == Some(i) {
+            let required = BooleanQuery::new(vec![
+                (Occur::Should, term(fields.stemmed, stem)),
+                (Occur::Should, Box::new(ConstScoreQuery::new(prefix(fields.all, word), PREFIX_SCORE))),
+            ]);
+            clauses.push((Occur::Must, Box::new(required)));
+        } else {
+            clauses.push((Occur::Must, term(fields.stemmed, stem)));
+        }
     }
     for word in &parts.exact {
         clauses.push((Occur::Must, Box::new(BoostQuery::new(term(fields.all, word), EXACT_BOOST))));
-        clauses.push((Occur::Should, Box::new(ConstScoreQuery::new(term(fields.names, word), NAME_BONUS))));
     }
     for phrase in &parts.phrases {
         let terms = phrase.iter().map(|t| Term::from_field_text(fields.all, t)).collect();
         clauses.push((Occur::Must, Box::new(PhraseQuery::new(terms))));
     }
     clauses
+}
+
+/// The entries of `main` (the query of `request`) that hold at least one of its words in
+/// their name or tags, in any form or (the word being typed) completed; scored by how well
+/// their names match (shorter names first), not by `main`, so that this costs the name
+/// lists, not the text's. `None` without loose words. Searched beside `main` so that a name
+/// match scoring low on its text is still ranked ([`crate::rank`]).
+pub(crate) fn in_names(
+    fields: &IndexFields,
+    request: Request<'_>,
+    main: &BooleanQuery,
+) -> Option<BooleanQuery> {
+    let parts = request.parts;
+    if parts.words.is_empty() {
+        return None;
+    }
+    let completing = request.prefix && parts.ends_in_word;
+    let mut any: Vec<(Occur, Box<dyn Query>)> =
+        request.stems.iter().map(|stem| (Occur::Should, term(fields.names_stemmed, stem))).collect();
+    if completing && let Some(word) = parts.words.last() {
+        any.push((Occur::Should, prefix(fields.names, word)));
+    }
+    Some(BooleanQuery::new(vec![
+        (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(main.clone()), 0.0))),
+        (Occur::Must, Box::new(BooleanQuery::new(any))),
+    ]))
 }
 
 /// The exact term `text` in `field`, scored by BM25.

@@ -90,9 +90,8 @@ impl TermMatcher {
     /// does is stemmed (stemmers change the ends of words), so a long text costs little.
     fn stem_match(&self, token: &str) -> Option<usize> {
         let (stems, analyzer) = self.stems.as_ref()?;
-        let head = |s: &str| s.chars().take(STEM_HEAD_CHARS).collect::<String>();
-        let token_head = head(token);
-        if !stems.iter().any(|(stem, _)| head(stem) == token_head) {
+        let head = |s: &str| s.char_indices().nth(STEM_HEAD_CHARS).map_or(s.len(), |(i, _)| i);
+        if !stems.iter().any(|(stem, _)| token.starts_with(&stem[..head(stem)])) {
             return None;
         }
         let mut analyzer = analyzer.try_borrow_mut().ok()?;
@@ -102,8 +101,8 @@ impl TermMatcher {
     }
 }
 
-/// How many first characters a word and its stem always share.
-const STEM_HEAD_CHARS: usize = 2;
+/// How many first characters a word and its stem always share (all of a shorter stem).
+const STEM_HEAD_CHARS: usize = 3;
 
 /// The field that matched best (most distinct query terms; ties go to the earlier field of
 /// [`TextField::ALL`]) and its marked passage. `texts` are the entry's searchable texts.
