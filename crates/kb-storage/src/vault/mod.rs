@@ -620,6 +620,16 @@ impl Vault {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         if unique {
+            // A file of this name written a moment ago by another kb process reaches this
+            // cache only through the watcher: read it now, so it counts as a namesake.
+            let own = EntryPath::for_slug(new.category, &slug);
+            if !state.cache.is_taken(&own) && fs::symlink_metadata(self.root.file(&own)).is_ok() {
+                let mut observed = Vec::new();
+                if let Err(e) = self.reread_observed(&mut state, &own, true, &mut observed) {
+                    tracing::warn!(error = %e, path = %own, "a file of the same name could not be read");
+                }
+                self.observe(observed);
+            }
             let taken: Vec<NameMatch> = state
                 .cache
                 .find_by_name(&new.name)

@@ -38,6 +38,36 @@ fn open_creates_folders_and_index() {
 }
 
 #[test]
+fn a_unique_create_refuses_a_namesake_even_one_written_by_another_process_a_moment_ago() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+    let create_unique = |new: NewEntry| vault.create_unique_as(new, &by);
+    let ada = create_unique(new_entry(Category::People, "Ada Byron")).unwrap();
+    assert_eq!(ada.path, path("people/ada-byron.md"));
+    let again = create_unique(new_entry(Category::People, "ada  byron"));
+    assert!(
+        matches!(&again, Err(RepositoryError::NameTaken(found)) if found[0].entry.path == ada.path),
+        "{again:?}"
+    );
+    assert!(create_unique(new_entry(Category::People, "Ada")).is_err(), "a first name is a namesake too");
+    assert!(create_unique(new_entry(Category::Projects, "Ada Byron")).is_ok(), "another category is not");
+    // Written by another process, not yet seen by this one (no watcher here).
+    fs::write(dir.path().join("people/grace-hopper.md"), "---\nname: Grace Hopper\n---\nCOBOL\n").unwrap();
+    let grace = create_unique(new_entry(Category::People, "Grace Hopper"));
+    assert!(
+        matches!(&grace, Err(RepositoryError::NameTaken(found)) if found[0].entry.path == path("people/grace-hopper.md")),
+        "{grace:?}"
+    );
+    assert!(!dir.path().join("people/grace-hopper-2.md").exists());
+    // The plain create still files a namesake, with a suffix.
+    assert_eq!(
+        vault.create(new_entry(Category::People, "Grace Hopper")).unwrap().path,
+        path("people/grace-hopper-2.md")
+    );
+}
+
+#[test]
 fn taken_slug_gets_a_suffix() {
     let dir = tempfile::tempdir().unwrap();
     let vault = open(dir.path());
