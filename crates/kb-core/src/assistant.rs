@@ -603,7 +603,6 @@ fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultW
     }
 }
 
-/// A vault path from the caller's text, or an `invalid_path` failure.
 impl Assistant {
     /// The path `reference` names: a path as given, or an entry's name resolved as the
     /// tools resolve names (several matches: `AMBIGUOUS` with the candidates). A deleted
@@ -625,6 +624,7 @@ impl Assistant {
     }
 }
 
+/// A vault path from the caller's text, or an `invalid_path` failure.
 fn parse_path(path: &str) -> Result<kb_domain::EntryPath, ToolFailure> {
     kb_domain::EntryPath::parse(path)
         .map_err(|e| ToolFailure::new(ErrorCode::InvalidPath, format!("invalid path: {e}")))

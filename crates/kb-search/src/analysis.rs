@@ -165,6 +165,9 @@ pub struct QueryParts {
     /// Whether the query ends with a loose word still being typed (no space or quote after
     /// it), the one a search-as-you-type may complete.
     pub ends_in_word: bool,
+    /// That last word, when it is long enough to complete (two characters or more: one
+    /// letter would match most of the vault).
+    pub typing: Option<String>,
 }
 
 impl QueryParts {
@@ -184,6 +187,9 @@ impl QueryParts {
         all
     }
 }
+
+/// The shortest word a search as you type completes.
+pub const MIN_TYPED_CHARS: usize = 2;
 
 /// Reads a query: text between double quotes (`"` or `“ ”`; an unclosed quote runs to the
 /// end) is a phrase, the rest loose words. Nothing else is syntax.
@@ -223,8 +229,10 @@ pub fn query_parts(text: &str) -> QueryParts {
         }
     }
     let trailing_word = !quoted && segment.chars().last().is_some_and(char::is_alphanumeric);
+    let last = if trailing_word { analyze(&segment).pop() } else { None };
     flush(&mut segment, quoted, &mut parts);
     parts.ends_in_word = trailing_word && !parts.words.is_empty();
+    parts.typing = last.filter(|word| word.chars().count() >= MIN_TYPED_CHARS);
     parts
 }
 
@@ -295,6 +303,8 @@ mod tests {
         assert_eq!(parts.exact, ["meeting"]);
         assert!(parts.ends_in_word);
         assert!(!query_parts("land ").ends_in_word);
+        assert_eq!(query_parts("land x land").typing.as_deref(), Some("land"));
+        assert_eq!(query_parts("garden l").typing, None);
         assert!(!query_parts("\"land lord\"").ends_in_word);
         let open = query_parts("a “b c");
         assert_eq!(open.phrases, [vec!["b".to_string(), "c".to_string()]]);

@@ -416,9 +416,7 @@ impl TantivyIndex {
         let query = query::build(&self.fields, request, matching);
         let (in_names, words) = match matching {
             Matching::Exact => {
-                let completing = (request.prefix && request.parts.ends_in_word)
-                    .then(|| request.parts.words.last().map(String::as_str))
-                    .flatten();
+                let completing = request.typing().map(|(_, word)| word);
                 let words = rank::Words { words: &request.parts.words, stems: request.stems, completing };
                 let named =
                     completing.is_some() || self.names_holding(searcher, request.stems) <= NAME_PASS_LIMIT;
@@ -456,15 +454,15 @@ impl TantivyIndex {
 const NAME_PASS_LIMIT: u64 = 1_000;
 
 impl TantivyIndex {
-    /// How many names or tags hold one of `stems` (counted per word, from the term
-    /// dictionary).
+    /// How many names or tags hold the most common of `stems` (from the term dictionary).
     fn names_holding(&self, searcher: &Searcher, stems: &[String]) -> u64 {
         stems
             .iter()
             .map(|stem| {
                 searcher.doc_freq(&Term::from_field_text(self.fields.names_stemmed, stem)).unwrap_or(u64::MAX)
             })
-            .fold(0, u64::saturating_add)
+            .max()
+            .unwrap_or(0)
     }
 }
 

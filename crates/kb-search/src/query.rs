@@ -46,6 +46,18 @@ pub(crate) struct Request<'a> {
     pub category: Option<Category>,
 }
 
+impl Request<'_> {
+    /// The word being typed that a search as you type completes, with its place among the
+    /// loose words, if there is one.
+    pub(crate) fn typing(&self) -> Option<(usize, &str)> {
+        if !self.prefix {
+            return None;
+        }
+        let word = self.parts.typing.as_deref()?;
+        self.parts.words.iter().position(|w| w == word).map(|i| (i, word))
+    }
+}
+
 /// The query for `request`.
 pub(crate) fn build(fields: &IndexFields, request: Request<'_>, matching: Matching) -> BooleanQuery {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = match matching {
@@ -68,7 +80,7 @@ pub(crate) fn build(fields: &IndexFields, request: Request<'_>, matching: Matchi
 /// the phrases.
 fn exact_clauses(fields: &IndexFields, request: Request<'_>) -> Vec<(Occur, Box<dyn Query>)> {
     let parts = request.parts;
-    let completing = (request.prefix && parts.ends_in_word).then(|| parts.words.len().saturating_sub(1));
+    let completing = request.typing().map(|(i, _)| i);
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for (i, word) in parts.words.iter().enumerate() {
         let stem = request.stems.get(i).unwrap_or(word);
@@ -106,10 +118,9 @@ pub(crate) fn in_names(
     if parts.words.is_empty() {
         return None;
     }
-    let completing = request.prefix && parts.ends_in_word;
     let mut any: Vec<(Occur, Box<dyn Query>)> =
         request.stems.iter().map(|stem| (Occur::Should, term(fields.names_stemmed, stem))).collect();
-    if completing && let Some(word) = parts.words.last() {
+    if let Some((_, word)) = request.typing() {
         any.push((Occur::Should, prefix(fields.names, word)));
     }
     Some(BooleanQuery::new(vec![

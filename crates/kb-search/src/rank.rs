@@ -8,8 +8,8 @@
 //! - among equal scores, the more recently updated entry first.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tantivy::collector::{Count, TopDocs};
@@ -22,8 +22,11 @@ use crate::analysis::tokens;
 use crate::document::StoredHit;
 use crate::schema::{IndexFields, TextField, UPDATED_AT_FIELD};
 
-/// Candidates looked at beyond the page asked for, in each of the two candidate lists.
+/// Candidates looked at beyond the pages asked for, in each of the two candidate lists.
 const EXTRA_CANDIDATES: usize = 10;
+/// Pages are ranked within windows of this many hits (the candidates of every page of one
+/// window are the same), so paging through one never repeats or skips a hit.
+const WINDOW: usize = 50;
 /// What each query word found in the name or the tags adds.
 const NAME_BONUS: f32 = 10.0;
 /// What each query word held as written (not only by its stem) adds.
@@ -58,7 +61,8 @@ pub(crate) fn top_page(
     offset: usize,
     limit: usize,
 ) -> tantivy::Result<(Vec<Ranked>, usize)> {
-    let pool = offset.saturating_add(limit).saturating_add(EXTRA_CANDIDATES);
+    let window = offset.saturating_add(limit).div_ceil(WINDOW).saturating_mul(WINDOW);
+    let pool = window.saturating_add(EXTRA_CANDIDATES);
     let (mut candidates, total) =
         searcher.search(main, &(TopDocs::with_limit(pool).order_by_score(), Count))?;
     if let Some(in_names) = in_names {
@@ -66,8 +70,9 @@ pub(crate) fn top_page(
         // less a little per place, so name matches keep the order of how well their names match.
         let floor = candidates.last().map_or(0.0, |(score, _)| *score);
         let named = searcher.search(in_names, &TopDocs::with_limit(pool).order_by_score())?;
+        let mut known: HashSet<DocAddress> = candidates.iter().map(|(_, address)| *address).collect();
         for (place, (_, address)) in named.into_iter().enumerate() {
-            if !candidates.iter().any(|(_, known)| *known == address) {
+            if known.insert(address) {
                 candidates.push((floor - (place + 1) as f32 / SCORE_STEPS, address));
             }
         }
@@ -161,6 +166,7 @@ impl SegmentView {
 struct Segments(HashMap<u32, SegmentView>);
 
 impl Segments {
+    /// The view of segment `ord`, opened on first use.
     fn of(&mut self, searcher: &Searcher, fields: &IndexFields, ord: u32) -> tantivy::Result<&SegmentView> {
         Ok(match self.0.entry(ord) {
             Entry::Occupied(view) => view.into_mut(),

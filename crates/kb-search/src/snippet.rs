@@ -52,9 +52,7 @@ impl TermMatcher {
         let index_of = |word: &String| terms.iter().position(|t| t == word).unwrap_or(0);
         let stems: Vec<(String, usize)> =
             request.parts.words.iter().zip(request.stems).map(|(w, s)| (s.clone(), index_of(w))).collect();
-        let prefix = (request.prefix && request.parts.ends_in_word)
-            .then(|| request.parts.words.last().map(|w| (w.clone(), index_of(w))))
-            .flatten();
+        let prefix = request.typing().map(|(_, word)| (word.to_string(), index_of(&word.to_string())));
         let stemming = RefCell::new(stemming_analyzer(language));
         TermMatcher { stems: Some((stems, stemming)), prefix, fuzzy, terms }
     }

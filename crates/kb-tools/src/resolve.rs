@@ -62,10 +62,12 @@ pub struct Resolved {
     pub resolution: Option<Resolution>,
 }
 
-/// Whether a reference is written as a vault path rather than a name.
+/// Whether a reference is written as a vault path rather than a name: it ends in `.md`, or
+/// it is a `category/file` path kb can read. A name with a slash ("AC/DC") is a name.
 pub fn is_path_like(reference: &str) -> bool {
     let r = reference.trim();
-    r.contains('/') || r.contains('\\') || r.to_ascii_lowercase().ends_with(".md")
+    r.to_ascii_lowercase().ends_with(".md")
+        || ((r.contains('/') || r.contains('\\')) && EntryPath::parse(r).is_ok())
 }
 
 /// Resolves `reference`, the value of the argument `argument`, to one entry. A path is
@@ -145,6 +147,10 @@ pub async fn resolve_entry(
         if let Ok(Ok(entry)) = run_blocking(move || repo.get(&path)).await {
             candidates.push(Candidate::from(entry.summary()));
         }
+    }
+    if candidates.is_empty() {
+        // The hits' files are gone (the index is a moment behind): nothing to choose from.
+        return Err(ToolError::new(ErrorCode::NotFound, format!("Entry not found: “{reference}”.")));
     }
     Err(ambiguous(reference, argument, candidates))
 }

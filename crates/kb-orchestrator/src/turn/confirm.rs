@@ -8,7 +8,8 @@
 //! A call that named several entries (or a capture that may be an entry already there)
 //! waits instead for the person to pick one ([`pick`]): a message naming exactly one
 //! choice — by its name, a word of it no other choice has, its path, or its place ("the
-//! second") — runs the call with that choice's arguments; anything else cancels it.
+//! second") — runs the call with that choice's arguments; a question or a "not" picks
+//! nothing ("no, not Sam Lee"); anything else cancels it.
 
 use kb_domain::names::fold_name;
 use kb_domain::{ConversationId, PendingCall, PendingChoice, ToolCall};
@@ -84,6 +85,9 @@ const ORDINALS: &[(&str, usize)] = &[
     ("5th", 4),
 ];
 
+/// Words that turn a message naming an entry into one that does not pick it.
+const NEGATIONS: &[&str] = &["not", "no", "nope", "dont", "isnt", "wasnt", "never"];
+
 /// Words that answer "none of these: a new one".
 const NEW_WORDS: &[&str] = &["new", "neither", "none", "different", "another", "else", "separate"];
 
@@ -101,8 +105,13 @@ pub fn pick<'a>(choices: &'a [PendingChoice], message: &str) -> Option<&'a Pendi
     }
     let folded = fold_name(message);
     let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty() && !PICK_FILLER.contains(w)).collect();
-    if words.is_empty() {
+    // A question, or a "not" ("no, not Sam Lee"), names an entry without picking it.
+    if words.is_empty() || message.trim_end().ends_with('?') {
         return None;
+    }
+    if folded.split(' ').any(|w| NEGATIONS.contains(&w)) {
+        let new = words.iter().any(|w| NEW_WORDS.contains(w) && *w != "neither" && *w != "none");
+        return new.then(|| choices.iter().find(|c| c.path.is_none())).flatten();
     }
     if let [word] = words.as_slice() {
         let place = match *word {
@@ -241,6 +250,10 @@ mod tests {
             ("it's Sam Lee from work", Some("Sam Lee")),
             ("someone new", Some("new")),
             ("neither", Some("new")),
+            ("no, someone new", Some("new")),
+            ("no, not Sam Lee", None),
+            ("Sam Lee?", None),
+            ("what does Sam Lee do?", None),
             ("Sam", None),
             ("the one from work", None),
             ("yes", None),

@@ -165,8 +165,8 @@ proptest! {
             let terms = query_terms(&q.text);
             let parts = query_parts(&q.text);
             let word_stems = stems(&parts.words, SearchLanguage::default());
-            let last = parts.words.len().saturating_sub(1);
-            let completing = |i: usize| q.prefix && parts.ends_in_word && i == last;
+            let typing = parts.typing.as_ref().and_then(|t| parts.words.iter().position(|w| w == t));
+            let completing = |i: usize| q.prefix && typing == Some(i);
             let in_category = |e: &Entry| q.category.is_none_or(|c| e.category() == c);
             let matches = |e: &Entry| {
                 !parts.words.is_empty()

@@ -127,6 +127,12 @@ impl Tool for ClassifyAndCapture {
             }
         };
         let confident = decision.category != Category::Inbox && decision.confidence >= ctx.threshold;
+        if args.merge_into.is_some() && args.create_new.unwrap_or(false) {
+            return Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                "mergeInto and createNew ask for opposite things: give one of them",
+            ));
+        }
         let (target, resolved) = match &args.merge_into {
             Some(reference) => {
                 let Resolved { path, resolution } = resolve_entry(reference, "mergeInto", services).await?;
