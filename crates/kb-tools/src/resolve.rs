@@ -62,12 +62,20 @@ pub struct Resolved {
     pub resolution: Option<Resolution>,
 }
 
-/// Whether a reference is written as a vault path rather than a name: it ends in `.md`, or
-/// it is a `category/file` path kb can read. A name with a slash ("AC/DC") is a name.
+/// Whether a reference is written as a vault path rather than a name: it ends in `.md`;
+/// or it holds a slash and starts like a path (`/`, `\\`, `.`), climbs (`..`), or starts with
+/// a category folder (`ideas/x.txt`). Such a reference is checked as a path (one outside
+/// the vault is refused). A name with a slash ("AC/DC", "Q3/Q4 plan") stays a name.
 pub fn is_path_like(reference: &str) -> bool {
     let r = reference.trim();
-    r.to_ascii_lowercase().ends_with(".md")
-        || ((r.contains('/') || r.contains('\\')) && EntryPath::parse(r).is_ok())
+    if r.to_ascii_lowercase().ends_with(".md") {
+        return true;
+    }
+    if !(r.contains('/') || r.contains('\\')) {
+        return false;
+    }
+    let first = r.split(['/', '\\']).next().unwrap_or("");
+    r.starts_with(['/', '\\', '.']) || r.contains("..") || first.parse::<Category>().is_ok()
 }
 
 /// Resolves `reference`, the value of the argument `argument`, to one entry. A path is
@@ -224,4 +232,28 @@ fn ambiguous(reference: &str, argument: &'static str, candidates: Vec<Candidate>
         argument: Some(argument),
         otherwise: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_path_like;
+
+    #[test]
+    fn paths_and_names_with_slashes_are_told_apart() {
+        for path in [
+            "ideas/x.md",
+            "../x.md",
+            "/etc/passwd",
+            "ideas/../../x.md",
+            "notes/x.md",
+            "ideas/x.txt",
+            "ideas\\x.md",
+            "people/priya",
+        ] {
+            assert!(is_path_like(path), "{path} is a path");
+        }
+        for name in ["AC/DC", "Q3/Q4 plan", "Priya", "the passport thing", "either/or"] {
+            assert!(!is_path_like(name), "{name} is a name");
+        }
+    }
 }
