@@ -140,7 +140,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 }
 
 /// What list results and `index.md` show of an entry.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntrySummary {
     /// Its path.

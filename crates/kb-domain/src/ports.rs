@@ -109,7 +109,7 @@ pub struct ListFilter {
 }
 
 /// A page of entries, newest `updated_at` first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ListPage {
     /// The entries of the page.
     pub entries: Vec<EntrySummary>,
@@ -372,7 +372,7 @@ pub struct SearchQuery {
 }
 
 /// One search hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// The entry.
@@ -390,7 +390,7 @@ pub struct SearchHit {
 }
 
 /// The hits of a search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResults {
     /// The hits of the page, best first.
     pub entries: Vec<SearchHit>,

@@ -41,5 +41,5 @@ pub use ports::{
 };
 pub use registry::{RegistryError, ToolRegistry};
 pub use result::{Clarification, ErrorCode, StateUpdate, ToolError, ToolOutput, ToolResult};
-pub use tool::{ErasedTool, Tool, ToolCategory};
+pub use tool::{ErasedTool, Tool, ToolCategory, ToolHints};
 pub use tools::standard_registry;

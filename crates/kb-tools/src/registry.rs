@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use crate::context::{ToolContext, ToolServices};
 use crate::result::{ErrorCode, INTERNAL_ERROR, ToolResult};
-use crate::tool::{ErasedTool, ToolCategory};
+use crate::tool::{ErasedTool, ToolCategory, ToolHints};
 use crate::validate::check_arguments;
 
 /// Why a registry could not be built.
@@ -30,6 +30,7 @@ pub enum RegistryError {
 struct Registered {
     tool: Arc<dyn ErasedTool>,
     definition: ToolDefinition,
+    output_schema: Value,
 }
 
 /// Collects tools; [`RegistryBuilder::build`] refuses duplicate names.
@@ -55,7 +56,8 @@ impl RegistryBuilder {
                 return Err(RegistryError::Duplicate(name.to_string()));
             }
             let definition = tool.definition();
-            tools.push(Registered { tool, definition });
+            let output_schema = tool.output_schema();
+            tools.push(Registered { tool, definition, output_schema });
         }
         Ok(ToolRegistry { tools, by_name })
     }
@@ -87,6 +89,16 @@ impl ToolRegistry {
     /// The definition of one tool.
     pub fn get(&self, name: &str) -> Option<&ToolDefinition> {
         self.by_name.get(name).map(|&i| &self.tools[i].definition)
+    }
+
+    /// The JSON schema of one tool's data on success.
+    pub fn output_schema(&self, name: &str) -> Option<&Value> {
+        self.by_name.get(name).map(|&i| &self.tools[i].output_schema)
+    }
+
+    /// What one tool promises about its effects.
+    pub fn hints(&self, name: &str) -> Option<ToolHints> {
+        self.by_name.get(name).map(|&i| self.tools[i].tool.hints())
     }
 
     /// The names of the tools, in registration order.
@@ -186,5 +198,32 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
             Ok(s) => (*s).to_string(),
             Err(_) => "a panic with no message".to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::standard_registry;
+
+    /// Every tool has an output schema a client can validate against on its own: an
+    /// object with properties, no reference to a definition elsewhere.
+    #[test]
+    fn every_tool_has_a_self_contained_object_output_schema() -> Result<(), Box<dyn std::error::Error>> {
+        let registry = standard_registry()?;
+        for name in registry.names() {
+            let schema = registry.output_schema(name).ok_or("no output schema")?;
+            assert_eq!(schema["type"], "object", "{name}");
+            assert!(schema["properties"].as_object().is_some_and(|p| !p.is_empty()), "{name}: {schema}");
+            let text = schema.to_string();
+            assert!(!text.contains("$ref") && !text.contains("$defs"), "{name}: {text}");
+            if std::env::var_os("KB_PRINT_SCHEMAS").is_some() {
+                println!("{name}: {}", serde_json::to_string_pretty(schema)?);
+            }
+        }
+        let hints = |name| registry.hints(name).ok_or("no hints");
+        assert!(hints("search_entries")?.read_only && !hints("search_entries")?.destructive);
+        assert!(hints("delete_entry")?.destructive && hints("merge_entries")?.destructive);
+        assert!(!hints("classify_and_capture")?.read_only);
+        Ok(())
     }
 }

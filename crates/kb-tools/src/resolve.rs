@@ -19,7 +19,7 @@ use crate::result::{Clarification, ErrorCode, ToolError};
 pub const MAX_CANDIDATES: usize = 5;
 
 /// One entry a reference may mean.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Candidate {
     /// Its path.
     pub path: String,
@@ -43,7 +43,7 @@ impl From<EntrySummary> for Candidate {
 }
 
 /// How a reference by name was resolved, for the tool's result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Resolution {
     /// The reference as given.
     pub reference: String,

@@ -27,6 +27,28 @@ pub fn parameters_schema<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The JSON schema of what a tool answers (MCP's `outputSchema`): schemars' schema of the
+/// output type, every subschema inlined and without `$schema`, so a client validates the
+/// tool's data against it as it stands. Unlike [`parameters_schema`], nothing is loosened:
+/// a field that may be `null` says so.
+pub fn output_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+            // What the tool writes: a field left out when empty is not required.
+            s.contract = schemars::generate::Contract::Serialize;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(root) = &mut schema {
+        root.remove("$schema");
+        root.remove("title");
+        root.insert("type".into(), Value::String("object".into()));
+    }
+    schema
+}
+
 const DROPPED_KEYS: &[&str] = &["$schema", "title", "definitions", "$defs", "format", "nullable"];
 
 /// Rewrites a schemars schema, recursively, into the OpenAI-friendly subset.

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::context::{ToolContext, ToolServices};
 use crate::result::{Clarification, ErrorCode, StateUpdate, ToolError, ToolOutput, ToolResult};
-use crate::schema::parameters_schema;
+use crate::schema::{output_schema, parameters_schema};
 use kb_domain::{PendingCall, PendingChoice};
 
 /// What a tool does, for metrics.
@@ -41,6 +41,25 @@ impl ToolCategory {
     }
 }
 
+/// What a tool promises about its effects, for clients that decide how carefully to call
+/// it (MCP's tool annotations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolHints {
+    /// It changes nothing.
+    pub read_only: bool,
+    /// It may remove or overwrite what the person wrote (asks for confirmation in chat).
+    pub destructive: bool,
+    /// Calling it again with the same arguments has no further effect.
+    pub idempotent: bool,
+}
+
+impl ToolHints {
+    /// A tool that only reads.
+    pub const READ_ONLY: ToolHints = ToolHints { read_only: true, destructive: false, idempotent: true };
+    /// A tool that adds or changes, never removing what the person wrote.
+    pub const ADDITIVE: ToolHints = ToolHints { read_only: false, destructive: false, idempotent: false };
+}
+
 /// A tool with typed arguments and output.
 pub trait Tool: Send + Sync + 'static {
     /// The function name the LLM calls.
@@ -49,10 +68,12 @@ pub trait Tool: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// What kind of tool it is, for metrics.
     const CATEGORY: ToolCategory;
+    /// What it promises about its effects.
+    const HINTS: ToolHints;
     /// Its arguments: the schema and the parser.
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
-    /// Its data on success (serialised camelCase).
-    type Output: Serialize + Send;
+    /// Its data on success (serialised camelCase); its schema is the tool's output schema.
+    type Output: Serialize + JsonSchema + Send;
 
     /// Runs the tool. It must not mutate shared state other than through the services;
     /// conversation state changes are returned as state updates.
@@ -73,6 +94,10 @@ pub trait ErasedTool: Send + Sync {
     fn category(&self) -> ToolCategory;
     /// Its definition in OpenAI function-calling form.
     fn definition(&self) -> ToolDefinition;
+    /// The JSON schema of its data on success.
+    fn output_schema(&self) -> Value;
+    /// What it promises about its effects.
+    fn hints(&self) -> ToolHints;
     /// Decodes the arguments and runs the tool. Never fails: failures are results.
     async fn call(&self, arguments: Value, ctx: &ToolContext, services: &ToolServices) -> ToolResult;
 }
@@ -93,6 +118,14 @@ impl<T: Tool> ErasedTool for T {
             description: T::DESCRIPTION.to_string(),
             parameters: parameters_schema::<T::Args>(),
         }
+    }
+
+    fn output_schema(&self) -> Value {
+        output_schema::<T::Output>()
+    }
+
+    fn hints(&self) -> ToolHints {
+        T::HINTS
     }
 
     async fn call(&self, arguments: Value, ctx: &ToolContext, services: &ToolServices) -> ToolResult {

@@ -21,7 +21,7 @@ use crate::hints::{Hint, name_from_text, parse_hints};
 use crate::ports::{Classification, ClassifyError, ClassifyRequest};
 use crate::resolve::{Candidate, MAX_CANDIDATES, Resolution, Resolved, resolve_entry};
 use crate::result::{Clarification, ErrorCode, StateUpdate, ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of classify_and_capture.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -42,7 +42,7 @@ pub struct CaptureArgs {
 }
 
 /// What classify_and_capture answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CaptureData {
     /// Where the entry was filed.
@@ -80,6 +80,7 @@ impl Tool for ClassifyAndCapture {
         where it belongs; when it answers possibleDuplicate, nothing was filed: ask whether it is one of those \
         entries (call again with mergeInto) or a new one (call again with createNew: true).";
     const CATEGORY: ToolCategory = ToolCategory::Agentic;
+    const HINTS: ToolHints = ToolHints::ADDITIVE;
     type Args = CaptureArgs;
     type Output = CaptureData;
 

@@ -8,7 +8,7 @@ use crate::blocking::run_blocking;
 use crate::context::{Confirmation, ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, require_exact, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of delete_entry.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -18,7 +18,7 @@ pub struct DeleteEntryArgs {
 }
 
 /// What delete_entry answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteEntryData {
     /// The entry.
@@ -50,6 +50,7 @@ impl Tool for DeleteEntry {
         once: it answers confirmationRequired with a proposal, which you put to the user as a question; their \
         next message confirms or cancels. Never delete several entries at once.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
+    const HINTS: ToolHints = ToolHints { read_only: false, destructive: true, idempotent: true };
     type Args = DeleteEntryArgs;
     type Output = DeleteEntryData;
 

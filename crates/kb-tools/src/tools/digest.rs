@@ -9,7 +9,7 @@ use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::digest::{DigestKind, gather_facts, render_markdown};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of generate_digest.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -20,7 +20,7 @@ pub struct GenerateDigestArgs {
 }
 
 /// What generate_digest answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DigestData {
     /// Which digest.
     #[serde(rename = "type")]
@@ -39,6 +39,7 @@ impl Tool for GenerateDigest {
         out for) or the weekly review (stats, progress, open loops, focus, inbox to review). Use when the user \
         asks for their digest, a summary of their day or week, or a review.";
     const CATEGORY: ToolCategory = ToolCategory::Agentic;
+    const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = GenerateDigestArgs;
     type Output = DigestData;
 

@@ -15,7 +15,7 @@ use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::resolve::Candidate;
 use crate::result::{ErrorCode, ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// At most this many groups are listed.
 pub const MAX_GROUPS: usize = 20;
@@ -35,7 +35,7 @@ pub struct FindDuplicatesArgs {
 }
 
 /// A group of entries that are likely the same.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DuplicateGroup {
     /// Why they look alike: "the same name", "one name is the start of the other".
     pub reason: String,
@@ -44,7 +44,7 @@ pub struct DuplicateGroup {
 }
 
 /// What find_duplicates answers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FindDuplicatesData {
     /// The groups, largest first (at most 20).
     pub groups: Vec<DuplicateGroup>,
@@ -63,6 +63,7 @@ impl Tool for FindDuplicates {
         about duplicates or to tidy up, or before merge_entries. Give name to look only at entries named like it, \
         text to look only at what a search for it finds, or neither for the whole vault.";
     const CATEGORY: ToolCategory = ToolCategory::Query;
+    const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = FindDuplicatesArgs;
     type Output = FindDuplicatesData;
 

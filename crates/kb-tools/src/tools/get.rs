@@ -9,7 +9,7 @@ use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of get_entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -20,7 +20,7 @@ pub struct GetEntryArgs {
 }
 
 /// One entry in full.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EntryView {
     /// Its path.
     pub path: String,
@@ -35,7 +35,7 @@ pub struct EntryView {
 }
 
 /// What get_entry answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GetEntryData {
     /// The entry.
     pub entry: EntryView,
@@ -53,6 +53,7 @@ impl Tool for GetEntry {
     const DESCRIPTION: &'static str = "Get the full details of one entry (all its fields and notes). Use when the \
         user asks about a specific person, project, idea or task: give its path, or its name as the user says it.";
     const CATEGORY: ToolCategory = ToolCategory::Query;
+    const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = GetEntryArgs;
     type Output = GetEntryData;
 

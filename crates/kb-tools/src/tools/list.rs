@@ -8,7 +8,7 @@ use crate::args::{CategoryArg, Limit};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::result::{ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of list_entries.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -31,6 +31,7 @@ impl Tool for ListEntries {
         filtered by category and status. Use when the user asks to see, show or list their entries (\"my active \
         projects\", \"what's in my inbox\").";
     const CATEGORY: ToolCategory = ToolCategory::Query;
+    const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = ListEntriesArgs;
     type Output = ListPage;
 

@@ -14,7 +14,7 @@ use crate::blocking::run_blocking;
 use crate::context::{Confirmation, ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, require_exact, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of merge_entries.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -28,7 +28,7 @@ pub struct MergeEntriesArgs {
 }
 
 /// What merge_entries answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MergeEntriesData {
     /// The entry kept (the target).
@@ -63,6 +63,7 @@ impl Tool for MergeEntries {
         confirmationRequired with a proposal, which you put to the user as a question; their next message \
         confirms or cancels.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
+    const HINTS: ToolHints = ToolHints { read_only: false, destructive: true, idempotent: false };
     type Args = MergeEntriesArgs;
     type Output = MergeEntriesData;
 

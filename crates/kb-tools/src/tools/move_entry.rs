@@ -9,7 +9,7 @@ use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of move_entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -23,7 +23,7 @@ pub struct MoveEntryArgs {
 }
 
 /// What move_entry answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MoveEntryData {
     /// Where it was.
@@ -47,6 +47,7 @@ impl Tool for MoveEntry {
         Use when the user reclassifies an entry (\"actually that should be a project\"), usually the entry filed \
         most recently, or to file an inbox entry once the user has said where it belongs.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
+    const HINTS: ToolHints = ToolHints { read_only: false, destructive: false, idempotent: true };
     type Args = MoveEntryArgs;
     type Output = MoveEntryData;
 

@@ -8,7 +8,7 @@ use crate::args::{CategoryArg, Limit};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::result::{ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of search_entries.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -34,6 +34,7 @@ impl Tool for SearchEntries {
         match first; names and tags count most. Use when the user wants to find entries about something (\"what do I have on the API?\", \
         \"find Sarah\").";
     const CATEGORY: ToolCategory = ToolCategory::Query;
+    const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = SearchEntriesArgs;
     type Output = SearchResults;
 

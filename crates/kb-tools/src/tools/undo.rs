@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::result::{ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of undo_last_change.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -21,7 +21,7 @@ pub struct UndoLastChangeArgs {
 }
 
 /// One file the undo put back.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UndoneFile {
     /// Where the file was after the change undone (`None`: it did not exist).
@@ -33,7 +33,7 @@ pub struct UndoneFile {
 }
 
 /// What undo_last_change answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UndoData {
     /// What was undone, in words.
@@ -52,6 +52,7 @@ impl Tool for UndoLastChange {
         move, delete or restore), bringing the files back exactly as they were. Use when the user says undo, \
         revert, take that back, or that was wrong. Calling it again undoes the change before.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
+    const HINTS: ToolHints = ToolHints::ADDITIVE;
     type Args = UndoLastChangeArgs;
     type Output = UndoData;
 

@@ -12,7 +12,7 @@ use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{ErrorCode, ToolError, ToolOutput};
-use crate::tool::{Tool, ToolCategory};
+use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of update_entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -90,7 +90,7 @@ impl From<BodyEditArgs> for BodyEditRequest {
 }
 
 /// What update_entry answers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateEntryData {
     /// The entry.
@@ -114,6 +114,7 @@ impl Tool for UpdateEntry {
         (a Log section gets today's date), or find_replace an exact text; replace rewrites all the notes. To \
         change its category use move_entry instead.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
+    const HINTS: ToolHints = ToolHints::ADDITIVE;
     type Args = UpdateEntryArgs;
     type Output = UpdateEntryData;
 
