@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::args::FilingCategoryArg;
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::hints::{Hint, name_from_text, parse_hints};
@@ -39,6 +40,59 @@ pub struct CaptureArgs {
     /// someone or something new).
     #[serde(rename = "createNew")]
     pub create_new: Option<bool>,
+    /// Your own classification of the text, when you have made one: kb then files it as you say and asks
+    /// no classifier. Below kb's confidence threshold it still goes to the inbox.
+    pub classification: Option<CallerClassification>,
+}
+
+/// A classification made by the caller (an MCP client's own model), taken instead of kb's.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CallerClassification {
+    /// Where it belongs.
+    pub category: FilingCategoryArg,
+    /// How sure you are, from 0 to 1.
+    pub confidence: f64,
+    /// A short name for the entry (a person's full name, a project's title).
+    pub name: String,
+    /// The category's own fields you could fill.
+    pub fields: Option<CallerFields>,
+    /// Tags, lowercase.
+    pub tags: Option<Vec<String>>,
+}
+
+/// The category fields a caller's classification may fill (those that do not belong to its
+/// category are ignored).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CallerFields {
+    /// people: how the person is known.
+    pub context: Option<String>,
+    /// people: things to follow up with them.
+    pub follow_ups: Option<Vec<String>>,
+    /// projects (active, waiting, blocked, someday, done) or admin (todo, done).
+    pub status: Option<String>,
+    /// projects: the next concrete step.
+    pub next_action: Option<String>,
+    /// admin: when it is due, YYYY-MM-DD.
+    pub due_date: Option<String>,
+    /// ideas: the idea in one line.
+    pub one_liner: Option<String>,
+}
+
+impl CallerClassification {
+    /// The classification as kb's classifier would answer it, checked the same way.
+    fn interpret(&self, request: &ClassifyRequest) -> Result<Classification, ToolError> {
+        let category: Category = self.category.into();
+        let answer = serde_json::json!({
+            "category": category.as_str(),
+            "confidence": self.confidence,
+            "name": self.name,
+            "tags": self.tags.clone().unwrap_or_default(),
+            "fields": self.fields.clone().unwrap_or_default(),
+        });
+        crate::classifier::interpret(&answer, request).map_err(|problem| {
+            ToolError::new(ErrorCode::InvalidArguments, format!("classification: {problem}"))
+        })
+    }
 }
 
 /// What classify_and_capture answers.
@@ -107,7 +161,10 @@ impl Tool for ClassifyAndCapture {
             forced_category: hinted.hint.as_ref().map(|h| h.category),
             today: ctx.today,
         };
-        let answer = services.classifier.classify(&request).await;
+        let answer = match &args.classification {
+            Some(theirs) => Ok(theirs.interpret(&request)?),
+            None => services.classifier.classify(&request).await,
+        };
         let decision = match (hinted.hint, answer) {
             (Some(hint), answer) => forced(hint, answer.ok(), &request.text),
             (None, Ok(classification)) => classification,

@@ -182,3 +182,46 @@ async fn untrusted_fields_from_the_classifier_are_dropped_not_fatal() {
     assert_eq!(entry.frontmatter.get_str("next_action"), Some("Write the post"));
     assert!(!entry.frontmatter.contains("due_date") && !entry.frontmatter.contains("related_people"));
 }
+
+#[tokio::test]
+async fn a_callers_classification_is_filed_as_given_without_asking_the_classifier() {
+    let classifier = Arc::new(ScriptedClassifier::new(vec![]));
+    let (services, repo) = services_with(classifier.clone(), None);
+    let mcp = ctx().with_source(kb_tools::CaptureSource::Mcp);
+    let theirs = json!({"text": "Renew the passport before the trip", "classification": {
+        "category": "admin", "confidence": 0.9, "name": "Renew passport",
+        "fields": {"due_date": "2026-12-15", "context": "ignored: not an admin field"}, "tags": ["travel"]}});
+    let result = call(&services, &mcp, "classify_and_capture", theirs).await;
+    assert_eq!(data_of(&result)["path"], "admin/renew-passport.md");
+    assert_eq!(data_of(&result)["confidence"], 0.9);
+    assert!(classifier.requests().is_empty(), "no classifier was asked");
+    let entry = get(repo.as_ref(), "admin/renew-passport.md");
+    assert_eq!(entry.frontmatter.get_str("due_date"), Some("2026-12-15"));
+    assert_eq!(entry.frontmatter.get_str("source"), Some("mcp"));
+    assert_eq!(entry.tags(), ["travel"]);
+
+    // Unsure: the inbox, as for kb's own classifier.
+    let unsure = json!({"text": "a shed, maybe", "classification": {
+        "category": "projects", "confidence": 0.3, "name": "Garden shed"}});
+    let result = call(&services, &mcp, "classify_and_capture", unsure).await;
+    assert_eq!(data_of(&result)["path"], "inbox/garden-shed.md");
+    assert_eq!(data_of(&result)["suggestedCategory"], "projects");
+
+    // A confidence out of range, an unknown category: refused, nothing filed.
+    for bad in [
+        json!({"category": "ideas", "confidence": 1.5, "name": "Glass shed"}),
+        json!({"category": "recipes", "confidence": 0.9, "name": "Glass shed"}),
+        json!({"category": "ideas", "confidence": 0.9, "name": "  "}),
+    ] {
+        let result = call(
+            &services,
+            &mcp,
+            "classify_and_capture",
+            json!({"text": "a glass shed", "classification": bad}),
+        )
+        .await;
+        assert_eq!(result.error_code, Some(ErrorCode::InvalidArguments), "{bad}");
+    }
+    assert!(repo.get(&EntryPath::parse("ideas/glass-shed.md").unwrap()).is_err());
+    assert!(classifier.requests().is_empty());
+}

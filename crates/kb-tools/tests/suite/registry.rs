@@ -1,7 +1,7 @@
 //! The registry: unknown tools, duplicates, every kind of bad argument, panics.
 
 use kb_domain::EntryRepository;
-use kb_tools::tool::{Tool, ToolCategory};
+use kb_tools::tool::{Tool, ToolCategory, ToolHints};
 use kb_tools::{ErrorCode, RegistryError, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolServices};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -157,6 +157,7 @@ impl Tool for Panics {
     const NAME: &'static str = "panics";
     const DESCRIPTION: &'static str = "A tool that panics, to test the registry.";
     const CATEGORY: ToolCategory = ToolCategory::Query;
+    const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = Nothing;
     type Output = ();
     async fn run(&self, _: Nothing, _: &ToolContext, _: &ToolServices) -> Result<ToolOutput<()>, ToolError> {
@@ -169,6 +170,7 @@ impl Tool for FailsInside {
     const NAME: &'static str = "fails_inside";
     const DESCRIPTION: &'static str = "A tool that fails internally, to test the registry.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
+    const HINTS: ToolHints = ToolHints::ADDITIVE;
     type Args = Nothing;
     type Output = ();
     async fn run(&self, _: Nothing, _: &ToolContext, _: &ToolServices) -> Result<ToolOutput<()>, ToolError> {
