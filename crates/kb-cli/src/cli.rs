@@ -41,6 +41,9 @@ pub enum Command {
         #[arg(long, env = "KB_ADDR", default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
     },
+    /// Serve kb to an MCP client (Claude Desktop, VS Code, Cursor…) over stdin and stdout: its
+    /// tools, its entries as resources, and its digests as prompts.
+    Mcp,
     /// Talk to kb: a conversation in the terminal (`quit`, `exit` or Ctrl-D end it).
     Chat(ChatArgs),
     /// File a thought, task, fact or idea without chatting.

@@ -14,12 +14,13 @@ use kb_search::{OnChange, OpenOptions, TantivyIndex, VaultWatcher};
 use kb_storage::conversations::SqliteConversationStore;
 use kb_storage::vault::Vault;
 use kb_tools::{
-    CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, ToolContext, ToolRegistry, ToolResult,
+    CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, ToolContext, ToolHints, ToolRegistry, ToolResult,
     ToolServices,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::changes::{ChangeFeed, ChangedPaths};
 use crate::clock::ZonedClock;
 use crate::config::{Config, ModelChoice};
 use crate::error::{CoreError, ToolFailure};
@@ -38,6 +39,18 @@ pub struct Assistant {
     /// Where the changes of [`Assistant::update_entry`] and [`Assistant::move_entry`]
     /// come from: `api` unless [`Assistant::with_source`] says otherwise.
     source: CaptureSource,
+    changes: ChangeFeed,
+}
+
+/// One tool as a client outside the chat sees it (the MCP server's `tools/list`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Its name, description and argument schema.
+    pub definition: kb_domain::ToolDefinition,
+    /// The schema of its data on success.
+    pub output_schema: Value,
+    /// What it promises about its effects.
+    pub hints: ToolHints,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -100,8 +113,10 @@ impl Assistant {
         let vault_clock = Arc::clone(&clock);
         let database = config.database_url();
         let git = config.git;
+        let changes = ChangeFeed::default();
+        let feed = changes.clone();
         let (vault, index) = tokio::task::spawn_blocking(move || {
-            open_vault_and_index(&dir, &database, git, vault_clock, options)
+            open_vault_and_index(&dir, &database, git, vault_clock, options, feed)
         })
         .await
         .map_err(|e| CoreError::Task(e.to_string()))??;
@@ -109,7 +124,7 @@ impl Assistant {
             // A process that lives long keeps its index file current off the request path.
             vault.write_index_in_background();
             check_history_in_background(&vault);
-            start_watcher(&vault, &index)
+            start_watcher(&vault, &index, &changes)
         } else {
             None
         };
@@ -161,6 +176,7 @@ impl Assistant {
             model,
             threshold,
             source: CaptureSource::Api,
+            changes,
         })
     }
 
@@ -206,8 +222,41 @@ impl Assistant {
         }
     }
 
-    async fn run_tool(&self, name: &str, arguments: &Value, source: CaptureSource) -> ToolResult {
+    /// Runs one tool directly, answering its whole result (data, or the message the chat
+    /// model would read with any candidates), as the MCP server shows it.
+    pub async fn run_tool(&self, name: &str, arguments: &Value, source: CaptureSource) -> ToolResult {
         self.run_tool_in(name, arguments, source, None).await
+    }
+
+    /// Every tool, in the order the chat model sees them, with its schemas and hints.
+    pub fn tools(&self) -> Vec<ToolSpec> {
+        self.registry
+            .definitions()
+            .into_iter()
+            .map(|definition| ToolSpec {
+                output_schema: self.registry.output_schema(&definition.name).cloned().unwrap_or(Value::Null),
+                hints: self.registry.hints(&definition.name).unwrap_or(ToolHints::ADDITIVE),
+                definition,
+            })
+            .collect()
+    }
+
+    /// Whether a tool of that name exists.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.registry.get(name).is_some()
+    }
+
+    /// Hears of every change to the vault from now on: this process's, other kb
+    /// processes' and outside edits (those only while the vault is watched).
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<ChangedPaths> {
+        self.changes.subscribe()
+    }
+
+    /// The markdown file of the entry at `path`, as it is on disk.
+    pub async fn entry_markdown(&self, path: &kb_domain::EntryPath) -> Result<String, ToolFailure> {
+        let vault = Arc::clone(&self.vault);
+        let path = path.clone();
+        in_vault(move || vault.read_text(&path)).await
     }
 
     async fn run_tool_in(
@@ -511,6 +560,7 @@ fn open_vault_and_index(
     git: crate::config::GitMode,
     clock: Arc<dyn Clock>,
     options: OpenOptions,
+    changes: ChangeFeed,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
     if git == crate::config::GitMode::Commit {
         // Checked before anything is opened. The vault's folder is made on first use anyway;
@@ -526,12 +576,14 @@ fn open_vault_and_index(
     let vault = Arc::new(Vault::open_with_history(dir, clock, history)?);
     let index = Arc::new(crate::index::open_index_of(vault.files(), vault.root(), options)?);
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
+    vault.add_observer(Arc::new(changes.clone()));
     // Other kb processes on this vault send their changes to the one that owns the index;
     // once indexed, this process's view of the vault follows them too.
     let follower = Arc::downgrade(&vault);
     index.share_writes(Some(Arc::new(move |changed: &[kb_domain::EntryPath]| {
         let Some(vault) = follower.upgrade() else { return };
         vault.follow_all(changed);
+        changes.publish(changed);
     })));
     Ok((vault, index))
 }
@@ -587,12 +639,14 @@ fn start_sweeps(vault: &Arc<Vault>) {
     }
 }
 
-fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>) -> Option<VaultWatcher> {
+fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>, changes: &ChangeFeed) -> Option<VaultWatcher> {
     start_sweeps(vault);
     let vault_for_events = Arc::clone(vault);
+    let changes = changes.clone();
     let on_change: OnChange = Arc::new(move |paths| {
         // The index followed the files already: the vault need not tell it again.
         vault_for_events.follow_all(paths);
+        changes.publish(paths);
     });
     match VaultWatcher::start(Arc::clone(index), Some(on_change)) {
         Ok(watcher) => Some(watcher),

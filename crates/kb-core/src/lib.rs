@@ -8,12 +8,14 @@
 //! methods run the same tools the model calls, so their answers have the tools' shapes.
 
 pub mod assistant;
+pub mod changes;
 pub mod clock;
 pub mod config;
 pub mod error;
 pub mod index;
 
-pub use assistant::{Assistant, CaptureOptions, Health};
+pub use assistant::{Assistant, CaptureOptions, Health, ToolSpec};
+pub use changes::{ChangeFeed, ChangedPaths};
 pub use config::{Config, ConfigError, GitMode, ModelChoice};
 pub use error::{CoreError, ToolFailure};
 pub use index::open_index;
@@ -25,4 +27,4 @@ pub use kb_orchestrator::llm::OpenAiSettings;
 pub use kb_orchestrator::turn::{ChatResponse, MAX_MESSAGE_BYTES, TurnError};
 /// Options and progress reports of opening the search index.
 pub use kb_search::{IndexProgress, OpenOptions as IndexOpenOptions, ProgressFn, SearchLanguage};
-pub use kb_tools::{CaptureSource, ErrorCode};
+pub use kb_tools::{CaptureSource, ErrorCode, ToolHints, ToolResult};

@@ -65,7 +65,12 @@ impl Server {
     /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish and closes.
     pub async fn run(self) -> anyhow::Result<()> {
         let assistant = Arc::clone(&self.state.assistant);
-        axum::serve(self.listener, router(self.state)).with_graceful_shutdown(shutdown_signal()).await?;
+        let mcp_sessions = self.state.shutdown.clone();
+        let stopping = async move {
+            shutdown_signal().await;
+            mcp_sessions.cancel();
+        };
+        axum::serve(self.listener, router(self.state)).with_graceful_shutdown(stopping).await?;
         tracing::info!("kb stopped: in-flight requests finished");
         assistant.close().await;
         Ok(())

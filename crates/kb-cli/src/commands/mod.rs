@@ -4,6 +4,7 @@ mod changes;
 mod conversations;
 mod entries;
 mod history;
+mod mcp;
 mod reindex;
 mod serve;
 mod tidy;
@@ -24,6 +25,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         // These two open what they need themselves.
         Command::Serve { addr } => return serve::run(config, addr).await,
         Command::Reindex => return reindex::run(&config, json),
+        Command::Mcp => return mcp::run(config).await,
         command => command,
     };
     let watch = matches!(command, Command::Chat(_));
@@ -56,7 +58,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Delete { path } => history::delete(&kb, &path, json).await,
         Command::Duplicates { name } => tidy::duplicates(&kb, name.as_deref(), json).await,
         Command::Merge { target, sources } => tidy::merge(&kb, &target, &sources, json).await,
-        Command::Serve { .. } | Command::Reindex => Ok(()),
+        Command::Serve { .. } | Command::Reindex | Command::Mcp => Ok(()),
     };
     kb.close().await;
     result

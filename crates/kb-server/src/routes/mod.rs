@@ -7,6 +7,8 @@ mod history;
 mod misc;
 mod tidy;
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
@@ -42,8 +44,13 @@ pub fn router(state: AppState) -> Router {
         .route("/index", get(misc::index))
         .fallback(misc::api_not_found)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    // MCP over streamable HTTP, behind the same token and loopback rule as `/api`.
+    let mcp = Router::new()
+        .route_service("/mcp", crate::mcp::http_service(Arc::clone(&state.assistant), state.shutdown.clone()))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .nest("/api", api)
+        .merge(mcp)
         .route("/healthz", get(misc::healthz))
         .route("/", get(misc::page))
         .fallback(misc::api_not_found)

@@ -387,6 +387,13 @@ impl Vault {
         }
     }
 
+    /// The text of the entry file at `path`, as it is on disk (refused outside the vault;
+    /// `NotFound` when there is no such file).
+    pub fn read_text(&self, path: &EntryPath) -> Result<String, RepositoryError> {
+        let file = self.root.checked_file(path)?;
+        fs::read_to_string(&file).map_err(|e| io_error(&file, e))
+    }
+
     /// Brings the cache and the index file in line with the entry file at `path` after the
     /// search index already followed it (an edit from outside kb, or another kb process's
     /// change, reported by the index): observers are not told of it a second time.

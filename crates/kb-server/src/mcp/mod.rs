@@ -1,0 +1,198 @@
+//! kb as an MCP server (the Model Context Protocol, through the official SDK, rmcp): the
+//! registry's tools, the vault as resources, and the digests as prompts, for the
+//! assistant a person already uses.
+//!
+//! One handler, [`KbMcp`], serves a connection: over stdio ([`serve_stdio`], `kb mcp`) or
+//! over streamable HTTP at `/mcp` on `kb serve` ([`http_service`], one handler per
+//! session). Tools run as the REST API runs them, with `mcp` as the source of what they
+//! change; a failing tool answers `isError: true` with the message the chat model reads.
+//! Changes to the vault — kb's own, other kb processes', outside edits — reach subscribed
+//! clients as `notifications/resources/updated` and `list_changed` ([`notify`]).
+
+pub mod notify;
+pub mod prompts;
+pub mod resources;
+pub mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kb_core::Assistant;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use tokio_util::sync::CancellationToken;
+
+use self::notify::Subscriptions;
+
+/// The largest JSON-RPC message kb reads from a client (a line on stdio, a request body
+/// over HTTP): larger ones are refused with a clear error and the connection stays up.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// What kb tells a client about itself when it connects.
+const INSTRUCTIONS: &str = "kb is the person's second brain: people, projects, ideas and admin tasks as \
+    markdown entries. Use classify_and_capture to file anything new (pass your own classification when you \
+    have one), search_entries or list_entries to find, get_entry to read, update_entry and move_entry to \
+    change, generate_digest for the daily digest or weekly review. Entries are named by path or by name; when a \
+    tool answers with candidates, ask the person which one they mean. The resources are the vault itself: \
+    kb://index and kb://entries/{category}/{slug}.";
+
+/// One MCP connection's view of kb.
+#[derive(Clone)]
+pub struct KbMcp {
+    assistant: Arc<Assistant>,
+    subscriptions: Arc<Subscriptions>,
+}
+
+impl std::fmt::Debug for KbMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KbMcp").finish_non_exhaustive()
+    }
+}
+
+impl KbMcp {
+    /// A handler for one connection to `assistant`.
+    pub fn new(assistant: Arc<Assistant>) -> KbMcp {
+        KbMcp { assistant, subscriptions: Arc::default() }
+    }
+}
+
+impl ServerHandler for KbMcp {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("kb", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools::listed(&self.assistant)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        tools::call(&self.assistant, request).await.map(CallToolResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        resources::list(&self.assistant, request.and_then(|r| r.cursor).as_deref()).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read(&self.assistant, &request.uri).await.map(ReadResourceResponse::from)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        resources::parse_uri(&request.uri)?;
+        self.subscriptions.add(request.uri);
+        notify::follow_for(&self.assistant, &self.subscriptions, context.peer);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(notify::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        notify::listen(&self.assistant, context).await;
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Every connected client hears that the list of entries changed.
+        notify::follow_for(&self.assistant, &self.subscriptions, context.peer);
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(prompts::listed()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        prompts::get(&self.assistant, &request.name, request.arguments.as_ref()).await.map(GetPromptResponse::from)
+    }
+}
+
+/// Serves one MCP client over this process's stdin and stdout until it disconnects.
+pub async fn serve_stdio(assistant: Arc<Assistant>) -> anyhow::Result<()> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+        .with_max_line_length(MAX_MESSAGE_BYTES);
+    let running = KbMcp::new(assistant).serve(transport).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+/// The streamable HTTP endpoint (`/mcp`): one session per client, each with its own
+/// handler. Who may call it is checked before (the bearer token and loopback rule of
+/// `/api`); `shutdown` ends every session's open stream when the server stops.
+pub fn http_service(
+    assistant: Arc<Assistant>,
+    shutdown: CancellationToken,
+) -> StreamableHttpService<KbMcp, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        // kb's own rule (the token, or a loopback Host without one) is applied around it.
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_cancellation_token(shutdown);
+    StreamableHttpService::new(move || Ok(KbMcp::new(Arc::clone(&assistant))), Arc::default(), config)
+}
