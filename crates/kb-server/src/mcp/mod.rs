@@ -20,15 +20,16 @@ use std::time::Duration;
 use kb_core::Assistant;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use self::notify::Subscriptions;
 
@@ -49,6 +50,9 @@ const INSTRUCTIONS: &str = "kb is the person's second brain: people, projects, i
 pub struct KbMcp {
     assistant: Arc<Assistant>,
     subscriptions: Arc<Subscriptions>,
+    /// Tool calls under way: each runs to its end even when the client goes away
+    /// mid-call, and `kb mcp` waits for them before it exits.
+    calls: TaskTracker,
 }
 
 impl std::fmt::Debug for KbMcp {
@@ -60,7 +64,13 @@ impl std::fmt::Debug for KbMcp {
 impl KbMcp {
     /// A handler for one connection to `assistant`.
     pub fn new(assistant: Arc<Assistant>) -> KbMcp {
-        KbMcp { assistant, subscriptions: Arc::default() }
+        KbMcp { assistant, subscriptions: Arc::default(), calls: TaskTracker::new() }
+    }
+
+    /// Waits until every tool call started on this connection has finished.
+    pub async fn finish_calls(&self) {
+        self.calls.close();
+        self.calls.wait().await;
     }
 }
 
@@ -91,7 +101,12 @@ impl ServerHandler for KbMcp {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        tools::call(&self.assistant, request).await.map(CallToolResponse::from)
+        let assistant = Arc::clone(&self.assistant);
+        let call = self.calls.spawn(async move { tools::call(&assistant, request).await });
+        match call.await {
+            Ok(result) => result.map(CallToolResponse::from),
+            Err(error) => Err(McpError::internal_error(format!("the tool call failed: {error}"), None)),
+        }
     }
 
     async fn list_resources(
@@ -167,7 +182,9 @@ impl ServerHandler for KbMcp {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        prompts::get(&self.assistant, &request.name, request.arguments.as_ref()).await.map(GetPromptResponse::from)
+        prompts::get(&self.assistant, &request.name, request.arguments.as_ref())
+            .await
+            .map(GetPromptResponse::from)
     }
 }
 
@@ -176,8 +193,12 @@ pub async fn serve_stdio(assistant: Arc<Assistant>) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio();
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
         .with_max_line_length(MAX_MESSAGE_BYTES);
-    let running = KbMcp::new(assistant).serve(transport).await?;
-    running.waiting().await?;
+    let handler = KbMcp::new(assistant);
+    let running = handler.clone().serve(transport).await?;
+    let ended = running.waiting().await;
+    // A client that hung up mid-call: the call still finishes (and is recorded) first.
+    handler.finish_calls().await;
+    ended?;
     Ok(())
 }
 
