@@ -12,6 +12,7 @@
 pub mod notify;
 pub mod prompts;
 pub mod resources;
+pub mod stdio;
 pub mod tools;
 
 use std::sync::Arc;
@@ -19,10 +20,10 @@ use std::time::Duration;
 
 use kb_core::Assistant;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -44,6 +45,22 @@ const INSTRUCTIONS: &str = "kb is the person's second brain: people, projects, i
     change, generate_digest for the daily digest or weekly review. Entries are named by path or by name; when a \
     tool answers with candidates, ask the person which one they mean. The resources are the vault itself: \
     kb://index and kb://entries/{category}/{slug}.";
+
+/// The MCP methods kb answers, for telling a malformed request from an unknown method.
+const KNOWN_METHODS: [&str; 12] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "subscriptions/listen",
+];
 
 /// One MCP connection's view of kb.
 #[derive(Clone)]
@@ -164,6 +181,25 @@ impl ServerHandler for KbMcp {
         Ok(())
     }
 
+    /// A request rmcp could not read as any MCP request: an unknown method, or a known one
+    /// whose params do not fit (which would otherwise also read as "method not found").
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let method = request.method.as_str();
+        if KNOWN_METHODS.contains(&method) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "the params of {method} do not fit the MCP schema (for tools/call: name, and arguments as an object)"
+                ),
+                None,
+            ));
+        }
+        Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("Unknown method: {method}"), None))
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Every connected client hears that the list of entries changed.
         notify::follow_for(&self.assistant, &self.subscriptions, context.peer);
@@ -191,13 +227,15 @@ impl ServerHandler for KbMcp {
 /// Serves one MCP client over this process's stdin and stdout until it disconnects.
 pub async fn serve_stdio(assistant: Arc<Assistant>) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
-        .with_max_line_length(MAX_MESSAGE_BYTES);
+    let framed = stdio::frame(stdin, stdout);
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::new_server(framed.server_in, framed.server_out);
     let handler = KbMcp::new(assistant);
     let running = handler.clone().serve(transport).await?;
     let ended = running.waiting().await;
     // A client that hung up mid-call: the call still finishes (and is recorded) first.
     handler.finish_calls().await;
+    let _ = framed.done.await;
     ended?;
     Ok(())
 }

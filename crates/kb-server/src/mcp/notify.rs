@@ -174,7 +174,8 @@ mod tests {
         let _ = sender.send(vec![path("people/priya.md")].into());
         let _ = sender.send(vec![path("ideas/shed.md")].into());
         let batch = next_batch(&mut receiver).await.unwrap_or_default();
-        let subscribed = ["kb://entries/people/priya", "kb://entries/people/sam", "kb://index"].map(String::from);
+        let subscribed =
+            ["kb://entries/people/priya", "kb://entries/people/sam", "kb://index"].map(String::from);
         assert_eq!(batch.touched(subscribed.clone()), ["kb://entries/people/priya", "kb://index"]);
 
         let lagged = Batch { anything: true, ..Batch::default() };

@@ -24,7 +24,9 @@ pub fn listed() -> Vec<Prompt> {
             "capture",
             Some("File a thought, task, idea or note about a person in kb."),
             Some(vec![
-                PromptArgument::new("text").with_description("What to capture, in your words.").with_required(true),
+                PromptArgument::new("text")
+                    .with_description("What to capture, in your words.")
+                    .with_required(true),
             ]),
         )
         .with_title("Capture in kb"),
@@ -32,21 +34,39 @@ pub fn listed() -> Vec<Prompt> {
 }
 
 /// `prompts/get`. An unknown prompt or a missing argument is invalid params.
-pub async fn get(assistant: &Assistant, name: &str, arguments: Option<&JsonObject>) -> Result<GetPromptResult, McpError> {
+pub async fn get(
+    assistant: &Assistant,
+    name: &str,
+    arguments: Option<&JsonObject>,
+) -> Result<GetPromptResult, McpError> {
     match name {
-        "daily_digest" => digest(assistant, "daily", "Here is my daily digest from kb. Go through it with me: what \
-            should I do first today, and is there anyone I should get back to?")
-        .await,
-        "weekly_review" => digest(assistant, "weekly", "Here is my weekly review from kb. Help me review the week: \
-            what moved, which open loops to close or drop, and what to focus on next week.")
-        .await,
+        "daily_digest" => {
+            digest(
+                assistant,
+                "daily",
+                "Here is my daily digest from kb. Go through it with me: what \
+            should I do first today, and is there anyone I should get back to?",
+            )
+            .await
+        }
+        "weekly_review" => {
+            digest(
+                assistant,
+                "weekly",
+                "Here is my weekly review from kb. Help me review the week: \
+            what moved, which open loops to close or drop, and what to focus on next week.",
+            )
+            .await
+        }
         "capture" => {
             let text = arguments
                 .and_then(|a| a.get("text"))
                 .and_then(|t| t.as_str())
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
-                .ok_or_else(|| McpError::invalid_params("the capture prompt needs text: what to capture", None))?;
+                .ok_or_else(|| {
+                    McpError::invalid_params("the capture prompt needs text: what to capture", None)
+                })?;
             let ask = format!(
                 "Please file this in my kb with the classify_and_capture tool. Classify it yourself (person, \
                  project, idea or admin task, with your confidence) and pass that as its classification; if it is \
@@ -63,7 +83,8 @@ pub async fn get(assistant: &Assistant, name: &str, arguments: Option<&JsonObjec
 }
 
 async fn digest(assistant: &Assistant, kind: &str, ask: &str) -> Result<GetPromptResult, McpError> {
-    let data = assistant.digest(kind).await.map_err(|failure| McpError::internal_error(failure.message, None))?;
+    let data =
+        assistant.digest(kind).await.map_err(|failure| McpError::internal_error(failure.message, None))?;
     let content = data["content"].as_str().unwrap_or_default();
     let text = format!("{ask}\n\n{content}");
     Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])

@@ -30,7 +30,9 @@ pub fn parse_uri(uri: &str) -> Result<KbUri, McpError> {
     }
     let invalid = || {
         McpError::invalid_params(
-            format!("not a kb resource: {uri:?} (kb has {INDEX_URI} and {ENTRY_PREFIX}{{category}}/{{slug}})"),
+            format!(
+                "not a kb resource: {uri:?} (kb has {INDEX_URI} and {ENTRY_PREFIX}{{category}}/{{slug}})"
+            ),
             None,
         )
     };

@@ -20,8 +20,12 @@ fn to_mcp(spec: ToolSpec) -> Tool {
         .idempotent(spec.hints.idempotent)
         // The tools reach the vault and nothing else.
         .open_world(false);
-    let mut tool = Tool::new(spec.definition.name, spec.definition.description, Arc::new(object(spec.definition.parameters)))
-        .with_annotations(annotations);
+    let mut tool = Tool::new(
+        spec.definition.name,
+        spec.definition.description,
+        Arc::new(object(spec.definition.parameters)),
+    )
+    .with_annotations(annotations);
     if let Value::Object(schema) = spec.output_schema {
         tool = tool.with_raw_output_schema(Arc::new(schema));
     }
