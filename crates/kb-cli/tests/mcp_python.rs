@@ -19,8 +19,19 @@ use std::time::{Duration, Instant};
 
 use common::KbServer;
 
-/// The SDK version the scenario is written against.
+/// The SDK version the scenario is written against: the pin of `tests/mcp/requirements.txt`
+/// (which `.ci/run` installs too).
 const MCP_VERSION: &str = "2.3.0";
+
+fn requirements() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("mcp").join("requirements.txt")
+}
+
+#[test]
+fn the_pinned_sdk_is_the_one_the_scenario_is_written_against() {
+    let pins = std::fs::read_to_string(requirements()).unwrap();
+    assert!(pins.lines().any(|l| l.trim() == format!("mcp=={MCP_VERSION}")), "{pins}");
+}
 /// How many idea entries the vault starts with: more than one `resources/list` page.
 const IDEAS: usize = 120;
 /// How long the whole scenario may take (it takes seconds; a hang must not block CI).
@@ -79,8 +90,8 @@ fn find_python() -> Result<PathBuf, String> {
     let pip = venv.join("bin").join("pip");
     run(
         Command::new(&pip)
-            .args(["install", "--quiet", "--disable-pip-version-check"])
-            .arg(format!("mcp=={MCP_VERSION}")),
+            .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(requirements()),
         &format!("pip install mcp=={MCP_VERSION} (into {})", venv.display()),
     )?;
     has_sdk(&python)

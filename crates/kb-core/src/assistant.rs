@@ -14,8 +14,8 @@ use kb_search::{OnChange, OpenOptions, TantivyIndex, VaultWatcher};
 use kb_storage::conversations::SqliteConversationStore;
 use kb_storage::vault::Vault;
 use kb_tools::{
-    CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, ToolContext, ToolHints, ToolRegistry, ToolResult,
-    ToolServices,
+    CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, ToolContext, ToolHints, ToolRegistry,
+    ToolResult, ToolServices,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -639,7 +639,11 @@ fn start_sweeps(vault: &Arc<Vault>) {
     }
 }
 
-fn start_watcher(vault: &Arc<Vault>, index: &Arc<TantivyIndex>, changes: &ChangeFeed) -> Option<VaultWatcher> {
+fn start_watcher(
+    vault: &Arc<Vault>,
+    index: &Arc<TantivyIndex>,
+    changes: &ChangeFeed,
+) -> Option<VaultWatcher> {
     start_sweeps(vault);
     let vault_for_events = Arc::clone(vault);
     let changes = changes.clone();

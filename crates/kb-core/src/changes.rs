@@ -63,7 +63,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_listener_hears_each_change_and_nothing_is_sent_without_one() -> Result<(), Box<dyn std::error::Error>> {
+    fn every_listener_hears_each_change_and_nothing_is_sent_without_one()
+    -> Result<(), Box<dyn std::error::Error>> {
         let feed = ChangeFeed::default();
         feed.publish(&[EntryPath::parse("ideas/unheard.md")?]);
         let mut first = feed.subscribe();
