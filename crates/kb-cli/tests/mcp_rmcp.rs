@@ -198,6 +198,14 @@ async fn exercise(client: &mut Client, vault: &Path) {
     std::fs::write(vault.join("people/priya-raman.md"), format!("{on_disk}She is moving to MIT.\n")).unwrap();
     assert!(client.heard_of(uri).await, "no notifications/resources/updated for {uri}");
     assert!(client.list_changed.load(Ordering::SeqCst) > lists_before, "no list_changed");
+    // And so does a change made through kb itself (what was heard so far is set aside).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    while client.updated.try_recv().is_ok() {}
+    let updated = client
+        .call("update_entry", json!({"path": "Priya", "updates": {"context": "robotics meetup"}}))
+        .await;
+    assert_eq!(data(&updated)["path"], "people/priya-raman.md");
+    assert!(client.heard_of(uri).await, "kb's own change was not told to the subscriber");
 
     // Prompts.
     let prompts = client.service.list_all_prompts().await.unwrap();
