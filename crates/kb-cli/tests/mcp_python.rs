@@ -37,9 +37,10 @@ const IDEAS: usize = 120;
 /// How long the whole scenario may take (it takes seconds; a hang must not block CI).
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
 
-/// The scenario script.
-fn client_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("mcp").join("client.py")
+/// A scenario script: `client.py` (the 2025 protocol, through `ClientSession`) or
+/// `modern.py` (the 2026 protocol, through the SDK's `Client`).
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("mcp").join(name)
 }
 
 /// A vault as a person may already have it: 120 ideas, and two people named Sam.
@@ -124,7 +125,7 @@ fn run(command: &mut Command, what: &str) -> Result<(), String> {
 
 /// Runs the scenario with `args`; fails the test with the script's output unless every
 /// check passed.
-fn run_scenario(args: &[&str], server_log: impl Fn() -> String) {
+fn run_scenario(script_name: &str, args: &[&str], server_log: impl Fn() -> String) {
     let python = python();
     let outputs = tempfile::tempdir().unwrap();
     let stdout_file = outputs.path().join("stdout");
@@ -147,7 +148,7 @@ fn run_scenario(args: &[&str], server_log: impl Fn() -> String) {
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .arg(client_script())
+        .arg(script(script_name))
         .args(args)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&stdout_file).unwrap())
@@ -173,7 +174,7 @@ fn run_scenario(args: &[&str], server_log: impl Fn() -> String) {
     let (stdout, stderr) = (read(&stdout_file), read(&stderr_file));
     let report = || {
         format!(
-            "client.py {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}\n--- kb log ---\n{}",
+            "{script_name} {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}\n--- kb log ---\n{}",
             args.join(" "),
             server_log()
         )
@@ -182,7 +183,7 @@ fn run_scenario(args: &[&str], server_log: impl Fn() -> String) {
         None => panic!("the scenario did not finish within {SCENARIO_TIMEOUT:?}\n{}", report()),
         Some(status) => assert!(status.success(), "the scenario failed ({status})\n{}", report()),
     }
-    eprintln!("client.py {} passed in {:.1?}:\n{stdout}", args[0], started.elapsed());
+    eprintln!("{script_name} {} passed in {:.1?}:\n{stdout}", args[0], started.elapsed());
 }
 
 #[test]
@@ -192,7 +193,25 @@ fn the_python_sdk_drives_kb_mcp_over_stdio() {
     prepare_vault(&vault);
     let kb = env!("CARGO_BIN_EXE_kb");
     // kb mcp's own log goes to the script's stderr (the SDK passes it through).
-    run_scenario(&["stdio", kb, vault.to_str().unwrap()], String::new);
+    run_scenario("client.py", &["stdio", kb, vault.to_str().unwrap()], String::new);
+}
+
+#[test]
+fn the_python_sdk_drives_kb_mcp_over_the_2026_protocol() {
+    let root = tempfile::tempdir().unwrap();
+    let vault = root.path().join("vault");
+    prepare_vault(&vault);
+    run_scenario("modern.py", &["stdio", env!("CARGO_BIN_EXE_kb"), vault.to_str().unwrap()], String::new);
+}
+
+#[test]
+fn the_python_sdk_drives_kb_serve_over_the_2026_protocol() {
+    python();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(KbServer::start_with_vault(&[("KB_API_TOKEN", "secret")], prepare_vault));
+    let url = format!("http://{}/mcp", server.addr);
+    let vault = server.vault();
+    run_scenario("modern.py", &["http", &url, "secret", vault.to_str().unwrap()], || server.log());
 }
 
 #[test]
@@ -203,5 +222,5 @@ fn the_python_sdk_drives_kb_serve_over_streamable_http() {
     let server = runtime.block_on(KbServer::start_with_vault(&[("KB_API_TOKEN", "secret")], prepare_vault));
     let url = format!("http://{}/mcp", server.addr);
     let vault = server.vault();
-    run_scenario(&["http", &url, "secret", vault.to_str().unwrap()], || server.log());
+    run_scenario("client.py", &["http", &url, "secret", vault.to_str().unwrap()], || server.log());
 }
