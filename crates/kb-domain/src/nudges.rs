@@ -110,6 +110,15 @@ impl Nudge {
     }
 }
 
+/// The catalogue records the nudges of a moment are decided from: every record any rule
+/// could pick, and every record created within [`NudgeSettings::quiet_days`] (whether
+/// there was a capture lately). More records than that change nothing.
+#[derive(Debug, Clone, Default)]
+pub struct NudgeCandidates {
+    /// The records.
+    pub records: Vec<std::sync::Arc<CatalogueEntry>>,
+}
+
 /// Snoozed nudges: key → when the snooze ends.
 pub type Snoozes = HashMap<String, DateTime<Utc>>;
 

@@ -336,6 +336,23 @@ pub trait EntryRepository: Send + Sync {
         today: NaiveDate,
         now: DateTime<Utc>,
     ) -> Result<DigestCandidates, RepositoryError>;
+    /// The catalogue records the nudges on `today` at `now` read (see
+    /// [`crate::nudges::NudgeCandidates`]). By default every entry, read from disk;
+    /// repositories with a catalogue answer from it.
+    fn nudge_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+        settings: crate::nudges::NudgeSettings,
+    ) -> Result<crate::nudges::NudgeCandidates, RepositoryError> {
+        let _ = (today, now, settings);
+        let records = self
+            .all_entries()?
+            .iter()
+            .map(|e| std::sync::Arc::new(crate::catalogue::CatalogueEntry::of(e)))
+            .collect();
+        Ok(crate::nudges::NudgeCandidates { records })
+    }
     /// Files that look like entries but cannot be read.
     fn malformed(&self) -> Vec<MalformedFile>;
     /// The current `index.md` text.
