@@ -22,6 +22,7 @@ pub mod llm;
 pub mod merge;
 pub mod names;
 pub mod nudges;
+pub mod outreach;
 pub mod paging;
 pub mod path;
 pub mod ports;

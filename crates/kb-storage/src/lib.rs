@@ -8,4 +8,5 @@
 pub mod conversations;
 mod database;
 pub mod history;
+pub mod outreach;
 pub mod vault;
