@@ -267,7 +267,7 @@ mod tests {
         store.record_delivery(&record).await.unwrap();
         let listed = store.digests(10).await.unwrap();
         assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].deliveries, [record.clone()]);
+        assert_eq!(listed[0].deliveries, std::slice::from_ref(&record));
         assert_eq!(store.last_delivery().await.unwrap(), Some(record));
 
         store.snooze("admin_due:admin/passport.md", at("2026-11-30T06:00:00Z")).await.unwrap();
