@@ -1,5 +1,9 @@
 //! [`Assistant`]: kb assembled from its default adapters.
 
+mod outreach;
+
+pub use self::outreach::OutreachStatus;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -40,6 +44,7 @@ pub struct Assistant {
     /// come from: `api` unless [`Assistant::with_source`] says otherwise.
     source: CaptureSource,
     changes: ChangeFeed,
+    outreach: crate::outreach::Outreach,
 }
 
 /// One tool as a client outside the chat sees it (the MCP server's `tools/list`).
@@ -129,6 +134,13 @@ impl Assistant {
             None
         };
         let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
+        let outreach_store = kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
+        let outreach = crate::outreach::Outreach::new(
+            Arc::new(outreach_store),
+            crate::outreach::channels(&config.outreach)?,
+            config.outreach.clone(),
+            zone,
+        );
         let model: Arc<dyn ChatModel> = match &config.model {
             ModelChoice::Offline => Arc::new(OfflineModel::with_clock(Arc::clone(&clock))),
             ModelChoice::OpenAi(settings) => {
@@ -177,6 +189,7 @@ impl Assistant {
             threshold,
             source: CaptureSource::Api,
             changes,
+            outreach,
         })
     }
 

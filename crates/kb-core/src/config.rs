@@ -4,7 +4,10 @@
 
 use std::path::PathBuf;
 
+use kb_domain::schedule::Schedule;
 use kb_orchestrator::llm::OpenAiSettings;
+
+pub use crate::outreach::{EmailConfig, OutreachConfig, WebhookConfig};
 
 /// Which model answers.
 #[derive(Debug, Clone)]
@@ -49,6 +52,8 @@ pub struct Config {
     pub git: GitMode,
     /// The language search stems words in (`KB_LANGUAGE`, `english`).
     pub search_language: kb_search::SearchLanguage,
+    /// Scheduled digests, nudges and where digests are sent.
+    pub outreach: OutreachConfig,
 }
 
 /// A configuration value that cannot be used.
@@ -83,6 +88,7 @@ impl Config {
             watch: false,
             git: GitMode::Off,
             search_language: kb_search::SearchLanguage::default(),
+            outreach: OutreachConfig::default(),
         }
     }
 
@@ -136,6 +142,7 @@ impl Config {
                 _ => return Err(ConfigError::Invalid { name: "KB_GIT", value, expected: "off or commit" }),
             };
         }
+        config.outreach = outreach(&lookup)?;
         config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;
         config.history_window = count(&lookup, "KB_HISTORY_WINDOW", config.history_window)?;
         let settings = OpenAiSettings::from_lookup(&lookup).map_err(|e| ConfigError::Model(e.to_string()))?;
@@ -151,6 +158,56 @@ impl Config {
             .clone()
             .unwrap_or_else(|| format!("sqlite://{}", self.kb_dir.join(".kb").join("kb.sqlite").display()))
     }
+}
+
+/// The outreach settings: schedules, the stale-project threshold, email, webhook, retries.
+fn outreach(lookup: &impl Fn(&str) -> Option<String>) -> Result<OutreachConfig, ConfigError> {
+    let mut outreach = OutreachConfig::default();
+    let schedule_error = |name: &'static str, value: String| {
+        move |e: kb_domain::schedule::ScheduleError| ConfigError::Invalid { name, value, expected: e.problem }
+    };
+    if let Some(value) = lookup("KB_DAILY_DIGEST_AT") {
+        outreach.daily = Schedule::daily("KB_DAILY_DIGEST_AT", &value)
+            .map_err(schedule_error("KB_DAILY_DIGEST_AT", value.clone()))?;
+    }
+    if let Some(value) = lookup("KB_WEEKLY_REVIEW_AT") {
+        outreach.weekly = Schedule::weekly("KB_WEEKLY_REVIEW_AT", &value)
+            .map_err(schedule_error("KB_WEEKLY_REVIEW_AT", value.clone()))?;
+    }
+    let stale = count(lookup, "KB_STALE_DAYS", outreach.nudges.stale_days as usize)?;
+    outreach.nudges.stale_days = u32::try_from(stale).unwrap_or(u32::MAX);
+    if let Some(smtp_url) = lookup("KB_SMTP_URL") {
+        let needed = |name: &'static str| {
+            lookup(name).ok_or(ConfigError::Invalid {
+                name,
+                value: String::new(),
+                expected: "set whenever KB_SMTP_URL is (the sender, and the recipients separated by commas)",
+            })
+        };
+        outreach.email =
+            Some(EmailConfig { smtp_url, from: needed("KB_EMAIL_FROM")?, to: needed("KB_EMAIL_TO")? });
+    }
+    if let Some(url) = lookup("KB_WEBHOOK_URL") {
+        let format =
+            lookup("KB_WEBHOOK_FORMAT").unwrap_or_else(|| "json".to_string()).trim().to_ascii_lowercase();
+        if !["json", "ntfy", "slack"].contains(&format.as_str()) {
+            return Err(ConfigError::Invalid {
+                name: "KB_WEBHOOK_FORMAT",
+                value: format,
+                expected: "json, ntfy or slack",
+            });
+        }
+        outreach.webhook = Some(WebhookConfig { url, format });
+    }
+    if let Some(value) = lookup("KB_DELIVERY_BACKOFF_MS") {
+        let ms = value.trim().parse::<u64>().ok().ok_or(ConfigError::Invalid {
+            name: "KB_DELIVERY_BACKOFF_MS",
+            value,
+            expected: "a whole number of milliseconds",
+        })?;
+        outreach.retry.first_wait = std::time::Duration::from_millis(ms);
+    }
+    Ok(outreach)
 }
 
 fn count(
@@ -210,6 +267,24 @@ mod tests {
         assert_eq!(config(&[("KB_GIT", "commit")]).unwrap().git, GitMode::Commit);
         let bogus = config(&[("KB_GIT", "bogus")]).unwrap_err();
         assert_eq!(bogus.to_string(), r#"KB_GIT="bogus" is not valid: off or commit"#);
+        let outreach = config(&[]).unwrap().outreach;
+        assert_eq!(outreach.daily.map(|s| s.time.to_string()), Some("07:00:00".into()));
+        assert_eq!(outreach.weekly.and_then(|s| s.weekday), Some(chrono::Weekday::Sun));
+        assert_eq!((outreach.email, outreach.webhook, outreach.nudges.stale_days), (None, None, 14));
+        let off = config(&[("KB_DAILY_DIGEST_AT", "off"), ("KB_WEEKLY_REVIEW_AT", "Off")]).unwrap().outreach;
+        assert!(off.schedules().is_empty());
+        let set = config(&[("KB_DAILY_DIGEST_AT", "06:30"), ("KB_STALE_DAYS", "21")]).unwrap().outreach;
+        assert_eq!(
+            (set.daily.map(|s| s.time.to_string()), set.nudges.stale_days),
+            (Some("06:30:00".into()), 21)
+        );
+        assert!(
+            config(&[("KB_DAILY_DIGEST_AT", "7am")]).unwrap_err().to_string().contains("KB_DAILY_DIGEST_AT")
+        );
+        assert!(config(&[("KB_WEEKLY_REVIEW_AT", "16:00")]).is_err());
+        let no_to = config(&[("KB_SMTP_URL", "smtp://localhost:25"), ("KB_EMAIL_FROM", "kb@example.org")]);
+        assert!(no_to.unwrap_err().to_string().contains("KB_EMAIL_TO"));
+        assert!(config(&[("KB_WEBHOOK_URL", "http://x"), ("KB_WEBHOOK_FORMAT", "teams")]).is_err());
         let key = config(&[("OPENAI_API_KEY", "sk-test")]).unwrap();
         assert!(matches!(key.model, ModelChoice::OpenAi(_)));
     }

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod index;
+pub mod outreach;
 
 pub use assistant::{Assistant, CaptureOptions, Health, ToolSpec};
 pub use changes::{ChangeFeed, ChangedPaths};

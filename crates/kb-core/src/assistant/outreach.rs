@@ -1,0 +1,176 @@
+//! The [`Assistant`]'s outreach: nudges (with snoozes and their actions), digests written,
+//! kept and sent, and the schedules that send them on their own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use kb_domain::StoreError;
+use kb_domain::nudges::{Nudge, NudgeRule, evaluate};
+use kb_domain::outreach::{DeliveryRecord, DigestTrigger, StoredDigest};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{Assistant, in_vault};
+use crate::error::ToolFailure;
+use crate::outreach::{NextRun, SentDigest};
+use kb_tools::{CaptureSource, ErrorCode};
+
+/// How often a process running the schedules looks at the clock, at most.
+const SCHEDULE_CHECK: Duration = Duration::from_secs(30);
+
+/// What `/healthz` says of kb reaching out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutreachStatus {
+    /// The next run of each schedule that is on.
+    pub next_runs: Vec<NextRun>,
+    /// Where digests are sent (`email`, `webhook`).
+    pub channels: Vec<String>,
+    /// The latest delivery attempt, when there was one.
+    pub last_delivery: Option<DeliveryRecord>,
+}
+
+fn store_failure(error: StoreError) -> ToolFailure {
+    ToolFailure::new(ErrorCode::Internal, error.to_string())
+}
+
+impl Assistant {
+    /// The nudges of the moment, without the snoozed ones.
+    pub async fn nudges(&self) -> Result<Vec<Nudge>, ToolFailure> {
+        let now = self.services.clock.now();
+        let today = self.services.clock.today();
+        let settings = self.outreach.config().nudges;
+        let snoozes = self.outreach.store().snoozes(now).await.map_err(store_failure)?;
+        let vault = Arc::clone(&self.vault);
+        let candidates = in_vault(move || {
+            kb_domain::EntryRepository::nudge_candidates(vault.as_ref(), today, now, settings)
+        })
+        .await?;
+        Ok(evaluate(candidates.records.iter().map(AsRef::as_ref), today, now, settings, &snoozes))
+    }
+
+    /// Snoozes the nudge `key` for `days` days: `{key, until}`.
+    pub async fn snooze_nudge(&self, key: &str, days: u32) -> Result<Value, ToolFailure> {
+        if key.trim().is_empty() || !(1..=365).contains(&days) {
+            return Err(ToolFailure::new(
+                ErrorCode::InvalidArguments,
+                "give the nudge's key and a number of days from 1 to 365",
+            ));
+        }
+        let until = self.services.clock.now() + chrono::Duration::days(i64::from(days));
+        self.outreach.store().snooze(key, until).await.map_err(store_failure)?;
+        Ok(json!({ "key": key, "until": until }))
+    }
+
+    /// Does what a nudge asks: an admin item or a stale project is marked done, a person's
+    /// follow-ups are cleared and `last_touched` set to today. Inbox and quiet nudges have
+    /// nothing to mark done (file the entry, or snooze them).
+    pub async fn nudge_done(&self, key: &str, source: CaptureSource) -> Result<Value, ToolFailure> {
+        let (rule, path) = key.split_once(':').unwrap_or((key, ""));
+        let updates = match rule {
+            r if r == NudgeRule::AdminDue.as_str() || r == NudgeRule::StaleProject.as_str() => {
+                json!({ "status": "done" })
+            }
+            r if r == NudgeRule::FollowUp.as_str() => {
+                json!({ "follow_ups": [], "last_touched": self.services.clock.today().to_string() })
+            }
+            r if r == NudgeRule::InboxWaiting.as_str() || r == NudgeRule::NoCapture.as_str() => {
+                return Err(ToolFailure::new(
+                    ErrorCode::InvalidArguments,
+                    "this nudge has nothing to mark done: file the entry, or snooze the nudge",
+                ));
+            }
+            _ => return Err(ToolFailure::new(ErrorCode::InvalidArguments, format!("not a nudge: {key:?}"))),
+        };
+        if !path.contains('/') {
+            return Err(ToolFailure::new(
+                ErrorCode::InvalidArguments,
+                format!("not a nudge about an entry: {key:?}"),
+            ));
+        }
+        self.call_tool("update_entry", json!({ "path": path, "updates": updates }), source).await
+    }
+
+    /// Writes the `kind` digest (`daily`, `weekly`) with the nudges of the moment and
+    /// keeps it; [`Assistant::deliver`] sends it.
+    pub async fn write_digest(&self, kind: &str, trigger: DigestTrigger) -> Result<SentDigest, ToolFailure> {
+        let data = self.digest(kind).await?;
+        let mut markdown = data["content"].as_str().unwrap_or_default().trim_end().to_string();
+        let nudges = self.nudges().await?;
+        if !nudges.is_empty() {
+            markdown.push_str("\n\n## Nudges\n");
+            for nudge in &nudges {
+                markdown.push_str(&format!("- {}\n", nudge.message));
+            }
+        }
+        let today = self.services.clock.today();
+        let title = match kind {
+            "weekly" => format!("kb weekly review — week of {today}"),
+            _ => format!("kb daily digest — {today}"),
+        };
+        let now = self.services.clock.now();
+        self.outreach.keep(kind, title, markdown, nudges, trigger, now).await.map_err(store_failure)
+    }
+
+    /// Sends a kept digest to every channel, retrying as configured; returns when each
+    /// channel delivered or gave up (every attempt is recorded).
+    pub async fn deliver(&self, digest: &SentDigest) {
+        self.outreach.deliver(digest).await;
+    }
+
+    /// The latest digests kept, newest first, with their deliveries.
+    pub async fn digests(&self, limit: usize) -> Result<Vec<StoredDigest>, ToolFailure> {
+        self.outreach.store().digests(limit).await.map_err(store_failure)
+    }
+
+    /// Runs the schedules due at `now` that this process wins (see
+    /// [`crate::outreach::Outreach::claim_due`]): writes each digest and sends it in the
+    /// background. Answers the digests written.
+    pub async fn run_schedules(self: &Arc<Self>, now: DateTime<Utc>) -> Result<Vec<i64>, ToolFailure> {
+        let due = self.outreach.claim_due(now).await.map_err(store_failure)?;
+        let mut written = Vec::new();
+        for kind in due {
+            let digest = self.write_digest(kind.as_str(), DigestTrigger::Schedule).await?;
+            written.push(digest.id);
+            let kb = Arc::clone(self);
+            tokio::spawn(async move { kb.deliver(&digest).await });
+        }
+        Ok(written)
+    }
+
+    /// Runs the schedules from now on, checking the clock every 30 seconds at most (and
+    /// at each schedule's time); stops when the returned handle is aborted.
+    pub fn start_schedules(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let kb = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let Some(assistant) = kb.upgrade() else { return };
+                let now = assistant.services.clock.now();
+                if let Err(failure) = assistant.run_schedules(now).await {
+                    tracing::warn!(error = %failure.message, "could not run the schedules");
+                }
+                let next = assistant.outreach.next_runs(now).iter().map(|run| run.at).min();
+                drop(assistant);
+                let until_next = next.and_then(|at| (at - now).to_std().ok()).unwrap_or(SCHEDULE_CHECK);
+                tokio::time::sleep(until_next.min(SCHEDULE_CHECK).max(Duration::from_millis(200))).await;
+            }
+        })
+    }
+
+    /// The schedules' next runs, the channels and the last delivery.
+    pub async fn outreach_status(&self) -> OutreachStatus {
+        let last_delivery = match self.outreach.store().last_delivery().await {
+            Ok(last) => last,
+            Err(error) => {
+                tracing::warn!(%error, "could not read the last delivery");
+                None
+            }
+        };
+        OutreachStatus {
+            next_runs: self.outreach.next_runs(self.services.clock.now()),
+            channels: self.outreach.channel_names(),
+            last_delivery,
+        }
+    }
+}
