@@ -108,6 +108,23 @@ pub enum Command {
         /// Which digest.
         #[arg(value_enum)]
         kind: DigestKind,
+        /// Also keep it and send it now to every configured channel (email, webhook),
+        /// waiting for the deliveries (with their retries).
+        #[arg(long)]
+        send: bool,
+    },
+    /// What kb points out on its own: stale projects, admin due soon, follow-ups, the
+    /// inbox, quiet days (`snooze` or `done` act on one).
+    Nudges {
+        /// What to do with one nudge; without, list them.
+        #[command(subcommand)]
+        action: Option<NudgeAction>,
+    },
+    /// The digests kb kept (scheduled and sent), newest first, with their deliveries.
+    Digests {
+        /// At most this many (default 10).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100))]
+        limit: Option<u64>,
     },
     /// Bring the search index in line with the vault (delete `.kb/index` first to rebuild it all).
     Reindex,
@@ -234,6 +251,25 @@ impl Setting {
         let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()));
         Ok(Setting { key: key.to_string(), text: text.to_string(), value })
     }
+}
+
+/// What to do with one nudge.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum NudgeAction {
+    /// Keep it out of sight for a while.
+    Snooze {
+        /// The nudge's key, as `kb nudges` shows it.
+        key: String,
+        /// For this many days (default 7).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=365))]
+        days: Option<u32>,
+    },
+    /// Do what it asks: mark the admin item or project done, or clear the person's
+    /// follow-ups.
+    Done {
+        /// The nudge's key, as `kb nudges` shows it.
+        key: String,
+    },
 }
 
 /// The kinds of digest.

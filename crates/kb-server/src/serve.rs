@@ -66,11 +66,15 @@ impl Server {
     pub async fn run(self) -> anyhow::Result<()> {
         let assistant = Arc::clone(&self.state.assistant);
         let mcp_sessions = self.state.shutdown.clone();
+        // `kb serve` is the process that sends the scheduled digests (one process wins
+        // each run, however many run).
+        let schedules = assistant.start_schedules();
         let stopping = async move {
             shutdown_signal().await;
             mcp_sessions.cancel();
         };
         axum::serve(self.listener, router(self.state)).with_graceful_shutdown(stopping).await?;
+        schedules.abort();
         tracing::info!("kb stopped: in-flight requests finished");
         assistant.close().await;
         Ok(())

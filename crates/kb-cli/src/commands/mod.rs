@@ -5,6 +5,7 @@ mod conversations;
 mod entries;
 mod history;
 mod mcp;
+mod outreach;
 mod reindex;
 mod serve;
 mod tidy;
@@ -50,7 +51,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Search { query, category, limit } => {
             entries::search(&kb, &query.join(" "), category.as_deref(), limit, json).await
         }
-        Command::Digest { kind } => entries::digest(&kb, kind, json).await,
+        Command::Digest { kind, send: false } => entries::digest(&kb, kind, json).await,
+        Command::Digest { kind, send: true } => outreach::send(&kb, kind, json).await,
+        Command::Nudges { action } => outreach::nudges(&kb, action, json).await,
+        Command::Digests { limit } => outreach::digests(&kb, limit, json).await,
         Command::Conversations { action } => conversations::run(&kb, action, json).await,
         Command::History { path } => history::history(&kb, &path, json).await,
         Command::Restore { path, revision } => history::restore(&kb, &path, revision, json).await,

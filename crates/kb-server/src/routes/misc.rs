@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse};
-use kb_core::{CaptureOptions, CaptureSource, Health};
+use kb_core::{CaptureOptions, CaptureSource};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -87,8 +87,13 @@ pub async fn index(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 /// `GET /healthz`.
-pub async fn healthz(State(state): State<AppState>) -> ApiJson<Health> {
-    ApiJson(state.assistant.health())
+pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
+    let mut health = serde_json::to_value(state.assistant.health()).unwrap_or_default();
+    if let Value::Object(fields) = &mut health {
+        let outreach = serde_json::to_value(state.assistant.outreach_status().await).unwrap_or_default();
+        fields.insert("outreach".into(), outreach);
+    }
+    ApiJson(health)
 }
 
 /// `GET /`: the web page.

@@ -5,6 +5,7 @@ mod conversations;
 mod entries;
 mod history;
 mod misc;
+mod outreach;
 mod tidy;
 
 use std::sync::Arc;
@@ -42,6 +43,10 @@ pub fn router(state: AppState) -> Router {
         .route("/search", get(misc::search))
         .route("/digest", post(misc::digest))
         .route("/index", get(misc::index))
+        .route("/nudges", get(outreach::nudges))
+        .route("/nudges/snooze", post(outreach::snooze))
+        .route("/nudges/done", post(outreach::done))
+        .route("/digests", get(outreach::digests).post(outreach::send))
         .fallback(misc::api_not_found)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     // MCP over streamable HTTP, behind the same token and loopback rule as `/api`.
