@@ -69,6 +69,14 @@ pub enum ConfigError {
         /// What it should be.
         expected: &'static str,
     },
+    /// A setting that could not be used, and why.
+    #[error("{name}: {problem}")]
+    Setting {
+        /// The variable.
+        name: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The model settings are wrong.
     #[error("language model settings: {0}")]
     Model(String),

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use kb_delivery::email::{EmailChannel, EmailSettings};
+use kb_delivery::webhook::{WebhookChannel, WebhookFormat, WebhookSettings, WebhookSetupError};
 use kb_domain::StoreError;
 use kb_domain::delivery::{DeliveryChannel, DigestMessage};
 use kb_domain::nudges::{Nudge, NudgeSettings};
@@ -108,10 +110,30 @@ impl OutreachConfig {
     }
 }
 
-/// The delivery channels of `config`. (Email and webhook adapters are wired here.)
+/// The delivery channels of `config` (kb-delivery's email and webhook adapters), each
+/// checked now: a bad address or URL stops kb at start with a clear error, not at 07:00.
 pub fn channels(config: &OutreachConfig) -> Result<Vec<Arc<dyn DeliveryChannel>>, crate::CoreError> {
-    let _ = config;
-    Ok(Vec::new())
+    let invalid = |name: &'static str, problem: String| {
+        crate::CoreError::Config(crate::ConfigError::Setting { name, problem })
+    };
+    let mut channels: Vec<Arc<dyn DeliveryChannel>> = Vec::new();
+    if let Some(email) = &config.email {
+        let to =
+            EmailSettings::parse_recipients(&email.to).map_err(|e| invalid("KB_EMAIL_TO", e.to_string()))?;
+        let settings = EmailSettings { smtp_url: email.smtp_url.clone(), from: email.from.clone(), to };
+        let channel = EmailChannel::new(&settings).map_err(|e| invalid("KB_SMTP_URL", e.to_string()))?;
+        channels.push(Arc::new(channel));
+    }
+    if let Some(webhook) = &config.webhook {
+        let format: WebhookFormat = webhook
+            .format
+            .parse()
+            .map_err(|e: WebhookSetupError| invalid("KB_WEBHOOK_FORMAT", e.to_string()))?;
+        let settings = WebhookSettings { url: webhook.url.clone(), format };
+        let channel = WebhookChannel::new(&settings).map_err(|e| invalid("KB_WEBHOOK_URL", e.to_string()))?;
+        channels.push(Arc::new(channel));
+    }
+    Ok(channels)
 }
 
 /// A schedule's next run, for `/healthz`.
