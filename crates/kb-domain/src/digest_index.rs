@@ -2,19 +2,26 @@
 //! actions by due date, people by when they were last touched, the inbox by arrival, the
 //! week's activity newest first, …), so that a digest walks the few records at the front of
 //! each order instead of the whole vault; and [`DigestCandidates`], what one walk hands the
-//! digest.
+//! digest. The same index keeps the orders the nudge rules read (active projects by
+//! `updated_at`, admin items not done by due date, people with follow-ups by when they were
+//! last touched, the inbox by `created_at`, every record newest created first), so that
+//! [`DigestIndex::nudge_candidates`] walks only the records a rule picks.
 //!
 //! The rules of which entries a digest is about live here too ([`is_open_action`],
 //! [`is_open_loop`], the windows), so the orders and the digest that reads them agree.
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 
 use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
+use crate::nudges::{
+    Bounds, NudgeCandidates, NudgeSettings, follow_up_touched, inbox_arrival, is_active_project,
+    is_admin_not_done,
+};
 use crate::path::EntryPath;
 
 /// "This week", "lately": this many days back from now.
@@ -107,6 +114,17 @@ pub struct DigestIndex {
     inbox_since: Order<DateTime<Utc>>,
     activity: Order<Reverse<DateTime<Utc>>>,
     projects_by_name: Order<String>,
+    /// Active projects with an `updated_at`, by it (oldest first).
+    nudge_stale: Order<DateTime<Utc>>,
+    /// Admin items not done with a due date, by it.
+    nudge_due: Order<NaiveDate>,
+    /// People with follow-ups and a day last touched, by it (see
+    /// [`crate::nudges::NudgeRule::FollowUp`]).
+    nudge_follow_ups: Order<NaiveDate>,
+    /// Inbox entries with a `created_at`, by it (oldest first).
+    nudge_inbox: Order<DateTime<Utc>>,
+    /// Every record with a `created_at`, newest first.
+    created: Order<Reverse<DateTime<Utc>>>,
 }
 
 impl DigestIndex {
@@ -142,7 +160,22 @@ impl DigestIndex {
             self.activity.insert((Reverse(at), path.clone()), put(record));
         }
         if is_loop_candidate(record) {
-            self.projects_by_name.insert((record.name().to_string(), path), put(record));
+            self.projects_by_name.insert((record.name().to_string(), path.clone()), put(record));
+        }
+        if let Some(updated) = record.updated_at().filter(|_| is_active_project(record)) {
+            self.nudge_stale.insert((updated, path.clone()), put(record));
+        }
+        if let Some(due) = record.due_date.filter(|_| is_admin_not_done(record)) {
+            self.nudge_due.insert((due, path.clone()), put(record));
+        }
+        if let Some(touched) = follow_up_touched(record) {
+            self.nudge_follow_ups.insert((touched, path.clone()), put(record));
+        }
+        if let Some(arrived) = inbox_arrival(record) {
+            self.nudge_inbox.insert((arrived, path.clone()), put(record));
+        }
+        if let Some(created) = record.created_at {
+            self.created.insert((Reverse(created), path), put(record));
         }
     }
 
@@ -161,7 +194,22 @@ impl DigestIndex {
         if let Some(at) = last_activity(record) {
             self.activity.remove(&(Reverse(at), path.clone()));
         }
-        self.projects_by_name.remove(&(record.name().to_string(), path));
+        self.projects_by_name.remove(&(record.name().to_string(), path.clone()));
+        if let Some(updated) = record.updated_at() {
+            self.nudge_stale.remove(&(updated, path.clone()));
+        }
+        if let Some(due) = record.due_date {
+            self.nudge_due.remove(&(due, path.clone()));
+        }
+        if let Some(touched) = follow_up_touched(record) {
+            self.nudge_follow_ups.remove(&(touched, path.clone()));
+        }
+        if let Some(arrived) = inbox_arrival(record) {
+            self.nudge_inbox.remove(&(arrived, path.clone()));
+        }
+        if let Some(created) = record.created_at {
+            self.created.remove(&(Reverse(created), path));
+        }
     }
 
     /// What a digest on `today` at `now` reads. Costs the records at the front of each
@@ -185,6 +233,46 @@ impl DigestIndex {
                 .collect(),
             open_loops: first_with_ties(self.projects_by_name.iter(), |record| is_open_loop(record, now)),
         }
+    }
+
+    /// What the nudges on `today` at `now` under `settings` read (see
+    /// [`crate::nudges::evaluate`]): every record a rule picks, and every record created
+    /// within [`NudgeSettings::quiet_days`], each once.
+    ///
+    /// Each order is walked from its front while its rule holds, and each rule's test is
+    /// monotonic along its order, so a walk stops at its first miss: the cost is the records
+    /// returned, one miss per order and a tree descent each, not the vault.
+    pub fn nudge_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+        settings: NudgeSettings,
+    ) -> NudgeCandidates {
+        let bounds = Bounds::at(today, now, settings);
+        let stale = self.nudge_stale.iter().take_while(|((updated, _), _)| bounds.is_stale(*updated));
+        let due = self.nudge_due.iter().take_while(|((due, _), _)| bounds.is_due(*due));
+        let follow_ups =
+            self.nudge_follow_ups.iter().take_while(|((touched, _), _)| bounds.is_follow_up_due(*touched));
+        let inbox = self.nudge_inbox.iter().take_while(|((arrived, _), _)| bounds.has_waited(*arrived));
+        // The rules' orders hold records of different categories, so only a record created
+        // lately can come twice.
+        let picked: Vec<Arc<CatalogueEntry>> = stale
+            .map(|(_, record)| Arc::clone(record))
+            .chain(due.map(|(_, record)| Arc::clone(record)))
+            .chain(follow_ups.map(|(_, record)| Arc::clone(record)))
+            .chain(inbox.map(|(_, record)| Arc::clone(record)))
+            .collect();
+        let seen: HashSet<&EntryPath> = picked.iter().map(|record| &record.summary.path).collect();
+        let captured: Vec<Arc<CatalogueEntry>> = self
+            .created
+            .iter()
+            .take_while(|((Reverse(created), _), _)| bounds.is_recent_capture(*created))
+            .filter(|((_, path), _)| !seen.contains(path))
+            .map(|(_, record)| Arc::clone(record))
+            .collect();
+        let mut records = picked;
+        records.extend(captured);
+        NudgeCandidates { records }
     }
 }
 

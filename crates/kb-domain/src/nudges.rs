@@ -122,8 +122,145 @@ pub struct NudgeCandidates {
 /// Snoozed nudges: key → when the snooze ends.
 pub type Snoozes = HashMap<String, DateTime<Utc>>;
 
+/// Whether `record` is an active project (status `active`, exactly), in the running for
+/// [`NudgeRule::StaleProject`] by its `updated_at`. These record tests, like [`Bounds`], are
+/// shared by [`evaluate`] and the orders [`crate::DigestIndex`] keeps, so the two agree.
+pub(crate) fn is_active_project(record: &CatalogueEntry) -> bool {
+    record.category() == Category::Projects && record.status() == Some("active")
+}
+
+/// Whether `record` is an admin item not done (no status is not done), in the running for
+/// [`NudgeRule::AdminDue`] by its due date.
+pub(crate) fn is_admin_not_done(record: &CatalogueEntry) -> bool {
+    record.category() == Category::Admin && !record.is_done()
+}
+
+/// When a person with follow-ups was last touched for [`NudgeRule::FollowUp`]: their
+/// `last_touched`, else the day of their `updated_at`; `None` for any other record, and for
+/// a person with neither date (who is never nudged).
+pub(crate) fn follow_up_touched(record: &CatalogueEntry) -> Option<NaiveDate> {
+    if record.category() != Category::People || record.follow_ups.is_empty() {
+        return None;
+    }
+    record.last_touched.or_else(|| record.updated_at().map(|at| at.date_naive()))
+}
+
+/// When an inbox entry arrived for [`NudgeRule::InboxWaiting`]: its `created_at` (an inbox
+/// entry without one is never nudged); `None` for any other record.
+pub(crate) fn inbox_arrival(record: &CatalogueEntry) -> Option<DateTime<Utc>> {
+    record.created_at.filter(|_| record.category() == Category::Inbox)
+}
+
+/// The lines the rules draw on `today` at `now`. Each test is monotonic in its argument
+/// (true up to, or from, a line), so a walk of an order can stop at the first miss.
+///
+/// The lines are worked out with checked arithmetic: a setting of more days than the
+/// calendar holds puts its line before (or after) every date rather than panicking.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    /// The latest `updated_at` of a stale project; `None` when no time is that old.
+    stale_by: Option<DateTime<Utc>>,
+    /// The latest due date pointed out; `None` when every date is.
+    due_by: Option<NaiveDate>,
+    /// The latest day a person may have been touched to be nudged; `None` when none is.
+    follow_up_by: Option<NaiveDate>,
+    /// The latest arrival of an inbox entry left waiting; `None` when no time is that old.
+    inbox_by: Option<DateTime<Utc>>,
+    /// Creations after this are captures made lately; `None` when every creation is.
+    captured_after: Option<DateTime<Utc>>,
+}
+
+impl Bounds {
+    /// The lines of `settings` on `today` at `now`.
+    pub(crate) fn at(today: NaiveDate, now: DateTime<Utc>, settings: NudgeSettings) -> Bounds {
+        let days = |n: u32| Duration::days(i64::from(n));
+        let before = |n: u32| now.checked_sub_signed(days(n));
+        Bounds {
+            stale_by: before(settings.stale_days),
+            due_by: today.checked_add_signed(days(settings.due_within_days)),
+            follow_up_by: today.checked_sub_signed(days(settings.follow_up_days)),
+            inbox_by: before(settings.inbox_days),
+            captured_after: before(settings.quiet_days),
+        }
+    }
+
+    /// Whether an active project updated at `updated` is stale.
+    pub(crate) fn is_stale(&self, updated: DateTime<Utc>) -> bool {
+        self.stale_by.is_some_and(|by| updated <= by)
+    }
+
+    /// Whether an admin item due on `due` is due soon or overdue.
+    pub(crate) fn is_due(&self, due: NaiveDate) -> bool {
+        self.due_by.is_none_or(|by| due <= by)
+    }
+
+    /// Whether a person with follow-ups touched on `touched` is due a follow-up.
+    pub(crate) fn is_follow_up_due(&self, touched: NaiveDate) -> bool {
+        self.follow_up_by.is_some_and(|by| touched <= by)
+    }
+
+    /// Whether an inbox entry that arrived at `arrived` has waited long enough.
+    pub(crate) fn has_waited(&self, arrived: DateTime<Utc>) -> bool {
+        self.inbox_by.is_some_and(|by| arrived <= by)
+    }
+
+    /// Whether an entry created at `created` is a capture made lately.
+    pub(crate) fn is_recent_capture(&self, created: DateTime<Utc>) -> bool {
+        self.captured_after.is_none_or(|after| created > after)
+    }
+}
+
+/// The nudge `record` gets by its rule on `today` at `now` (before snoozes), with what
+/// orders it within the rule (most pressing first), when a rule fires for it.
+fn nudge_of(
+    record: &CatalogueEntry,
+    today: NaiveDate,
+    now: DateTime<Utc>,
+    bounds: &Bounds,
+) -> Option<(NudgeRule, i64, Nudge)> {
+    let name = record.name();
+    let midnight = |day: NaiveDate| day.and_hms_opt(0, 0, 0).map_or(0, |d| d.and_utc().timestamp());
+    if is_active_project(record) {
+        let updated = record.updated_at().filter(|at| bounds.is_stale(*at))?;
+        let idle = (now - updated).num_days();
+        let message = format!("{name} has not moved for {idle} days");
+        Some((
+            NudgeRule::StaleProject,
+            updated.timestamp(),
+            Nudge::about(NudgeRule::StaleProject, record, message),
+        ))
+    } else if is_admin_not_done(record) {
+        let due = record.due_date.filter(|due| bounds.is_due(*due))?;
+        let message = match (due - today).num_days() {
+            d if d < 0 => format!("{name} was due {due} ({} days ago)", -d),
+            0 => format!("{name} is due today"),
+            1 => format!("{name} is due tomorrow"),
+            d => format!("{name} is due in {d} days ({due})"),
+        };
+        Some((NudgeRule::AdminDue, midnight(due), Nudge::about(NudgeRule::AdminDue, record, message)))
+    } else if let Some(touched) = follow_up_touched(record) {
+        if !bounds.is_follow_up_due(touched) {
+            return None;
+        }
+        let message = format!("Follow up with {name}: {}", record.follow_ups.join("; "));
+        Some((NudgeRule::FollowUp, midnight(touched), Nudge::about(NudgeRule::FollowUp, record, message)))
+    } else {
+        let arrived = inbox_arrival(record).filter(|at| bounds.has_waited(*at))?;
+        let waiting = (now - arrived).num_days();
+        let message = format!("{name} has waited in the inbox for {waiting} days: file it?");
+        Some((
+            NudgeRule::InboxWaiting,
+            arrived.timestamp(),
+            Nudge::about(NudgeRule::InboxWaiting, record, message),
+        ))
+    }
+}
+
 /// The nudges of `records` on `today` at `now`, without the snoozed ones, in
 /// [`NudgeRule::ALL`] order and, within a rule, most pressing first (then by path).
+///
+/// A nudge is snoozed while its snooze ends after `now`. Records are expected to have
+/// distinct paths (as a catalogue's do); their order does not matter.
 pub fn evaluate<'a>(
     records: impl IntoIterator<Item = &'a CatalogueEntry>,
     today: NaiveDate,
@@ -131,76 +268,14 @@ pub fn evaluate<'a>(
     settings: NudgeSettings,
     snoozes: &Snoozes,
 ) -> Vec<Nudge> {
-    let days = |n: u32| Duration::days(i64::from(n));
-    let mut found: Vec<(NudgeRule, i64, String, Nudge)> = Vec::new();
+    let bounds = Bounds::at(today, now, settings);
+    let mut found: Vec<(NudgeRule, i64, Nudge)> = Vec::new();
     let mut captured_lately = false;
     for record in records {
-        let summary = &record.summary;
-        let done = summary.status.as_deref() == Some("done");
-        if record.created_at.is_some_and(|at| at > now - days(settings.quiet_days)) {
+        if record.created_at.is_some_and(|at| bounds.is_recent_capture(at)) {
             captured_lately = true;
         }
-        let path = summary.path.to_string();
-        match summary.category {
-            Category::Projects if summary.status.as_deref() == Some("active") => {
-                if let Some(updated) = summary.updated_at.filter(|at| *at <= now - days(settings.stale_days))
-                {
-                    let idle = (now - updated).num_days();
-                    let message = format!("{} has not moved for {idle} days", summary.name);
-                    found.push((
-                        NudgeRule::StaleProject,
-                        updated.timestamp(),
-                        path,
-                        Nudge::about(NudgeRule::StaleProject, record, message),
-                    ));
-                }
-            }
-            Category::Admin if !done => {
-                if let Some(due) =
-                    record.due_date.filter(|due| *due <= today + days(settings.due_within_days))
-                {
-                    let message = match (due - today).num_days() {
-                        d if d < 0 => format!("{} was due {due} ({} days ago)", summary.name, -d),
-                        0 => format!("{} is due today", summary.name),
-                        1 => format!("{} is due tomorrow", summary.name),
-                        d => format!("{} is due in {d} days ({due})", summary.name),
-                    };
-                    found.push((
-                        NudgeRule::AdminDue,
-                        due.and_hms_opt(0, 0, 0).map_or(0, |d| d.and_utc().timestamp()),
-                        path,
-                        Nudge::about(NudgeRule::AdminDue, record, message),
-                    ));
-                }
-            }
-            Category::People if !record.follow_ups.is_empty() => {
-                let touched = record.last_touched.or_else(|| summary.updated_at.map(|at| at.date_naive()));
-                if let Some(touched) = touched.filter(|t| *t <= today - days(settings.follow_up_days)) {
-                    let message =
-                        format!("Follow up with {}: {}", summary.name, record.follow_ups.join("; "));
-                    found.push((
-                        NudgeRule::FollowUp,
-                        touched.and_hms_opt(0, 0, 0).map_or(0, |d| d.and_utc().timestamp()),
-                        path,
-                        Nudge::about(NudgeRule::FollowUp, record, message),
-                    ));
-                }
-            }
-            Category::Inbox => {
-                if let Some(arrived) = record.created_at.filter(|at| *at <= now - days(settings.inbox_days)) {
-                    let waiting = (now - arrived).num_days();
-                    let message =
-                        format!("{} has waited in the inbox for {waiting} days: file it?", summary.name);
-                    found.push((
-                        NudgeRule::InboxWaiting,
-                        arrived.timestamp(),
-                        path,
-                        Nudge::about(NudgeRule::InboxWaiting, record, message),
-                    ));
-                }
-            }
-            _ => {}
-        }
+        found.extend(nudge_of(record, today, now, &bounds));
     }
     if !captured_lately {
         let message = format!(
@@ -214,13 +289,13 @@ pub fn evaluate<'a>(
             name: None,
             message,
         };
-        found.push((NudgeRule::NoCapture, 0, String::new(), nudge));
+        found.push((NudgeRule::NoCapture, 0, nudge));
     }
     let order = |rule: NudgeRule| NudgeRule::ALL.iter().position(|r| *r == rule).unwrap_or(usize::MAX);
-    found.sort_by(|a, b| (order(a.0), a.1, &a.2).cmp(&(order(b.0), b.1, &b.2)));
+    found.sort_by(|a, b| (order(a.0), a.1, &a.2.path).cmp(&(order(b.0), b.1, &b.2.path)));
     found
         .into_iter()
-        .map(|(_, _, _, nudge)| nudge)
+        .map(|(_, _, nudge)| nudge)
         .filter(|nudge| snoozes.get(&nudge.key).is_none_or(|until| *until <= now))
         .collect()
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::names::{first_word, fold_name, relate};
+use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
     CatalogueEntry, Category, DigestCandidates, DigestIndex, Entry, EntryPath, EntrySummary, ListFilter,
@@ -236,6 +237,16 @@ impl Cache {
         self.digest.candidates(today, now)
     }
 
+    /// What the nudges on `today` at `now` read (see [`DigestIndex::nudge_candidates`]).
+    pub(crate) fn nudge_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+        settings: NudgeSettings,
+    ) -> NudgeCandidates {
+        self.digest.nudge_candidates(today, now, settings)
+    }
+
     /// The entries of each category, newest first, for `index.md`.
     pub(crate) fn index_snapshot(&self) -> IndexSnapshot {
         let categories = Category::ALL
@@ -371,8 +382,8 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
 
         /// Whatever happens to the entries, every list the kept orders answer is the one
-        /// sorting every entry would give, the digest's orders are those of the entries
-        /// now, and the index holds every entry.
+        /// sorting every entry would give, the digest's and the nudges' orders are those of
+        /// the entries now, and the index holds every entry.
         #[test]
         fn kept_orders_answer_like_a_full_sort(
             steps in proptest::collection::vec(step(), 1..60),
@@ -396,6 +407,9 @@ mod tests {
                             text.push_str(&format!("updated_at: 2026-11-0{d}T10:00:00Z\n"));
                             text.push_str(&format!("due_date: 2026-11-0{}\n", 5 - d));
                             text.push_str("follow_ups: [call]\n");
+                            if d != 2 {
+                                text.push_str(&format!("created_at: 2026-11-0{}T10:00:00Z\n", 4 - d));
+                            }
                         }
                         text.push_str("---\nbody\n");
                         let e = Entry::from_document(path.clone(), &text).unwrap();
@@ -434,6 +448,21 @@ mod tests {
             proptest::prop_assert_eq!(
                 paths(cache.digest_candidates(today, now)),
                 paths(DigestIndex::of(records.values()).candidates(today, now))
+            );
+            // Lines that fall between the generated days, so each rule picks some and not others.
+            let settings = kb_domain::nudges::NudgeSettings {
+                stale_days: 3,
+                due_within_days: 0,
+                follow_up_days: 1,
+                inbox_days: 3,
+                quiet_days: 3,
+            };
+            let nudge_paths = |c: kb_domain::nudges::NudgeCandidates| {
+                c.records.iter().map(|r| r.summary.path.clone()).collect::<Vec<_>>()
+            };
+            proptest::prop_assert_eq!(
+                nudge_paths(cache.nudge_candidates(today, now, settings)),
+                nudge_paths(DigestIndex::of(records.values()).nudge_candidates(today, now, settings))
             );
             let indexed: Vec<kb_domain::EntrySummary> = cache
                 .index_snapshot()

@@ -912,6 +912,15 @@ impl EntryRepository for Vault {
         Ok(self.lock().cache.digest_candidates(today, now))
     }
 
+    fn nudge_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+        settings: kb_domain::nudges::NudgeSettings,
+    ) -> Result<kb_domain::nudges::NudgeCandidates, RepositoryError> {
+        Ok(self.lock().cache.nudge_candidates(today, now, settings))
+    }
+
     fn malformed(&self) -> Vec<MalformedFile> {
         self.lock().cache.malformed()
     }

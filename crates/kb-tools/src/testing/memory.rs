@@ -205,6 +205,17 @@ impl EntryRepository for MemoryRepository {
         Ok(kb_domain::DigestIndex::of(&records).candidates(today, now))
     }
 
+    fn nudge_candidates(
+        &self,
+        today: chrono::NaiveDate,
+        now: chrono::DateTime<chrono::Utc>,
+        settings: kb_domain::nudges::NudgeSettings,
+    ) -> Result<kb_domain::nudges::NudgeCandidates, RepositoryError> {
+        let records: Vec<_> =
+            self.lock().values().map(|e| std::sync::Arc::new(kb_domain::CatalogueEntry::of(e))).collect();
+        Ok(kb_domain::DigestIndex::of(&records).nudge_candidates(today, now, settings))
+    }
+
     fn malformed(&self) -> Vec<MalformedFile> {
         Vec::new()
     }
