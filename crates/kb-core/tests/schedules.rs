@@ -68,7 +68,7 @@ async fn two_weeks_of_schedules_send_once_each_at_local_time_across_dst_and_rest
         // The two processes look at the clock in turn, in either order; while kb is down
         // (the second process restarting, the first stopped too), nobody does.
         if !kb_down {
-            if now.minute() % 20 == 0 {
+            if now.minute().is_multiple_of(20) {
                 sent.tick(&first, now).await;
                 sent.tick(&second, now).await;
             } else {
