@@ -53,6 +53,18 @@ async fn eventually<T>(mut check: impl AsyncFnMut() -> Option<T>) -> Option<T> {
     None
 }
 
+/// The delivery attempts of digest `id`, once there are `count` of them.
+async fn deliveries_of(server: &KbServer, id: i64, count: usize) -> Vec<Value> {
+    eventually(async || {
+        let digests = server.get("/api/digests").await.expect(200);
+        let digest = digests["digests"].as_array()?.iter().find(|d| d["id"] == id)?.clone();
+        let deliveries = digest["deliveries"].as_array()?.clone();
+        (deliveries.len() == count).then_some(deliveries)
+    })
+    .await
+    .unwrap_or_else(|| panic!("{count} delivery attempts of digest {id} were never recorded"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kb_digest_send_emails_the_digest_with_a_text_and_an_html_part() {
     let sink = smtp::SmtpSink::start(smtp::Behaviour::default()).await;
@@ -121,14 +133,7 @@ async fn a_failed_delivery_is_retried_with_backoff_and_recorded_while_kb_keeps_a
     assert_eq!(server.get("/api/entries").await.status, 200);
     server.post("/api/capture", &json!({"text": "[idea] a glass shed"})).await.expect(200);
 
-    let attempts = eventually(async || {
-        let digests = server.get("/api/digests").await.expect(200);
-        let digest = digests["digests"].as_array()?.iter().find(|d| d["id"] == id)?.clone();
-        let deliveries = digest["deliveries"].as_array()?.clone();
-        (deliveries.len() == 5).then_some(deliveries)
-    })
-    .await
-    .expect("five attempts recorded");
+    let attempts = deliveries_of(&server, id, 5).await;
     for (n, attempt) in attempts.iter().enumerate() {
         assert_eq!(attempt["attempt"], n + 1);
         assert_eq!(attempt["delivered"], false);
@@ -173,14 +178,7 @@ async fn a_webhook_that_answers_500_is_tried_again_with_the_json_body() {
     let server = KbServer::start_with_vault(&env, prepare).await;
     let sent = server.post("/api/digests", &json!({"type": "weekly"})).await.expect(200);
     let id = sent["id"].as_i64().unwrap();
-    let deliveries = eventually(async || {
-        let digests = server.get("/api/digests").await.expect(200);
-        let digest = digests["digests"].as_array()?.iter().find(|d| d["id"] == id)?.clone();
-        let deliveries = digest["deliveries"].as_array()?.clone();
-        (deliveries.len() == 2).then_some(deliveries)
-    })
-    .await
-    .expect("two attempts recorded");
+    let deliveries = deliveries_of(&server, id, 2).await;
     assert_eq!(
         (deliveries[0]["delivered"].as_bool(), deliveries[0]["willRetry"].as_bool()),
         (Some(false), Some(true))
