@@ -6,8 +6,10 @@
 //! answer kb's inbox question, search, open the hit, browse a category — then check the
 //! markdown renderer on hostile input and that a phone-width window has no sideways scroll.
 //! Another: an entry's history in its view, the diff of a change, restoring an older version.
+//! Another: Today's nudges (done, snoozed, opened) and writing the day's digest.
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
-//! `target/web-page-phone-entry.png` and `target/web-page-history.png`.
+//! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`
+//! and `target/web-page-today-phone.png`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
@@ -49,8 +51,12 @@ fn target_dir() -> PathBuf {
 
 /// Starts kb-server on a free loopback port; answers its base URL.
 async fn start_kb(dir: &Path) -> String {
-    let server =
-        kb_server::Server::bind(kb_core::Config::offline(dir), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    start_kb_with(kb_core::Config::offline(dir)).await
+}
+
+/// Starts kb-server with `config` on a free loopback port; answers its base URL.
+async fn start_kb_with(config: kb_core::Config) -> String {
+    let server = kb_server::Server::bind(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = server.local_addr().unwrap();
     tokio::spawn(server.run());
     format!("http://{addr}/")
@@ -516,5 +522,201 @@ async fn a_person_sees_an_entrys_history_and_restores_an_older_version() {
     let name = page.text_of("#entry-view #entry-name").await;
     assert_eq!(name, "Fix the shed roof");
     assert_eq!(std::fs::read(&file).unwrap(), captured, "the deleted bytes are back");
+    page.quit().await;
+}
+
+/// The UTC date `days` days from now, as `YYYY-MM-DD` (civil from days, after Howard Hinnant).
+fn utc_date_in(days: i64) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let z = i64::try_from(now.as_secs()).unwrap().div_euclid(86_400) + days + 719_468;
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[test]
+fn utc_dates_are_civil_dates() {
+    let today = utc_date_in(0);
+    assert_eq!(today.len(), 10, "{today}");
+    let year: i64 = today[..4].parse().unwrap();
+    assert!((2024..2200).contains(&year), "{today}");
+    // 1970-01-01 is day 0: the arithmetic on known days.
+    let days_to_epoch = -(i64::try_from(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
+    )
+    .unwrap()
+    .div_euclid(86_400));
+    assert_eq!(utc_date_in(days_to_epoch), "1970-01-01");
+    assert_eq!(utc_date_in(days_to_epoch + 59), "1970-03-01");
+    assert_eq!(utc_date_in(days_to_epoch + 11_016), "2000-02-29");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_acts_on_todays_nudges_and_writes_the_digest() {
+    if !browser_available() {
+        return;
+    }
+    // An admin item due tomorrow (created now, so kb does not also say nothing was captured
+    // lately), a person with a follow-up untouched for long, an inbox entry waiting since
+    // long. Dates are UTC, the zone the server is given; no scheduled digest runs.
+    let kb_dir = tempfile::tempdir().unwrap();
+    let tomorrow = utc_date_in(1);
+    let now = format!("{}T00:00:00Z", utc_date_in(0));
+    let admin = "admin/renew-passport.md";
+    for (path, text) in [
+        (
+            admin,
+            format!(
+                "---\nname: Renew passport\nstatus: pending\ndue_date: {tomorrow}\ncreated_at: {now}\n---\n\
+                 At the town hall.\n"
+            ),
+        ),
+        (
+            "people/sarah-lee.md",
+            "---\nname: Sarah Lee\nfollow_ups: [Send the API spec]\nlast_touched: 2025-01-02\n---\nMet at a conference.\n"
+                .to_string(),
+        ),
+        (
+            "inbox/shed-idea.md",
+            "---\nname: Shed idea\ncreated_at: 2025-01-02T10:00:00Z\n---\nbuild a shed by the pond\n".to_string(),
+        ),
+    ] {
+        let file = kb_dir.path().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let mut config = kb_core::Config::offline(kb_dir.path());
+    config.time_zone = Some("UTC".to_string());
+    config.outreach.daily = None;
+    config.outreach.weekly = None;
+    let url = start_kb_with(config).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+
+    // Today, from its tab: the three nudges, each with the actions its rule allows.
+    let tab = page.wait_for("#view-tabs button[data-view=today]").await;
+    page.click(&tab).await;
+    page.wait_until(
+        "three nudges",
+        "return document.querySelectorAll('#nudge-list > li').length === 3;",
+        json!([]),
+    )
+    .await;
+    assert!(
+        page.execute("return getComputedStyle(document.querySelector('#chat-panel')).display;", json!([]))
+            .await
+            == json!("none"),
+        "Today takes the chat's place"
+    );
+    let rows = page
+        .execute(
+            "return [...document.querySelectorAll('#nudge-list > li')].map((li) => ({ \
+               rule: li.dataset.rule, text: li.querySelector('.nudge-message').textContent, \
+               actions: [...li.querySelectorAll('.nudge-actions button, .nudge-actions a')].map((b) => b.textContent) }));",
+            json!([]),
+        )
+        .await;
+    let expected = [
+        ("admin_due", "Renew passport is due tomorrow", json!(["Done", "Snooze a week", "Open"])),
+        (
+            "follow_up",
+            "Follow up with Sarah Lee: Send the API spec",
+            json!(["Done", "Snooze a week", "Open"]),
+        ),
+        ("inbox_waiting", "Shed idea has waited in the inbox", json!(["Snooze a week", "Open"])),
+    ];
+    for (row, (rule, message, actions)) in rows.as_array().unwrap().iter().zip(expected) {
+        assert_eq!(row["rule"], json!(rule), "{rows}");
+        assert!(row["text"].as_str().unwrap().contains(message), "{rows}");
+        assert_eq!(row["actions"], actions, "{rows}");
+    }
+    let written = page.wait_for("#write-digest").await;
+    assert_eq!(page.text(&written).await, "Write today’s digest");
+    assert!(page.text_of("#digest-view").await.contains("No digest kept yet"));
+
+    // Done on the admin item: it leaves the list, and its file says done.
+    let done = page.wait_for("#nudge-list li[data-rule=admin_due] button.nudge-done").await;
+    page.click(&done).await;
+    page.wait_until(
+        "the admin nudge to go",
+        "return document.querySelectorAll('#nudge-list > li').length === 2 \
+         && !document.querySelector('#nudge-list li[data-rule=admin_due]');",
+        json!([]),
+    )
+    .await;
+    let notice = page.text_of("#nudges-notice").await;
+    assert_eq!(notice, "Marked “Renew passport” done.");
+    let file = std::fs::read_to_string(kb_dir.path().join(admin)).unwrap();
+    assert!(file.lines().any(|line| line == "status: done"), "{file}");
+
+    // Snooze the follow-up: it leaves the list, and the API no longer lists it.
+    let snooze = page.wait_for("#nudge-list li[data-rule=follow_up] button.nudge-snooze").await;
+    page.click(&snooze).await;
+    page.wait_until(
+        "the follow-up nudge to go",
+        "return document.querySelectorAll('#nudge-list > li').length === 1 \
+         && !!document.querySelector('#nudge-list li[data-rule=inbox_waiting]');",
+        json!([]),
+    )
+    .await;
+    let listed: serde_json::Value = reqwest::get(format!("{url}api/nudges"))
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let rules: Vec<&str> =
+        listed["nudges"].as_array().unwrap().iter().map(|n| n["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["inbox_waiting"], "{listed}");
+
+    // The day's digest, written now: its heading, and the nudge still standing.
+    let written = page.wait_for("#write-digest").await;
+    page.click(&written).await;
+    let heading = page.text_of("#digest-view .digest-body h3").await;
+    assert_eq!(heading, format!("Daily digest for {}", utc_date_in(0)));
+    let digest = page.text_of("#digest-view .digest-body").await;
+    assert!(digest.contains("Shed idea has waited in the inbox"), "{digest}");
+    assert!(!digest.contains("Follow up with Sarah Lee"), "the snoozed nudge is not in the digest: {digest}");
+    page.wait_until(
+        "the write button to go",
+        "return document.querySelector('#write-digest').hidden;",
+        json!([]),
+    )
+    .await;
+    page.screenshot(&target_dir().join("web-page-today.png")).await;
+
+    // Open on the inbox nudge shows that entry.
+    let open = page.wait_for("#nudge-list li[data-rule=inbox_waiting] a.nudge-open").await;
+    page.click(&open).await;
+    let name = page.text_of("#entry-view #entry-name").await;
+    assert_eq!(name, "Shed idea");
+    let view = page.text_of("#entry-view").await;
+    assert!(view.contains("inbox/shed-idea.md") && view.contains("build a shed by the pond"), "{view}");
+    assert_eq!(page.execute("return location.hash;", json!([])).await, json!("#/entry/inbox/shed-idea.md"));
+
+    // A reload: the kept digest shows, and Today on a phone has no sideways scroll.
+    page.goto("about:blank").await;
+    page.goto(&url).await;
+    page.resize(390, 844).await;
+    page.wait_until("the phone layout", "return window.innerWidth <= 400;", json!([])).await;
+    let tab = page.wait_for("#view-tabs button[data-view=today]").await;
+    page.click(&tab).await;
+    let heading = page.text_of("#digest-view .digest-body h3").await;
+    assert!(heading.starts_with("Daily digest for"), "{heading}");
+    page.wait_for("#nudge-list li[data-rule=inbox_waiting]").await;
+    let widths = page
+        .execute(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];",
+            json!([]),
+        )
+        .await;
+    assert!(widths[0].as_u64() <= widths[1].as_u64(), "Today scrolls sideways on a phone: {widths}");
+    page.screenshot(&target_dir().join("web-page-today-phone.png")).await;
     page.quit().await;
 }
