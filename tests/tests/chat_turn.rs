@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use kb_core::{Assistant, Config, ModelChoice};
 use kb_domain::{ConversationId, Message};
-use kb_orchestrator::llm::OpenAiSettings;
-use kb_orchestrator::testing::{FakeOpenAi, FakeReply, RecordedRequest};
+use kb_llm::openai::OpenAiSettings;
+use kb_llm::testing::{FakeOpenAi, FakeReply, RecordedRequest};
 use serde_json::Value;
 
 /// A running assistant over a temp vault, wired to a fake model server.

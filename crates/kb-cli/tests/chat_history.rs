@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 
 use common::{KbServer, url_path};
-use kb_orchestrator::testing::{FakeOpenAi, FakeReply};
+use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::{Value, json};
 
 /// The entry every test deletes, written by hand: odd bytes (a comment, `1.10`, no final

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{KbServer, assert_error_shape, query_value, url_path};
-use kb_orchestrator::testing::{FakeOpenAi, FakeReply};
+use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::{Value, json};
 
 /// A `kb serve` wired to a fresh scripted model, with `extra` environment variables.

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{KbServer, url_path};
-use kb_orchestrator::testing::{FakeOpenAi, FakeReply};
+use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::{Value, json};
 
 /// The vault every table starts from: a few people (two called Sam), projects, ideas, admin

@@ -11,8 +11,8 @@ use kb_domain::{
     ChatModel, Clock, Confidence, Conversation, ConversationId, ConversationStore, EntryRepository, Message,
     StoreError,
 };
-use kb_orchestrator::llm::OpenAiChatModel;
-use kb_orchestrator::offline::OfflineModel;
+use kb_llm::offline::OfflineModel;
+use kb_llm::openai::OpenAiChatModel;
 use kb_orchestrator::turn::{ChatResponse, Orchestrator, TurnError, TurnSettings};
 use kb_search::{OnChange, OpenOptions, TantivyIndex, VaultWatcher};
 use kb_storage::conversations::SqliteConversationStore;

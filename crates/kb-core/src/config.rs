@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use kb_domain::schedule::Schedule;
-use kb_orchestrator::llm::OpenAiSettings;
+use kb_llm::openai::OpenAiSettings;
 
 pub use crate::outreach::{EmailConfig, OutreachConfig, WebhookConfig};
 

@@ -24,7 +24,7 @@ pub use index::open_index;
 pub use kb_domain as domain;
 pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, Message};
 /// OpenAI-compatible model settings (for [`ModelChoice::OpenAi`]).
-pub use kb_orchestrator::llm::OpenAiSettings;
+pub use kb_llm::openai::OpenAiSettings;
 pub use kb_orchestrator::turn::{ChatResponse, MAX_MESSAGE_BYTES, TurnError};
 /// Options and progress reports of opening the search index.
 pub use kb_search::{IndexProgress, OpenOptions as IndexOpenOptions, ProgressFn, SearchLanguage};

@@ -6,6 +6,10 @@ use serde_json::Value;
 
 use crate::conversation::ToolCall;
 
+/// How the system note telling the model that a proposal was cancelled starts: the chat
+/// turn writes it just before the person's message, and the offline model recognises it.
+pub const CANCELLED_PREFIX: &str = "Cancelled:";
+
 /// One message sent to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "lowercase")]

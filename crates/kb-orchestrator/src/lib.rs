@@ -1,12 +1,11 @@
-//! kb-orchestrator: the chat turn (context, prompt, the tool-call loop) and the language
-//! model adapters (OpenAI-compatible and offline).
+//! kb-orchestrator: the chat turn (context, prompt, the tool-call loop, confirmation) and
+//! the conversation history, over kb-domain's ports; the language model is a
+//! [`kb_domain::ChatModel`] (its adapters live in kb-llm).
 //!
-//! Depends on kb-domain and kb-tools; never on storage or search adapters, which it
+//! Depends on kb-domain and kb-tools; never on storage, search or model adapters, which it
 //! reaches through ports.
 
 pub mod history;
-pub mod llm;
-pub mod offline;
 pub mod prompt;
 #[cfg(feature = "test-util")]
 pub mod testing;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use kb_domain::LlmError;
-use kb_orchestrator::testing::FakeReply;
+use kb_llm::testing::FakeReply;
 use kb_orchestrator::turn::TurnError;
 use serde_json::json;
 

@@ -2,7 +2,7 @@
 //! summary, moving the entry filed last, and what a turn reports it spent.
 
 use kb_domain::ConversationId;
-use kb_orchestrator::testing::FakeReply;
+use kb_llm::testing::FakeReply;
 use kb_orchestrator::turn::{SUMMARY_BATCH, SUMMARY_UNAVAILABLE};
 use serde_json::json;
 

@@ -7,8 +7,8 @@
 
 use kb_core::{Assistant, Config, ModelChoice};
 use kb_domain::Role;
-use kb_orchestrator::llm::OpenAiSettings;
-use kb_orchestrator::testing::{FakeOpenAi, FakeReply};
+use kb_llm::openai::OpenAiSettings;
+use kb_llm::testing::{FakeOpenAi, FakeReply};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestRunner};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Tool selection and the tool loop: what is filed, answered, stored and sent back.
 
 use kb_domain::Role;
-use kb_orchestrator::testing::FakeReply;
+use kb_llm::testing::FakeReply;
 use kb_orchestrator::turn::ROUND_CAP_APOLOGY;
 use serde_json::json;
 

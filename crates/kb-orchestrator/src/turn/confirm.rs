@@ -21,7 +21,7 @@ pub const CONFIRMATIONS: &[&str] =
 
 /// How the note telling the model of a cancelled proposal starts (the offline model
 /// recognises it).
-pub const CANCELLED_PREFIX: &str = "Cancelled:";
+pub use kb_domain::llm::CANCELLED_PREFIX;
 
 /// What the person's message does to a pending call.
 #[derive(Debug, Clone, PartialEq)]

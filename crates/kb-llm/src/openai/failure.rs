@@ -5,7 +5,7 @@
 use async_openai::error::{ApiErrorResponse, OpenAIError};
 use kb_domain::LlmError;
 
-use crate::llm::retry::RateLimitExhausted;
+use crate::openai::retry::RateLimitExhausted;
 
 /// The longest piece of a server's error text kept in a message.
 const MAX_DETAIL_CHARS: usize = 300;

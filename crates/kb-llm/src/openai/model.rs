@@ -3,7 +3,7 @@
 //!
 //! Each call is bounded by [`OpenAiSettings::timeout`] (retries included); the HTTP client
 //! has the same timeout and a shorter connect timeout. Rate limits are retried by
-//! [`crate::llm::retry`], which replaces async-openai's own retry. Spans carry the model,
+//! [`crate::openai::retry`], which replaces async-openai's own retry. Spans carry the model,
 //! the duration and the tokens, never the key nor what was said.
 
 use std::time::{Duration, Instant};
@@ -18,10 +18,10 @@ use kb_domain::{
 };
 use tracing::Instrument;
 
-use crate::llm::convert;
-use crate::llm::failure::llm_error;
-use crate::llm::retry::{RateLimitRetry, RetryPolicy};
-use crate::llm::settings::{OpenAiSettings, SettingsError};
+use crate::openai::convert;
+use crate::openai::failure::llm_error;
+use crate::openai::retry::{RateLimitRetry, RetryPolicy};
+use crate::openai::settings::{OpenAiSettings, SettingsError};
 
 /// The longest wait for a TCP (and TLS) connection, when the call's timeout is longer.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

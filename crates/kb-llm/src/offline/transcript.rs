@@ -3,9 +3,8 @@
 //! was just cancelled, and how many tool calls were made so far (for call ids).
 
 use kb_domain::ChatMessage;
+use kb_domain::llm::CANCELLED_PREFIX;
 use serde_json::Value;
-
-use crate::turn::confirm::CANCELLED_PREFIX;
 
 /// One tool result after the person's last message.
 #[derive(Debug, Clone, PartialEq)]

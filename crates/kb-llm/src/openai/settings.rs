@@ -33,7 +33,7 @@ pub enum SettingsError {
     },
 }
 
-/// The settings of [`crate::llm::OpenAiChatModel`].
+/// The settings of [`crate::openai::OpenAiChatModel`].
 #[derive(Clone, PartialEq)]
 pub struct OpenAiSettings {
     /// The API key (sent as a bearer token; local servers accept any).

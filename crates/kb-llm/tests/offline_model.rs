@@ -10,7 +10,7 @@ use kb_domain::{
     ChatCompletion, ChatMessage, ChatModel, ChatRequest, FixedClock, StructuredRequest, ToolCall,
     ToolDefinition,
 };
-use kb_orchestrator::offline::OfflineModel;
+use kb_llm::offline::OfflineModel;
 use serde_json::{Value, json};
 
 const TOOLS: [&str; 7] = [
@@ -518,7 +518,7 @@ async fn a_no_to_a_cancelled_proposal_is_acknowledged_and_anything_else_answered
             ChatMessage::System {
                 content: format!(
                     "{} the person did not confirm \"Delete x?\"",
-                    kb_orchestrator::turn::confirm::CANCELLED_PREFIX
+                    kb_domain::llm::CANCELLED_PREFIX
                 ),
             },
             ChatMessage::User { content: message.into() },

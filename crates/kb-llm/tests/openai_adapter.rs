@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use kb_domain::{
     ChatMessage, ChatModel, ChatRequest, LlmError, StructuredRequest, ToolCall, ToolDefinition, Usage,
 };
-use kb_orchestrator::llm::{OpenAiChatModel, OpenAiSettings};
-use kb_orchestrator::testing::{FakeOpenAi, FakeReply};
+use kb_llm::openai::{OpenAiChatModel, OpenAiSettings};
+use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::json;
 
 const KEY: &str = "sk-test-secret-key";

@@ -3,11 +3,11 @@
 
 mod convert;
 mod failure;
-mod openai;
+mod model;
 pub mod retry;
 mod settings;
 
-pub use openai::{OpenAiChatModel, OpenAiSetupError};
+pub use model::{OpenAiChatModel, OpenAiSetupError};
 pub use retry::{RateLimitExhausted, RetryPolicy};
 pub use settings::{
     DEFAULT_BASE_URL, DEFAULT_MAX_RETRY_DELAY, DEFAULT_MAX_TRIES, DEFAULT_MODEL, DEFAULT_RETRY_BASE_DELAY,
