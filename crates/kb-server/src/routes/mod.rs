@@ -57,7 +57,8 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .merge(mcp)
         .route("/healthz", get(misc::healthz))
-        .route("/", get(misc::page))
+        // The web page: `/`, `/page.css`, `/page.js` (no token: the API asks).
+        .merge(misc::page_routes())
         .fallback(misc::api_not_found)
         .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -1,0 +1,930 @@
+// The web page's script (served as /page.js).
+"use strict";
+(function () {
+  const $ = (sel) => document.querySelector(sel);
+  const CATEGORIES = ["people", "projects", "ideas", "admin", "inbox"];
+  const ENTRY_PATH = /^(people|projects|ideas|admin|inbox)\/[A-Za-z0-9._-]+\.md$/;
+  const PAGE_SIZE = 20;
+
+  // ---------- escaping and markdown ----------
+
+  function escapeHtml(text) {
+    return String(text)
+      .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  }
+
+  function unescapeHtml(text) {
+    return text.replace(/&quot;/g, "\"").replace(/&#39;/g, "'").replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  }
+
+  function entryHref(path) {
+    return "#/entry/" + path.split("/").map(encodeURIComponent).join("/");
+  }
+
+  function entryLinkHtml(path, label) {
+    return "<a class=\"entry-link\" data-path=\"" + escapeHtml(path) + "\" href=\"" +
+      escapeHtml(entryHref(path)) + "\">" + label + "</a>";
+  }
+
+  // Inline markdown over text that is ALREADY escaped: every tag added here is ours.
+  function renderInline(escaped) {
+    const slots = [];
+    const keep = (html) => { slots.push(html); return "\u0000" + (slots.length - 1) + "\u0000"; };
+    let s = escaped.replace(/`([^`\n]+)`/g, (_, code) => keep("<code>" + code + "</code>"));
+    s = s.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label, rawUrl) => {
+      const url = unescapeHtml(rawUrl);
+      if (/^https?:\/\/[^\s]+$/i.test(url)) {
+        return keep("<a href=\"" + escapeHtml(url) + "\" rel=\"noopener noreferrer\" target=\"_blank\">" + label + "</a>");
+      }
+      const path = url.replace(/^\.?\//, "");
+      if (ENTRY_PATH.test(path)) return keep(entryLinkHtml(path, label));
+      return label;
+    });
+    s = s.replace(/(^|[\s(])(https?:\/\/[^\s<)]+)/gi, (_, pre, url) =>
+      pre + keep("<a href=\"" + url + "\" rel=\"noopener noreferrer\" target=\"_blank\">" + url + "</a>"));
+    s = s.replace(/(^|[\s(])((?:people|projects|ideas|admin|inbox)\/[A-Za-z0-9._-]+\.md)(?=$|[\s),.;:!?])/g,
+      (_, pre, path) => pre + keep(entryLinkHtml(path, path)));
+    s = s.replace(/\*\*(?=\S)([^*]+?)\*\*/g, "<strong>$1</strong>");
+    s = s.replace(/__(?=\S)([^_]+?)__/g, "<strong>$1</strong>");
+    s = s.replace(/(^|[^*\w])\*(?=\S)([^*\n]+?)\*(?!\w)/g, "$1<em>$2</em>");
+    s = s.replace(/(^|[^_\w])_(?=\S)([^_\n]+?)_(?!\w)/g, "$1<em>$2</em>");
+    return s.replace(/\u0000(\d+)\u0000/g, (_, i) => slots[Number(i)]);
+  }
+
+  // Block markdown: fenced code, headings, lists, quotes, paragraphs.
+  function renderMarkdown(text) {
+    const lines = String(text || "").replace(/\r\n?/g, "\n").split("\n");
+    const out = [];
+    let para = [];
+    let list = null; // {tag, items}
+    const flushPara = () => {
+      if (para.length) out.push("<p>" + para.map((l) => renderInline(escapeHtml(l))).join("<br>") + "</p>");
+      para = [];
+    };
+    const flushList = () => {
+      if (list) {
+        out.push("<" + list.tag + ">" + list.items.map((i) => "<li>" + renderInline(escapeHtml(i)) + "</li>").join("") + "</" + list.tag + ">");
+      }
+      list = null;
+    };
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      const fence = line.match(/^\s*(```|~~~)/);
+      if (fence) {
+        flushPara(); flushList();
+        const code = [];
+        i++;
+        while (i < lines.length && !lines[i].trim().startsWith(fence[1])) { code.push(lines[i]); i++; }
+        out.push("<pre><code>" + escapeHtml(code.join("\n")) + "</code></pre>");
+        continue;
+      }
+      const heading = line.match(/^(#{1,6})\s+(.*)$/);
+      if (heading) {
+        flushPara(); flushList();
+        const level = Math.min(6, heading[1].length + 2);
+        out.push("<h" + level + ">" + renderInline(escapeHtml(heading[2].replace(/\s+#+\s*$/, ""))) + "</h" + level + ">");
+        continue;
+      }
+      const bullet = line.match(/^\s*[-*+]\s+(.*)$/);
+      const numbered = line.match(/^\s*\d+[.)]\s+(.*)$/);
+      if (bullet || numbered) {
+        flushPara();
+        const tag = bullet ? "ul" : "ol";
+        if (list && list.tag !== tag) flushList();
+        if (!list) list = { tag: tag, items: [] };
+        list.items.push((bullet || numbered)[1]);
+        continue;
+      }
+      const quote = line.match(/^\s*>\s?(.*)$/);
+      if (quote) {
+        flushPara(); flushList();
+        out.push("<blockquote>" + renderInline(escapeHtml(quote[1])) + "</blockquote>");
+        continue;
+      }
+      if (!line.trim()) { flushPara(); flushList(); continue; }
+      if (list && /^\s{2,}\S/.test(line)) { list.items[list.items.length - 1] += " " + line.trim(); continue; }
+      flushList();
+      para.push(line);
+    }
+    flushPara(); flushList();
+    return out.join("\n");
+  }
+
+  function snippetHtml(snippet) {
+    return escapeHtml(snippet).replace(/\*\*([^*]+?)\*\*/g, "<mark>$1</mark>");
+  }
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "text") node.textContent = v;
+      else if (k === "className") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of [].concat(children || [])) {
+      if (c !== null && c !== undefined) node.append(c);
+    }
+    return node;
+  }
+
+  function entryLink(path, label) {
+    return el("a", { className: "entry-link", href: entryHref(path), "data-path": path, text: label || path });
+  }
+
+  // ---------- the API ----------
+
+  class ApiError extends Error {
+    constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+  }
+
+  let tokenWaiter = null;
+  function askForToken(wrong) {
+    if (!tokenWaiter) {
+      tokenWaiter = new Promise((resolve) => {
+        const dialog = $("#token-dialog");
+        const input = $("#token-input");
+        $("#token-title").textContent = wrong ? "That token was not accepted — try again" : "This kb needs its API token";
+        input.value = "";
+        const done = () => {
+          dialog.removeEventListener("close", done);
+          tokenWaiter = null;
+          const token = input.value.trim();
+          if (token) sessionStorage.setItem("kb-token", token);
+          resolve(Boolean(token));
+        };
+        dialog.addEventListener("close", done);
+        dialog.showModal();
+        input.focus();
+      });
+    }
+    return tokenWaiter;
+  }
+
+  async function api(method, path, body) {
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const headers = { "Accept": "application/json" };
+      if (body !== undefined) headers["Content-Type"] = "application/json";
+      const token = sessionStorage.getItem("kb-token");
+      if (token) headers["Authorization"] = "Bearer " + token;
+      let response;
+      try {
+        response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      } catch (e) {
+        throw new ApiError(0, "network", "kb cannot be reached — is `kb serve` still running?");
+      }
+      if (response.status === 401) {
+        const hadToken = Boolean(token);
+        sessionStorage.removeItem("kb-token");
+        if (await askForToken(hadToken)) continue;
+        throw new ApiError(401, "unauthorized", "This kb needs its API token.");
+      }
+      if (response.status === 204) return null;
+      const type = response.headers.get("Content-Type") || "";
+      const data = type.includes("json") ? await response.json().catch(() => null) : await response.text();
+      if (!response.ok) {
+        const err = data && data.error ? data.error : {};
+        throw new ApiError(response.status, err.code || "http_" + response.status,
+          err.message || "kb answered " + response.status + " " + response.statusText);
+      }
+      return data;
+    }
+    throw new ApiError(401, "unauthorized", "This kb needs its API token.");
+  }
+
+  function showError(node, error) {
+    node.textContent = error ? (error.message || String(error)) : "";
+  }
+
+  // ---------- views (phones show one at a time) ----------
+
+  function setView(view) {
+    document.body.dataset.view = view;
+    for (const b of document.querySelectorAll("#view-tabs button")) {
+      b.setAttribute("aria-pressed", String(b.dataset.view === view));
+    }
+    if (view === "today") loadToday();
+  }
+  const isNarrow = () => window.matchMedia("(max-width: 720px)").matches;
+
+  // ---------- conversations ----------
+
+  let currentId = null;
+  let conversations = [];
+
+  async function loadConversations() {
+    try {
+      const data = await api("GET", "/api/conversations");
+      conversations = data.conversations || [];
+      showError($("#conversations-error"), null);
+      renderConversations();
+    } catch (e) {
+      showError($("#conversations-error"), e);
+    }
+  }
+
+  function renderConversations() {
+    const list = $("#conversation-list");
+    list.replaceChildren();
+    if (!conversations.length) {
+      list.append(el("li", { className: "empty-hint", text: "No conversations yet." }));
+      return;
+    }
+    for (const c of conversations) {
+      const current = c.id === currentId;
+      const li = el("li", { className: current ? "current" : "", "data-id": c.id });
+      const open = el("button", {
+        type: "button", className: "conversation-open", title: c.title, text: c.title,
+        "aria-current": current ? "true" : null, onclick: () => openConversation(c.id),
+      });
+      const rename = el("button", { type: "button", className: "rename", "aria-label": "Rename “" + c.title + "”", text: "Rename", onclick: () => startRename(li, c) });
+      const del = el("button", { type: "button", className: "delete", "aria-label": "Delete “" + c.title + "”", text: "Delete", onclick: () => deleteConversation(c) });
+      li.append(open, el("span", { className: "conversation-actions" }, [rename, del]));
+      list.append(li);
+    }
+  }
+
+  function startRename(li, c) {
+    const input = el("input", { type: "text", value: c.title, maxlength: "200", "aria-label": "New title" });
+    const form = el("form", { className: "rename-form" }, [input, el("button", { type: "submit", text: "Save" })]);
+    const cancel = () => renderConversations();
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const title = input.value.trim();
+      if (!title) { input.focus(); return; }
+      try {
+        await api("PATCH", "/api/conversations/" + encodeURIComponent(c.id), { title });
+        await loadConversations();
+        const again = document.querySelector("#conversation-list li[data-id=\"" + CSS.escape(c.id) + "\"] .conversation-open");
+        if (again) again.focus();
+      } catch (e) { showError($("#conversations-error"), e); }
+    });
+    input.addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); cancel(); } });
+    li.replaceChildren(form);
+    input.focus();
+    input.select();
+  }
+
+  async function deleteConversation(c) {
+    if (!window.confirm("Delete the conversation “" + c.title + "” and its messages?")) return;
+    try {
+      await api("DELETE", "/api/conversations/" + encodeURIComponent(c.id));
+      if (c.id === currentId) newConversation();
+      await loadConversations();
+    } catch (e) { showError($("#conversations-error"), e); }
+  }
+
+  function newConversation() {
+    currentId = null;
+    const log = $("#chat-log");
+    log.replaceChildren(el("p", { className: "empty-hint", text: "A new conversation. Tell kb something to remember, or ask it what you know." }));
+    renderConversations();
+    if (isNarrow()) setView("chat");
+    $("#message-input").focus();
+  }
+
+  async function openConversation(id) {
+    try {
+      const data = await api("GET", "/api/conversations/" + encodeURIComponent(id));
+      currentId = id;
+      renderConversations();
+      const log = $("#chat-log");
+      log.replaceChildren();
+      let turn = freshTurn();
+      for (const m of data.messages || []) {
+        if (m.role === "user") {
+          turn = freshTurn();
+          appendUser(m.content);
+        } else if (m.role === "assistant" && m.toolCalls && m.toolCalls.length) {
+          for (const call of m.toolCalls) turn.toolsUsed.push(call.name);
+        } else if (m.role === "tool") {
+          noteToolResult(turn, m.content);
+        } else if (m.role === "assistant") {
+          if (m.filedEntryPath) {
+            turn.entry = Object.assign({ path: m.filedEntryPath, confidence: m.filedConfidence }, turn.entry || {});
+          }
+          appendAssistant(m.content, turn);
+          turn = freshTurn();
+        }
+      }
+      if (!log.children.length) log.append(el("p", { className: "empty-hint", text: "No messages yet." }));
+      log.scrollTop = log.scrollHeight;
+      if (isNarrow()) setView("chat");
+    } catch (e) {
+      showError($("#conversations-error"), e);
+    }
+  }
+
+  function freshTurn() { return { toolsUsed: [], entry: null }; }
+
+  function noteToolResult(turn, content) {
+    try {
+      const result = JSON.parse(content);
+      const d = result && result.data;
+      if (result && result.success && d && typeof d.path === "string" && "clarificationNeeded" in d) {
+        turn.entry = { path: d.path, category: d.category, name: d.name, confidence: d.confidence, clarificationNeeded: d.clarificationNeeded };
+      }
+    } catch (_) { /* a tool result that is not JSON says nothing about the entry */ }
+  }
+
+  // ---------- chat ----------
+
+  function clearHint() {
+    const hint = document.querySelector("#chat-log > .empty-hint");
+    if (hint) hint.remove();
+  }
+
+  function appendUser(text) {
+    clearHint();
+    const node = el("div", { className: "msg user", "data-role": "user", text });
+    $("#chat-log").append(node);
+    return node;
+  }
+
+  function appendAssistant(content, turn) {
+    clearHint();
+    const log = $("#chat-log");
+    const msg = el("div", { className: "msg assistant", "data-role": "assistant" });
+    msg.innerHTML = renderMarkdown(content);
+    log.append(msg);
+    const note = turnNote(turn);
+    if (note) log.append(note);
+    return msg;
+  }
+
+  function confidenceText(c) {
+    return typeof c === "number" ? c.toFixed(2) : "?";
+  }
+
+  function turnNote(turn) {
+    const tools = turn.toolsUsed || [];
+    const entry = turn.entry;
+    if (!tools.length && !entry) return null;
+    const note = el("div", { className: "turn-note", "data-testid": "turn-note" });
+    const line = el("div");
+    line.append(tools.length ? "kb used " + tools.join(", ") : "kb used no tools");
+    if (entry && entry.path) {
+      line.append(" · filed ", entryLink(entry.path, entry.path), " (confidence " + confidenceText(entry.confidence) + ")");
+    }
+    note.append(line);
+    if (entry && entry.clarificationNeeded) {
+      const q = el("div", { className: "inbox-question", role: "group", "aria-label": "Where does it belong?" });
+      q.append("kb was not sure and put it in the inbox. Where does it belong? ");
+      for (const target of CATEGORIES.filter((c) => c !== "inbox")) {
+        q.append(el("button", {
+          type: "button", text: target, onclick: async (ev) => {
+            const buttons = q.querySelectorAll("button");
+            buttons.forEach((b) => { b.disabled = true; });
+            try {
+              const moved = await api("POST", "/api/entries/" + encodeURIComponent(entry.path).replace(/%2F/g, "/") + "/move", { targetCategory: target });
+              q.replaceChildren("Moved to ", entryLink(moved.newPath, moved.newPath), ".");
+              refreshBrowse();
+              loadStatus();
+            } catch (e) {
+              buttons.forEach((b) => { b.disabled = false; });
+              const err = el("div", { className: "error", role: "alert", text: e.message });
+              q.append(err);
+              ev.target.focus();
+            }
+          },
+        }));
+      }
+      note.append(q);
+    }
+    return note;
+  }
+
+  let sending = false;
+  async function send() {
+    const input = $("#message-input");
+    const text = input.value;
+    if (!text.trim() || sending) return;
+    sending = true;
+    $("#send").disabled = true;
+    const log = $("#chat-log");
+    appendUser(text);
+    input.value = "";
+    const pending = el("div", { className: "msg assistant pending", text: "kb is thinking…" });
+    log.append(pending);
+    log.scrollTop = log.scrollHeight;
+    try {
+      const body = { message: text };
+      if (currentId) body.conversationId = currentId;
+      const data = await api("POST", "/api/chat", body);
+      pending.remove();
+      const isNew = data.conversationId !== currentId;
+      currentId = data.conversationId;
+      appendAssistant(data.message.content, { toolsUsed: data.toolsUsed || [], entry: data.entry || null });
+      if (data.entry) { refreshBrowse(); loadStatus(); }
+      if (isNew) await loadConversations(); else loadConversations();
+    } catch (e) {
+      pending.remove();
+      log.append(el("div", { className: "error", role: "alert", "data-testid": "chat-error", text: e.message + (e.status === 429 || e.status === 503 ? " Try again in a moment." : "") }));
+      if (!input.value) input.value = text;
+    } finally {
+      sending = false;
+      $("#send").disabled = false;
+      log.scrollTop = log.scrollHeight;
+      input.focus();
+    }
+  }
+
+  // ---------- search ----------
+
+  // Each search gets a number; an answer to an older one than the newest shown is dropped,
+  // so a slow answer never replaces what the person typed since.
+  let searchSeq = 0;
+  let searchShown = 0;
+  let typingTimer = null;
+  // Results while typing: the last word may be unfinished ("landl" lists the landlord note).
+  const TYPING_DELAY_MS = 200;
+
+  function searchWhileTyping() {
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(() => search($("#search-input").value, true), TYPING_DELAY_MS);
+  }
+
+  async function search(q, asYouType) {
+    const list = $("#search-results");
+    const count = $("#search-count");
+    const seq = ++searchSeq;
+    if (!asYouType) clearTimeout(typingTimer);
+    showError($("#search-error"), null);
+    if (!q.trim()) { searchShown = seq; list.replaceChildren(); count.textContent = ""; return; }
+    try {
+      const data = await api("GET", "/api/search?q=" + encodeURIComponent(q) + (asYouType ? "&prefix=true" : ""));
+      if (seq < searchShown) return;
+      searchShown = seq;
+      const hits = data.entries || [];
+      count.textContent = hits.length
+        ? (data.total === 1 ? "1 entry" : data.total + " entries") + (data.fuzzy ? " (close matches)" : "")
+        : "No entries match “" + q + "”.";
+      list.replaceChildren(...hits.map((h) => {
+        const snippet = el("p", { className: "snippet" });
+        snippet.innerHTML = snippetHtml(h.snippet || "");
+        return el("li", { className: "search-hit" }, [
+          entryLink(h.path, h.name), " ", el("span", { className: "badge", text: h.category }), snippet,
+        ]);
+      }));
+    } catch (e) {
+      list.replaceChildren();
+      count.textContent = "";
+      showError($("#search-error"), e);
+    }
+  }
+
+  // ---------- browse ----------
+
+  let browseOffset = 0;
+  async function browse(append) {
+    const category = $("#category-select").value;
+    const list = $("#entry-list");
+    showError($("#browse-error"), null);
+    if (!append) browseOffset = 0;
+    try {
+      let url = "/api/entries?limit=" + PAGE_SIZE + "&offset=" + browseOffset;
+      if (category) url += "&category=" + encodeURIComponent(category);
+      const data = await api("GET", url);
+      const items = (data.entries || []).map((e) => el("li", {}, [
+        entryLink(e.path, e.name), " ", el("span", { className: "badge", text: e.category }),
+        e.status ? el("span", { className: "meta", text: " · " + e.status }) : null,
+        e.summary ? el("p", { className: "snippet", text: e.summary }) : null,
+      ]));
+      if (append) list.append(...items); else list.replaceChildren(...items);
+      browseOffset += items.length;
+      $("#browse-count").textContent = data.total === 0
+        ? "No entries" + (category ? " in " + category : "") + " yet."
+        : "Showing " + browseOffset + " of " + data.total;
+      $("#browse-more").hidden = browseOffset >= data.total;
+    } catch (e) {
+      showError($("#browse-error"), e);
+    }
+  }
+  function refreshBrowse() { browse(false); }
+
+  // ---------- today: nudges and the latest digest ----------
+
+  const RULE_LABELS = {
+    admin_due: "due", follow_up: "follow-up", stale_project: "stale project", inbox_waiting: "inbox", no_capture: "quiet",
+  };
+  // The rules whose nudge can be marked done (the others: file the entry, or snooze).
+  const DONE_RULES = ["admin_due", "follow_up", "stale_project"];
+
+  function loadToday() {
+    $("#nudges-notice").textContent = "";
+    return Promise.all([loadNudges(), loadDigest()]);
+  }
+
+  async function loadNudges() {
+    const count = $("#nudges-count");
+    showError($("#nudges-error"), null);
+    if (!$("#nudge-list").children.length) count.textContent = "Loading the nudges…";
+    try {
+      const data = await api("GET", "/api/nudges");
+      const nudges = data.nudges || [];
+      count.textContent = nudges.length === 0 ? "Nothing needs you right now."
+        : nudges.length === 1 ? "1 nudge" : nudges.length + " nudges";
+      $("#nudge-list").replaceChildren(...nudges.map(nudgeItem));
+    } catch (e) {
+      count.textContent = "";
+      showError($("#nudges-error"), e);
+    }
+  }
+
+  function nudgeItem(nudge) {
+    const about = nudge.name || nudge.message;
+    const actions = el("div", { className: "nudge-actions", role: "group", "aria-label": "Nudge: " + about });
+    if (DONE_RULES.includes(nudge.rule)) {
+      actions.append(el("button", {
+        type: "button", className: "nudge-done", text: "Done", "aria-label": "Done: " + about,
+        onclick: () => nudgeAction(nudge, "done", { key: nudge.key }, "Marked “" + about + "” done."),
+      }));
+    }
+    actions.append(el("button", {
+      type: "button", className: "nudge-snooze", text: "Snooze a week", "aria-label": "Snooze for a week: " + about,
+      onclick: () => nudgeAction(nudge, "snooze", { key: nudge.key, days: 7 }, "Snoozed “" + about + "” for a week."),
+    }));
+    if (nudge.path) {
+      const open = entryLink(nudge.path, "Open");
+      open.classList.add("nudge-open");
+      open.setAttribute("aria-label", "Open “" + about + "”");
+      actions.append(open);
+    }
+    return el("li", { className: "nudge", "data-key": nudge.key, "data-rule": nudge.rule }, [
+      el("p", { className: "nudge-message" }, [
+        el("span", { className: "badge", text: RULE_LABELS[nudge.rule] || nudge.rule }), " " + nudge.message,
+      ]),
+      actions,
+    ]);
+  }
+
+  // Done or snooze (`action`), then the nudges again; focus goes to the row that took its place.
+  async function nudgeAction(nudge, action, body, notice) {
+    const list = $("#nudge-list");
+    const rows = [...list.children];
+    const row = rows.find((li) => li.dataset.key === nudge.key);
+    const buttons = row ? row.querySelectorAll("button") : [];
+    buttons.forEach((b) => { b.disabled = true; });
+    showError($("#nudges-error"), null);
+    try {
+      const done = await api("POST", "/api/nudges/" + action, body);
+      $("#nudges-notice").textContent = notice;
+      if (action === "done") {
+        if (done && done.path && done.path === shownPath) openEntry(done.path);
+        refreshBrowse();
+      }
+      await loadNudges();
+      const next = list.children[Math.min(rows.indexOf(row), list.children.length - 1)];
+      const target = next && next.querySelector("button, a");
+      (target || list).focus();
+    } catch (e) {
+      buttons.forEach((b) => { b.disabled = false; });
+      showError($("#nudges-error"), e);
+    }
+  }
+
+  const isToday = (at) => new Date(at).toDateString() === new Date().toDateString();
+
+  async function loadDigest() {
+    showError($("#digest-error"), null);
+    try {
+      const data = await api("GET", "/api/digests?limit=1");
+      showDigest((data.digests || [])[0] || null);
+    } catch (e) {
+      showError($("#digest-error"), e);
+    }
+  }
+
+  function showDigest(digest) {
+    const view = $("#digest-view");
+    if (!digest) {
+      view.replaceChildren(el("p", { className: "results-count", text: "No digest kept yet." }));
+    } else {
+      const body = el("article", { className: "digest-body", "data-testid": "digest-body", "aria-label": digest.title });
+      body.innerHTML = renderMarkdown(digest.markdown);
+      view.replaceChildren(el("p", { className: "results-count", text: digest.title + " · written " + timeText(digest.createdAt) }), body);
+    }
+    $("#write-digest").hidden = Boolean(digest) && isToday(digest.createdAt);
+  }
+
+  async function writeDigest() {
+    const button = $("#write-digest");
+    button.disabled = true;
+    showError($("#digest-error"), null);
+    try {
+      const digest = await api("POST", "/api/digests", { type: "daily" });
+      showDigest(Object.assign({ createdAt: new Date().toISOString() }, digest));
+      $("#digest-view").focus();
+    } catch (e) {
+      showError($("#digest-error"), e);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // ---------- entry view ----------
+
+  function fieldText(value) {
+    if (Array.isArray(value)) return value.map(fieldText).join(", ");
+    if (value && typeof value === "object") return JSON.stringify(value);
+    return String(value);
+  }
+
+  function entryUrl(path) {
+    return "/api/entries/" + path.split("/").map(encodeURIComponent).join("/");
+  }
+
+  let shownPath = null;
+  let entryLoads = 0;
+  // Shows the entry at `path` with its history; `notice` (text) says what just happened.
+  async function openEntry(path, notice) {
+    const view = $("#entry-view");
+    view.hidden = false;
+    if (isNarrow()) setView("browse");
+    const load = ++entryLoads;
+    const noticeNode = notice ? el("p", { className: "entry-notice", role: "status", "data-testid": "entry-notice", text: notice }) : null;
+    try {
+      const data = await api("GET", entryUrl(path));
+      if (load !== entryLoads) return;
+      const entry = data.entry;
+      shownPath = entry.path;
+      const fields = el("dl");
+      for (const [key, value] of Object.entries(entry.frontmatter || {})) {
+        if (key === "name" || value === null || value === "") continue;
+        fields.append(el("dt", { text: key.replace(/_/g, " ") }), el("dd", { text: fieldText(value) }));
+      }
+      const body = el("div", { className: "entry-body", "data-testid": "entry-body" });
+      body.innerHTML = renderMarkdown(entry.content || "") || "<p class=\"meta\">No notes.</p>";
+      view.replaceChildren(...[
+        el("div", { className: "panel-head flush" }, [
+          el("h2", { id: "entry-name", "data-testid": "entry-name", text: entry.name || entry.path }),
+          el("button", { type: "button", id: "entry-close", text: "Close", "aria-label": "Close the entry", onclick: closeEntry }),
+        ]),
+        noticeNode,
+        el("div", { className: "entry-path" }, [el("span", { className: "badge", text: entry.category }), " " + entry.path]),
+        fields, body, historySection(entry.path),
+      ].filter(Boolean));
+    } catch (e) {
+      if (load !== entryLoads) return;
+      shownPath = null;
+      // A deleted entry's history stays reachable by its last path: show it, to restore from.
+      view.replaceChildren(...[
+        el("div", { className: "panel-head flush" }, [
+          el("h2", { text: path }),
+          el("button", { type: "button", id: "entry-close", text: "Close", onclick: closeEntry }),
+        ]),
+        noticeNode,
+        el("p", { className: "error", role: "alert", text: e.message }),
+        e.status === 404 && ENTRY_PATH.test(path) ? historySection(path) : null,
+      ].filter(Boolean));
+    }
+    view.scrollIntoView({ block: "nearest" });
+    view.focus({ preventScroll: true });
+  }
+
+  // ---------- entry history ----------
+
+  function historySection(path) {
+    const list = el("ol", { className: "history-list", "data-testid": "history-list" });
+    const count = el("p", { className: "results-count", text: "Loading the history…" });
+    const error = el("p", { className: "error", role: "alert" });
+    loadHistory(path, list, count, error);
+    return el("section", { className: "entry-history", "data-testid": "entry-history", "aria-labelledby": "history-title" }, [
+      el("h3", { id: "history-title", text: "History" }), count, error, list,
+    ]);
+  }
+
+  async function loadHistory(path, list, count, error) {
+    try {
+      const data = await api("GET", entryUrl(path) + "/history");
+      const revisions = data.revisions || [];
+      count.textContent = revisions.length === 0 ? "No changes recorded yet."
+        : revisions.length === 1 ? "1 change" : revisions.length + " changes, newest first";
+      list.replaceChildren(...revisions.map((r, i) => revisionItem(path, r, i === 0)));
+    } catch (e) {
+      count.textContent = "";
+      showError(error, e);
+    }
+  }
+
+  function timeText(at) {
+    const when = new Date(at);
+    return isNaN(when.getTime()) ? String(at) : when.toLocaleString();
+  }
+
+  // One revision: when, who, what; opened, its diff and a button to go back to it.
+  function revisionItem(path, revision, newest) {
+    const summary = el("summary", {}, [
+      el("time", { datetime: revision.at, text: timeText(revision.at) }), " ",
+      el("span", { className: "badge", text: revision.source }),
+      revision.tool ? el("span", { className: "meta", text: " " + revision.tool }) : null,
+      el("span", { className: "revision-description", text: revision.description }),
+    ]);
+    const details = el("details", { className: "revision" }, [summary]);
+    let loaded = false;
+    details.addEventListener("toggle", () => {
+      if (details.open && !loaded) {
+        loaded = true;
+        loadRevision(path, revision, newest, details).catch(() => { loaded = false; });
+      }
+    });
+    return el("li", { "data-revision": String(revision.id) }, [details]);
+  }
+
+  async function loadRevision(path, revision, newest, details) {
+    const box = el("div", { className: "revision-body" }, [el("p", { className: "meta", text: "Loading the change…" })]);
+    details.append(box);
+    let full;
+    try {
+      full = await api("GET", entryUrl(path) + "/history/" + encodeURIComponent(revision.id));
+    } catch (e) {
+      box.remove();
+      details.append(el("p", { className: "error", role: "alert", text: e.message }));
+      throw e;
+    }
+    const parts = [];
+    if (full.pathBefore && full.pathAfter && full.pathBefore !== full.pathAfter) {
+      parts.push(el("p", { className: "meta", text: "Moved from " + full.pathBefore + " to " + full.pathAfter + "." }));
+    }
+    parts.push(...diffView(full.before, full.after));
+    // The newest revision is the entry as it is, unless it deleted it.
+    if (!newest || full.after === null) {
+      const restore = el("button", { type: "button", className: "restore", text: "Restore this version" });
+      restore.addEventListener("click", () => restoreRevision(path, revision, restore, box));
+      parts.push(restore);
+    }
+    box.replaceChildren(...parts);
+  }
+
+  async function restoreRevision(path, revision, button, box) {
+    button.disabled = true;
+    try {
+      const done = await api("POST", entryUrl(path) + "/restore", { revision: revision.id });
+      const notice = done.revision === undefined || done.revision === null
+        ? "The entry already has the text of the version of " + timeText(revision.at) + "."
+        : "Restored the version of " + timeText(revision.at) + ". Its history keeps the text it replaced.";
+      const href = entryHref(done.path);
+      if (location.hash !== href) history.replaceState(null, "", href);
+      await openEntry(done.path, notice);
+      refreshBrowse();
+      loadStatus();
+    } catch (e) {
+      button.disabled = false;
+      box.append(el("p", { className: "error", role: "alert", text: e.message }));
+      button.focus();
+    }
+  }
+
+  // The lines of a file's text (none for no file); a final newline ends the last line.
+  function textLines(text) {
+    if (text === null || text === undefined) return [];
+    const lines = String(text).split("\n");
+    if (lines[lines.length - 1] === "") lines.pop();
+    return lines;
+  }
+
+  // A line diff of `a` → `b`: [kind, line] with kind "same", "del" or "add". The longest
+  // common subsequence of the lines between the common head and tail (entry-sized files;
+  // past a couple of million line pairs, the middle is shown as all removed, then added).
+  function lineDiff(a, b) {
+    let head = 0;
+    while (head < a.length && head < b.length && a[head] === b[head]) head++;
+    let tail = 0;
+    while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+    const x = a.slice(head, a.length - tail);
+    const y = b.slice(head, b.length - tail);
+    const ops = a.slice(0, head).map((line) => ["same", line]);
+    const n = x.length;
+    const m = y.length;
+    let i = 0;
+    let j = 0;
+    if (n * m <= 2000000) {
+      const w = m + 1;
+      const common = new Uint32Array((n + 1) * w); // common[i*w+j]: LCS of x[i..] and y[j..]
+      for (let p = n - 1; p >= 0; p--) {
+        for (let q = m - 1; q >= 0; q--) {
+          common[p * w + q] = x[p] === y[q] ? common[(p + 1) * w + q + 1] + 1
+            : Math.max(common[(p + 1) * w + q], common[p * w + q + 1]);
+        }
+      }
+      while (i < n && j < m) {
+        if (x[i] === y[j]) { ops.push(["same", x[i]]); i++; j++; }
+        else if (common[(i + 1) * w + j] >= common[i * w + j + 1]) { ops.push(["del", x[i]]); i++; }
+        else { ops.push(["add", y[j]]); j++; }
+      }
+    }
+    for (; i < n; i++) ops.push(["del", x[i]]);
+    for (; j < m; j++) ops.push(["add", y[j]]);
+    for (const line of a.slice(a.length - tail)) ops.push(["same", line]);
+    return ops;
+  }
+
+  const DIFF_CONTEXT = 2;
+  // The diff as nodes: a one-line summary, then the changed lines with a little context.
+  // Every line is text (textContent), never markup.
+  function diffView(before, after) {
+    const ops = lineDiff(textLines(before), textLines(after));
+    const added = ops.filter((o) => o[0] === "add").length;
+    const removed = ops.filter((o) => o[0] === "del").length;
+    const plural = (k, what) => k + " line" + (k === 1 ? "" : "s") + " " + what;
+    let summary;
+    if (before === null || before === undefined) summary = "Created: " + plural(added, "added");
+    else if (after === null || after === undefined) summary = "Deleted: " + plural(removed, "removed");
+    else if (!added && !removed) summary = before === after ? "The text did not change." : "Only line endings changed.";
+    else summary = [added ? plural(added, "added") : "", removed ? plural(removed, "removed") : ""].filter(Boolean).join(", ");
+    const parts = [el("p", { className: "meta diff-summary", text: summary })];
+    if (!added && !removed) return parts;
+    const near = ops.map(() => false);
+    ops.forEach((o, k) => {
+      if (o[0] === "same") return;
+      for (let d = Math.max(0, k - DIFF_CONTEXT); d <= Math.min(ops.length - 1, k + DIFF_CONTEXT); d++) near[d] = true;
+    });
+    const box = el("div", { className: "diff", "data-testid": "diff", role: "group", "aria-label": "Changes: " + summary });
+    let skipped = 0;
+    const flush = () => {
+      if (skipped) box.append(el("div", { className: "diff-line diff-skip", text: "… " + plural(skipped, "unchanged") }));
+      skipped = 0;
+    };
+    ops.forEach((o, k) => {
+      if (!near[k]) { skipped++; return; }
+      flush();
+      const [kind, line] = o;
+      const tag = kind === "add" ? "ins" : kind === "del" ? "del" : "div";
+      box.append(el(tag, { className: "diff-line diff-" + kind }, [
+        el("span", { className: "diff-mark", "aria-hidden": "true", text: kind === "add" ? "+" : kind === "del" ? "−" : " " }),
+        line,
+      ]));
+    });
+    flush();
+    parts.push(box);
+    return parts;
+  }
+
+  function closeEntry() {
+    const view = $("#entry-view");
+    view.hidden = true;
+    view.replaceChildren();
+    shownPath = null;
+    if (location.hash.startsWith("#/entry/")) history.replaceState(null, "", location.pathname + location.search);
+  }
+
+  function pathFromHash() {
+    if (!location.hash.startsWith("#/entry/")) return null;
+    try { return location.hash.slice("#/entry/".length).split("/").map(decodeURIComponent).join("/"); } catch (_) { return null; }
+  }
+
+  // ---------- wiring ----------
+
+  async function loadStatus() {
+    try {
+      const response = await fetch("/healthz");
+      const h = await response.json();
+      const model = h.model === "offline" ? "offline model" : "model " + h.model;
+      $("#status").textContent = model + " · " + h.entries + (h.entries === 1 ? " entry" : " entries");
+    } catch (_) { $("#status").textContent = "kb cannot be reached"; }
+  }
+
+  function start() {
+    $("#composer").addEventListener("submit", (ev) => { ev.preventDefault(); send(); });
+    $("#message-input").addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
+    });
+    $("#new-conversation").addEventListener("click", newConversation);
+    $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); search($("#search-input").value, false); });
+    $("#search-input").addEventListener("input", searchWhileTyping);
+    $("#category-select").addEventListener("change", refreshBrowse);
+    $("#browse-refresh").addEventListener("click", refreshBrowse);
+    $("#browse-more").addEventListener("click", () => browse(true));
+    $("#today-refresh").addEventListener("click", loadToday);
+    $("#write-digest").addEventListener("click", writeDigest);
+    for (const b of document.querySelectorAll("#view-tabs button")) {
+      b.addEventListener("click", () => setView(b.dataset.view));
+    }
+    document.addEventListener("click", (ev) => {
+      const link = ev.target.closest ? ev.target.closest("a.entry-link") : null;
+      if (!link || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+      ev.preventDefault();
+      const path = link.dataset.path;
+      if (location.hash !== link.getAttribute("href")) history.pushState(null, "", link.getAttribute("href"));
+      openEntry(path);
+    });
+    window.addEventListener("popstate", () => {
+      const path = pathFromHash();
+      if (path && path !== shownPath) openEntry(path);
+      else if (!path && shownPath) closeEntry();
+    });
+    $("#token-form").addEventListener("submit", () => { /* method=dialog closes it */ });
+    loadStatus();
+    loadConversations().then(refreshBrowse);
+    const initial = pathFromHash();
+    if (initial) openEntry(initial);
+    $("#message-input").focus();
+  }
+
+  // The renderers and the line diff, for the browser test to check what they make of hostile input.
+  window.kbRender = Object.freeze({ markdown: renderMarkdown, snippet: snippetHtml, lineDiff: lineDiff });
+  start();
+})();
