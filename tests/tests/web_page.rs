@@ -7,9 +7,12 @@
 //! markdown renderer on hostile input and that a phone-width window has no sideways scroll.
 //! Another: an entry's history in its view, the diff of a change, restoring an older version.
 //! Another: Today's nudges (done, snoozed, opened) and writing the day's digest.
+//! And the markdown (marked, then DOMPurify): an entry's tables, code, task lists and links
+//! render while its raw HTML stays text and never runs; every prefix of a half-written answer
+//! renders (as streamed deltas will).
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
-//! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`
-//! and `target/web-page-today-phone.png`.
+//! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`,
+//! `target/web-page-today-phone.png` and `target/web-page-markdown.png`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
@@ -206,7 +209,9 @@ async fn a_person_captures_searches_and_reads_an_entry_in_the_browser() {
             json!([]),
         )
         .await;
-    let [basic, links, hostile, snippet] = [0, 1, 2, 3].map(|i| rendered[i].as_str().unwrap().to_string());
+    // (Compared without the line breaks marked puts between block tags.)
+    let [basic, links, hostile, snippet] =
+        [0, 1, 2, 3].map(|i| rendered[i].as_str().unwrap().replace('\n', ""));
     assert!(basic.contains("<h3>Title</h3>"), "{basic}");
     assert!(basic.contains("<strong>bold</strong>") && basic.contains("<em>it</em>"), "{basic}");
     assert!(basic.contains("<code>&lt;code&gt;</code>"), "{basic}");
@@ -317,8 +322,13 @@ async fn the_page_asks_for_the_token_and_shows_errors_inline() {
         json!([]),
     )
     .await;
-    let stored = page.execute("return sessionStorage.getItem('kb-token');", json!([])).await;
-    assert_eq!(stored, json!("s3cret-token"));
+    // (Kept by the dialog's close event, which fires a moment after it closes.)
+    page.wait_until(
+        "the token kept for the session",
+        "return sessionStorage.getItem('kb-token') === 's3cret-token';",
+        json!([]),
+    )
+    .await;
 
     // With the token, chat works.
     let input = page.wait_for("#message-input").await;
@@ -726,5 +736,159 @@ async fn a_person_acts_on_todays_nudges_and_writes_the_digest() {
         .await;
     assert!(widths[0].as_u64() <= widths[1].as_u64(), "Today scrolls sideways on a phone: {widths}");
     page.screenshot(&target_dir().join("web-page-today-phone.png")).await;
+    page.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entrys_markdown_renders_tables_code_and_links_and_its_html_never_runs() {
+    if !browser_available() {
+        return;
+    }
+    let kb_dir = tempfile::tempdir().unwrap();
+    let body = "# Plan\n\n\
+                | item | cost |\n|---|--:|\n| **shingles** | 40 |\n| nails | 5 |\n\n\
+                ```sh\necho '<b>x</b>' && rm -rf /tmp/x\n```\n\n\
+                - [x] measure the roof\n- [ ] buy wood\n\n\
+                See [the supplier](https://example.org/wood?a=1&b=2), [the lease](../admin/lease.md), \
+                admin/lease.md and [odd](javascript:window.kbPwned=3).\n\n\
+                <script>window.kbPwned = 1; document.title = 'pwned';</script>\n\n\
+                Before <img src=x onerror=\"window.kbPwned = 2\"> after.\n";
+    for (path, text) in [
+        ("projects/shed.md".to_string(), format!("---\nname: Shed\n---\n{body}")),
+        ("admin/lease.md".to_string(), "---\nname: Lease renewal\n---\nMeet the landlord.\n".to_string()),
+    ] {
+        let file = kb_dir.path().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let url = start_kb(kb_dir.path()).await;
+    let (_driver, _profile, page) = open_page(&format!("{url}#/entry/projects/shed.md")).await;
+    page.wait_for("#entry-view .entry-body table").await;
+    // Time for an onerror that was let through to fire.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let seen = page
+        .execute(
+            "const b = document.querySelector('#entry-view .entry-body'); \
+             const cells = (sel) => [...b.querySelectorAll(sel)].map((c) => c.textContent.trim()); \
+             const link = b.querySelector('a[href^=\"https:\"]'); \
+             return { \
+               heading: b.querySelector('h3') && b.querySelector('h3').textContent, \
+               head: cells('table thead th'), cells: cells('table tbody td'), \
+               strongInTable: cells('table tbody td strong'), \
+               align: b.querySelector('table tbody td:last-child').getAttribute('align'), \
+               code: b.querySelector('pre code') && b.querySelector('pre code').textContent, \
+               codeMarkup: b.querySelectorAll('pre b').length, \
+               tasks: [...b.querySelectorAll('li input[type=checkbox]')].map((i) => [i.checked, i.disabled]), \
+               href: link && link.getAttribute('href'), target: link && link.target, rel: link && link.rel, \
+               entryLinks: [...b.querySelectorAll('a.entry-link')].map((a) => [a.textContent, a.dataset.path, a.getAttribute('href')]), \
+               javascriptLinks: b.querySelectorAll('a[href^=\"javascript\"]').length, \
+               scripts: b.querySelectorAll('script').length, images: b.querySelectorAll('img').length, \
+               onerror: document.querySelectorAll('[onerror]').length, \
+               pwned: window.kbPwned === undefined ? null : window.kbPwned, title: document.title, \
+               text: b.textContent };",
+            json!([]),
+        )
+        .await;
+    assert_eq!(seen["heading"], json!("Plan"), "{seen}");
+    assert_eq!(seen["head"], json!(["item", "cost"]), "{seen}");
+    assert_eq!(seen["cells"], json!(["shingles", "40", "nails", "5"]), "{seen}");
+    assert_eq!(seen["strongInTable"], json!(["shingles"]), "{seen}");
+    assert_eq!(seen["align"], json!("right"), "{seen}");
+    assert_eq!(seen["code"], json!("echo '<b>x</b>' && rm -rf /tmp/x\n"), "{seen}");
+    assert_eq!(seen["codeMarkup"], json!(0), "{seen}");
+    assert_eq!(seen["tasks"], json!([[true, true], [false, true]]), "{seen}");
+    assert_eq!(seen["href"], json!("https://example.org/wood?a=1&b=2"), "{seen}");
+    assert_eq!(seen["target"], json!("_blank"), "{seen}");
+    assert_eq!(seen["rel"], json!("noopener noreferrer"), "{seen}");
+    let lease = json!(["admin/lease.md", "#/entry/admin/lease.md"]);
+    assert_eq!(
+        seen["entryLinks"],
+        json!([["the lease", lease[0], lease[1]], ["admin/lease.md", lease[0], lease[1]]]),
+        "{seen}"
+    );
+    assert_eq!(seen["javascriptLinks"], json!(0), "{seen}");
+    // The raw HTML shows as text: no script ran, no image loaded, no handler anywhere.
+    assert_eq!(seen["scripts"], json!(0), "{seen}");
+    assert_eq!(seen["images"], json!(0), "{seen}");
+    assert_eq!(seen["onerror"], json!(0), "{seen}");
+    assert_eq!(seen["pwned"], json!(null), "{seen}");
+    assert_eq!(seen["title"], json!("kb"), "{seen}");
+    let text = seen["text"].as_str().unwrap();
+    assert!(text.contains("<script>window.kbPwned = 1;"), "{text}");
+    assert!(text.contains("Before <img src=x onerror=\"window.kbPwned = 2\"> after."), "{text}");
+
+    // The page's policy: a script injected inline does not run.
+    let inline = page
+        .execute(
+            "const s = document.createElement('script'); s.textContent = 'window.kbInline = 1;'; \
+             document.body.append(s); return window.kbInline === undefined;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(inline, json!(true), "the Content-Security-Policy stops inline scripts");
+    page.screenshot(&target_dir().join("web-page-markdown.png")).await;
+
+    // An entry link in the markdown opens that entry.
+    let link = page.wait_for("#entry-view .entry-body a.entry-link").await;
+    page.click(&link).await;
+    page.wait_until(
+        "the lease entry",
+        "return document.querySelector('#entry-view #entry-name')?.textContent === 'Lease renewal';",
+        json!([]),
+    )
+    .await;
+    assert_eq!(page.execute("return location.hash;", json!([])).await, json!("#/entry/admin/lease.md"));
+    page.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_written_markdown_renders_at_every_length() {
+    if !browser_available() {
+        return;
+    }
+    let kb_dir = tempfile::tempdir().unwrap();
+    let url = start_kb(kb_dir.path()).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+    page.wait_for("#message-input").await;
+
+    // An answer arriving in pieces: every prefix renders (as the page would on each delta),
+    // to a string, and never to markup that was not markdown.
+    let answer = "## Filed\n\nI put **Renew passport** in `admin/renew-passport.md` \
+                  (see admin/renew-passport.md).\n\n| due | what |\n|---|---|\n| Dec 15 | renew |\n\n\
+                  ```js\nconst x = '<b>';\n```\n\n- one\n- [link](https://example.org)\n\n\
+                  <img src=x onerror=alert(1)> and a <pre>x <b onclick=alert(1)</pre> tail\n";
+    let checked = page
+        .execute(
+            "const text = arguments[0]; const failures = []; const box = document.createElement('div'); \
+             for (let n = 0; n <= text.length; n++) { \
+               try { \
+                 const html = window.kbRender.markdown(text.slice(0, n)); \
+                 if (typeof html !== 'string') { failures.push([n, typeof html]); continue; } \
+                 box.innerHTML = html; \
+                 if (box.querySelector('script, img, b, [onerror], [onclick]')) failures.push([n, html]); \
+               } catch (e) { failures.push([n, String(e)]); } \
+             } \
+             const r = window.kbRender.markdown; \
+             return { failures, steps: text.length + 1, \
+                      bold: r('**bold and `code'), fence: r('```js\\nlet x = \"<b>\";\\nif ('), \
+                      table: r('| a | b |\\n|---|-'), empty: r(''), nothing: r(null) };",
+            json!([answer]),
+        )
+        .await;
+    assert_eq!(checked["failures"], json!([]), "{checked}");
+    assert!(checked["steps"].as_u64().unwrap() > 250, "{checked}");
+    let bold = checked["bold"].as_str().unwrap();
+    assert!(bold.starts_with("<p>") && bold.contains("**bold and `code"), "an unclosed ** is text: {bold}");
+    let fence = checked["fence"].as_str().unwrap();
+    assert!(
+        fence.starts_with("<pre><code class=\"language-js\">let x = \"&lt;b&gt;\";\nif (")
+            && fence.contains("</code></pre>"),
+        "an unclosed fence runs to the end: {fence}"
+    );
+    let table = checked["table"].as_str().unwrap();
+    assert!(table.contains("<th>a</th>") && table.contains("<th>b</th>"), "the table so far: {table}");
+    assert_eq!(checked["empty"], json!(""));
+    assert_eq!(checked["nothing"], json!(""));
     page.quit().await;
 }

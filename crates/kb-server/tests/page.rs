@@ -55,11 +55,11 @@ async fn the_page_and_its_files_are_served_with_their_types_and_no_token() {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, kb_server::router(state)).await });
 
-    // The page names its styles and its script, both from kb itself.
+    // The page names its styles, its script and the two libraries, all from kb itself.
     let page = get(addr, "/", "").await;
     assert_eq!(page.status, 200);
     assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
-    for file in ["/page.css", "/page.js"] {
+    for file in ["/page.css", "/page.js", "/vendor/marked.umd.js", "/vendor/purify.min.js"] {
         assert!(page.body.contains(&format!("\"{file}\"")), "/ loads {file}");
     }
     assert!(!page.body.contains("<style") && !page.body.contains("<script>"), "no inline style or script");
@@ -70,6 +70,8 @@ async fn the_page_and_its_files_are_served_with_their_types_and_no_token() {
     for (path, content_type, sample) in [
         ("/page.css", "text/css; charset=utf-8", "--accent"),
         ("/page.js", "text/javascript; charset=utf-8", "function renderMarkdown"),
+        ("/vendor/marked.umd.js", "text/javascript; charset=utf-8", "marked v18"),
+        ("/vendor/purify.min.js", "text/javascript; charset=utf-8", "DOMPurify 3"),
     ] {
         let file = get(addr, path, "").await;
         assert_eq!(file.status, 200, "{path}: {}", file.body);

@@ -1,4 +1,4 @@
-// The web page's script (served as /page.js).
+// The web page's script (served as /page.js after the vendored marked and DOMPurify).
 "use strict";
 (function () {
   const $ = (sel) => document.querySelector(sel);
@@ -14,11 +14,6 @@
       .replace(/"/g, "&quot;").replace(/'/g, "&#39;");
   }
 
-  function unescapeHtml(text) {
-    return text.replace(/&quot;/g, "\"").replace(/&#39;/g, "'").replace(/&lt;/g, "<")
-      .replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-  }
-
   function entryHref(path) {
     return "#/entry/" + path.split("/").map(encodeURIComponent).join("/");
   }
@@ -28,90 +23,105 @@
       escapeHtml(entryHref(path)) + "\">" + label + "</a>";
   }
 
-  // Inline markdown over text that is ALREADY escaped: every tag added here is ours.
-  function renderInline(escaped) {
-    const slots = [];
-    const keep = (html) => { slots.push(html); return "\u0000" + (slots.length - 1) + "\u0000"; };
-    let s = escaped.replace(/`([^`\n]+)`/g, (_, code) => keep("<code>" + code + "</code>"));
-    s = s.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label, rawUrl) => {
-      const url = unescapeHtml(rawUrl);
-      if (/^https?:\/\/[^\s]+$/i.test(url)) {
-        return keep("<a href=\"" + escapeHtml(url) + "\" rel=\"noopener noreferrer\" target=\"_blank\">" + label + "</a>");
-      }
-      const path = url.replace(/^\.?\//, "");
-      if (ENTRY_PATH.test(path)) return keep(entryLinkHtml(path, label));
-      return label;
-    });
-    s = s.replace(/(^|[\s(])(https?:\/\/[^\s<)]+)/gi, (_, pre, url) =>
-      pre + keep("<a href=\"" + url + "\" rel=\"noopener noreferrer\" target=\"_blank\">" + url + "</a>"));
-    s = s.replace(/(^|[\s(])((?:people|projects|ideas|admin|inbox)\/[A-Za-z0-9._-]+\.md)(?=$|[\s),.;:!?])/g,
-      (_, pre, path) => pre + keep(entryLinkHtml(path, path)));
-    s = s.replace(/\*\*(?=\S)([^*]+?)\*\*/g, "<strong>$1</strong>");
-    s = s.replace(/__(?=\S)([^_]+?)__/g, "<strong>$1</strong>");
-    s = s.replace(/(^|[^*\w])\*(?=\S)([^*\n]+?)\*(?!\w)/g, "$1<em>$2</em>");
-    s = s.replace(/(^|[^_\w])_(?=\S)([^_\n]+?)_(?!\w)/g, "$1<em>$2</em>");
-    return s.replace(/\u0000(\d+)\u0000/g, (_, i) => slots[Number(i)]);
+  // The vault path a link's target names (`admin/x.md`, `./admin/x.md`, `../admin/x.md`,
+  // `/admin/x.md`), or null.
+  function entryPathOf(url) {
+    const path = url.replace(/^(?:\.{1,2}\/)+|^\//, "");
+    return ENTRY_PATH.test(path) ? path : null;
   }
 
-  // Block markdown: fenced code, headings, lists, quotes, paragraphs.
-  function renderMarkdown(text) {
-    const lines = String(text || "").replace(/\r\n?/g, "\n").split("\n");
-    const out = [];
-    let para = [];
-    let list = null; // {tag, items}
-    const flushPara = () => {
-      if (para.length) out.push("<p>" + para.map((l) => renderInline(escapeHtml(l))).join("<br>") + "</p>");
-      para = [];
-    };
-    const flushList = () => {
-      if (list) {
-        out.push("<" + list.tag + ">" + list.items.map((i) => "<li>" + renderInline(escapeHtml(i)) + "</li>").join("") + "</" + list.tag + ">");
-      }
-      list = null;
-    };
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i];
-      const fence = line.match(/^\s*(```|~~~)/);
-      if (fence) {
-        flushPara(); flushList();
-        const code = [];
-        i++;
-        while (i < lines.length && !lines[i].trim().startsWith(fence[1])) { code.push(lines[i]); i++; }
-        out.push("<pre><code>" + escapeHtml(code.join("\n")) + "</code></pre>");
-        continue;
-      }
-      const heading = line.match(/^(#{1,6})\s+(.*)$/);
-      if (heading) {
-        flushPara(); flushList();
-        const level = Math.min(6, heading[1].length + 2);
-        out.push("<h" + level + ">" + renderInline(escapeHtml(heading[2].replace(/\s+#+\s*$/, ""))) + "</h" + level + ">");
-        continue;
-      }
-      const bullet = line.match(/^\s*[-*+]\s+(.*)$/);
-      const numbered = line.match(/^\s*\d+[.)]\s+(.*)$/);
-      if (bullet || numbered) {
-        flushPara();
-        const tag = bullet ? "ul" : "ol";
-        if (list && list.tag !== tag) flushList();
-        if (!list) list = { tag: tag, items: [] };
-        list.items.push((bullet || numbered)[1]);
-        continue;
-      }
-      const quote = line.match(/^\s*>\s?(.*)$/);
-      if (quote) {
-        flushPara(); flushList();
-        out.push("<blockquote>" + renderInline(escapeHtml(quote[1])) + "</blockquote>");
-        continue;
-      }
-      if (!line.trim()) { flushPara(); flushList(); continue; }
-      if (list && /^\s{2,}\S/.test(line)) { list.items[list.items.length - 1] += " " + line.trim(); continue; }
-      flushList();
-      para.push(line);
+  // A link: http(s) opens in a new tab, a vault path opens the entry, anything else
+  // (javascript:, mailto:, a file kb does not serve) is just its label.
+  function linkHtml(href, label) {
+    const url = String(href || "").trim();
+    if (/^https?:\/\/\S+$/i.test(url)) {
+      return "<a href=\"" + escapeHtml(url) + "\" rel=\"noopener noreferrer\" target=\"_blank\">" + label + "</a>";
     }
-    flushPara(); flushList();
-    return out.join("\n");
+    const path = entryPathOf(url);
+    return path ? entryLinkHtml(path, label) : label;
   }
 
+  // marked (CommonMark with GitHub's tables, task lists, strikethrough and autolinks), with
+  // kb's choices: a line break is a break; headings start at h3 (they sit under the page's
+  // own); raw HTML in the text shows as text, never markup; links as `linkHtml`; images are
+  // links to them, never loaded.
+  const markdown = new marked.Marked({
+    async: false,
+    gfm: true,
+    breaks: true,
+    renderer: {
+      heading({ tokens, depth }) {
+        const level = Math.min(6, depth + 2);
+        return "<h" + level + ">" + this.parser.parseInline(tokens) + "</h" + level + ">\n";
+      },
+      html({ text, block }) {
+        if (!block) return escapeHtml(text);
+        return "<p>" + escapeHtml(text.replace(/\n+$/, "")).replace(/\n/g, "<br>") + "</p>\n";
+      },
+      // marked passes the text after an inline <pre>, <script> or <style> tag through
+      // unescaped (`escaped`); that tag shows as text here, so its content must too.
+      text(token) {
+        return token.escaped && !token.tokens ? escapeHtml(token.text) : false;
+      },
+      link({ href, tokens }) {
+        return linkHtml(href, this.parser.parseInline(tokens));
+      },
+      image({ href, text }) {
+        return linkHtml(href, escapeHtml(text || href));
+      },
+    },
+  });
+
+  // What DOMPurify lets through: its HTML defaults, plus target (for target="_blank" links).
+  const SANITIZE = Object.freeze({ USE_PROFILES: { html: true }, ADD_ATTR: ["target"], RETURN_DOM_FRAGMENT: true });
+
+  // A vault path written in the text (not in a link or code) becomes a link to the entry.
+  const BARE_PATH = /(^|[\s(])((?:people|projects|ideas|admin|inbox)\/[A-Za-z0-9._-]+\.md)(?=$|[\s),.;:!?])/g;
+  function linkBarePaths(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => node.parentElement && node.parentElement.closest("a, code, pre")
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+    });
+    const texts = [];
+    while (walker.nextNode()) texts.push(walker.currentNode);
+    for (const node of texts) {
+      const text = node.data;
+      const parts = [];
+      let last = 0;
+      for (const m of text.matchAll(BARE_PATH)) {
+        const start = m.index + m[1].length;
+        parts.push(text.slice(last, start));
+        const link = document.createElement("a");
+        link.className = "entry-link";
+        link.setAttribute("data-path", m[2]);
+        link.setAttribute("href", entryHref(m[2]));
+        link.textContent = m[2];
+        parts.push(link);
+        last = start + m[2].length;
+      }
+      if (parts.length) node.replaceWith(...parts, text.slice(last));
+    }
+  }
+
+  // Markdown → sanitized HTML. Any prefix of a text renders (an answer arriving in pieces:
+  // an unclosed `**` is a literal star, an unfinished code fence runs to the end), and it
+  // never throws: should the parser fail, the text shows as plain text.
+  function renderMarkdown(text) {
+    const source = String(text === null || text === undefined ? "" : text);
+    let html;
+    try {
+      html = markdown.parse(source);
+    } catch (_) {
+      html = source.trim() ? "<p>" + escapeHtml(source).replace(/\n/g, "<br>") + "</p>" : "";
+    }
+    const fragment = DOMPurify.sanitize(html, SANITIZE);
+    linkBarePaths(fragment);
+    const box = document.createElement("div");
+    box.append(fragment);
+    return box.innerHTML;
+  }
+
+  // A search hit's snippet: text, with the matched terms (`**term**`) marked.
   function snippetHtml(snippet) {
     return escapeHtml(snippet).replace(/\*\*([^*]+?)\*\*/g, "<mark>$1</mark>");
   }

@@ -19,8 +19,9 @@ struct PageFile {
     body: &'static str,
 }
 
-/// The web page: its HTML, styles and script.
-static PAGE_FILES: [PageFile; 3] = [
+/// The web page: its HTML, styles and script, and the libraries it renders markdown with
+/// (`src/page/vendor/README.md` names their versions and origin).
+static PAGE_FILES: [PageFile; 5] = [
     PageFile {
         path: "/",
         content_type: "text/html; charset=utf-8",
@@ -35,6 +36,16 @@ static PAGE_FILES: [PageFile; 3] = [
         path: "/page.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_str!("../page/page.js"),
+    },
+    PageFile {
+        path: "/vendor/marked.umd.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../page/vendor/marked.umd.js"),
+    },
+    PageFile {
+        path: "/vendor/purify.min.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../page/vendor/purify.min.js"),
     },
 ];
 
@@ -126,7 +137,7 @@ pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
     ApiJson(health)
 }
 
-/// The routes of the web page: `/`, `/page.css` and `/page.js`, open to anyone
+/// The routes of the web page: `/`, `/page.css`, `/page.js` and `/vendor/…`, open to anyone
 /// (the API behind them asks for the token).
 pub fn page_routes() -> Router<AppState> {
     PAGE_FILES.iter().fold(Router::new(), |router, file| {

@@ -57,7 +57,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .merge(mcp)
         .route("/healthz", get(misc::healthz))
-        // The web page: `/`, `/page.css`, `/page.js` (no token: the API asks).
+        // The web page: `/`, `/page.css`, `/page.js`, `/vendor/…` (no token: the API asks).
         .merge(misc::page_routes())
         .fallback(misc::api_not_found)
         .method_not_allowed_fallback(misc::method_not_allowed)
