@@ -31,6 +31,7 @@ pub mod schedule;
 pub mod slug;
 pub mod sync;
 pub mod transform;
+pub mod turn_events;
 pub mod vault_files;
 
 pub use catalogue::CatalogueEntry;
