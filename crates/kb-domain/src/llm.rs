@@ -1,9 +1,11 @@
 //! Value types of the conversation with a language model: what is sent, what comes back,
 //! and the typed ways it can fail.
 
+use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::category::Category;
 use crate::conversation::ToolCall;
 
 /// How the system note telling the model that a proposal was cancelled starts: the chat
@@ -52,12 +54,19 @@ pub struct ToolDefinition {
 }
 
 /// A request for the next step of a conversation.
+///
+/// Besides the messages, a request carries as data what its prompt tells the model in words
+/// (today's date), for models that read data rather than prose (the offline model). A
+/// language model reads the prompt and may ignore these fields.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatRequest {
     /// The messages, system prompt first.
     pub messages: Vec<ChatMessage>,
     /// The tools the model may call (`tool_choice: auto`).
     pub tools: Vec<ToolDefinition>,
+    /// Today's date where the person is, as the prompt states it (relative dates such as
+    /// "by Friday" resolve against it); `None` when the prompt states no date.
+    pub today: Option<NaiveDate>,
 }
 
 /// Tokens spent by one or more calls.
@@ -92,8 +101,10 @@ pub struct ChatCompletion {
     pub usage: Usage,
 }
 
-/// A request for an answer that follows a JSON schema.
-#[derive(Debug, Clone, PartialEq)]
+/// A request for an answer that follows a JSON schema (a capture's classification).
+///
+/// Like [`ChatRequest`], it carries as data what its prompt states in words.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct StructuredRequest {
     /// The messages, system prompt first.
     pub messages: Vec<ChatMessage>,
@@ -101,6 +112,11 @@ pub struct StructuredRequest {
     pub schema_name: String,
     /// The JSON schema the answer must follow.
     pub schema: Value,
+    /// Today's date where the person is, as the prompt states it; `None` when it states none.
+    pub today: Option<NaiveDate>,
+    /// The category the person's hint fixed for a capture ("[project] …"), as the prompt
+    /// states it; `None` when there was no hint.
+    pub forced_category: Option<Category>,
 }
 
 /// A structured answer.

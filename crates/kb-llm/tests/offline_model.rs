@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use chrono::{TimeZone, Utc};
+use chrono::{NaiveDate, TimeZone, Utc};
 use kb_domain::{
-    ChatCompletion, ChatMessage, ChatModel, ChatRequest, FixedClock, StructuredRequest, ToolCall,
+    Category, ChatCompletion, ChatMessage, ChatModel, ChatRequest, FixedClock, StructuredRequest, ToolCall,
     ToolDefinition,
 };
 use kb_llm::offline::OfflineModel;
@@ -23,6 +23,11 @@ const TOOLS: [&str; 7] = [
     "search_entries",
 ];
 const SYSTEM: &str = "You are a personal knowledge management assistant. Today is Saturday, 2026-11-21.";
+
+/// The date the requests carry (the prompt says it too; the model's clock says 2030).
+fn today() -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(2026, 11, 21)
+}
 
 /// The real tool definitions of kb-tools, only those named.
 fn tools(names: &[&str]) -> Vec<ToolDefinition> {
@@ -61,7 +66,7 @@ fn model() -> OfflineModel {
 }
 
 async fn complete(messages: Vec<ChatMessage>, offered: &[&str]) -> ChatCompletion {
-    model().complete(&ChatRequest { messages, tools: tools(offered) }).await.unwrap()
+    model().complete(&ChatRequest { messages, tools: tools(offered), today: today() }).await.unwrap()
 }
 
 async fn route(message: &str) -> (String, Value) {
@@ -277,6 +282,8 @@ async fn classify(text: &str) -> Value {
         ],
         schema_name: "classification".into(),
         schema: json!({"type": "object"}),
+        today: today(),
+        forced_category: None,
     };
     let answer = model().complete_structured(&request).await.unwrap();
     assert_eq!(answer.usage.llm_calls, 1);
@@ -326,7 +333,6 @@ async fn the_classifier_files_clear_text_confidently_and_vague_text_low() {
 
 #[tokio::test]
 async fn the_capture_tool_classifier_reads_the_offline_answers() {
-    use kb_domain::Category;
     use kb_tools::{Classifier, ClassifyRequest, LlmClassifier};
     let classifier = LlmClassifier::new(Arc::new(model()));
     let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 21).unwrap();
@@ -347,13 +353,50 @@ async fn the_capture_tool_classifier_reads_the_offline_answers() {
 }
 
 #[tokio::test]
+async fn today_and_the_hint_are_read_from_the_request_never_from_the_prompt() {
+    let structured = |system: &str, today, forced_category| StructuredRequest {
+        messages: vec![
+            ChatMessage::System { content: system.into() },
+            ChatMessage::User { content: "renew passport by Dec 15".into() },
+        ],
+        schema_name: "classification".into(),
+        schema: json!({"type": "object"}),
+        today,
+        forced_category,
+    };
+    // The request's date, whatever the prompt says; without one, the model's clock (2030).
+    let dated = model().classify(&structured("Today is 2026-11-21.", today(), None));
+    assert_eq!(dated["due_date"], "2026-12-15");
+    let undated = model().classify(&structured("Today is 2026-11-21.", None, None));
+    assert_eq!(undated["due_date"], "2030-12-15");
+    // The hint's category from the request; the prompt's words alone fix nothing.
+    let hinted = model().classify(&structured("You file thoughts.", today(), Some(Category::Projects)));
+    assert_eq!(hinted["category"], "projects", "{hinted}");
+    let worded = model().classify(&structured("The person marked this as projects.", today(), None));
+    assert_eq!(worded["category"], "admin", "{worded}");
+
+    // A chat request: "tomorrow" is the day after the request's date.
+    let ask = |today| ChatRequest {
+        messages: after_capture("set the due date of that to tomorrow"),
+        tools: tools(&TOOLS),
+        today,
+    };
+    let due = |answer: ChatCompletion| {
+        let args: Value = serde_json::from_str(&answer.tool_calls[0].arguments).unwrap();
+        args["updates"]["due_date"].clone()
+    };
+    assert_eq!(due(model().answer(&ask(today()))), "2026-11-22");
+    assert_eq!(due(model().answer(&ask(None))), "2030-01-02");
+}
+
+#[tokio::test]
 async fn the_same_request_gets_the_same_answer() {
     for text in ["met Priya at the robotics meetup", "renew passport by Dec 15", "list my projects", "hmm"] {
         let first = classify(text).await;
         assert_eq!(first, classify(text).await);
         let a = complete(after_capture(text), &TOOLS).await;
         let b = OfflineModel::new()
-            .complete(&ChatRequest { messages: after_capture(text), tools: tools(&TOOLS) })
+            .complete(&ChatRequest { messages: after_capture(text), tools: tools(&TOOLS), today: today() })
             .await;
         assert_eq!(a, b.unwrap());
     }
@@ -450,7 +493,7 @@ mod any_message {
         #[test]
         fn every_message_gets_a_well_formed_answer(message in sentence(), offered in 0usize..=7) {
             let offered = &TOOLS[..offered];
-            let request = ChatRequest { messages: after_capture(&message), tools: tools(offered) };
+            let request = ChatRequest { messages: after_capture(&message), tools: tools(offered), today: today() };
             let answer = model().answer(&request);
             prop_assert!(answer.tool_calls.len() <= 1);
             prop_assert_eq!(answer.tool_calls.is_empty(), answer.content.is_some());
@@ -470,6 +513,8 @@ mod any_message {
                 messages: fresh(&text),
                 schema_name: "classification".into(),
                 schema: json!({"type": "object"}),
+                today: today(),
+                forced_category: None,
             };
             let v = model().classify(&request);
             prop_assert!(["people", "projects", "ideas", "admin"].contains(&v["category"].as_str().unwrap()));

@@ -58,6 +58,7 @@ fn ask(text: &str) -> ChatRequest {
             ChatMessage::User { content: text.into() },
         ],
         tools: vec![search_tool()],
+        ..ChatRequest::default()
     }
 }
 
@@ -179,6 +180,7 @@ fn classify() -> StructuredRequest {
             "required": ["city", "temperature", "units"],
             "additionalProperties": false
         }),
+        ..StructuredRequest::default()
     }
 }
 

@@ -97,6 +97,8 @@ impl Classifier for LlmClassifier {
                 messages: messages.clone(),
                 schema_name: "classification".to_string(),
                 schema: classification_schema(),
+                today: Some(request.today),
+                forced_category: request.forced_category,
             };
             let (answer, problem) = match self.model.complete_structured(&structured).await {
                 Ok(completion) => match interpret(&completion.value, request) {

@@ -1,8 +1,7 @@
 //! Dates in plain English ("Dec 15", "2026-12-15", "tomorrow", "by Friday"), resolved
-//! against today's date, and today's date as the prompt states it.
+//! against today's date.
 
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
-use kb_domain::ChatMessage;
 
 const MONTHS: &[(&str, u32)] = &[
     ("jan", 1),
@@ -47,22 +46,6 @@ const WEEKDAYS: &[(&str, Weekday)] = &[
     ("sunday", Weekday::Sun),
     ("sun", Weekday::Sun),
 ];
-
-/// Today's date as the messages state it: the first `YYYY-MM-DD` that follows the word
-/// "today" (the system prompt says "Today is 2026-11-21"), looking at messages in order.
-pub fn today_in(messages: &[ChatMessage]) -> Option<NaiveDate> {
-    messages.iter().find_map(|message| {
-        let text = match message {
-            ChatMessage::System { content } | ChatMessage::User { content } => content.as_str(),
-            _ => return None,
-        };
-        let lower = text.to_ascii_lowercase();
-        lower.match_indices("today").find_map(|(at, _)| {
-            let window: String = lower[at..].chars().take(80).collect();
-            window.split(|c: char| !(c.is_ascii_digit() || c == '-')).find_map(iso_date)
-        })
-    })
-}
 
 fn iso_date(word: &str) -> Option<NaiveDate> {
     if word.len() != 10 {
@@ -193,15 +176,5 @@ mod tests {
         }
         assert_eq!(find_date(&words("i may go"), today), None);
         assert_eq!(find_date(&words("met priya"), today), None);
-    }
-
-    #[test]
-    fn today_comes_from_the_prompt() {
-        let messages = vec![
-            ChatMessage::System { content: "You are kb. Today is Saturday, 2026-11-21.".into() },
-            ChatMessage::User { content: "due 2030-01-01".into() },
-        ];
-        assert_eq!(today_in(&messages), Some(day(2026, 11, 21)));
-        assert_eq!(today_in(&[ChatMessage::System { content: "no date here 2026-01-01".into() }]), None);
     }
 }

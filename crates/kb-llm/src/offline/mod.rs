@@ -6,6 +6,10 @@
 //! ([`keywords`]). A request without tools is a writing task (a digest write-up, a summary of
 //! older turns): the material is handed back as given. Same request, same answer.
 //!
+//! Today's date and the category a capture's hint fixed come as data on the request
+//! ([`ChatRequest::today`], [`StructuredRequest::today`], [`StructuredRequest::forced_category`]);
+//! without a date, the model's clock says what day it is.
+//!
 //! - [`utterance`] reads a message into words; [`intent`], [`queries`] and [`changes`] decide
 //!   what it asks;
 //!   [`plan`] turns that into a tool call or a sentence.
@@ -56,7 +60,7 @@ impl Default for OfflineModel {
 }
 
 impl OfflineModel {
-    /// An offline model that takes today's date from the prompt, or else from the system clock.
+    /// An offline model that takes today's date from the request, or else from the system clock.
     pub fn new() -> OfflineModel {
         OfflineModel { clock: Arc::new(SystemClock) }
     }
@@ -66,9 +70,9 @@ impl OfflineModel {
         OfflineModel { clock }
     }
 
-    /// Today: the date the prompt states, else the clock's.
-    fn today(&self, messages: &[ChatMessage]) -> NaiveDate {
-        dates::today_in(messages).unwrap_or_else(|| self.clock.today())
+    /// Today: the date the request carries, else the clock's.
+    fn today(&self, stated: Option<NaiveDate>) -> NaiveDate {
+        stated.unwrap_or_else(|| self.clock.today())
     }
 
     /// The next step of a conversation, without the async wrapper.
@@ -86,7 +90,7 @@ impl OfflineModel {
         if transcript.cancelled && intent::refuses(message) {
             return plan::say("Okay, I won't: nothing was changed.");
         }
-        let intent = intent::understand(message, self.today(&request.messages));
+        let intent = intent::understand(message, self.today(request.today));
         let known = plan::Known { recent_path: transcript.recent_path.as_deref() };
         plan::plan(intent, known, &request.tools, transcript.calls_so_far)
     }
@@ -106,21 +110,10 @@ impl OfflineModel {
                 _ => None,
             })
             .unwrap_or("");
-        let answer = classify::classify(text, self.today(messages), forced_category(messages));
+        let forced = request.forced_category.filter(|c| *c != Category::Inbox);
+        let answer = classify::classify(text, self.today(request.today), forced);
         fit::fit_to_schema(answer, &request.schema)
     }
-}
-
-/// The category a hint fixed, as the classifier prompt states it ("marked this as projects").
-fn forced_category(messages: &[ChatMessage]) -> Option<Category> {
-    messages.iter().find_map(|m| match m {
-        ChatMessage::System { content } => {
-            let (_, after) = content.split_once("marked this as ")?;
-            let word: String = after.chars().take_while(char::is_ascii_alphabetic).collect();
-            Category::parse_loose(&word).filter(|c| *c != Category::Inbox)
-        }
-        _ => None,
-    })
 }
 
 #[async_trait::async_trait]

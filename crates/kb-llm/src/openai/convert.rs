@@ -183,6 +183,7 @@ mod tests {
                 description: "search the vault".into(),
                 parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
             }],
+            ..ChatRequest::default()
         };
         let body = wire(&chat_request("m", &request));
         assert_eq!(body["model"], "m");
@@ -203,8 +204,10 @@ mod tests {
 
     #[test]
     fn no_tools_means_no_tool_fields() {
-        let request =
-            ChatRequest { messages: vec![ChatMessage::User { content: "hi".into() }], tools: vec![] };
+        let request = ChatRequest {
+            messages: vec![ChatMessage::User { content: "hi".into() }],
+            ..ChatRequest::default()
+        };
         let body = wire(&chat_request("m", &request));
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none(), "{body}");
     }
@@ -213,7 +216,7 @@ mod tests {
     fn empty_assistant_text_is_sent_as_empty_string() {
         let request = ChatRequest {
             messages: vec![ChatMessage::Assistant { content: None, tool_calls: vec![] }],
-            tools: vec![],
+            ..ChatRequest::default()
         };
         assert_eq!(wire(&chat_request("m", &request))["messages"][0]["content"], "");
     }
@@ -224,11 +227,30 @@ mod tests {
             messages: vec![ChatMessage::User { content: "classify".into() }],
             schema_name: "classification".into(),
             schema: json!({"type": "object"}),
+            ..StructuredRequest::default()
         };
         let body = wire(&structured_request("m", &request));
         assert_eq!(body["response_format"]["type"], "json_schema");
         assert_eq!(body["response_format"]["json_schema"]["name"], "classification");
         assert_eq!(body["response_format"]["json_schema"]["strict"], true);
         assert_eq!(body["response_format"]["json_schema"]["schema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn the_date_and_the_hint_stay_out_of_the_wire_the_prompt_tells_the_model() {
+        let messages = vec![ChatMessage::User { content: "renew passport by Dec 15".into() }];
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 21);
+        let plain = ChatRequest { messages: messages.clone(), ..ChatRequest::default() };
+        let dated = ChatRequest { today, ..plain.clone() };
+        assert_eq!(wire(&chat_request("m", &plain)), wire(&chat_request("m", &dated)));
+        let plain = StructuredRequest {
+            messages,
+            schema_name: "classification".into(),
+            schema: json!({"type": "object"}),
+            ..StructuredRequest::default()
+        };
+        let hinted =
+            StructuredRequest { today, forced_category: Some(kb_domain::Category::Admin), ..plain.clone() };
+        assert_eq!(wire(&structured_request("m", &plain)), wire(&structured_request("m", &hinted)));
     }
 }

@@ -13,7 +13,7 @@ mod tests;
 use std::sync::Arc;
 use std::time::Instant;
 
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 use kb_domain::{
     ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
     ListFilter, NewMessage, PendingCall, ToolCall, Usage,
@@ -157,8 +157,10 @@ impl Orchestrator {
         )
         .await;
 
+        // One date for the whole turn: the prompt states it, each request carries it, the tools use it.
+        let today = self.services.clock.today();
         let mut messages =
-            vec![ChatMessage::System { content: self.prompt(context.summary.as_deref()).await }];
+            vec![ChatMessage::System { content: self.prompt(context.summary.as_deref(), today).await }];
         messages.extend(history::to_chat_messages(&context.recent));
         let (to_run, cancelled) = match confirm::decide(pending, message) {
             confirm::Decision::Run { call, confirmed } => (Some((call, confirmed)), None),
@@ -173,7 +175,7 @@ impl Orchestrator {
         let mut ctx = ToolContext {
             conversation_id: Some(conversation.id.clone()),
             last_filed: context.last_filed,
-            today: self.services.clock.today(),
+            today,
             threshold: self.settings.threshold,
             source: self.settings.source,
             // In a chat, a destructive tool proposes first and waits for the person's yes.
@@ -248,7 +250,7 @@ impl Orchestrator {
         Ok((self.store.create(&kb_domain::conversation::title_from_message(message)).await?, true))
     }
 
-    async fn prompt(&self, summary: Option<&str>) -> String {
+    async fn prompt(&self, summary: Option<&str>, today: NaiveDate) -> String {
         let repository = Arc::clone(&self.services.repository);
         let filter = ListFilter { limit: INDEX_ENTRIES, ..ListFilter::default() };
         let index = tokio::task::spawn_blocking(move || repository.list(&filter)).await;
@@ -264,7 +266,7 @@ impl Orchestrator {
             }
         };
         system_prompt(&PromptInputs {
-            today: self.services.clock.today(),
+            today,
             time_zone: self.settings.time_zone.as_deref(),
             index: &entries,
             index_token_budget: self.settings.index_token_budget,
@@ -335,7 +337,8 @@ impl Orchestrator {
     ) -> Result<LoopOutcome, TurnError> {
         let tools = self.registry.definitions();
         for _round in 0..self.settings.max_tool_rounds {
-            let request = ChatRequest { messages: messages.clone(), tools: tools.clone() };
+            let request =
+                ChatRequest { messages: messages.clone(), tools: tools.clone(), today: Some(ctx.today) };
             let completion = match self.model.complete(&request).await {
                 Ok(completion) => completion,
                 Err(error) if self.changed_the_vault(&outcome.changing_tools) => {

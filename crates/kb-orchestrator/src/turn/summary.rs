@@ -175,6 +175,7 @@ pub async fn summarise(
             ChatMessage::User { content: transcript },
         ],
         tools: Vec::new(),
+        today: None,
     };
     let completion = model.complete(&request).await?;
     usage.add(completion.usage);

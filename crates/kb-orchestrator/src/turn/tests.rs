@@ -1,5 +1,6 @@
 //! The pending call of a chat turn over in-memory ports and a scripted model: a proposal
-//! is kept, a confirmation runs it, anything else cancels it and is answered as new.
+//! is kept, a confirmation runs it, anything else cancels it and is answered as new; and the
+//! date every request of a turn carries.
 
 use std::sync::Arc;
 
@@ -208,4 +209,16 @@ async fn a_pending_call_another_turn_took_is_not_run_twice() {
     let answer = kit.orchestrator.chat(Some(&id), "yes").await.unwrap();
     assert!(answer.tools_used.is_empty());
     assert!(kit.has_old_site());
+}
+
+#[tokio::test]
+async fn every_request_of_a_turn_carries_the_date_its_prompt_states() {
+    let kit = kit();
+    kit.propose().await;
+    let requests = kit.model.chat_requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.today, chrono::NaiveDate::from_ymd_opt(2026, 11, 21));
+        assert!(format!("{:?}", request.messages[0]).contains("Saturday 2026-11-21"));
+    }
 }

@@ -51,6 +51,7 @@ impl DigestWriter for LlmDigestWriter {
                 ChatMessage::User { content: format!("The facts:\n\n{}", render_full(facts)) },
             ],
             tools: Vec::new(),
+            today: Some(facts.today),
         };
         let completion = self.model.complete(&request).await?;
         match completion.content.map(|c| c.trim().to_string()) {

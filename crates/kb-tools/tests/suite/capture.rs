@@ -144,6 +144,23 @@ async fn the_llm_classifier_retries_once_on_a_malformed_answer() {
         json!(["people", "projects", "ideas", "admin"])
     );
     assert!(format!("{:?}", requests[0].messages[0]).contains("2026-11-21"));
+    // The date the prompt states is also data on every attempt, for models that read data.
+    assert!(requests.iter().all(|r| r.today == Some(today()) && r.forced_category.is_none()));
+}
+
+#[tokio::test]
+async fn the_llm_classifier_sends_the_hint_as_data_too() {
+    let model = Arc::new(ScriptedChatModel::new());
+    model.push_structured(Ok(json!({"category": "projects", "confidence": 1, "name": "Website redesign",
+        "tags": [], "fields": {"context": null, "follow_ups": [], "status": "active", "next_action": null,
+        "due_date": null, "one_liner": null}})));
+    let (services, _repo) = services_with(Arc::new(LlmClassifier::new(model.clone())), None);
+    let r =
+        call(&services, &ctx(), "classify_and_capture", json!({"text": "[project] Website redesign"})).await;
+    assert_eq!(data_of(&r)["category"], "projects", "{r:?}");
+    let request = &model.structured_requests()[0];
+    assert!(format!("{:?}", request.messages[0]).contains("marked this as projects"));
+    assert_eq!((request.today, request.forced_category), (Some(today()), Some(Category::Projects)));
 }
 
 #[tokio::test]
