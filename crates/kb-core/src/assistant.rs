@@ -134,7 +134,8 @@ impl Assistant {
             None
         };
         let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
-        let outreach_store = kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
+        let outreach_store =
+            kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
         let outreach = crate::outreach::Outreach::new(
             Arc::new(outreach_store),
             crate::outreach::channels(&config.outreach)?,
@@ -217,6 +218,18 @@ impl Assistant {
         message: &str,
     ) -> Result<ChatResponse, TurnError> {
         self.orchestrator.chat(conversation, message).await
+    }
+
+    /// One chat turn, telling `events` what happens while it runs (the turn began, each
+    /// tool call, the answer in pieces); the answer is also returned whole. Events nobody
+    /// hears any more (the receiver gone) are dropped; the turn goes on.
+    pub async fn chat_with_events(
+        &self,
+        conversation: Option<&ConversationId>,
+        message: &str,
+        events: tokio::sync::mpsc::UnboundedSender<kb_domain::turn_events::TurnEvent>,
+    ) -> Result<ChatResponse, TurnError> {
+        self.orchestrator.chat_with_events(conversation, message, Some(events)).await
     }
 
     /// Runs one tool directly (as the REST API and CLI do), with `source` as the origin of

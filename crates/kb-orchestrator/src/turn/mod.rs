@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{NaiveDate, Utc};
+use kb_domain::turn_events::TurnEvent;
 use kb_domain::{
     ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
     ListFilter, NewMessage, PendingCall, ToolCall, Usage,
@@ -23,6 +24,7 @@ use kb_tools::{
     ToolServices,
 };
 use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
 pub use error::{MAX_MESSAGE_BYTES, TurnError};
@@ -120,8 +122,21 @@ impl Orchestrator {
         conversation_id: Option<&ConversationId>,
         message: &str,
     ) -> Result<ChatResponse, TurnError> {
+        self.chat_with_events(conversation_id, message, None).await
+    }
+
+    /// [`Orchestrator::chat`], telling `events` what happens while the turn runs: the turn
+    /// began, each tool call started and finished, the answer in pieces (see
+    /// [`kb_domain::turn_events`]). A receiver that went away is no reason to stop.
+    pub async fn chat_with_events(
+        &self,
+        conversation_id: Option<&ConversationId>,
+        message: &str,
+        events: Option<UnboundedSender<TurnEvent>>,
+    ) -> Result<ChatResponse, TurnError> {
         let span = tracing::info_span!("chat_turn", conversation = tracing::field::Empty);
-        self.chat_inner(conversation_id, message, &span).instrument(span.clone()).await
+        let tell = Teller(events);
+        self.chat_inner(conversation_id, message, &span, &tell).instrument(span.clone()).await
     }
 
     async fn chat_inner(
@@ -129,6 +144,7 @@ impl Orchestrator {
         conversation_id: Option<&ConversationId>,
         message: &str,
         span: &tracing::Span,
+        tell: &Teller,
     ) -> Result<ChatResponse, TurnError> {
         let started = Instant::now();
         if message.trim().is_empty() {
@@ -139,6 +155,7 @@ impl Orchestrator {
         }
         let (conversation, created) = self.open_conversation(conversation_id, message).await?;
         span.record("conversation", conversation.id.as_str());
+        tell.tell(TurnEvent::Started { conversation_id: conversation.id.to_string() });
         // A call waiting for the person's yes is taken away now, whatever this message says.
         let pending = match conversation.pending {
             Some(_) => self.store.take_pending(&conversation.id).await?,
@@ -184,9 +201,12 @@ impl Orchestrator {
         let mut outcome = LoopOutcome::default();
         if let Some((call, confirmed)) = to_run {
             tracing::info!(tool = %call.tool, confirmed, "the person's answer runs the pending call");
-            self.run_pending(&call, confirmed, &mut ctx, &mut messages, &mut outcome, &mut usage).await;
+            if confirmed {
+                ctx.confirmation = Confirmation::Given;
+            }
+            self.run_pending(&call, &mut ctx, &mut messages, &mut outcome, &mut usage, tell).await;
         }
-        let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome).await {
+        let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome, tell).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 // Nothing of a failed turn is stored; a conversation it started would be an
@@ -198,6 +218,9 @@ impl Orchestrator {
             }
         };
 
+        for piece in kb_domain::turn_events::deltas(&outcome.answer) {
+            tell.tell(TurnEvent::MessageDelta { text: piece });
+        }
         let mut answer = NewMessage::assistant(outcome.answer.clone());
         answer.filed_entry_path = outcome.filed.as_ref().map(|f| f.path.to_string());
         answer.filed_confidence = outcome.filed.as_ref().map(|f| f.confidence);
@@ -275,23 +298,21 @@ impl Orchestrator {
     }
 
     /// Runs the call the person just confirmed (or picked an entry for), as a call of kb's
-    /// own in this turn: the model's next round reads its result like any other.
+    /// own in this turn: the model's next round reads its result like any other. `ctx`
+    /// says whether the person confirmed it; later calls ask again.
     async fn run_pending(
         &self,
         pending: &PendingCall,
-        confirmed: bool,
         ctx: &mut ToolContext,
         messages: &mut Vec<ChatMessage>,
         outcome: &mut LoopOutcome,
         usage: &mut Usage,
+        tell: &Teller,
     ) {
         let call = confirm::confirmed_call(pending);
         messages.push(ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] });
         outcome.turn_messages.push(NewMessage::assistant_tool_calls("", vec![call.clone()]));
-        if confirmed {
-            ctx.confirmation = Confirmation::Given;
-        }
-        self.run_call(call, ctx, messages, outcome, usage).await;
+        self.run_call(call, ctx, messages, outcome, usage, tell).await;
         ctx.confirmation = Confirmation::Ask;
     }
 
@@ -303,8 +324,13 @@ impl Orchestrator {
         messages: &mut Vec<ChatMessage>,
         outcome: &mut LoopOutcome,
         usage: &mut Usage,
+        tell: &Teller,
     ) {
+        let arguments = serde_json::from_str(&call.arguments)
+            .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+        tell.tell(TurnEvent::ToolStarted { name: call.name.clone(), arguments });
         let result = self.registry.execute(&call.name, &call.arguments, ctx, &self.services).await;
+        tell.tell(finished(&call.name, &result));
         let mut proposed = false;
         for update in &result.state_updates {
             if let StateUpdate::ModelUsage(spent) = update {
@@ -334,6 +360,7 @@ impl Orchestrator {
         mut ctx: ToolContext,
         usage: &mut Usage,
         mut outcome: LoopOutcome,
+        tell: &Teller,
     ) -> Result<LoopOutcome, TurnError> {
         let tools = self.registry.definitions();
         for _round in 0..self.settings.max_tool_rounds {
@@ -365,7 +392,7 @@ impl Orchestrator {
             });
             outcome.turn_messages.push(NewMessage::assistant_tool_calls(text, completion.tool_calls.clone()));
             for call in completion.tool_calls {
-                self.run_call(call, &mut ctx, &mut messages, &mut outcome, usage).await;
+                self.run_call(call, &mut ctx, &mut messages, &mut outcome, usage, tell).await;
             }
         }
         tracing::warn!(rounds = self.settings.max_tool_rounds, "tool round cap reached");
@@ -409,4 +436,34 @@ fn filed_entry(result: &ToolResult) -> Option<FiledEntry> {
 
 fn local_id() -> (String, chrono::DateTime<Utc>) {
     (ConversationId::generate().to_string(), Utc::now())
+}
+
+/// Where a turn tells what happens, if anyone listens.
+struct Teller(Option<UnboundedSender<TurnEvent>>);
+
+impl Teller {
+    fn tell(&self, event: TurnEvent) {
+        if let Some(events) = &self.0 {
+            // A listener that went away (the client hung up) does not stop the turn.
+            let _ = events.send(event);
+        }
+    }
+}
+
+/// The `tool.finished` event of a call: success, a line about it, the entry it touched.
+fn finished(name: &str, result: &kb_tools::ToolResult) -> TurnEvent {
+    let data = result.data.as_ref();
+    let path = data
+        .and_then(|d| d.get("path").or_else(|| d.get("newPath")).or_else(|| d.pointer("/entry/path")))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string);
+    let summary = match (&result.error, &path) {
+        (Some(error), _) => error.clone(),
+        (None, Some(path)) => format!("{name}: {path}"),
+        (None, None) => match data.and_then(|d| d.get("total")) {
+            Some(total) => format!("{name}: {total} found"),
+            None => format!("{name}: done"),
+        },
+    };
+    TurnEvent::ToolFinished { name: name.to_string(), success: result.success, summary, path }
 }

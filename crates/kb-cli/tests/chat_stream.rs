@@ -1,0 +1,175 @@
+//! `POST /api/chat` with `Accept: text/event-stream`: the turn's events in order, the
+//! same final body as the JSON answer, errors with the JSON API's codes, and a client that
+//! hangs up mid-turn leaves the capture and the conversation stored whole.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::KbServer;
+use kb_llm::testing::{FakeOpenAi, FakeReply};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The events of an SSE body: (name, data).
+fn events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event:"))?.trim().to_string();
+            let data: String = block.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
+            Some((name, serde_json::from_str(&data).unwrap_or(Value::String(data))))
+        })
+        .collect()
+}
+
+async fn stream(kb: &KbServer, body: &Value) -> Vec<(String, Value)> {
+    let reply = kb
+        .request("POST", "/api/chat", &[("Accept", "text/event-stream")], Some(body.to_string().as_bytes()))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.header("content-type").is_some_and(|t| t.starts_with("text/event-stream")));
+    events(&reply.text())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_turn_tells_its_tools_and_answer_in_order_and_ends_as_the_json_answer_would() {
+    let kb = KbServer::start(&[]).await;
+    let told = stream(&kb, &json!({"message": "Met Priya Raman at the robotics meetup"})).await;
+    let names: Vec<&str> = told.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.first(), Some(&"turn.started"));
+    assert_eq!(names.last(), Some(&"message.completed"));
+    let started = names.iter().position(|n| *n == "tool.started").expect("a tool started");
+    let finished = names.iter().position(|n| *n == "tool.finished").expect("a tool finished");
+    let first_delta = names.iter().position(|n| *n == "message.delta").expect("deltas");
+    assert!(started < finished && finished < first_delta, "{names:?}");
+    assert_eq!(told[started].1["name"], "classify_and_capture");
+    assert_eq!(told[started].1["arguments"]["text"], "Met Priya Raman at the robotics meetup");
+    assert_eq!(told[finished].1["success"], true);
+    assert_eq!(told[finished].1["path"], "people/priya-raman.md");
+    let deltas: Vec<&str> =
+        told.iter().filter(|(n, _)| n == "message.delta").map(|(_, d)| d["text"].as_str().unwrap()).collect();
+    assert!(deltas.len() > 2, "the answer came in pieces: {deltas:?}");
+
+    let completed = &told.last().unwrap().1;
+    let conversation = completed["conversationId"].as_str().unwrap();
+    assert_eq!(told[0].1["conversationId"], conversation);
+    assert_eq!(
+        deltas.concat(),
+        completed["message"]["content"].as_str().unwrap(),
+        "deltas add up to the answer"
+    );
+    assert_eq!(completed["entry"]["path"], "people/priya-raman.md");
+    // The same turn stored as the JSON API stores it.
+    let stored = kb.get(&format!("/api/conversations/{conversation}")).await.expect(200);
+    let last = stored["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], completed["message"]["content"]);
+    assert_eq!(last["id"], completed["message"]["id"]);
+
+    // Without the header, the JSON answer is as it was.
+    let plain = kb.post("/api/chat", &json!({"message": "what do I know about Priya?"})).await.expect(200);
+    assert!(plain["message"]["content"].as_str().unwrap().contains("Priya Raman"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_turn_that_fails_ends_with_an_error_event_of_the_json_codes() {
+    let kb = KbServer::start(&[]).await;
+    let told = stream(&kb, &json!({"message": "   "})).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0].0, "error");
+    assert_eq!(told[0].1["code"], "bad_request");
+
+    let fake = FakeOpenAi::start().await.unwrap();
+    let base = fake.base_url();
+    let with_model = KbServer::start(&[
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("KB_MODEL", "m"),
+    ])
+    .await;
+    fake.push(FakeReply::raw(200, "<html>no chat completion</html>"));
+    let told = stream(&with_model, &json!({"message": "hello"})).await;
+    let (name, data) = told.last().unwrap();
+    assert_eq!(name, "error", "{told:?}");
+    // As the JSON API answers it: 502 bad_gateway.
+    let plain = {
+        fake.push(FakeReply::raw(200, "<html>no chat completion</html>"));
+        with_model.post("/api/chat", &json!({"message": "hello"})).await
+    };
+    assert_eq!(plain.status, 502);
+    assert_eq!(data["code"], plain.json()["error"]["code"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_hangs_up_mid_turn_leaves_the_capture_and_conversation_stored() {
+    let fake = FakeOpenAi::start().await.unwrap();
+    let base = fake.base_url();
+    let kb = KbServer::start(&[
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("KB_MODEL", "m"),
+        ("KB_LLM_TIMEOUT_SECS", "2"),
+    ])
+    .await;
+    let words = "Renew the passport before the trip";
+    fake.push(FakeReply::tool_calls(&[(
+        "call_1",
+        "classify_and_capture",
+        &json!({"text": words}).to_string(),
+    )]));
+    fake.push(FakeReply::classification("admin", 0.9, "Renew passport"));
+    // The model never writes its answer: the client gives up first.
+    fake.push(FakeReply::Hang);
+
+    let body = json!({"message": words}).to_string();
+    let head = format!(
+        "POST /api/chat HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        kb.addr,
+        body.len()
+    );
+    {
+        let mut stream = tokio::net::TcpStream::connect(kb.addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let mut seen = String::new();
+        let mut buffer = [0u8; 4096];
+        let started = Instant::now();
+        while !seen.contains("event: tool.finished") {
+            assert!(started.elapsed() < Duration::from_secs(20), "no tool.finished: {seen}");
+            let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut buffer))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(n > 0, "the stream ended early: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+        // Hang up mid-turn: the model has not answered yet.
+    }
+    // The turn goes on without the client: the model times out, and since the vault
+    // changed, the turn is kept.
+    let started = Instant::now();
+    let conversation = loop {
+        let listed = kb.get("/api/conversations").await.expect(200);
+        if let Some(first) = listed["conversations"].as_array().and_then(|c| c.first()).cloned() {
+            let id = first["id"].as_str().unwrap().to_string();
+            let whole = kb.get(&format!("/api/conversations/{id}")).await.expect(200);
+            if whole["messages"].as_array().is_some_and(|m| m.len() >= 2) {
+                break whole;
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the turn was never stored");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let messages = conversation["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[0]["content"], words);
+    let answer = messages.last().unwrap();
+    assert_eq!(answer["role"], "assistant");
+    assert_eq!(answer["filedEntryPath"], "admin/renew-passport.md", "{answer}");
+    common::assert_parses(&kb.vault(), "admin/renew-passport.md");
+    assert_eq!(
+        kb.get("/api/conversations").await.expect(200)["conversations"].as_array().map(Vec::len),
+        Some(1)
+    );
+}
