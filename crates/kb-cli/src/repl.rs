@@ -69,7 +69,18 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
             (Some(id), true) => kb.conversation(id).await.map(|(_, messages)| messages.len()).unwrap_or(0),
             _ => 0,
         };
-        match kb.chat(current.as_ref(), text).await {
+        // The answer is printed as it is written, unless the turn is printed whole (JSON,
+        // or verbose with its tool calls first).
+        let live = !json && !args.verbose;
+        let (answer, printed) = if live {
+            let (told, heard) = tokio::sync::mpsc::unbounded_channel();
+            let (answer, printed) =
+                tokio::join!(kb.chat_with_events(current.as_ref(), text, told), print_deltas(heard));
+            (answer, printed?)
+        } else {
+            (kb.chat(current.as_ref(), text).await, false)
+        };
+        match answer {
             Ok(response) => {
                 current = Some(response.conversation_id.clone());
                 let tools = if args.verbose {
@@ -77,9 +88,14 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
                 } else {
                     Vec::new()
                 };
-                show_turn(&response, &tools, json)?;
+                show_turn(&response, &tools, json, printed)?;
             }
-            Err(error) => note(&format!("error: {}", CliError::from(error)))?,
+            Err(error) => {
+                if printed {
+                    say("")?;
+                }
+                note(&format!("error: {}", CliError::from(error)))?
+            }
         }
     }
     if let (Some(id), false) = (&current, json) {
@@ -170,8 +186,43 @@ async fn new_tool_messages(kb: &Assistant, id: &ConversationId, seen: usize) -> 
     }
 }
 
-/// Prints one turn: its tool calls (verbose), the answer and what was filed.
-fn show_turn(response: &ChatResponse, tools: &[Message], json: bool) -> Result<(), CliError> {
+/// Prints the answer's pieces as they arrive, after `kb> `, as the whole answer would be
+/// printed (trimmed at both ends); answers whether it printed any (the line is then ended,
+/// and the answer not printed again).
+async fn print_deltas(
+    mut heard: tokio::sync::mpsc::UnboundedReceiver<kb_core::domain::turn_events::TurnEvent>,
+) -> Result<bool, CliError> {
+    let mut printed = false;
+    // Whitespace held back until more text follows it (none is printed at the end).
+    let mut held = String::new();
+    while let Some(event) = heard.recv().await {
+        let kb_core::domain::turn_events::TurnEvent::MessageDelta { text } = event else { continue };
+        let body = text.trim_end();
+        if body.trim().is_empty() {
+            if printed {
+                held.push_str(&text);
+            }
+            continue;
+        }
+        if printed {
+            prompt(&held)?;
+            prompt(body)?;
+        } else {
+            prompt("kb> ")?;
+            prompt(body.trim_start())?;
+            printed = true;
+        }
+        held = text[body.len()..].to_string();
+    }
+    if printed {
+        say("")?;
+    }
+    Ok(printed)
+}
+
+/// Prints one turn: its tool calls (verbose), the answer (unless it was printed as it
+/// came) and what was filed.
+fn show_turn(response: &ChatResponse, tools: &[Message], json: bool, printed: bool) -> Result<(), CliError> {
     if json {
         let mut value = serde_json::to_value(response)?;
         if let Value::Object(map) = &mut value
@@ -189,7 +240,9 @@ fn show_turn(response: &ChatResponse, tools: &[Message], json: bool) -> Result<(
             say(&format!("  [tool result] {}", message.content.trim()))?;
         }
     }
-    say(&format!("kb> {}", response.message.content.trim()))?;
+    if !printed {
+        say(&format!("kb> {}", response.message.content.trim()))?;
+    }
     if let Some(entry) = &response.entry {
         say(&format!("    (filed {} with confidence {:.2})", entry.path, entry.confidence))?;
     }
