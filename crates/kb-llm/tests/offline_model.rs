@@ -598,3 +598,18 @@ async fn delete_and_undo_results_are_told_back() {
         "That didn't work: there is no change to undo in this conversation"
     );
 }
+
+#[tokio::test]
+async fn the_offline_answer_streams_in_word_pieces_that_join_to_the_unstreamed_answer() {
+    let model = model();
+    let request = ChatRequest { messages: after_capture("thanks"), tools: tools(&TOOLS), today: today() };
+    let whole = model.complete(&request).await.unwrap();
+    let told = std::sync::Mutex::new(Vec::new());
+    let on_delta = |text: &str| told.lock().unwrap().push(text.to_string());
+    let streamed = model.complete_streaming(&request, &on_delta).await.unwrap();
+    assert_eq!(streamed, whole);
+    let told = told.into_inner().unwrap();
+    let text = whole.content.unwrap_or_default();
+    assert_eq!(told.concat(), text);
+    assert!(told.len() > 1, "{told:?}");
+}

@@ -6,6 +6,7 @@ mod failure;
 mod model;
 pub mod retry;
 mod settings;
+mod stream;
 
 pub use model::{OpenAiChatModel, OpenAiSetupError};
 pub use retry::{RateLimitExhausted, RetryPolicy};

@@ -11,17 +11,21 @@ use std::time::{Duration, Instant};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::middleware::ReqwestService;
-use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use async_openai::types::chat::{
+    ChatCompletionStreamOptions, CreateChatCompletionRequest, CreateChatCompletionResponse,
+};
 use async_trait::async_trait;
 use kb_domain::{
     ChatCompletion, ChatModel, ChatRequest, LlmError, StructuredCompletion, StructuredRequest, Usage,
 };
+use tokio_stream::StreamExt;
 use tracing::Instrument;
 
 use crate::openai::convert;
 use crate::openai::failure::llm_error;
 use crate::openai::retry::{RateLimitRetry, RetryPolicy};
 use crate::openai::settings::{OpenAiSettings, SettingsError};
+use crate::openai::stream::Assembly;
 
 /// The longest wait for a TCP (and TLS) connection, when the call's timeout is longer.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -107,6 +111,44 @@ impl OpenAiChatModel {
     }
 }
 
+impl OpenAiChatModel {
+    /// Sends one streamed request and reads its chunks to the end, the whole bounded by the
+    /// timeout. A 429 is retried (by the HTTP service) only before the first chunk: once
+    /// the stream has begun, a failure fails the call.
+    async fn send_streaming(
+        &self,
+        request: CreateChatCompletionRequest,
+        on_delta: &(dyn for<'s> Fn(&'s str) + Send + Sync),
+    ) -> Result<ChatCompletion, LlmError> {
+        let started = Instant::now();
+        let timeout_secs = self.settings.timeout_secs();
+        let read = async {
+            let mut chunks = self.client.chat().create_stream(request).await?;
+            let mut assembly = Assembly::default();
+            while let Some(chunk) = chunks.next().await {
+                assembly.push(chunk?, on_delta);
+            }
+            Ok::<_, async_openai::error::OpenAIError>(assembly)
+        };
+        let outcome = tokio::time::timeout(self.settings.timeout, read).await;
+        tracing::Span::current().record("duration_ms", started.elapsed().as_millis() as u64);
+        match outcome {
+            Err(_elapsed) => {
+                tracing::warn!(timeout_secs, "the language model did not finish its answer in time");
+                Err(LlmError::Timeout(timeout_secs))
+            }
+            Ok(Err(error)) => {
+                let error = llm_error(error, timeout_secs);
+                tracing::warn!(%error, "streamed language model call failed");
+                Err(error)
+            }
+            Ok(Ok(assembly)) => assembly.finish().inspect_err(|error| {
+                tracing::warn!(%error, "streamed language model answer unusable");
+            }),
+        }
+    }
+}
+
 fn record_usage(usage: Usage) {
     let span = tracing::Span::current();
     span.record("prompt_tokens", usage.prompt_tokens);
@@ -161,6 +203,38 @@ impl ChatModel for OpenAiChatModel {
         async {
             let response = self.send(convert::structured_request(&self.settings.model, request)).await?;
             let completion = convert::structured_completion(response)?;
+            record_usage(completion.usage);
+            Ok(completion)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &ChatRequest,
+        on_delta: &(dyn for<'s> Fn(&'s str) + Send + Sync),
+    ) -> Result<ChatCompletion, LlmError> {
+        let span = tracing::info_span!(
+            "llm.complete_streaming",
+            model = %self.settings.model,
+            messages = request.messages.len(),
+            tools = request.tools.len(),
+            duration_ms = tracing::field::Empty,
+            prompt_tokens = tracing::field::Empty,
+            completion_tokens = tracing::field::Empty,
+        );
+        async {
+            let mut wire = convert::chat_request(&self.settings.model, request);
+            wire.stream = Some(true);
+            wire.stream_options =
+                Some(ChatCompletionStreamOptions { include_usage: Some(true), include_obfuscation: None });
+            let completion = self.send_streaming(wire, on_delta).await?;
+            tracing::debug!(
+                tool_calls = completion.tool_calls.len(),
+                text = completion.content.is_some(),
+                "streamed answer"
+            );
             record_usage(completion.usage);
             Ok(completion)
         }

@@ -36,8 +36,92 @@ pub enum FakeReply {
         /// The body, sent as `application/json` whatever it holds.
         body: String,
     },
+    /// A 200 streaming Server-Sent Events (chunked): each payload as a `data:` event, then
+    /// `data: [DONE]` and the end of the body when `complete`; when not, the connection is
+    /// closed mid-body, without the last chunk of the encoding (a stream cut off).
+    Stream {
+        /// The `data:` payloads, in order (`chat.completion.chunk` objects).
+        events: Vec<String>,
+        /// Whether the stream ends properly.
+        complete: bool,
+    },
     /// Read the request, then never answer (a hung model).
     Hang,
+}
+
+/// One tool call of a streamed reply: its id, its name and its arguments in pieces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamedCall<'a> {
+    /// The call's id.
+    pub id: &'a str,
+    /// The tool.
+    pub name: &'a str,
+    /// The arguments' text, in the pieces it arrives in.
+    pub arguments: &'a [&'a str],
+}
+
+/// The `chat.completion.chunk`s a streaming server sends, one builder per shape.
+pub mod chunk {
+    use serde_json::{Value, json};
+
+    /// A chunk around these choices.
+    pub fn with_choices(choices: Value) -> Value {
+        json!({
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 1_727_346_000,
+            "model": "fake-model",
+            "choices": choices
+        })
+    }
+
+    fn delta(delta: Value, finish_reason: Option<&str>) -> Value {
+        with_choices(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]))
+    }
+
+    /// The first chunk: the role, and an empty text when `text` is set (as OpenAI sends
+    /// before a text answer), none before tool calls.
+    pub fn role(text: bool) -> Value {
+        let content = if text { json!("") } else { Value::Null };
+        delta(json!({"role": "assistant", "content": content}), None)
+    }
+
+    /// A piece of the answer's text.
+    pub fn content(text: &str) -> Value {
+        delta(json!({"content": text}), None)
+    }
+
+    /// The first piece of tool call `index`: its id, its name and the start of its arguments.
+    pub fn tool_call(index: u32, id: &str, name: &str, arguments: &str) -> Value {
+        delta(
+            json!({"tool_calls": [{
+                "index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": arguments}
+            }]}),
+            None,
+        )
+    }
+
+    /// A further piece of tool call `index`'s arguments.
+    pub fn tool_arguments(index: u32, arguments: &str) -> Value {
+        delta(json!({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]}), None)
+    }
+
+    /// The chunk that ends the answer (`stop`, `tool_calls`, `length`…).
+    pub fn finish(reason: &str) -> Value {
+        delta(json!({}), Some(reason))
+    }
+
+    /// The usage chunk sent last when `stream_options.include_usage` is set (no choices).
+    pub fn usage(prompt_tokens: u32, completion_tokens: u32) -> Value {
+        let mut chunk = with_choices(json!([]));
+        chunk["usage"] = json!({
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens
+        });
+        chunk
+    }
 }
 
 impl FakeReply {
@@ -54,6 +138,54 @@ impl FakeReply {
     /// A chat completion answering with text.
     pub fn text(content: &str) -> FakeReply {
         FakeReply::json(&completion(json!({"role": "assistant", "content": content}), "stop"))
+    }
+
+    /// A streamed answer of these chunks (see [`chunk`]), ended by `data: [DONE]`.
+    pub fn stream(chunks: Vec<Value>) -> FakeReply {
+        FakeReply::Stream { events: chunks.iter().map(Value::to_string).collect(), complete: true }
+    }
+
+    /// A stream of these chunks that breaks off: no `[DONE]`, the connection closed mid-body.
+    pub fn stream_cut(chunks: Vec<Value>) -> FakeReply {
+        FakeReply::Stream { events: chunks.iter().map(Value::to_string).collect(), complete: false }
+    }
+
+    /// A streamed answer: its text in these pieces (none: no text), then these tool calls
+    /// with their arguments in pieces, the finish chunk, and the usage chunk when given.
+    pub fn streamed(content: &[&str], calls: &[StreamedCall<'_>], usage: Option<(u32, u32)>) -> FakeReply {
+        FakeReply::stream(streamed_chunks(content, calls, usage))
+    }
+
+    /// The same answer as [`FakeReply::streamed`], unstreamed: one chat completion with the
+    /// text joined (`null` when there are no pieces), the calls' arguments joined, and the
+    /// usage when given (none at all otherwise).
+    pub fn unstreamed(content: &[&str], calls: &[StreamedCall<'_>], usage: Option<(u32, u32)>) -> FakeReply {
+        let text = (!content.is_empty()).then(|| content.concat());
+        let mut message = json!({"role": "assistant", "content": text});
+        if !calls.is_empty() {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                           "function": {"name": c.name, "arguments": c.arguments.concat()}})
+                })
+                .collect();
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+        let mut body = completion(message, finish);
+        match usage {
+            Some((prompt, completion)) => {
+                body["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": completion,
+                                       "total_tokens": prompt + completion});
+            }
+            None => {
+                if let Value::Object(map) = &mut body {
+                    map.remove("usage");
+                }
+            }
+        }
+        FakeReply::json(&body)
     }
 
     /// The capture classifier's structured answer (kb-tools' classification schema) with
@@ -106,9 +238,29 @@ impl FakeReply {
                 headers.push((name.to_string(), value.to_string()));
                 FakeReply::Http { status, headers, body }
             }
-            FakeReply::Hang => FakeReply::Hang,
+            other => other,
         }
     }
+}
+
+/// The chunks of [`FakeReply::streamed`].
+pub fn streamed_chunks(
+    content: &[&str],
+    calls: &[StreamedCall<'_>],
+    usage: Option<(u32, u32)>,
+) -> Vec<Value> {
+    let mut chunks = vec![chunk::role(!content.is_empty())];
+    chunks.extend(content.iter().map(|piece| chunk::content(piece)));
+    for (index, call) in (0_u32..).zip(calls) {
+        let (first, rest) = call.arguments.split_first().map_or(("", &[][..]), |(f, r)| (*f, r));
+        chunks.push(chunk::tool_call(index, call.id, call.name, first));
+        chunks.extend(rest.iter().map(|piece| chunk::tool_arguments(index, piece)));
+    }
+    chunks.push(chunk::finish(if calls.is_empty() { "stop" } else { "tool_calls" }));
+    if let Some((prompt, completion)) = usage {
+        chunks.push(chunk::usage(prompt, completion));
+    }
+    chunks
 }
 
 /// A chat completion envelope around one choice, with usage 10/5.
@@ -249,6 +401,31 @@ async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
         reply.unwrap_or_else(|| FakeReply::error(500, "server_error", "fake server: no scripted reply"));
     match reply {
         FakeReply::Hang => std::future::pending::<()>().await,
+        FakeReply::Stream { events, complete } => {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
+                        transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let mut events: Vec<String> = events.iter().map(|data| format!("data: {data}\n\n")).collect();
+            if complete {
+                events.push("data: [DONE]\n\n".to_string());
+            }
+            for event in events {
+                // One HTTP chunk per event, flushed, so the client sees them arrive apart.
+                let framed = format!("{:x}\r\n{event}\r\n", event.len());
+                if stream.write_all(framed.as_bytes()).await.is_err() || stream.flush().await.is_err() {
+                    return;
+                }
+            }
+            if complete {
+                let _ = stream.write_all(b"0\r\n\r\n").await;
+            } else {
+                // Half of a chunk, then the connection goes: the body never ends properly.
+                let _ = stream.write_all(b"40\r\ndata: {\"id\":").await;
+            }
+            let _ = stream.shutdown().await;
+        }
         FakeReply::Http { status, headers, body } => {
             let mut head = format!(
                 "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",

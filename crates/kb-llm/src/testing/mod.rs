@@ -3,4 +3,4 @@
 
 mod fake_openai;
 
-pub use fake_openai::{FakeOpenAi, FakeReply, RecordedRequest};
+pub use fake_openai::{FakeOpenAi, FakeReply, RecordedRequest, StreamedCall, chunk, streamed_chunks};
