@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::KbServer;
-use kb_llm::testing::{FakeOpenAi, FakeReply};
+use kb_llm::testing::{FakeOpenAi, FakeReply, StreamedCall, chunk};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -172,4 +172,86 @@ async fn a_client_that_hangs_up_mid_turn_leaves_the_capture_and_conversation_sto
         kb.get("/api/conversations").await.expect(200)["conversations"].as_array().map(Vec::len),
         Some(1)
     );
+}
+
+/// kb serve over a fake model, with the fake server kept to script it.
+async fn with_fake_model() -> (FakeOpenAi, KbServer) {
+    let fake = FakeOpenAi::start().await.unwrap();
+    let base = fake.base_url();
+    let kb = KbServer::start(&[
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("KB_MODEL", "m"),
+        ("KB_LLM_TIMEOUT_SECS", "10"),
+    ])
+    .await;
+    (fake, kb)
+}
+
+fn delta_texts(told: &[(String, Value)]) -> Vec<String> {
+    told.iter()
+        .filter(|(n, _)| n == "message.delta")
+        .map(|(_, d)| d["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_streamed_pieces_arrive_as_message_deltas_split_as_it_split_them() {
+    let (fake, kb) = with_fake_model().await;
+    let arguments = ["{\"query\":", " \"pri", "ya\"}"];
+    fake.push(FakeReply::streamed(
+        &[],
+        &[StreamedCall { id: "call_1", name: "search_entries", arguments: &arguments }],
+        Some((20, 4)),
+    ));
+    let pieces = ["Nothing on Pri", "ya y", "et: want me to ", "file her?"];
+    fake.push(FakeReply::streamed(&pieces, &[], Some((30, 8))));
+    let told = stream(&kb, &json!({"message": "what do I know about priya?"})).await;
+    let names: Vec<&str> = told.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "turn.started",
+            "tool.started",
+            "tool.finished",
+            "message.delta",
+            "message.delta",
+            "message.delta",
+            "message.delta",
+            "message.completed"
+        ]
+    );
+    assert_eq!(told[1].1["arguments"], json!({"query": "priya"}), "arguments joined across chunks");
+    assert_eq!(delta_texts(&told), pieces, "the deltas are the model's pieces, not re-split");
+    let completed = &told.last().unwrap().1;
+    assert_eq!(completed["message"]["content"], pieces.concat());
+    assert_eq!(completed["usage"], json!({"llmCalls": 2, "promptTokens": 50, "completionTokens": 12}));
+    let sent = fake.requests();
+    assert!(sent.iter().all(|r| r.json()["stream"] == true), "every round streamed");
+
+    // The JSON API asks unstreamed, and answers the same body.
+    fake.push(FakeReply::unstreamed(&pieces, &[], Some((30, 8))));
+    let plain = kb.post("/api/chat", &json!({"message": "and now?"})).await.expect(200);
+    assert_eq!(plain["message"]["content"], pieces.concat());
+    assert!(fake.requests().last().unwrap().json().get("stream").is_none_or(|s| s != true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_stream_cut_off_mid_way_ends_with_the_error_event_of_the_json_502() {
+    let (fake, kb) = with_fake_model().await;
+    fake.push(FakeReply::stream_cut(vec![chunk::role(true), chunk::content("Priya is a des")]));
+    let told = stream(&kb, &json!({"message": "who is priya?"})).await;
+    assert_eq!(delta_texts(&told), ["Priya is a des"], "what came was told");
+    let (name, data) = told.last().unwrap();
+    assert_eq!(name, "error", "{told:?}");
+
+    // The same failure unstreamed: the answer's body cut off mid-way.
+    fake.push(FakeReply::raw(200, r#"{"id":"chatcmpl-fake","object":"chat.completion","choices":[{"ind"#));
+    let plain = kb.post("/api/chat", &json!({"message": "who is priya?"})).await;
+    assert_eq!(plain.status, 502);
+    assert_eq!(data["code"], plain.json()["error"]["code"]);
+    assert_eq!(data["code"], "llm_malformed");
+    // Nothing of either failed turn is stored.
+    let listed = kb.get("/api/conversations").await.expect(200);
+    assert_eq!(listed["conversations"].as_array().map(Vec::len), Some(0), "{listed}");
 }

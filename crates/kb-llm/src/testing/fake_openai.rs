@@ -1,6 +1,8 @@
 //! [`FakeOpenAi`]: a small HTTP/1.1 server on 127.0.0.1 that answers each request with the
 //! next scripted [`FakeReply`] (or a standing one, for requests a test picks out by their
-//! body) and records the request. It speaks just enough HTTP for
+//! body) and records the request. A request asking for a stream (`"stream": true`) gets a
+//! scripted chat completion streamed ([`FakeReply::stream`] scripts the chunks themselves).
+//! It speaks just enough HTTP for
 //! reqwest (one request per connection, `Content-Length` bodies, `Connection: close`).
 //!
 //! ```ignore
@@ -391,6 +393,7 @@ async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
     let Some(request) = read_request(&mut stream).await else {
         return;
     };
+    let asks_to_stream = request.json()["stream"] == true;
     let reply = {
         let mut script = lock(&script);
         let reply = script.reply_to(&request);
@@ -399,6 +402,7 @@ async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
     };
     let reply =
         reply.unwrap_or_else(|| FakeReply::error(500, "server_error", "fake server: no scripted reply"));
+    let reply = if asks_to_stream { as_stream(reply) } else { reply };
     match reply {
         FakeReply::Hang => std::future::pending::<()>().await,
         FakeReply::Stream { events, complete } => {
@@ -442,6 +446,53 @@ async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
             let _ = stream.shutdown().await;
         }
     }
+}
+
+/// A scripted 200 chat completion sent to a request that asked for a stream: the same answer
+/// streamed, its text in word pieces, each tool call in one chunk, its usage last. Other
+/// replies (errors, bodies that are no chat completion, streams) go out as they are.
+fn as_stream(reply: FakeReply) -> FakeReply {
+    let FakeReply::Http { status: 200, ref body, .. } = reply else {
+        return reply;
+    };
+    let Ok(body) = serde_json::from_str::<Value>(body) else {
+        return reply;
+    };
+    if body["object"] != "chat.completion" {
+        return reply;
+    }
+    let message = &body["choices"][0]["message"];
+    let text = message["content"].as_str();
+    let mut chunks = vec![chunk::role(text.is_some())];
+    if let Some(text) = text {
+        let mut piece = String::new();
+        for c in text.chars() {
+            piece.push(c);
+            if c == ' ' {
+                chunks.push(chunk::content(&std::mem::take(&mut piece)));
+            }
+        }
+        if !piece.is_empty() {
+            chunks.push(chunk::content(&piece));
+        }
+    }
+    let calls = message["tool_calls"].as_array().cloned().unwrap_or_default();
+    for (index, call) in (0_u32..).zip(&calls) {
+        let text =
+            |pointer: &str| call.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string();
+        chunks.push(chunk::tool_call(
+            index,
+            &text("/id"),
+            &text("/function/name"),
+            &text("/function/arguments"),
+        ));
+    }
+    chunks.push(chunk::finish(body["choices"][0]["finish_reason"].as_str().unwrap_or("stop")));
+    if let Some(usage) = body.get("usage").filter(|u| u.is_object()) {
+        let tokens = |key: &str| usage[key].as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
+        chunks.push(chunk::usage(tokens("prompt_tokens"), tokens("completion_tokens")));
+    }
+    FakeReply::stream(chunks)
 }
 
 /// Reads one request (head and `Content-Length` body); `None` on a broken connection.

@@ -92,6 +92,8 @@ struct LoopOutcome {
     filed: Option<FiledEntry>,
     /// The call the turn leaves waiting for the person's yes (the last one proposed).
     pending: Option<PendingCall>,
+    /// Whether the answer was already told in deltas as the model wrote it.
+    answer_told: bool,
 }
 
 impl Orchestrator {
@@ -218,8 +220,12 @@ impl Orchestrator {
             }
         };
 
-        for piece in kb_domain::turn_events::deltas(&outcome.answer) {
-            tell.tell(TurnEvent::MessageDelta { text: piece });
+        if !outcome.answer_told {
+            // An answer kb wrote itself ("Done.", the round cap, a partial answer) is told
+            // in word pieces now.
+            for piece in kb_domain::turn_events::deltas(&outcome.answer) {
+                tell.tell(TurnEvent::MessageDelta { text: piece });
+            }
         }
         let mut answer = NewMessage::assistant(outcome.answer.clone());
         answer.filed_entry_path = outcome.filed.as_ref().map(|f| f.path.to_string());
@@ -366,7 +372,14 @@ impl Orchestrator {
         for _round in 0..self.settings.max_tool_rounds {
             let request =
                 ChatRequest { messages: messages.clone(), tools: tools.clone(), today: Some(ctx.today) };
-            let completion = match self.model.complete(&request).await {
+            // Someone listens: the model's text is told as it is written.
+            let answer = if tell.listening() {
+                let on_delta = |text: &str| tell.tell(TurnEvent::MessageDelta { text: text.to_string() });
+                self.model.complete_streaming(&request, &on_delta).await
+            } else {
+                self.model.complete(&request).await
+            };
+            let completion = match answer {
                 Ok(completion) => completion,
                 Err(error) if self.changed_the_vault(&outcome.changing_tools) => {
                     // What the tools changed is on disk: the person must hear of it, and the
@@ -379,10 +392,13 @@ impl Orchestrator {
             };
             usage.add(completion.usage);
             if completion.tool_calls.is_empty() {
-                outcome.answer = completion
-                    .content
-                    .filter(|c| !c.trim().is_empty())
-                    .unwrap_or_else(|| "Done.".to_string());
+                match completion.content.filter(|c| !c.trim().is_empty()) {
+                    Some(text) => {
+                        outcome.answer = text;
+                        outcome.answer_told = tell.listening();
+                    }
+                    None => outcome.answer = "Done.".to_string(),
+                }
                 return Ok(outcome);
             }
             let text = completion.content.unwrap_or_default();
@@ -442,6 +458,11 @@ fn local_id() -> (String, chrono::DateTime<Utc>) {
 struct Teller(Option<UnboundedSender<TurnEvent>>);
 
 impl Teller {
+    /// Whether anyone listens.
+    fn listening(&self) -> bool {
+        self.0.is_some()
+    }
+
     fn tell(&self, event: TurnEvent) {
         if let Some(events) = &self.0 {
             // A listener that went away (the client hung up) does not stop the turn.
