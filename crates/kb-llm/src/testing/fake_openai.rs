@@ -367,6 +367,11 @@ impl FakeOpenAi {
         lock(&self.script).requests.clone()
     }
 
+    /// Drops the scripted replies still unused (a property test's next case starts clean).
+    pub fn clear(&self) {
+        lock(&self.script).replies.clear();
+    }
+
     /// How many scripted replies are still unused.
     pub fn pending(&self) -> usize {
         lock(&self.script).replies.len()
