@@ -9,14 +9,19 @@
 //! Another: Today's nudges (done, snoozed, opened) and writing the day's digest.
 //! And the markdown (marked, then DOMPurify): an entry's tables, code, task lists and links
 //! render while its raw HTML stays text and never runs; every prefix of a half-written answer
-//! renders (as streamed deltas will).
+//! renders (as streamed deltas do).
+//! And a turn watched while it runs, against a slow scripted model: the tool's line shows
+//! it running, then what it filed; the answer grows on the page before the turn completes.
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
 //! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`,
-//! `target/web-page-today-phone.png` and `target/web-page-markdown.png`.
+//! `target/web-page-today-phone.png`, `target/web-page-markdown.png`, `target/web-page-streaming.png`
+//! and `target/web-page-streamed.png`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
 
+#[path = "web_page/slow_model.rs"]
+mod slow_model;
 #[path = "web_page/webdriver.rs"]
 mod webdriver;
 
@@ -890,5 +895,181 @@ async fn half_written_markdown_renders_at_every_length() {
     assert!(table.contains("<th>a</th>") && table.contains("<th>b</th>"), "the table so far: {table}");
     assert_eq!(checked["empty"], json!(""));
     assert_eq!(checked["nothing"], json!(""));
+    page.quit().await;
+}
+
+/// What the page showed of a turn, recorded in the page at each change of the chat log.
+/// (Run again, it starts a new record.)
+const RECORD_THE_CHAT_LOG: &str = "\
+    const log = document.querySelector('#chat-log'); const start = performance.now(); \
+    const again = Array.isArray(window.kbSeen); window.kbSeen = []; if (again) return; \
+    const snap = () => { \
+      const msg = [...log.querySelectorAll('.msg.assistant')].pop(); \
+      window.kbSeen.push({ \
+        at: Math.round(performance.now() - start), \
+        tools: [...log.querySelectorAll('.tool-line')].map((l) => ({ \
+          state: l.className.replace('tool-line', '').trim(), tool: l.dataset.tool, text: l.textContent, \
+          links: [...l.querySelectorAll('a.entry-link')].map((a) => a.dataset.path) })), \
+        answer: msg && !msg.classList.contains('pending') ? msg.textContent.trim() : '', \
+        completed: !!log.querySelector('.turn-note'), error: !!log.querySelector('[data-testid=chat-error]') }); \
+    }; \
+    new MutationObserver(() => snap()).observe(log, { childList: true, subtree: true, characterData: true, attributes: true });";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_shows_its_tools_and_its_answer_while_they_are_written() {
+    if !browser_available() {
+        return;
+    }
+    let words = "Renew passport by Dec 15";
+    let model = slow_model::SlowModel::start(words).await;
+    let kb_dir = tempfile::tempdir().unwrap();
+    let mut config = kb_core::Config::offline(kb_dir.path());
+    config.model = kb_core::ModelChoice::OpenAi(kb_core::OpenAiSettings {
+        base_url: Some(model.base_url().to_string()),
+        ..kb_core::OpenAiSettings::new("sk-test", "slow-model")
+    });
+    let url = start_kb_with(config).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+    let input = page.wait_for("#message-input").await;
+    page.execute(RECORD_THE_CHAT_LOG, json!([])).await;
+
+    page.type_into(&input, &format!("{words}{ENTER}")).await;
+    page.wait_until(
+        "the tool's line",
+        "return !!document.querySelector('#chat-log .tool-line.running');",
+        json!([]),
+    )
+    .await;
+    page.screenshot(&target_dir().join("web-page-streaming.png")).await;
+    page.wait_until(
+        "the turn to complete",
+        "return !!document.querySelector('#chat-log .turn-note');",
+        json!([]),
+    )
+    .await;
+    let seen = page.execute("return window.kbSeen;", json!([])).await;
+    let seen = seen.as_array().unwrap();
+    let before: Vec<&serde_json::Value> = seen.iter().filter(|s| s["completed"] == json!(false)).collect();
+    let last = seen.last().unwrap();
+    assert_eq!(last["completed"], json!(true), "{seen:?}");
+
+    // The tool's line, while it ran: running, saying what it files; then done, with the path
+    // it filed as a link — both before the turn completed.
+    let line = |s: &serde_json::Value| s["tools"].as_array().and_then(|t| t.first()).cloned();
+    let running = before
+        .iter()
+        .position(|s| line(s).is_some_and(|l| l["state"] == json!("running")))
+        .unwrap_or_else(|| panic!("no running tool line before the turn completed: {seen:?}"));
+    let running_line = line(before[running]).unwrap();
+    assert_eq!(running_line["tool"], json!("classify_and_capture"), "{seen:?}");
+    assert_eq!(running_line["text"], json!(format!("Filing “{words}”…")), "{seen:?}");
+    let done = before
+        .iter()
+        .position(|s| line(s).is_some_and(|l| l["state"] == json!("done")))
+        .unwrap_or_else(|| panic!("no finished tool line before the turn completed: {seen:?}"));
+    assert!(running < done, "{seen:?}");
+    let done_line = line(before[done]).unwrap();
+    assert!(done_line["text"].as_str().unwrap().starts_with('✓'), "{done_line}");
+    assert!(done_line["text"].as_str().unwrap().contains("admin/renew-passport.md"), "{done_line}");
+    assert_eq!(done_line["links"], json!(["admin/renew-passport.md"]), "{done_line}");
+    // It ran for as long as the classifier took, in sight.
+    let ran_for = before[done]["at"].as_u64().unwrap() - before[running]["at"].as_u64().unwrap();
+    assert!(ran_for >= 800, "the running line showed for {ran_for} ms: {seen:?}");
+
+    // What the page showed of the turn before it completed: at least two different views,
+    // not empty, over time; a page that showed the turn only at its end shows none.
+    let views: Vec<String> = before
+        .iter()
+        .map(|s| format!("{}|{}", s["tools"], s["answer"].as_str().unwrap()))
+        .filter(|v| v != "[]|")
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert!(views.len() >= 2, "the turn showed {} views before it completed: {seen:?}", views.len());
+
+    // The answer, growing on the page before the turn completed.
+    let answers: Vec<&str> = before
+        .iter()
+        .map(|s| s["answer"].as_str().unwrap())
+        .filter(|a| !a.is_empty())
+        .fold(Vec::new(), |mut distinct, a| {
+            if distinct.last() != Some(&a) {
+                distinct.push(a);
+            }
+            distinct
+        });
+    let final_answer = "Filed Renew passport in admin/renew-passport.md — due Dec 15.";
+    assert_eq!(last["answer"], json!(final_answer), "{seen:?}");
+    // kb asked the model for a stream; the answer showed its pieces as they came, each text
+    // longer than the one before, over the time the model took to write them.
+    assert_eq!(model.answer_streamed(), Some(true), "kb asks for the answer as a stream");
+    assert!(answers.len() >= 2, "the answer showed {} texts before it completed: {seen:?}", answers.len());
+    assert!(
+        answers.windows(2).all(|w| w[0].len() < w[1].len()),
+        "each text is longer than the one before: {answers:?}"
+    );
+    let first = before.iter().find(|s| s["answer"] != json!("")).unwrap();
+    let grew_for = last["at"].as_u64().unwrap() - first["at"].as_u64().unwrap();
+    assert!(grew_for >= 2 * slow_model::PIECE_DELAY.as_millis() as u64, "{grew_for} ms: {seen:?}");
+
+    // Completed: the answer rendered whole, the note of what kb filed, the conversation listed.
+    let rendered = page
+        .execute(
+            "const m = [...document.querySelectorAll('#chat-log .msg.assistant')].pop(); \
+             return { strong: m.querySelector('strong')?.textContent, em: m.querySelector('em')?.textContent, \
+                      link: m.querySelector('a.entry-link')?.dataset.path, busy: m.getAttribute('aria-busy'), \
+                      pending: document.querySelectorAll('#chat-log .pending').length, \
+                      note: document.querySelector('#chat-log .turn-note').textContent, \
+                      toolLines: document.querySelectorAll('#chat-log .tool-line').length };",
+            json!([]),
+        )
+        .await;
+    assert_eq!(rendered["strong"], json!("Renew passport"), "{rendered}");
+    assert_eq!(rendered["em"], json!("Dec 15"), "{rendered}");
+    assert_eq!(rendered["link"], json!("admin/renew-passport.md"), "{rendered}");
+    assert_eq!(rendered["busy"], json!(null), "{rendered}");
+    assert_eq!(rendered["pending"], json!(0), "{rendered}");
+    assert_eq!(rendered["toolLines"], json!(1), "{rendered}");
+    let note = rendered["note"].as_str().unwrap();
+    assert!(note.contains("classify_and_capture") && note.contains("admin/renew-passport.md"), "{note}");
+    page.wait_until(
+        "the conversation in the list",
+        "return document.querySelector('#conversation-list').textContent.includes('Renew passport by Dec 15');",
+        json!([]),
+    )
+    .await;
+
+    // An answer cut off mid-way: what was written of it goes, the error shows as the JSON
+    // API's would, and the message waits in the box to be sent again.
+    page.execute(RECORD_THE_CHAT_LOG, json!([])).await;
+    let input = page.wait_for("#message-input").await;
+    let cut = format!("And now get {}", slow_model::CUT_OFF);
+    page.type_into(&input, &format!("{cut}{ENTER}")).await;
+    let error = page.text_of("[data-testid=chat-error]").await;
+    assert!(!error.is_empty());
+    let seen = page.execute("return window.kbSeen;", json!([])).await;
+    let half = slow_model::CUT_OFF_PIECES.concat();
+    assert!(
+        seen.as_array().unwrap().iter().any(|s| s["answer"] == json!(half) && s["error"] == json!(false)),
+        "the half answer showed before the error: {seen}"
+    );
+    let after = page
+        .execute(
+            "return { answers: [...document.querySelectorAll('#chat-log .msg.assistant')].map((m) => m.textContent.trim()), \
+                      input: document.querySelector('#message-input').value, \
+                      toolLines: document.querySelectorAll('#chat-log .tool-line').length };",
+            json!([]),
+        )
+        .await;
+    assert_eq!(after["answers"], json!([final_answer]), "the half answer is gone: {after}");
+    assert_eq!(after["input"], json!(cut), "{after}");
+    assert_eq!(after["toolLines"], json!(1), "{after}");
+
+    // The tool line's link opens the entry it filed.
+    let link = page.wait_for("#chat-log .tool-line a.entry-link").await;
+    page.click(&link).await;
+    let name = page.text_of("#entry-view #entry-name").await;
+    assert_eq!(name, "Renew passport");
+    page.screenshot(&target_dir().join("web-page-streamed.png")).await;
     page.quit().await;
 }

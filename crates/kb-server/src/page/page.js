@@ -174,9 +174,11 @@
     return tokenWaiter;
   }
 
-  async function api(method, path, body) {
+  // One request with the session's token (a 401 asks for it and tries again). Answers the
+  // response when it is OK; throws an ApiError with the API's code and message otherwise.
+  async function request(method, path, body, accept) {
     for (let attempt = 0; attempt < 4; attempt++) {
-      const headers = { "Accept": "application/json" };
+      const headers = { "Accept": accept };
       if (body !== undefined) headers["Content-Type"] = "application/json";
       const token = sessionStorage.getItem("kb-token");
       if (token) headers["Authorization"] = "Bearer " + token;
@@ -192,17 +194,112 @@
         if (await askForToken(hadToken)) continue;
         throw new ApiError(401, "unauthorized", "This kb needs its API token.");
       }
-      if (response.status === 204) return null;
-      const type = response.headers.get("Content-Type") || "";
-      const data = type.includes("json") ? await response.json().catch(() => null) : await response.text();
       if (!response.ok) {
+        const data = await responseData(response);
         const err = data && data.error ? data.error : {};
         throw new ApiError(response.status, err.code || "http_" + response.status,
           err.message || "kb answered " + response.status + " " + response.statusText);
       }
-      return data;
+      return response;
     }
     throw new ApiError(401, "unauthorized", "This kb needs its API token.");
+  }
+
+  function responseData(response) {
+    const type = response.headers.get("Content-Type") || "";
+    return type.includes("json") ? response.json().catch(() => null) : response.text();
+  }
+
+  async function api(method, path, body) {
+    const response = await request(method, path, body, "application/json");
+    if (response.status === 204) return null;
+    return responseData(response);
+  }
+
+  // The HTTP status that comes with each of the API's error codes (an error event has none).
+  const CODE_STATUS = Object.freeze({
+    bad_request: 400, invalid_arguments: 400, invalid_path: 400, invalid_update: 400, invalid_move: 400,
+    not_found: 404, payload_too_large: 413, malformed_entry: 409, changed_since: 409, nothing_to_undo: 409,
+    ambiguous: 409, possible_duplicate: 409, llm_rate_limited: 429, internal: 500, classification_failed: 502,
+    llm_malformed: 502, llm_refused: 502, llm_unavailable: 503, search_not_ready: 503,
+    history_unavailable: 503, llm_timeout: 504,
+  });
+
+  // Server-Sent Events, fed the text as it arrives: answers the events each piece completes,
+  // as { name, data } with data parsed as JSON (or the text when it is not JSON).
+  function sseParser() {
+    let buffer = "";
+    let name = "";
+    let data = [];
+    return function feed(text, atEnd) {
+      buffer += text;
+      const events = [];
+      for (;;) {
+        const end = /\r\n|\n|\r/.exec(buffer);
+        // A lone \r at the end may be the first half of a \r\n still on its way.
+        if (!end || (end[0] === "\r" && end.index === buffer.length - 1 && !atEnd)) break;
+        const line = buffer.slice(0, end.index);
+        buffer = buffer.slice(end.index + end[0].length);
+        if (line === "") {
+          if (data.length) {
+            const raw = data.join("\n");
+            let value;
+            try { value = JSON.parse(raw); } catch (_) { value = raw; }
+            events.push({ name: name || "message", data: value });
+          }
+          name = "";
+          data = [];
+          continue;
+        }
+        if (line.startsWith(":")) continue; // a comment (keep-alive)
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "event") name = value;
+        else if (field === "data") data.push(value);
+      }
+      return events;
+    };
+  }
+
+  // POST /api/chat, answered as events while the turn runs: `live` hears each tool start and
+  // finish and each piece of the answer. Answers the message.completed body (the JSON answer);
+  // throws an ApiError for an error event, with the JSON API's code.
+  async function chatStream(body, live) {
+    const response = await request("POST", "/api/chat", body, "text/event-stream");
+    const type = response.headers.get("Content-Type") || "";
+    if (!type.includes("text/event-stream") || !response.body) return responseData(response);
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const feed = sseParser();
+    const cutOff = () => new ApiError(0, "network", "kb stopped answering before the turn ended — is `kb serve` still running?");
+    try {
+      for (;;) {
+        let chunk;
+        try {
+          chunk = await reader.read();
+        } catch (_) {
+          throw cutOff();
+        }
+        const text = chunk.done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
+        for (const event of feed(text, chunk.done)) {
+          const data = event.data || {};
+          if (event.name === "message.completed") return data;
+          if (event.name === "error") {
+            throw new ApiError(CODE_STATUS[data.code] || 0, data.code || "error", data.message || "the chat turn failed");
+          }
+          if (event.name === "tool.started") live.toolStarted(data);
+          else if (event.name === "tool.finished") live.toolFinished(data);
+          else if (event.name === "message.delta") live.delta(typeof data.text === "string" ? data.text : "");
+        }
+        // Every piece this chunk brought is shown at once.
+        live.show();
+        if (chunk.done) throw cutOff();
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
   }
 
   function showError(node, error) {
@@ -354,15 +451,122 @@
     return node;
   }
 
-  function appendAssistant(content, turn) {
+  // The answer, with the note of what kb did under it; into `msg` (the message written live)
+  // when given, else a new message at the end of the log.
+  function appendAssistant(content, turn, msg) {
     clearHint();
     const log = $("#chat-log");
-    const msg = el("div", { className: "msg assistant", "data-role": "assistant" });
+    if (msg) {
+      msg.className = "msg assistant";
+      msg.removeAttribute("aria-busy");
+    } else {
+      msg = el("div", { className: "msg assistant", "data-role": "assistant" });
+      log.append(msg);
+    }
     msg.innerHTML = renderMarkdown(content);
-    log.append(msg);
     const note = turnNote(turn);
-    if (note) log.append(note);
+    if (note) msg.after(note);
     return msg;
+  }
+
+  // What the line of a tool says while it runs.
+  function toolLabel(name, args) {
+    const a = args && typeof args === "object" ? args : {};
+    const quoted = (v) => typeof v === "string" && v.trim() ? " “" + v.trim() + "”" : "";
+    const path = typeof a.path === "string" ? " " + a.path : "";
+    switch (name) {
+      case "search_entries": return "Searching" + quoted(a.query) + "…";
+      case "classify_and_capture": return "Filing" + quoted(a.text) + "…";
+      case "get_entry": return "Reading" + path + "…";
+      case "list_entries": return "Listing entries…";
+      case "update_entry": return "Updating" + path + "…";
+      case "move_entry": return "Moving" + path + "…";
+      case "delete_entry": return "Deleting" + path + "…";
+      case "merge_entries": return "Merging entries…";
+      case "find_duplicates": return "Looking for duplicates…";
+      case "generate_digest": return "Writing a digest…";
+      case "undo_last_change": return "Undoing the last change…";
+      default: return String(name || "A tool") + "…";
+    }
+  }
+
+  // A turn as it runs: a line per tool (running, then ✓ or ✗ with what it did), then the
+  // answer re-rendered as each piece arrives (any prefix of markdown renders).
+  function liveTurn() {
+    clearHint();
+    const log = $("#chat-log");
+    const msg = el("div", { className: "msg assistant pending", "data-role": "assistant", "aria-busy": "true", text: "kb is thinking…" });
+    log.append(msg);
+    let lines = null;
+    const running = [];
+    let text = "";
+    let shown = "";
+    const atBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+    const keepingBottom = (change) => {
+      const stick = atBottom();
+      change();
+      if (stick) log.scrollTop = log.scrollHeight;
+    };
+    const mark = (line, symbol, label) => {
+      line.querySelector(".tool-mark").replaceWith(el("span", { className: "tool-mark", role: "img", "aria-label": label, text: symbol }));
+    };
+    return {
+      msg,
+      toolStarted(data) {
+        keepingBottom(() => {
+          if (!lines) {
+            lines = el("ul", { className: "tool-lines", "data-testid": "tool-lines", "aria-label": "What kb did" });
+            msg.before(lines);
+          }
+          const line = el("li", { className: "tool-line running", "data-tool": data.name }, [
+            el("span", { className: "tool-mark" }),
+            el("span", { className: "tool-text", text: toolLabel(data.name, data.arguments) }),
+          ]);
+          mark(line, "", "running");
+          lines.append(line);
+          running.push(line);
+        });
+      },
+      toolFinished(data) {
+        keepingBottom(() => {
+          const at = running.findIndex((line) => line.dataset.tool === data.name);
+          let line = at < 0 ? null : running.splice(at, 1)[0];
+          if (!line) {
+            this.toolStarted(data);
+            line = running.pop();
+          }
+          line.className = "tool-line " + (data.success ? "done" : "failed");
+          mark(line, data.success ? "✓" : "✗", data.success ? "done" : "failed");
+          const summary = String(data.summary || data.name || "");
+          const path = typeof data.path === "string" && data.path ? data.path : null;
+          const parts = [];
+          const where = path ? summary.indexOf(path) : -1;
+          if (where >= 0) parts.push(summary.slice(0, where), entryLink(path), summary.slice(where + path.length));
+          else parts.push(summary, path ? " " : null, path ? entryLink(path) : null);
+          line.querySelector(".tool-text").replaceChildren(...parts.filter((p) => p !== null && p !== ""));
+        });
+      },
+      delta(piece) { text += piece; },
+      // Renders the answer so far, when it grew since it was last shown.
+      show() {
+        if (text === shown || !text.trim()) return;
+        shown = text;
+        keepingBottom(() => {
+          msg.classList.remove("pending");
+          msg.innerHTML = renderMarkdown(text);
+        });
+      },
+      // The turn failed: its answer was not kept, so the half-written one goes; tools that
+      // were still running show they stopped.
+      fail() {
+        msg.remove();
+        for (const line of running.splice(0)) {
+          line.className = "tool-line failed";
+          mark(line, "✗", "stopped");
+          line.querySelector(".tool-text").append(" stopped");
+        }
+      },
+    };
   }
 
   function confidenceText(c) {
@@ -417,21 +621,14 @@
     const log = $("#chat-log");
     appendUser(text);
     input.value = "";
-    const pending = el("div", { className: "msg assistant pending", text: "kb is thinking…" });
-    log.append(pending);
+    const live = liveTurn();
     log.scrollTop = log.scrollHeight;
     try {
       const body = { message: text };
       if (currentId) body.conversationId = currentId;
-      const data = await api("POST", "/api/chat", body);
-      pending.remove();
-      const isNew = data.conversationId !== currentId;
-      currentId = data.conversationId;
-      appendAssistant(data.message.content, { toolsUsed: data.toolsUsed || [], entry: data.entry || null });
-      if (data.entry) { refreshBrowse(); loadStatus(); }
-      if (isNew) await loadConversations(); else loadConversations();
+      await showAnswer(await chatStream(body, live), live.msg);
     } catch (e) {
-      pending.remove();
+      live.fail();
       log.append(el("div", { className: "error", role: "alert", "data-testid": "chat-error", text: e.message + (e.status === 429 || e.status === 503 ? " Try again in a moment." : "") }));
       if (!input.value) input.value = text;
     } finally {
@@ -440,6 +637,16 @@
       log.scrollTop = log.scrollHeight;
       input.focus();
     }
+  }
+
+  // A chat turn's answer (the JSON body, or the message.completed event's): the message with
+  // what kb filed, into `msg` if it was being written live; then the lists it changed.
+  async function showAnswer(data, msg) {
+    const isNew = data.conversationId !== currentId;
+    currentId = data.conversationId;
+    appendAssistant(data.message.content, { toolsUsed: data.toolsUsed || [], entry: data.entry || null }, msg);
+    if (data.entry) { refreshBrowse(); loadStatus(); }
+    if (isNew) await loadConversations(); else loadConversations();
   }
 
   // ---------- search ----------
