@@ -255,3 +255,39 @@ async fn a_model_stream_cut_off_mid_way_ends_with_the_error_event_of_the_json_50
     let listed = kb.get("/api/conversations").await.expect(200);
     assert_eq!(listed["conversations"].as_array().map(Vec::len), Some(0), "{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_of_a_round_that_calls_tools_is_told_as_it_comes_and_stored_with_its_calls() {
+    let (fake, kb) = with_fake_model().await;
+    fake.push(FakeReply::streamed(
+        &["Let me ", "look."],
+        &[StreamedCall { id: "call_1", name: "list_entries", arguments: &["{", "}"] }],
+        None,
+    ));
+    fake.push(FakeReply::streamed(&["The vault ", "is empty."], &[], None));
+    let told = stream(&kb, &json!({"message": "what is there?"})).await;
+    let names: Vec<&str> = told.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "turn.started",
+            "message.delta",
+            "message.delta",
+            "tool.started",
+            "tool.finished",
+            "message.delta",
+            "message.delta",
+            "message.completed"
+        ]
+    );
+    assert_eq!(delta_texts(&told), ["Let me ", "look.", "The vault ", "is empty."]);
+    let completed = &told.last().unwrap().1;
+    assert_eq!(completed["message"]["content"], "The vault is empty.", "the answer is the last round's text");
+    let conversation = completed["conversationId"].as_str().unwrap();
+    let stored = kb.get(&format!("/api/conversations/{conversation}")).await.expect(200);
+    let messages = stored["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4, "{stored}");
+    assert_eq!(messages[1]["content"], "Let me look.");
+    assert_eq!(messages[1]["toolCalls"][0]["name"], "list_entries");
+    assert_eq!(messages[3]["content"], "The vault is empty.");
+}

@@ -216,3 +216,17 @@ async fn a_hung_stream_times_out() {
     let (answer, _) = streamed(&model, &ask("x")).await;
     assert_eq!(answer, Err(LlmError::Timeout(1)));
 }
+
+#[tokio::test]
+async fn a_stream_that_stalls_mid_way_times_out_after_telling_what_came() {
+    let server = FakeOpenAi::start().await.unwrap();
+    let model =
+        OpenAiChatModel::new(OpenAiSettings { timeout: Duration::from_millis(800), ..settings(&server) })
+            .unwrap();
+    server.push(FakeReply::stream_then_hang(vec![chunk::role(true), chunk::content("I was say")]));
+    let started = std::time::Instant::now();
+    let (answer, told) = streamed(&model, &ask("x")).await;
+    assert_eq!(answer, Err(LlmError::Timeout(1)));
+    assert_eq!(told, ["I was say"]);
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}

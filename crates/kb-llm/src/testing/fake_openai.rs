@@ -47,6 +47,12 @@ pub enum FakeReply {
         /// Whether the stream ends properly.
         complete: bool,
     },
+    /// A 200 streaming these `data:` payloads, then nothing more, the connection left open
+    /// (a model that stalls mid-answer).
+    StreamThenHang {
+        /// The `data:` payloads sent before the stall.
+        events: Vec<String>,
+    },
     /// Read the request, then never answer (a hung model).
     Hang,
 }
@@ -150,6 +156,11 @@ impl FakeReply {
     /// A stream of these chunks that breaks off: no `[DONE]`, the connection closed mid-body.
     pub fn stream_cut(chunks: Vec<Value>) -> FakeReply {
         FakeReply::Stream { events: chunks.iter().map(Value::to_string).collect(), complete: false }
+    }
+
+    /// A stream of these chunks that stalls: no more chunks, no end, the connection open.
+    pub fn stream_then_hang(chunks: Vec<Value>) -> FakeReply {
+        FakeReply::StreamThenHang { events: chunks.iter().map(Value::to_string).collect() }
     }
 
     /// A streamed answer: its text in these pieces (none: no text), then these tool calls
@@ -410,6 +421,21 @@ async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
     let reply = if asks_to_stream { as_stream(reply) } else { reply };
     match reply {
         FakeReply::Hang => std::future::pending::<()>().await,
+        FakeReply::StreamThenHang { events } => {
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            for data in events {
+                let event = format!("data: {data}\n\n");
+                let framed = format!("{:x}\r\n{event}\r\n", event.len());
+                if stream.write_all(framed.as_bytes()).await.is_err() || stream.flush().await.is_err() {
+                    return;
+                }
+            }
+            std::future::pending::<()>().await;
+        }
         FakeReply::Stream { events, complete } => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
                         transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
