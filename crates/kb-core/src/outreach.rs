@@ -146,8 +146,7 @@ pub struct NextRun {
     pub at: DateTime<Utc>,
 }
 
-/// A digest written and kept, and the work of sending it (already under way when the
-/// caller does not wait for it).
+/// A digest written and kept: its id, and the message channels are sent.
 #[derive(Debug)]
 pub struct SentDigest {
     /// Its id in the store.

@@ -82,7 +82,7 @@ pub async fn digests(kb: &Assistant, limit: Option<u64>, json: bool) -> Result<(
 /// Writes the digest, keeps it, sends it to every channel and waits for the deliveries.
 pub async fn send(kb: &Assistant, kind: DigestKind, json: bool) -> Result<(), CliError> {
     let digest = kb.write_digest(kind.as_str(), DigestTrigger::Manual).await?;
-    let channels = kb.outreach_status().await.channels;
+    let channels = kb.delivery_channels();
     kb.deliver(&digest).await;
     let kept = kb.digests(20).await?;
     let deliveries = kept

@@ -158,6 +158,11 @@ impl Assistant {
         })
     }
 
+    /// Where digests are sent (`email`, `webhook`).
+    pub fn delivery_channels(&self) -> Vec<String> {
+        self.outreach.channel_names()
+    }
+
     /// The schedules' next runs, the channels and the last delivery.
     pub async fn outreach_status(&self) -> OutreachStatus {
         let last_delivery = match self.outreach.store().last_delivery().await {
@@ -169,7 +174,7 @@ impl Assistant {
         };
         OutreachStatus {
             next_runs: self.outreach.next_runs(self.services.clock.now()),
-            channels: self.outreach.channel_names(),
+            channels: self.delivery_channels(),
             last_delivery,
         }
     }

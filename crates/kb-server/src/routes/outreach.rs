@@ -89,7 +89,7 @@ pub async fn send(
         "title": digest.message.title,
         "markdown": digest.message.markdown,
         "nudges": digest.message.nudges,
-        "channels": state.assistant.outreach_status().await.channels,
+        "channels": state.assistant.delivery_channels(),
     });
     let kb = std::sync::Arc::clone(&state.assistant);
     tokio::spawn(async move { kb.deliver(&digest).await });
