@@ -108,7 +108,7 @@ impl Entry {
         };
         let text = primary
             .filter(|s| !s.trim().is_empty())
-            .or_else(|| self.body.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string))
+            .or_else(|| first_words(&self.body).map(str::to_string))
             .unwrap_or_default();
         one_line(&text, SUMMARY_CHARS)
     }
@@ -127,6 +127,18 @@ impl Entry {
 }
 
 const SUMMARY_CHARS: usize = 120;
+
+/// The first words of notes, as a summary: the first line that is not blank or a heading,
+/// a dated `Log` line without its `- YYYY-MM-DD: ` lead.
+fn first_words(body: &str) -> Option<&str> {
+    let line = body.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'))?;
+    let undated = line
+        .strip_prefix("- ")
+        .and_then(|rest| rest.split_once(": "))
+        .filter(|(date, _)| chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok())
+        .map(|(_, words)| words.trim());
+    Some(undated.filter(|w| !w.is_empty()).unwrap_or(line))
+}
 
 /// Collapses whitespace to single spaces and cuts to `max` characters with an ellipsis.
 pub fn one_line(text: &str, max: usize) -> String {
@@ -366,6 +378,19 @@ mod tests {
         assert_eq!(keys, ["id", "name", "status", "next_action", "tags", "created_at", "updated_at", "mood"]);
         assert_eq!(fm.get_str("name"), Some("ClientCo"));
         assert_eq!(fm.get_str("status"), Some("active"));
+    }
+
+    #[test]
+    fn a_summary_from_notes_skips_headings_and_the_date_of_a_log_line() {
+        let summary = |body: &str| {
+            let doc = format!("---\nname: Priya\n---\n{body}");
+            Entry::from_document(EntryPath::parse("people/priya.md").unwrap(), &doc).unwrap().summary_line()
+        };
+        assert_eq!(summary("## Log\n\n- 2026-11-25: Met Priya at the meetup\n"), "Met Priya at the meetup");
+        assert_eq!(summary("\n# Title\nFirst words here.\n"), "First words here.");
+        assert_eq!(summary("- not a date: kept whole\n"), "- not a date: kept whole");
+        assert_eq!(summary("- 2026-11-25: \n"), "- 2026-11-25:");
+        assert_eq!(summary("## Only a heading\n"), "");
     }
 
     #[test]

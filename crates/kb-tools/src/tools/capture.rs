@@ -374,14 +374,7 @@ async fn merge_capture(
     }
     let invalid = |message: String| ToolError::new(ErrorCode::InvalidUpdate, message);
     let mut update = EntryUpdate::from_json_object(fields).map_err(|e| invalid(e.to_string()))?;
-    let log_line = BodyEditRequest {
-        mode: BodyEditMode::Section,
-        content: text.split_whitespace().collect::<Vec<_>>().join(" "),
-        section: Some("Log".to_string()),
-        find: None,
-        expected_replacements: None,
-    };
-    update.body = Some(BodyEdit::from_request(log_line, ctx.today).map_err(|e| invalid(e.to_string()))?);
+    update.body = Some(log_line(text, ctx.today).map_err(|e| invalid(e.to_string()))?);
     let repo = services.repository.clone();
     let by = ctx.change(ClassifyAndCapture::NAME);
     let at = target.clone();
@@ -417,8 +410,21 @@ fn forced(hint: Hint, answer: Option<Classification>, text: &str) -> Classificat
     Classification { category: hint.category, confidence: Confidence::CERTAIN, name, fields, tags, usage }
 }
 
-/// The entry to create: in its category with the person's words as the body, or in the
-/// inbox with them as `original_text`.
+/// The edit that adds `text` (spaces collapsed) as today's dated line under `## Log`.
+fn log_line(text: &str, today: chrono::NaiveDate) -> Result<BodyEdit, kb_domain::BodyEditError> {
+    let request = BodyEditRequest {
+        mode: BodyEditMode::Section,
+        content: text.split_whitespace().collect::<Vec<_>>().join(" "),
+        section: Some("Log".to_string()),
+        find: None,
+        expected_replacements: None,
+    };
+    BodyEdit::from_request(request, today)
+}
+
+/// The entry to create: in its category with the person's words as the body (a person's
+/// or project's as the first dated line of its `## Log`), or in the inbox with them as
+/// `original_text`.
 fn new_entry(decision: &Classification, text: &str, confident: bool, ctx: &ToolContext) -> NewEntry {
     let suggested = decision.category;
     let mut fields = Frontmatter::new();
@@ -448,7 +454,14 @@ fn new_entry(decision: &Classification, text: &str, confident: bool, ctx: &ToolC
     fields.set("source", Value::String(ctx.source.as_str().to_string()));
     let name = if decision.name.trim().is_empty() { name_from_text(text) } else { decision.name.clone() };
     if confident {
-        NewEntry { category: suggested, name, fields, body: format!("{text}\n") }
+        // A person or project is a log of what was said about it, from the first capture on.
+        let logged =
+            KEPT_ONCE.contains(&suggested).then(|| log_line(text, ctx.today).and_then(|e| e.apply("")));
+        let body = match logged {
+            Some(Ok(log)) => log,
+            _ => format!("{text}\n"),
+        };
+        NewEntry { category: suggested, name, fields, body }
     } else {
         fields.set("original_text", Value::String(text.to_string()));
         if SUGGESTABLE.contains(&suggested.as_str()) {

@@ -26,7 +26,9 @@ async fn a_confident_capture_is_filed_in_its_category() {
                 "confidence": 0.87, "clarificationNeeded": false})
     );
     let entry = get(repo.as_ref(), "projects/clientco-integration.md");
-    assert_eq!(entry.body, format!("{text}\n"));
+    // A project gathers what is said about it: the capture is the first line of its Log.
+    assert_eq!(entry.body, format!("## Log\n\n- {}: {text}\n", today().format("%Y-%m-%d")));
+    assert_eq!(entry.summary_line(), text);
     assert_eq!(entry.frontmatter.get_str("source"), Some("chat"));
     assert_eq!(entry.frontmatter.get_str("status"), Some("active"));
     assert_eq!(entry.tags(), ["tag"]);
@@ -79,6 +81,8 @@ async fn a_hint_fixes_the_category_with_full_confidence() {
     assert_eq!(data_of(&r)["clarificationNeeded"], false);
     assert_eq!(classifier.requests()[0].forced_category, Some(Category::Ideas));
     assert_eq!(classifier.requests()[0].text, "a shed made of glass");
+    // An idea's notes are the words as given (only people and projects keep a Log).
+    assert_eq!(get(repo.as_ref(), "ideas/shed-thoughts.md").body, "a shed made of glass\n");
 
     // The classifier is down: a hinted capture still files, named from the text.
     let r = call(
