@@ -75,11 +75,7 @@ async fn offline(extra: &'static [(&'static str, &'static str)]) -> KbServer {
 
 /// A `kb serve` over the seeded vault, wired to a fresh scripted model.
 async fn scripted() -> (FakeOpenAi, KbServer) {
-    let fake = FakeOpenAi::start().await.unwrap();
-    let base = fake.base_url();
-    let env = [("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", base.as_str()), ("KB_MODEL", "test-model")];
-    let kb = KbServer::start_with_vault(&env, |vault| seed(vault, &[])).await;
-    (fake, kb)
+    scripted_with(&[]).await
 }
 
 /// One chat turn; its answer.
@@ -158,6 +154,8 @@ enum Expect {
     Exists(&'static str),
     /// The file is gone.
     Absent(&'static str),
+    /// The file holds this text (in its notes).
+    Notes(&'static str, &'static str),
     /// The last answer says this.
     Says(&'static str),
 }
@@ -181,7 +179,7 @@ const fn row(
     Row { say, tools, changes, expect }
 }
 
-use Expect::{Absent, DateField, Exists, Field, List, Log, Says};
+use Expect::{Absent, DateField, Exists, Field, List, Log, Notes, Says};
 
 const SEARCH: &[&[&str]] = &[&["search_entries"]];
 const GET: &[&[&str]] = &[&["get_entry"]];
@@ -450,6 +448,10 @@ async fn check(kb: &KbServer, expect: &Expect, last: &Value, label: &str) {
         }
         Exists(path) => assert!(kb.vault().join(path).is_file(), "{label}: {path} is missing"),
         Absent(path) => assert!(!kb.vault().join(path).exists(), "{label}: {path} is still there"),
+        Notes(path, words) => {
+            let text = text_of(kb, path);
+            assert!(text.contains(words), "{label}: {path} lacks {words:?}:\n{text}");
+        }
         Says(words) => assert!(content(last).contains(words), "{label}: the answer lacks {words:?}: {last}"),
     }
 }
@@ -767,4 +769,1053 @@ async fn scripted_model_two_people_called_sam() {
     assert_eq!(result["data"]["resolved"]["path"], "people/sam-ortiz.md", "{result}");
     assert_eq!(changed(&before, &snapshot(&kb)), ["people/sam-ortiz.md"]);
     assert!(has_log_line(&text_of(&kb, "people/sam-ortiz.md"), "Sam Ortiz called about the taxes"));
+}
+
+// The scripted-model routing tables. The scripted model passes a person's words for an
+// entry as it would ("the passport thing", "Jose", "Priya's entry"), rarely a path; each
+// row says the messages of one conversation, what the model does in each turn (its tool
+// calls, and the classifier's answer when a capture asks for one), what each tool result
+// the model read said (how the name resolved, the candidates, `merged`, a proposal), and
+// what is on disk afterwards.
+
+/// What the scripted model answers in a turn, in order, before it says "Done.".
+#[derive(Debug, Clone, Copy)]
+enum Script {
+    /// A round that calls this tool with these arguments (JSON text).
+    Calls(&'static str, &'static str),
+    /// The capture classifier's answer: category, confidence, name.
+    Classifies(&'static str, f64, &'static str),
+}
+
+/// What one tool result the model read says.
+#[derive(Debug, Clone, Copy)]
+enum Told {
+    /// `success: true`.
+    Done,
+    /// `success: false`, and the error holds this text.
+    Refused(&'static str),
+    /// The name resolved to this path by this rule (`resolved`, or one of its items).
+    Resolved(&'static str, &'static str),
+    /// The entry was given by its path: the result has no `resolved`.
+    AsPath,
+    /// `candidates`: these entries, in this order.
+    Candidates(&'static [&'static str]),
+    /// `possibleDuplicate`: these entries, in this order.
+    PossibleDuplicate(&'static [&'static str]),
+    /// A capture added to this existing entry: `merged: true` and its `path`.
+    MergedInto(&'static str),
+    /// A delete or merge proposed and not done: `confirmationRequired` and this `proposal`.
+    Proposes(&'static str),
+    /// The value at this JSON pointer: this text, or for a number, boolean, list or null
+    /// this JSON.
+    At(&'static str, &'static str),
+    /// The search hits are these entries, in this order.
+    Hits(&'static [&'static str]),
+}
+
+/// One message of a conversation and the turn it starts.
+#[derive(Debug, Clone, Copy)]
+struct Turn {
+    say: &'static str,
+    script: &'static [Script],
+    /// The `toolsUsed` of the answer; `None`: the tools the model called, in order.
+    tools: Option<&'static [&'static str]>,
+    /// For each tool result the model read in this turn, in order, what it says.
+    told: &'static [&'static [Told]],
+}
+
+/// The person says `say`; the model makes `script`'s calls.
+const fn ask(say: &'static str, script: &'static [Script], told: &'static [&'static [Told]]) -> Turn {
+    Turn { say, script, tools: None, told }
+}
+
+/// The person answers a question (a pick, a yes, a no); kb runs `tools` itself, or none.
+const fn answer(
+    say: &'static str,
+    script: &'static [Script],
+    tools: &'static [&'static str],
+    told: &'static [&'static [Told]],
+) -> Turn {
+    Turn { say, script, tools: Some(tools), told }
+}
+
+/// One row of a scripted table: a conversation, the files it changed (exactly these) and
+/// what else must hold afterwards.
+#[derive(Debug, Clone, Copy)]
+struct ScriptedRow {
+    turns: &'static [Turn],
+    changes: &'static [&'static str],
+    expect: &'static [Expect],
+}
+
+const fn srow(
+    turns: &'static [Turn],
+    changes: &'static [&'static str],
+    expect: &'static [Expect],
+) -> ScriptedRow {
+    ScriptedRow { turns, changes, expect }
+}
+
+use Script::{Calls, Classifies};
+use Told::{AsPath, At, Candidates, Done, Hits, MergedInto, PossibleDuplicate, Proposes, Refused, Resolved};
+
+const SAMS: &[&str] = &["people/sam-lee.md", "people/sam-ortiz.md"];
+const NOT_FOUND: &[&[Told]] = &[&[Refused("Entry not found")]];
+
+/// The scripted routing table over the seed: read-only rows first, then rows that each
+/// change entries no later row depends on.
+const SCRIPTED: &[ScriptedRow] = &[
+    // Showing and finding: a first name, the whole name in other case, without accents,
+    // with filler words, a word of the name that only a search finds.
+    srow(
+        &[ask(
+            "what do I know about Priya?",
+            &[
+                Calls("search_entries", r#"{"query": "Priya"}"#),
+                Calls("get_entry", r#"{"path": "Priya Raman"}"#),
+            ],
+            &[
+                &[Done, Hits(&["people/priya-raman.md"])],
+                &[Done, Resolved("people/priya-raman.md", "name"), At("/data/entry/name", "Priya Raman")],
+            ],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "show me Priya",
+            &[Calls("get_entry", r#"{"path": "Priya"}"#)],
+            &[&[
+                Done,
+                Resolved("people/priya-raman.md", "partial name"),
+                At("/data/entry/path", "people/priya-raman.md"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "pull up priya raman",
+            &[Calls("get_entry", r#"{"path": "priya raman"}"#)],
+            &[&[
+                Done,
+                Resolved("people/priya-raman.md", "name"),
+                At("/data/entry/frontmatter/context", "Robotics meetup"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "open Priya's entry",
+            &[Calls("get_entry", r#"{"path": "Priya's entry"}"#)],
+            &[&[Done, Resolved("people/priya-raman.md", "partial name")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "open the passport renewal",
+            &[Calls("get_entry", r#"{"path": "the passport renewal"}"#)],
+            &[&[
+                Done,
+                Resolved("admin/passport-renewal.md", "name"),
+                At("/data/entry/content", "Renew before the trip.\n"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "when is the passport thing due?",
+            &[Calls("get_entry", r#"{"path": "the passport thing"}"#)],
+            &[&[
+                Done,
+                Resolved("admin/passport-renewal.md", "partial name"),
+                At("/data/entry/frontmatter/due_date", "2026-12-15"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "tell me about José",
+            &[Calls("get_entry", r#"{"path": "José"}"#)],
+            &[&[
+                Done,
+                Resolved("people/jose-alvarez.md", "partial name"),
+                At("/data/entry/name", "José Álvarez"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "SHOW JOSE ALVAREZ",
+            &[Calls("get_entry", r#"{"path": "JOSE ALVAREZ"}"#)],
+            &[&[Done, Resolved("people/jose-alvarez.md", "name")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "who's maria again?",
+            &[Calls("get_entry", r#"{"path": "maria"}"#)],
+            &[&[
+                Done,
+                Resolved("people/maria-chen.md", "partial name"),
+                At("/data/entry/frontmatter/context", "Former colleague at Acme"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "pull up the zine idea",
+            &[Calls("get_entry", r#"{"path": "the zine idea"}"#)],
+            &[&[Done, Resolved("ideas/zine.md", "name")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "what was the kite thing?",
+            &[Calls("get_entry", r#"{"path": "the kite thing"}"#)],
+            &[&[Done, Resolved("ideas/kite-festival.md", "partial name")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "how is the shed going?",
+            &[Calls("get_entry", r#"{"path": "the shed"}"#)],
+            &[&[
+                Done,
+                Resolved("projects/garden-shed.md", "search"),
+                At("/data/entry/frontmatter/next_action", "Buy timber"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "what was the widgets note?",
+            &[Calls("get_entry", r#"{"path": "the widgets note"}"#)],
+            &[&[Done, Resolved("inbox/widgets.md", "name"), At("/data/entry/category", "inbox")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "show people/maria-chen.md",
+            &[Calls("get_entry", r#"{"path": "people/maria-chen.md"}"#)],
+            &[&[Done, AsPath, At("/data/entry/name", "Maria Chen")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask("open the zeppelin", &[Calls("get_entry", r#"{"path": "the zeppelin"}"#)], NOT_FOUND)],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "show Prya",
+            &[Calls("get_entry", r#"{"path": "Prya"}"#)],
+            &[&[Refused("Entry not found: “Prya”. The nearest names: Priya Raman (people/priya-raman.md)")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[
+            ask(
+                "show Sam",
+                &[Calls("get_entry", r#"{"path": "Sam"}"#)],
+                &[&[Refused("could mean several"), Candidates(SAMS)]],
+            ),
+            answer(
+                "Sam Ortiz",
+                &[],
+                &["get_entry"],
+                &[&[Done, At("/data/entry/path", "people/sam-ortiz.md")]],
+            ),
+        ],
+        NOTHING,
+        &[],
+    ),
+    // Searching.
+    srow(
+        &[ask(
+            "who plays chess?",
+            &[Calls("search_entries", r#"{"query": "chess"}"#)],
+            &[&[Done, Hits(&["people/jose-alvarez.md"]), At("/data/total", "1")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "who did I meet at the robotics meetup?",
+            &[Calls("search_entries", r#"{"query": "robotics meetup", "category": "people"}"#)],
+            &[&[Done, Hits(&["people/priya-raman.md"])]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "anything about books?",
+            &[Calls("search_entries", r#"{"query": "books"}"#)],
+            &[&[Done, Hits(&["ideas/book-swap.md", "ideas/bakery.md"])]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    // Duplicates: two Sams are not one person.
+    srow(
+        &[ask(
+            "any duplicates of Sam?",
+            &[Calls("find_duplicates", r#"{"name": "Sam"}"#)],
+            &[&[Done, At("/data/total", "0")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask("find duplicates", &[Calls("find_duplicates", "{}")], &[&[Done, At("/data/total", "0")]])],
+        NOTHING,
+        &[],
+    ),
+    // Updating fields by name.
+    srow(
+        &[ask(
+            "mark the passport thing done",
+            &[Calls("update_entry", r#"{"path": "the passport thing", "updates": {"status": "done"}}"#)],
+            &[&[
+                Done,
+                Resolved("admin/passport-renewal.md", "partial name"),
+                At("/data/updatedFields", r#"["status"]"#),
+            ]],
+        )],
+        &["admin/passport-renewal.md"],
+        &[
+            Field("admin/passport-renewal.md", "status", "done"),
+            Field("admin/passport-renewal.md", "due_date", "2026-12-15"),
+        ],
+    ),
+    srow(
+        &[ask(
+            "the dentist appointment is on December 1st",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "dentist appointment", "updates": {"due_date": "2026-12-01"}}"#,
+            )],
+            &[&[Done, Resolved("admin/dentist-appointment.md", "name")]],
+        )],
+        &["admin/dentist-appointment.md"],
+        &[Field("admin/dentist-appointment.md", "due_date", "2026-12-01")],
+    ),
+    srow(
+        &[ask(
+            "next step on the garden shed is calling the carpenter",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "garden shed", "updates": {"next_action": "Call the carpenter"}}"#,
+            )],
+            &[&[Done, Resolved("projects/garden-shed.md", "name")]],
+        )],
+        &["projects/garden-shed.md"],
+        &[Field("projects/garden-shed.md", "next_action", "Call the carpenter")],
+    ),
+    srow(
+        &[ask(
+            "tag the website redesign with web and design",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "The Website Redesign", "updates": {"tags": ["web", "design"]}}"#,
+            )],
+            &[&[Done, Resolved("projects/website-redesign.md", "name")]],
+        )],
+        &["projects/website-redesign.md"],
+        &[List("projects/website-redesign.md", "tags", &["web", "design"])],
+    ),
+    srow(
+        &[ask(
+            "José is the chess club captain now",
+            &[Calls("update_entry", r#"{"path": "Jose", "updates": {"context": "Chess club captain"}}"#)],
+            &[&[Done, Resolved("people/jose-alvarez.md", "partial name")]],
+        )],
+        &["people/jose-alvarez.md"],
+        &[Field("people/jose-alvarez.md", "context", "Chess club captain")],
+    ),
+    srow(
+        &[ask(
+            "call the kitchen tiles project Kitchen refit",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "kitchen tiles project", "updates": {"name": "Kitchen refit"}}"#,
+            )],
+            &[&[Done, Resolved("projects/kitchen-tiles.md", "name")]],
+        )],
+        &["projects/kitchen-tiles.md"],
+        &[Field("projects/kitchen-tiles.md", "name", "Kitchen refit")],
+    ),
+    srow(
+        &[ask(
+            "set the status of projects/website-redesign.md to waiting",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "projects/website-redesign.md", "updates": {"status": "waiting"}}"#,
+            )],
+            &[&[Done, AsPath, At("/data/path", "projects/website-redesign.md")]],
+        )],
+        &["projects/website-redesign.md"],
+        &[Field("projects/website-redesign.md", "status", "waiting")],
+    ),
+    srow(
+        &[ask(
+            "put the car insurance to sleep",
+            &[Calls("update_entry", r#"{"path": "car insurance", "updates": {"status": "sleeping"}}"#)],
+            &[&[Refused(r#"field "status""#)]],
+        )],
+        NOTHING,
+        &[Field("admin/car-insurance.md", "status", "pending")],
+    ),
+    srow(
+        &[ask(
+            "mark the zeppelin thing done",
+            &[Calls("update_entry", r#"{"path": "the zeppelin thing", "updates": {"status": "done"}}"#)],
+            NOT_FOUND,
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[
+            ask(
+                "Sam's context is Bouldering buddy",
+                &[Calls("update_entry", r#"{"path": "Sam", "updates": {"context": "Bouldering buddy"}}"#)],
+                &[&[Candidates(SAMS)]],
+            ),
+            answer(
+                "the first one",
+                &[],
+                &["update_entry"],
+                &[&[Done, At("/data/path", "people/sam-lee.md")]],
+            ),
+        ],
+        &["people/sam-lee.md"],
+        &[
+            Field("people/sam-lee.md", "context", "Bouldering buddy"),
+            Field("people/sam-ortiz.md", "context", "Accountant"),
+        ],
+    ),
+    // Editing the notes by name.
+    srow(
+        &[ask(
+            "note on the car insurance: got a quote from Acme",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "the car insurance", "body": {"mode": "append", "content": "Got a quote from Acme."}}"#,
+            )],
+            &[&[
+                Done,
+                Resolved("admin/car-insurance.md", "name"),
+                At("/data/updatedFields", r#"["content"]"#),
+            ]],
+        )],
+        &["admin/car-insurance.md"],
+        &[Notes("admin/car-insurance.md", "\nCompare quotes.\n\nGot a quote from Acme.\n")],
+    ),
+    srow(
+        &[ask(
+            "log on the garden shed: called the carpenter",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "the garden shed", "body": {"mode": "section", "section": "Log", "content": "Called the carpenter"}}"#,
+            )],
+            &[&[Done, Resolved("projects/garden-shed.md", "name")]],
+        )],
+        &["projects/garden-shed.md"],
+        &[
+            Log("projects/garden-shed.md", "Called the carpenter"),
+            Notes("projects/garden-shed.md", "Build it in spring.\n"),
+        ],
+    ),
+    srow(
+        &[ask(
+            "Maria works in product design now, fix her notes",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "Maria", "body": {"mode": "find_replace", "find": "design", "content": "product design"}}"#,
+            )],
+            &[&[Done, Resolved("people/maria-chen.md", "partial name")]],
+        )],
+        &["people/maria-chen.md"],
+        &[Notes("people/maria-chen.md", "\nWorks in product design now.\n")],
+    ),
+    srow(
+        &[ask(
+            "the gym membership: cancel before February, by Jan 31",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "the gym membership", "updates": {"due_date": "2027-01-31"}, "body": {"mode": "find_replace", "find": "January", "content": "February"}}"#,
+            )],
+            &[&[
+                Done,
+                Resolved("admin/gym-membership.md", "name"),
+                At("/data/updatedFields", r#"["due_date","content"]"#),
+            ]],
+        )],
+        &["admin/gym-membership.md"],
+        &[
+            Field("admin/gym-membership.md", "due_date", "2027-01-31"),
+            Notes("admin/gym-membership.md", "\nCancel before February.\n"),
+        ],
+    ),
+    srow(
+        &[ask(
+            "in the tea club notes change coffee to tea",
+            &[Calls(
+                "update_entry",
+                r#"{"path": "tea club", "body": {"mode": "find_replace", "find": "coffee", "content": "tea"}}"#,
+            )],
+            &[&[Refused("0 times")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    // Captures about someone (or something) already there are added to it.
+    srow(
+        &[ask(
+            "Priya is moving to MIT",
+            &[
+                Calls("classify_and_capture", r#"{"text": "Priya is moving to MIT"}"#),
+                Classifies("people", 0.9, "Priya"),
+            ],
+            &[&[Done, MergedInto("people/priya-raman.md"), At("/data/name", "Priya Raman")]],
+        )],
+        &["people/priya-raman.md"],
+        &[
+            Log("people/priya-raman.md", "Priya is moving to MIT"),
+            Notes("people/priya-raman.md", "Met at the robotics meetup.\n"),
+        ],
+    ),
+    srow(
+        &[ask(
+            "Had coffee with José, he is learning the guitar",
+            &[
+                Calls(
+                    "classify_and_capture",
+                    r#"{"text": "Had coffee with José, he is learning the guitar"}"#,
+                ),
+                Classifies("people", 0.9, "Jose"),
+            ],
+            &[&[Done, MergedInto("people/jose-alvarez.md")]],
+        )],
+        &["people/jose-alvarez.md"],
+        &[Log("people/jose-alvarez.md", "Had coffee with José, he is learning the guitar")],
+    ),
+    srow(
+        &[ask(
+            "MARIA CHEN starts at Globex in May",
+            &[
+                Calls("classify_and_capture", r#"{"text": "MARIA CHEN starts at Globex in May"}"#),
+                Classifies("people", 0.85, "maria chen"),
+            ],
+            &[&[Done, MergedInto("people/maria-chen.md")]],
+        )],
+        &["people/maria-chen.md"],
+        &[Log("people/maria-chen.md", "MARIA CHEN starts at Globex in May")],
+    ),
+    srow(
+        &[ask(
+            "Priya recommended a drone kit",
+            &[
+                Calls(
+                    "classify_and_capture",
+                    r#"{"text": "Priya recommended a drone kit", "mergeInto": "priya raman"}"#,
+                ),
+                Classifies("people", 0.9, "Priya"),
+            ],
+            &[&[Done, MergedInto("people/priya-raman.md"), Resolved("people/priya-raman.md", "name")]],
+        )],
+        &["people/priya-raman.md"],
+        &[Log("people/priya-raman.md", "Priya recommended a drone kit")],
+    ),
+    srow(
+        &[ask(
+            "Garden shed: the timber arrived",
+            &[
+                Calls("classify_and_capture", r#"{"text": "Garden shed: the timber arrived"}"#),
+                Classifies("projects", 0.9, "Garden shed"),
+            ],
+            &[&[Done, MergedInto("projects/garden-shed.md")]],
+        )],
+        &["projects/garden-shed.md"],
+        &[Log("projects/garden-shed.md", "Garden shed: the timber arrived")],
+    ),
+    srow(
+        &[ask(
+            "Met Ines Duarte at the climbing gym",
+            &[
+                Calls("classify_and_capture", r#"{"text": "Met Ines Duarte at the climbing gym"}"#),
+                Classifies("people", 0.9, "Ines Duarte"),
+            ],
+            &[&[Done, At("/data/path", "people/ines-duarte.md"), At("/data/merged", "null")]],
+        )],
+        &["people/ines-duarte.md"],
+        &[Field("people/ines-duarte.md", "name", "Ines Duarte")],
+    ),
+    srow(
+        &[
+            ask(
+                "Had lunch with Sam",
+                &[
+                    Calls("classify_and_capture", r#"{"text": "Had lunch with Sam"}"#),
+                    Classifies("people", 0.9, "Sam"),
+                ],
+                &[&[Refused(""), PossibleDuplicate(SAMS)]],
+            ),
+            answer(
+                "Sam Ortiz",
+                &[Classifies("people", 0.9, "Sam")],
+                &["classify_and_capture"],
+                &[&[Done, MergedInto("people/sam-ortiz.md")]],
+            ),
+        ],
+        &["people/sam-ortiz.md"],
+        &[Log("people/sam-ortiz.md", "Had lunch with Sam")],
+    ),
+    // An unsure capture still goes to the one person its name begins; else to the inbox.
+    srow(
+        &[ask(
+            "priya says hi from Boston",
+            &[
+                Calls("classify_and_capture", r#"{"text": "priya says hi from Boston"}"#),
+                Classifies("people", 0.3, "Priya"),
+            ],
+            &[&[Done, MergedInto("people/priya-raman.md"), At("/data/clarificationNeeded", "false")]],
+        )],
+        &["people/priya-raman.md"],
+        &[Log("people/priya-raman.md", "priya says hi from Boston")],
+    ),
+    srow(
+        &[ask(
+            "gadgets for the shop maybe",
+            &[
+                Calls("classify_and_capture", r#"{"text": "gadgets for the shop maybe"}"#),
+                Classifies("ideas", 0.3, "Gadgets"),
+            ],
+            &[&[
+                Done,
+                At("/data/path", "inbox/gadgets.md"),
+                At("/data/clarificationNeeded", "true"),
+                At("/data/suggestedCategory", "ideas"),
+                At("/data/merged", "null"),
+            ]],
+        )],
+        &["inbox/gadgets.md"],
+        &[Field("inbox/gadgets.md", "original_text", "gadgets for the shop maybe")],
+    ),
+    // Moving by name.
+    srow(
+        &[ask(
+            "move the bakery idea to projects",
+            &[Calls("move_entry", r#"{"path": "the bakery idea", "targetCategory": "projects"}"#)],
+            &[&[Done, Resolved("ideas/bakery.md", "name"), At("/data/newPath", "projects/bakery.md")]],
+        )],
+        &["ideas/bakery.md", "projects/bakery.md"],
+        &[
+            Absent("ideas/bakery.md"),
+            Field("projects/bakery.md", "name", "Bakery"),
+            Field("projects/bakery.md", "status", "active"),
+        ],
+    ),
+    srow(
+        &[ask(
+            "actually the tea club is a project",
+            &[Calls("move_entry", r#"{"path": "Tea Club", "targetCategory": "projects"}"#)],
+            &[&[Done, Resolved("ideas/tea-club.md", "name"), At("/data/newPath", "projects/tea-club.md")]],
+        )],
+        &["ideas/tea-club.md", "projects/tea-club.md"],
+        &[Absent("ideas/tea-club.md"), Exists("projects/tea-club.md")],
+    ),
+    srow(
+        &[ask(
+            "the widgets thing is an idea",
+            &[Calls("move_entry", r#"{"path": "the widgets thing", "targetCategory": "ideas"}"#)],
+            &[&[Done, Resolved("inbox/widgets.md", "name"), At("/data/newPath", "ideas/widgets.md")]],
+        )],
+        &["ideas/widgets.md", "inbox/widgets.md"],
+        &[Absent("inbox/widgets.md"), Notes("ideas/widgets.md", "widgets for the shop")],
+    ),
+    srow(
+        &[ask(
+            "the kite thing belongs in projects",
+            &[Calls("move_entry", r#"{"path": "the kite thing", "targetCategory": "projects"}"#)],
+            &[&[
+                Done,
+                Resolved("ideas/kite-festival.md", "partial name"),
+                At("/data/newPath", "projects/kite-festival.md"),
+            ]],
+        )],
+        &["ideas/kite-festival.md", "projects/kite-festival.md"],
+        &[Field("projects/kite-festival.md", "name", "Kite festival")],
+    ),
+    srow(
+        &[ask(
+            "the zine is an idea",
+            &[Calls("move_entry", r#"{"path": "zine", "targetCategory": "ideas"}"#)],
+            &[&[Refused("already in ideas")]],
+        )],
+        NOTHING,
+        &[Exists("ideas/zine.md")],
+    ),
+    srow(
+        &[ask(
+            "move ideas/book-swap.md to projects",
+            &[Calls("move_entry", r#"{"path": "ideas/book-swap.md", "targetCategory": "projects"}"#)],
+            &[&[Done, AsPath, At("/data/newPath", "projects/book-swap.md")]],
+        )],
+        &["ideas/book-swap.md", "projects/book-swap.md"],
+        &[Absent("ideas/book-swap.md")],
+    ),
+    // Deleting by name: proposed first; the yes deletes, a no keeps it.
+    srow(
+        &[
+            ask(
+                "delete the old site",
+                &[Calls("delete_entry", r#"{"path": "the old site"}"#)],
+                &[&[
+                    Done,
+                    Proposes("Delete Old site (projects/old-site.md)?"),
+                    Resolved("projects/old-site.md", "name"),
+                    At("/data/deleted", "false"),
+                ]],
+            ),
+            answer(
+                "yes",
+                &[],
+                &["delete_entry"],
+                &[&[Done, At("/data/deleted", "true"), At("/data/path", "projects/old-site.md")]],
+            ),
+        ],
+        &["projects/old-site.md"],
+        &[Absent("projects/old-site.md")],
+    ),
+    srow(
+        &[
+            ask(
+                "remove the gym membership entry",
+                &[Calls("delete_entry", r#"{"path": "the gym membership entry"}"#)],
+                &[&[Proposes("Delete Gym membership (admin/gym-membership.md)?")]],
+            ),
+            answer("no", &[], &[], &[]),
+        ],
+        NOTHING,
+        &[Exists("admin/gym-membership.md")],
+    ),
+    srow(
+        &[ask(
+            "delete Maria",
+            &[Calls("delete_entry", r#"{"path": "Maria"}"#)],
+            &[&[
+                Proposes("Delete Maria Chen (people/maria-chen.md)?"),
+                Resolved("people/maria-chen.md", "partial name"),
+            ]],
+        )],
+        NOTHING,
+        &[Exists("people/maria-chen.md")],
+    ),
+    srow(
+        &[ask("delete the zeppelin", &[Calls("delete_entry", r#"{"path": "the zeppelin"}"#)], NOT_FOUND)],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[
+            ask("delete Sam", &[Calls("delete_entry", r#"{"path": "Sam"}"#)], &[&[Candidates(SAMS)]]),
+            answer("Sam Lee", &[], &["delete_entry"], &[&[Proposes("Delete people/sam-lee.md?")]]),
+            answer("yes", &[], &["delete_entry"], &[&[Done, At("/data/deleted", "true")]]),
+        ],
+        &["people/sam-lee.md"],
+        &[Absent("people/sam-lee.md"), Exists("people/sam-ortiz.md")],
+    ),
+];
+
+/// Duplicates and merges by name, over the seed plus a second "Priya".
+const SCRIPTED_TIDY: &[ScriptedRow] = &[
+    srow(
+        &[ask(
+            "any duplicates of Priya?",
+            &[Calls("find_duplicates", r#"{"name": "priya"}"#)],
+            &[&[
+                Done,
+                At("/data/total", "1"),
+                At("/data/groups/0/reason", "one name is the start of the other"),
+                At("/data/groups/0/entries/0/path", "people/priya-raman.md"),
+                At("/data/groups/0/entries/1/path", "people/priya.md"),
+            ]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask("find duplicates", &[Calls("find_duplicates", "{}")], &[&[Done, At("/data/total", "1")]])],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "show Priya",
+            &[Calls("get_entry", r#"{"path": "Priya"}"#)],
+            &[&[Done, Resolved("people/priya.md", "name")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[
+            ask(
+                "merge Priya into Priya Raman",
+                &[Calls(
+                    "merge_entries",
+                    r#"{"targetPath": "Priya Raman", "sourcePaths": ["people/priya.md"]}"#,
+                )],
+                &[&[
+                    Done,
+                    Proposes("Merge Priya (people/priya.md) into Priya Raman (people/priya-raman.md)?"),
+                    Resolved("people/priya-raman.md", "name"),
+                    At("/data/merged", "[]"),
+                ]],
+            ),
+            answer("no", &[], &[], &[]),
+        ],
+        NOTHING,
+        &[Exists("people/priya.md")],
+    ),
+    srow(
+        &[ask(
+            "merge the zeppelin into Priya Raman",
+            &[Calls("merge_entries", r#"{"targetPath": "Priya Raman", "sourcePaths": ["the zeppelin"]}"#)],
+            NOT_FOUND,
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "Sam is the same as Maria Chen",
+            &[Calls("merge_entries", r#"{"targetPath": "Maria Chen", "sourcePaths": ["Sam"]}"#)],
+            &[&[Refused("could mean several"), Candidates(SAMS)]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[
+            ask(
+                "merge Sam Ortiz into Sam",
+                &[Calls("merge_entries", r#"{"targetPath": "Sam", "sourcePaths": ["people/sam-ortiz.md"]}"#)],
+                &[&[Candidates(SAMS)]],
+            ),
+            answer(
+                "Sam Lee",
+                &[],
+                &["merge_entries"],
+                &[&[Proposes("Merge Sam Ortiz (people/sam-ortiz.md) into Sam Lee (people/sam-lee.md)?")]],
+            ),
+            answer("no", &[], &[], &[]),
+        ],
+        NOTHING,
+        &[Exists("people/sam-ortiz.md")],
+    ),
+    srow(
+        &[
+            ask(
+                "Priya and Priya Raman are the same person",
+                &[Calls("merge_entries", r#"{"targetPath": "priya raman", "sourcePaths": ["Priya"]}"#)],
+                &[&[
+                    Proposes("Merge Priya (people/priya.md) into Priya Raman (people/priya-raman.md)?"),
+                    Resolved("people/priya.md", "name"),
+                    Resolved("people/priya-raman.md", "name"),
+                ]],
+            ),
+            answer("yes", &[], &["merge_entries"], &[&[Done, At("/data/merged", r#"["people/priya.md"]"#)]]),
+        ],
+        &["people/priya-raman.md", "people/priya.md"],
+        &[
+            Absent("people/priya.md"),
+            List("people/priya-raman.md", "aliases", &["Priya"]),
+            Notes("people/priya-raman.md", "## Merged from Priya ("),
+            Notes("people/priya-raman.md", "Likes drones."),
+        ],
+    ),
+    srow(
+        &[ask("find duplicates", &[Calls("find_duplicates", "{}")], &[&[Done, At("/data/total", "0")]])],
+        NOTHING,
+        &[],
+    ),
+    // The old name now finds the entry it was merged into, as an alias.
+    srow(
+        &[ask(
+            "show Priya",
+            &[Calls("get_entry", r#"{"path": "Priya"}"#)],
+            &[&[Done, Resolved("people/priya-raman.md", "alias")]],
+        )],
+        NOTHING,
+        &[],
+    ),
+    srow(
+        &[ask(
+            "Priya is moving to MIT",
+            &[
+                Calls("classify_and_capture", r#"{"text": "Priya is moving to MIT"}"#),
+                Classifies("people", 0.9, "Priya"),
+            ],
+            &[&[Done, MergedInto("people/priya-raman.md")]],
+        )],
+        &["people/priya-raman.md"],
+        &[Log("people/priya-raman.md", "Priya is moving to MIT")],
+    ),
+];
+
+/// A `kb serve` over the seeded vault (plus `extra` files), wired to a fresh scripted model.
+async fn scripted_with(extra: &'static [(&'static str, &'static str)]) -> (FakeOpenAi, KbServer) {
+    let fake = FakeOpenAi::start().await.unwrap();
+    let base = fake.base_url();
+    let env = [("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", base.as_str()), ("KB_MODEL", "test-model")];
+    let kb = KbServer::start_with_vault(&env, |vault| seed(vault, extra)).await;
+    (fake, kb)
+}
+
+/// The entry paths of a list of candidates or hits; empty when there is no list.
+fn paths_of(list: &Value) -> Vec<String> {
+    list.as_array().into_iter().flatten().map(|c| c["path"].as_str().unwrap_or("").to_string()).collect()
+}
+
+fn told_check(result: &Value, told: &Told, label: &str) {
+    let data = &result["data"];
+    match *told {
+        Done => assert_eq!(result["success"], true, "{label}: {result}"),
+        Refused(words) => {
+            assert_eq!(result["success"], false, "{label}: {result}");
+            let error = result["error"].as_str().unwrap_or("");
+            assert!(error.contains(words), "{label}: the error lacks {words:?}: {result}");
+        }
+        Resolved(path, by) => {
+            let resolved = match &data["resolved"] {
+                Value::Array(items) => items.clone(),
+                one => vec![one.clone()],
+            };
+            assert!(
+                resolved.iter().any(|r| r["path"] == path && r["by"] == by && r["reference"].is_string()),
+                "{label}: not resolved to {path} by {by}: {result}"
+            );
+        }
+        AsPath => {
+            assert_eq!(result["success"], true, "{label}: {result}");
+            assert!(data.get("resolved").is_none(), "{label}: a path was resolved as a name: {result}");
+        }
+        Candidates(paths) => assert_eq!(paths_of(&result["candidates"]), paths, "{label}: {result}"),
+        PossibleDuplicate(paths) => {
+            assert_eq!(paths_of(&result["possibleDuplicate"]), paths, "{label}: {result}");
+        }
+        MergedInto(path) => {
+            assert_eq!(data["merged"], true, "{label}: {result}");
+            assert_eq!(data["path"], path, "{label}: {result}");
+        }
+        Proposes(proposal) => {
+            assert_eq!(data["confirmationRequired"], true, "{label}: {result}");
+            assert_eq!(data["proposal"], proposal, "{label}: {result}");
+        }
+        At(pointer, want) => {
+            let got = result.pointer(pointer).unwrap_or(&Value::Null);
+            let same = match got {
+                Value::String(text) => text == want,
+                other => serde_json::from_str::<Value>(want).is_ok_and(|want| &want == other),
+            };
+            assert!(same, "{label}: {pointer} is {got}, not {want}: {result}");
+        }
+        Hits(paths) => assert_eq!(paths_of(&data["entries"]), paths, "{label}: {result}"),
+    }
+}
+
+/// Runs each row in a conversation of its own: scripts the model for each turn, sends the
+/// message, and checks the tools used, what each result the model read said, the files
+/// changed and the rest; panics naming the row and the message.
+async fn run_scripted_table(fake: &FakeOpenAi, kb: &KbServer, table: &[ScriptedRow]) {
+    for (n, row) in table.iter().enumerate() {
+        let said: Vec<&str> = row.turns.iter().map(|t| t.say).collect();
+        let label = format!("scripted row {n} {said:?}");
+        let before = snapshot(kb);
+        let mut conversation: Option<String> = None;
+        let mut last = Value::Null;
+        for turn in row.turns {
+            let label = format!("{label}, message {:?}", turn.say);
+            let mut called: Vec<String> = Vec::new();
+            for (k, step) in turn.script.iter().enumerate() {
+                match *step {
+                    Calls(tool, arguments) => {
+                        let arguments: Value = serde_json::from_str(arguments)
+                            .unwrap_or_else(|e| panic!("{label}: {arguments}: {e}"));
+                        fake.push(call(&format!("call_{k}"), tool, &arguments));
+                        called.push(tool.to_string());
+                    }
+                    Classifies(category, confidence, name) => {
+                        fake.push(FakeReply::classification(category, confidence, name));
+                    }
+                }
+            }
+            fake.push(FakeReply::text("Done."));
+            let answer = chat(kb, turn.say, conversation.as_deref()).await;
+            assert_eq!(content(&answer), "Done.", "{label}: {answer}");
+            assert_eq!(fake.pending(), 0, "{label}: the model was not asked as scripted: {answer}");
+            conversation = Some(conversation_id(&answer));
+            let tools = turn.tools.map_or(called, |tools| tools.iter().map(|t| t.to_string()).collect());
+            assert_eq!(tools_used(&answer), tools, "{label}: {answer}");
+            let results = results_read(fake);
+            assert_eq!(results.len(), turn.told.len(), "{label}: the results the model read: {results:?}");
+            for (result, told) in results.iter().zip(turn.told) {
+                for t in *told {
+                    told_check(result, t, &label);
+                }
+            }
+            last = answer;
+        }
+        let after = snapshot(kb);
+        assert_eq!(changed(&before, &after), row.changes, "{label}: the files changed; answer: {last}");
+        for expect in row.expect {
+            check(kb, expect, &last, &label).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_routing_table() {
+    assert!(SCRIPTED.len() >= 40, "{} rows", SCRIPTED.len());
+    let (fake, kb) = scripted_with(&[]).await;
+    run_scripted_table(&fake, &kb, SCRIPTED).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_duplicates_and_merges_table() {
+    let (fake, kb) = scripted_with(&[PRIYA]).await;
+    run_scripted_table(&fake, &kb, SCRIPTED_TIDY).await;
 }
