@@ -619,6 +619,7 @@ fn open_vault_and_index(
 fn check_history_in_background(vault: &Arc<Vault>) {
     let vault = Arc::downgrade(vault);
     let started = std::thread::Builder::new().name("kb-history-check".into()).spawn(move || {
+        kb_storage::background::yield_to_requests();
         let Some(vault) = vault.upgrade() else { return };
         match vault.check_history() {
             Ok(0) => {}
@@ -646,6 +647,7 @@ const SWEEP_SHARE: u32 = 20;
 fn start_sweeps(vault: &Arc<Vault>) {
     let vault = Arc::downgrade(vault);
     let started = std::thread::Builder::new().name("kb-vault-sweep".into()).spawn(move || {
+        kb_storage::background::yield_to_requests();
         let mut pause = SWEEP_EVERY;
         let mut last_full = std::time::Instant::now();
         loop {

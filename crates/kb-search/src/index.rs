@@ -23,7 +23,7 @@ use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
 use crate::analysis::{SearchLanguage, fuzzy_distance, query_parts, stems};
 use crate::document::{StoredHit, to_document};
 use crate::error::index_error;
-use crate::open::{OpenStats, SyncStats, WRITER_HEAP, load_stamps};
+use crate::open::{OpenStats, SyncStats, kept_writer, load_stamps};
 use crate::owner::{self, Answer, OnForwarded, OwnerServer, Request, SendError};
 use crate::query::{self, Matching};
 use crate::rank;
@@ -169,7 +169,7 @@ impl TantivyIndex {
             if slot.is_some() {
                 return Ok(true);
             }
-            match self.index.writer_with_num_threads(1, WRITER_HEAP) {
+            match kept_writer(&self.index) {
                 Ok(writer) => *slot = Some(writer),
                 Err(tantivy::TantivyError::LockFailure(..)) => return Ok(false),
                 Err(e) => return Err(index_error(e)),

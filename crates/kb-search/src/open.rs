@@ -32,7 +32,23 @@ pub const META_FILE: &str = "kb-index.json";
 /// Heap of the writer kept open for kb's own changes: tantivy's smallest (15 MB), because every
 /// commit starts a segment whose term table is sized (and cleared) from it, which is
 /// most of a small commit's work.
-pub(crate) const WRITER_HEAP: usize = 15_000_000;
+const WRITER_HEAP: usize = 15_000_000;
+/// Segments with fewer documents than this are merged as one layer (tantivy's default is
+/// 10,000, which puts a vault of ten thousand entries in one layer with the one-document
+/// segment of each change, so every few changes re-merged the whole index).
+const MERGE_MIN_LAYER_DOCS: u32 = 64;
+
+/// Opens the writer kept for kb's own changes: one thread, the smallest heap, and a merge
+/// policy whose merges join segments of like size, so that the work of merging the
+/// one-document segments of changes stays in proportion to them, whatever the vault's size.
+pub(crate) fn kept_writer(index: &Index) -> tantivy::Result<IndexWriter> {
+    let writer: IndexWriter = index.writer_with_num_threads(1, WRITER_HEAP)?;
+    let mut policy = tantivy::indexer::LogMergePolicy::default();
+    policy.set_min_layer_size(MERGE_MIN_LAYER_DOCS);
+    writer.set_merge_policy(Box::new(policy));
+    Ok(writer)
+}
+
 /// Heap per indexing thread during a rebuild.
 const BULK_HEAP_PER_THREAD: usize = 200_000_000;
 
@@ -297,7 +313,7 @@ fn assemble(
 ) -> tantivy::Result<TantivyIndex> {
     let fields = IndexFields::from_schema(&index.schema())?;
     // The first process to take the writer owns the index; the others read it.
-    let writer = match index.writer_with_num_threads(1, WRITER_HEAP) {
+    let writer = match kept_writer(&index) {
         Ok(writer) => Some(writer),
         Err(tantivy::TantivyError::LockFailure(..)) => None,
         Err(other) => return Err(other),

@@ -5,6 +5,7 @@
 //!
 //! Depends only on kb-domain; knows nothing of search, tools, the orchestrator or delivery.
 
+pub mod background;
 pub mod conversations;
 mod database;
 pub mod history;

@@ -240,6 +240,7 @@ impl Vault {
         let vault = Arc::downgrade(self);
         let schedule = Arc::clone(&self.index_schedule);
         let started = std::thread::Builder::new().name("kb-index-file".into()).spawn(move || {
+            crate::background::yield_to_requests();
             // Waits holding only the schedule, so the vault can close meanwhile.
             while schedule.next(&vault).is_some() {
                 let Some(vault) = vault.upgrade() else { return };
