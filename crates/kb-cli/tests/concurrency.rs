@@ -189,7 +189,7 @@ async fn parallel_captures_of_one_new_person_file_one_entry_and_lose_no_line() {
     }
     assert_eq!(
         text.lines().filter(|l| l.starts_with("- ") && l.contains(": Talked with Ada")).count(),
-        11,
+        12,
         "{text}"
     );
 }

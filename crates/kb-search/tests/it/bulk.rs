@@ -236,5 +236,7 @@ fn two_watching_processes_follow_a_pull_once_each_and_then_rest() {
             heard.iter().filter(|p| !matches!(p.as_str(), "inbox/sentinel.md" | "inbox/fence.md")).collect();
         assert!(heard.contains("inbox/sentinel.md") && noise.is_empty(), "heard of {heard:?}");
     }
-    assert!(owner.commit_count() <= commits + 2, "{} commits for one entry", owner.commit_count() - commits);
+    // The sentinel through the owner's watcher and through the other's request, and the
+    // late fence: at most three commits, however many files were read.
+    assert!(owner.commit_count() <= commits + 3, "{} commits for one entry", owner.commit_count() - commits);
 }
