@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::category::{COMMON_FIELDS, Category};
 use crate::edit::{BodyEdit, BodyEditError, Written, edit_document, with_changes};
-use crate::fields::{Confidence, FieldProblem, check_field, format_timestamp, parse_timestamp};
+use crate::fields::{Confidence, FieldProblem, check_field, format_timestamp, parse_date, parse_timestamp};
 use crate::frontmatter::{Frontmatter, FrontmatterError, parse_document, render_document};
 use crate::path::EntryPath;
 
@@ -135,7 +135,7 @@ fn first_words(body: &str) -> Option<&str> {
     let undated = line
         .strip_prefix("- ")
         .and_then(|rest| rest.split_once(": "))
-        .filter(|(date, _)| chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok())
+        .filter(|(date, _)| parse_date(date).is_some())
         .map(|(_, words)| words.trim());
     Some(undated.filter(|w| !w.is_empty()).unwrap_or(line))
 }
