@@ -126,8 +126,10 @@ impl Assistant {
         .await
         .map_err(|e| CoreError::Task(e.to_string()))??;
         let watcher = if config.watch {
-            // A process that lives long keeps its index file current off the request path.
+            // A process that lives long keeps its index file current and commits its index
+            // off the request path.
             vault.write_index_in_background();
+            index.commit_in_background();
             check_history_in_background(&vault);
             start_watcher(&vault, &index, &changes)
         } else {

@@ -1,7 +1,9 @@
 //! [`TantivyIndex`]: the search port over a tantivy index kept in step with the vault.
 //!
 //! The process that owns the index (see [`crate::owner`]) holds its one writer: every
-//! change is committed and the reader reloaded before the call returns (read-your-writes).
+//! change is committed and the reader reloaded before the call returns (read-your-writes),
+//! or, in a process that lives long, committed in the background while every search waits
+//! for what was queued before it (see [`crate::commits`]).
 //! What is indexed for each entry (its content stamp) is also kept in memory there, so an
 //! event about a file kb itself just wrote is recognised and skipped. Any other process
 //! sends its changes to the owner and reloads once they are committed; its reader also
@@ -9,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,7 @@ use kb_domain::{
 use tantivy::{Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
 
 use crate::analysis::{SearchLanguage, fuzzy_distance, query_parts, stems};
+use crate::commits::CommitQueue;
 use crate::document::{StoredHit, to_document};
 use crate::error::index_error;
 use crate::open::{OpenStats, SyncStats, kept_writer, load_stamps};
@@ -39,6 +42,8 @@ pub struct TantivyIndex {
     pub(crate) reader: IndexReader,
     /// The writer, in the process that owns the index; `None` in the others.
     pub(crate) writer: Mutex<Option<IndexWriter>>,
+    /// Whether `writer` holds one, known without waiting for a commit that holds it.
+    pub(crate) owner: AtomicBool,
     /// Where the owner answers the other processes.
     pub(crate) sockets: Vec<PathBuf>,
     /// Set by [`TantivyIndex::share_writes`]: how to answer other processes once owner.
@@ -58,6 +63,8 @@ pub struct TantivyIndex {
     pub(crate) index: Index,
     /// The language its stems are in.
     pub(crate) language: SearchLanguage,
+    /// Changes waiting for the background commit (see [`crate::commits`]).
+    pub(crate) queue: Arc<CommitQueue>,
 }
 
 impl Drop for TantivyIndex {
@@ -67,7 +74,14 @@ impl Drop for TantivyIndex {
         // Stop answering before the writer goes: once it is released another process may
         // take over and bind its own socket.
         drop(self.server.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+        let queued = self.queue.take_all();
+        if !queued.changes.is_empty()
+            && let Err(error) = self.commit_changes(queued.changes, false)
+        {
+            tracing::warn!(%error, "the last changes could not be indexed; the next start catches up");
+        }
         let writer = self.writer.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        self.owner.store(false, Ordering::Release);
         let Some(writer) = writer else { return };
         if let Err(error) = writer.wait_merging_threads() {
             tracing::warn!(%error, "the search index's merges did not finish");
@@ -125,12 +139,13 @@ impl TantivyIndex {
 
     /// How many entries are indexed (as this process's reader sees the index).
     pub fn len(&self) -> usize {
+        self.queue.wait_for_queued();
         usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
     }
 
     /// Whether this process holds the index's writer (the others send it their changes).
     pub fn is_owner(&self) -> bool {
-        lock(&self.writer).is_some()
+        self.owner.load(Ordering::Acquire)
     }
 
     /// Lets the other kb processes on this vault send their changes here while this
@@ -170,7 +185,10 @@ impl TantivyIndex {
                 return Ok(true);
             }
             match kept_writer(&self.index) {
-                Ok(writer) => *slot = Some(writer),
+                Ok(writer) => {
+                    *slot = Some(writer);
+                    self.owner.store(true, Ordering::Release);
+                }
                 Err(tantivy::TantivyError::LockFailure(..)) => return Ok(false),
                 Err(e) => return Err(index_error(e)),
             }
@@ -288,21 +306,86 @@ impl TantivyIndex {
         self.commits.load(Ordering::Acquire)
     }
 
-    /// Applies changes in one commit with this process's writer, then reloads the reader.
+    /// From now on commits this process's changes in the background, several together
+    /// when they come together (see [`crate::commits`]). For processes that live long
+    /// (`kb serve`, MCP servers); a short-lived one commits each change before it returns.
+    pub fn commit_in_background(self: &Arc<Self>) {
+        if !self.queue.start() {
+            return;
+        }
+        let this = Arc::downgrade(self);
+        let queue = Arc::clone(&self.queue);
+        let started = std::thread::Builder::new()
+            .name("kb-index-commit".into())
+            .spawn(move || commit_queued(&this, &queue));
+        if let Err(error) = started {
+            tracing::warn!(%error, "could not start committing in the background; committing each change");
+            self.queue.stop();
+        }
+    }
+
+    /// Applies changes with this process's writer: queued for the background commit when
+    /// there is one, else committed now.
     fn apply_local(&self, changes: Vec<Change>) -> Result<(), SearchError> {
         if changes.is_empty() {
             return Ok(());
         }
+        if self.queue.is_background() {
+            if !self.is_owner() {
+                return Err(SearchError::Index("this kb process does not own the search index".into()));
+            }
+            // What is queued counts as indexed: a file event about kb's own write is then
+            // skipped, as after a commit.
+            self.queue.push(changes, |queued| {
+                let mut stamps = lock(&self.stamps);
+                for change in queued {
+                    match change {
+                        Change::Upsert(entry, stamp) => stamps.insert(entry.path.clone(), *stamp),
+                        Change::Remove(path) => stamps.remove(path),
+                    };
+                }
+            });
+            return Ok(());
+        }
+        self.commit_changes(changes, true)
+    }
+
+    /// Applies changes in one commit with this process's writer, then reloads the reader.
+    /// With `record`, what is indexed is recorded once committed; without, it was recorded
+    /// when queued, and a failure forgets it so that the files are read again.
+    pub(crate) fn commit_changes(&self, changes: Vec<Change>, record: bool) -> Result<(), SearchError> {
+        let paths: Vec<EntryPath> = changes.iter().map(|c| c.path().clone()).collect();
+        let staged = self.stage_and_commit(changes);
+        let mut stamps = lock(&self.stamps);
+        match (&staged, record) {
+            (Ok(indexed), true) => {
+                for (path, stamp) in indexed {
+                    match stamp {
+                        Some(stamp) => stamps.insert(path.clone(), *stamp),
+                        None => stamps.remove(path),
+                    };
+                }
+            }
+            (Err(_), false) => {
+                for path in &paths {
+                    stamps.remove(path);
+                }
+            }
+            _ => {}
+        }
+        staged.map(|_| ())
+    }
+
+    /// Stages changes in the writer and commits them: the stamp each path is indexed
+    /// with (`None`: removed).
+    fn stage_and_commit(&self, changes: Vec<Change>) -> Result<Vec<(EntryPath, Option<Stamp>)>, SearchError> {
         let mut slot = lock(&self.writer);
         let Some(writer) = slot.as_mut() else {
             return Err(SearchError::Index("this kb process does not own the search index".into()));
         };
         let mut staged = Vec::with_capacity(changes.len());
         for change in changes {
-            let path = match &change {
-                Change::Upsert(entry, _) => entry.path.clone(),
-                Change::Remove(path) => path.clone(),
-            };
+            let path = change.path().clone();
             writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
             let stamp = match change {
                 Change::Upsert(entry, stamp) => {
@@ -317,14 +400,7 @@ impl TantivyIndex {
             staged.push((path, stamp));
         }
         self.commit(writer)?;
-        let mut stamps = lock(&self.stamps);
-        for (path, stamp) in staged {
-            match stamp {
-                Some(stamp) => stamps.insert(path, stamp),
-                None => stamps.remove(&path),
-            };
-        }
-        Ok(())
+        Ok(staged)
     }
 
     /// Commits what the writer holds and makes it visible to the next search. A failure is
@@ -399,6 +475,8 @@ impl TantivyIndex {
             .chain(unreadable)
             .collect();
         self.apply_local(changes)?;
+        // Answered once searchable (another process reloads its reader on the answer).
+        self.queue.wait_for_queued();
         Ok(changed)
     }
 
@@ -448,6 +526,33 @@ impl TantivyIndex {
     }
 }
 
+/// The background committer's loop (see [`crate::commits`]): commits whatever is
+/// queued, all of it together, until the index closes. A commit that fails (or panics)
+/// is logged and remembered for [`TantivyIndex::health`]; those waiting for it go on.
+fn commit_queued(index: &Weak<TantivyIndex>, queue: &CommitQueue) {
+    while let Some(batch) = queue.next_batch(index) {
+        let Some(this) = index.upgrade() else {
+            queue.finished(batch.upto);
+            return;
+        };
+        let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            this.commit_changes(batch.changes, false)
+        }));
+        match committed {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "changes could not be indexed; they are read again on their next event")
+            }
+            Err(_) => {
+                *lock(&this.last_failure) = Some("the index commit panicked".into());
+                tracing::error!("the index commit panicked");
+            }
+        }
+        drop(this);
+        queue.finished(batch.upto);
+    }
+}
+
 /// The name matches of a search are looked for apart (so that one scoring low on its text
 /// is still ranked) only when the words are in at most this many names and tags: a word in
 /// more names than that distinguishes none, and its weight in the text score ranks them.
@@ -485,6 +590,8 @@ impl SearchIndex for TantivyIndex {
             prefix: query.prefix,
             category: query.category,
         };
+        // Reads what this process wrote before, even if its commit is still under way.
+        self.queue.wait_for_queued();
         let searcher = self.reader.searcher();
         let exact = self.run(&searcher, request, query, Matching::Exact)?;
         if exact.total > 0 || !parts.all_terms().iter().any(|t| fuzzy_distance(t) > 0) {

@@ -24,6 +24,7 @@
 //! and its `snippet` a passage of it with the matched words in Markdown bold (`**word**`).
 
 pub mod analysis;
+mod commits;
 mod directory;
 pub mod document;
 pub mod error;

@@ -166,8 +166,10 @@ impl TantivyIndex {
         &self,
         progress: Option<&ProgressFn>,
     ) -> Result<(SyncStats, Vec<EntryPath>), SearchError> {
-        // The writer is held from the walk to the commit, so no change kb makes meanwhile
-        // can be mistaken for one made outside.
+        // What is queued is committed first; the writer is then held from the walk to the
+        // commit, so no change kb makes meanwhile can be mistaken for one made outside
+        // (a change queued meanwhile is committed after, and found unchanged by the next).
+        self.queue.wait_for_queued();
         let mut slot = lock(&self.writer);
         let Some(writer) = slot.as_mut() else {
             return Err(SearchError::Index("this kb process does not own the search index".into()));
@@ -323,6 +325,7 @@ fn assemble(
         index_dir: index_dir.to_path_buf(),
         fields,
         reader,
+        owner: std::sync::atomic::AtomicBool::new(writer.is_some()),
         writer: Mutex::new(writer),
         sockets: crate::owner::socket_paths(index_dir),
         sharing: std::sync::OnceLock::new(),
@@ -334,6 +337,7 @@ fn assemble(
         _presence: presence,
         index,
         language,
+        queue: Default::default(),
     })
 }
 

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Integration tests of kb-search against real temp vaults on disk.
 
+mod background;
 mod behaviour;
 mod bulk;
 mod corpora;

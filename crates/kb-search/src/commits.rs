@@ -1,0 +1,145 @@
+//! Commits off the request path, for a process that lives long and owns the index.
+//!
+//! A tantivy commit costs about ten milliseconds however small the change: each one
+//! writes a new segment and starts a new indexing thread. Once asked to
+//! ([`crate::TantivyIndex::commit_in_background`]), the owner queues the changes kb
+//! makes and one background thread commits them, everything queued so far in one commit.
+//! A change thus waits for its files, not for the index, and changes that come together
+//! share a commit: the committer lingers [`LINGER`] after the first queued change for
+//! others to join it, unless someone is already waiting to read.
+//!
+//! Nothing reads the index around the queue: every search (and every count) in the
+//! owning process first waits until what was queued before it is committed, so a process
+//! still reads its own writes at once. Another process that sent its change to the owner
+//! gets its answer once that change is committed, as before.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use kb_domain::sync::lock;
+
+use crate::index::Change;
+
+/// How often the waiting committer checks that its index is still open.
+const CHECK_OPEN: Duration = Duration::from_secs(1);
+/// How long the committer waits after a change is queued for more to commit with it
+/// (when no reader waits): a burst of changes is then a few commits, not one each.
+pub(crate) const LINGER: Duration = Duration::from_millis(25);
+
+/// The changes waiting for the background commit, and who waits for them.
+#[derive(Debug, Default)]
+pub(crate) struct CommitQueue {
+    /// Whether changes go to the queue (set once the committer runs).
+    background: AtomicBool,
+    state: Mutex<QueueState>,
+    /// Wakes the committer: changes were queued.
+    queued: Condvar,
+    /// Wakes those waiting for a commit.
+    done: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct QueueState {
+    changes: Vec<Change>,
+    /// How many batches were queued so far.
+    queued: u64,
+    /// How many of them are done with (committed, or their commit failed).
+    done: u64,
+    /// When the oldest change still queued was queued.
+    since: Option<Instant>,
+    /// How many callers wait to read what is queued.
+    readers: usize,
+}
+
+/// Changes taken from the queue to be committed together.
+pub(crate) struct Batch {
+    /// The changes, in the order they were queued.
+    pub(crate) changes: Vec<Change>,
+    /// Report this to [`CommitQueue::finished`] once they are committed (or failed).
+    pub(crate) upto: u64,
+}
+
+impl CommitQueue {
+    /// Whether changes are queued for the background committer.
+    pub(crate) fn is_background(&self) -> bool {
+        self.background.load(Ordering::Acquire)
+    }
+
+    /// Sends changes to the queue from now on; `false` when that was so already.
+    pub(crate) fn start(&self) -> bool {
+        !self.background.swap(true, Ordering::AcqRel)
+    }
+
+    /// Goes back to committing on the caller's thread (the committer could not start).
+    pub(crate) fn stop(&self) {
+        self.background.store(false, Ordering::Release);
+    }
+
+    /// Queues one operation's changes (committed together), running `also` while the
+    /// queue is held, so that what it records follows the order of the queue.
+    pub(crate) fn push(&self, changes: Vec<Change>, also: impl FnOnce(&[Change])) {
+        let mut state = lock(&self.state);
+        also(&changes);
+        state.changes.extend(changes);
+        state.queued += 1;
+        state.since.get_or_insert_with(Instant::now);
+        self.queued.notify_one();
+    }
+
+    /// Waits for queued changes and takes them all; `None` once `owner` is gone.
+    pub(crate) fn next_batch<T>(&self, owner: &Weak<T>) -> Option<Batch> {
+        let mut state = lock(&self.state);
+        while state.changes.is_empty() {
+            // Not upgraded: the last handle dropped here would close the index while the
+            // queue is held.
+            if owner.strong_count() == 0 {
+                return None;
+            }
+            state = self.queued.wait_timeout(state, CHECK_OPEN).map_or_else(|e| e.into_inner().0, |(s, _)| s);
+        }
+        let until = state.since.unwrap_or_else(Instant::now) + LINGER;
+        while state.readers == 0 {
+            let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
+                break;
+            };
+            state = self.queued.wait_timeout(state, left).map_or_else(|e| e.into_inner().0, |(s, _)| s);
+        }
+        state.since = None;
+        Some(Batch { changes: std::mem::take(&mut state.changes), upto: state.queued })
+    }
+
+    /// Takes whatever is queued without waiting (for a closing index).
+    pub(crate) fn take_all(&self) -> Batch {
+        let mut state = lock(&self.state);
+        state.since = None;
+        Batch { changes: std::mem::take(&mut state.changes), upto: state.queued }
+    }
+
+    /// Says the batches up to `upto` are done with, waking those waiting for them.
+    pub(crate) fn finished(&self, upto: u64) {
+        let mut state = lock(&self.state);
+        state.done = state.done.max(upto);
+        self.done.notify_all();
+    }
+
+    /// Waits until every change queued before this call is done with: the caller then
+    /// reads what was written before it.
+    pub(crate) fn wait_for_queued(&self) {
+        if !self.is_background() {
+            return;
+        }
+        let mut state = lock(&self.state);
+        let target = state.queued;
+        if state.done >= target {
+            return;
+        }
+        // The committer stops lingering for a waiting reader.
+        state.readers += 1;
+        self.queued.notify_one();
+        while state.done < target {
+            state = self.done.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        state.readers -= 1;
+    }
+}
