@@ -15,8 +15,13 @@ use kb_domain::sync::lock;
 /// How long a pause in the changes must be before the background writer writes.
 pub(crate) const GATHER: Duration = Duration::from_millis(100);
 /// The longest the background writer lets changes keep coming before it writes anyway,
-/// so the file is never much more than a second behind a vault that never rests.
+/// so the file is never much more than a second behind a vault that never rests...
 const MAX_GATHER: Duration = Duration::from_secs(1);
+/// ...unless a rewrite takes so long (a vault of a hundred thousand entries) that writing
+/// once a second would take a large share of the machine from the changes themselves:
+/// while changes keep coming, the writer then waits this many times what its last pass
+/// took. A pause in the changes still brings the file up to date at once.
+const PASS_SHARE: u32 = 10;
 /// How often a waiting background writer checks that its vault is still open.
 const CHECK_OPEN: Duration = Duration::from_secs(1);
 
@@ -30,6 +35,8 @@ pub(crate) struct IndexSchedule {
     marks: AtomicU64,
     /// The background writer's passes so far (see [`IndexSchedule::passes`]).
     passes: AtomicU64,
+    /// How long the last pass took, in microseconds.
+    last_pass_micros: AtomicU64,
 }
 
 impl IndexSchedule {
@@ -66,8 +73,20 @@ impl IndexSchedule {
         self.passes.load(Ordering::Acquire)
     }
 
+    /// Says how long the pass just made took (see [`PASS_SHARE`]).
+    pub(crate) fn pass_took(&self, took: Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.last_pass_micros.store(micros, Ordering::Release);
+    }
+
+    /// The longest a burst of changes may go on before the writer writes anyway.
+    fn max_gather(&self) -> Duration {
+        let last = Duration::from_micros(self.last_pass_micros.load(Ordering::Acquire));
+        MAX_GATHER.max(last.saturating_mul(PASS_SHARE))
+    }
+
     /// Waits until a write is due, then until the burst of changes pauses for [`GATHER`]
-    /// (or has gone on for [`MAX_GATHER`]); `None` when `vault` is gone first. The
+    /// (or has gone on for [`MAX_GATHER`], or longer after a slow pass: [`PASS_SHARE`]); `None` when `vault` is gone first. The
     /// write stays due until then, so a vault closed meanwhile writes it on its way out;
     /// every change said due before this returns is in the pass the caller makes now.
     pub(crate) fn next<T>(&self, vault: &Weak<T>) -> Option<()> {
@@ -79,10 +98,11 @@ impl IndexSchedule {
             }
         }
         let started = Instant::now();
+        let max_gather = self.max_gather();
         loop {
             let seen = self.marks.load(Ordering::Acquire);
             std::thread::sleep(GATHER);
-            if self.marks.load(Ordering::Acquire) == seen || started.elapsed() >= MAX_GATHER {
+            if self.marks.load(Ordering::Acquire) == seen || started.elapsed() >= max_gather {
                 break;
             }
         }

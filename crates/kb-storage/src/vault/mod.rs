@@ -65,7 +65,8 @@ pub struct Vault {
     state: Mutex<State>,
     index: Mutex<IndexFile>,
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
-    /// Whether the vault's view changed since the last sweep (see [`Vault::sweep_if_due`]).
+    /// Whether the vault's view followed a change made elsewhere since the last sweep (see
+    /// [`Vault::sweep_if_due`]); this process's own changes need no sweep.
     touched: std::sync::atomic::AtomicBool,
     /// When the index file is written (shared with its background writer).
     index_schedule: Arc<index_schedule::IndexSchedule>,
@@ -244,7 +245,9 @@ impl Vault {
             // Waits holding only the schedule, so the vault can close meanwhile.
             while schedule.next(&vault).is_some() {
                 let Some(vault) = vault.upgrade() else { return };
+                let started = std::time::Instant::now();
                 vault.write_index_now();
+                schedule.pass_took(started.elapsed());
             }
         });
         if let Err(error) = started {
@@ -255,7 +258,6 @@ impl Vault {
 
     /// Brings kb's index file up to date now or (in the background) soon.
     fn index_due(&self, state: &mut State) {
-        self.touched.store(true, std::sync::atomic::Ordering::Relaxed);
         if self.index_schedule.is_deferred() {
             self.index_schedule.mark_due();
         } else {
@@ -365,7 +367,7 @@ impl Vault {
         corrected
     }
 
-    /// A sweep when the vault's view changed since the last one (the moments events go
+    /// A sweep when the vault's view followed a change made elsewhere since the last one (the moments events go
     /// missing), or when `anyway`; otherwise only the index file is checked. A full sweep
     /// lists every folder, so a process that is idle does not pay for one each time.
     pub fn sweep_if_due(&self, anyway: bool) -> usize {
@@ -507,6 +509,9 @@ impl Vault {
     }
 
     fn reread_done(&self, state: &mut State, change: EntryChange, notify: bool) {
+        // Something changed that this process did not do: the moment to look for changes
+        // whose file events went missing.
+        self.touched.store(true, std::sync::atomic::Ordering::Relaxed);
         if notify {
             self.changed(state, &[change]);
         } else {
@@ -548,6 +553,7 @@ impl Vault {
         found: Result<PathBuf, RepositoryError>,
     ) -> Result<PathBuf, RepositoryError> {
         if matches!(found, Err(RepositoryError::NotFound(_))) && state.cache.remove(path) {
+            self.touched.store(true, std::sync::atomic::Ordering::Relaxed);
             self.changed(state, &[EntryChange::Removed(path.clone())]);
         }
         found
