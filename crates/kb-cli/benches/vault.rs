@@ -245,6 +245,11 @@ const METRICS: &[Metric] = &[
     Metric { key: "first_list", label: "first list after the warm start", target: Target::Under(5.0) },
     Metric { key: "search", label: "search (HTTP)", target: Target::None },
     Metric { key: "capture", label: "capture (HTTP, offline model)", target: Target::P50P99(15.0, 50.0) },
+    Metric {
+        key: "capture_search",
+        label: "capture, then a search that finds it (HTTP)",
+        target: Target::None,
+    },
     Metric { key: "update", label: "update (HTTP)", target: Target::P50P99(15.0, 50.0) },
     Metric { key: "move", label: "move (HTTP)", target: Target::P50P99(15.0, 50.0) },
     Metric { key: "list", label: "list, no filter (HTTP)", target: Target::P99(5.0) },
@@ -692,6 +697,20 @@ fn run(size: usize, bin: &Path, in_process: bool, scratch: &Path) -> SizeRun {
     });
     record("capture", figure);
 
+    // A capture's index commit happens after it answers; a search right after it waits for
+    // that commit. Timed together, the two show what reading one's own write costs.
+    let figure = sample(ROUNDS / 2, |i| {
+        let word = format!("zq{}q", letters(i));
+        let body = json!({ "text": format!("Idea: {word} a reading lamp for the balcony") });
+        let target = format!("/api/search?q={word}");
+        timed(|| {
+            server.call("POST", "/api/capture", Some(&body));
+            let found = server.call("GET", &target, None);
+            assert_eq!(found["total"], 1, "a capture must be found by the next search: {found}");
+        })
+    });
+    record("capture_search", figure);
+
     let projects = generated(size, Category::Projects, ROUNDS, false);
     let figure = sample(projects.len(), |i| {
         let status = ["waiting", "active", "blocked"][i % 3];
@@ -1079,7 +1098,7 @@ fn table(
     for line in [
         "Vaults from `kb_search::testgen::write_vault` (seed 20261121: five categories, 150–400 words a body). `kb serve` runs with the offline model, `KB_TIMEZONE=UTC`, its own port and `DATABASE_URL`, default logging; requests are sequential, one connection each (`Connection: close`), from this process.",
         "Cold start: from spawning `kb serve` on a vault without `.kb/` until `GET /healthz` answers `indexReady: true` (polled every 10 ms). Warm start: the same after SIGTERM and a restart. First list: `GET /api/entries` right after the warm start. → idle: from spawning until the server uses less than 10% of a core over 2 s (what it does in the background after answering: recording the vault's files in history on a first start, comparing them on later ones), 120 s at most, then the benchmark goes on; the rows below are timed after that, in the steady state; a second server is likewise left to settle before its figures, and so is the in-process assistant.",
-        "Search: five queries in turn (common word, two words, rare word, another, accent-folded). Capture: `POST /api/capture` of five kinds of text in turn (each files a new entry). Update: `PATCH` of `status` and `next_action` on generated projects. Move: generated ideas moved to projects. List: `GET /api/entries` (page of 10); filtered: five category/status/limit/offset filters in turn. Digests: `POST /api/digest`. Chat (HTTP): `POST /api/chat` with messages that make the offline model call `list_entries` or `search_entries`, then answer; ten turns a conversation.",
+        "Search: five queries in turn (common word, two words, rare word, another, accent-folded). Capture: `POST /api/capture` of five kinds of text in turn (each files a new entry). Capture then search: a capture, then a search for its one unusual word that must find it. Update: `PATCH` of `status` and `next_action` on generated projects. Move: generated ideas moved to projects. List: `GET /api/entries` (page of 10); filtered: five category/status/limit/offset filters in turn. Digests: `POST /api/digest`. Chat (HTTP): `POST /api/chat` with messages that make the offline model call `list_entries` or `search_entries`, then answer; ten turns a conversation.",
         "Write → visible in another process: a second `kb serve` on the same vault and database; captures alternate between the two, each timed from sending it until the other process's search finds it and its list of ideas counts it (both polled every 5 ms). `refused`: the second process would not open the vault.",
         "5,000 outside edits: with `kb serve` running, 5,000 entry files are rewritten in place (each gains the same new word, as a `git pull` would bring it); timed from the first write until `GET /api/search` for that word counts all 5,000 (`total`), polled every 20 ms; not more than 120 s.",
         "Chat-turn overhead: `kb_core::Assistant::chat` in this process on the same vault (after the server stopped; following the vault as `kb serve` does), with the offline model, which answers at once (rules over the last message; its own work is microseconds and is included). Each turn: a model call asking for one tool, the tool, a model call writing the answer, and the conversation stored in SQLite. Ten untimed turns first; ten turns a conversation. The before binary cannot be driven in-process: its figures are the ones issue 10 quotes (22 ms at 100,000 entries, 3 ms on an empty vault, measured beyond a 1 ms model).",

@@ -7,7 +7,8 @@
 //! What is indexed for each entry (its content stamp) is also kept in memory there, so an
 //! event about a file kb itself just wrote is recognised and skipped. Any other process
 //! sends its changes to the owner and reloads once they are committed; its reader also
-//! follows the owner's commits on its own.
+//! follows the owner's commits on its own, and before a search it asks the owner to commit
+//! whatever is queued.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -236,6 +237,27 @@ impl TantivyIndex {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
+        }
+    }
+
+    /// Waits until the index holds every change made before this call, in any process:
+    /// the owner's queued changes are committed (see [`crate::commits`]), and a process
+    /// that does not own the index asks the owner for that, then reloads its reader.
+    fn read_every_earlier_change(&self) {
+        if self.is_owner() {
+            self.queue.wait_for_queued();
+            return;
+        }
+        match owner::send(&self.sockets, &Request::Flush) {
+            Ok(_) => {
+                if let Err(error) = self.reader.reload() {
+                    tracing::debug!(%error, "could not reload the index reader");
+                }
+            }
+            // No owner: nothing is waiting to be committed.
+            Err(SendError::NoOwner) => {}
+            // An owner from an older kb, say: the reader follows its commits within a second.
+            Err(SendError::Failed(error)) => tracing::debug!(%error, "the index owner did not flush"),
         }
     }
 
@@ -590,8 +612,7 @@ impl SearchIndex for TantivyIndex {
             prefix: query.prefix,
             category: query.category,
         };
-        // Reads what this process wrote before, even if its commit is still under way.
-        self.queue.wait_for_queued();
+        self.read_every_earlier_change();
         let searcher = self.reader.searcher();
         let exact = self.run(&searcher, request, query, Matching::Exact)?;
         if exact.total > 0 || !parts.all_terms().iter().any(|t| fuzzy_distance(t) > 0) {

@@ -3,7 +3,9 @@
 //! send what they changed to the owner over a Unix socket beside the index. The owner
 //! reads those files from the vault itself (the vault is the truth, so a message is only
 //! a list of paths), commits, and answers once the change is searchable; the sender then
-//! reloads its reader, so it reads its own writes at once.
+//! reloads its reader, so it reads its own writes at once. Before a search, the others also
+//! ask the owner to commit what it has queued ([`Request::Flush`]), so they read the
+//! owner's changes at once too.
 //!
 //! When the owner is gone (it exited, or was killed), the next process that needs to write
 //! takes the writer over, catches up with the vault, and starts answering on the socket.
@@ -56,6 +58,9 @@ pub(crate) enum Request {
     },
     /// Bring the whole index in line with the vault.
     Reconcile,
+    /// Answer once every change queued so far is committed (the owner commits in the
+    /// background): the sender then reads every change made before it asked.
+    Flush,
 }
 
 impl Request {
@@ -63,7 +68,7 @@ impl Request {
     fn answer_timeout(&self) -> Duration {
         let paths = match self {
             Request::Sync { paths, .. } => u32::try_from(paths.len()).unwrap_or(u32::MAX),
-            Request::Reconcile => 0,
+            Request::Reconcile | Request::Flush => 0,
         };
         ANSWER_TIMEOUT.saturating_add(ANSWER_TIMEOUT_PER_PATH.saturating_mul(paths))
     }
@@ -310,6 +315,10 @@ fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
             index.sync_local_with(&paths, !outside).map(|changed| (changed, None))
         }
         Request::Reconcile => index.reconcile_local(None).map(|(stats, changed)| (changed, Some(stats))),
+        Request::Flush => {
+            index.queue.wait_for_queued();
+            Ok((Vec::new(), None))
+        }
     };
     match result {
         Ok((changed, stats)) => {

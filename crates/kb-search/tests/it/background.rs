@@ -81,3 +81,19 @@ fn what_is_queued_when_the_index_closes_is_committed() {
     });
     assert!(all_there, "changes queued at close were lost");
 }
+
+#[test]
+fn another_process_reads_the_owners_queued_changes_at_once() {
+    let v = TestVault::new();
+    let owner = Arc::new(v.open());
+    owner.share_writes(None);
+    owner.commit_in_background();
+    // A second index on the same folder behaves as another process would (file locks).
+    let other = v.open();
+    assert!(owner.is_owner() && !other.is_owner());
+    for i in 0..20 {
+        upsert(&v, &owner, i, &word(i));
+        // Asked right away, before the owner's commit could have happened on its own.
+        assert_eq!(paths(&search(&other, &word(i))), [format!("ideas/note-{i}.md")], "change {i}");
+    }
+}
