@@ -8,10 +8,11 @@
 //! share a commit: the committer lingers [`LINGER`] after the first queued change for
 //! others to join it, unless someone is already waiting to read.
 //!
-//! Nothing reads the index around the queue: every search (and every count) in the
-//! owning process first waits until what was queued before it is committed, so a process
-//! still reads its own writes at once. Another process that sent its change to the owner
-//! gets its answer once that change is committed, as before.
+//! No read goes around the queue: every search (and every count) in the owning process
+//! first waits until what was queued before it is committed, so a process still reads its
+//! own writes at once. Another process that sent its change to the owner gets its answer
+//! once that change is committed, as before, and asks the owner for the same wait before
+//! each of its searches.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, Weak};

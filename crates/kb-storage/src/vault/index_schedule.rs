@@ -86,9 +86,10 @@ impl IndexSchedule {
     }
 
     /// Waits until a write is due, then until the burst of changes pauses for [`GATHER`]
-    /// (or has gone on for [`MAX_GATHER`], or longer after a slow pass: [`PASS_SHARE`]); `None` when `vault` is gone first. The
-    /// write stays due until then, so a vault closed meanwhile writes it on its way out;
-    /// every change said due before this returns is in the pass the caller makes now.
+    /// (or has gone on for [`MAX_GATHER`], or longer after a slow pass: [`PASS_SHARE`]);
+    /// `None` when `vault` is gone first. The write stays due until then, so a vault
+    /// closed meanwhile writes it on its way out; every change said due before this
+    /// returns is in the pass the caller makes now.
     pub(crate) fn next<T>(&self, vault: &Weak<T>) -> Option<()> {
         {
             let mut due = lock(&self.due);
