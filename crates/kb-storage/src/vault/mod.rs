@@ -324,9 +324,17 @@ impl Vault {
     /// A safety net beside the file watcher, for events it never delivered (another kb
     /// process's change, an outside edit); returns how many paths it corrected.
     pub fn sweep(&self) -> usize {
-        use kb_domain::VaultFiles as _;
-        let on_disk: std::collections::HashSet<EntryPath> =
-            self.files().entry_files().into_iter().map(|(path, _)| path).collect();
+        // The listings alone: which files exist, not what they hold (a folder of tens of
+        // thousands is then one read of the folder, not a look at every file).
+        let mut on_disk = std::collections::HashSet::new();
+        for category in Category::ALL {
+            match scan::list_folder_paths(&self.root, category) {
+                Ok(paths) => on_disk.extend(paths),
+                Err(error) => {
+                    tracing::warn!(%error, folder = category.as_str(), "category folder cannot be listed; skipped");
+                }
+            }
+        }
         let known = self.lock().cache.known_paths();
         let known_set: std::collections::HashSet<&EntryPath> = known.iter().collect();
         let stale = known.iter().filter(|path| !on_disk.contains(path));

@@ -115,6 +115,31 @@ pub(crate) fn list_folder(
     root: &Root,
     category: Category,
 ) -> Result<Vec<(EntryPath, Stamp)>, RepositoryError> {
+    let mut found = Vec::new();
+    for item in folder_items(root, category)? {
+        found.extend(entry_of_item(root, category, &item));
+    }
+    found.sort_by(|(a, _), (b, _)| a.cmp(b));
+    Ok(found)
+}
+
+/// The entry files of one category folder, from the listing alone: unlike [`list_folder`]
+/// no file is looked at (but a symbolic link's target), so a folder of tens of thousands
+/// costs one read of the folder.
+pub(crate) fn list_folder_paths(root: &Root, category: Category) -> Result<Vec<EntryPath>, RepositoryError> {
+    let mut found = Vec::new();
+    for item in folder_items(root, category)? {
+        let Some((path, kind)) = entry_name_of_item(category, &item) else { continue };
+        if kind.is_file() || (kind.is_symlink() && stamp_of_path(root, &path).is_some()) {
+            found.push(path);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The items of one category folder (none when it does not exist or leads outside).
+fn folder_items(root: &Root, category: Category) -> Result<Vec<fs::DirEntry>, RepositoryError> {
     let folder = match root.checked_folder(category) {
         Ok(folder) => folder,
         Err(RepositoryError::OutsideVault(_)) => {
@@ -131,17 +156,11 @@ pub(crate) fn list_folder(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io_error(&folder, e)),
     };
-    let mut found = Vec::new();
-    for item in listing {
-        let item = item.map_err(|e| io_error(&folder, e))?;
-        found.extend(entry_of_item(root, category, &item));
-    }
-    found.sort_by(|(a, _), (b, _)| a.cmp(b));
-    Ok(found)
+    listing.map(|item| item.map_err(|e| io_error(&folder, e))).collect()
 }
 
-/// The entry path and stamp of a folder item, when it is an entry file.
-fn entry_of_item(root: &Root, category: Category, item: &fs::DirEntry) -> Option<(EntryPath, Stamp)> {
+/// The entry path a folder item's name makes, with the item's type (from the listing).
+fn entry_name_of_item(category: Category, item: &fs::DirEntry) -> Option<(EntryPath, fs::FileType)> {
     let name = item.file_name();
     let Some(name) = name.to_str() else {
         tracing::warn!(file = ?item.path(), "file name is not UTF-8; not an entry");
@@ -149,7 +168,12 @@ fn entry_of_item(root: &Root, category: Category, item: &fs::DirEntry) -> Option
     };
     // Visible `.md` names only.
     let path = EntryPath::in_category(category, name).ok()?;
-    let kind = item.file_type().ok()?;
+    Some((path, item.file_type().ok()?))
+}
+
+/// The entry path and stamp of a folder item, when it is an entry file.
+fn entry_of_item(root: &Root, category: Category, item: &fs::DirEntry) -> Option<(EntryPath, Stamp)> {
+    let (path, kind) = entry_name_of_item(category, item)?;
     let stamp = if kind.is_symlink() {
         stamp_of_path(root, &path)?
     } else {
