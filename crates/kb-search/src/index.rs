@@ -467,25 +467,11 @@ impl TantivyIndex {
     ) -> Result<Vec<EntryPath>, SearchError> {
         let mut changes = Vec::new();
         let mut unreadable = Vec::new();
-        for path in paths {
-            let indexed = lock(&self.stamps).get(path).copied();
-            let on_disk = self.files.stamp(path);
-            if !reread && on_disk.is_some() && on_disk == indexed {
-                continue;
-            }
-            let read = if on_disk.is_some() { self.files.read(path) } else { FileRead::Missing };
-            match read {
-                FileRead::Entry(entry, stamp) => changes.push(Change::Upsert(entry, stamp)),
-                FileRead::Malformed(reason) => {
-                    tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
-                    if indexed.is_some() {
-                        changes.push(Change::Remove(path.clone()));
-                    } else {
-                        unreadable.push(path.clone());
-                    }
-                }
-                FileRead::Missing if indexed.is_some() => changes.push(Change::Remove(path.clone())),
-                FileRead::Missing => {}
+        for found in self.look_at_all(paths, reread) {
+            match found {
+                Found::Change(change) => changes.push(change),
+                Found::Unreadable(path) => unreadable.push(path),
+                Found::Unchanged => {}
             }
         }
         let changed = changes
@@ -500,6 +486,59 @@ impl TantivyIndex {
         // Answered once searchable (another process reloads its reader on the answer).
         self.queue.wait_for_queued();
         Ok(changed)
+    }
+
+    /// What each of `paths` needs (see [`TantivyIndex::look_at`]), in their order; many
+    /// files (a `git pull`) are read on several threads at once.
+    fn look_at_all(&self, paths: &[EntryPath], reread: bool) -> Vec<Found> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+        if paths.len() < PARALLEL_READ_FROM || threads == 1 {
+            return paths.iter().map(|path| self.look_at(path, reread)).collect();
+        }
+        let chunk = paths.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = paths
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || part.iter().map(|p| self.look_at(p, reread)).collect::<Vec<_>>())
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|part| {
+                    part.join().unwrap_or_else(|_| {
+                        tracing::error!(
+                            "a thread reading entry files panicked; they are read again at the next start"
+                        );
+                        Vec::new()
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// What the index needs for the file at `path`: its entry read again (or dropped), or
+    /// nothing when its stamp matches what is indexed (unless `reread`).
+    fn look_at(&self, path: &EntryPath, reread: bool) -> Found {
+        let indexed = lock(&self.stamps).get(path).copied();
+        let on_disk = self.files.stamp(path);
+        if !reread && on_disk.is_some() && on_disk == indexed {
+            return Found::Unchanged;
+        }
+        let read = if on_disk.is_some() { self.files.read(path) } else { FileRead::Missing };
+        match read {
+            FileRead::Entry(entry, stamp) => Found::Change(Change::Upsert(entry, stamp)),
+            FileRead::Malformed(reason) => {
+                tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
+                if indexed.is_some() {
+                    Found::Change(Change::Remove(path.clone()))
+                } else {
+                    Found::Unreadable(path.clone())
+                }
+            }
+            FileRead::Missing if indexed.is_some() => Found::Change(Change::Remove(path.clone())),
+            FileRead::Missing => Found::Unchanged,
+        }
     }
 
     fn run(
@@ -573,6 +612,19 @@ fn commit_queued(index: &Weak<TantivyIndex>, queue: &CommitQueue) {
         drop(this);
         queue.finished(batch.upto);
     }
+}
+
+/// From this many files on, a sync reads them on several threads.
+const PARALLEL_READ_FROM: usize = 64;
+
+/// What a file needs from the index (see [`TantivyIndex::look_at`]).
+enum Found {
+    /// A change to apply.
+    Change(Change),
+    /// A file that is not a readable entry and was never indexed.
+    Unreadable(EntryPath),
+    /// Nothing: indexed as it is, or gone and never indexed.
+    Unchanged,
 }
 
 /// The name matches of a search are looked for apart (so that one scoring low on its text
