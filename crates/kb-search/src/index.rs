@@ -376,7 +376,9 @@ impl TantivyIndex {
     /// With `record`, what is indexed is recorded once committed; without, it was recorded
     /// when queued, and a failure forgets it so that the files are read again.
     pub(crate) fn commit_changes(&self, changes: Vec<Change>, record: bool) -> Result<(), SearchError> {
-        let paths: Vec<EntryPath> = changes.iter().map(|c| c.path().clone()).collect();
+        // Only a failed background commit needs the paths again (to forget their stamps).
+        let paths: Vec<EntryPath> =
+            if record { Vec::new() } else { changes.iter().map(|c| c.path().clone()).collect() };
         let staged = self.stage_and_commit(changes);
         let mut stamps = lock(&self.stamps);
         match (&staged, record) {
@@ -474,14 +476,7 @@ impl TantivyIndex {
                 Found::Unchanged => {}
             }
         }
-        let changed = changes
-            .iter()
-            .map(|c| match c {
-                Change::Upsert(entry, _) => entry.path.clone(),
-                Change::Remove(path) => path.clone(),
-            })
-            .chain(unreadable)
-            .collect();
+        let changed = changes.iter().map(|c| c.path().clone()).chain(unreadable).collect();
         self.apply_local(changes)?;
         // Answered once searchable (another process reloads its reader on the answer).
         self.queue.wait_for_queued();
