@@ -10,7 +10,7 @@
 //! follows the owner's commits on its own, and before a search it asks the owner to commit
 //! whatever is queued.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -53,6 +53,11 @@ pub struct TantivyIndex {
     pub(crate) server: Mutex<Option<OwnerServer>>,
     /// What is indexed: the stamp of the file each entry was read from.
     pub(crate) stamps: Mutex<HashMap<EntryPath, Stamp>>,
+    /// Entries another owner indexed (or dropped) while this process did not own the
+    /// index, found on taking it over: this process's view of the vault may not have heard
+    /// of them yet (their file events can come after the takeover, when the index has
+    /// them already), so the next sync that looks at one reports it changed, once.
+    pub(crate) unheard: Mutex<HashSet<EntryPath>>,
     pub(crate) open_stats: OpenStats,
     /// Why the last commit failed, until one succeeds again.
     pub(crate) last_failure: Mutex<Option<String>>,
@@ -196,7 +201,15 @@ impl TantivyIndex {
         }
         tracing::info!("taking over the search index from a kb process that is gone");
         self.reader.reload().map_err(index_error)?;
-        *lock(&self.stamps) = load_stamps(&self.reader.searcher()).map_err(index_error)?;
+        let indexed = load_stamps(&self.reader.searcher()).map_err(index_error)?;
+        {
+            let mut stamps = lock(&self.stamps);
+            let changed = indexed.iter().filter(|(path, stamp)| stamps.get(*path) != Some(*stamp));
+            let dropped = stamps.keys().filter(|path| !indexed.contains_key(*path));
+            let unheard: Vec<EntryPath> = changed.map(|(path, _)| path).chain(dropped).cloned().collect();
+            lock(&self.unheard).extend(unheard);
+            *stamps = indexed;
+        }
         let (_, caught_up) = self.reconcile_local(None)?;
         // What the old owner left unindexed is news to this process's view of the vault too.
         // Told from another thread: the caller may be inside a change of that very view.
@@ -275,7 +288,8 @@ impl TantivyIndex {
 
     /// Brings the index in line with the files at `paths` (as a file watcher reports
     /// them), all in one commit however many there are; returns the paths whose indexed
-    /// entry changed and the files found unreadable (so the vault can count them). Files
+    /// entry changed, the files found unreadable (so the vault can count them), and those
+    /// an earlier owner indexed that this process may not have heard of. Files
     /// whose stamp matches what is indexed (kb's own writes, or edits the owner's own
     /// watcher already followed) are not read again. In a process that does not own the
     /// index, the owner does this on one request, and every path asked about is returned
@@ -468,15 +482,16 @@ impl TantivyIndex {
         reread: bool,
     ) -> Result<Vec<EntryPath>, SearchError> {
         let mut changes = Vec::new();
-        let mut unreadable = Vec::new();
+        // Not indexed, yet news to whoever asked.
+        let mut news = Vec::new();
         for found in self.look_at_all(paths, reread) {
             match found {
                 Found::Change(change) => changes.push(change),
-                Found::Unreadable(path) => unreadable.push(path),
+                Found::Unreadable(path) | Found::News(path) => news.push(path),
                 Found::Unchanged => {}
             }
         }
-        let changed = changes.iter().map(|c| c.path().clone()).chain(unreadable).collect();
+        let changed = changes.iter().map(|c| c.path().clone()).chain(news).collect();
         self.apply_local(changes)?;
         // Answered once searchable (another process reloads its reader on the answer).
         self.queue.wait_for_queued();
@@ -515,6 +530,21 @@ impl TantivyIndex {
     /// What the index needs for the file at `path`: its entry read again (or dropped), or
     /// nothing when its stamp matches what is indexed (unless `reread`).
     fn look_at(&self, path: &EntryPath, reread: bool) -> Found {
+        let news = self.heard_of(path);
+        match self.look_at_file(path, reread) {
+            Found::Unchanged if news => Found::News(path.clone()),
+            found => found,
+        }
+    }
+
+    /// Whether `path` was among the [`TantivyIndex::unheard`], which it leaves now.
+    fn heard_of(&self, path: &EntryPath) -> bool {
+        let mut unheard = lock(&self.unheard);
+        !unheard.is_empty() && unheard.remove(path)
+    }
+
+    /// [`TantivyIndex::look_at`] by the file's stamp alone.
+    fn look_at_file(&self, path: &EntryPath, reread: bool) -> Found {
         let indexed = lock(&self.stamps).get(path).copied();
         let on_disk = self.files.stamp(path);
         if !reread && on_disk.is_some() && on_disk == indexed {
@@ -618,6 +648,8 @@ enum Found {
     Change(Change),
     /// A file that is not a readable entry and was never indexed.
     Unreadable(EntryPath),
+    /// Indexed as it is, by an owner before this process (see [`TantivyIndex::unheard`]).
+    News(EntryPath),
     /// Nothing: indexed as it is, or gone and never indexed.
     Unchanged,
 }

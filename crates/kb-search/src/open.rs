@@ -331,6 +331,7 @@ fn assemble(
         sharing: std::sync::OnceLock::new(),
         server: Mutex::new(None),
         stamps: Mutex::new(stamps),
+        unheard: Mutex::default(),
         open_stats: OpenStats::default(),
         last_failure: Mutex::new(None),
         commits: std::sync::atomic::AtomicU64::new(0),

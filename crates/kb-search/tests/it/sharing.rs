@@ -123,3 +123,52 @@ fn where_no_socket_can_be_made_beside_the_index_the_owner_answers_from_elsewhere
     assert!(!other.is_owner(), "the other process took the writer instead of asking the owner");
     assert_eq!(paths(&search(&owner, "synced")), ["ideas/exfat.md"]);
 }
+
+/// A change the old owner indexed just before it died, whose file event this process's
+/// watcher hears only after it has taken the writer over: the index has it already, yet
+/// this process's view of the vault (told through the watcher) must hear of it all the
+/// same; a removal the same way.
+#[test]
+fn what_the_old_owner_indexed_last_still_reaches_the_new_owners_view() {
+    let mut exercised = 0;
+    for round in 0..6 {
+        let v = TestVault::new();
+        let gone = v.write_entry("admin/old-visa.md", "Old visa", "expired");
+        let owner = Arc::new(v.open());
+        owner.share_writes(None);
+        let survivor = Arc::new(v.open());
+        survivor.share_writes(None);
+        let writer = v.open();
+        let heard: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = heard.clone();
+        let on_change: kb_search::OnChange = Arc::new(move |changed: &[EntryPath]| {
+            sink.lock().unwrap().extend(changed.iter().map(ToString::to_string))
+        });
+        let _watcher = kb_search::VaultWatcher::start(survivor.clone(), Some(on_change)).unwrap();
+
+        // A third process writes (through the owner, which indexes it), then the owner dies
+        // and the survivor takes over with a write of its own, all before the survivor's
+        // watcher has handled the file events.
+        let visa = v.write_entry("admin/visa.md", "Visa", "apply before the trip");
+        fs::remove_file(v.root().join("admin/old-visa.md")).unwrap();
+        let began = std::time::Instant::now();
+        writer.entries_changed(&[EntryChange::Upserted(visa), EntryChange::Removed(gone.path)]);
+        drop(owner);
+        let own = v.write_entry("admin/tax.md", "Tax", "file the return");
+        survivor.entries_changed(&[EntryChange::Upserted(own)]);
+        assert!(survivor.is_owner(), "round {round}: the writer was not taken over");
+        if began.elapsed() < kb_search::DEBOUNCE * 3 / 4 {
+            exercised += 1;
+        }
+        let heard_both = || {
+            let heard = heard.lock().unwrap();
+            heard.contains(&"admin/visa.md".to_string()) && heard.contains(&"admin/old-visa.md".to_string())
+        };
+        assert!(eventually(WITHIN * 2, heard_both), "round {round}: heard only {:?}", heard.lock().unwrap());
+        if exercised >= 2 {
+            break;
+        }
+    }
+    // On a machine so loaded that no takeover beat the watcher, the case was not tried.
+    assert!(exercised >= 1, "the takeover never came before the watcher's batch");
+}

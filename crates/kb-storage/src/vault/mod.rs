@@ -65,7 +65,8 @@ pub struct Vault {
     state: Mutex<State>,
     index: Mutex<IndexFile>,
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
-    /// Whether the vault's view changed since the last sweep (see [`Vault::sweep_if_due`]).
+    /// Whether the vault's view followed a change made elsewhere since the last sweep (see
+    /// [`Vault::sweep_if_due`]); this process's own changes need no sweep.
     touched: std::sync::atomic::AtomicBool,
     /// When the index file is written (shared with its background writer).
     index_schedule: Arc<index_schedule::IndexSchedule>,
@@ -257,7 +258,6 @@ impl Vault {
 
     /// Brings kb's index file up to date now or (in the background) soon.
     fn index_due(&self, state: &mut State) {
-        self.touched.store(true, std::sync::atomic::Ordering::Relaxed);
         if self.index_schedule.is_deferred() {
             self.index_schedule.mark_due();
         } else {
@@ -375,9 +375,10 @@ impl Vault {
         corrected
     }
 
-    /// A sweep when the vault's view changed since the last one (the moments events go
-    /// missing), or when `anyway`; otherwise only the index file is checked. A full sweep
-    /// lists every folder, so a process that is idle does not pay for one each time.
+    /// A sweep when the vault's view followed a change made elsewhere since the last one
+    /// (the moments events go missing), or when `anyway`; otherwise only the index file is
+    /// checked. A full sweep lists every folder, so a process that is idle does not pay
+    /// for one each time.
     pub fn sweep_if_due(&self, anyway: bool) -> usize {
         if self.touched.swap(false, std::sync::atomic::Ordering::Relaxed) || anyway {
             return self.sweep();
@@ -517,6 +518,9 @@ impl Vault {
     }
 
     fn reread_done(&self, state: &mut State, change: EntryChange, notify: bool) {
+        // Something changed that this process did not do: the moment to look for changes
+        // whose file events went missing.
+        self.touched.store(true, std::sync::atomic::Ordering::Relaxed);
         if notify {
             self.changed(state, &[change]);
         } else {
@@ -558,6 +562,7 @@ impl Vault {
         found: Result<PathBuf, RepositoryError>,
     ) -> Result<PathBuf, RepositoryError> {
         if matches!(found, Err(RepositoryError::NotFound(_))) && state.cache.remove(path) {
+            self.touched.store(true, std::sync::atomic::Ordering::Relaxed);
             self.changed(state, &[EntryChange::Removed(path.clone())]);
         }
         found
