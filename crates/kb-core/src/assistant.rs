@@ -675,13 +675,8 @@ fn start_watcher(
     changes: &ChangeFeed,
 ) -> Option<VaultWatcher> {
     start_sweeps(vault);
-    let vault_for_events = Arc::clone(vault);
-    let changes = changes.clone();
-    let on_change: OnChange = Arc::new(move |paths| {
-        // The index followed the files already: the vault need not tell it again.
-        vault_for_events.follow_all(paths);
-        changes.publish(paths);
-    });
+    // The index followed the files already: the vault need not tell it again.
+    let on_change: OnChange = crate::follow::follow_in_background(vault, changes.clone());
     match VaultWatcher::start(Arc::clone(index), Some(on_change)) {
         Ok(watcher) => Some(watcher),
         Err(error) => {

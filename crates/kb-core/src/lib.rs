@@ -12,6 +12,7 @@ pub mod changes;
 pub mod clock;
 pub mod config;
 pub mod error;
+mod follow;
 pub mod index;
 pub mod outreach;
 
