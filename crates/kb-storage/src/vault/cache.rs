@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use kb_domain::names::{first_word, fold_name, relate};
+use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
@@ -61,13 +61,31 @@ fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
     keys
 }
 
-/// The first words of a record's folded name and aliases.
-fn first_words(record: &CatalogueEntry) -> BTreeSet<String> {
+/// A record's folded name and aliases.
+fn folded_names(record: &CatalogueEntry) -> BTreeSet<String> {
     std::iter::once(record.name())
         .chain(record.aliases.iter().map(String::as_str))
-        .map(|name| first_word(&fold_name(name)).to_string())
-        .filter(|word| !word.is_empty())
+        .map(fold_name)
+        .filter(|name| !name.is_empty())
         .collect()
+}
+
+/// The folded names that may relate to the folded `wanted` (see [`relate`]): itself and
+/// each of its leading runs of words, looked up one by one, then every name that begins
+/// with its words, as one range of the sorted names.
+fn related_names<'a, T>(
+    by_name: &'a BTreeMap<String, T>,
+    wanted: &str,
+) -> impl Iterator<Item = &'a T> + use<'a, T> {
+    let word_ends = wanted.match_indices(' ').map(|(at, _)| at).chain([wanted.len()]);
+    let shorter_or_same: Vec<&T> = word_ends.filter_map(|end| by_name.get(&wanted[..end])).collect();
+    // Folded names hold only lowercase letters, digits and single spaces: after "w " come
+    // exactly the names "w …", and "w!" (the character after the space) bounds them.
+    let longer = (!wanted.is_empty())
+        .then(|| by_name.range(format!("{wanted} ")..format!("{wanted}!")).map(|(_, paths)| paths))
+        .into_iter()
+        .flatten();
+    shorter_or_same.into_iter().chain(longer)
 }
 
 /// How a record's name, else its closest alias, relates to the folded name `wanted`.
@@ -107,8 +125,8 @@ pub(crate) struct Cache {
     malformed: BTreeMap<EntryPath, String>,
     /// The records in the orders a digest reads.
     digest: DigestIndex,
-    /// For the first word of each folded name and alias, the entries that have it.
-    by_first_word: HashMap<String, BTreeSet<EntryPath>>,
+    /// For each folded name and alias, the entries that have it.
+    by_name: BTreeMap<String, BTreeSet<EntryPath>>,
     /// Counts the changes, so a snapshot knows whether it is older than another.
     version: u64,
 }
@@ -129,8 +147,8 @@ impl Cache {
             self.views.entry(view).or_default().insert(key.clone(), Arc::clone(&record));
         }
         self.digest.insert(&record);
-        for word in first_words(&record) {
-            self.by_first_word.entry(word).or_default().insert(entry.path.clone());
+        for name in folded_names(&record) {
+            self.by_name.entry(name).or_default().insert(entry.path.clone());
         }
         self.entries.insert(entry.path.clone(), Cached { record, refers_to });
     }
@@ -153,11 +171,11 @@ impl Cache {
             }
         }
         self.digest.remove(&old.record);
-        for word in first_words(&old.record) {
-            if let Some(set) = self.by_first_word.get_mut(&word) {
+        for name in folded_names(&old.record) {
+            if let Some(set) = self.by_name.get_mut(&name) {
                 set.remove(path);
                 if set.is_empty() {
-                    self.by_first_word.remove(&word);
+                    self.by_name.remove(&name);
                 }
             }
         }
@@ -191,7 +209,12 @@ impl Cache {
 
     /// Every path known, readable or malformed.
     pub(crate) fn known_paths(&self) -> Vec<EntryPath> {
-        self.entries.keys().chain(self.malformed.keys()).cloned().collect()
+        self.known_paths_where(|_| true)
+    }
+
+    /// [`Cache::known_paths`] for which `wanted` holds.
+    pub(crate) fn known_paths_where(&self, wanted: impl Fn(&EntryPath) -> bool) -> Vec<EntryPath> {
+        self.entries.keys().chain(self.malformed.keys()).filter(|path| wanted(path)).cloned().collect()
     }
 
     /// Whether a readable or malformed file is known at `path`.
@@ -214,12 +237,13 @@ impl Cache {
 
     /// The entries whose folded name or an alias relates to `name` (see
     /// [`EntryRepository::find_by_name`](kb_domain::EntryRepository::find_by_name)): the
-    /// same names first, then by path. Costs the entries sharing its first word.
+    /// same names first, then by path. Costs the names it relates to, not the vault.
     pub(crate) fn find_by_name(&self, name: &str) -> Vec<NameMatch> {
         let wanted = fold_name(name);
-        let Some(paths) = self.by_first_word.get(first_word(&wanted)) else { return Vec::new() };
+        // An entry may be reached through its name and an alias both: each once.
+        let paths: BTreeSet<&EntryPath> = related_names(&self.by_name, &wanted).flatten().collect();
         let mut found: Vec<NameMatch> = paths
-            .iter()
+            .into_iter()
             .filter_map(|path| self.entries.get(path))
             .filter_map(|cached| name_match(&cached.record, &wanted))
             .collect();
@@ -278,7 +302,49 @@ impl Cache {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// A name of one to three words from a small pool (so names often relate), written
+    /// with the case, accents and punctuation people use.
+    fn a_name() -> impl Strategy<Value = String> {
+        let word =
+            prop::sample::select(vec!["Priya", "raman", "ZOË", "o'brien", "Ada", "ada", "Kiln", "9", "a-b"]);
+        prop::collection::vec(word, 1..=3).prop_map(|words| words.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// The name index finds exactly what comparing the name with every entry's name
+        /// and aliases finds, with the same relation and alias, however entries change.
+        #[test]
+        fn names_are_found_as_a_look_at_every_entry_would_find_them(
+            entries in prop::collection::vec((0..12u8, a_name(), prop::collection::vec(a_name(), 0..3)), 1..30),
+            removed in prop::collection::vec(0..12u8, 0..4),
+            wanted in prop::collection::vec(a_name(), 1..6),
+        ) {
+            let mut cache = Cache::default();
+            for (n, name, aliases) in &entries {
+                let aliases = serde_json::to_string(aliases).unwrap();
+                let text = format!("---\nname: {name:?}\naliases: {aliases}\n---\n");
+                cache.insert(&entry(&format!("people/p{n}.md"), &text));
+            }
+            for n in removed {
+                cache.remove(&EntryPath::parse(&format!("people/p{n}.md")).unwrap());
+            }
+            for name in wanted {
+                let folded = fold_name(&name);
+                let mut expected: Vec<NameMatch> =
+                    cache.entries.values().filter_map(|c| name_match(&c.record, &folded)).collect();
+                expected.sort_by(|a, b| a.relation.cmp(&b.relation).then_with(|| a.entry.path.cmp(&b.entry.path)));
+                let key = |m: &NameMatch| (m.entry.path.clone(), m.relation, m.alias.clone());
+                let found: Vec<_> = cache.find_by_name(&name).iter().map(key).collect();
+                prop_assert_eq!(found, expected.iter().map(key).collect::<Vec<_>>(), "{}", name);
+            }
+        }
+    }
 
     fn entry(path: &str, text: &str) -> Entry {
         Entry::from_document(EntryPath::parse(path).unwrap(), text).unwrap()

@@ -21,6 +21,7 @@
 mod atomic;
 mod cache;
 mod files;
+mod folder_marks;
 mod index_md;
 mod index_schedule;
 mod journal;
@@ -68,6 +69,8 @@ pub struct Vault {
     /// Whether the vault's view followed a change made elsewhere since the last sweep (see
     /// [`Vault::sweep_if_due`]); this process's own changes need no sweep.
     touched: std::sync::atomic::AtomicBool,
+    /// Which folders a sweep need not list again.
+    folder_marks: folder_marks::FolderMarks,
     /// When the index file is written (shared with its background writer).
     index_schedule: Arc<index_schedule::IndexSchedule>,
     /// This process's shared hold on the vault, for as long as it is open.
@@ -173,6 +176,7 @@ impl Vault {
             observers: RwLock::new(Vec::new()),
             index_schedule: Arc::default(),
             touched: std::sync::atomic::AtomicBool::new(false),
+            folder_marks: folder_marks::FolderMarks::default(),
             _presence: presence,
             writes,
             history,
@@ -322,20 +326,36 @@ impl Vault {
     /// Brings the cache in line with which entry files exist, from the folder listings
     /// alone: entries whose file is gone are forgotten, files not yet known are read.
     /// A safety net beside the file watcher, for events it never delivered (another kb
-    /// process's change, an outside edit); returns how many paths it corrected.
+    /// process's change, an outside edit); returns how many paths it corrected. A folder
+    /// that has not changed since a sweep found it in line is not listed again (see
+    /// [`folder_marks`]).
     pub fn sweep(&self) -> usize {
         // The listings alone: which files exist, not what they hold (a folder of tens of
         // thousands is then one read of the folder, not a look at every file).
         let mut on_disk = std::collections::HashSet::new();
+        let mut listed = Vec::new();
         for category in Category::ALL {
+            // Taken before the listing: a change made during it moves the time again.
+            let mark = folder_marks::FolderMarks::look(&self.root.folder(category));
+            if self.folder_marks.unchanged(category, mark) {
+                continue;
+            }
             match scan::list_folder_paths(&self.root, category) {
-                Ok(paths) => on_disk.extend(paths),
+                Ok(paths) => {
+                    on_disk.extend(paths);
+                    listed.push((category, mark));
+                }
                 Err(error) => {
                     tracing::warn!(%error, folder = category.as_str(), "category folder cannot be listed; skipped");
                 }
             }
         }
-        let known = self.lock().cache.known_paths();
+        if listed.is_empty() {
+            self.check_index_file();
+            return 0;
+        }
+        let is_listed = |path: &EntryPath| listed.iter().any(|(category, _)| path.category() == *category);
+        let known = self.lock().cache.known_paths_where(is_listed);
         let known_set: std::collections::HashSet<&EntryPath> = known.iter().collect();
         let stale = known.iter().filter(|path| !on_disk.contains(path));
         let unknown = on_disk.iter().filter(|path| !known_set.contains(path));
@@ -370,6 +390,10 @@ impl Vault {
         drop(state);
         if corrected > 0 {
             tracing::debug!(corrected, "the vault's view caught up with its folders");
+        } else {
+            for (category, mark) in listed {
+                self.folder_marks.clean(category, mark);
+            }
         }
         self.check_index_file();
         corrected

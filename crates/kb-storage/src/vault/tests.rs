@@ -327,3 +327,29 @@ fn moving_a_hand_written_file_gives_it_an_id() {
     assert_eq!(bare.entry.body, "just text\n");
     assert_eq!(vault.get(&moved.entry.path).unwrap().id(), Some("42"));
 }
+
+#[test]
+fn a_sweep_catches_files_made_and_removed_behind_its_back_in_folders_it_found_in_line_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+    let kept = vault.create_as(new_entry(Category::Ideas, "Kiln"), &by).unwrap();
+    let doomed = vault.create_as(new_entry(Category::Admin, "Passport"), &by).unwrap();
+    // Folders untouched for a while: a sweep finds them in line and remembers them so.
+    let settle = |category: Category| {
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        fs::File::open(dir.path().join(category.as_str())).unwrap().set_modified(long_ago).unwrap();
+    };
+    Category::ALL.into_iter().for_each(settle);
+    assert_eq!(vault.sweep(), 0);
+    assert_eq!(vault.sweep(), 0);
+
+    // Another program adds one file and removes another; no file event reaches this vault.
+    fs::write(dir.path().join("ideas/glaze.md"), "---\nname: Glaze\n---\nceladon\n").unwrap();
+    fs::remove_file(dir.path().join(doomed.path.to_string())).unwrap();
+    assert_eq!(vault.sweep(), 2);
+    let listed: Vec<String> =
+        vault.list(&ListFilter::default()).unwrap().entries.iter().map(|e| e.path.to_string()).collect();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed.contains(&kept.path.to_string()) && listed.contains(&"ideas/glaze.md".to_string()));
+}
