@@ -1,9 +1,15 @@
 //! Opening kb's SQLite database: one file (`DATABASE_URL`, by default `.kb/kb.sqlite`)
 //! holding conversations and revision history, in WAL mode (synchronous NORMAL) with a
-//! busy timeout so several kb processes share it, its schema (`migrations/`) embedded and applied at connection.
+//! busy timeout so several kb processes share it, its schema (`migrations/`) embedded and
+//! applied at connection.
+//!
+//! The write-ahead log is copied into the database file (checkpointed) by a thread of its
+//! own ([`Checkpoints`]), never by the write that happens to fill it: a checkpoint writes
+//! and syncs megabytes, and the capture that met one waited for that.
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use kb_domain::StoreError;
@@ -11,6 +17,7 @@ use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{ConnectOptions, Connection};
 
 /// The schema, embedded at build time.
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
@@ -21,9 +28,67 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections of a file database (SQLite has one writer anyway).
 const MAX_CONNECTIONS: u32 = 4;
 
+/// How often the write-ahead log is checkpointed while the database is open.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+
+/// An open database: its pool, and the thread checkpointing its log while it is open.
+pub(crate) struct Database {
+    pub(crate) pool: SqlitePool,
+    pub(crate) checkpoints: Option<Checkpoints>,
+}
+
+/// The thread that checkpoints a database's write-ahead log every [`CHECKPOINT_EVERY`]
+/// (a passive checkpoint: it never waits for, nor holds up, a reader or a writer). It
+/// stops when the last clone of this is dropped; the last connection to close checkpoints what is left.
+#[derive(Debug, Clone)]
+pub(crate) struct Checkpoints {
+    /// Hung up when the last clone is dropped.
+    _running: std::sync::Arc<mpsc::Sender<()>>,
+}
+
+impl Checkpoints {
+    /// Starts checkpointing the database `options` open, on a connection of its own;
+    /// `None` (and the connections checkpoint as SQLite does by default) when no thread
+    /// can be started.
+    fn start(options: SqliteConnectOptions) -> Option<Checkpoints> {
+        let (running, stopped) = mpsc::channel::<()>();
+        let started = std::thread::Builder::new()
+            .name("kb-db-checkpoint".into())
+            .spawn(move || checkpoint_until_stopped(options, &stopped));
+        match started {
+            Ok(_) => Some(Checkpoints { _running: std::sync::Arc::new(running) }),
+            Err(error) => {
+                tracing::warn!(%error, "could not start checkpointing the database apart");
+                None
+            }
+        }
+    }
+}
+
+/// The checkpoint thread: a passive checkpoint every [`CHECKPOINT_EVERY`] until `stopped`
+/// hangs up.
+fn checkpoint_until_stopped(options: SqliteConnectOptions, stopped: &mpsc::Receiver<()>) {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => return tracing::warn!(%error, "could not start checkpointing the database"),
+    };
+    runtime.block_on(async {
+        let mut connection = match options.connect().await {
+            Ok(connection) => connection,
+            Err(error) => return tracing::warn!(%error, "could not open the database to checkpoint it"),
+        };
+        while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+            if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&mut connection).await {
+                tracing::debug!(%error, "database checkpoint failed; tried again shortly");
+            }
+        }
+        let _ = connection.close().await;
+    });
+}
+
 /// Opens the database at `url` (`sqlite://path/kb.sqlite` or `sqlite::memory:`), creating
 /// the file and its folder when missing, and applies the migrations.
-pub(crate) async fn connect(url: &str) -> Result<SqlitePool, StoreError> {
+pub(crate) async fn connect(url: &str) -> Result<Database, StoreError> {
     // sqlx would take anything else (`postgres://…`) for a file name.
     if !url.starts_with("sqlite:") {
         return Err(StoreError::Database(format!(
@@ -37,15 +102,16 @@ pub(crate) async fn connect(url: &str) -> Result<SqlitePool, StoreError> {
 }
 
 /// Opens (or creates) the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
-pub(crate) async fn open_in(kb_dir: &Path) -> Result<SqlitePool, StoreError> {
+pub(crate) async fn open_in(kb_dir: &Path) -> Result<Database, StoreError> {
     let options = SqliteConnectOptions::new().filename(kb_dir.join(".kb").join("kb.sqlite"));
     connect_with(options, false).await
 }
 
 #[tracing::instrument(skip(options))]
-async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<SqlitePool, StoreError> {
+async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<Database, StoreError> {
     let mut options = options.create_if_missing(true).foreign_keys(true).busy_timeout(BUSY_TIMEOUT);
     let mut pool = SqlitePoolOptions::new();
+    let mut checkpoint_with = None;
     if in_memory {
         // Each connection to `:memory:` would see its own database: keep exactly one, forever.
         pool = pool.max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None);
@@ -53,6 +119,9 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
         // In WAL mode NORMAL syncs at checkpoints, not at every commit: a power cut may
         // lose the last commits but never corrupts the database.
         options = options.journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Normal);
+        checkpoint_with = Some(options.clone());
+        // The checkpoint thread does it (see the module doc).
+        options = options.pragma("wal_autocheckpoint", "0");
         if let Some(folder) = options.get_filename().parent()
             && !folder.as_os_str().is_empty()
         {
@@ -70,5 +139,5 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
         .run(&pool)
         .await
         .map_err(|err| StoreError::Database(format!("cannot apply migrations: {err}")))?;
-    Ok(pool)
+    Ok(Database { pool, checkpoints: checkpoint_with.and_then(Checkpoints::start) })
 }

@@ -16,17 +16,21 @@ use crate::database;
 #[derive(Debug, Clone)]
 pub struct SqliteOutreachStore {
     pool: SqlitePool,
+    /// Checkpoints the database while this is open.
+    _checkpoints: Option<crate::database::Checkpoints>,
 }
 
 impl SqliteOutreachStore {
     /// Opens the database at `url` (as the conversation store does).
     pub async fn connect(url: &str) -> Result<SqliteOutreachStore, StoreError> {
-        Ok(SqliteOutreachStore { pool: database::connect(url).await? })
+        let database = database::connect(url).await?;
+        Ok(SqliteOutreachStore { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
     /// Opens the default database of a kb folder.
     pub async fn open_in(kb_dir: &Path) -> Result<SqliteOutreachStore, StoreError> {
-        Ok(SqliteOutreachStore { pool: database::open_in(kb_dir).await? })
+        let database = database::open_in(kb_dir).await?;
+        Ok(SqliteOutreachStore { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
     /// Closes the connections.

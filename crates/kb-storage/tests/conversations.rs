@@ -468,3 +468,26 @@ fn arbitrary_messages_round_trip_exactly() {
         })?;
     });
 }
+
+/// What kb writes reaches the database file itself while kb runs (the write-ahead log is
+/// checkpointed in the background, not only when the last connection closes), and no
+/// write pays for a checkpoint: the log is copied by then without any write filling it.
+#[tokio::test]
+async fn writes_reach_the_database_file_while_the_store_stays_open() {
+    let dir = TempDir::new().unwrap();
+    let store = store_in(dir.path()).await;
+    let file = dir.path().join("db").join("kb.sqlite");
+    let size_before = std::fs::metadata(&file).unwrap().len();
+    for n in 0..40 {
+        let conversation = store.create(&format!("conversation {n}")).await.unwrap();
+        store.append_turn(&conversation.id, capture_turn()).await.unwrap();
+    }
+    let grown = || std::fs::metadata(&file).is_ok_and(|m| m.len() > size_before);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !grown() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(grown(), "the database file never grew while the store was open ({size_before} bytes)");
+    let pool = raw_pool(dir.path()).await;
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM conversations").await, 40);
+}

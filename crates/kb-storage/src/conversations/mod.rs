@@ -34,18 +34,22 @@ use rows::{
 #[derive(Debug, Clone)]
 pub struct SqliteConversationStore {
     pool: SqlitePool,
+    /// Checkpoints the database while this is open.
+    _checkpoints: Option<crate::database::Checkpoints>,
 }
 
 impl SqliteConversationStore {
     /// Opens the database at `url` (`sqlite://path/kb.sqlite` or `sqlite::memory:`),
     /// creating the file and its folder when missing, and applies the migrations.
     pub async fn connect(url: &str) -> Result<SqliteConversationStore, StoreError> {
-        Ok(SqliteConversationStore { pool: database::connect(url).await? })
+        let database = database::connect(url).await?;
+        Ok(SqliteConversationStore { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
     /// Opens (or creates) the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
     pub async fn open_in(kb_dir: &Path) -> Result<SqliteConversationStore, StoreError> {
-        Ok(SqliteConversationStore { pool: database::open_in(kb_dir).await? })
+        let database = database::open_in(kb_dir).await?;
+        Ok(SqliteConversationStore { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
     /// Closes every connection (waiting for them to be returned).

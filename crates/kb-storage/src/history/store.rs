@@ -92,17 +92,21 @@ fn store_error(err: StoreError) -> HistoryError {
 #[derive(Debug, Clone)]
 pub struct SqliteHistory {
     pool: SqlitePool,
+    /// Checkpoints the database while this is open.
+    _checkpoints: Option<crate::database::Checkpoints>,
 }
 
 impl SqliteHistory {
     /// Opens the database at `url` (see [`crate::conversations::SqliteConversationStore::connect`]).
     pub async fn connect(url: &str) -> Result<SqliteHistory, HistoryError> {
-        Ok(SqliteHistory { pool: crate::database::connect(url).await.map_err(store_error)? })
+        let database = crate::database::connect(url).await.map_err(store_error)?;
+        Ok(SqliteHistory { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
     /// Opens the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
     pub async fn open_in(kb_dir: &std::path::Path) -> Result<SqliteHistory, HistoryError> {
-        Ok(SqliteHistory { pool: crate::database::open_in(kb_dir).await.map_err(store_error)? })
+        let database = crate::database::open_in(kb_dir).await.map_err(store_error)?;
+        Ok(SqliteHistory { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
     /// Closes every connection.
