@@ -7,15 +7,18 @@
 //! own ([`Checkpoints`]), never by the write that happens to fill it: a checkpoint writes
 //! and syncs megabytes, and the capture that met one waited for that.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::time::Duration;
 
 use kb_domain::StoreError;
+use kb_domain::sync::lock;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 use sqlx::{ConnectOptions, Connection};
 
@@ -43,20 +46,32 @@ pub(crate) struct Database {
 #[derive(Debug, Clone)]
 pub(crate) struct Checkpoints {
     /// Hung up when the last clone is dropped.
-    _running: std::sync::Arc<mpsc::Sender<()>>,
+    _running: Arc<mpsc::Sender<()>>,
 }
 
 impl Checkpoints {
-    /// Starts checkpointing the database `options` open, on a connection of its own;
-    /// `None` (and the connections checkpoint as SQLite does by default) when no thread
-    /// can be started.
-    fn start(options: SqliteConnectOptions) -> Option<Checkpoints> {
-        let (running, stopped) = mpsc::channel::<()>();
+    /// The checkpoints of the database `options` open: the thread already running for
+    /// that file in this process, or a new one on a connection of its own. `None` when no
+    /// thread can be started (the connections then checkpoint as SQLite does by default).
+    fn start(options: &SqliteConnectOptions) -> Option<Checkpoints> {
+        static RUNNING: Mutex<BTreeMap<PathBuf, Weak<mpsc::Sender<()>>>> = Mutex::new(BTreeMap::new());
+        let file = options.get_filename().to_path_buf();
+        let mut running = lock(&RUNNING);
+        running.retain(|_, thread| thread.strong_count() > 0);
+        if let Some(thread) = running.get(&file).and_then(Weak::upgrade) {
+            return Some(Checkpoints { _running: thread });
+        }
+        let (thread, stopped) = mpsc::channel::<()>();
+        let options = options.clone();
         let started = std::thread::Builder::new()
             .name("kb-db-checkpoint".into())
             .spawn(move || checkpoint_until_stopped(options, &stopped));
         match started {
-            Ok(_) => Some(Checkpoints { _running: std::sync::Arc::new(running) }),
+            Ok(_) => {
+                let thread = Arc::new(thread);
+                running.insert(file, Arc::downgrade(&thread));
+                Some(Checkpoints { _running: thread })
+            }
             Err(error) => {
                 tracing::warn!(%error, "could not start checkpointing the database apart");
                 None
@@ -73,16 +88,28 @@ fn checkpoint_until_stopped(options: SqliteConnectOptions, stopped: &mpsc::Recei
         Err(error) => return tracing::warn!(%error, "could not start checkpointing the database"),
     };
     runtime.block_on(async {
-        let mut connection = match options.connect().await {
-            Ok(connection) => connection,
-            Err(error) => return tracing::warn!(%error, "could not open the database to checkpoint it"),
-        };
+        // Opened at the first checkpoint, once the pool has made the database (and again
+        // after a failure): opening it alongside the pool could find it locked.
+        let mut connection: Option<SqliteConnection> = None;
         while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
-            if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&mut connection).await {
+            if connection.is_none() {
+                connection = options
+                    .connect()
+                    .await
+                    .inspect_err(
+                        |error| tracing::debug!(%error, "could not open the database to checkpoint it"),
+                    )
+                    .ok();
+            }
+            let Some(open) = connection.as_mut() else { continue };
+            if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(open).await {
                 tracing::debug!(%error, "database checkpoint failed; tried again shortly");
+                connection = None;
             }
         }
-        let _ = connection.close().await;
+        if let Some(connection) = connection {
+            let _ = connection.close().await;
+        }
     });
 }
 
@@ -111,7 +138,7 @@ pub(crate) async fn open_in(kb_dir: &Path) -> Result<Database, StoreError> {
 async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<Database, StoreError> {
     let mut options = options.create_if_missing(true).foreign_keys(true).busy_timeout(BUSY_TIMEOUT);
     let mut pool = SqlitePoolOptions::new();
-    let mut checkpoint_with = None;
+    let mut checkpoints = None;
     if in_memory {
         // Each connection to `:memory:` would see its own database: keep exactly one, forever.
         pool = pool.max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None);
@@ -119,9 +146,11 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
         // In WAL mode NORMAL syncs at checkpoints, not at every commit: a power cut may
         // lose the last commits but never corrupts the database.
         options = options.journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Normal);
-        checkpoint_with = Some(options.clone());
-        // The checkpoint thread does it (see the module doc).
-        options = options.pragma("wal_autocheckpoint", "0");
+        checkpoints = Checkpoints::start(&options);
+        if checkpoints.is_some() {
+            // The checkpoint thread does it (see the module doc).
+            options = options.pragma("wal_autocheckpoint", "0");
+        }
         if let Some(folder) = options.get_filename().parent()
             && !folder.as_os_str().is_empty()
         {
@@ -139,5 +168,5 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
         .run(&pool)
         .await
         .map_err(|err| StoreError::Database(format!("cannot apply migrations: {err}")))?;
-    Ok(Database { pool, checkpoints: checkpoint_with.and_then(Checkpoints::start) })
+    Ok(Database { pool, checkpoints })
 }
