@@ -40,12 +40,26 @@ pub fn transform_for_move(
     }
     let mut fm = Frontmatter::new();
     let mut body = entry.body.clone();
+    // A status kept aside when the entry last left `target` comes back as its status (and
+    // the status it has now is kept aside in turn), so an entry never carries its own
+    // category's set-aside status, and a later move out never writes over one.
+    let set_aside = set_aside_status_key(target);
+    let restored = entry
+        .frontmatter
+        .get(&set_aside)
+        .filter(|v| target.field("status").is_none() || check_field(target, "status", v).is_ok())
+        .cloned();
     for (key, value) in entry.frontmatter.iter() {
         match key.as_str() {
             "suggested_category" if from == Category::Inbox => {}
             "original_text" if from == Category::Inbox => {
                 body = body_with_original(value, &body);
             }
+            k if k == set_aside && restored.is_some() => {}
+            "status" if restored.as_ref().is_some_and(|r| r != value) => {
+                fm.set(set_aside_status_key(from), value.clone());
+            }
+            "status" if restored.is_some() => {}
             "status" if target.field("status").is_some() && check_field(target, key, value).is_err() => {
                 // A status the target does not allow (a blocked project becoming an admin
                 // item) is kept under its category's name (`projects_status`) rather than
@@ -58,16 +72,13 @@ pub fn transform_for_move(
     if fm.get_str("name").is_none_or(|s| s.trim().is_empty()) {
         fm.set("name", Value::String(entry.name()));
     }
-    let status_fits = fm.get("status").is_some_and(|v| check_field(target, "status", v).is_ok());
-    if !status_fits && target.field("status").is_some() {
-        let set_aside = set_aside_status_key(target);
-        let restored = fm.get(&set_aside).filter(|v| check_field(target, "status", v).is_ok()).cloned();
-        if let Some(status) = restored {
-            fm.remove(&set_aside);
-            fm.set("status", status);
-        } else if let Some(status) = target.default_status() {
-            fm.set("status", Value::String(status.to_string()));
-        }
+    if let Some(status) = restored {
+        fm.set("status", status);
+    } else if target.field("status").is_some()
+        && !fm.get("status").is_some_and(|v| check_field(target, "status", v).is_ok())
+        && let Some(status) = target.default_status()
+    {
+        fm.set("status", Value::String(status.to_string()));
     }
     fm.set("updated_at", Value::String(format_timestamp(now)));
     Ok((fm, body))
@@ -138,6 +149,33 @@ mod tests {
         assert_eq!(back.get_str("status"), Some("blocked"), "the project's status comes back");
         assert!(!back.contains("projects_status"));
         assert_eq!(back.get_str("admin_status"), Some("pending"));
+    }
+
+    #[test]
+    fn a_status_kept_aside_comes_back_even_when_the_current_one_would_fit() {
+        // A project kept aside as an admin item that was done there, back as a project.
+        let e = entry("admin/x.md", "---\nname: X\nstatus: done\nprojects_status: blocked\n---\n");
+        let (fm, body) = transform_for_move(&e, Category::Projects, now()).unwrap();
+        assert_eq!(fm.get_str("status"), Some("blocked"));
+        assert!(!fm.contains("projects_status"), "{fm:?}");
+        assert_eq!(fm.get_str("admin_status"), Some("done"));
+        // A person (no status of its own) carrying a status from elsewhere, back as a
+        // person: what it carried when it left comes back, and a later move out never
+        // writes over a status kept aside before.
+        let project = Entry { path: EntryPath::parse("projects/x.md").unwrap(), frontmatter: fm, body };
+        let (person, body) = transform_for_move(&project, Category::People, now()).unwrap();
+        assert_eq!(person.get_str("status"), Some("blocked"));
+        let person = Entry { path: EntryPath::parse("people/x.md").unwrap(), frontmatter: person, body };
+        let (admin, body) = transform_for_move(&person, Category::Admin, now()).unwrap();
+        assert_eq!(
+            (admin.get_str("status"), admin.get_str("people_status")),
+            (Some("done"), Some("blocked"))
+        );
+        let admin = Entry { path: EntryPath::parse("admin/x.md").unwrap(), frontmatter: admin, body };
+        let (back, _) = transform_for_move(&admin, Category::People, now()).unwrap();
+        assert_eq!(back.get_str("status"), Some("blocked"), "{back:?}");
+        assert!(!back.contains("people_status"));
+        assert_eq!(back.get_str("admin_status"), Some("done"));
     }
 
     #[test]

@@ -530,7 +530,7 @@ impl TantivyIndex {
     /// What the index needs for the file at `path`: its entry read again (or dropped), or
     /// nothing when its stamp matches what is indexed (unless `reread`).
     fn look_at(&self, path: &EntryPath, reread: bool) -> Found {
-        let news = self.heard_of(path);
+        let news = self.take_unheard(path);
         match self.look_at_file(path, reread) {
             Found::Unchanged if news => Found::News(path.clone()),
             found => found,
@@ -538,7 +538,7 @@ impl TantivyIndex {
     }
 
     /// Whether `path` was among the [`TantivyIndex::unheard`], which it leaves now.
-    fn heard_of(&self, path: &EntryPath) -> bool {
+    fn take_unheard(&self, path: &EntryPath) -> bool {
         let mut unheard = lock(&self.unheard);
         !unheard.is_empty() && unheard.remove(path)
     }

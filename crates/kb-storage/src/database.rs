@@ -42,7 +42,8 @@ pub(crate) struct Database {
 
 /// The thread that checkpoints a database's write-ahead log every [`CHECKPOINT_EVERY`]
 /// (a passive checkpoint: it never waits for, nor holds up, a reader or a writer). It
-/// stops when the last clone of this is dropped; the last connection to close checkpoints what is left.
+/// stops when the last clone of this is dropped; the last connection to close
+/// checkpoints what is left.
 #[derive(Debug, Clone)]
 pub(crate) struct Checkpoints {
     /// Hung up when the last clone is dropped.
