@@ -75,7 +75,7 @@ pub fn transform_for_move(
     if let Some(status) = restored {
         fm.set("status", status);
     } else if target.field("status").is_some()
-        && !fm.get("status").is_some_and(|v| check_field(target, "status", v).is_ok())
+        && fm.get("status").is_none_or(|v| check_field(target, "status", v).is_err())
         && let Some(status) = target.default_status()
     {
         fm.set("status", Value::String(status.to_string()));
