@@ -320,6 +320,111 @@ async fn a_token_guards_every_api_call_but_not_health_or_the_page() {
     kb.request("GET", "/api/entries", &[("Host", "kb.example"), auth[0]], None).await.expect(200);
 }
 
+/// What a page of another site makes a browser send to `POST /api/undo` with a plain
+/// `<form method=post>` (no body, a form type), with or without the `Origin` it names.
+async fn cross_site_undo(kb: &KbServer, origin: Option<&str>, content_type: &str) -> common::Reply {
+    let mut headers = vec![("Content-Type", content_type)];
+    headers.extend(origin.map(|origin| ("Origin", origin)));
+    kb.request("POST", "/api/undo", &headers, Some(b"")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_another_site_cannot_undo_or_change_anything() {
+    let kb = KbServer::start(&[]).await;
+    let filed = kb.post("/api/capture", &json!({"text": "Paint the fence"})).await.expect(200);
+    let path = filed["path"].as_str().unwrap().to_string();
+    let (files, captured) = (kb.entry_files(), std::fs::read(kb.vault().join(&path)).unwrap());
+
+    // The exact request a `<form method=post action=.../api/undo>` sends, without a token.
+    let form = "application/x-www-form-urlencoded";
+    assert_eq!(cross_site_undo(&kb, None, form).await.expect_error(415), "unsupported_media_type");
+    assert_eq!(
+        cross_site_undo(&kb, Some("http://evil.example"), form).await.expect_error(403),
+        "forbidden_origin"
+    );
+    // The other types a page may send without asking the server first, and an empty one.
+    for content_type in ["text/plain", "text/plain;charset=UTF-8", "multipart/form-data; boundary=x"] {
+        assert_eq!(
+            cross_site_undo(&kb, None, content_type).await.expect_error(415),
+            "unsupported_media_type"
+        );
+    }
+    let untyped = kb.request("POST", "/api/undo", &[("Content-Type", "")], None).await;
+    assert_eq!(untyped.expect_error(415), "unsupported_media_type");
+    // Declared JSON but from another site's page (a fetch the browser would preflight, or a
+    // rebinding page), a sandboxed frame (`null`), or another port of this machine.
+    let port = kb.addr.port().to_string();
+    for origin in [
+        "http://evil.example",
+        "null",
+        "http://localhost:1",
+        "https://127.0.0.1",
+        "http://evil.example:{port}",
+    ] {
+        let origin = origin.replace("{port}", &port);
+        let headers = [("Origin", origin.as_str())];
+        let reply = kb.request("POST", "/api/undo", &headers, None).await;
+        assert_eq!(reply.expect_error(403), "forbidden_origin", "Origin: {origin}");
+        let reply = kb.request("GET", "/api/entries", &headers, None).await;
+        assert_eq!(reply.expect_error(403), "forbidden_origin", "Origin: {origin}");
+        let capture = json!({"text": "Buy a boat"});
+        let reply = kb.request("POST", "/api/capture", &headers, Some(capture.to_string().as_bytes())).await;
+        assert_eq!(reply.expect_error(403), "forbidden_origin", "Origin: {origin}");
+        let reply = kb.request("DELETE", &format!("/api/entries/{}", url_path(&path)), &headers, None).await;
+        assert_eq!(reply.expect_error(403), "forbidden_origin", "Origin: {origin}");
+        let reply = kb.request("POST", "/mcp", &headers, Some(b"{}")).await;
+        assert_eq!(reply.expect_error(403), "forbidden_origin", "/mcp with Origin: {origin}");
+    }
+    // The MCP transport refuses a form too.
+    let reply = kb.request("POST", "/mcp", &[("Content-Type", form)], Some(b"")).await;
+    assert!((400..500).contains(&reply.status), "POST /mcp as a form: {}", reply.status);
+    assert_eq!(kb.entry_files(), files, "a cross-site request changed the vault");
+    assert_eq!(std::fs::read(kb.vault().join(&path)).ok(), Some(captured), "the last capture changed");
+
+    // kb's own page (its Origin is the address it is served on) works, bodyless POST too.
+    let own = format!("http://{}", kb.addr);
+    let headers = [("Origin", own.as_str()), ("Content-Type", "application/json; charset=utf-8")];
+    kb.request("GET", "/api/entries", &headers[..1], None).await.expect(200);
+    let undone = kb.request("POST", "/api/undo", &headers, None).await.expect(200);
+    assert!(!undone["undone"].as_str().unwrap().is_empty());
+    assert!(!kb.vault().join(&path).exists(), "kb's own undo did not undo the capture");
+    // A bodyless DELETE needs no type.
+    let filed = kb.post("/api/capture", &json!({"text": "Fix the gate"})).await.expect(200);
+    let gate = url_path(filed["path"].as_str().unwrap());
+    kb.request("DELETE", &format!("/api/entries/{gate}"), &headers[..1], None).await.expect(200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_origin_rule_holds_with_a_token_and_health_follows_the_host_rule_without_one() {
+    let token = [("Authorization", "Bearer s3cret-token")];
+    let kb = KbServer::start(&[("KB_API_TOKEN", "s3cret-token")]).await;
+    // With the token, another site's Origin is still refused.
+    let evil = [token[0], ("Origin", "http://evil.example")];
+    assert_eq!(kb.request("GET", "/api/entries", &evil, None).await.expect_error(403), "forbidden_origin");
+    assert_eq!(kb.request("POST", "/api/undo", &evil, None).await.expect_error(403), "forbidden_origin");
+    // The page served on a LAN address (a phone): Origin and Host name the same server.
+    for (host, origin) in [
+        ("192.168.1.20:8080", "http://192.168.1.20:8080"),
+        ("kb.example", "https://kb.example"),
+        ("kb.example:80", "http://kb.example"),
+    ] {
+        let headers = [token[0], ("Host", host), ("Origin", origin)];
+        kb.request("GET", "/api/entries", &headers, None).await.expect(200);
+    }
+    // With a token, health is open to any host.
+    assert_eq!(kb.request("GET", "/healthz", &[("Host", "kb.example")], None).await.status, 200);
+
+    // Without a token, health answers only requests addressed to this machine (a DNS
+    // rebinding page must not read the model and the counts).
+    let open = KbServer::start(&[]).await;
+    for host in ["evil.example", "evil.example:8080", "192.0.2.7:8080"] {
+        let reply = open.request("GET", "/healthz", &[("Host", host)], None).await;
+        assert_eq!(reply.expect_error(403), "forbidden_host", "Host: {host}");
+    }
+    let local = open.request("GET", "/healthz", &[("Host", "localhost:8080")], None).await.expect(200);
+    assert_eq!(local["entries"], 0);
+}
+
 /// Every file under `root` (but kb's own state and log), with its bytes.
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();

@@ -1,45 +1,160 @@
-//! Who may call `/api`: with `KB_API_TOKEN` set, requests carrying `Authorization: Bearer
-//! TOKEN`; without one (loopback only), requests addressed to a loopback host name, so a
-//! web page elsewhere cannot reach kb through DNS rebinding.
+//! Who may call `/api` and `/mcp`, and what a browser may send there.
+//!
+//! - A request whose `Origin` header names another site than the server it is addressed
+//!   to (`Origin` host and port ≠ `Host`) is refused, token or not: a page elsewhere can
+//!   make a browser send requests to kb, and this stops them before they change anything.
+//! - With `KB_API_TOKEN` set, requests must carry `Authorization: Bearer TOKEN`; without
+//!   one (loopback only), they must be addressed to a loopback host name, so a web page
+//!   elsewhere cannot reach kb through DNS rebinding. `/healthz` follows the same Host rule
+//!   without a token and is open with one.
+//! - A `POST` to `/api` must say `Content-Type: application/json`, body or not: the forms
+//!   another site's page can send without asking first (`text/plain`, form data) are
+//!   refused.
 
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Lets a request through when it carries the configured token, or, with no token
-/// configured, when it is addressed to a loopback host.
-pub async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// Guards `/api` and `/mcp`: refuses a request from another site's page, then lets it
+/// through when it carries the configured token or, with no token configured, when it is
+/// addressed to a loopback host.
+pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if !origin_allowed(request.headers(), request.uri()) {
+        return foreign_origin().into_response();
+    }
     let Some(expected) = state.token.as_deref() else {
-        let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
-        if host.is_none_or(is_loopback_host) {
+        if addressed_to_loopback(request.headers()) {
             return next.run(request).await;
         }
-        return ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden_host",
-            "without KB_API_TOKEN kb only answers requests addressed to localhost or a loopback address",
-        )
-        .into_response();
+        return foreign_host().into_response();
     };
-    let given = request
-        .headers()
+    if carries_token(request.headers(), expected) {
+        return next.run(request).await;
+    }
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "this kb needs Authorization: Bearer <KB_API_TOKEN>",
+    )
+    .into_response()
+}
+
+/// Guards `/healthz`: without a token it answers only requests addressed to a loopback
+/// host, as `/api` does (it tells the model and the vault's counts); with a token it is
+/// open to anyone.
+pub async fn guard_health(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if state.token.is_some() || addressed_to_loopback(request.headers()) {
+        return next.run(request).await;
+    }
+    foreign_host().into_response()
+}
+
+/// Refuses a `POST` whose `Content-Type` is not `application/json` (parameters such as
+/// `; charset=utf-8` allowed), with or without a body. Other methods pass.
+pub async fn require_json_post(request: Request, next: Next) -> Response {
+    if request.method() != Method::POST || declares_json(request.headers()) {
+        return next.run(request).await;
+    }
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "a POST to /api must be sent with Content-Type: application/json, with or without a body",
+    )
+    .into_response()
+}
+
+/// 403 `forbidden_origin`.
+fn foreign_origin() -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden_origin",
+        "kb refuses requests sent by a page of another site: the Origin header does not name this server",
+    )
+}
+
+/// 403 `forbidden_host`.
+fn foreign_host() -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden_host",
+        "without KB_API_TOKEN kb only answers requests addressed to localhost or a loopback address",
+    )
+}
+
+/// Whether the request has `Authorization: Bearer <expected>`.
+fn carries_token(headers: &HeaderMap, expected: &str) -> bool {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match given {
-        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => next.run(request).await,
-        _ => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "this kb needs Authorization: Bearer <KB_API_TOKEN>",
-        )
-        .into_response(),
+        .map(str::trim)
+        .is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
+}
+
+/// Whether the `Host` header names this machine (a request without one passes).
+fn addressed_to_loopback(headers: &HeaderMap) -> bool {
+    match headers.get(header::HOST) {
+        None => true,
+        Some(value) => value.to_str().is_ok_and(is_loopback_host),
     }
+}
+
+/// Whether every `Origin` header names the server the request is addressed to (the
+/// `Host` header, or the request target's authority when there is none). A request
+/// without `Origin` passes: browsers send one with every request a page of another site
+/// makes that could change something.
+fn origin_allowed(headers: &HeaderMap, uri: &Uri) -> bool {
+    let mut origins = headers.get_all(header::ORIGIN).iter().peekable();
+    if origins.peek().is_none() {
+        return true;
+    }
+    let host = match headers.get(header::HOST) {
+        Some(value) => value.to_str().ok(),
+        None => uri.authority().map(|authority| authority.as_str()),
+    };
+    let Some(host) = host else { return false };
+    origins.all(|origin| origin.to_str().is_ok_and(|origin| same_origin(origin, host)))
+}
+
+/// Whether `origin` (`scheme://host[:port]`) names the same host and port as `host` (a
+/// `Host` header, `host[:port]`). A port left out is the scheme's default (80 for `http`,
+/// 443 for `https`) on both sides. `null` (a sandboxed frame, a local file) and schemes
+/// other than `http` and `https` never match.
+fn same_origin(origin: &str, host: &str) -> bool {
+    let Some((scheme, authority)) = origin.trim().split_once("://") else { return false };
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return false,
+    };
+    let (Some(from), Some(to)) = (split_authority(authority), split_authority(host.trim())) else {
+        return false;
+    };
+    from.0.eq_ignore_ascii_case(to.0) && from.1.unwrap_or(default_port) == to.1.unwrap_or(default_port)
+}
+
+/// Splits `host[:port]` (`[v6]:port` for IPv6) into the host name and the port, if any.
+/// `None` for what is not a bare authority: user info, a path, an empty host, a port that
+/// is not a number.
+fn split_authority(authority: &str) -> Option<(&str, Option<u16>)> {
+    if authority.contains(['/', '?', '#', '@', ' ']) {
+        return None;
+    }
+    let (name, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (name, after) = rest.split_once(']')?;
+        (name, after.strip_prefix(':').or(after.is_empty().then_some(""))?)
+    } else {
+        authority.split_once(':').unwrap_or((authority, ""))
+    };
+    if name.is_empty() {
+        return None;
+    }
+    let port = if port.is_empty() { None } else { Some(port.parse::<u16>().ok()?) };
+    Some((name, port))
 }
 
 /// Whether a `Host` header names this machine: `localhost`, `127.x.x.x` or `[::1]`, with
@@ -54,6 +169,15 @@ fn is_loopback_host(host: &str) -> bool {
         || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether a `Content-Type` header says `application/json`, with any parameters.
+fn declares_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("application/json"))
+}
+
 /// Compares without returning early on the first difference.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
@@ -64,7 +188,11 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{constant_time_eq, is_loopback_host};
+    use axum::http::{HeaderMap, HeaderValue, Uri, header};
+
+    use super::{
+        constant_time_eq, declares_json, is_loopback_host, origin_allowed, same_origin, split_authority,
+    };
 
     #[test]
     fn loopback_hosts() {
@@ -89,5 +217,121 @@ mod tests {
         assert!(constant_time_eq(b"secret", b"secret"));
         assert!(!constant_time_eq(b"secret", b"secreT"));
         assert!(!constant_time_eq(b"secret", b"secret2"));
+    }
+
+    #[test]
+    fn an_origin_matches_the_host_it_names() {
+        for (origin, host) in [
+            ("http://127.0.0.1:8080", "127.0.0.1:8080"),
+            ("http://localhost:8080", "LOCALHOST:8080"),
+            ("http://192.168.1.20:8080", "192.168.1.20:8080"),
+            ("http://[::1]:8080", "[::1]:8080"),
+            ("http://kb.example", "kb.example"),
+            ("http://kb.example", "kb.example:80"),
+            ("http://kb.example:80", "kb.example"),
+            ("https://kb.example", "kb.example"),
+            ("https://kb.example", "kb.example:443"),
+            ("HTTPS://KB.example:443", "kb.EXAMPLE"),
+            (" http://kb.example:8080 ", "kb.example:8080"),
+        ] {
+            assert!(same_origin(origin, host), "{origin} for {host}");
+        }
+    }
+
+    #[test]
+    fn an_origin_of_another_site_or_port_does_not_match() {
+        for (origin, host) in [
+            ("http://evil.example", "127.0.0.1:8080"),
+            ("http://evil.example:8080", "127.0.0.1:8080"),
+            ("http://localhost:8080", "127.0.0.1:8080"),
+            ("http://127.0.0.1:9090", "127.0.0.1:8080"),
+            ("http://127.0.0.1", "127.0.0.1:8080"),
+            ("http://kb.example", "kb.example:443"),
+            ("https://kb.example", "kb.example:80"),
+            ("https://kb.example:8443", "kb.example"),
+            ("http://[::1]:8080", "127.0.0.1:8080"),
+            ("null", "127.0.0.1:8080"),
+            ("", "127.0.0.1:8080"),
+            ("file://", "127.0.0.1:8080"),
+            ("chrome-extension://abc", "abc"),
+            ("ftp://127.0.0.1:8080", "127.0.0.1:8080"),
+            ("http://127.0.0.1:8080/", "127.0.0.1:8080"),
+            ("http://user@127.0.0.1:8080", "127.0.0.1:8080"),
+            ("http://127.0.0.1:8080", "user@127.0.0.1:8080"),
+            ("http://127.0.0.1:99999", "127.0.0.1:99999"),
+            ("http://127.0.0.1:x", "127.0.0.1:x"),
+            ("http://:8080", ":8080"),
+        ] {
+            assert!(!same_origin(origin, host), "{origin} for {host}");
+        }
+    }
+
+    #[test]
+    fn authorities_split_into_host_and_port() {
+        assert_eq!(split_authority("kb.example"), Some(("kb.example", None)));
+        assert_eq!(split_authority("kb.example:8080"), Some(("kb.example", Some(8080))));
+        assert_eq!(split_authority("kb.example:"), Some(("kb.example", None)));
+        assert_eq!(split_authority("[::1]:8080"), Some(("::1", Some(8080))));
+        assert_eq!(split_authority("[::1]"), Some(("::1", None)));
+        assert_eq!(split_authority("[::1]8080"), None);
+        assert_eq!(split_authority("[::1"), None);
+        assert_eq!(split_authority(""), None);
+    }
+
+    /// Headers from `(name, value)` pairs (a name may repeat).
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(name.clone(), HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn requests_are_allowed_by_their_origin_headers() {
+        let uri = Uri::from_static("/api/undo");
+        assert!(origin_allowed(&headers(&[(header::HOST, "127.0.0.1:8080")]), &uri));
+        assert!(origin_allowed(&headers(&[]), &uri));
+        let same = [(header::HOST, "127.0.0.1:8080"), (header::ORIGIN, "http://127.0.0.1:8080")];
+        assert!(origin_allowed(&headers(&same), &uri));
+        let evil = [(header::HOST, "127.0.0.1:8080"), (header::ORIGIN, "http://evil.example")];
+        assert!(!origin_allowed(&headers(&evil), &uri));
+        // Two Origin headers: each must match.
+        let both = [
+            (header::HOST, "127.0.0.1:8080"),
+            (header::ORIGIN, "http://127.0.0.1:8080"),
+            (header::ORIGIN, "http://evil.example"),
+        ];
+        assert!(!origin_allowed(&headers(&both), &uri));
+        // Without Host, the request target's authority is the server (HTTP/2).
+        let absolute = Uri::from_static("http://127.0.0.1:8080/api/undo");
+        assert!(origin_allowed(&headers(&[(header::ORIGIN, "http://127.0.0.1:8080")]), &absolute));
+        assert!(!origin_allowed(&headers(&[(header::ORIGIN, "http://evil.example")]), &absolute));
+        // An Origin with nothing to compare it to is refused.
+        assert!(!origin_allowed(&headers(&[(header::ORIGIN, "http://127.0.0.1:8080")]), &uri));
+    }
+
+    #[test]
+    fn json_is_told_by_the_media_type() {
+        for value in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON",
+            " application/json ;x=y",
+        ] {
+            assert!(declares_json(&headers(&[(header::CONTENT_TYPE, value)])), "{value}");
+        }
+        assert!(!declares_json(&headers(&[])));
+        for value in [
+            "application/x-www-form-urlencoded",
+            "text/plain",
+            "multipart/form-data; boundary=x",
+            "text/plain; application/json",
+            "application/jsonp",
+            "application/json-patch+json",
+            "",
+        ] {
+            assert!(!declares_json(&headers(&[(header::CONTENT_TYPE, value)])), "{value}");
+        }
     }
 }

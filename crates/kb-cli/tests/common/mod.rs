@@ -115,7 +115,8 @@ impl KbServer {
         std::fs::read_to_string(self.root.path().join("kb.log")).unwrap_or_default()
     }
 
-    /// Sends a request; `body` as given with `Content-Type: application/json`.
+    /// Sends a request; `body` as given, with `Content-Type: application/json` (on every
+    /// POST too) unless `headers` name another.
     pub async fn request(
         &self,
         method: &str,
@@ -280,10 +281,13 @@ pub async fn send(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     let body = body.map(<[u8]>::to_vec);
+    // kb's clients say JSON on every body, and on every POST (kb refuses a POST that does
+    // not, body or not), unless the test names its own type.
+    let typed = headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+    if !typed && (body.is_some() || method == "POST") {
+        head.push_str("Content-Type: application/json\r\n");
+    }
     if let Some(body) = &body {
-        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
-            head.push_str("Content-Type: application/json\r\n");
-        }
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     head.push_str("\r\n");

@@ -179,7 +179,8 @@
   async function request(method, path, body, accept) {
     for (let attempt = 0; attempt < 4; attempt++) {
       const headers = { "Accept": accept };
-      if (body !== undefined) headers["Content-Type"] = "application/json";
+      // kb refuses a POST that does not say JSON, even one without a body.
+      if (body !== undefined || method === "POST") headers["Content-Type"] = "application/json";
       const token = sessionStorage.getItem("kb-token");
       if (token) headers["Authorization"] = "Bearer " + token;
       let response;

@@ -16,7 +16,7 @@ use axum::middleware;
 use axum::routing::{get, post};
 use tower_http::trace::TraceLayer;
 
-use crate::auth::require_token;
+use crate::auth::{guard, guard_health, require_json_post};
 use crate::state::AppState;
 
 /// The largest request body accepted (SPEC §4).
@@ -48,15 +48,20 @@ pub fn router(state: AppState) -> Router {
         .route("/nudges/done", post(outreach::done))
         .route("/digests", get(outreach::digests).post(outreach::send))
         .fallback(misc::api_not_found)
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
-    // MCP over streamable HTTP, behind the same token and loopback rule as `/api`.
+        // Inside out: a POST must say JSON, after the Origin and token (or Host) checks.
+        .route_layer(middleware::from_fn(require_json_post))
+        .route_layer(middleware::from_fn_with_state(state.clone(), guard));
+    // MCP over streamable HTTP, behind the same Origin, token and loopback rules as `/api`
+    // (its transport itself refuses a POST that is not JSON).
     let mcp = Router::new()
         .route_service("/mcp", crate::mcp::http_service(Arc::clone(&state.assistant), state.shutdown.clone()))
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+        .route_layer(middleware::from_fn_with_state(state.clone(), guard));
+    // Health tells the model and counts: loopback hosts only when there is no token.
+    let health = get(misc::healthz).route_layer(middleware::from_fn_with_state(state.clone(), guard_health));
     Router::new()
         .nest("/api", api)
         .merge(mcp)
-        .route("/healthz", get(misc::healthz))
+        .route("/healthz", health)
         // The web page: `/`, `/page.css`, `/page.js`, `/vendor/…` (no token: the API asks).
         .merge(misc::page_routes())
         .fallback(misc::api_not_found)
