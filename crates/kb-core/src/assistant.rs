@@ -253,7 +253,14 @@ impl Assistant {
     /// Runs one tool directly, answering its whole result (data, or the message the chat
     /// model would read with any candidates), as the MCP server shows it.
     pub async fn run_tool(&self, name: &str, arguments: &Value, source: CaptureSource) -> ToolResult {
-        self.run_tool_in(name, arguments, source, None).await
+        self.run_tool_in(name, arguments, source, None, None).await
+    }
+
+    /// [`Assistant::run_tool`] for an MCP client in session `session` (see
+    /// [`kb_domain::ChangeContext::session`]): its changes are recorded with the session,
+    /// and its undo reaches only them.
+    pub async fn run_session_tool(&self, name: &str, arguments: &Value, session: &str) -> ToolResult {
+        self.run_tool_in(name, arguments, CaptureSource::Mcp, None, Some(session.to_string())).await
     }
 
     /// Every tool, in the order the chat model sees them, with its schemas and hints.
@@ -293,6 +300,7 @@ impl Assistant {
         arguments: &Value,
         source: CaptureSource,
         conversation_id: Option<ConversationId>,
+        session: Option<String>,
     ) -> ToolResult {
         let ctx = ToolContext {
             conversation_id,
@@ -302,6 +310,7 @@ impl Assistant {
             source,
             // A call through the API or the CLI is the person's explicit request.
             confirmation: kb_tools::Confirmation::NotNeeded,
+            session,
         };
         self.registry.execute(name, &arguments.to_string(), &ctx, &self.services).await
     }
@@ -475,7 +484,8 @@ impl Assistant {
     }
 
     /// Brings the entry at (or last at) `path` back to `revision`'s bytes, as asked from
-    /// `source`: `{path, revision?}` (no `revision` when the file already had those bytes).
+    /// `source`: `{path, revision?, note?}` (no `revision` when the file already had those
+    /// bytes; a `note` when the entry had moved since and was restored where it is now).
     pub async fn restore(
         &self,
         path: &str,
@@ -485,16 +495,24 @@ impl Assistant {
         let path = self.entry_path(path).await?;
         let vault = Arc::clone(&self.vault);
         let by = kb_domain::ChangeContext::from_source(source);
+        let asked = path.clone();
         let outcome = in_vault(move || vault.restore_as(&path, revision, &by)).await?;
         let mut answer = json!({ "path": outcome.path.to_string() });
+        if outcome.moved_since {
+            answer["note"] = json!(format!(
+                "the entry has moved from {asked} to {} since; it was restored where it is now",
+                outcome.path
+            ));
+        }
         if let Some(recorded) = outcome.revision {
             answer["revision"] = json!(recorded.id);
         }
         Ok(answer)
     }
 
-    /// Undoes the most recent change kb made in `conversation` (or, without one, anywhere)
-    /// (undo_last_change, asked from `source`): `{undone, files}`.
+    /// Undoes the most recent change kb made in `conversation` (or, without one, anyone's
+    /// newest) (undo_last_change, asked from `source`): `{undone, by, files}`, `by` saying
+    /// where the undone change came from.
     pub async fn undo(
         &self,
         conversation: Option<ConversationId>,
@@ -502,7 +520,7 @@ impl Assistant {
         source: CaptureSource,
     ) -> Result<Value, ToolFailure> {
         let arguments = json!({ "force": force });
-        let result = self.run_tool_in("undo_last_change", &arguments, source, conversation).await;
+        let result = self.run_tool_in("undo_last_change", &arguments, source, conversation, None).await;
         if result.success {
             Ok(result.data.unwrap_or(Value::Null))
         } else {

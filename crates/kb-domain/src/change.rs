@@ -50,7 +50,8 @@ impl std::fmt::Display for ChangeSource {
     }
 }
 
-/// Who asks for a change: the source, and the tool and conversation when there are some.
+/// Who asks for a change: the source, and the tool, conversation and MCP session when
+/// there are some.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChangeContext {
     /// Where it came from.
@@ -59,12 +60,21 @@ pub struct ChangeContext {
     pub tool: Option<String>,
     /// The conversation it was made in, when there is one.
     pub conversation_id: Option<ConversationId>,
+    /// The MCP session it was made in, when an MCP client made it (stdio: the `kb mcp`
+    /// process; HTTP: its `Mcp-Session-Id`), so that session's undo reaches only its own
+    /// changes.
+    pub session: Option<String>,
 }
 
 impl ChangeContext {
+    /// A new, unique name for an MCP session (see [`ChangeContext::session`]).
+    pub fn new_session() -> String {
+        format!("mcp-{}", ulid::Ulid::new())
+    }
+
     /// A change from `source`, with no tool or conversation.
     pub fn from_source(source: ChangeSource) -> ChangeContext {
-        ChangeContext { source, tool: None, conversation_id: None }
+        ChangeContext { source, tool: None, conversation_id: None, session: None }
     }
 
     /// A change kb noticed rather than made.
@@ -75,6 +85,12 @@ impl ChangeContext {
     /// The same context, naming the tool.
     pub fn with_tool(mut self, tool: impl Into<String>) -> ChangeContext {
         self.tool = Some(tool.into());
+        self
+    }
+
+    /// The same context, made in MCP session `session`.
+    pub fn with_session(mut self, session: impl Into<String>) -> ChangeContext {
+        self.session = Some(session.into());
         self
     }
 }

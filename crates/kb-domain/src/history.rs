@@ -94,6 +94,29 @@ pub struct ObservedFile {
     pub entry_id: Option<String>,
 }
 
+/// Whose changes an undo may revert: it reverts the newest undoable operation in scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UndoScope {
+    /// The newest change kb made, whoever made it (`kb undo`, `POST /api/undo` without a
+    /// conversation).
+    Anyone,
+    /// Only the changes made in this conversation (a chat turn's undo).
+    Conversation(ConversationId),
+    /// Only the changes made by this MCP session (see [`ChangeContext::session`]).
+    Session(String),
+}
+
+impl UndoScope {
+    /// Words naming the scope after "there is no change to undo", for a refusal.
+    pub fn words(&self) -> &'static str {
+        match self {
+            UndoScope::Anyone => "",
+            UndoScope::Conversation(_) => " in this conversation",
+            UndoScope::Session(_) => " made in this MCP session",
+        }
+    }
+}
+
 /// Why history could not be read or written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HistoryError {
@@ -119,6 +142,10 @@ pub trait RevisionLog: Send + Sync {
         changes: Vec<FileChange>,
     ) -> Result<Vec<Revision>, HistoryError>;
 
+    /// Told once the files of `revisions` (just recorded by `by`) are on disk: a log that
+    /// also commits them elsewhere (git) does it now. Nothing by default.
+    fn written(&self, _by: &ChangeContext, _revisions: &[Revision]) {}
+
     /// Compares files with what history last recorded at their paths, and records those
     /// that differ as changes from outside kb (one operation); returns the revisions made.
     fn observe(&self, at: DateTime<Utc>, files: Vec<ObservedFile>) -> Result<Vec<Revision>, HistoryError>;
@@ -127,9 +154,16 @@ pub trait RevisionLog: Send + Sync {
     /// the whole vault (at open).
     fn heads(&self) -> Result<Vec<(EntryPath, ContentHash)>, HistoryError>;
 
-    /// The revisions of the entry at (or last at) `path`, newest first: the entry's
-    /// whole history across moves when it has an `id`, else that path's.
-    fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, HistoryError>;
+    /// The revisions of the entry at (or last at) `path`, newest first. `entry_id` is the
+    /// `id` of the file now at `path`, when there is one; without it, the id last
+    /// recorded at `path`. With an id, the history is every revision of that id, followed
+    /// back across kb's moves and merges to the revisions the file had before it was
+    /// given one; without, the revisions at that path (followed back across moves).
+    fn history(&self, path: &EntryPath, entry_id: Option<&str>) -> Result<Vec<Revision>, HistoryError>;
+
+    /// The path where history last left the entry with `entry_id`, when its latest
+    /// revision leaves it somewhere (not deleted).
+    fn last_path_of(&self, entry_id: &str) -> Result<Option<EntryPath>, HistoryError>;
 
     /// One revision.
     fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError>;
@@ -137,7 +171,7 @@ pub trait RevisionLog: Send + Sync {
     /// The bytes stored under `hash`.
     fn content(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, HistoryError>;
 
-    /// The revisions of the most recent operation kb made (not from outside, not an undo,
-    /// not undone yet) — in `conversation` when given — oldest first; empty when none.
-    fn last_undoable(&self, conversation: Option<&ConversationId>) -> Result<Vec<Revision>, HistoryError>;
+    /// The revisions of the most recent operation kb made in `scope` (not from outside,
+    /// not an undo, not undone yet), oldest first; empty when none.
+    fn last_undoable(&self, scope: &UndoScope) -> Result<Vec<Revision>, HistoryError>;
 }

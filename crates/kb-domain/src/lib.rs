@@ -45,7 +45,7 @@ pub use edit::{BodyEdit, BodyEditError, BodyEditMode, BodyEditRequest};
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError, UpdatedDocument};
 pub use fields::{Confidence, FieldProblem};
 pub use frontmatter::{Document, Frontmatter, FrontmatterError};
-pub use history::{ContentHash, FileChange, HistoryError, ObservedFile, Revision, RevisionLog};
+pub use history::{ContentHash, FileChange, HistoryError, ObservedFile, Revision, RevisionLog, UndoScope};
 pub use llm::{
     ChatCompletion, ChatMessage, ChatRequest, LlmError, StructuredCompletion, StructuredRequest,
     ToolDefinition, Usage,

@@ -13,7 +13,7 @@ use crate::conversation::{Conversation, ConversationId, Message, NewMessage, Pen
 use crate::digest_index::DigestCandidates;
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
-use crate::history::{HistoryError, Revision};
+use crate::history::{HistoryError, Revision, UndoScope};
 use crate::llm::{ChatCompletion, ChatRequest, LlmError, StructuredCompletion, StructuredRequest};
 use crate::names::NameRelation;
 use crate::path::{EntryPath, InvalidPath};
@@ -72,7 +72,7 @@ pub enum RepositoryError {
         /// The entry named.
         path: EntryPath,
     },
-    /// Nothing kb did is left to undo.
+    /// Nothing kb did is left to undo (in the scope the words name).
     #[error("there is no change to undo{0}")]
     NothingToUndo(&'static str),
     /// An undo that would throw away a later change.
@@ -178,6 +178,9 @@ pub struct RestoreOutcome {
     pub path: EntryPath,
     /// The revision the restore recorded (`None` when the file already had those bytes).
     pub revision: Option<Revision>,
+    /// Whether the entry had moved since from the path asked for, and was restored where
+    /// it is now (never as a second copy).
+    pub moved_since: bool,
 }
 
 /// A revision with the file's text before and after it, for showing a diff.
@@ -298,12 +301,12 @@ pub trait EntryRepository: Send + Sync {
     ) -> Result<RestoreOutcome, RepositoryError> {
         Err(HistoryError::Unavailable.into())
     }
-    /// Reverts the most recent change kb made (in `conversation`, when given) that is not
-    /// undone yet. Refuses, changing nothing, when a file it would revert changed since,
-    /// unless `force` (the version replaced is then recorded too).
+    /// Reverts the most recent change kb made in `scope` that is not undone yet. Refuses,
+    /// changing nothing, when a file it would revert changed since, unless `force` (every
+    /// version it replaces is then recorded first).
     fn undo_as(
         &self,
-        _conversation: Option<&ConversationId>,
+        _scope: &UndoScope,
         _force: bool,
         _by: &ChangeContext,
     ) -> Result<UndoOutcome, RepositoryError> {

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use chrono::NaiveDate;
-use kb_domain::{ChangeContext, Clock, Confidence, ConversationId, EntryPath, EntryRepository, SearchIndex};
+use kb_domain::{
+    ChangeContext, Clock, Confidence, ConversationId, EntryPath, EntryRepository, SearchIndex, UndoScope,
+};
 
 use crate::ports::{Classifier, DigestWriter};
 use crate::result::StateUpdate;
@@ -32,6 +34,9 @@ pub struct ToolContext {
     pub source: CaptureSource,
     /// Whether destructive tools must ask the person first.
     pub confirmation: Confirmation,
+    /// The MCP session the call comes from, when an MCP client makes it (see
+    /// [`ChangeContext::session`]).
+    pub session: Option<String>,
 }
 
 /// Whether a destructive tool (delete_entry) runs at once or asks first.
@@ -56,6 +61,7 @@ impl ToolContext {
             threshold: Confidence::new(DEFAULT_THRESHOLD).unwrap_or(Confidence::CERTAIN),
             source: CaptureSource::Chat,
             confirmation: Confirmation::NotNeeded,
+            session: None,
         }
     }
 
@@ -71,12 +77,31 @@ impl ToolContext {
         self
     }
 
+    /// The same context, for a call from MCP session `session`.
+    pub fn with_session(mut self, session: impl Into<String>) -> ToolContext {
+        self.session = Some(session.into());
+        self
+    }
+
     /// The context of a change `tool` makes in this conversation (for its revision).
     pub fn change(&self, tool: &str) -> ChangeContext {
         ChangeContext {
             source: self.source,
             tool: Some(tool.to_string()),
             conversation_id: self.conversation_id.clone(),
+            session: self.session.clone(),
+        }
+    }
+
+    /// Whose changes an undo from here reaches: a conversation's own; an MCP client's own
+    /// session's (none at all when it has no session); anyone's otherwise (the CLI, the
+    /// REST API without a conversation).
+    pub fn undo_scope(&self) -> Option<UndoScope> {
+        match (&self.conversation_id, &self.session, self.source) {
+            (Some(conversation), _, _) => Some(UndoScope::Conversation(conversation.clone())),
+            (None, Some(session), _) => Some(UndoScope::Session(session.clone())),
+            (None, None, CaptureSource::Mcp) => None,
+            (None, None, _) => Some(UndoScope::Anyone),
         }
     }
 

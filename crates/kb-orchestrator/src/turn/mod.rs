@@ -199,6 +199,7 @@ impl Orchestrator {
             source: self.settings.source,
             // In a chat, a destructive tool proposes first and waits for the person's yes.
             confirmation: kb_tools::Confirmation::Ask,
+            session: None,
         };
         let mut outcome = LoopOutcome::default();
         if let Some((call, confirmed)) = to_run {

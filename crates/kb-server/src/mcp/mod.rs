@@ -70,6 +70,10 @@ pub struct KbMcp {
     /// Tool calls under way: each runs to its end even when the client goes away
     /// mid-call, and `kb mcp` waits for them before it exits.
     calls: TaskTracker,
+    /// This connection's MCP session, recorded with every change it makes so its undo
+    /// reaches only those: one per `kb mcp` process, one per `Mcp-Session-Id` over HTTP
+    /// (each HTTP session has a handler of its own).
+    session: Arc<str>,
 }
 
 impl std::fmt::Debug for KbMcp {
@@ -81,7 +85,12 @@ impl std::fmt::Debug for KbMcp {
 impl KbMcp {
     /// A handler for one connection to `assistant`.
     pub fn new(assistant: Arc<Assistant>) -> KbMcp {
-        KbMcp { assistant, subscriptions: Arc::default(), calls: TaskTracker::new() }
+        KbMcp {
+            assistant,
+            subscriptions: Arc::default(),
+            calls: TaskTracker::new(),
+            session: kb_core::domain::ChangeContext::new_session().into(),
+        }
     }
 
     /// Waits until every tool call started on this connection has finished.
@@ -119,7 +128,8 @@ impl ServerHandler for KbMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let assistant = Arc::clone(&self.assistant);
-        let call = self.calls.spawn(async move { tools::call(&assistant, request).await });
+        let session = Arc::clone(&self.session);
+        let call = self.calls.spawn(async move { tools::call(&assistant, request, &session).await });
         match call.await {
             Ok(result) => result.map(CallToolResponse::from),
             Err(error) => Err(McpError::internal_error(format!("the tool call failed: {error}"), None)),

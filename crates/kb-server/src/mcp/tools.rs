@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kb_core::{Assistant, CaptureSource, ToolResult, ToolSpec};
+use kb_core::{Assistant, ToolResult, ToolSpec};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
@@ -42,12 +42,17 @@ fn object(value: Value) -> JsonObject {
 /// Runs one `tools/call`. An unknown tool is a protocol error (invalid params, as MCP asks);
 /// every other failure — arguments that do not fit, an entry not found, a name that means
 /// several — is a result with `isError: true` and the message the chat model would read.
-pub async fn call(assistant: &Assistant, request: CallToolRequestParams) -> Result<CallToolResult, McpError> {
+/// The call runs in MCP session `session` (see [`kb_core::domain::ChangeContext::session`]).
+pub async fn call(
+    assistant: &Assistant,
+    request: CallToolRequestParams,
+    session: &str,
+) -> Result<CallToolResult, McpError> {
     if !assistant.has_tool(&request.name) {
         return Err(McpError::invalid_params(format!("Unknown tool: {}", request.name), None));
     }
     let arguments = Value::Object(request.arguments.unwrap_or_default());
-    let result = assistant.run_tool(&request.name, &arguments, CaptureSource::Mcp).await;
+    let result = assistant.run_session_tool(&request.name, &arguments, session).await;
     Ok(to_call_result(result))
 }
 

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use kb_domain::{
-    ChangeContext, ContentHash, ConversationId, EntryPath, FileChange, HistoryError, ObservedFile, Revision,
-    RevisionLog,
+    ChangeContext, ContentHash, EntryPath, FileChange, HistoryError, ObservedFile, Revision, RevisionLog,
+    UndoScope,
 };
 
 /// Why the vault cannot be committed to git.
@@ -168,9 +168,11 @@ impl RevisionLog for GitCommits {
         reverts: Option<i64>,
         changes: Vec<FileChange>,
     ) -> Result<Vec<Revision>, HistoryError> {
-        let revisions = self.inner.record(at, by, reverts, changes)?;
-        self.commit(by, &revisions);
-        Ok(revisions)
+        self.inner.record(at, by, reverts, changes)
+    }
+
+    fn written(&self, by: &ChangeContext, revisions: &[Revision]) {
+        self.commit(by, revisions);
     }
 
     fn observe(&self, at: DateTime<Utc>, files: Vec<ObservedFile>) -> Result<Vec<Revision>, HistoryError> {
@@ -181,8 +183,12 @@ impl RevisionLog for GitCommits {
         self.inner.heads()
     }
 
-    fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, HistoryError> {
-        self.inner.history(path)
+    fn history(&self, path: &EntryPath, entry_id: Option<&str>) -> Result<Vec<Revision>, HistoryError> {
+        self.inner.history(path, entry_id)
+    }
+
+    fn last_path_of(&self, entry_id: &str) -> Result<Option<EntryPath>, HistoryError> {
+        self.inner.last_path_of(entry_id)
     }
 
     fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError> {
@@ -193,7 +199,7 @@ impl RevisionLog for GitCommits {
         self.inner.content(hash)
     }
 
-    fn last_undoable(&self, conversation: Option<&ConversationId>) -> Result<Vec<Revision>, HistoryError> {
-        self.inner.last_undoable(conversation)
+    fn last_undoable(&self, scope: &UndoScope) -> Result<Vec<Revision>, HistoryError> {
+        self.inner.last_undoable(scope)
     }
 }

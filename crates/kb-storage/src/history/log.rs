@@ -10,8 +10,8 @@ use std::sync::mpsc::{Sender, channel};
 
 use chrono::{DateTime, Utc};
 use kb_domain::{
-    ChangeContext, ContentHash, ConversationId, EntryPath, FileChange, HistoryError, ObservedFile, Revision,
-    RevisionLog,
+    ChangeContext, ContentHash, EntryPath, FileChange, HistoryError, ObservedFile, Revision, RevisionLog,
+    UndoScope,
 };
 
 use super::store::SqliteHistory;
@@ -114,9 +114,15 @@ impl RevisionLog for HistoryLog {
         self.call(|store| Box::pin(async move { store.heads().await }))
     }
 
-    fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, HistoryError> {
+    fn history(&self, path: &EntryPath, entry_id: Option<&str>) -> Result<Vec<Revision>, HistoryError> {
         let path = path.clone();
-        self.call(move |store| Box::pin(async move { store.history(&path).await }))
+        let entry_id = entry_id.map(str::to_string);
+        self.call(move |store| Box::pin(async move { store.history(&path, entry_id.as_deref()).await }))
+    }
+
+    fn last_path_of(&self, entry_id: &str) -> Result<Option<EntryPath>, HistoryError> {
+        let entry_id = entry_id.to_string();
+        self.call(move |store| Box::pin(async move { store.last_path_of(&entry_id).await }))
     }
 
     fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError> {
@@ -128,8 +134,8 @@ impl RevisionLog for HistoryLog {
         self.call(move |store| Box::pin(async move { store.content(&hash).await }))
     }
 
-    fn last_undoable(&self, conversation: Option<&ConversationId>) -> Result<Vec<Revision>, HistoryError> {
-        let conversation = conversation.cloned();
-        self.call(move |store| Box::pin(async move { store.last_undoable(conversation.as_ref()).await }))
+    fn last_undoable(&self, scope: &UndoScope) -> Result<Vec<Revision>, HistoryError> {
+        let scope = scope.clone();
+        self.call(move |store| Box::pin(async move { store.last_undoable(&scope).await }))
     }
 }

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use kb_domain::{
     ChangeContext, ChangeSource, ContentHash, ConversationId, EntryPath, FileChange, HistoryError,
-    ObservedFile, Revision, StoreError,
+    ObservedFile, Revision, StoreError, UndoScope,
 };
 use sha2::{Digest, Sha256};
 use sqlx::sqlite::{SqlitePool, SqliteRow};
@@ -159,8 +159,13 @@ impl SqliteHistory {
                 (Some(_), None) => format!("{} was removed outside kb", file.path),
                 (Some(_), Some(_)) => format!("{} was edited outside kb", file.path),
             };
+            // A file removed outside kb is the removal of the entry history last saw there.
+            let entry_id = match (file.entry_id, &file.bytes) {
+                (None, None) => last_id_at(&mut tx, &file.path).await?,
+                (id, _) => id,
+            };
             pending.push(Pending {
-                entry_id: file.entry_id,
+                entry_id,
                 path_before: head.is_some().then(|| file.path.clone()),
                 path_after: file.bytes.is_some().then(|| file.path.clone()),
                 before: head.map_or(Content::None, Content::Stored),
@@ -194,36 +199,90 @@ impl SqliteHistory {
     }
 
     /// See [`kb_domain::RevisionLog::history`].
-    pub async fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, HistoryError> {
-        let path_text = path.to_string();
-        let entry_id: Option<String> = sqlx::query_scalar(
-            "SELECT entry_id FROM revisions WHERE id = (SELECT MAX(id) FROM revisions \
-             WHERE path_after = ?1 OR path_before = ?1)",
+    pub async fn history(
+        &self,
+        path: &EntryPath,
+        entry_id: Option<&str>,
+    ) -> Result<Vec<Revision>, HistoryError> {
+        let entry_id = match entry_id {
+            Some(id) => Some(id.to_string()),
+            None => {
+                let mut connection = self.pool.acquire().await.map_err(db("cannot read history"))?;
+                last_id_at(&mut connection, path).await?
+            }
+        };
+        let Some(entry_id) = entry_id else {
+            let mut found = Vec::new();
+            self.walk_without_id(path.clone(), i64::MAX, &mut found).await?;
+            return Ok(found);
+        };
+        let rows = sqlx::query(concat!(select_revisions!(), "WHERE r.entry_id = ?1 ORDER BY r.id DESC"))
+            .bind(&entry_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("cannot read history"))?;
+        let mut found = rows.iter().map(revision_from_row).collect::<Result<Vec<_>, _>>()?;
+        // The file may have lived without an id before (a file kb did not write gets one
+        // when kb first moves it): its revisions from then are followed back too.
+        if let Some(oldest) = found.last()
+            && let Some(from) = oldest.path_before.clone()
+        {
+            let before = oldest.id;
+            self.walk_without_id(from, before, &mut found).await?;
+        }
+        Ok(found)
+    }
+
+    /// Adds to `found`, newest first, the revisions without an entry id of the file at
+    /// `path` before revision `before`, following it back across moves to where it came
+    /// from; stops at a revision of a file with an id (another entry, or this file's
+    /// time with an id, which its id finds).
+    async fn walk_without_id(
+        &self,
+        mut path: EntryPath,
+        mut before: i64,
+        found: &mut Vec<Revision>,
+    ) -> Result<(), HistoryError> {
+        loop {
+            let rows = sqlx::query(concat!(
+                select_revisions!(),
+                "WHERE (r.path_after = ?1 OR r.path_before = ?1) AND r.id < ?2 ORDER BY r.id DESC"
+            ))
+            .bind(path.to_string())
+            .bind(before)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("cannot read history"))?;
+            let mut came_from = None;
+            for row in &rows {
+                let revision = revision_from_row(row)?;
+                if revision.entry_id.is_some() {
+                    return Ok(());
+                }
+                let arrived = revision.path_after.as_ref() == Some(&path);
+                let from = revision.path_before.clone().filter(|from| arrived && *from != path);
+                let id = revision.id;
+                found.push(revision);
+                if let Some(from) = from {
+                    came_from = Some((from, id));
+                    break;
+                }
+            }
+            let Some((from, id)) = came_from else { return Ok(()) };
+            (path, before) = (from, id);
+        }
+    }
+
+    /// See [`kb_domain::RevisionLog::last_path_of`].
+    pub async fn last_path_of(&self, entry_id: &str) -> Result<Option<EntryPath>, HistoryError> {
+        let path: Option<Option<String>> = sqlx::query_scalar(
+            "SELECT path_after FROM revisions WHERE entry_id = ? ORDER BY id DESC LIMIT 1",
         )
-        .bind(&path_text)
+        .bind(entry_id)
         .fetch_optional(&self.pool)
         .await
-        .map_err(db("cannot read history"))?
-        .flatten();
-        let rows = match entry_id {
-            Some(id) => {
-                sqlx::query(concat!(select_revisions!(), "WHERE r.entry_id = ?1 ORDER BY r.id DESC"))
-                    .bind(id)
-                    .fetch_all(&self.pool)
-                    .await
-            }
-            None => {
-                sqlx::query(concat!(
-                    select_revisions!(),
-                    "WHERE r.path_after = ?1 OR r.path_before = ?1 ORDER BY r.id DESC"
-                ))
-                .bind(&path_text)
-                .fetch_all(&self.pool)
-                .await
-            }
-        }
         .map_err(db("cannot read history"))?;
-        rows.iter().map(revision_from_row).collect()
+        Ok(path.flatten().and_then(|p| EntryPath::parse(&p).ok()))
     }
 
     /// See [`kb_domain::RevisionLog::revision`].
@@ -241,12 +300,18 @@ impl SqliteHistory {
     }
 
     /// See [`kb_domain::RevisionLog::last_undoable`].
-    pub async fn last_undoable(
-        &self,
-        conversation: Option<&ConversationId>,
-    ) -> Result<Vec<Revision>, HistoryError> {
-        let operation: Option<i64> = match conversation {
-            Some(id) => {
+    pub async fn last_undoable(&self, scope: &UndoScope) -> Result<Vec<Revision>, HistoryError> {
+        let operation: Option<i64> = match scope {
+            UndoScope::Anyone => {
+                sqlx::query_scalar(concat!(
+                    "SELECT o.id FROM operations o WHERE ",
+                    undoable!(),
+                    " ORDER BY o.id DESC LIMIT 1"
+                ))
+                .fetch_optional(&self.pool)
+                .await
+            }
+            UndoScope::Conversation(id) => {
                 sqlx::query_scalar(concat!(
                     "SELECT o.id FROM operations o WHERE o.conversation_id = ? AND ",
                     undoable!(),
@@ -256,12 +321,13 @@ impl SqliteHistory {
                 .fetch_optional(&self.pool)
                 .await
             }
-            None => {
+            UndoScope::Session(session) => {
                 sqlx::query_scalar(concat!(
-                    "SELECT o.id FROM operations o WHERE ",
+                    "SELECT o.id FROM operations o WHERE o.session = ? AND ",
                     undoable!(),
                     " ORDER BY o.id DESC LIMIT 1"
                 ))
+                .bind(session.as_str())
                 .fetch_optional(&self.pool)
                 .await
             }
@@ -290,6 +356,22 @@ impl SqliteHistory {
         }
         Ok(found)
     }
+}
+
+/// The entry id of the latest revision at `path` (either side), when it has one.
+async fn last_id_at(
+    connection: &mut sqlx::SqliteConnection,
+    path: &EntryPath,
+) -> Result<Option<String>, HistoryError> {
+    let id: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT entry_id FROM revisions WHERE id = (SELECT MAX(id) FROM revisions \
+         WHERE path_after = ?1 OR path_before = ?1)",
+    )
+    .bind(path.to_string())
+    .fetch_optional(&mut *connection)
+    .await
+    .map_err(db("cannot read history"))?;
+    Ok(id.flatten())
 }
 
 /// The hash last recorded at `path`.
@@ -335,12 +417,13 @@ async fn write_operation(
     changes: impl Iterator<Item = Pending>,
 ) -> Result<Vec<i64>, HistoryError> {
     let operation = sqlx::query(
-        "INSERT INTO operations (at, source, tool, conversation_id, reverts) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO operations (at, source, tool, conversation_id, session, reverts) VALUES (?, ?, ?, ?, ?, ?)",
     )
     .bind(format_time(at))
     .bind(by.source.as_str())
     .bind(by.tool.as_deref())
-    .bind(by.conversation_id.as_ref().map(ConversationId::as_str))
+    .bind(by.conversation_id.as_ref().map(|id| id.as_str()))
+    .bind(by.session.as_deref())
     .bind(reverts)
     .execute(&mut **tx)
     .await

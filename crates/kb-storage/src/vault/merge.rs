@@ -129,7 +129,7 @@ impl Vault {
             }
             let Some(text) = after else { continue };
             recorded.push(FileChange {
-                entry_id: None,
+                entry_id: super::revisions::entry_id_of(referrer, text.as_bytes()),
                 path_before: Some(referrer.clone()),
                 path_after: Some(referrer.clone()),
                 before,

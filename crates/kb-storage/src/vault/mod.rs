@@ -41,10 +41,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
-    Category, ChangeContext, ChangeObserver, Clock, ConversationId, DigestCandidates, Entry, EntryChange,
-    EntryId, EntryPath, EntryRepository, EntrySummary, EntryUpdate, FileChange, Frontmatter, ListFilter,
-    ListPage, MalformedFile, MergeOutcome, MoveOutcome, NameMatch, NewEntry, RepositoryError, RestoreOutcome,
-    Revision, RevisionLog, RevisionText, Slug, UndoOutcome, UpdateOutcome, transform_for_move,
+    Category, ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryChange, EntryId, EntryPath,
+    EntryRepository, EntrySummary, EntryUpdate, FileChange, Frontmatter, ListFilter, ListPage, MalformedFile,
+    MergeOutcome, MoveOutcome, NameMatch, NewEntry, RepositoryError, RestoreOutcome, Revision, RevisionLog,
+    RevisionText, Slug, UndoOutcome, UndoScope, UpdateOutcome, transform_for_move,
 };
 use serde_json::Value;
 
@@ -833,7 +833,7 @@ impl EntryRepository for Vault {
             match journal::retarget_file(&self.root, referrer, path, &new_path) {
                 Ok(Some(text)) => {
                     recorded.push(FileChange {
-                        entry_id: None,
+                        entry_id: revisions::entry_id_of(referrer, text.as_bytes()),
                         path_before: Some(referrer.clone()),
                         path_after: Some(referrer.clone()),
                         before: referrer_before,
@@ -868,23 +868,30 @@ impl EntryRepository for Vault {
         let file = self.known_gone(&mut state, path, self.root.checked_file(path))?;
         // A malformed file is refused here: kb never deletes what it cannot read.
         let (entry, before) = scan::read_existing_document(&file, path)?;
-        fs::remove_file(&file).map_err(|e| io_error(&file, e))?;
+        // The file is in history before it is removed: a delete that cannot be recorded
+        // is not made.
+        let recorded = self.record_first(
+            by,
+            None,
+            vec![FileChange {
+                entry_id: entry.id().map(str::to_string),
+                path_before: Some(path.clone()),
+                path_after: None,
+                before: Some(before.into_bytes()),
+                after: None,
+                description: format!("Deleted {path}"),
+            }],
+        )?;
+        if let Err(e) = fs::remove_file(&file) {
+            self.observe_after_failure(std::slice::from_ref(path));
+            return Err(io_error(&file, e));
+        }
         let folder = self.root.folder(path.category());
-        atomic::sync_dir(&folder).map_err(|e| io_error(&folder, e))?;
-        let revision = self
-            .record(
-                by,
-                None,
-                vec![FileChange {
-                    entry_id: entry.id().map(str::to_string),
-                    path_before: Some(path.clone()),
-                    path_after: None,
-                    before: Some(before.into_bytes()),
-                    after: None,
-                    description: format!("Deleted {path}"),
-                }],
-            )
-            .pop();
+        if let Err(e) = atomic::sync_dir(&folder) {
+            tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a delete");
+        }
+        self.written(by, &recorded);
+        let revision = recorded.into_iter().next();
         state.cache.remove(path);
         self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
         Ok(revision)
@@ -919,11 +926,11 @@ impl EntryRepository for Vault {
 
     fn undo_as(
         &self,
-        conversation: Option<&ConversationId>,
+        scope: &UndoScope,
         force: bool,
         by: &ChangeContext,
     ) -> Result<UndoOutcome, RepositoryError> {
-        self.undo(conversation, force, by)
+        self.undo(scope, force, by)
     }
 
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {

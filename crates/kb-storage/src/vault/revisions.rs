@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::fs;
 
 use kb_domain::{
-    ChangeContext, ContentHash, ConversationId, Entry, EntryChange, EntryPath, FileChange, HistoryError,
-    ObservedFile, RepositoryError, RestoreOutcome, Revision, RevisionLog, RevisionText, Slug, UndoOutcome,
+    ChangeContext, ContentHash, Entry, EntryChange, EntryPath, FileChange, HistoryError, ObservedFile,
+    RepositoryError, RestoreOutcome, Revision, RevisionLog, RevisionText, Slug, UndoOutcome, UndoScope,
 };
 
 use super::safe_path::io_error;
@@ -38,8 +38,10 @@ impl Vault {
         fs::read(self.root.file(path)).ok()
     }
 
-    /// Records the changes of one operation. A change that is made but cannot be recorded
-    /// is logged, not undone: kb records it as an outside change when it next looks.
+    /// Records the changes of one operation, made already (nothing was lost: a capture,
+    /// an update whose old bytes are in `changes`). A change that is made but cannot be
+    /// recorded is logged, not undone: kb records it as an outside change when it next
+    /// looks.
     pub(super) fn record(
         &self,
         by: &ChangeContext,
@@ -48,12 +50,51 @@ impl Vault {
     ) -> Vec<Revision> {
         let Some(log) = &self.history else { return Vec::new() };
         match log.record(self.clock.now(), by, reverts, changes) {
-            Ok(revisions) => revisions,
+            Ok(revisions) => {
+                log.written(by, &revisions);
+                revisions
+            }
             Err(error) => {
                 tracing::error!(%error, "a change was made but could not be recorded in history");
                 Vec::new()
             }
         }
+    }
+
+    /// Records the changes of one operation before any of its files is touched, for a
+    /// change that removes or replaces a file: what it throws away is in history first,
+    /// and a change that cannot be recorded is not made (the error says why). The caller
+    /// calls [`Vault::written`] once the files are on disk.
+    pub(super) fn record_first(
+        &self,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Result<Vec<Revision>, RepositoryError> {
+        let Some(log) = &self.history else { return Ok(Vec::new()) };
+        Ok(log.record(self.clock.now(), by, reverts, changes)?)
+    }
+
+    /// Tells history that the files of `revisions`, recorded by [`Vault::record_first`],
+    /// are on disk (a git commit is made now).
+    pub(super) fn written(&self, by: &ChangeContext, revisions: &[Revision]) {
+        if let Some(log) = &self.history {
+            log.written(by, revisions);
+        }
+    }
+
+    /// After a change recorded first failed part-way, records what is really on disk at
+    /// `paths` (as changes from outside kb), so history again matches the files.
+    pub(super) fn observe_after_failure(&self, paths: &[EntryPath]) {
+        let files = paths
+            .iter()
+            .map(|path| {
+                let bytes = fs::read(self.root.file(path)).ok();
+                let entry_id = bytes.as_deref().and_then(|b| entry_id_of(path, b));
+                ObservedFile { path: path.clone(), bytes, entry_id }
+            })
+            .collect();
+        self.observe(files);
     }
 
     /// Records, as changes from outside kb, the files among `files` that differ from what
@@ -120,9 +161,12 @@ impl Vault {
         Ok(recorded)
     }
 
-    /// The revisions of the entry at (or last at) `path`, newest first.
+    /// The revisions of the entry at (or last at) `path`, newest first: by the `id` of the
+    /// file there now, when it has one.
     pub(super) fn entry_history(&self, path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
-        Ok(self.log()?.history(path)?)
+        let log = self.log()?;
+        let entry_id = fs::read(self.root.file(path)).ok().and_then(|bytes| entry_id_of(path, &bytes));
+        Ok(log.history(path, entry_id.as_deref())?)
     }
 
     /// Revision `id`, checked to be one of the entry at (or last at) `path`, or one that
@@ -132,7 +176,7 @@ impl Vault {
         let revision = log.revision(id)?.ok_or(RepositoryError::RevisionNotFound(id))?;
         let at_path =
             revision.path_before.as_ref() == Some(path) || revision.path_after.as_ref() == Some(path);
-        if !at_path && !log.history(path)?.iter().any(|r| r.id == id) {
+        if !at_path && !self.entry_history(path)?.iter().any(|r| r.id == id) {
             return Err(RepositoryError::RevisionOfAnother { revision: id, path: path.clone() });
         }
         Ok(revision)
@@ -173,47 +217,65 @@ impl Vault {
         let bytes = self.stored(hash)?;
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let existing = match self.root.checked_writable_file(path) {
+        let log = self.log()?;
+        // An entry that lives elsewhere now (moved since) is restored where it is: a
+        // second file with its id would be a second copy of the entry.
+        let elsewhere = match &revision.entry_id {
+            Some(entry_id) => log.last_path_of(entry_id)?.filter(|now| {
+                now != path
+                    && fs::read(self.root.file(now))
+                        .is_ok_and(|current| entry_id_of(now, &current).as_deref() == Some(entry_id.as_str()))
+            }),
+            None => None,
+        };
+        let moved_since = elsewhere.is_some();
+        let asked = elsewhere.unwrap_or_else(|| path.clone());
+        let existing = match self.root.checked_writable_file(&asked) {
             Ok(file) => Some(fs::read(&file).map_err(|e| io_error(&file, e))?),
             Err(RepositoryError::NotFound(_)) => None,
             Err(e) => return Err(e),
         };
-        // The file at `path` is replaced only when it is the same entry; another entry
-        // there now is left alone and the old one comes back beside it.
+        // The file there is replaced only when it is the same entry; another entry there
+        // now is left alone and the old one comes back beside it.
         let same_entry = existing.as_deref().is_some_and(|current| {
-            match (&revision.entry_id, entry_id_of(path, current)) {
+            match (&revision.entry_id, entry_id_of(&asked, current)) {
                 (Some(was), Some(is)) => *was == is,
                 _ => true,
             }
         });
         let (target, current) = if same_entry {
-            (path.clone(), existing)
+            (asked, existing)
         } else {
             let wanted = revision.last_path().cloned().unwrap_or_else(|| path.clone());
             (self.free_path_like(&state, &wanted, &bytes)?, None)
         };
         if current.as_deref() == Some(bytes.as_slice()) {
-            return Ok(RestoreOutcome { path: target, revision: None });
+            return Ok(RestoreOutcome { path: target, revision: None, moved_since });
         }
-        let file = self.root.file(&target);
-        if current.is_some() {
-            atomic::write_atomic(&file, &bytes).map_err(|e| io_error(&file, e))?;
-        }
-        let recorded = self.record(
-            by,
-            None,
-            vec![FileChange {
-                entry_id: entry_id_of(&target, &bytes),
-                path_before: current.is_some().then(|| target.clone()),
-                path_after: Some(target.clone()),
-                before: current,
-                after: Some(bytes.clone()),
-                description: format!("Restored {target} to revision {id}"),
-            }],
-        );
+        let change = FileChange {
+            entry_id: entry_id_of(&target, &bytes),
+            path_before: current.is_some().then(|| target.clone()),
+            path_after: Some(target.clone()),
+            before: current.clone(),
+            after: Some(bytes.clone()),
+            description: format!("Restored {target} to revision {id}"),
+        };
+        let recorded = if current.is_some() {
+            // The version replaced is in history before it is replaced.
+            let recorded = self.record_first(by, None, vec![change])?;
+            let file = self.root.file(&target);
+            if let Err(e) = atomic::write_atomic(&file, &bytes) {
+                self.observe_after_failure(std::slice::from_ref(&target));
+                return Err(io_error(&file, e));
+            }
+            self.written(by, &recorded);
+            recorded
+        } else {
+            self.record(by, None, vec![change])
+        };
         let change = self.remember(&mut state, &target, Some(&bytes));
         self.changed(&mut state, &[change]);
-        Ok(RestoreOutcome { path: target, revision: recorded.into_iter().next() })
+        Ok(RestoreOutcome { path: target, revision: recorded.into_iter().next(), moved_since })
     }
 
     /// `wanted` when no file is there, else the first free `slug-2`, `slug-3`, … in its
@@ -252,23 +314,21 @@ impl Vault {
         }
     }
 
-    /// Reverts the most recent undoable operation (in `conversation`, when given).
+    /// Reverts the most recent undoable operation in `scope`. Every file it removes or
+    /// replaces is recorded before it is touched: a forced undo over a file written since
+    /// keeps that file's bytes in history.
     pub(super) fn undo(
         &self,
-        conversation: Option<&ConversationId>,
+        scope: &UndoScope,
         force: bool,
         by: &ChangeContext,
     ) -> Result<UndoOutcome, RepositoryError> {
         let log = self.log()?;
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let undone = log.last_undoable(conversation)?;
+        let undone = log.last_undoable(scope)?;
         let Some(first) = undone.first() else {
-            return Err(RepositoryError::NothingToUndo(if conversation.is_some() {
-                " in this conversation"
-            } else {
-                ""
-            }));
+            return Err(RepositoryError::NothingToUndo(scope.words()));
         };
         let operation = first.operation;
         let description = undone.iter().map(|r| r.description.as_str()).collect::<Vec<_>>().join("; ");
@@ -288,30 +348,42 @@ impl Vault {
                 }
             }
         }
-        let mut recorded = Vec::new();
-        let mut changes = Vec::new();
+        // Plan every step and its revision first; nothing is touched until all are recorded.
+        let mut replaced = Vec::new();
+        let mut planned = Vec::new();
+        let mut steps = Vec::new();
         for revision in undone.iter().rev() {
             let before = revision.before.as_ref().map(|h| self.stored(h)).transpose()?;
             let current = revision.path_after.as_ref().and_then(|p| now.get(p).cloned().flatten());
             if let Some(after_path) = &revision.path_after
                 && (revision.path_before.as_ref() != Some(after_path) || before.is_none())
             {
-                let file = self.root.file(after_path);
-                match fs::remove_file(&file) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(io_error(&file, e)),
-                }
-                changes.push(self.remember(&mut state, after_path, None));
+                steps.push(UndoStep::Remove(after_path.clone()));
                 now.insert(after_path.clone(), None);
             }
             if let (Some(before_path), Some(bytes)) = (&revision.path_before, &before) {
-                let file = self.root.file(before_path);
-                atomic::write_atomic(&file, bytes).map_err(|e| io_error(&file, e))?;
-                changes.push(self.remember(&mut state, before_path, Some(bytes)));
+                // A file written there since the change (forced past) is kept in history:
+                // in its own entry's history when it has an id, else in the history of
+                // the entry put back over it, where a restore finds it.
+                if revision.path_after.as_ref() != Some(before_path)
+                    && let Some(theirs) = now.get(before_path).cloned().flatten()
+                {
+                    replaced.push(FileChange {
+                        entry_id: entry_id_of(before_path, &theirs).or_else(|| revision.entry_id.clone()),
+                        path_before: Some(before_path.clone()),
+                        path_after: None,
+                        before: Some(theirs),
+                        after: None,
+                        description: format!(
+                            "Replaced {before_path}, written since, to undo: {}",
+                            revision.description
+                        ),
+                    });
+                }
+                steps.push(UndoStep::Write(before_path.clone(), bytes.clone()));
                 now.insert(before_path.clone(), Some(bytes.clone()));
             }
-            recorded.push(FileChange {
+            planned.push(FileChange {
                 entry_id: revision.entry_id.clone(),
                 path_before: revision.path_after.clone().filter(|_| current.is_some()),
                 path_after: revision.path_before.clone().filter(|_| before.is_some()),
@@ -320,9 +392,61 @@ impl Vault {
                 description: format!("Undid: {}", revision.description),
             });
         }
-        let revisions = self.record(by, Some(operation), recorded);
+        replaced.extend(planned);
+        let revisions = self.record_first(by, Some(operation), replaced)?;
+        let mut changes = Vec::new();
+        for (n, step) in steps.iter().enumerate() {
+            let (path, done) = match step {
+                UndoStep::Remove(path) => {
+                    let file = self.root.file(path);
+                    let done = match fs::remove_file(&file) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&file, e)),
+                        _ => Ok(None),
+                    };
+                    (path, done)
+                }
+                UndoStep::Write(path, bytes) => {
+                    let file = self.root.file(path);
+                    (
+                        path,
+                        atomic::write_atomic(&file, bytes)
+                            .map(|()| Some(bytes))
+                            .map_err(|e| io_error(&file, e)),
+                    )
+                }
+            };
+            match done {
+                Ok(bytes) => changes.push(self.remember(&mut state, path, bytes.map(Vec::as_slice))),
+                Err(error) => {
+                    // History recorded the whole undo: it is brought back in line with
+                    // the files this one did not reach.
+                    let untouched: Vec<EntryPath> = steps[n..].iter().map(|s| s.path().clone()).collect();
+                    self.observe_after_failure(&untouched);
+                    self.changed(&mut state, &changes);
+                    return Err(error);
+                }
+            }
+        }
+        self.written(by, &revisions);
         self.changed(&mut state, &changes);
         Ok(UndoOutcome { undone, revisions, description })
+    }
+}
+
+/// One file an undo changes.
+enum UndoStep {
+    /// The file at the path is removed.
+    Remove(EntryPath),
+    /// The file at the path gets these bytes.
+    Write(EntryPath, Vec<u8>),
+}
+
+impl UndoStep {
+    /// The file it changes.
+    fn path(&self) -> &EntryPath {
+        match self {
+            UndoStep::Remove(path) | UndoStep::Write(path, _) => path,
+        }
     }
 }
 
@@ -351,7 +475,7 @@ fn changed_since(
 }
 
 /// The `id` in the frontmatter of `bytes`, when it has one.
-fn entry_id_of(path: &EntryPath, bytes: &[u8]) -> Option<String> {
+pub(super) fn entry_id_of(path: &EntryPath, bytes: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(bytes).ok()?;
     Entry::from_document(path.clone(), text).ok()?.id().map(str::to_string)
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use kb_domain::{
     Category, ChangeContext, ChangeSource, ConversationId, EntryPath, EntryRepository, EntryUpdate,
-    Frontmatter, NewEntry, RepositoryError,
+    Frontmatter, NewEntry, RepositoryError, UndoScope,
 };
 use kb_storage::history::HistoryLog;
 use kb_storage::vault::Vault;
@@ -30,6 +30,7 @@ fn chat(conversation: &str) -> ChangeContext {
         source: ChangeSource::Chat,
         tool: Some("test".into()),
         conversation_id: Some(ConversationId::new(conversation)),
+        session: None,
     }
 }
 
@@ -132,16 +133,21 @@ fn undo_walks_back_to_the_very_bytes() {
     assert_ne!(snapshot(dir.path()), start);
     let mut undone = Vec::new();
     for _ in 0..5 {
-        undone.push(vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap().description);
+        undone.push(
+            vault
+                .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by)
+                .unwrap()
+                .description,
+        );
     }
     assert_eq!(snapshot(dir.path()), start, "undone: {undone:?}");
     assert!(undone[0].starts_with("Deleted ideas/hand.md"), "{undone:?}");
     assert!(undone[1].starts_with(&format!("Moved {}", idea.path)), "{undone:?}");
     // The start entry itself was captured in c1 too: one more undo removes it.
-    vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap();
+    vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by).unwrap();
     assert!(!start_entry.path.under(dir.path()).exists());
     // The hand-written file was never kb's change in c1: nothing is left to undo there.
-    let err = vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap_err();
+    let err = vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by).unwrap_err();
     assert!(matches!(err, RepositoryError::NothingToUndo(_)), "{err}");
     // The vault's view followed every undo.
     assert!(vault.get(&moved.entry.path).is_err());
@@ -162,13 +168,13 @@ fn an_outside_edit_is_recorded_and_never_undone_away() {
     let history = vault.history(&entry.path).unwrap();
     assert_eq!(history[0].source, ChangeSource::Outside);
     assert!(history[0].description.contains("edited outside kb"), "{}", history[0].description);
-    let err = vault.undo_as(Some(&ConversationId::new("c1")), false, &by).unwrap_err();
+    let err = vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by).unwrap_err();
     let message = err.to_string();
     assert!(matches!(err, RepositoryError::ChangedSince { .. }), "{message}");
     assert!(message.contains(&entry.path.to_string()) && message.contains("edited"), "{message}");
     assert_eq!(fs::read_to_string(&file).unwrap(), edited, "a refused undo changes nothing");
     // Forced, the undo goes ahead, and the outside version it replaced is kept.
-    vault.undo_as(Some(&ConversationId::new("c1")), true, &by).unwrap();
+    vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), true, &by).unwrap();
     assert!(!fs::read_to_string(&file).unwrap().contains("due_date"));
     let replaced = vault.history(&entry.path).unwrap();
     let back = vault.revision(&entry.path, replaced[0].id).unwrap();
@@ -318,10 +324,128 @@ proptest! {
             made += usize::from(done);
         }
         for n in 0..made {
-            let undo = vault.undo_as(Some(&ConversationId::new("p")), false, &by);
+            let undo = vault.undo_as(&UndoScope::Conversation(ConversationId::new("p")), false, &by);
             prop_assert!(undo.is_ok(), "undo {} of {}: {:?}", n + 1, made, undo.err());
         }
-        prop_assert!(vault.undo_as(Some(&ConversationId::new("p")), false, &by).is_err());
+        prop_assert!(vault.undo_as(&UndoScope::Conversation(ConversationId::new("p")), false, &by).is_err());
         prop_assert_eq!(snapshot(dir.path()), start);
     }
+}
+
+/// The bytes of every revision's `before` in the history of `path`.
+fn befores(vault: &Vault, path: &EntryPath) -> Vec<Option<String>> {
+    let history = vault.history(path).unwrap();
+    history.iter().map(|r| vault.revision(path, r.id).unwrap().before).collect()
+}
+
+#[test]
+fn a_forced_undo_keeps_every_file_it_replaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(ChangeSource::Cli);
+    let mine = "My own fence notes.\n";
+
+    // The undo of a delete, over a file the person wrote at the path since.
+    let entry = vault.create_as(new_entry(Category::Projects, "Paint the fence", "white"), &by).unwrap();
+    let file = entry.path.under(dir.path());
+    vault.delete_as(&entry.path, &by).unwrap();
+    fs::write(&file, mine).unwrap();
+    let err = vault.undo_as(&UndoScope::Anyone, false, &by).unwrap_err();
+    assert!(matches!(err, RepositoryError::ChangedSince { .. }), "{err}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), mine, "a refused undo changes nothing");
+    vault.undo_as(&UndoScope::Anyone, true, &by).unwrap();
+    assert!(fs::read_to_string(&file).unwrap().contains("white"), "the entry is back");
+    assert!(
+        befores(&vault, &entry.path).contains(&Some(mine.to_string())),
+        "the person's text is in history"
+    );
+    // And a restore of that revision brings the person's text back exactly.
+    let replaced = vault.history(&entry.path).unwrap();
+    let kept = replaced.iter().find(|r| r.description.starts_with("Replaced")).unwrap();
+    vault.restore_as(&entry.path, kept.id, &by).unwrap();
+    assert_eq!(fs::read_to_string(&file).unwrap(), mine);
+
+    // The undo of a move, over a file written at the old path since.
+    let kite = vault.create_as(new_entry(Category::Ideas, "Kite", "red"), &by).unwrap();
+    let moved = vault.move_entry_as(&kite.path, Category::Projects, &by).unwrap();
+    let old = kite.path.under(dir.path());
+    fs::write(&old, mine).unwrap();
+    vault.undo_as(&UndoScope::Anyone, true, &by).unwrap();
+    assert!(fs::read_to_string(&old).unwrap().contains("red"));
+    assert!(!moved.entry.path.under(dir.path()).exists());
+    assert!(befores(&vault, &kite.path).contains(&Some(mine.to_string())));
+
+    // The undo of a merge, over a file written at the merged entry's path since.
+    let target = vault.create_as(new_entry(Category::People, "Sam Lee", "a"), &by).unwrap();
+    let source = vault.create_as(new_entry(Category::People, "Samuel Lee", "b"), &by).unwrap();
+    let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 26).unwrap();
+    vault.merge_as(&target.path, std::slice::from_ref(&source.path), today, &by).unwrap();
+    let source_file = source.path.under(dir.path());
+    fs::write(&source_file, mine).unwrap();
+    vault.undo_as(&UndoScope::Anyone, true, &by).unwrap();
+    assert!(fs::read_to_string(&source_file).unwrap().contains("Samuel Lee"));
+    assert!(befores(&vault, &source.path).contains(&Some(mine.to_string())));
+}
+
+#[test]
+fn a_delete_that_cannot_be_recorded_is_not_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(ChangeSource::Cli);
+    let entry = vault.create_as(new_entry(Category::Admin, "Passport", "renew"), &by).unwrap();
+    let file = entry.path.under(dir.path());
+    let before = fs::read(&file).unwrap();
+    // The history database breaks under the vault (its revisions table is gone).
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let url = format!("sqlite://{}", dir.path().join(".kb/kb.sqlite").display());
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        sqlx::query("ALTER TABLE revisions RENAME TO revisions_gone").execute(&pool).await.unwrap();
+        pool.close().await;
+    });
+    let err = vault.delete_as(&entry.path, &by).unwrap_err();
+    assert!(matches!(err, RepositoryError::History(_)), "{err}");
+    assert_eq!(fs::read(&file).unwrap(), before, "the file is still there, unchanged");
+}
+
+#[test]
+fn history_follows_an_entry_through_its_moves_and_the_references_rewritten_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(ChangeSource::Cli);
+    let shed = vault.create_as(new_entry(Category::Ideas, "Glass shed", "panes"), &by).unwrap();
+    let notes = vault
+        .create_as(new_entry(Category::Ideas, "Garden notes", "See [the shed](glass-shed.md)."), &by)
+        .unwrap();
+    let notes = vault.move_entry_as(&notes.path, Category::Projects, &by).unwrap().entry;
+    // Moving the shed rewrites the reference in the notes.
+    vault.move_entry_as(&shed.path, Category::Projects, &by).unwrap();
+    let after_rewrite = vault.history(&notes.path).unwrap();
+    let described: Vec<&str> = after_rewrite.iter().map(|r| r.description.as_str()).collect();
+    assert_eq!(described.len(), 3, "{described:?}");
+    assert!(described[0].starts_with("Pointed projects/garden-notes.md"), "{described:?}");
+    assert!(described[1].starts_with("Moved ideas/garden-notes.md"), "{described:?}");
+    assert!(described[2].starts_with("Captured \"Garden notes\""), "{described:?}");
+    vault.update_as(&notes.path, &set("status", json!("paused")), &by).unwrap();
+    let after_update = vault.history(&notes.path).unwrap();
+    assert_eq!(after_update.len(), 4, "{after_update:?}");
+    assert_eq!(after_update[1].id, after_rewrite[0].id, "the rewrite stays in the history");
+}
+
+#[test]
+fn restore_by_a_former_path_restores_the_entry_where_it_is_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(ChangeSource::Cli);
+    let shed = vault.create_as(new_entry(Category::Ideas, "Glass shed", "panes"), &by).unwrap();
+    let captured = fs::read(shed.path.under(dir.path())).unwrap();
+    let first = vault.history(&shed.path).unwrap()[0].id;
+    let moved = vault.move_entry_as(&shed.path, Category::Projects, &by).unwrap().entry;
+    let restored = vault.restore_as(&shed.path, first, &by).unwrap();
+    assert_eq!(restored.path, moved.path);
+    assert!(restored.moved_since);
+    assert_eq!(fs::read(moved.path.under(dir.path())).unwrap(), captured);
+    assert!(!shed.path.under(dir.path()).exists(), "no second copy at the old path");
+    let named: Vec<_> = snapshot(dir.path()).into_keys().collect();
+    assert_eq!(named, ["projects/glass-shed.md"]);
 }

@@ -1,10 +1,12 @@
-//! undo_last_change: reverts the most recent change kb made in this conversation (or,
-//! outside a conversation, the most recent change kb made), exactly, and says what it
-//! did. Undoing again walks further back. A file changed since is never thrown away:
+//! undo_last_change: reverts the most recent change kb made in this conversation (over
+//! MCP: in this MCP session; from the CLI or the REST API without a conversation: the most
+//! recent change kb made, anyone's), exactly, and says what it did and where it came from. Undoing again walks further back. A file changed since is never thrown away:
 //! the undo is refused, naming it, unless forced.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use kb_domain::{ChangeSource, RepositoryError, UndoScope};
 
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
@@ -38,6 +40,9 @@ pub struct UndoneFile {
 pub struct UndoData {
     /// What was undone, in words.
     pub undone: String,
+    /// Where the undone change came from (`chat`, `api`, `cli`, `mcp`).
+    #[schemars(with = "String")]
+    pub by: ChangeSource,
     /// The files put back.
     pub files: Vec<UndoneFile>,
 }
@@ -64,10 +69,14 @@ impl Tool for UndoLastChange {
     ) -> Result<ToolOutput<UndoData>, ToolError> {
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
-        let conversation = ctx.conversation_id.clone();
-        let outcome = run_blocking(move || repo.undo_as(conversation.as_ref(), args.force, &by)).await??;
+        // An MCP client without a session has no changes of its own to undo.
+        let scope = ctx.undo_scope().ok_or_else(|| {
+            ToolError::from(RepositoryError::NothingToUndo(UndoScope::Session(String::new()).words()))
+        })?;
+        let outcome = run_blocking(move || repo.undo_as(&scope, args.force, &by)).await??;
         Ok(ToolOutput::data(UndoData {
             undone: outcome.description,
+            by: outcome.undone.first().map(|r| r.source).unwrap_or_default(),
             files: outcome
                 .revisions
                 .iter()
