@@ -4,7 +4,8 @@
 //! Every `/api` answer is JSON in camelCase with the shapes of the matching tool's `data`;
 //! errors are `{"error": {"code", "message"}}` with a fitting status, mapped in one place
 //! ([`error`]). With `KB_API_TOKEN` set every `/api` call needs `Authorization: Bearer
-//! TOKEN`, and kb refuses to listen beyond loopback without one. [`mcp`] is kb as an MCP
+//! TOKEN`, and kb refuses to listen beyond loopback without one; token or not, requests a
+//! page of another site makes a browser send are refused ([`auth`]). [`mcp`] is kb as an MCP
 //! server: over stdio for `kb mcp`, and over streamable HTTP at `/mcp` under the same rule.
 
 pub mod auth;
