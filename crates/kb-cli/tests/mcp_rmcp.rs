@@ -283,3 +283,62 @@ async fn kb_mcp_runs_beside_kb_serve_and_another_kb_mcp() {
     first.service.cancel().await.unwrap();
     second.service.cancel().await.unwrap();
 }
+
+/// Runs `kb ARGS…` on `vault` as a person in a terminal does; its stdout, parsed as JSON.
+fn kb_json(vault: &Path, args: &[&str]) -> Value {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kb"));
+    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "KB_MODEL", "DATABASE_URL", "KB_API_TOKEN", "KB_DIR"] {
+        command.env_remove(var);
+    }
+    let output = command.arg("--kb-dir").arg(vault).args(args).arg("--json").output().unwrap();
+    assert!(output.status.success(), "kb {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// An MCP client's undo reaches only the changes of its own session: never a capture made
+/// meanwhile in a terminal or by another MCP client; `kb undo` reaches anyone's newest and
+/// says whose it was.
+#[tokio::test]
+async fn an_mcp_clients_undo_reaches_only_its_own_session() {
+    let server = KbServer::start(&[]).await;
+    let vault = server.vault();
+    let stdio = over_stdio(&vault).await;
+    let http = over_http(&server, "no token is set").await.unwrap();
+    let capture = |name: &str| json!({"text": name, "classification": {"category": "admin", "confidence": 0.9, "name": name}});
+
+    // Nothing of its own to undo yet: it says so and changes nothing.
+    let filed = kb_json(&vault, &["capture", "Call the plumber", "--hints", "[admin]"]);
+    let plumber = vault.join(filed["path"].as_str().unwrap());
+    let none = stdio.call("undo_last_change", json!({})).await;
+    assert_eq!(none.is_error, Some(true), "{}", text_of(&none));
+    assert!(text_of(&none).contains("no change to undo made in this MCP session"), "{}", text_of(&none));
+    assert!(plumber.exists());
+
+    let passport = stdio.call("classify_and_capture", capture("Renew passport")).await;
+    assert_eq!(data(&passport)["path"], "admin/renew-passport.md");
+    let paint = http.call("classify_and_capture", capture("Buy paint")).await;
+    assert_eq!(data(&paint)["path"], "admin/buy-paint.md");
+    kb_json(&vault, &["capture", "Water the plants", "--hints", "[admin]"]);
+
+    // Each session undoes its own capture, and only that.
+    let undone = data(&stdio.call("undo_last_change", json!({})).await).clone();
+    assert_eq!(undone["by"], "mcp", "{undone}");
+    assert!(undone["undone"].as_str().unwrap().contains("Renew passport"), "{undone}");
+    assert!(!vault.join("admin/renew-passport.md").exists());
+    let again = stdio.call("undo_last_change", json!({})).await;
+    assert_eq!(again.is_error, Some(true), "nothing else is this session's: {}", text_of(&again));
+    let undone = data(&http.call("undo_last_change", json!({})).await).clone();
+    assert!(undone["undone"].as_str().unwrap().contains("Buy paint"), "{undone}");
+    assert!(plumber.exists() && vault.join("admin/water-the-plants.md").exists());
+
+    // The terminal's undo takes the newest change of anyone's, and says where it came from.
+    let undone = kb_json(&vault, &["undo"]);
+    assert_eq!(undone["by"], "cli", "{undone}");
+    assert!(!vault.join("admin/water-the-plants.md").exists());
+    let over_api = server.post("/api/undo", &json!({})).await.expect(200);
+    assert_eq!(over_api["by"], "cli", "{over_api}");
+    assert!(!plumber.exists());
+
+    stdio.service.cancel().await.unwrap();
+    http.service.cancel().await.unwrap();
+}

@@ -68,14 +68,22 @@ fn revisions(path: &str, data: &Value) -> String {
 
 fn restored(revision: i64, data: &Value) -> String {
     let path = text(data, "path");
-    match data.get("revision").and_then(Value::as_i64) {
+    let mut out = match data.get("revision").and_then(Value::as_i64) {
         Some(recorded) => format!("restored {path} to revision {revision} (recorded as revision {recorded})"),
         None => format!("{path} already has the bytes of revision {revision}: nothing changed"),
+    };
+    if let Some(note) = data.get("note").and_then(Value::as_str) {
+        out.push_str(&format!("\n{note}"));
     }
+    out
 }
 
+/// What `kb undo` undid, where that change came from, and each file it put back.
 fn undone(data: &Value) -> String {
     let mut out = format!("undone: {}\n", text(data, "undone"));
+    if let Some(by) = data.get("by").and_then(Value::as_str) {
+        out.push_str(&format!("  a change made by {by}\n"));
+    }
     for file in data.get("files").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
         let revision = file.get("revision").map(Value::to_string).unwrap_or_default();
         match (file.get("pathAfter").and_then(Value::as_str), file.get("pathBefore").and_then(Value::as_str))
@@ -120,13 +128,13 @@ mod tests {
 
     #[test]
     fn undo_names_each_file() {
-        let data = json!({"undone": "the update of a", "files": [
+        let data = json!({"undone": "the update of a", "by": "mcp", "files": [
             {"pathBefore": "projects/a.md", "pathAfter": "projects/a.md", "revision": 7},
             {"pathBefore": "ideas/b.md", "pathAfter": null, "revision": 8},
         ]});
         assert_eq!(
             undone(&data),
-            "undone: the update of a\n  put back projects/a.md (revision 7)\n  removed ideas/b.md (revision 8)\n"
+            "undone: the update of a\n  a change made by mcp\n  put back projects/a.md (revision 7)\n  removed ideas/b.md (revision 8)\n"
         );
     }
 }

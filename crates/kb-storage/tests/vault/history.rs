@@ -426,7 +426,7 @@ fn history_follows_an_entry_through_its_moves_and_the_references_rewritten_in_it
     assert!(described[0].starts_with("Pointed projects/garden-notes.md"), "{described:?}");
     assert!(described[1].starts_with("Moved ideas/garden-notes.md"), "{described:?}");
     assert!(described[2].starts_with("Captured \"Garden notes\""), "{described:?}");
-    vault.update_as(&notes.path, &set("status", json!("paused")), &by).unwrap();
+    vault.update_as(&notes.path, &set("status", json!("waiting")), &by).unwrap();
     let after_update = vault.history(&notes.path).unwrap();
     assert_eq!(after_update.len(), 4, "{after_update:?}");
     assert_eq!(after_update[1].id, after_rewrite[0].id, "the rewrite stays in the history");
