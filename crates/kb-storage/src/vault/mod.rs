@@ -101,7 +101,15 @@ struct IndexFile {
     /// The index file's modification time and size after kb last wrote it: another kb
     /// process writing it since (from an older view of the vault) shows as a difference.
     written: Option<(std::time::SystemTime, u64)>,
+    /// The time and size the file was first found with after another process wrote it,
+    /// and when (see [`Vault::check_index_file`]).
+    disturbed: Option<(Option<(std::time::SystemTime, u64)>, std::time::Instant)>,
 }
+
+/// How long another kb process's write of the index file stands before this process,
+/// whose view differs, writes its own: until the next check of a watching process (every
+/// half second), which has followed the change that write came from by then.
+const REPAIR_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
 
 impl std::fmt::Debug for Vault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -172,6 +180,7 @@ impl Vault {
                 file: index_file,
                 notice: index_notice,
                 written: None,
+                disturbed: None,
             }),
             observers: RwLock::new(Vec::new()),
             index_schedule: Arc::default(),
@@ -286,8 +295,9 @@ impl Vault {
         self.write_index(snapshot, false);
     }
 
-    /// Renders the index from `snapshot` and writes it when it differs from the file
-    /// (or when `again`: the file was disturbed), unless a newer snapshot was written
+    /// Renders the index from `snapshot` and writes it when it differs from what kb last
+    /// wrote (or when `again`: another process wrote the file since) and from what the
+    /// file holds now, unless a newer snapshot was written
     /// already; and only over a file kb wrote itself: when the person has put their own
     /// file there since, kb moves to the other name (and says so) instead.
     fn write_index(&self, snapshot: cache::IndexSnapshot, again: bool) {
@@ -313,8 +323,11 @@ impl Vault {
             let Some(chosen) = chosen else { return };
             file = chosen;
         }
-        let already_there = index.text.is_empty() && fs::read(&file).is_ok_and(|b| b == text.as_bytes());
-        if let Err(e) = (!already_there).then(|| atomic::write_atomic(&file, text.as_bytes())).transpose() {
+        // What is there already is never written again: another kb process on the vault
+        // may have written this very text (sync tools and editors see every write).
+        if let Err(e) =
+            (!holds(&file, &text)).then(|| atomic::write_atomic(&file, text.as_bytes())).transpose()
+        {
             // The entry change itself is on disk; a stale index is repaired next time.
             tracing::warn!(error = %e, file = %file.display(), "could not write kb's index file");
         }
@@ -411,16 +424,30 @@ impl Vault {
         0
     }
 
-    /// Rewrites the index file when another kb process wrote it since (from an older view).
+    /// Rewrites the index file when another kb process wrote it since from an older view
+    /// of the vault, once that write has stood for [`REPAIR_AFTER`]: a process about to
+    /// follow the same change writes the same text and nothing is rewritten, and a file
+    /// that already holds this process's text is never written again.
     fn check_index_file(&self) {
-        let disturbed = {
-            let index = self.lock_index();
-            index.file.as_deref().is_some_and(|file| file_written(file) != index.written)
-        };
-        if disturbed {
-            let snapshot = self.lock().cache.index_snapshot();
-            self.write_index(snapshot, true);
+        {
+            let mut index = self.lock_index();
+            let now = index.file.as_deref().and_then(file_written);
+            if now == index.written {
+                index.disturbed = None;
+                return;
+            }
+            match index.disturbed {
+                Some((seen, since)) if seen == now && since.elapsed() >= REPAIR_AFTER => {}
+                Some((seen, _)) if seen == now => return,
+                _ => {
+                    index.disturbed = Some((now, std::time::Instant::now()));
+                    return;
+                }
+            }
+            index.disturbed = None;
         }
+        let snapshot = self.lock().cache.index_snapshot();
+        self.write_index(snapshot, true);
     }
 
     /// The text of the entry file at `path`, as it is on disk (refused outside the vault;
@@ -982,6 +1009,13 @@ impl EntryRepository for Vault {
     fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
         self.reread(path, true)
     }
+}
+
+/// Whether `file` holds exactly `text` (its size is looked at first, so a file of another
+/// size is not read).
+fn holds(file: &Path, text: &str) -> bool {
+    fs::metadata(file).is_ok_and(|meta| meta.len() == text.len() as u64)
+        && fs::read(file).is_ok_and(|bytes| bytes == text.as_bytes())
 }
 
 /// A file's modification time and size, when it can be read.
