@@ -161,14 +161,27 @@ fn a_client_that_hangs_up_mid_call_leaves_the_capture_whole() {
     assert!(status.success(), "{status}");
     let text = assert_parses(dir.path(), "people/priya-raman.md");
     assert!(text.contains("source: mcp") && text.contains("robotics meetup"), "{text}");
-    // Recorded too: the next kb process can undo it.
+    // Recorded too, with its MCP session: another client's undo does not reach it, and
+    // `kb undo` (anyone's newest change) does.
     let mut next = RawStdio::start(dir.path());
     initialize(&mut next);
     let answer = next.request(2, "tools/call", json!({"name": "undo_last_change", "arguments": {}}));
-    assert_eq!(answer["result"]["isError"], false, "{answer}");
-    assert!(!dir.path().join("people/priya-raman.md").exists());
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(dir.path().join("people/priya-raman.md").exists());
     drop(next.stdin.take());
     let _ = next.child.wait();
+    let undone = std::process::Command::new(env!("CARGO_BIN_EXE_kb"))
+        .env_remove("KB_DIR")
+        .env_remove("DATABASE_URL")
+        .arg("--kb-dir")
+        .arg(dir.path())
+        .args(["undo", "--json"])
+        .output()
+        .unwrap();
+    assert!(undone.status.success(), "{}", String::from_utf8_lossy(&undone.stderr));
+    let undone: Value = serde_json::from_slice(&undone.stdout).unwrap();
+    assert_eq!(undone["by"], "mcp", "{undone}");
+    assert!(!dir.path().join("people/priya-raman.md").exists());
 }
 
 /// The JSON-RPC messages of a streamable HTTP answer (SSE `data:` lines or a JSON body).
