@@ -2,8 +2,15 @@
 //! ([`OutreachConfig`]), and the [`Outreach`] service an [`crate::Assistant`] runs them
 //! with — writing a digest with the nudges of the moment, keeping it, sending it to every
 //! channel with retries (each attempt recorded), and running the schedules that are due.
+//!
+//! Deliveries are kept in the store from the digest's own transaction until they went
+//! through or were given up, and driven from there: a process that stops mid-way (a crash,
+//! a kill, a restart) leaves them for the next `kb serve` to resume ([`Outreach::resume`]),
+//! with the attempts already made counted. Every attempt of one delivery sends the same
+//! stable id, so a receiver can drop a repeat.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -12,9 +19,12 @@ use kb_delivery::email::{EmailChannel, EmailSettings};
 use kb_delivery::webhook::{WebhookChannel, WebhookFormat, WebhookSettings, WebhookSetupError};
 use kb_domain::StoreError;
 use kb_domain::delivery::{DeliveryChannel, DigestMessage};
-use kb_domain::nudges::{Nudge, NudgeSettings};
-use kb_domain::outreach::{DeliveryRecord, DigestTrigger, NewDigest, OutreachStore};
+use kb_domain::nudges::NudgeSettings;
+use kb_domain::outreach::{
+    DeliveryHold, DeliveryRecord, NewDigest, Outgoing, OutreachStore, PendingDelivery, TakenDelivery,
+};
 use kb_domain::schedule::{Schedule, ScheduleKind};
+use kb_domain::sync::lock;
 use serde::Serialize;
 
 /// Email delivery settings, as given (`KB_SMTP_URL`, `KB_EMAIL_FROM`, `KB_EMAIL_TO`).
@@ -146,27 +156,37 @@ pub struct NextRun {
     pub at: DateTime<Utc>,
 }
 
-/// A digest written and kept: its id, and the message channels are sent.
+/// A digest written and kept: its id, the message channels are sent, and its deliveries.
 #[derive(Debug)]
 pub struct SentDigest {
     /// Its id in the store.
     pub id: i64,
     /// What was sent.
     pub message: DigestMessage,
+    /// The delivery kept for each channel.
+    pub deliveries: Vec<Outgoing>,
 }
+
+/// What an attempt interrupted by the end of its process is recorded with.
+const INTERRUPTED: &str = "kb stopped before this attempt ended (whether it arrived is not known)";
+
+/// How often a process waiting for a delivery another process is sending looks again.
+const BUSY_POLL: Duration = Duration::from_secs(1);
 
 /// The outreach of one kb process.
 pub struct Outreach {
     store: Arc<dyn OutreachStore>,
-    channels: Vec<Arc<dyn DeliveryChannel>>,
     config: OutreachConfig,
     zone: Option<Tz>,
+    courier: Courier,
 }
 
 impl std::fmt::Debug for Outreach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let channels: Vec<&str> = self.channels.iter().map(|c| c.name()).collect();
-        f.debug_struct("Outreach").field("channels", &channels).field("config", &self.config).finish()
+        f.debug_struct("Outreach")
+            .field("channels", &self.channel_names())
+            .field("config", &self.config)
+            .finish()
     }
 }
 
@@ -179,7 +199,13 @@ impl Outreach {
         config: OutreachConfig,
         zone: Option<Tz>,
     ) -> Outreach {
-        Outreach { store, channels, config, zone }
+        let courier = Courier {
+            store: Arc::clone(&store),
+            channels: Arc::new(channels),
+            policy: config.retry,
+            driving: Arc::default(),
+        };
+        Outreach { store, config, zone, courier }
     }
 
     /// The settings.
@@ -194,7 +220,7 @@ impl Outreach {
 
     /// The names of the channels digests go to.
     pub fn channel_names(&self) -> Vec<String> {
-        self.channels.iter().map(|c| c.name().to_string()).collect()
+        self.courier.channels.iter().map(|c| c.name().to_string()).collect()
     }
 
     fn latest_slot(&self, schedule: &Schedule, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
@@ -220,110 +246,240 @@ impl Outreach {
             .collect()
     }
 
-    /// The schedules due at `now` that this process won: each schedule's latest slot at or
-    /// before `now`, when no kb process took it yet. A schedule seen for the first time
-    /// only notes its latest slot (nothing was missed before kb knew of it). A slot missed
-    /// while kb was down is the latest one at the next start: it runs once.
-    pub async fn claim_due(&self, now: DateTime<Utc>) -> Result<Vec<ScheduleKind>, StoreError> {
+    /// The schedules due at `now`, each with its slot: each schedule's latest slot at or
+    /// before `now`, when no kb process took it yet. Nothing is taken here: the slot is
+    /// taken with its digest ([`Outreach::keep`]), so a digest that cannot be written
+    /// leaves its slot to the next check. A schedule seen for the first time only notes
+    /// its latest slot (nothing was missed before kb knew of it). A slot missed while kb
+    /// was down is the latest one at the next start: it runs once.
+    pub async fn due(&self, now: DateTime<Utc>) -> Result<Vec<(ScheduleKind, DateTime<Utc>)>, StoreError> {
         let mut due = Vec::new();
         for schedule in self.config.schedules() {
             let name = schedule.kind.as_str();
             let Some(slot) = self.latest_slot(&schedule, now) else { continue };
             match self.store.last_run(name).await? {
                 None => {
-                    self.store.claim_run(name, slot, false).await?;
-                }
-                Some((last, _)) if slot > last => {
-                    if self.store.claim_run(name, slot, true).await? {
-                        tracing::info!(schedule = name, %slot, "a scheduled digest is due");
-                        due.push(schedule.kind);
+                    if self.store.note_slot(name, slot).await? {
+                        tracing::info!(schedule = name, %slot, "schedule noted: it runs from its next time on");
                     }
                 }
+                Some((last, _)) if slot > last => due.push((schedule.kind, slot)),
                 Some(_) => {}
             }
         }
         Ok(due)
     }
 
-    /// Keeps a digest and answers what to send.
+    /// Keeps `digest` and a delivery to each channel, in one transaction; for a scheduled
+    /// one (`slot`), its slot is taken in that transaction too: `None` when another kb
+    /// process took it. Answers what to send.
     pub async fn keep(
         &self,
-        kind: &str,
-        title: String,
-        markdown: String,
-        nudges: Vec<Nudge>,
-        trigger: DigestTrigger,
-        now: DateTime<Utc>,
-    ) -> Result<SentDigest, StoreError> {
-        let digest = NewDigest { kind: kind.to_string(), title, markdown, nudges, trigger, created_at: now };
-        let id = self.store.save_digest(&digest).await?;
+        digest: NewDigest,
+        slot: Option<DateTime<Utc>>,
+    ) -> Result<Option<SentDigest>, StoreError> {
+        let names = self.channel_names();
+        let channels: Vec<&str> = names.iter().map(String::as_str).collect();
+        let slot = slot.map(|slot| (digest.kind.as_str(), slot));
+        let Some(kept) = self.store.keep_digest(&digest, slot, &channels).await? else { return Ok(None) };
         let message = DigestMessage {
+            id: None,
             kind: digest.kind,
             title: digest.title,
             markdown: digest.markdown,
             nudges: digest.nudges,
         };
-        Ok(SentDigest { id, message })
+        Ok(Some(SentDigest { id: kept.id, message, deliveries: kept.deliveries }))
     }
 
     /// Sends a kept digest to every channel, each with its retries, every attempt
-    /// recorded; returns when every channel delivered or gave up. Never fails: failures
-    /// are records.
+    /// recorded; returns when every channel delivered or gave up (or, when the store
+    /// fails, when the delivery was left for a later [`Outreach::resume`]). Never fails:
+    /// failures are records.
     pub async fn deliver(&self, digest: &SentDigest) {
         let mut sends = tokio::task::JoinSet::new();
-        for channel in &self.channels {
-            let send = deliver_to(
-                Arc::clone(&self.store),
-                Arc::clone(channel),
-                digest.id,
-                digest.message.clone(),
-                self.config.retry,
-            );
-            sends.spawn(send);
+        for outgoing in &digest.deliveries {
+            sends.spawn(self.courier.clone().drive(outgoing.id));
         }
         while sends.join_next().await.is_some() {}
     }
+
+    /// Resumes, in the background, every delivery neither delivered nor given up that
+    /// this process is not driving yet: those a stopped process left, and those waiting
+    /// for their next attempt. Answers how many it took up.
+    pub async fn resume(&self) -> Result<usize, StoreError> {
+        let unfinished = self.store.unfinished_deliveries().await?;
+        let mut resumed = 0;
+        for id in unfinished {
+            if !lock(&self.courier.driving).contains(&id) {
+                tokio::spawn(self.courier.clone().drive(id));
+                resumed += 1;
+            }
+        }
+        if resumed > 0 {
+            tracing::info!(deliveries = resumed, "resuming the deliveries left unfinished");
+        }
+        Ok(resumed)
+    }
 }
 
-/// Sends one digest to one channel with `policy`'s retries, recording every attempt.
-async fn deliver_to(
+/// What drives deliveries: the store they are kept in, the channels, the retry policy,
+/// and the deliveries a task of this process is driving already.
+#[derive(Clone)]
+struct Courier {
     store: Arc<dyn OutreachStore>,
-    channel: Arc<dyn DeliveryChannel>,
-    digest_id: i64,
-    message: DigestMessage,
+    channels: Arc<Vec<Arc<dyn DeliveryChannel>>>,
     policy: RetryPolicy,
-) {
-    for attempt in 1..=policy.attempts.max(1) {
-        let outcome = channel.deliver(&message).await;
-        let will_retry = matches!(&outcome, Err(e) if e.retryable) && attempt < policy.attempts;
+    driving: Arc<Mutex<HashSet<i64>>>,
+}
+
+/// One delivery driven by a task of this process: taken out of the set when it ends.
+struct Driving {
+    driving: Arc<Mutex<HashSet<i64>>>,
+    id: i64,
+}
+
+impl Drop for Driving {
+    fn drop(&mut self) {
+        lock(&self.driving).remove(&self.id);
+    }
+}
+
+impl Courier {
+    /// Drives delivery `id` until it went through or was given up: waits while another
+    /// process sends it or until its next attempt is due, then tries it. Stops early when
+    /// its channel is no longer configured or the store fails (it stays kept for a later
+    /// [`Outreach::resume`]), and at once when a task of this process drives it already.
+    async fn drive(self, id: i64) {
+        if !lock(&self.driving).insert(id) {
+            return;
+        }
+        let _driving = Driving { driving: Arc::clone(&self.driving), id };
+        let mut told_busy = false;
+        loop {
+            let now = Utc::now();
+            match self.store.take_delivery(id, now).await {
+                Err(error) => {
+                    tracing::warn!(%error, delivery = id, "could not take a delivery: left for later");
+                    return;
+                }
+                Ok(TakenDelivery::Finished) => return,
+                Ok(TakenDelivery::Busy) => {
+                    if !told_busy {
+                        tracing::info!(delivery = id, "another kb process is sending this delivery: waiting");
+                        told_busy = true;
+                    }
+                    tokio::time::sleep(BUSY_POLL).await;
+                }
+                Ok(TakenDelivery::Later(at)) => {
+                    tokio::time::sleep((at - now).to_std().unwrap_or_default()).await;
+                }
+                Ok(TakenDelivery::Due(pending, hold)) => {
+                    let Some(channel) = self.channels.iter().find(|c| c.name() == pending.channel) else {
+                        tracing::info!(
+                            delivery = id,
+                            channel = %pending.channel,
+                            "a delivery waits for a channel no longer configured"
+                        );
+                        return;
+                    };
+                    if !self.attempt(Arc::clone(channel), pending, hold).await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Makes one attempt of a held delivery (recording first an attempt its last holder
+    /// left unfinished), and lets go of it. Answers whether another attempt is due later.
+    async fn attempt(
+        &self,
+        channel: Arc<dyn DeliveryChannel>,
+        pending: PendingDelivery,
+        hold: DeliveryHold,
+    ) -> bool {
+        pause_for_tests().await;
+        let max = self.policy.attempts.max(1);
+        if pending.interrupted {
+            let will_retry = pending.attempts < max;
+            let record = DeliveryRecord {
+                digest_id: pending.digest_id,
+                channel: pending.channel.clone(),
+                attempt: pending.attempts,
+                delivered: false,
+                error: Some(INTERRUPTED.to_string()),
+                will_retry,
+                at: Utc::now(),
+            };
+            tracing::warn!(channel = %pending.channel, digest = pending.digest_id, attempt = pending.attempts, will_retry, "a delivery attempt was cut short by the end of its process");
+            if !self.end(&hold, &record, will_retry.then(Utc::now)).await || !will_retry {
+                return false;
+            }
+        }
+        let attempt = pending.attempts.saturating_add(1);
+        if let Err(error) = self.store.begin_attempt(&hold, attempt).await {
+            tracing::warn!(%error, delivery = pending.id, "could not record a delivery attempt: left for later");
+            return false;
+        }
+        let outcome = channel.deliver(&pending.message).await;
+        let will_retry = matches!(&outcome, Err(e) if e.retryable) && attempt < max;
+        let at = Utc::now();
         let record = DeliveryRecord {
-            digest_id,
-            channel: channel.name().to_string(),
+            digest_id: pending.digest_id,
+            channel: pending.channel.clone(),
             attempt,
             delivered: outcome.is_ok(),
             error: outcome.as_ref().err().map(|e| e.message.clone()),
             will_retry,
-            at: Utc::now(),
+            at,
         };
         match &outcome {
             Ok(()) => {
-                tracing::info!(channel = channel.name(), digest = digest_id, attempt, "digest delivered")
+                tracing::info!(
+                    channel = channel.name(),
+                    digest = pending.digest_id,
+                    attempt,
+                    "digest delivered"
+                )
             }
             Err(error) => tracing::warn!(
                 channel = channel.name(),
-                digest = digest_id,
+                digest = pending.digest_id,
                 attempt,
                 will_retry,
                 error = %error,
                 "digest not delivered"
             ),
         }
-        if let Err(error) = store.record_delivery(&record).await {
-            tracing::warn!(%error, "could not record a delivery");
+        let wait =
+            chrono::Duration::from_std(self.policy.wait_after(attempt)).unwrap_or(chrono::Duration::MAX);
+        let next = will_retry.then(|| at.checked_add_signed(wait).unwrap_or(at));
+        self.end(&hold, &record, next).await && will_retry
+    }
+
+    /// Records how an attempt went (and what comes next); `false` when the store failed.
+    async fn end(&self, hold: &DeliveryHold, record: &DeliveryRecord, next: Option<DateTime<Utc>>) -> bool {
+        match self.store.end_attempt(hold, record, next).await {
+            Ok(()) => true,
+            Err(error) => {
+                // The attempt stays begun: whoever takes the delivery next records it as
+                // cut short and tries again.
+                tracing::warn!(%error, delivery = hold.id(), "could not record a delivery attempt");
+                false
+            }
         }
-        if !will_retry {
-            return;
-        }
-        tokio::time::sleep(policy.wait_after(attempt)).await;
+    }
+}
+
+/// A hook for tests, in debug builds only (release builds never read it): with
+/// `KB_TEST_DELIVERY_PAUSE_MS` set, a process waits that many milliseconds after it takes
+/// a delivery, before it does anything with it, so that a test can kill it between a
+/// slot's claim and its send, or have another process find the delivery held.
+async fn pause_for_tests() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("KB_TEST_DELIVERY_PAUSE_MS").ok().and_then(|ms| ms.parse::<u64>().ok()) {
+        tracing::info!(ms, "pausing before a delivery (KB_TEST_DELIVERY_PAUSE_MS, debug builds only)");
+        tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 }

@@ -134,7 +134,8 @@ pub enum EmailSetupError {
 /// Sends digests by SMTP, one connection per digest.
 ///
 /// Each digest is one mail to every recipient: subject = the digest's title (RFC 2047
-/// encoded when not ASCII), a `multipart/alternative` body with the plain text
+/// encoded when not ASCII), `Message-ID` = the delivery's stable id when it has one (see
+/// [`DigestMessage::id`]), a `multipart/alternative` body with the plain text
 /// ([`render::plain_text`]) and the HTML ([`render::html`]). A 4xx reply, a refused or
 /// dropped connection and a timeout are worth a retry; a 5xx reply, a refused login or a
 /// TLS certificate problem are not.
@@ -220,7 +221,7 @@ impl EmailChannel {
         let mut builder = Message::builder()
             .from(self.from.clone())
             .subject(render::one_line(&message.title))
-            .message_id(Some(self.message_id()));
+            .message_id(Some(self.message_id(message.id.as_deref())));
         for to in &self.to {
             builder = builder.to(to.clone());
         }
@@ -229,8 +230,13 @@ impl EmailChannel {
             .map_err(|error| DeliveryError::permanent(format!("could not build the email: {error}")))
     }
 
-    /// A fresh `Message-ID`, in the sender's domain.
-    fn message_id(&self) -> String {
+    /// The `Message-ID`, in the sender's domain: `<{id}@{domain}>` for a delivery with a
+    /// stable id (the same on every attempt, so a receiver can drop a repeat), else a
+    /// fresh one.
+    fn message_id(&self, id: Option<&str>) -> String {
+        if let Some(id) = id.filter(|id| is_id_left(id)) {
+            return format!("<{id}@{}>", self.from.email.domain());
+        }
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
         let count = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -274,6 +280,15 @@ impl EmailChannel {
             DeliveryError::retry(message)
         }
     }
+}
+
+/// Whether `id` may stand left of the `@` of a `Message-ID` as it is: dot-separated words
+/// of letters, digits, `-` and `_` (kb's delivery ids are).
+fn is_id_left(id: &str) -> bool {
+    !id.is_empty()
+        && id.split('.').all(|word| {
+            !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
 }
 
 /// Checks what lettre's own errors say less clearly: the scheme, the host, the `tls=` mode.

@@ -365,7 +365,13 @@ mod tests {
     }
 
     fn digest(markdown: &str, nudges: Vec<Nudge>) -> DigestMessage {
-        DigestMessage { kind: "daily".into(), title: "Digest".into(), markdown: markdown.into(), nudges }
+        DigestMessage {
+            id: None,
+            kind: "daily".into(),
+            title: "Digest".into(),
+            markdown: markdown.into(),
+            nudges,
+        }
     }
 
     #[test]

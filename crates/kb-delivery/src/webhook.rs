@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use kb_domain::delivery::{DeliveryChannel, DeliveryError, DigestMessage};
-use reqwest::header::CONTENT_TYPE;
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use reqwest::{StatusCode, Url};
 
 use crate::render;
@@ -16,7 +16,7 @@ use crate::render;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum WebhookFormat {
     /// `POST` `application/json`: the [`DigestMessage`] as it serialises,
-    /// `{"type", "title", "markdown", "nudges"}`.
+    /// `{"id", "type", "title", "markdown", "nudges"}` (`id` when the delivery has one).
     #[default]
     Json,
     /// ntfy's publish-as-body: `POST` `text/plain` with the markdown and the nudges
@@ -110,10 +110,11 @@ pub enum WebhookSetupError {
 
 /// POSTs digests to a webhook.
 ///
-/// A 2xx answer is success. A 5xx, 429 (too many requests) or 408 (request timeout), a
-/// connection refused or dropped and a timeout are worth a retry; any other answer is not
-/// (redirects are not followed: the URL must be the final one). Messages and logs name
-/// the host only, never the full URL.
+/// Every format sends a delivery's stable id as the `Idempotency-Key` header (see
+/// [`DigestMessage::id`]). A 2xx answer is success. A 5xx, 429 (too many requests) or 408
+/// (request timeout), a connection refused or dropped and a timeout are worth a retry; any
+/// other answer is not (redirects are not followed: the URL must be the final one).
+/// Messages and logs name the host only, never the full URL.
 #[derive(Clone)]
 pub struct WebhookChannel {
     /// The HTTP client (rustls; no redirects).
@@ -188,9 +189,13 @@ impl WebhookChannel {
         self.format
     }
 
-    /// The request for a digest.
+    /// The request for a digest; a delivery's stable id goes in `Idempotency-Key` (and in
+    /// kb's JSON as `id`), the same on every attempt.
     fn request(&self, message: &DigestMessage) -> reqwest::RequestBuilder {
-        let request = self.client.post(self.url.clone());
+        let mut request = self.client.post(self.url.clone());
+        if let Some(id) = message.id.as_deref().filter(|id| HeaderValue::from_str(id).is_ok()) {
+            request = request.header("Idempotency-Key", id);
+        }
         let request = match self.format {
             WebhookFormat::Json => request.json(message),
             WebhookFormat::Ntfy => request
@@ -421,6 +426,7 @@ mod tests {
             message: "Capture something".into(),
         };
         let message = DigestMessage {
+            id: None,
             kind: "daily".into(),
             title: "t".into(),
             markdown: "é".repeat(3000),

@@ -137,6 +137,35 @@ async fn a_4xx_reply_is_worth_a_retry() {
 }
 
 #[tokio::test]
+async fn a_delivery_id_is_the_message_id_of_every_attempt() {
+    let sink = SmtpSink::start(Behaviour { defer_first: 1, ..Default::default() }).await;
+    let mut message = digest("t", "m", vec![]);
+    message.id = Some("kb.01jd0000000000000000000000.email".to_owned());
+    let channel = channel(&sink.url());
+    let first = channel.deliver(&message).await.unwrap_err();
+    assert!(first.retryable && first.message.contains("451"), "{first:?}");
+    channel.deliver(&message).await.expect("the second attempt goes through");
+
+    let seen = sink.seen();
+    assert_eq!(seen.len(), 2, "both attempts reached the server");
+    let ids: Vec<String> = seen
+        .iter()
+        .map(|mail| Entity::parse(&mail.data).header("Message-ID").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(ids, ["<kb.01jd0000000000000000000000.email@example.org>"; 2]);
+    assert_eq!(sink.received().len(), 1);
+
+    // A message without an id gets a fresh Message-ID each time.
+    channel.deliver(&digest("t", "m", vec![])).await.unwrap();
+    channel.deliver(&digest("t", "m", vec![])).await.unwrap();
+    let fresh: Vec<String> = sink.received()[1..]
+        .iter()
+        .map(|mail| Entity::parse(&mail.data).header("Message-ID").unwrap_or_default().to_owned())
+        .collect();
+    assert_ne!(fresh[0], fresh[1]);
+}
+
+#[tokio::test]
 async fn a_5xx_reply_is_permanent() {
     let sink = SmtpSink::start(Behaviour {
         mail_reply: Some("550 5.7.1 Sender refused".into()),

@@ -198,6 +198,32 @@ async fn slack_posts_mrkdwn_text() {
 }
 
 #[tokio::test]
+async fn a_delivery_id_is_the_idempotency_key_and_the_json_id_of_every_attempt() {
+    let server = Server::ok().await;
+    let mut message = sample();
+    message.id = Some("kb.01jd0000000000000000000000.webhook".to_owned());
+    let json = channel(&server.url("/hook"), WebhookFormat::Json);
+    json.deliver(&message).await.unwrap();
+    json.deliver(&message).await.unwrap();
+    channel(&server.url("/ntfy"), WebhookFormat::Ntfy).deliver(&message).await.unwrap();
+    channel(&server.url("/slack"), WebhookFormat::Slack).deliver(&message).await.unwrap();
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    for request in &requests {
+        assert_eq!(request.header("idempotency-key"), Some("kb.01jd0000000000000000000000.webhook"));
+    }
+    assert_eq!(requests[0].json()["id"], "kb.01jd0000000000000000000000.webhook");
+    assert_eq!(requests[0].body, requests[1].body, "the same body on a retry");
+
+    // Without an id: no header and no `id` field.
+    json.deliver(&sample()).await.unwrap();
+    let last = server.requests().pop().unwrap();
+    assert_eq!(last.header("idempotency-key"), None);
+    assert!(last.json().get("id").is_none());
+}
+
+#[tokio::test]
 async fn any_2xx_is_success() {
     for status in [200, 201, 202, 204] {
         let server = Server::start(status, &[], "").await;

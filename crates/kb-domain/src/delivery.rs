@@ -8,6 +8,12 @@ use crate::nudges::Nudge;
 /// A digest as channels send it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DigestMessage {
+    /// The delivery's stable id (`kb.{ulid}.{channel}`): the same on every attempt to send
+    /// this digest to this channel, before and after a restart, so that a receiver can drop
+    /// a repeat. Email sends it as the `Message-ID`, a webhook as `Idempotency-Key` (and
+    /// `id` in kb's JSON). `None` for a message kb keeps no delivery of (a fresh id then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// `daily` or `weekly`.
     #[serde(rename = "type")]
     pub kind: String,

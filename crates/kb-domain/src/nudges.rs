@@ -6,13 +6,13 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
 
 /// Which rule a nudge comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NudgeRule {
     /// An active project unchanged for [`NudgeSettings::stale_days`].
@@ -70,8 +70,8 @@ impl Default for NudgeSettings {
     }
 }
 
-/// One thing kb points out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One thing kb points out (read back from a kept digest when a delivery resumes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Nudge {
     /// What identifies it for snoozing: `{rule}:{path}`, or the rule alone for a nudge

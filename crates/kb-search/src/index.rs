@@ -8,7 +8,8 @@
 //! event about a file kb itself just wrote is recognised and skipped. Any other process
 //! sends its changes to the owner and reloads once they are committed; its reader also
 //! follows the owner's commits on its own, and before a search it asks the owner to commit
-//! whatever is queued.
+//! whatever is queued (or, when no owner answers, takes the index over and catches up with
+//! the vault first).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,9 @@ pub struct TantivyIndex {
     pub(crate) owner: AtomicBool,
     /// Where the owner answers the other processes.
     pub(crate) sockets: Vec<PathBuf>,
+    /// Whether a search here waited in vain for a process that holds the writer but does
+    /// not answer (see [`TantivyIndex::read_every_earlier_change`]).
+    pub(crate) owner_silent: AtomicBool,
     /// Set by [`TantivyIndex::share_writes`]: how to answer other processes once owner.
     pub(crate) sharing: OnceLock<Sharing>,
     /// The listener, while this process owns the index and shares it.
@@ -230,7 +234,13 @@ impl TantivyIndex {
     /// Asks the owner to do `request`; `Ok(None)` when this process became the owner
     /// instead (then it does the work itself).
     fn forward(&self, request: &Request) -> Result<Option<Answer>, SearchError> {
-        let deadline = Instant::now() + OWNER_WAIT;
+        self.forward_within(request, OWNER_WAIT)
+    }
+
+    /// [`TantivyIndex::forward`], waiting at most `wait` for a process that holds the
+    /// writer without answering yet (one taking the index over, or opening it).
+    fn forward_within(&self, request: &Request, wait: Duration) -> Result<Option<Answer>, SearchError> {
+        let deadline = Instant::now() + wait;
         loop {
             match owner::send(&self.sockets, request) {
                 Ok(answer) => {
@@ -255,22 +265,33 @@ impl TantivyIndex {
 
     /// Waits until the index holds every change made before this call, in any process:
     /// the owner's queued changes are committed (see [`crate::commits`]), and a process
-    /// that does not own the index asks the owner for that, then reloads its reader.
+    /// that does not own the index asks the owner for that, then reloads its reader. When
+    /// no owner answers (it exited or was killed, perhaps before committing what it had
+    /// queued), this process takes the index over and catches up with the vault's files
+    /// first, as a write would; while another process does that, it waits for it to answer
+    /// (at most [`OWNER_WAIT`]).
     fn read_every_earlier_change(&self) {
         if self.is_owner() {
             self.queue.wait_for_queued();
             return;
         }
-        match owner::send(&self.sockets, &Request::Flush) {
-            Ok(_) => {
+        // After one wait in vain (a writer that never answers), searches no longer wait
+        // for it, until an owner answers again.
+        let wait = if self.owner_silent.load(Ordering::Acquire) { Duration::ZERO } else { OWNER_WAIT };
+        match self.forward_within(&Request::Flush, wait) {
+            Ok(Some(_)) => self.owner_silent.store(false, Ordering::Release),
+            // This process took the index over and caught up.
+            Ok(None) => self.queue.wait_for_queued(),
+            Err(error) => {
+                if wait > Duration::ZERO {
+                    tracing::warn!(%error, "a search could not make sure it reads every earlier change");
+                    self.owner_silent.store(true, Ordering::Release);
+                }
+                // The reader then follows the owner's commits by itself, within a second.
                 if let Err(error) = self.reader.reload() {
                     tracing::debug!(%error, "could not reload the index reader");
                 }
             }
-            // No owner: nothing is waiting to be committed.
-            Err(SendError::NoOwner) => {}
-            // An owner from an older kb, say: the reader follows its commits within a second.
-            Err(SendError::Failed(error)) => tracing::debug!(%error, "the index owner did not flush"),
         }
     }
 

@@ -328,6 +328,7 @@ fn assemble(
         owner: std::sync::atomic::AtomicBool::new(writer.is_some()),
         writer: Mutex::new(writer),
         sockets: crate::owner::socket_paths(index_dir),
+        owner_silent: std::sync::atomic::AtomicBool::new(false),
         sharing: std::sync::OnceLock::new(),
         server: Mutex::new(None),
         stamps: Mutex::new(stamps),

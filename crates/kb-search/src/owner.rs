@@ -8,7 +8,8 @@
 //! owner's changes at once too.
 //!
 //! When the owner is gone (it exited, or was killed), the next process that needs to write
-//! takes the writer over, catches up with the vault, and starts answering on the socket.
+//! or to search takes the writer over, catches up with the vault (the dead owner may have
+//! left changes uncommitted: their files are on disk), and starts answering on the socket.
 //! tantivy's writer lock (a file lock, released by the system when a process dies) decides
 //! who owns the index; whoever owns it replaces a socket left behind by a dead owner.
 

@@ -38,6 +38,9 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
 pub(crate) struct Database {
     pub(crate) pool: SqlitePool,
     pub(crate) checkpoints: Option<Checkpoints>,
+    /// The database's file (`None` in memory): what sits beside it is shared by every
+    /// process that opens it.
+    pub(crate) file: Option<PathBuf>,
 }
 
 /// The thread that checkpoints a database's write-ahead log every [`CHECKPOINT_EVERY`]
@@ -140,6 +143,7 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
     let mut options = options.create_if_missing(true).foreign_keys(true).busy_timeout(BUSY_TIMEOUT);
     let mut pool = SqlitePoolOptions::new();
     let mut checkpoints = None;
+    let file = (!in_memory).then(|| options.get_filename().to_path_buf());
     if in_memory {
         // Each connection to `:memory:` would see its own database: keep exactly one, forever.
         pool = pool.max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None);
@@ -169,5 +173,5 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
         .run(&pool)
         .await
         .map_err(|err| StoreError::Database(format!("cannot apply migrations: {err}")))?;
-    Ok(Database { pool, checkpoints })
+    Ok(Database { pool, checkpoints, file })
 }

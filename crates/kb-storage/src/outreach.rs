@@ -1,21 +1,42 @@
 //! [`SqliteOutreachStore`]: kb-domain's `OutreachStore` in the SQLite database kb already
-//! keeps (`migrations/0005_outreach.sql`). Times are RFC 3339 text in UTC, to the
-//! microsecond, so they sort as they compare.
+//! keeps (`migrations/0005_outreach.sql`, `0007_outreach_outbox.sql`). Times are RFC 3339
+//! text in UTC, to the microsecond, so they sort as they compare.
+//!
+//! A scheduled slot is taken, its digest kept and a delivery row written for each channel
+//! in one transaction (`outbox`): nothing is lost between them, and a slot another process
+//! took keeps nothing. A delivery is tried only by whoever holds its lock file
+//! (`{database}.deliveries/{id}.lock`, see [`DeliveryLocks`]): two processes never try one
+//! at the same time, and one that dies lets go of it at once.
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use kb_domain::StoreError;
-use kb_domain::nudges::Snoozes;
-use kb_domain::outreach::{DeliveryRecord, NewDigest, OutreachStore, StoredDigest};
+use kb_domain::delivery::DigestMessage;
+use kb_domain::nudges::{Nudge, Snoozes};
+use kb_domain::outreach::{
+    DeliveryHold, DeliveryRecord, KeptDigest, NewDigest, Outgoing, OutreachStore, PendingDelivery,
+    StoredDigest, TakenDelivery,
+};
+use kb_domain::sync::lock;
 use sqlx::{Row, SqlitePool};
 
 use crate::database;
+
+/// A transaction that writes from its first statement: it waits for other writers at its
+/// start, never half-way.
+const WRITE_TRANSACTION: &str = "BEGIN IMMEDIATE";
 
 /// The outreach records of one kb database.
 #[derive(Debug, Clone)]
 pub struct SqliteOutreachStore {
     pool: SqlitePool,
+    /// Who may try which delivery.
+    locks: DeliveryLocks,
     /// Checkpoints the database while this is open.
     _checkpoints: Option<crate::database::Checkpoints>,
 }
@@ -23,19 +44,126 @@ pub struct SqliteOutreachStore {
 impl SqliteOutreachStore {
     /// Opens the database at `url` (as the conversation store does).
     pub async fn connect(url: &str) -> Result<SqliteOutreachStore, StoreError> {
-        let database = database::connect(url).await?;
-        Ok(SqliteOutreachStore { pool: database.pool, _checkpoints: database.checkpoints })
+        Ok(SqliteOutreachStore::over(database::connect(url).await?))
     }
 
     /// Opens the default database of a kb folder.
     pub async fn open_in(kb_dir: &Path) -> Result<SqliteOutreachStore, StoreError> {
-        let database = database::open_in(kb_dir).await?;
-        Ok(SqliteOutreachStore { pool: database.pool, _checkpoints: database.checkpoints })
+        Ok(SqliteOutreachStore::over(database::open_in(kb_dir).await?))
+    }
+
+    fn over(database: database::Database) -> SqliteOutreachStore {
+        let locks = DeliveryLocks::beside(database.file.as_deref());
+        SqliteOutreachStore { pool: database.pool, locks, _checkpoints: database.checkpoints }
     }
 
     /// Closes the connections.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// Who may try which delivery, across processes: the holder of an exclusive lock on
+/// `{database}.deliveries/{id}.lock`. The operating system lets go of a lock when its
+/// process ends, however it ends, so a delivery a killed process was trying is free at once.
+/// A file is removed once its delivery is finished (by the holder, before it lets go: who
+/// opens it later finds the delivery finished). In memory, and where the filesystem has
+/// no locks, a set of this process's holds stands in (such a database is not shared).
+#[derive(Debug, Clone)]
+struct DeliveryLocks {
+    /// The lock files' folder (`None`: in memory).
+    dir: Option<PathBuf>,
+    /// The deliveries this process holds where files cannot say.
+    held: Arc<Mutex<HashSet<i64>>>,
+}
+
+/// A delivery's lock file, locked: dropping it closes the file, which lets go of the lock.
+struct FileHold {
+    _file: File,
+}
+
+/// A delivery held in this process's set: dropping it takes it out.
+struct MemoryHold {
+    held: Arc<Mutex<HashSet<i64>>>,
+    id: i64,
+}
+
+impl Drop for MemoryHold {
+    fn drop(&mut self) {
+        lock(&self.held).remove(&self.id);
+    }
+}
+
+impl DeliveryLocks {
+    /// The locks of the database at `file` (`None`: in memory).
+    fn beside(file: Option<&Path>) -> DeliveryLocks {
+        let dir = file.map(|file| {
+            let mut name = file.file_name().map(|name| name.to_os_string()).unwrap_or_default();
+            name.push(".deliveries");
+            file.with_file_name(name)
+        });
+        DeliveryLocks { dir, held: Arc::default() }
+    }
+
+    fn file(&self, id: i64) -> Option<PathBuf> {
+        self.dir.as_ref().map(|dir| dir.join(format!("{id}.lock")))
+    }
+
+    /// Holds delivery `id`, or `None` when someone else does.
+    fn hold(&self, id: i64) -> Result<Option<DeliveryHold>, StoreError> {
+        let Some(path) = self.file(id) else { return Ok(self.hold_in_memory(id)) };
+        let locked = lock_file(&path)
+            .map_err(|e| StoreError::Database(format!("cannot lock {}: {e}", path.display())))?;
+        match locked {
+            Locked::Held(file) => Ok(Some(DeliveryHold::new(id, FileHold { _file: file }))),
+            Locked::Busy => Ok(None),
+            Locked::Unsupported(error) => {
+                tracing::warn!(%error, "delivery locks are not available here: only this process is kept off a delivery being sent");
+                Ok(self.hold_in_memory(id))
+            }
+        }
+    }
+
+    fn hold_in_memory(&self, id: i64) -> Option<DeliveryHold> {
+        let taken = lock(&self.held).insert(id);
+        taken.then(|| DeliveryHold::new(id, MemoryHold { held: Arc::clone(&self.held), id }))
+    }
+
+    /// Removes the lock file of a finished delivery (its holder calls this before it
+    /// lets go).
+    fn forget(&self, id: i64) {
+        if let Some(path) = self.file(id)
+            && let Err(error) = std::fs::remove_file(&path)
+            && error.kind() != io::ErrorKind::NotFound
+        {
+            tracing::debug!(%error, path = %path.display(), "could not remove a delivery's lock file");
+        }
+    }
+}
+
+/// What locking a file found.
+enum Locked {
+    /// Locked by this call.
+    Held(File),
+    /// Locked by someone else.
+    Busy,
+    /// The filesystem has no locks.
+    Unsupported(io::Error),
+}
+
+/// Opens (creating it and its folder) and locks `path` without waiting.
+fn lock_file(path: &Path) -> io::Result<Locked> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Locked::Held(file)),
+        Err(TryLockError::WouldBlock) => Ok(Locked::Busy),
+        Err(TryLockError::Error(error)) if error.kind() == io::ErrorKind::Unsupported => {
+            Ok(Locked::Unsupported(error))
+        }
+        Err(TryLockError::Error(error)) => Err(error),
     }
 }
 
@@ -53,11 +181,16 @@ fn failed(error: sqlx::Error) -> StoreError {
     StoreError::Database(error.to_string())
 }
 
+/// A count kept as an SQLite integer, as a `u32` (clamped).
+fn count(value: i64) -> u32 {
+    u32::try_from(value.max(0)).unwrap_or(u32::MAX)
+}
+
 fn delivery(row: &sqlx::sqlite::SqliteRow) -> Result<DeliveryRecord, StoreError> {
     Ok(DeliveryRecord {
         digest_id: row.try_get("digest_id").map_err(failed)?,
         channel: row.try_get("channel").map_err(failed)?,
-        attempt: row.try_get::<i64, _>("attempt").map_err(failed)?.try_into().unwrap_or(u32::MAX),
+        attempt: count(row.try_get("attempt").map_err(failed)?),
         delivered: row.try_get("delivered").map_err(failed)?,
         error: row.try_get("error").map_err(failed)?,
         will_retry: row.try_get("will_retry").map_err(failed)?,
@@ -65,16 +198,69 @@ fn delivery(row: &sqlx::sqlite::SqliteRow) -> Result<DeliveryRecord, StoreError>
     })
 }
 
+/// A delivery's stable id: `kb.{ulid}.{channel}` (lowercase, so it reads the same in a
+/// `Message-ID` and a header).
+fn delivery_key(channel: &str) -> String {
+    format!("kb.{}.{channel}", ulid::Ulid::new().to_string().to_ascii_lowercase())
+}
+
+/// What a delivery row says it is, read under its hold.
+struct OutboxRow {
+    state: String,
+    next_at: DateTime<Utc>,
+    sending: bool,
+    pending: PendingDelivery,
+}
+
+/// The delivery row `id` joined with its digest, when there is one.
+async fn outbox_row(pool: &SqlitePool, id: i64) -> Result<Option<OutboxRow>, StoreError> {
+    let row = sqlx::query(
+        "SELECT o.digest_id, o.channel, o.delivery_key, o.state, o.attempts, o.sending, o.next_at, \
+         d.kind, d.title, d.markdown, d.nudges FROM outbox o JOIN digests d ON d.id = o.digest_id \
+         WHERE o.id = ?",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+    .map_err(failed)?;
+    let Some(row) = row else { return Ok(None) };
+    let nudges: String = row.try_get("nudges").map_err(failed)?;
+    let nudges: Vec<Nudge> = serde_json::from_str(&nudges).unwrap_or_else(|error| {
+        tracing::warn!(%error, digest = id, "a kept digest's nudges cannot be read: sent without them");
+        Vec::new()
+    });
+    let sending: bool = row.try_get("sending").map_err(failed)?;
+    let message = DigestMessage {
+        id: Some(row.try_get("delivery_key").map_err(failed)?),
+        kind: row.try_get("kind").map_err(failed)?,
+        title: row.try_get("title").map_err(failed)?,
+        markdown: row.try_get("markdown").map_err(failed)?,
+        nudges,
+    };
+    Ok(Some(OutboxRow {
+        state: row.try_get("state").map_err(failed)?,
+        next_at: time(&row.try_get::<String, _>("next_at").map_err(failed)?)?,
+        sending,
+        pending: PendingDelivery {
+            id,
+            digest_id: row.try_get("digest_id").map_err(failed)?,
+            channel: row.try_get("channel").map_err(failed)?,
+            attempts: count(row.try_get("attempts").map_err(failed)?),
+            interrupted: sending,
+            message,
+        },
+    }))
+}
+
 #[async_trait::async_trait]
 impl OutreachStore for SqliteOutreachStore {
-    async fn claim_run(&self, schedule: &str, slot: DateTime<Utc>, ran: bool) -> Result<bool, StoreError> {
+    async fn note_slot(&self, schedule: &str, slot: DateTime<Utc>) -> Result<bool, StoreError> {
         let inserted = sqlx::query(
-            "INSERT INTO schedule_runs (schedule, slot, ran, claimed_at) VALUES (?, ?, ?, ?) \
+            "INSERT INTO schedule_runs (schedule, slot, ran, claimed_at) VALUES (?, ?, 0, ?) \
              ON CONFLICT (schedule, slot) DO NOTHING",
         )
         .bind(schedule)
         .bind(text(slot))
-        .bind(ran)
         .bind(text(Utc::now()))
         .execute(&self.pool)
         .await
@@ -96,10 +282,33 @@ impl OutreachStore for SqliteOutreachStore {
         .transpose()
     }
 
-    async fn save_digest(&self, digest: &NewDigest) -> Result<i64, StoreError> {
+    async fn keep_digest(
+        &self,
+        digest: &NewDigest,
+        slot: Option<(&str, DateTime<Utc>)>,
+        channels: &[&str],
+    ) -> Result<Option<KeptDigest>, StoreError> {
         let nudges =
             serde_json::to_string(&digest.nudges).map_err(|e| StoreError::Database(e.to_string()))?;
-        let row = sqlx::query(
+        let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(failed)?;
+        if let Some((schedule, slot)) = slot {
+            let taken = sqlx::query(
+                "INSERT INTO schedule_runs (schedule, slot, ran, claimed_at) VALUES (?, ?, 1, ?) \
+                 ON CONFLICT (schedule, slot) DO NOTHING",
+            )
+            .bind(schedule)
+            .bind(text(slot))
+            .bind(text(Utc::now()))
+            .execute(&mut *tx)
+            .await
+            .map_err(failed)?;
+            if taken.rows_affected() == 0 {
+                // Another process took the slot: nothing of this one is kept.
+                tx.rollback().await.map_err(failed)?;
+                return Ok(None);
+            }
+        }
+        let id: i64 = sqlx::query(
             "INSERT INTO digests (kind, title, markdown, nudges, trigger, created_at) VALUES (?, ?, ?, ?, ?, ?) \
              RETURNING id",
         )
@@ -109,10 +318,115 @@ impl OutreachStore for SqliteOutreachStore {
         .bind(nudges)
         .bind(digest.trigger.as_str())
         .bind(text(digest.created_at))
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(failed)?
+        .try_get("id")
+        .map_err(failed)?;
+        if let Some((schedule, slot)) = slot {
+            sqlx::query("UPDATE schedule_runs SET digest_id = ? WHERE schedule = ? AND slot = ?")
+                .bind(id)
+                .bind(schedule)
+                .bind(text(slot))
+                .execute(&mut *tx)
+                .await
+                .map_err(failed)?;
+        }
+        let mut deliveries = Vec::with_capacity(channels.len());
+        for channel in channels {
+            let key = delivery_key(channel);
+            let outgoing: i64 = sqlx::query(
+                "INSERT INTO outbox (digest_id, channel, delivery_key, state, next_at) \
+                 VALUES (?, ?, ?, 'pending', ?) RETURNING id",
+            )
+            .bind(id)
+            .bind(*channel)
+            .bind(&key)
+            .bind(text(digest.created_at))
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(failed)?
+            .try_get("id")
+            .map_err(failed)?;
+            deliveries.push(Outgoing { id: outgoing, channel: (*channel).to_string(), key });
+        }
+        tx.commit().await.map_err(failed)?;
+        Ok(Some(KeptDigest { id, deliveries }))
+    }
+
+    async fn unfinished_deliveries(&self) -> Result<Vec<i64>, StoreError> {
+        let rows = sqlx::query("SELECT id FROM outbox WHERE state = 'pending' ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(failed)?;
+        rows.iter().map(|row| row.try_get("id").map_err(failed)).collect()
+    }
+
+    async fn take_delivery(&self, id: i64, now: DateTime<Utc>) -> Result<TakenDelivery, StoreError> {
+        let Some(hold) = self.locks.hold(id)? else { return Ok(TakenDelivery::Busy) };
+        // Read under the hold: what it says cannot change until the hold is dropped.
+        let Some(row) = outbox_row(&self.pool, id).await? else {
+            self.locks.forget(id);
+            return Ok(TakenDelivery::Finished);
+        };
+        if row.state != "pending" {
+            self.locks.forget(id);
+            return Ok(TakenDelivery::Finished);
+        }
+        if !row.sending && row.next_at > now {
+            return Ok(TakenDelivery::Later(row.next_at));
+        }
+        Ok(TakenDelivery::Due(row.pending, hold))
+    }
+
+    async fn begin_attempt(&self, hold: &DeliveryHold, attempt: u32) -> Result<(), StoreError> {
+        sqlx::query("UPDATE outbox SET attempts = ?, sending = 1 WHERE id = ?")
+            .bind(i64::from(attempt))
+            .bind(hold.id())
+            .execute(&self.pool)
+            .await
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    async fn end_attempt(
+        &self,
+        hold: &DeliveryHold,
+        record: &DeliveryRecord,
+        next: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        let state = match (record.delivered, next) {
+            (true, _) => "delivered",
+            (false, Some(_)) => "pending",
+            (false, None) => "failed",
+        };
+        let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(failed)?;
+        sqlx::query(
+            "INSERT INTO deliveries (digest_id, channel, attempt, delivered, error, will_retry, at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(record.digest_id)
+        .bind(&record.channel)
+        .bind(i64::from(record.attempt))
+        .bind(record.delivered)
+        .bind(&record.error)
+        .bind(record.will_retry)
+        .bind(text(record.at))
+        .execute(&mut *tx)
         .await
         .map_err(failed)?;
-        row.try_get("id").map_err(failed)
+        sqlx::query("UPDATE outbox SET state = ?, sending = 0, next_at = ? WHERE id = ?")
+            .bind(state)
+            .bind(text(next.unwrap_or(record.at)))
+            .bind(hold.id())
+            .execute(&mut *tx)
+            .await
+            .map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        if state != "pending" {
+            self.locks.forget(hold.id());
+        }
+        Ok(())
     }
 
     async fn digests(&self, limit: usize) -> Result<Vec<StoredDigest>, StoreError> {
@@ -151,24 +465,6 @@ impl OutreachStore for SqliteOutreachStore {
             });
         }
         Ok(digests)
-    }
-
-    async fn record_delivery(&self, record: &DeliveryRecord) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO deliveries (digest_id, channel, attempt, delivered, error, will_retry, at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(record.digest_id)
-        .bind(&record.channel)
-        .bind(i64::from(record.attempt))
-        .bind(record.delivered)
-        .bind(&record.error)
-        .bind(record.will_retry)
-        .bind(text(record.at))
-        .execute(&self.pool)
-        .await
-        .map_err(failed)?;
-        Ok(())
     }
 
     async fn last_delivery(&self) -> Result<Option<DeliveryRecord>, StoreError> {
@@ -218,49 +514,107 @@ mod tests {
         DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
     }
 
-    #[tokio::test]
-    async fn a_slot_is_claimed_once_across_processes() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
-        let (first, second) = (
-            SqliteOutreachStore::connect(&url).await.unwrap(),
-            SqliteOutreachStore::connect(&url).await.unwrap(),
-        );
-        let slot = at("2026-11-23T06:00:00Z");
-        let claims = futures_claims(&first, &second, slot).await;
-        assert_eq!(claims.iter().filter(|c| **c).count(), 1, "{claims:?}");
-        assert_eq!(second.last_run("daily").await.unwrap(), Some((slot, true)));
-        assert_eq!(first.last_run("weekly").await.unwrap(), None);
-    }
-
-    async fn futures_claims(
-        a: &SqliteOutreachStore,
-        b: &SqliteOutreachStore,
-        slot: DateTime<Utc>,
-    ) -> Vec<bool> {
-        let mut claims = Vec::new();
-        for _ in 0..3 {
-            let (x, y) = tokio::join!(a.claim_run("daily", slot, true), b.claim_run("daily", slot, true));
-            claims.push(x.unwrap());
-            claims.push(y.unwrap());
-        }
-        claims
-    }
-
-    #[tokio::test]
-    async fn digests_keep_their_deliveries_and_snoozes_end() {
-        let store = SqliteOutreachStore::connect("sqlite::memory:").await.unwrap();
-        let digest = NewDigest {
+    fn daily(created_at: DateTime<Utc>) -> NewDigest {
+        NewDigest {
             kind: "daily".into(),
             title: "kb daily digest".into(),
             markdown: "# Daily digest".into(),
             nudges: Vec::new(),
-            trigger: DigestTrigger::Manual,
-            created_at: at("2026-11-23T06:00:00Z"),
+            trigger: DigestTrigger::Schedule,
+            created_at,
+        }
+    }
+
+    /// Two stores on one database file, as two kb processes have.
+    async fn two_stores() -> (tempfile::TempDir, SqliteOutreachStore, SqliteOutreachStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
+        let first = SqliteOutreachStore::connect(&url).await.unwrap();
+        let second = SqliteOutreachStore::connect(&url).await.unwrap();
+        (dir, first, second)
+    }
+
+    #[tokio::test]
+    async fn a_slot_and_its_digest_are_kept_once_across_processes() {
+        let (_dir, first, second) = two_stores().await;
+        let slot = at("2026-11-23T06:00:00Z");
+        let digest = daily(slot);
+        let mut kept = Vec::new();
+        for _ in 0..3 {
+            let (x, y) = tokio::join!(
+                first.keep_digest(&digest, Some(("daily", slot)), &["email"]),
+                second.keep_digest(&digest, Some(("daily", slot)), &["email"]),
+            );
+            kept.extend([x.unwrap(), y.unwrap()].into_iter().flatten());
+        }
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(first.digests(10).await.unwrap().len(), 1, "the losers kept nothing");
+        assert_eq!(second.last_run("daily").await.unwrap(), Some((slot, true)));
+        assert_eq!(first.unfinished_deliveries().await.unwrap(), [kept[0].deliveries[0].id]);
+        assert!(
+            kept[0].deliveries[0].key.starts_with("kb.") && kept[0].deliveries[0].key.ends_with(".email")
+        );
+
+        // A slot only noted is not run, and a noted slot cannot be noted again.
+        assert!(first.note_slot("weekly", slot).await.unwrap());
+        assert!(!second.note_slot("weekly", slot).await.unwrap());
+        assert_eq!(first.last_run("weekly").await.unwrap(), Some((slot, false)));
+    }
+
+    #[tokio::test]
+    async fn one_process_at_a_time_tries_a_delivery_and_a_dead_ones_attempt_is_resumed() {
+        let (dir, first, second) = two_stores().await;
+        let now = at("2026-11-23T06:00:00Z");
+        let kept = first.keep_digest(&daily(now), None, &["email"]).await.unwrap().unwrap();
+        let outgoing = &kept.deliveries[0];
+
+        let TakenDelivery::Due(pending, hold) = first.take_delivery(outgoing.id, now).await.unwrap() else {
+            panic!("a new delivery is due at once")
         };
-        let id = store.save_digest(&digest).await.unwrap();
+        assert_eq!((pending.attempts, pending.interrupted), (0, false));
+        assert_eq!(pending.message.id.as_deref(), Some(outgoing.key.as_str()));
+        assert!(matches!(second.take_delivery(outgoing.id, now).await.unwrap(), TakenDelivery::Busy));
+        assert!(matches!(first.take_delivery(outgoing.id, now).await.unwrap(), TakenDelivery::Busy));
+        first.begin_attempt(&hold, 1).await.unwrap();
+        // The holder dies mid-attempt: its lock goes with it.
+        drop(hold);
+
+        let TakenDelivery::Due(resumed, hold) = second.take_delivery(outgoing.id, now).await.unwrap() else {
+            panic!("an interrupted delivery is due at once")
+        };
+        assert_eq!((resumed.attempts, resumed.interrupted), (1, true));
+        assert_eq!(resumed.message, pending.message, "the same message and id after the interruption");
         let record = DeliveryRecord {
-            digest_id: id,
+            digest_id: kept.id,
+            channel: "email".into(),
+            attempt: 2,
+            delivered: true,
+            error: None,
+            will_retry: false,
+            at: now,
+        };
+        second.end_attempt(&hold, &record, None).await.unwrap();
+        drop(hold);
+        assert!(matches!(first.take_delivery(outgoing.id, now).await.unwrap(), TakenDelivery::Finished));
+        assert!(first.unfinished_deliveries().await.unwrap().is_empty());
+        assert_eq!(first.digests(1).await.unwrap()[0].deliveries, [record]);
+        let locks: Vec<_> = std::fs::read_dir(dir.path().join("kb.sqlite.deliveries")).unwrap().collect();
+        assert!(locks.is_empty(), "a finished delivery's lock file is removed: {locks:?}");
+    }
+
+    #[tokio::test]
+    async fn a_failed_attempt_is_due_again_at_its_time_and_deliveries_are_listed() {
+        let store = SqliteOutreachStore::connect("sqlite::memory:").await.unwrap();
+        let now = at("2026-11-23T06:00:00Z");
+        let kept = store.keep_digest(&daily(now), None, &["email", "webhook"]).await.unwrap().unwrap();
+        let email = kept.deliveries[0].id;
+        let TakenDelivery::Due(_, hold) = store.take_delivery(email, now).await.unwrap() else {
+            panic!("due at once")
+        };
+        assert!(matches!(store.take_delivery(email, now).await.unwrap(), TakenDelivery::Busy));
+        store.begin_attempt(&hold, 1).await.unwrap();
+        let record = DeliveryRecord {
+            digest_id: kept.id,
             channel: "email".into(),
             attempt: 1,
             delivered: false,
@@ -268,12 +622,27 @@ mod tests {
             will_retry: true,
             at: at("2026-11-23T06:00:01Z"),
         };
-        store.record_delivery(&record).await.unwrap();
+        let next = at("2026-11-23T06:00:31Z");
+        store.end_attempt(&hold, &record, Some(next)).await.unwrap();
+        drop(hold);
+        assert!(
+            matches!(store.take_delivery(email, now).await.unwrap(), TakenDelivery::Later(t) if t == next)
+        );
+        let TakenDelivery::Due(again, _hold) = store.take_delivery(email, next).await.unwrap() else {
+            panic!("due at its time")
+        };
+        assert_eq!((again.attempts, again.interrupted), (1, false));
+        assert_eq!(store.unfinished_deliveries().await.unwrap(), [email, kept.deliveries[1].id]);
+
         let listed = store.digests(10).await.unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].deliveries, std::slice::from_ref(&record));
         assert_eq!(store.last_delivery().await.unwrap(), Some(record));
+    }
 
+    #[tokio::test]
+    async fn snoozes_end_at_their_time() {
+        let store = SqliteOutreachStore::connect("sqlite::memory:").await.unwrap();
         store.snooze("admin_due:admin/passport.md", at("2026-11-30T06:00:00Z")).await.unwrap();
         assert_eq!(store.snoozes(at("2026-11-29T00:00:00Z")).await.unwrap().len(), 1);
         assert!(

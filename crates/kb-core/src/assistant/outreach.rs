@@ -7,7 +7,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use kb_domain::StoreError;
 use kb_domain::nudges::{Nudge, NudgeRule, evaluate};
-use kb_domain::outreach::{DeliveryRecord, DigestTrigger, StoredDigest};
+use kb_domain::outreach::{DeliveryRecord, DigestTrigger, NewDigest, StoredDigest};
+use kb_domain::schedule::ScheduleKind;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -92,9 +93,9 @@ impl Assistant {
         self.call_tool("update_entry", json!({ "path": path, "updates": updates }), source).await
     }
 
-    /// Writes the `kind` digest (`daily`, `weekly`) with the nudges of the moment and
-    /// keeps it; [`Assistant::deliver`] sends it.
-    pub async fn write_digest(&self, kind: &str, trigger: DigestTrigger) -> Result<SentDigest, ToolFailure> {
+    /// The `kind` digest (`daily`, `weekly`) with the nudges of the moment: its title,
+    /// markdown and nudges.
+    async fn compose_digest(&self, kind: &str) -> Result<(String, String, Vec<Nudge>), ToolFailure> {
         let data = self.digest(kind).await?;
         let mut markdown = data["content"].as_str().unwrap_or_default().trim_end().to_string();
         let nudges = self.nudges().await?;
@@ -109,8 +110,38 @@ impl Assistant {
             "weekly" => format!("kb weekly review — week of {today}"),
             _ => format!("kb daily digest — {today}"),
         };
+        Ok((title, markdown, nudges))
+    }
+
+    /// Writes the `kind` digest (`daily`, `weekly`) with the nudges of the moment and
+    /// keeps it, with a delivery to each channel; [`Assistant::deliver`] sends it.
+    pub async fn write_digest(&self, kind: &str, trigger: DigestTrigger) -> Result<SentDigest, ToolFailure> {
+        let (title, markdown, nudges) = self.compose_digest(kind).await?;
         let now = self.services.clock.now();
-        self.outreach.keep(kind, title, markdown, nudges, trigger, now).await.map_err(store_failure)
+        let digest = NewDigest { kind: kind.to_string(), title, markdown, nudges, trigger, created_at: now };
+        let kept = self.outreach.keep(digest, None).await;
+        kept.map_err(store_failure)?
+            .ok_or_else(|| ToolFailure::new(ErrorCode::Internal, "the digest was not kept"))
+    }
+
+    /// Writes the digest of a scheduled slot and keeps it, taking the slot in the same
+    /// transaction: `None` when another kb process took the slot first.
+    async fn write_scheduled(
+        &self,
+        kind: ScheduleKind,
+        slot: DateTime<Utc>,
+    ) -> Result<Option<SentDigest>, ToolFailure> {
+        let (title, markdown, nudges) = self.compose_digest(kind.as_str()).await?;
+        let now = self.services.clock.now();
+        let digest = NewDigest {
+            kind: kind.as_str().to_string(),
+            title,
+            markdown,
+            nudges,
+            trigger: DigestTrigger::Schedule,
+            created_at: now,
+        };
+        self.outreach.keep(digest, Some(slot)).await.map_err(store_failure)
     }
 
     /// Sends a kept digest to every channel, retrying as configured; returns when each
@@ -125,22 +156,39 @@ impl Assistant {
     }
 
     /// Runs the schedules due at `now` that this process wins (see
-    /// [`crate::outreach::Outreach::claim_due`]): writes each digest and sends it in the
-    /// background. Answers the digests written.
+    /// [`crate::outreach::Outreach::due`]): writes each digest, keeping it in one
+    /// transaction with its slot and its deliveries, and sends it in the background.
+    /// A digest that cannot be written takes no slot: the next check tries it again.
+    /// Answers the digests written.
     pub async fn run_schedules(self: &Arc<Self>, now: DateTime<Utc>) -> Result<Vec<i64>, ToolFailure> {
-        let due = self.outreach.claim_due(now).await.map_err(store_failure)?;
+        let due = self.outreach.due(now).await.map_err(store_failure)?;
         let mut written = Vec::new();
-        for kind in due {
-            let digest = self.write_digest(kind.as_str(), DigestTrigger::Schedule).await?;
-            written.push(digest.id);
-            let kb = Arc::clone(self);
-            tokio::spawn(async move { kb.deliver(&digest).await });
+        for (kind, slot) in due {
+            match self.write_scheduled(kind, slot).await {
+                Ok(Some(digest)) => {
+                    tracing::info!(schedule = kind.as_str(), %slot, digest = digest.id, "scheduled digest written");
+                    written.push(digest.id);
+                    let kb = Arc::clone(self);
+                    tokio::spawn(async move { kb.deliver(&digest).await });
+                }
+                Ok(None) => {
+                    tracing::debug!(schedule = kind.as_str(), %slot, "another kb process took the slot")
+                }
+                Err(failure) => tracing::warn!(
+                    schedule = kind.as_str(),
+                    %slot,
+                    error = %failure.message,
+                    "could not write a scheduled digest: tried again at the next check"
+                ),
+            }
         }
         Ok(written)
     }
 
     /// Runs the schedules from now on, checking the clock every 30 seconds at most (and
-    /// at each schedule's time); stops when the returned handle is aborted.
+    /// at each schedule's time), and at each check takes up the deliveries left
+    /// unfinished (at the first check, right away: those a stopped process left); stops
+    /// when the returned handle is aborted.
     pub fn start_schedules(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let kb = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -149,6 +197,9 @@ impl Assistant {
                 let now = assistant.services.clock.now();
                 if let Err(failure) = assistant.run_schedules(now).await {
                     tracing::warn!(error = %failure.message, "could not run the schedules");
+                }
+                if let Err(error) = assistant.outreach.resume().await {
+                    tracing::warn!(%error, "could not look for unfinished deliveries");
                 }
                 let next = assistant.outreach.next_runs(now).iter().map(|run| run.at).min();
                 drop(assistant);

@@ -24,7 +24,13 @@ pub fn nudge(rule: NudgeRule, path: Option<&str>, message: &str) -> Nudge {
 
 /// A daily digest.
 pub fn digest(title: &str, markdown: &str, nudges: Vec<Nudge>) -> DigestMessage {
-    DigestMessage { kind: "daily".to_owned(), title: title.to_owned(), markdown: markdown.to_owned(), nudges }
+    DigestMessage {
+        id: None,
+        kind: "daily".to_owned(),
+        title: title.to_owned(),
+        markdown: markdown.to_owned(),
+        nudges,
+    }
 }
 
 /// A port on loopback that nothing listens on.

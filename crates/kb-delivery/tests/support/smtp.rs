@@ -17,6 +17,9 @@ pub struct Behaviour {
     pub data_reply: Option<String>,
     /// Accept connections but never say anything (a hung server).
     pub silent: bool,
+    /// The first this many mails are answered `451 4.3.0 Try again later` at the end of
+    /// `DATA` (a server busy for a moment); they show in [`SmtpSink::seen`] only.
+    pub defer_first: usize,
 }
 
 /// One mail as the sink received it.
@@ -37,6 +40,7 @@ pub struct SmtpSink {
     /// Where it listens.
     pub addr: SocketAddr,
     received: Arc<Mutex<Vec<Received>>>,
+    seen: Arc<Mutex<Vec<Received>>>,
     task: JoinHandle<()>,
 }
 
@@ -46,12 +50,15 @@ impl SmtpSink {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let received = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::new(Mutex::new(Vec::new()));
         let store = Arc::clone(&received);
+        let all = Arc::clone(&seen);
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { return };
                 let behaviour = behaviour.clone();
                 let store = Arc::clone(&store);
+                let all = Arc::clone(&all);
                 tokio::spawn(async move {
                     if behaviour.silent {
                         // Hold the connection open without a word.
@@ -59,11 +66,11 @@ impl SmtpSink {
                         tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
                         return;
                     }
-                    let _ = session(stream, &behaviour, &store).await;
+                    let _ = session(stream, &behaviour, &store, &all).await;
                 });
             }
         });
-        SmtpSink { addr, received, task }
+        SmtpSink { addr, received, seen, task }
     }
 
     /// The URL lettre reaches it at (no TLS).
@@ -74,6 +81,11 @@ impl SmtpSink {
     /// The mails received so far.
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().expect("lock").clone()
+    }
+
+    /// Every mail sent to the sink to the end of its `DATA`, accepted or not.
+    pub fn seen(&self) -> Vec<Received> {
+        self.seen.lock().expect("lock").clone()
     }
 }
 
@@ -95,6 +107,7 @@ async fn session(
     stream: TcpStream,
     behaviour: &Behaviour,
     store: &Mutex<Vec<Received>>,
+    seen: &Mutex<Vec<Received>>,
 ) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
@@ -151,7 +164,14 @@ async fn session(
                     }));
                 }
                 current.data = data.join("\r\n");
-                if let Some(reply) = &behaviour.data_reply {
+                let count = {
+                    let mut seen = seen.lock().expect("lock");
+                    seen.push(current.clone());
+                    seen.len()
+                };
+                if count <= behaviour.defer_first {
+                    write.write_all(b"451 4.3.0 Try again later\r\n").await?;
+                } else if let Some(reply) = &behaviour.data_reply {
                     write.write_all(format!("{reply}\r\n").as_bytes()).await?;
                 } else {
                     store.lock().expect("lock").push(std::mem::take(&mut current));
