@@ -274,6 +274,31 @@ async fn three_servers_and_cli_readers_share_a_vault_through_an_owner_crash() {
     assert!(index_lists_disk, "index.md does not list exactly the entries on disk");
 }
 
+/// The index's owner is killed (SIGKILL) right after a capture, before its background
+/// commit could land: the other server's very next search finds the capture all the same
+/// (it takes the index over and catches up with the vault first), long before its file
+/// watcher would have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_right_after_the_owner_is_killed_finds_its_last_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    let mut owner = KbServer::start_on(&vault, &[]).await;
+    let other = KbServer::start_on(&vault, &[]).await;
+    assert!(owner.log().contains("writes the search index"), "the first server should own the index");
+    let capture = json!({"text": "Paint the fence qzfence", "hints": "[projects]"});
+    let filed = owner.post("/api/capture", &capture).await;
+    owner.kill();
+    let path = filed.expect(200)["path"].as_str().unwrap().to_string();
+
+    let began = Instant::now();
+    let found = other.get("/api/search?q=qzfence").await.expect(200);
+    assert_eq!(found["total"], 1, "the search missed the dead owner's last capture: {found}");
+    assert_eq!(found["entries"][0]["path"].as_str(), Some(path.as_str()));
+    assert!(began.elapsed() < Duration::from_secs(10), "the search took {:?}", began.elapsed());
+    assert!(other.log().contains("taking over the search index"), "{}", other.log());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_server_on_an_address_in_use_says_so() {
     let first = KbServer::start(&[]).await;
