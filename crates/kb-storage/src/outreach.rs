@@ -65,10 +65,11 @@ impl SqliteOutreachStore {
 
 /// Who may try which delivery, across processes: the holder of an exclusive lock on
 /// `{database}.deliveries/{id}.lock`. The operating system lets go of a lock when its
-/// process ends, however it ends, so a delivery a killed process was trying is free at once.
-/// A file is removed once its delivery is finished (by the holder, before it lets go: who
-/// opens it later finds the delivery finished). In memory, and where the filesystem has
-/// no locks, a set of this process's holds stands in (such a database is not shared).
+/// process ends, however it ends, so a delivery a killed process was trying is free at
+/// once. A file is removed once its delivery is finished (by the holder, before it lets
+/// go: who opens it later finds the delivery finished). In memory a set of this process's
+/// holds stands in; where the filesystem has no locks that set does too, with a warning
+/// (other processes are then not kept off).
 #[derive(Debug, Clone)]
 struct DeliveryLocks {
     /// The lock files' folder (`None`: in memory).
@@ -118,7 +119,13 @@ impl DeliveryLocks {
             Locked::Held(file) => Ok(Some(DeliveryHold::new(id, FileHold { _file: file }))),
             Locked::Busy => Ok(None),
             Locked::Unsupported(error) => {
-                tracing::warn!(%error, "delivery locks are not available here: only this process is kept off a delivery being sent");
+                static TOLD: std::sync::Once = std::sync::Once::new();
+                TOLD.call_once(|| {
+                    tracing::warn!(
+                        %error,
+                        "the filesystem has no locks: only this process is kept off a delivery it sends"
+                    );
+                });
                 Ok(self.hold_in_memory(id))
             }
         }
