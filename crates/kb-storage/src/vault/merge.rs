@@ -2,18 +2,29 @@
 //! notes and list fields ([`kb_domain::merge::merge_entries`]), the sources are removed,
 //! and references to them in other entries point at the target. Every file is checked and
 //! read before anything is written: a missing, linked or malformed one refuses the merge
-//! and changes nothing. History records the whole merge as one operation, so one undo puts
-//! every file back to its very bytes.
+//! and changes nothing. History records the whole merge as one operation before any file
+//! changes (a merge that cannot be recorded is not made), so one undo puts every file back
+//! to its very bytes.
 
 use std::fs;
 use std::path::PathBuf;
 
 use chrono::NaiveDate;
 use kb_domain::merge::{check_merge, merge_entries};
+use kb_domain::references::retarget_references;
 use kb_domain::{ChangeContext, Entry, EntryChange, EntryPath, FileChange, MergeOutcome, RepositoryError};
 
 use super::safe_path::io_error;
-use super::{Vault, atomic, journal, scan};
+use super::{Vault, atomic, scan};
+
+/// An entry whose references to a source are pointed at the target: its file's text
+/// before and after.
+struct Rewrite {
+    path: EntryPath,
+    file: PathBuf,
+    before: String,
+    after: String,
+}
 
 /// A source as read before the merge: where, what, and its file's text.
 struct Source {
@@ -51,7 +62,76 @@ impl Vault {
         let source_entries: Vec<Entry> = read.iter().map(|s| s.entry.clone()).collect();
         let merged = merge_entries(&target_entry, &source_entries, on, self.clock.now())?;
 
-        atomic::write_atomic(&target_file, merged.text.as_bytes()).map_err(|e| io_error(&target_file, e))?;
+        // Other entries' references to a source will point at the target: their new text
+        // is made now, so the whole merge is in history before any file changes.
+        let mut referrers: Vec<EntryPath> = Vec::new();
+        for source in sources {
+            for referrer in state.cache.referrers_of(source) {
+                if &referrer != target && !sources.contains(&referrer) && !referrers.contains(&referrer) {
+                    referrers.push(referrer);
+                }
+            }
+        }
+        referrers.sort();
+        let mut rewrites = Vec::new();
+        for referrer in referrers {
+            let Some(file) = self.root.checked_writable_file(&referrer).ok() else { continue };
+            let Ok(before) = fs::read_to_string(&file) else { continue };
+            let mut after = before.clone();
+            for source in sources {
+                if let Some(changed) = retarget_references(&referrer, &after, source, target) {
+                    after = changed;
+                }
+            }
+            if after != before {
+                rewrites.push(Rewrite { path: referrer, file, before, after });
+            }
+        }
+
+        let names: Vec<String> = read.iter().map(|s| s.path.to_string()).collect();
+        let mut recorded = vec![FileChange {
+            entry_id: merged.entry.id().map(str::to_string),
+            path_before: Some(target.clone()),
+            path_after: Some(target.clone()),
+            before: Some(target_text.clone().into_bytes()),
+            after: Some(merged.text.clone().into_bytes()),
+            description: format!("Merged {} into {target}", names.join(", ")),
+        }];
+        for source in &read {
+            recorded.push(FileChange {
+                entry_id: source.entry.id().map(str::to_string),
+                path_before: Some(source.path.clone()),
+                path_after: None,
+                before: Some(source.text.clone().into_bytes()),
+                after: None,
+                description: format!("Merged {} into {target} (removed)", source.path),
+            });
+        }
+        for rewrite in &rewrites {
+            recorded.push(FileChange {
+                entry_id: super::revisions::entry_id_of(&rewrite.path, rewrite.after.as_bytes()),
+                path_before: Some(rewrite.path.clone()),
+                path_after: Some(rewrite.path.clone()),
+                before: Some(rewrite.before.clone().into_bytes()),
+                after: Some(rewrite.after.clone().into_bytes()),
+                description: format!(
+                    "Pointed {}'s references to {} at {target}",
+                    rewrite.path,
+                    names.join(", ")
+                ),
+            });
+        }
+        // Every file the merge replaces or removes is in history before it changes.
+        let revisions = self.record_first(by, None, recorded)?;
+        let touched: Vec<EntryPath> = std::iter::once(target.clone())
+            .chain(read.iter().map(|s| s.path.clone()))
+            .chain(rewrites.iter().map(|r| r.path.clone()))
+            .collect();
+
+        if let Err(e) = atomic::write_atomic(&target_file, merged.text.as_bytes()) {
+            self.observe_after_failure(&touched);
+            return Err(io_error(&target_file, e));
+        }
         for (n, source) in read.iter().enumerate() {
             match fs::remove_file(&source.file) {
                 Ok(()) => {}
@@ -60,6 +140,7 @@ impl Vault {
                 }
                 Err(e) => {
                     self.unmerge(&target_file, &target_text, &read[..n]);
+                    self.observe_after_failure(&touched);
                     return Err(io_error(&source.file, e));
                 }
             }
@@ -78,73 +159,31 @@ impl Vault {
             }
         }
 
-        let names: Vec<String> = read.iter().map(|s| s.path.to_string()).collect();
-        let mut recorded = vec![FileChange {
-            entry_id: merged.entry.id().map(str::to_string),
-            path_before: Some(target.clone()),
-            path_after: Some(target.clone()),
-            before: Some(target_text.into_bytes()),
-            after: Some(merged.text.into_bytes()),
-            description: format!("Merged {} into {target}", names.join(", ")),
-        }];
-        for source in &read {
-            recorded.push(FileChange {
-                entry_id: source.entry.id().map(str::to_string),
-                path_before: Some(source.path.clone()),
-                path_after: None,
-                before: Some(source.text.clone().into_bytes()),
-                after: None,
-                description: format!("Merged {} into {target} (removed)", source.path),
-            });
-        }
         state.cache.insert(&merged.entry);
         let mut changes = vec![EntryChange::Upserted(merged.entry.clone())];
-
-        // Other entries' references to a source now point at the target.
-        let mut referrers: Vec<EntryPath> = Vec::new();
-        for source in sources {
-            for referrer in state.cache.referrers_of(source) {
-                if &referrer != target && !sources.contains(&referrer) && !referrers.contains(&referrer) {
-                    referrers.push(referrer);
-                }
-            }
-        }
-        referrers.sort();
         for source in sources {
             state.cache.remove(source);
             changes.push(EntryChange::Removed(source.clone()));
         }
         let mut references_updated = Vec::new();
-        for referrer in &referrers {
-            let before = self.bytes_for_history(referrer);
-            let mut after = None;
-            for source in sources {
-                match journal::retarget_file(&self.root, referrer, source, target) {
-                    Ok(Some(text)) => after = Some(text),
-                    Ok(None) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, %referrer, %source, "a reference to a merged entry could not be updated");
-                    }
-                }
+        let mut unwritten = Vec::new();
+        for rewrite in &rewrites {
+            if let Err(e) = atomic::write_atomic(&rewrite.file, rewrite.after.as_bytes()) {
+                tracing::warn!(error = %e, referrer = %rewrite.path, "a reference to a merged entry could not be updated");
+                unwritten.push(rewrite.path.clone());
+                continue;
             }
-            let Some(text) = after else { continue };
-            recorded.push(FileChange {
-                entry_id: super::revisions::entry_id_of(referrer, text.as_bytes()),
-                path_before: Some(referrer.clone()),
-                path_after: Some(referrer.clone()),
-                before,
-                after: Some(text.clone().into_bytes()),
-                description: format!("Pointed {referrer}'s references to {} at {target}", names.join(", ")),
-            });
-            if let Ok(entry) = Entry::from_document(referrer.clone(), &text) {
+            if let Ok(entry) = Entry::from_document(rewrite.path.clone(), &rewrite.after) {
                 state.cache.insert(&entry);
                 changes.push(EntryChange::Upserted(entry));
             }
-            references_updated.push(referrer.clone());
+            references_updated.push(rewrite.path.clone());
         }
+        // History recorded those rewrites: it learns what the files hold instead.
+        self.observe_after_failure(&unwritten);
         tracing::Span::current().record("references", references_updated.len());
 
-        self.record(by, None, recorded);
+        self.written(by, &revisions);
         self.changed(&mut state, &changes);
         Ok(MergeOutcome { entry: merged.entry, removed: sources.to_vec(), references_updated })
     }

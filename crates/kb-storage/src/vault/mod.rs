@@ -777,9 +777,9 @@ impl EntryRepository for Vault {
         // The new text is made from the file's own: only the lines the update sets change.
         let (current, text) = scan::read_existing_document(&file, path)?;
         let updated = update.apply_to_document(&current, &text, self.clock.now())?;
-        atomic::write_atomic(&file, updated.text.as_bytes()).map_err(|e| io_error(&file, e))?;
         let (entry, updated_fields) = (updated.entry, updated.updated_fields);
-        self.record(
+        // The bytes replaced are in history before they are replaced.
+        let recorded = self.record_first(
             by,
             None,
             vec![FileChange {
@@ -787,10 +787,15 @@ impl EntryRepository for Vault {
                 path_before: Some(path.clone()),
                 path_after: Some(path.clone()),
                 before: Some(text.into_bytes()),
-                after: Some(updated.text.into_bytes()),
+                after: Some(updated.text.as_bytes().to_vec()),
                 description: format!("Updated {} of {path}", updated_fields.join(", ")),
             }],
-        );
+        )?;
+        if let Err(e) = atomic::write_atomic(&file, updated.text.as_bytes()) {
+            self.observe_after_failure(std::slice::from_ref(path));
+            return Err(io_error(&file, e));
+        }
+        self.written(by, &recorded);
         state.cache.insert(&entry);
         self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
         Ok(UpdateOutcome { entry, updated_fields })
