@@ -47,7 +47,7 @@ pub struct TantivyIndex {
     /// Whether `writer` holds one, known without waiting for a commit that holds it.
     pub(crate) owner: AtomicBool,
     /// Where the owner answers the other processes.
-    pub(crate) sockets: Vec<PathBuf>,
+    pub(crate) sockets: Vec<owner::SocketPlace>,
     /// Whether a search here waited in vain for a process that holds the writer but does
     /// not answer (see [`TantivyIndex::read_every_earlier_change`]).
     pub(crate) owner_silent: AtomicBool,

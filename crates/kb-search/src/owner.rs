@@ -1,6 +1,7 @@
 //! Several kb processes on one index: one of them, the owner, holds tantivy's writer; the
 //! others read the index (their readers follow the owner's commits within a second) and
-//! send what they changed to the owner over a Unix socket beside the index. The owner
+//! send what they changed to the owner over a Unix socket beside the index (or in a
+//! private folder of this user, see [`socket_paths`]). The owner
 //! reads those files from the vault itself (the vault is the truth, so a message is only
 //! a list of paths), commits, and answers once the change is searchable; the sender then
 //! reloads its reader, so it reads its own writes at once. Before a search, the others also
@@ -13,9 +14,8 @@
 //! tantivy's writer lock (a file lock, released by the system when a process dies) decides
 //! who owns the index; whoever owns it replaces a socket left behind by a dead owner.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,8 +31,10 @@ use crate::open::SyncStats;
 /// The socket's name in the index folder.
 const SOCKET_FILE: &str = "kb-owner.sock";
 /// Unix socket paths longer than this do not fit the system's limit (108 bytes on Linux,
-/// 104 on macOS): such an index's socket lives in the temporary folder instead.
+/// 104 on macOS): such an index's socket lives in a private folder of this user instead.
 const MAX_SOCKET_PATH: usize = 100;
+/// The private folder made for sockets in `$XDG_RUNTIME_DIR`.
+const RUNTIME_FOLDER: &str = "kb";
 /// How long a sender waits for the owner to answer (and the owner for a request). A
 /// change whose answer does not come in time still reaches the index: the owner's file
 /// watcher sees the file.
@@ -111,17 +113,96 @@ impl From<SyncStatsWire> for SyncStats {
     }
 }
 
+/// A place where the owner of an index may answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SocketPlace {
+    /// The socket's path.
+    pub(crate) path: PathBuf,
+    /// The private folder of this user holding the socket, checked before each use (and
+    /// made by an owner when missing); `None` for the socket in the index folder.
+    pub(crate) private: Option<PathBuf>,
+}
+
 /// Where the owner of the index in `index_dir` may answer, in the order it tries them:
-/// beside the index, or (when that path is too long, or the filesystem there has no
-/// sockets, as exFAT and SMB shares do not) in the temporary folder under a name made
-/// from the index's path. Senders try each.
-pub(crate) fn socket_paths(index_dir: &Path) -> Vec<PathBuf> {
+/// beside the index; then (for when that path is too long for a socket, or the filesystem
+/// there has no sockets, as exFAT and SMB shares do not) in a private folder of this user,
+/// `$XDG_RUNTIME_DIR/kb/`, else `kb-{uid}/` in the temporary folder, under a name made from
+/// the index's path. Never directly in the temporary folder, where another user could take
+/// the name first. Senders try each: processes started with and without
+/// `$XDG_RUNTIME_DIR` still find one another.
+pub(crate) fn socket_paths(index_dir: &Path) -> Vec<SocketPlace> {
+    socket_places(index_dir, &private_folders())
+}
+
+/// This user's private folders for sockets, in the order they are tried.
+fn private_folders() -> Vec<PathBuf> {
+    let uid = rustix::process::getuid().as_raw();
+    let mut folders = Vec::new();
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
+        && runtime.is_absolute()
+    {
+        folders.push(runtime.join(RUNTIME_FOLDER));
+    }
+    // Where systemd makes `$XDG_RUNTIME_DIR`: also found by a process started without it
+    // (from cron, say) while the owner has it.
+    #[cfg(target_os = "linux")]
+    folders.push(PathBuf::from(format!("/run/user/{uid}")).join(RUNTIME_FOLDER));
+    folders.push(std::env::temp_dir().join(format!("kb-{uid}")));
+    folders.dedup();
+    folders
+}
+
+/// [`socket_paths`] with the private folders given.
+fn socket_places(index_dir: &Path, private: &[PathBuf]) -> Vec<SocketPlace> {
     let dir = std::fs::canonicalize(index_dir).unwrap_or_else(|_| index_dir.to_path_buf());
-    let beside = dir.join(SOCKET_FILE);
-    let mut hasher = DefaultHasher::new();
-    dir.hash(&mut hasher);
-    let elsewhere = std::env::temp_dir().join(format!("kb-{:016x}.sock", hasher.finish()));
-    if beside.as_os_str().len() <= MAX_SOCKET_PATH { vec![beside, elsewhere] } else { vec![elsewhere] }
+    let name = format!("kb-{:016x}.sock", path_hash(&dir));
+    let beside = SocketPlace { path: dir.join(SOCKET_FILE), private: None };
+    let elsewhere =
+        private.iter().map(|folder| SocketPlace { path: folder.join(&name), private: Some(folder.clone()) });
+    std::iter::once(beside)
+        .chain(elsewhere)
+        .filter(|place| place.path.as_os_str().len() <= MAX_SOCKET_PATH)
+        .collect()
+}
+
+/// A hash of `path` that every build of kb computes alike (64-bit FNV-1a).
+fn path_hash(path: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt as _;
+    path.as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Checks that `folder` is this user's own: a folder (not a link to one), owned by this
+/// user, that no one else may read, write or enter. With `make`, makes it first when it
+/// is missing (mode 0700).
+fn private_folder(folder: &Path, make: bool) -> io::Result<()> {
+    if make {
+        match std::fs::DirBuilder::new().mode(0o700).create(folder) {
+            // Exactly 0700, whatever the umask.
+            Ok(()) => std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let meta = std::fs::symlink_metadata(folder)?;
+    let refused = |why: &str| {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not used for kb's socket: {why}", folder.display()),
+        ))
+    };
+    if !meta.file_type().is_dir() {
+        return refused("it is not a folder");
+    }
+    if meta.uid() != rustix::process::getuid().as_raw() {
+        return refused("it belongs to another user");
+    }
+    if meta.mode() & 0o077 != 0 {
+        return refused("other users may open it (it should have mode 0700)");
+    }
+    Ok(())
 }
 
 /// Why a request could not be answered by an owner.
@@ -133,10 +214,18 @@ pub(crate) enum SendError {
 }
 
 /// Sends `request` to the owner, at whichever of `sockets` it answers, and waits for its
-/// answer.
-pub(crate) fn send(sockets: &[PathBuf], request: &Request) -> Result<Answer, SendError> {
+/// answer. A socket in a private folder that is not this user's own is never used.
+pub(crate) fn send(sockets: &[SocketPlace], request: &Request) -> Result<Answer, SendError> {
     for socket in sockets {
-        match send_to(socket, request) {
+        if let Some(folder) = &socket.private
+            && let Err(error) = private_folder(folder, false)
+        {
+            if error.kind() != io::ErrorKind::NotFound {
+                tracing::debug!(%error, "skipping a place of the index owner's socket");
+            }
+            continue;
+        }
+        match send_to(&socket.path, request) {
             Err(SendError::NoOwner) => continue,
             answered => return answered,
         }
@@ -200,23 +289,31 @@ pub(crate) struct OwnerServer {
 
 /// The device and inode of the file at `path`.
 fn identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
     std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl OwnerServer {
     /// Starts answering for `index` on the first of `sockets` that can be made (replacing
-    /// a socket a dead owner left).
+    /// a socket a dead owner left; making a private folder that is missing).
     pub(crate) fn start(
         index: Weak<TantivyIndex>,
-        sockets: &[PathBuf],
+        sockets: &[SocketPlace],
         on_forwarded: Option<OnForwarded>,
     ) -> io::Result<OwnerServer> {
         let mut failure = io::Error::new(io::ErrorKind::NotFound, "no place for the socket");
         for socket in sockets {
-            match bind(socket) {
-                Ok(listener) => return OwnerServer::serve(index, socket.clone(), listener, on_forwarded),
-                Err(e) => failure = e,
+            let bound = match &socket.private {
+                Some(folder) => private_folder(folder, true).and_then(|()| bind(&socket.path)),
+                None => bind(&socket.path),
+            };
+            match bound {
+                Ok(listener) => {
+                    return OwnerServer::serve(index, socket.path.clone(), listener, on_forwarded);
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, socket = %socket.path.display(), "cannot answer there");
+                    failure = e;
+                }
             }
         }
         Err(failure)
@@ -331,5 +428,127 @@ fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
             (answer, changed)
         }
         Err(error) => (Answer { error: Some(error.to_string()), ..Answer::default() }, Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A private folder made under `base` (as kb makes `$XDG_RUNTIME_DIR/kb`).
+    fn made(base: &Path) -> PathBuf {
+        let folder = base.join("kb");
+        private_folder(&folder, true).unwrap();
+        folder
+    }
+
+    #[test]
+    fn the_socket_is_beside_the_index_or_in_a_private_folder_never_directly_in_tmp() {
+        let base = tempfile::tempdir().unwrap();
+        let private = [base.path().join("run/kb"), base.path().join("kb-1000")];
+        let index = base.path().join("vault/.kb/index");
+        std::fs::create_dir_all(&index).unwrap();
+        let index = std::fs::canonicalize(&index).unwrap();
+        let name = format!("kb-{:016x}.sock", path_hash(&index));
+        let places = socket_places(&index, &private);
+        assert_eq!(places[0], SocketPlace { path: index.join(SOCKET_FILE), private: None });
+        let elsewhere: Vec<(PathBuf, Option<PathBuf>)> =
+            places[1..].iter().map(|p| (p.path.clone(), p.private.clone())).collect();
+        assert_eq!(
+            elsewhere,
+            private.iter().map(|f| (f.join(&name), Some(f.clone()))).collect::<Vec<_>>(),
+            "in each private folder, under a name made from the index's path"
+        );
+
+        // A path too long for a socket: the private folders alone.
+        let long = base.path().join("v".repeat(120)).join(".kb/index");
+        let places = socket_places(&long, &private);
+        assert!(places.iter().all(|p| p.private.is_some()), "{places:?}");
+        assert_eq!(places.len(), 2);
+
+        // What kb uses outside tests: private folders, none of them the temporary folder.
+        let temp = std::env::temp_dir();
+        for place in socket_paths(&long) {
+            let folder = place.private.unwrap();
+            assert_ne!(folder, temp);
+            assert_eq!(place.path.parent(), Some(folder.as_path()));
+        }
+    }
+
+    #[test]
+    fn the_name_is_the_same_in_every_build() {
+        // 64-bit FNV-1a test vectors.
+        assert_eq!(path_hash(Path::new("")), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(path_hash(Path::new("a")), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn a_private_folder_is_made_0700_and_checked_before_use() {
+        let base = tempfile::tempdir().unwrap();
+        let folder = made(base.path());
+        let meta = std::fs::symlink_metadata(&folder).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o700);
+        assert_eq!(meta.uid(), rustix::process::getuid().as_raw());
+        private_folder(&folder, false).unwrap();
+        private_folder(&folder, true).unwrap();
+
+        let missing = base.path().join("missing");
+        assert_eq!(private_folder(&missing, false).unwrap_err().kind(), io::ErrorKind::NotFound);
+
+        // Others may open it: refused, made or not.
+        let open = base.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for make in [false, true] {
+            let refused = private_folder(&open, make).unwrap_err();
+            assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
+            assert!(refused.to_string().contains("0700"), "{refused}");
+        }
+        // A link to a private folder, or a file: refused.
+        let link = base.path().join("link");
+        std::os::unix::fs::symlink(&folder, &link).unwrap();
+        assert!(private_folder(&link, true).unwrap_err().to_string().contains("not a folder"));
+        let file = base.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert!(private_folder(&file, true).unwrap_err().to_string().contains("not a folder"));
+
+        // Another user's folder: refused.
+        let theirs = base.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let mine = rustix::process::getuid().as_raw();
+        let theirs = if std::os::unix::fs::chown(&theirs, Some(mine.wrapping_add(1)), None).is_ok() {
+            theirs
+        } else {
+            // Not root: a folder of root's stands for another user's.
+            PathBuf::from("/")
+        };
+        let refused = private_folder(&theirs, true).unwrap_err();
+        assert!(refused.to_string().contains("another user"), "{refused}");
+    }
+
+    /// Listens at `socket`, answering one request with an empty answer.
+    fn answering(socket: &Path) -> std::thread::JoinHandle<()> {
+        let listener = UnixListener::bind(socket).unwrap();
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut line = String::new();
+            BufReader::new(&stream).read_line(&mut line).unwrap();
+            stream.write_all(b"{}\n").unwrap();
+        })
+    }
+
+    #[test]
+    fn a_socket_in_a_folder_others_may_open_is_never_asked() {
+        let base = tempfile::tempdir().unwrap();
+        let folder = made(base.path());
+        let place = SocketPlace { path: folder.join("kb-test.sock"), private: Some(folder.clone()) };
+        let listener = answering(&place.path);
+        // Loosened after the socket was made there (as another user's folder would be).
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(send(std::slice::from_ref(&place), &Request::Flush), Err(SendError::NoOwner)));
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(send(&[place], &Request::Flush).is_ok(), "the owner in a private folder answers");
+        listener.join().unwrap();
     }
 }

@@ -237,3 +237,31 @@ fn a_search_finds_what_an_owner_that_died_left_uncommitted() {
     assert!(survivor.is_owner(), "the searching process did not take the index over");
     assert!(began.elapsed() < Duration::from_secs(10), "the search took {:?}", began.elapsed());
 }
+
+/// A vault whose index path is too long for a socket beside it (Unix socket paths hold
+/// about a hundred bytes): another process still writes through the owner, whose socket
+/// lives in a private folder of this user instead.
+#[test]
+fn a_vault_too_deep_for_a_socket_beside_its_index_is_still_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("a folder deep enough that no socket fits beside the index".repeat(2));
+    for category in kb_domain::Category::ALL {
+        fs::create_dir_all(root.join(category.as_str())).unwrap();
+    }
+    let owner = Arc::new(open_index(&root, kb_search::OpenOptions::default()).unwrap());
+    owner.share_writes(None);
+    assert!(owner.is_owner());
+    let beside = root.join(".kb/index/kb-owner.sock");
+    assert!(beside.as_os_str().len() > 108);
+    assert!(!beside.exists());
+
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "sharing::child_writes_an_entry", "--nocapture", "--ignored"])
+        .env(VAULT_VAR, &root)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{said}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(said.contains("child: owner=false found=1"), "{said}");
+    assert_eq!(paths(&search(&owner, "tomatoes")), ["projects/greenhouse.md"]);
+}
