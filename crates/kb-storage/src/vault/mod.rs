@@ -579,31 +579,6 @@ impl Vault {
         }
     }
 
-    /// The moved entry as written at `new_path` (from `document`), with its links to
-    /// itself (at `old`) pointed at its new path. `fallback` is what it is when its own
-    /// text cannot be read back (then it is left as placed).
-    fn point_self_links(
-        &self,
-        old: &EntryPath,
-        new_path: &EntryPath,
-        document: String,
-        fallback: Entry,
-    ) -> Entry {
-        let text = match retarget_references(new_path, &document, old, new_path) {
-            Some(text) => {
-                let file = self.root.file(new_path);
-                if let Err(e) = atomic::write_atomic(&file, text.as_bytes()) {
-                    tracing::warn!(error = %e, "could not point the moved entry's links to itself at its new path");
-                    document
-                } else {
-                    text
-                }
-            }
-            None => document,
-        };
-        Entry::from_document(new_path.clone(), &text).unwrap_or(fallback)
-    }
-
     /// `found`, and when it says the entry is not there, the entry forgotten too: another
     /// kb process may have moved or deleted it a moment ago, before this one heard of it.
     fn known_gone(
@@ -835,51 +810,86 @@ impl EntryRepository for Vault {
         let span = tracing::Span::current();
         span.record("new_path", tracing::field::display(&new_path));
         span.record("references", referrers.len());
-        self.remove_moved(&old_file, &new_path, &journal)?;
+        // The entry's links to itself, and other entries' references to it, are pointed at
+        // the new path: all made in memory, so the move is in history before the old file
+        // or any other file is touched.
+        let moved_text =
+            retarget_references(&new_path, &document, path, &new_path).unwrap_or_else(|| document.clone());
+        let rewrites: Vec<(EntryPath, PathBuf, String, String)> = referrers
+            .iter()
+            .filter_map(|referrer| {
+                let file = self.root.checked_writable_file(referrer).ok()?;
+                let before = fs::read_to_string(&file).ok()?;
+                let after = retarget_references(referrer, &before, path, &new_path)?;
+                Some((referrer.clone(), file, before, after))
+            })
+            .collect();
+        let mut recorded = vec![FileChange {
+            entry_id: Some(id.clone()),
+            path_before: Some(path.clone()),
+            path_after: Some(new_path.clone()),
+            before: Some(old_text.into_bytes()),
+            after: Some(moved_text.clone().into_bytes()),
+            description: format!("Moved {path} to {target}"),
+        }];
+        for (referrer, _, before, after) in &rewrites {
+            recorded.push(FileChange {
+                entry_id: revisions::entry_id_of(referrer, after.as_bytes()),
+                path_before: Some(referrer.clone()),
+                path_after: Some(referrer.clone()),
+                before: Some(before.clone().into_bytes()),
+                after: Some(after.clone().into_bytes()),
+                description: format!("Pointed {referrer}'s reference to {path} at {new_path}"),
+            });
+        }
+        let revisions = match self.record_first(by, None, recorded) {
+            Ok(revisions) => revisions,
+            Err(error) => {
+                // Not recorded, so not made: the entry stays where it was.
+                if fs::remove_file(self.root.file(&new_path)).is_ok() {
+                    let _ = journal.clear();
+                }
+                return Err(error);
+            }
+        };
+        if let Err(error) = self.remove_moved(&old_file, &new_path, &journal) {
+            self.observe_after_failure(&[path.clone(), new_path.clone()]);
+            return Err(error);
+        }
         // The move has happened: a folder that cannot be synced is reported, not undone.
         for folder in [self.root.folder(path.category()), self.root.folder(target)] {
             if let Err(e) = atomic::sync_dir(&folder) {
                 tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a move");
             }
         }
-        let moved = self.point_self_links(
-            path,
-            &new_path,
-            document,
-            Entry { path: new_path.clone(), frontmatter, body },
-        );
+        let mut unwritten = Vec::new();
+        if moved_text != document
+            && let Err(e) = atomic::write_atomic(&self.root.file(&new_path), moved_text.as_bytes())
+        {
+            tracing::warn!(error = %e, "could not point the moved entry's links to itself at its new path");
+            unwritten.push(new_path.clone());
+        }
+        let shown = if unwritten.is_empty() { &moved_text } else { &document };
+        let moved = Entry::from_document(new_path.clone(), shown).unwrap_or(Entry {
+            path: new_path.clone(),
+            frontmatter,
+            body,
+        });
         state.cache.remove(path);
         state.cache.insert(&moved);
         let mut changes = vec![EntryChange::Upserted(moved.clone()), EntryChange::Removed(path.clone())];
-        let mut recorded = vec![FileChange {
-            entry_id: moved.id().map(str::to_string),
-            path_before: Some(path.clone()),
-            path_after: Some(new_path.clone()),
-            before: Some(old_text.into_bytes()),
-            after: self.bytes_for_history(&new_path),
-            description: format!("Moved {path} to {target}"),
-        }];
         let mut all_retargeted = true;
-        for referrer in &referrers {
-            let referrer_before = self.bytes_for_history(referrer);
-            match journal::retarget_file(&self.root, referrer, path, &new_path) {
-                Ok(Some(text)) => {
-                    recorded.push(FileChange {
-                        entry_id: revisions::entry_id_of(referrer, text.as_bytes()),
-                        path_before: Some(referrer.clone()),
-                        path_after: Some(referrer.clone()),
-                        before: referrer_before,
-                        after: Some(text.clone().into_bytes()),
-                        description: format!("Pointed {referrer}'s reference to {path} at {new_path}"),
-                    });
-                    if let Ok(entry) = Entry::from_document(referrer.clone(), &text) {
+        for (referrer, file, _, after) in &rewrites {
+            match atomic::write_atomic(file, after.as_bytes()) {
+                Ok(()) => {
+                    if let Ok(entry) = Entry::from_document(referrer.clone(), after) {
                         state.cache.insert(&entry);
                         changes.push(EntryChange::Upserted(entry));
                     }
                 }
-                Ok(None) => {}
                 Err(e) => {
                     all_retargeted = false;
+                    unwritten.push(referrer.clone());
                     tracing::warn!(error = %e, %referrer, "a reference to the moved entry could not be updated; it is retried at the next start");
                 }
             }
@@ -888,7 +898,9 @@ impl EntryRepository for Vault {
         if all_retargeted && let Err(e) = journal.clear() {
             tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
         }
-        self.record(by, None, recorded);
+        // History recorded what those files were to hold: it learns what they hold instead.
+        self.observe_after_failure(&unwritten);
+        self.written(by, &revisions);
         self.changed(&mut state, &changes);
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }

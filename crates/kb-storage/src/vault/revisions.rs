@@ -32,12 +32,6 @@ impl Vault {
         self.history.as_deref().ok_or(RepositoryError::History(HistoryError::Unavailable))
     }
 
-    /// The bytes of the file at `path` now, when history is kept and the file exists.
-    pub(super) fn bytes_for_history(&self, path: &EntryPath) -> Option<Vec<u8>> {
-        self.history.as_ref()?;
-        fs::read(self.root.file(path)).ok()
-    }
-
     /// Records the changes of one operation, made already (nothing was lost: a capture,
     /// an update whose old bytes are in `changes`). A change that is made but cannot be
     /// recorded is logged, not undone: kb records it as an outside change when it next
