@@ -32,10 +32,10 @@ impl Vault {
         self.history.as_deref().ok_or(RepositoryError::History(HistoryError::Unavailable))
     }
 
-    /// Records the changes of one operation, made already (nothing was lost: a capture,
-    /// an update whose old bytes are in `changes`). A change that is made but cannot be
-    /// recorded is logged, not undone: kb records it as an outside change when it next
-    /// looks.
+    /// Records the changes of one operation made already, one that replaced or removed
+    /// nothing (a capture, a restore that brought a file back beside another). A change
+    /// that is made but cannot be recorded is logged, not undone: kb records it as an
+    /// outside change when it next looks.
     pub(super) fn record(
         &self,
         by: &ChangeContext,
