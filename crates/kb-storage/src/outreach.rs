@@ -569,6 +569,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_digest_that_cannot_be_kept_takes_no_slot() {
+        let store = SqliteOutreachStore::connect("sqlite::memory:").await.unwrap();
+        let slot = at("2026-11-23T06:00:00Z");
+        // The digest's insert fails (as a full disk would), after the slot's.
+        sqlx::query(
+            "CREATE TEMP TRIGGER full BEFORE INSERT ON digests BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+        )
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let failed = store.keep_digest(&daily(slot), Some(("daily", slot)), &["email"]).await;
+        assert!(failed.is_err(), "{failed:?}");
+        assert_eq!(store.last_run("daily").await.unwrap(), None, "the slot is still free");
+        assert!(store.unfinished_deliveries().await.unwrap().is_empty());
+
+        sqlx::query("DROP TRIGGER full").execute(&store.pool).await.unwrap();
+        let kept = store.keep_digest(&daily(slot), Some(("daily", slot)), &["email"]).await.unwrap();
+        assert!(kept.is_some(), "the next try takes the slot and keeps its digest");
+        assert_eq!(store.last_run("daily").await.unwrap(), Some((slot, true)));
+    }
+
+    #[tokio::test]
     async fn one_process_at_a_time_tries_a_delivery_and_a_dead_ones_attempt_is_resumed() {
         let (dir, first, second) = two_stores().await;
         let now = at("2026-11-23T06:00:00Z");
