@@ -441,9 +441,10 @@ async fn while_one_kb_serve_holds_a_delivery_another_never_sends_it_and_takes_ov
     // Another kb serve on the vault: the slot is taken, and its start-up finds the
     // delivery unfinished but held.
     let other = KbServer::start_on(&vault, &env).await;
-    logged(&other, "another kb process is sending this delivery").await;
+    logged(&other, "resuming the deliveries left unfinished").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(sink.seen().is_empty(), "the other process sent a delivery the first one holds");
+    assert!(other.log().contains("another kb process is sending this delivery"), "{}", other.log());
     assert_eq!(digests(&other).await.len(), 1, "one digest for the slot");
 
     // The holder dies: the other takes the delivery over and sends it, once.
