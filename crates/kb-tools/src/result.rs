@@ -31,6 +31,9 @@ pub struct ToolResult {
     /// Changes to the conversation's state the orchestrator should apply, in order.
     #[serde(skip)]
     pub state_updates: Vec<StateUpdate>,
+    /// The entry a successful call was about (see [`ToolOutput::touched`]).
+    #[serde(skip)]
+    pub touched: Option<EntryPath>,
     /// When the failure came from the language model (a classifier that could not be
     /// asked), how it failed, so a caller can answer as for the model itself (429, 503, 504).
     #[serde(skip)]
@@ -48,6 +51,7 @@ impl ToolResult {
             possible_duplicate: None,
             error_code: None,
             state_updates,
+            touched: None,
             model_error: None,
         }
     }
@@ -62,6 +66,7 @@ impl ToolResult {
             possible_duplicate: None,
             error_code: Some(code),
             state_updates: Vec::new(),
+            touched: None,
             model_error: None,
         }
     }
@@ -237,19 +242,34 @@ impl ToolError {
 /// The message the LLM reads when something failed inside a tool.
 pub const INTERNAL_ERROR: &str = "Internal error";
 
-/// The successful output of a typed tool: its data and the state updates it asks for.
+/// The successful output of a typed tool: its data, the state updates it asks for, and
+/// the entry it touched.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput<T> {
     /// The data, serialised for the LLM.
     pub data: T,
     /// State updates for the orchestrator.
     pub state_updates: Vec<StateUpdate>,
+    /// The entry the call filed, read, changed, moved, merged into or deleted (or proposes
+    /// to), when it is about one entry.
+    pub touched: Option<EntryPath>,
 }
 
 impl<T> ToolOutput<T> {
-    /// Output without state updates.
+    /// Output without state updates, touching no one entry.
     pub fn data(data: T) -> ToolOutput<T> {
-        ToolOutput { data, state_updates: Vec::new() }
+        ToolOutput { data, state_updates: Vec::new(), touched: None }
+    }
+
+    /// Output with state updates, touching no one entry.
+    pub fn with_updates(data: T, state_updates: Vec<StateUpdate>) -> ToolOutput<T> {
+        ToolOutput { data, state_updates, touched: None }
+    }
+
+    /// The same output, about the entry at `path`.
+    pub fn touching(mut self, path: EntryPath) -> ToolOutput<T> {
+        self.touched = Some(path);
+        self
     }
 }
 

@@ -142,7 +142,9 @@ impl<T: Tool> ErasedTool for T {
         };
         match self.run(args, ctx, services).await {
             Ok(output) => match serde_json::to_value(&output.data) {
-                Ok(data) => ToolResult::ok(data, output.state_updates),
+                Ok(data) => {
+                    ToolResult { touched: output.touched, ..ToolResult::ok(data, output.state_updates) }
+                }
                 Err(e) => internal_failure(T::NAME, &ToolError::internal(format!("output encoding: {e}"))),
             },
             Err(error) if error.code == ErrorCode::Internal => internal_failure(T::NAME, &error),

@@ -475,10 +475,7 @@ impl Teller {
 /// The `tool.finished` event of a call: success, a line about it, the entry it touched.
 fn finished(name: &str, result: &kb_tools::ToolResult) -> TurnEvent {
     let data = result.data.as_ref();
-    let path = data
-        .and_then(|d| d.get("path").or_else(|| d.get("newPath")).or_else(|| d.pointer("/entry/path")))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_string);
+    let path = result.touched.as_ref().map(ToString::to_string);
     let summary = match (&result.error, &path) {
         (Some(error), _) => error.clone(),
         (None, Some(path)) => format!("{name}: {path}"),

@@ -245,13 +245,14 @@ impl Tool for ClassifyAndCapture {
             merged: false,
             resolved: None,
         };
-        Ok(ToolOutput {
+        Ok(ToolOutput::with_updates(
             data,
-            state_updates: vec![
-                StateUpdate::Filed { path: entry.path, confidence: decision.confidence },
+            vec![
+                StateUpdate::Filed { path: entry.path.clone(), confidence: decision.confidence },
                 StateUpdate::ModelUsage(decision.usage),
             ],
-        })
+        )
+        .touching(entry.path))
     }
 }
 
@@ -392,9 +393,10 @@ async fn merge_capture(
             resolved,
         },
         state_updates: vec![
-            StateUpdate::Filed { path, confidence: decision.confidence },
+            StateUpdate::Filed { path: path.clone(), confidence: decision.confidence },
             StateUpdate::ModelUsage(decision.usage),
         ],
+        touched: Some(path),
     })
 }
 

@@ -88,6 +88,7 @@ impl Tool for DeleteEntry {
                     arguments,
                     proposal,
                 }],
+                touched: Some(path),
             });
         }
         let repo = services.repository.clone();
@@ -101,6 +102,7 @@ impl Tool for DeleteEntry {
             confirmation_required: false,
             proposal: None,
             resolved: resolution,
-        }))
+        })
+        .touching(path))
     }
 }

@@ -67,9 +67,9 @@ impl Tool for GenerateDigest {
             Some(written) => (written.content, written.usage),
             None => (render_markdown(&facts), Usage::default()),
         };
-        Ok(ToolOutput {
-            data: DigestData { kind: args.kind, content },
-            state_updates: vec![StateUpdate::ModelUsage(usage)],
-        })
+        Ok(ToolOutput::with_updates(
+            DigestData { kind: args.kind, content },
+            vec![StateUpdate::ModelUsage(usage)],
+        ))
     }
 }

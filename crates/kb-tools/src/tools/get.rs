@@ -66,6 +66,7 @@ impl Tool for GetEntry {
         let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let repo = services.repository.clone();
         let entry = run_blocking(move || repo.get(&path)).await??;
+        let touched = entry.path.clone();
         Ok(ToolOutput::data(GetEntryData {
             entry: EntryView {
                 path: entry.path.to_string(),
@@ -75,6 +76,7 @@ impl Tool for GetEntry {
                 content: entry.body,
             },
             resolved: resolution,
-        }))
+        })
+        .touching(touched))
     }
 }

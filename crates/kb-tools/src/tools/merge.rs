@@ -126,6 +126,7 @@ impl Tool for MergeEntries {
                     arguments,
                     proposal,
                 }],
+                touched: Some(target),
             });
         }
 
@@ -140,7 +141,8 @@ impl Tool for MergeEntries {
             confirmation_required: false,
             proposal: None,
             resolved,
-        }))
+        })
+        .touching(outcome.entry.path))
     }
 }
 

@@ -70,7 +70,11 @@ impl Tool for MoveEntry {
                 category: outcome.entry.category(),
                 resolved: resolution,
             },
-            state_updates: vec![StateUpdate::Moved { old_path: outcome.old_path, new_path }],
+            state_updates: vec![StateUpdate::Moved {
+                old_path: outcome.old_path,
+                new_path: new_path.clone(),
+            }],
+            touched: Some(new_path),
         })
     }
 }

@@ -144,6 +144,7 @@ impl Tool for UpdateEntry {
             path: outcome.entry.path.to_string(),
             updated_fields: outcome.updated_fields,
             resolved: resolution,
-        }))
+        })
+        .touching(outcome.entry.path))
     }
 }
