@@ -114,7 +114,7 @@ pub struct StructuredRequest {
     pub schema: Value,
     /// Today's date where the person is, as the prompt states it; `None` when it states none.
     pub today: Option<NaiveDate>,
-    /// The category the person's hint fixed for a capture ("[project] …"), as the prompt
+    /// The category the person's hint fixed for a capture ("`[project]` …"), as the prompt
     /// states it; `None` when there was no hint.
     pub forced_category: Option<Category>,
 }

@@ -79,7 +79,7 @@ pub struct TantivyIndex {
 
 impl Drop for TantivyIndex {
     /// The owner lets merges finish and puts the whole index on disk (see
-    /// [`crate::directory`]), so the next start after a machine restart need not rebuild it.
+    /// the `directory` module), so the next start after a machine restart need not rebuild it.
     fn drop(&mut self) {
         // Stop answering before the writer goes: once it is released another process may
         // take over and bind its own socket.
@@ -364,7 +364,7 @@ impl TantivyIndex {
     }
 
     /// From now on commits this process's changes in the background, several together
-    /// when they come together (see [`crate::commits`]). For processes that live long
+    /// when they come together (see the `commits` module). For processes that live long
     /// (`kb serve`, MCP servers); a short-lived one commits each change before it returns.
     pub fn commit_in_background(self: &Arc<Self>) {
         if !self.queue.start() {

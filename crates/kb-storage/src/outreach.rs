@@ -5,7 +5,7 @@
 //! A scheduled slot is taken, its digest kept and a delivery row written for each channel
 //! in one transaction (`outbox`): nothing is lost between them, and a slot another process
 //! took keeps nothing. A delivery is tried only by whoever holds its lock file
-//! (`{database}.deliveries/{id}.lock`, see [`DeliveryLocks`]): two processes never try one
+//! (`{database}.deliveries/{id}.lock`, see `DeliveryLocks`): two processes never try one
 //! at the same time, and one that dies lets go of it at once.
 
 use std::collections::HashSet;

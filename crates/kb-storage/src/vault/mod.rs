@@ -2,17 +2,17 @@
 //! markdown files with YAML frontmatter (SPEC §1).
 //!
 //! - `open` creates the root, the category folders and `.kb/`, joins the kb processes of
-//!   the vault ([`presence`]), finishes interrupted moves when it is the only one
-//!   ([`journal`]), and scans `{category}/*.md` once ([`scan`]) into an in-memory
-//!   [`cache`] of summaries and references, from which `list` and `index.md`
-//!   ([`index_md`]) are answered without reading the files again.
+//!   the vault (`presence`), finishes interrupted moves when it is the only one
+//!   (`journal`), and scans `{category}/*.md` once (`scan`) into an in-memory
+//!   `cache` of summaries and references, from which `list` and `index.md`
+//!   (`index_md`) are answered without reading the files again.
 //! - A move points every reference to the entry (frontmatter paths, Markdown links) at its
 //!   new path in the same change, editing only those references' bytes.
 //! - `get`, `update`, `move_entry` and `delete` read the file on disk at that moment;
-//!   paths are checked to stay inside the vault ([`safe_path`]).
+//!   paths are checked to stay inside the vault (`safe_path`).
 //! - [`EntryFiles`] lends the same rule of which files are entries (and the same symlink
 //!   check) to readers outside the vault, as the [`kb_domain::VaultFiles`] port.
-//! - Every write is atomic ([`atomic`]); new files are created without clobbering, so two
+//! - Every write is atomic (`atomic`); new files are created without clobbering, so two
 //!   writers (threads or processes) never share a slug. Changes are serialised by one
 //!   lock, and observers hear of each change after it is on disk, before the call returns.
 //! - Malformed files are reported and skipped, never rewritten or deleted. Reading never
@@ -341,7 +341,7 @@ impl Vault {
     /// A safety net beside the file watcher, for events it never delivered (another kb
     /// process's change, an outside edit); returns how many paths it corrected. A folder
     /// that has not changed since a sweep found it in line is not listed again (see
-    /// [`folder_marks`]).
+    /// `folder_marks`).
     pub fn sweep(&self) -> usize {
         // The listings alone: which files exist, not what they hold (a folder of tens of
         // thousands is then one read of the folder, not a look at every file).

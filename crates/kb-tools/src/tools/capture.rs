@@ -29,7 +29,7 @@ use crate::tool::{Tool, ToolCategory, ToolHints};
 pub struct CaptureArgs {
     /// The thought or information to capture, in the user's words.
     pub text: String,
-    /// A category hint the user gave, like [project], [idea], [admin] or [person:Sarah].
+    /// A category hint the user gave, like `[project]`, `[idea]`, `[admin]` or `[person:Sarah]`.
     pub hints: Option<String>,
     /// Add the capture to this existing entry (its path or name) instead of filing a new one: a dated
     /// line under its Log section. Use it when the person said the capture is about an entry that
