@@ -260,7 +260,11 @@ impl Outreach {
             match self.store.last_run(name).await? {
                 None => {
                     if self.store.note_slot(name, slot).await? {
-                        tracing::info!(schedule = name, %slot, "schedule noted: it runs from its next time on");
+                        tracing::info!(
+                            schedule = name,
+                            %slot,
+                            "schedule noted: it runs from its next time on"
+                        );
                     }
                 }
                 Some((last, _)) if slot > last => due.push((schedule.kind, slot)),
@@ -401,25 +405,16 @@ impl Courier {
     ) -> bool {
         pause_for_tests().await;
         let max = self.policy.attempts.max(1);
-        if pending.interrupted {
-            let will_retry = pending.attempts < max;
-            let record = DeliveryRecord {
-                digest_id: pending.digest_id,
-                channel: pending.channel.clone(),
-                attempt: pending.attempts,
-                delivered: false,
-                error: Some(INTERRUPTED.to_string()),
-                will_retry,
-                at: Utc::now(),
-            };
-            tracing::warn!(channel = %pending.channel, digest = pending.digest_id, attempt = pending.attempts, will_retry, "a delivery attempt was cut short by the end of its process");
-            if !self.end(&hold, &record, will_retry.then(Utc::now)).await || !will_retry {
-                return false;
-            }
+        if pending.interrupted && !self.record_cut_short(&pending, &hold).await {
+            return false;
         }
         let attempt = pending.attempts.saturating_add(1);
         if let Err(error) = self.store.begin_attempt(&hold, attempt).await {
-            tracing::warn!(%error, delivery = pending.id, "could not record a delivery attempt: left for later");
+            tracing::warn!(
+                %error,
+                delivery = pending.id,
+                "could not record a delivery attempt: left for later"
+            );
             return false;
         }
         let outcome = channel.deliver(&pending.message).await;
@@ -456,6 +451,29 @@ impl Courier {
             chrono::Duration::from_std(self.policy.wait_after(attempt)).unwrap_or(chrono::Duration::MAX);
         let next = will_retry.then(|| at.checked_add_signed(wait).unwrap_or(at));
         self.end(&hold, &record, next).await && will_retry
+    }
+
+    /// Records the attempt the delivery's last holder began and never ended (its process
+    /// stopped), due again at once when attempts are left. Answers whether one is.
+    async fn record_cut_short(&self, pending: &PendingDelivery, hold: &DeliveryHold) -> bool {
+        let will_retry = pending.attempts < self.policy.attempts.max(1);
+        let record = DeliveryRecord {
+            digest_id: pending.digest_id,
+            channel: pending.channel.clone(),
+            attempt: pending.attempts,
+            delivered: false,
+            error: Some(INTERRUPTED.to_string()),
+            will_retry,
+            at: Utc::now(),
+        };
+        tracing::warn!(
+            channel = %pending.channel,
+            digest = pending.digest_id,
+            attempt = pending.attempts,
+            will_retry,
+            "a delivery attempt was cut short by the end of its process"
+        );
+        self.end(hold, &record, will_retry.then(Utc::now)).await && will_retry
     }
 
     /// Records how an attempt went (and what comes next); `false` when the store failed.

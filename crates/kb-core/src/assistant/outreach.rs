@@ -166,7 +166,12 @@ impl Assistant {
         for (kind, slot) in due {
             match self.write_scheduled(kind, slot).await {
                 Ok(Some(digest)) => {
-                    tracing::info!(schedule = kind.as_str(), %slot, digest = digest.id, "scheduled digest written");
+                    tracing::info!(
+                        schedule = kind.as_str(),
+                        %slot,
+                        digest = digest.id,
+                        "scheduled digest written"
+                    );
                     written.push(digest.id);
                     let kb = Arc::clone(self);
                     tokio::spawn(async move { kb.deliver(&digest).await });
