@@ -41,12 +41,54 @@ pub fn output_schema<T: JsonSchema>() -> Value {
         })
         .into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
+    drop_unknown_formats(&mut schema);
     if let Value::Object(root) = &mut schema {
         root.remove("$schema");
         root.remove("title");
         root.insert("type".into(), Value::String("object".into()));
     }
     schema
+}
+
+/// The `format`s JSON Schema itself defines; schemars also writes its own (`uint`,
+/// `int64`, `double`, …), which validating clients warn about as unknown.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Removes, recursively, every `format` that is not one of [`STANDARD_FORMATS`] (a `format`
+/// property of an object schema, a field named so, is kept).
+fn drop_unknown_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+                map.remove("format");
+            }
+            for value in map.values_mut() {
+                drop_unknown_formats(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_unknown_formats),
+        _ => {}
+    }
 }
 
 const DROPPED_KEYS: &[&str] = &["$schema", "title", "definitions", "$defs", "format", "nullable"];
