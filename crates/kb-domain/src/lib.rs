@@ -1,11 +1,37 @@
-//! kb's domain: what an entry, a category, a slug, a vault path and a conversation are,
-//! the value types spoken with a language model, and the ports (traits) that adapters
-//! implement.
+//! kb's domain: what an entry, a category, a slug, a vault path and a conversation are;
+//! the pure rules over them (exact edits, references kept true on a move, merges, names as
+//! people say them, nudges, digest schedules, revisions); the value types spoken with a
+//! language model; and the ports (traits) that adapters implement.
 //!
 //! This crate does no I/O and depends on no other kb crate: every other crate points
 //! inward to it. Raw input becomes domain data only through validated constructors
 //! ([`EntryPath::parse`], [`Slug::from_name`], [`Confidence::new`]); after that the type is
 //! the proof.
+//!
+//! ```
+//! use kb_domain::{Category, Entry, EntryPath, Slug};
+//!
+//! // A path from outside becomes a vault path only if it is `{category}/{file}.md`.
+//! let path = EntryPath::parse("projects/garden-shed.md")?;
+//! assert_eq!(path.category(), Category::Projects);
+//! assert!(EntryPath::parse("../secrets.md").is_err());
+//!
+//! // The file name kb gives an entry it creates, from the entry's name.
+//! let slug = Slug::from_name("Garden shed: the roof!");
+//! let new_path = EntryPath::for_slug(Category::Projects, &slug);
+//! assert_eq!(new_path.to_string(), "projects/garden-shed-the-roof.md");
+//!
+//! // An entry file: YAML frontmatter (kept in file order, unknown keys too), then the notes.
+//! let text = "---\nname: Garden shed\nstatus: active\nnext_action: Buy roofing felt\n---\n\
+//!             Sketch in the drawer.\n";
+//! let entry = Entry::from_document(path, text)?;
+//! assert_eq!(entry.name(), "Garden shed");
+//! assert_eq!(entry.status(), Some("active"));
+//! assert_eq!(entry.summary_line(), "Next: Buy roofing felt");
+//! assert_eq!(entry.body, "Sketch in the drawer.\n");
+//! assert_eq!(entry.to_document(), text);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod catalogue;
 pub mod category;
