@@ -374,6 +374,21 @@ async fn last_id_at(
     Ok(id.flatten())
 }
 
+/// The entry id a change to the file at `path` whose bytes hold no `id` is recorded
+/// under: the id last recorded at `path` when what history last recorded there is that
+/// very file (`before`), so a file that lost its id line (a restore or an undo to a
+/// version from before kb gave it one, an edit) stays in its entry's history; else none.
+async fn continued_id(
+    tx: &mut Transaction<'_, Sqlite>,
+    path: &EntryPath,
+    before: Option<&ContentHash>,
+) -> Result<Option<String>, HistoryError> {
+    if before.is_none() || head_of(tx, path).await?.as_ref() != before {
+        return Ok(None);
+    }
+    last_id_at(tx, path).await
+}
+
 /// The hash last recorded at `path`.
 async fn head_of(
     tx: &mut Transaction<'_, Sqlite>,
@@ -433,6 +448,10 @@ async fn write_operation(
     for change in changes {
         let before = store(tx, change.before).await?;
         let after = store(tx, change.after).await?;
+        let entry_id = match (change.entry_id, &change.path_before) {
+            (None, Some(path)) => continued_id(tx, path, before.as_ref()).await?,
+            (id, _) => id,
+        };
         let path_before = change.path_before.as_ref().map(ToString::to_string);
         let path_after = change.path_after.as_ref().map(ToString::to_string);
         let id = sqlx::query(
@@ -441,7 +460,7 @@ async fn write_operation(
         )
         .bind(operation)
         .bind(&change.description)
-        .bind(change.entry_id.as_deref())
+        .bind(entry_id.as_deref())
         .bind(path_before.as_deref())
         .bind(path_after.as_deref())
         .bind(before.as_ref().map(|h| h.0.as_str()))
