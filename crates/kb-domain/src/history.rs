@@ -165,6 +165,11 @@ pub trait RevisionLog: Send + Sync {
     /// revision leaves it somewhere (not deleted).
     fn last_path_of(&self, entry_id: &str) -> Result<Option<EntryPath>, HistoryError>;
 
+    /// The id of the entry whose history holds revision `id`: its own entry id, or for a
+    /// revision without one, the id of the entry whose history is followed back to it
+    /// (the file it changed was given that id by kb's move after it); `None` when none.
+    fn entry_of_revision(&self, id: i64) -> Result<Option<String>, HistoryError>;
+
     /// One revision.
     fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError>;
 

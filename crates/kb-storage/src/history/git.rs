@@ -191,6 +191,10 @@ impl RevisionLog for GitCommits {
         self.inner.last_path_of(entry_id)
     }
 
+    fn entry_of_revision(&self, id: i64) -> Result<Option<String>, HistoryError> {
+        self.inner.entry_of_revision(id)
+    }
+
     fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError> {
         self.inner.revision(id)
     }

@@ -125,6 +125,10 @@ impl RevisionLog for HistoryLog {
         self.call(move |store| Box::pin(async move { store.last_path_of(&entry_id).await }))
     }
 
+    fn entry_of_revision(&self, id: i64) -> Result<Option<String>, HistoryError> {
+        self.call(move |store| Box::pin(async move { store.entry_of_revision(id).await }))
+    }
+
     fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError> {
         self.call(move |store| Box::pin(async move { store.revision(id).await }))
     }

@@ -285,6 +285,38 @@ impl SqliteHistory {
         Ok(path.flatten().and_then(|p| EntryPath::parse(&p).ok()))
     }
 
+    /// See [`kb_domain::RevisionLog::entry_of_revision`]: what [`SqliteHistory::history`]
+    /// walks back, walked forward. A revision without an id is in the history of the entry
+    /// whose oldest revision is the first with an id at its path after it, when that one
+    /// took the file over from there (a move giving it its id).
+    pub async fn entry_of_revision(&self, id: i64) -> Result<Option<String>, HistoryError> {
+        let Some(revision) = self.revision(id).await? else { return Ok(None) };
+        if revision.entry_id.is_some() {
+            return Ok(revision.entry_id);
+        }
+        let Some(path) = revision.last_path() else { return Ok(None) };
+        let row = sqlx::query(concat!(
+            select_revisions!(),
+            "WHERE (r.path_after = ?1 OR r.path_before = ?1) AND r.id > ?2 AND r.entry_id IS NOT NULL \
+             ORDER BY r.id LIMIT 1"
+        ))
+        .bind(path.to_string())
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("cannot read history"))?;
+        let Some(next) = row.as_ref().map(revision_from_row).transpose()? else { return Ok(None) };
+        let Some(entry_id) = next.entry_id.filter(|_| next.path_before.as_ref() == Some(path)) else {
+            return Ok(None);
+        };
+        let oldest: Option<i64> = sqlx::query_scalar("SELECT MIN(id) FROM revisions WHERE entry_id = ?")
+            .bind(&entry_id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db("cannot read history"))?;
+        Ok((oldest == Some(next.id)).then_some(entry_id))
+    }
+
     /// See [`kb_domain::RevisionLog::revision`].
     pub async fn revision(&self, id: i64) -> Result<Option<Revision>, HistoryError> {
         Ok(self.revisions_by_id(&[id]).await?.into_iter().next())

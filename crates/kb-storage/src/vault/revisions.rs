@@ -202,6 +202,12 @@ impl Vault {
         by: &ChangeContext,
     ) -> Result<RestoreOutcome, RepositoryError> {
         let revision = self.revision_of(path, id)?;
+        // The entry the revision is of: its id, or for a revision from before kb gave the
+        // file one, the id of the entry whose history holds it.
+        let owner = match &revision.entry_id {
+            Some(entry_id) => Some(entry_id.clone()),
+            None => self.log()?.entry_of_revision(id)?,
+        };
         // A revision that removed the file restores what it removed.
         let hash = revision
             .after
@@ -214,12 +220,17 @@ impl Vault {
         let log = self.log()?;
         // An entry that lives elsewhere now (moved since) is restored where it is: a
         // second file with its id would be a second copy of the entry.
-        let elsewhere = match &revision.entry_id {
-            Some(entry_id) => log.last_path_of(entry_id)?.filter(|now| {
-                now != path
-                    && fs::read(self.root.file(now))
-                        .is_ok_and(|current| entry_id_of(now, &current).as_deref() == Some(entry_id.as_str()))
-            }),
+        let elsewhere = match &owner {
+            Some(entry_id) => match log.last_path_of(entry_id)? {
+                Some(now) if now != *path => {
+                    let is_it = match fs::read(self.root.file(&now)) {
+                        Ok(current) => self.entry_of_file(&now, &current)?.as_ref() == Some(entry_id),
+                        Err(_) => false,
+                    };
+                    is_it.then_some(now)
+                }
+                _ => None,
+            },
             None => None,
         };
         let moved_since = elsewhere.is_some();
@@ -231,12 +242,10 @@ impl Vault {
         };
         // The file there is replaced only when it is the same entry; another entry there
         // now is left alone and the old one comes back beside it.
-        let same_entry = existing.as_deref().is_some_and(|current| {
-            match (&revision.entry_id, entry_id_of(&asked, current)) {
-                (Some(was), Some(is)) => *was == is,
-                _ => true,
-            }
-        });
+        let same_entry = match existing.as_deref() {
+            Some(current) => self.entry_of_file(&asked, current)? == owner,
+            None => false,
+        };
         let (target, current) = if same_entry {
             (asked, existing)
         } else {
@@ -247,7 +256,7 @@ impl Vault {
             return Ok(RestoreOutcome { path: target, revision: None, moved_since });
         }
         let change = FileChange {
-            entry_id: entry_id_of(&target, &bytes),
+            entry_id: entry_id_of(&target, &bytes).or(owner),
             path_before: current.is_some().then(|| target.clone()),
             path_after: Some(target.clone()),
             before: current.clone(),
@@ -270,6 +279,28 @@ impl Vault {
         let change = self.remember(&mut state, &target, Some(&bytes));
         self.changed(&mut state, &[change]);
         Ok(RestoreOutcome { path: target, revision: recorded.into_iter().next(), moved_since })
+    }
+
+    /// The id of the entry the file at `path` (with `bytes`) is: its own `id`, else the id
+    /// history last recorded for the file there (one that lost the id kb gave it, through
+    /// a restore or an undo to a version from before), unless history last saw that path
+    /// emptied (the file there now is another).
+    pub(super) fn entry_of_file(
+        &self,
+        path: &EntryPath,
+        bytes: &[u8],
+    ) -> Result<Option<String>, RepositoryError> {
+        if let Some(id) = entry_id_of(path, bytes) {
+            return Ok(Some(id));
+        }
+        if self.history.is_none() {
+            return Ok(None);
+        }
+        let history = self.entry_history(path)?;
+        Ok(history
+            .first()
+            .filter(|newest| newest.path_after.as_ref() == Some(path))
+            .and_then(|newest| newest.entry_id.clone()))
     }
 
     /// `wanted` when no file is there, else the first free `slug-2`, `slug-3`, … in its
