@@ -788,7 +788,14 @@ impl EntryRepository for Vault {
         let old_file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
         let (entry, old_text) = scan::read_existing_document(&old_file, path)?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
-        let (frontmatter, id) = with_id(frontmatter);
+        // A file that lost the id kb gave it (a restore or an undo to a version from
+        // before) gets that id back, so its history stays one entry's.
+        let (frontmatter, id) = with_id(frontmatter, || {
+            self.entry_of_file(path, old_text.as_bytes()).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, %path, "could not read history for the moved file's id; it gets a new one");
+                None
+            })
+        });
         let name = frontmatter.get_str("name").map_or_else(|| path.stem().to_string(), str::to_string);
         // Links written from the entry's own folder must still lead where they did.
         let rendered = render_document(&frontmatter, &body);
@@ -1042,9 +1049,9 @@ fn file_written(file: &Path) -> Option<(std::time::SystemTime, u64)> {
 }
 
 /// The frontmatter with a text `id`, and that id. A number or boolean id becomes its
-/// text; a missing or empty one is generated (placed first); any other value is kept as
-/// `previous_id` so nothing the person wrote is lost.
-fn with_id(mut frontmatter: Frontmatter) -> (Frontmatter, String) {
+/// text; a missing or empty one is `known()` when that gives one, else generated (placed
+/// first); any other value is kept as `previous_id` so nothing the person wrote is lost.
+fn with_id(mut frontmatter: Frontmatter, known: impl FnOnce() -> Option<String>) -> (Frontmatter, String) {
     let kept = match frontmatter.get("id") {
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
@@ -1055,7 +1062,7 @@ fn with_id(mut frontmatter: Frontmatter) -> (Frontmatter, String) {
         frontmatter.set("id", Value::String(id.clone()));
         return (frontmatter, id);
     }
-    let id = EntryId::generate().as_str().to_string();
+    let id = known().unwrap_or_else(|| EntryId::generate().as_str().to_string());
     let mut with = Frontmatter::new();
     with.set("id", Value::String(id.clone()));
     for (key, value) in frontmatter.iter() {
