@@ -380,7 +380,9 @@ impl Courier {
                 }
                 Ok(TakenDelivery::Due(pending, hold)) => {
                     let Some(channel) = self.channels.iter().find(|c| c.name() == pending.channel) else {
-                        tracing::info!(
+                        // Kept for when the channel is configured again; told at debug
+                        // level, as every schedule check comes here.
+                        tracing::debug!(
                             delivery = id,
                             channel = %pending.channel,
                             "a delivery waits for a channel no longer configured"
