@@ -1,5 +1,5 @@
 //! The command line as clap reads it: global flags, the commands and their arguments
-//! (SPEC §4). Nothing here runs anything.
+//! (`docs/CLI.md`). Nothing here runs anything.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -1,5 +1,7 @@
-//! The `kb` binary (SPEC §4): `serve`, `chat`, `capture`, `list`, `show`, `update`,
-//! `move`, `search`, `digest`, `reindex` and `conversations`, over kb-core's
+//! The `kb` binary (every command in `docs/CLI.md`): `serve`, `mcp`, `chat`, the entry
+//! commands (`capture`, `list`, `show`, `update`, `move`, `delete`, `search`,
+//! `duplicates`, `merge`), revision history (`history`, `restore`, `undo`), outreach
+//! (`digest`, `nudges`, `digests`), `reindex` and `conversations`, over kb-core's
 //! [`kb_core::Assistant`].
 //!
 //! Exit codes: 0 success, 1 a runtime failure (not found, the model down, …), 2 bad usage

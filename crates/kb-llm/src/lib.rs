@@ -1,6 +1,7 @@
 //! kb-llm: the language model adapters of kb-domain's [`kb_domain::ChatModel`] port —
 //! [`openai`], any OpenAI-compatible server over async-openai, and [`offline`], the
-//! deterministic rules kb answers with when no model is configured.
+//! deterministic rules kb answers with when no model is configured. With the `test-util`
+//! feature, `testing` holds `FakeOpenAi`, a scripted OpenAI-compatible server for tests.
 //!
 //! Depends only on kb-domain; kb-core chooses and wires the adapter.
 

@@ -1,6 +1,8 @@
-//! kb-orchestrator: the chat turn (context, prompt, the tool-call loop, confirmation) and
-//! the conversation history, over kb-domain's ports; the language model is a
-//! [`kb_domain::ChatModel`] (its adapters live in kb-llm).
+//! kb-orchestrator: the chat turn ([`turn`]: the context window, the tool-call loop with a
+//! round cap, confirmations, summaries of older turns), the system prompt with its vault
+//! overview ([`prompt`]) and the conversation history as the model sees it ([`history`]),
+//! over kb-domain's ports; the language model is a [`kb_domain::ChatModel`] (its adapters
+//! live in kb-llm).
 //!
 //! Depends on kb-domain and kb-tools; never on storage, search or model adapters, which it
 //! reaches through ports.

@@ -14,12 +14,18 @@
 //! - [`TantivyIndex`] is also a [`kb_domain::ChangeObserver`]: each change kb makes is
 //!   committed and visible to search before the call that made it returns.
 //! - [`VaultWatcher`] follows edits made outside kb while it runs.
+//! - Several kb processes share one index: the first holds tantivy's writer and the others
+//!   send it their changes over a Unix socket, and take the index over when it is gone.
 //!
-//! Search rules: the query is text, never syntax; it is analysed like the entries
-//! (split on non-alphanumerics, lowercased, accents folded) and every term must match in
-//! `name`, `tags`, `one_liner`, `next_action`, `context`, `original_text` or the body; BM25
-//! with field boosts orders hits; an empty query has no hits; when nothing matches, one
-//! typo-tolerant retry (one edit per term of 3+ characters) answers, marked `fuzzy`.
+//! Search rules: the query is text, with no syntax but double quotes (a quoted word or
+//! phrase must match as written); it is analysed like the entries (split on
+//! non-alphanumerics, lowercased, accents folded, stemmed in the vault's
+//! [`SearchLanguage`]) and every word must match in `name`, `tags`, `one_liner`,
+//! `next_action`, `context`, `original_text` or the body (the last word may be a prefix,
+//! for search as you type); BM25 with field boosts orders hits, and the best are re-ranked
+//! (words in the name or tags, words as written, then the most recently updated); an empty
+//! query has no hits; when nothing matches, one typo-tolerant retry (one edit per term of
+//! 3+ characters) answers, marked `fuzzy`.
 //! A hit's `matchedField` is the field with the most query terms (`content` for the body)
 //! and its `snippet` a passage of it with the matched words in Markdown bold (`**word**`).
 

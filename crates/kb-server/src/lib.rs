@@ -1,12 +1,13 @@
-//! kb-server: the axum HTTP backend and the web page (SPEC §4), over kb-core's
-//! [`kb_core::Assistant`].
+//! kb-server: the axum HTTP backend ([`routes`], described in `docs/HTTP.md`) and the web
+//! page, over kb-core's [`kb_core::Assistant`]; [`mod@serve`] starts and stops it.
 //!
-//! Every `/api` answer is JSON in camelCase with the shapes of the matching tool's `data`;
-//! errors are `{"error": {"code", "message"}}` with a fitting status, mapped in one place
-//! ([`error`]). With `KB_API_TOKEN` set every `/api` call needs `Authorization: Bearer
-//! TOKEN`, and kb refuses to listen beyond loopback without one; token or not, requests a
-//! page of another site makes a browser send are refused ([`auth`]). [`mcp`] is kb as an MCP
-//! server: over stdio for `kb mcp`, and over streamable HTTP at `/mcp` under the same rule.
+//! Every `/api` answer but `GET /api/index` (Markdown) is JSON in camelCase, in the shape
+//! of the matching tool's `data` where a tool answers it; errors are `{"error": {"code", "message"}}` with
+//! a fitting status, mapped in one place ([`error`]). With `KB_API_TOKEN` set every `/api`
+//! call needs `Authorization: Bearer TOKEN`, and kb refuses to listen beyond loopback
+//! without one; token or not, requests a page of another site makes a browser send are
+//! refused ([`auth`]). [`mcp`] is kb as an MCP server: over stdio for `kb mcp`, and over
+//! streamable HTTP at `/mcp` under the same rule.
 
 pub mod auth;
 pub mod error;

@@ -1,7 +1,7 @@
 //! Opening kb's SQLite database: one file (`DATABASE_URL`, by default `.kb/kb.sqlite`)
-//! holding conversations and revision history, in WAL mode (synchronous NORMAL) with a
-//! busy timeout so several kb processes share it, its schema (`migrations/`) embedded and
-//! applied at connection.
+//! holding conversations, revision history and outreach, in WAL mode (synchronous NORMAL)
+//! with a busy timeout so several kb processes share it, its schema (`migrations/`)
+//! embedded and applied at connection.
 //!
 //! The write-ahead log is copied into the database file (checkpointed) by a thread of its
 //! own ([`Checkpoints`]), never by the write that happens to fill it: a checkpoint writes

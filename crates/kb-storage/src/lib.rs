@@ -1,7 +1,11 @@
 //! kb-storage: the storage adapters. [`vault`] is the markdown vault on disk (the
-//! [`kb_domain::EntryRepository`]); [`conversations`] is the SQLite conversation store (the
+//! [`kb_domain::EntryRepository`], and the [`kb_domain::VaultFiles`] the search index reads
+//! it through); [`conversations`] is the SQLite conversation store (the
 //! [`kb_domain::ConversationStore`]) on sqlx; [`history`] is the revision history (the
-//! [`kb_domain::RevisionLog`]) in the same database.
+//! [`kb_domain::RevisionLog`]) in the same database, also committed to git with
+//! `KB_GIT=commit`; [`outreach`] keeps digest schedules, digests and their deliveries there
+//! (the [`kb_domain::outreach::OutreachStore`]). [`background`] runs the work behind a
+//! request (the entry list file, folder sweeps) at a low CPU priority.
 //!
 //! Depends only on kb-domain; knows nothing of search, tools, the orchestrator or delivery.
 

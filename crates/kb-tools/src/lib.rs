@@ -1,8 +1,8 @@
-//! kb-tools: the tool registry and the tools: the seven of the original design
-//! (classify_and_capture, list_entries, get_entry, generate_digest, update_entry,
-//! move_entry, search_entries) and those added since (delete_entry, undo_last_change,
-//! find_duplicates, merge_entries). Tool arguments that name an entry take a path or a
-//! name ([`resolve`]).
+//! kb-tools: the tool registry and kb's eleven tools (classify_and_capture, list_entries,
+//! get_entry, generate_digest, update_entry, move_entry, search_entries, delete_entry,
+//! undo_last_change, find_duplicates, merge_entries), registered in
+//! [`standard_registry`] in the order the model sees them. Tool arguments that name an
+//! entry take a path or a name ([`resolve`]).
 //!
 //! Design: each tool is a [`Tool`] with a typed argument struct (serde + schemars) that is
 //! the single source of its JSON schema and its parser; a blanket impl makes it an
@@ -13,8 +13,9 @@
 //! they ask for conversation state changes with [`StateUpdate`]s the orchestrator applies.
 //!
 //! Tools see storage and search only through kb-domain's ports and the two ports defined
-//! here ([`Classifier`], [`DigestWriter`]); this crate must not depend on kb-storage,
-//! kb-search or any adapter (no tantivy, sqlx or HTTP client).
+//! here ([`Classifier`], [`DigestWriter`]), which [`LlmClassifier`] and
+//! [`LlmDigestWriter`] implement over any [`kb_domain::ChatModel`]; this crate must not
+//! depend on kb-storage, kb-search or any adapter (no tantivy, sqlx or HTTP client).
 
 pub mod args;
 pub mod blocking;

@@ -1,4 +1,4 @@
-//! The routes of SPEC §4 and the layers around them (auth, body limits, tracing).
+//! The HTTP routes (`docs/HTTP.md`) and the layers around them (auth, body limits, tracing).
 
 mod chat;
 mod conversations;
