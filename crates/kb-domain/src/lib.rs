@@ -35,6 +35,7 @@
 
 pub mod catalogue;
 pub mod category;
+pub mod cause;
 pub mod change;
 pub mod conversation;
 pub mod delivery;
@@ -62,6 +63,7 @@ pub mod vault_files;
 
 pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
+pub use cause::{Cause, Chain};
 pub use change::{ChangeContext, ChangeSource};
 pub use conversation::{
     Conversation, ConversationId, Message, NewMessage, PendingCall, PendingChoice, Role, ToolCall,

@@ -8,6 +8,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::category::Category;
+use crate::cause::Cause;
 use crate::change::{ChangeContext, ChangeSource};
 use crate::conversation::{Conversation, ConversationId, Message, NewMessage, PendingCall, SummaryCoverage};
 use crate::digest_index::DigestCandidates;
@@ -371,8 +372,27 @@ pub enum SearchError {
     #[error("the search index is not ready yet")]
     NotReady,
     /// The index failed.
-    #[error("search index error: {0}")]
-    Index(String),
+    #[error("search index error: {message}")]
+    Index {
+        /// What failed, in words.
+        message: String,
+        /// The error underneath, when there is one (an error another kb process sent as
+        /// text over the owner socket has none).
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl SearchError {
+    /// The index failed doing `message`, because of `source`.
+    pub fn index(message: impl Into<String>, source: impl Into<Cause>) -> SearchError {
+        SearchError::Index { message: message.into(), source: Some(source.into()) }
+    }
+
+    /// The index failed as `message` says, with no error underneath to keep.
+    pub fn index_message(message: impl Into<String>) -> SearchError {
+        SearchError::Index { message: message.into(), source: None }
+    }
 }
 
 /// A search request.
@@ -438,8 +458,26 @@ pub enum StoreError {
     #[error("conversation not found: {0}")]
     NotFound(ConversationId),
     /// The database failed.
-    #[error("conversation store error: {0}")]
-    Database(String),
+    #[error("conversation store error: {message}")]
+    Database {
+        /// What failed, in words.
+        message: String,
+        /// The error underneath, when there is one.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl StoreError {
+    /// The database failed doing `message`, because of `source`.
+    pub fn database(message: impl Into<String>, source: impl Into<Cause>) -> StoreError {
+        StoreError::Database { message: message.into(), source: Some(source.into()) }
+    }
+
+    /// The database failed as `message` says, with no error underneath to keep.
+    pub fn database_message(message: impl Into<String>) -> StoreError {
+        StoreError::Database { message: message.into(), source: None }
+    }
 }
 
 /// Where conversations persist.

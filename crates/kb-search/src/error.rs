@@ -54,5 +54,5 @@ pub struct WatchError {
 
 /// Maps a tantivy error met while serving a call to the port's error.
 pub(crate) fn index_error(e: tantivy::TantivyError) -> SearchError {
-    SearchError::Index(e.to_string())
+    SearchError::index("the search index failed", e)
 }

@@ -253,8 +253,8 @@ impl TantivyIndex {
                         return Ok(None);
                     }
                     if Instant::now() > deadline {
-                        return Err(SearchError::Index(
-                            "another kb process holds the search index but does not answer".into(),
+                        return Err(SearchError::index_message(
+                            "another kb process holds the search index but does not answer",
                         ));
                     }
                     std::thread::sleep(Duration::from_millis(20));
@@ -389,7 +389,7 @@ impl TantivyIndex {
         }
         if self.queue.is_background() {
             if !self.is_owner() {
-                return Err(SearchError::Index("this kb process does not own the search index".into()));
+                return Err(SearchError::index_message("this kb process does not own the search index"));
             }
             // What is queued counts as indexed: a file event about kb's own write is then
             // skipped, as after a commit.
@@ -440,7 +440,7 @@ impl TantivyIndex {
     fn stage_and_commit(&self, changes: Vec<Change>) -> Result<Vec<(EntryPath, Option<Stamp>)>, SearchError> {
         let mut slot = lock(&self.writer);
         let Some(writer) = slot.as_mut() else {
-            return Err(SearchError::Index("this kb process does not own the search index".into()));
+            return Err(SearchError::index_message("this kb process does not own the search index"));
         };
         let mut staged = Vec::with_capacity(changes.len());
         for change in changes {

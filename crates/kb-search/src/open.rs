@@ -172,7 +172,7 @@ impl TantivyIndex {
         self.queue.wait_for_queued();
         let mut slot = lock(&self.writer);
         let Some(writer) = slot.as_mut() else {
-            return Err(SearchError::Index("this kb process does not own the search index".into()));
+            return Err(SearchError::index_message("this kb process does not own the search index"));
         };
         let on_disk = self.files.entry_files();
         let (changed, gone, added) = {

@@ -244,7 +244,7 @@ fn send_to(socket: &Path, request: &Request) -> Result<Answer, SendError> {
         {
             return Err(SendError::NoOwner);
         }
-        Err(e) => return Err(SendError::Failed(broken(&e))),
+        Err(e) => return Err(SendError::Failed(broken(e))),
     };
     let mut exchange = || -> io::Result<Answer> {
         stream.set_read_timeout(Some(request.answer_timeout()))?;
@@ -259,19 +259,19 @@ fn send_to(socket: &Path, request: &Request) -> Result<Answer, SendError> {
         serde_json::from_str(&answer).map_err(io::Error::other)
     };
     match exchange() {
-        Ok(Answer { error: Some(error), .. }) => Err(SendError::Failed(SearchError::Index(error))),
+        Ok(Answer { error: Some(error), .. }) => Err(SendError::Failed(SearchError::index_message(error))),
         Ok(answer) => Ok(answer),
         // The owner died mid-request: whether it committed is unknown, so the caller asks
         // again (a sync is idempotent).
         Err(e) if matches!(e.kind(), io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset) => {
             Err(SendError::NoOwner)
         }
-        Err(e) => Err(SendError::Failed(broken(&e))),
+        Err(e) => Err(SendError::Failed(broken(e))),
     }
 }
 
-fn broken(e: &io::Error) -> SearchError {
-    SearchError::Index(format!("the kb process that writes the search index did not answer: {e}"))
+fn broken(e: io::Error) -> SearchError {
+    SearchError::index("the kb process that writes the search index did not answer", e)
 }
 
 /// Called with the paths another process changed, once the owner indexed them (so the
@@ -427,7 +427,9 @@ fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
             };
             (answer, changed)
         }
-        Err(error) => (Answer { error: Some(error.to_string()), ..Answer::default() }, Vec::new()),
+        Err(error) => {
+            (Answer { error: Some(kb_domain::Chain(&error).to_string()), ..Answer::default() }, Vec::new())
+        }
     }
 }
 

@@ -113,8 +113,8 @@ impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> ApiError {
         match error {
             StoreError::NotFound(_) => ApiError::not_found(error.to_string()),
-            StoreError::Database(_) => {
-                tracing::error!(%error, "conversation store failed");
+            StoreError::Database { .. } => {
+                tracing::error!(error = %kb_core::domain::Chain(&error), "conversation store failed");
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the conversation store failed")
             }
         }

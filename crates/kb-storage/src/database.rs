@@ -122,12 +122,12 @@ fn checkpoint_until_stopped(options: SqliteConnectOptions, stopped: &mpsc::Recei
 pub(crate) async fn connect(url: &str) -> Result<Database, StoreError> {
     // sqlx would take anything else (`postgres://…`) for a file name.
     if !url.starts_with("sqlite:") {
-        return Err(StoreError::Database(format!(
+        return Err(StoreError::database_message(format!(
             "unsupported database url {url:?}: only sqlite:// urls are supported"
         )));
     }
     let options = SqliteConnectOptions::from_str(url)
-        .map_err(|err| StoreError::Database(format!("invalid database url {url:?}: {err}")))?;
+        .map_err(|err| StoreError::database(format!("invalid database url {url:?}"), err))?;
     let in_memory = url.contains(":memory:") || url.contains("mode=memory");
     connect_with(options, in_memory).await
 }
@@ -160,7 +160,7 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
             && !folder.as_os_str().is_empty()
         {
             tokio::fs::create_dir_all(folder).await.map_err(|err| {
-                StoreError::Database(format!("cannot create folder {}: {err}", folder.display()))
+                StoreError::database(format!("cannot create folder {}", folder.display()), err)
             })?;
         }
         pool = pool.max_connections(MAX_CONNECTIONS);
@@ -168,10 +168,7 @@ async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<
     let pool = pool
         .connect_with(options)
         .await
-        .map_err(|err| StoreError::Database(format!("cannot open the database: {err}")))?;
-    MIGRATOR
-        .run(&pool)
-        .await
-        .map_err(|err| StoreError::Database(format!("cannot apply migrations: {err}")))?;
+        .map_err(|err| StoreError::database("cannot open the database", err))?;
+    MIGRATOR.run(&pool).await.map_err(|err| StoreError::database("cannot apply migrations", err))?;
     Ok(Database { pool, checkpoints, file })
 }

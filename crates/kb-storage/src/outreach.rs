@@ -114,7 +114,7 @@ impl DeliveryLocks {
     fn hold(&self, id: i64) -> Result<Option<DeliveryHold>, StoreError> {
         let Some(path) = self.file(id) else { return Ok(self.hold_in_memory(id)) };
         let locked = lock_file(&path)
-            .map_err(|e| StoreError::Database(format!("cannot lock {}: {e}", path.display())))?;
+            .map_err(|e| StoreError::database(format!("cannot lock {}", path.display()), e))?;
         match locked {
             Locked::Held(file) => Ok(Some(DeliveryHold::new(id, FileHold { _file: file }))),
             Locked::Busy => Ok(None),
@@ -181,11 +181,11 @@ fn text(at: DateTime<Utc>) -> String {
 fn time(text: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| StoreError::Database(format!("a stored time cannot be read ({text:?}): {e}")))
+        .map_err(|e| StoreError::database(format!("a stored time cannot be read ({text:?})"), e))
 }
 
 fn failed(error: sqlx::Error) -> StoreError {
-    StoreError::Database(error.to_string())
+    StoreError::database("the outreach store failed", error)
 }
 
 /// A count kept as an SQLite integer, as a `u32` (clamped).
@@ -295,8 +295,8 @@ impl OutreachStore for SqliteOutreachStore {
         slot: Option<(&str, DateTime<Utc>)>,
         channels: &[&str],
     ) -> Result<Option<KeptDigest>, StoreError> {
-        let nudges =
-            serde_json::to_string(&digest.nudges).map_err(|e| StoreError::Database(e.to_string()))?;
+        let nudges = serde_json::to_string(&digest.nudges)
+            .map_err(|e| StoreError::database("cannot encode the nudges", e))?;
         let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(failed)?;
         if let Some((schedule, slot)) = slot {
             let taken = sqlx::query(

@@ -112,12 +112,12 @@ async fn unreadable_rows_are_errors_not_panics() {
     let raw = raw_pool(dir.path()).await;
     sqlx::query("UPDATE messages SET tool_calls = '{not json' WHERE seq = 2").execute(&raw).await.unwrap();
     let err = store.messages(&conversation.id).await.unwrap_err();
-    assert!(matches!(&err, StoreError::Database(m) if m.contains("tool calls")), "{err}");
+    assert!(matches!(&err, StoreError::Database { message, .. } if message.contains("tool calls")), "{err}");
 
     sqlx::query("UPDATE messages SET tool_calls = NULL, role = 'system'").execute(&raw).await.unwrap();
-    assert!(matches!(store.messages(&conversation.id).await, Err(StoreError::Database(_))));
+    assert!(matches!(store.messages(&conversation.id).await, Err(StoreError::Database { .. })));
     sqlx::query("UPDATE conversations SET updated_at = 'last tuesday'").execute(&raw).await.unwrap();
-    assert!(matches!(store.list().await, Err(StoreError::Database(_))));
+    assert!(matches!(store.list().await, Err(StoreError::Database { .. })));
 }
 
 #[tokio::test]
@@ -184,7 +184,7 @@ async fn missing_folders_are_created_and_memory_databases_work() {
 
     assert!(matches!(
         SqliteConversationStore::connect("postgres://nope").await,
-        Err(StoreError::Database(_))
+        Err(StoreError::Database { .. })
     ));
 }
 
@@ -328,7 +328,9 @@ async fn a_turn_that_fails_half_way_stores_nothing() {
     .unwrap();
     let turn = vec![NewMessage::user("one"), NewMessage::assistant("two"), NewMessage::assistant("boom")];
     let err = store.append_turn(&c.id, turn).await.unwrap_err();
-    assert!(matches!(&err, StoreError::Database(m) if m.contains("refused by test")), "{err}");
+    assert!(matches!(&err, StoreError::Database { .. }), "{err}");
+    let chain = kb_domain::Chain(&err).to_string();
+    assert!(chain.contains("refused by test"), "the database's own error is kept: {chain}");
 
     let contents: Vec<String> = store.messages(&c.id).await.unwrap().into_iter().map(|m| m.content).collect();
     assert_eq!(contents, ["before"]);

@@ -308,7 +308,9 @@ impl From<kb_domain::SearchError> for ToolError {
                 ErrorCode::SearchNotReady,
                 "the search index is still being built: try again in a moment, or use list_entries",
             ),
-            kb_domain::SearchError::Index(detail) => ToolError::internal(format!("search index: {detail}")),
+            kb_domain::SearchError::Index { .. } => {
+                ToolError::internal(format!("search index: {}", kb_domain::Chain(&error)))
+            }
         }
     }
 }

@@ -209,7 +209,7 @@ impl ConversationStore for SqliteConversationStore {
         covers: &SummaryCoverage,
     ) -> Result<(), StoreError> {
         let count = i64::try_from(covers.messages).map_err(|_| {
-            StoreError::Database(format!("summary coverage {} is too large", covers.messages))
+            StoreError::database_message(format!("summary coverage {} is too large", covers.messages))
         })?;
         // The summary is derived data, not a change by the person: `updated_at` stays.
         let done = sqlx::query(

@@ -32,7 +32,7 @@ pub(crate) use message_columns;
 
 /// A database failure, with what was being done.
 pub(crate) fn db_error(doing: &'static str) -> impl Fn(sqlx::Error) -> StoreError {
-    move |err| StoreError::Database(format!("{doing}: {err}"))
+    move |err| StoreError::database(doing, err)
 }
 
 /// Now, cut to the precision that is stored (so what is returned equals what is read back).
@@ -49,7 +49,7 @@ pub(crate) fn format_time(time: DateTime<Utc>) -> String {
 fn parse_time(text: &str, column: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|err| StoreError::Database(format!("unreadable {column} {text:?}: {err}")))
+        .map_err(|err| StoreError::database(format!("unreadable {column} {text:?}"), err))
 }
 
 /// Tool calls as stored: NULL when there are none.
@@ -59,7 +59,7 @@ pub(crate) fn tool_calls_to_json(calls: &[ToolCall]) -> Result<Option<String>, S
     }
     serde_json::to_string(calls)
         .map(Some)
-        .map_err(|err| StoreError::Database(format!("cannot encode tool calls: {err}")))
+        .map_err(|err| StoreError::database("cannot encode tool calls", err))
 }
 
 /// Stored tool calls.
@@ -67,21 +67,20 @@ fn tool_calls_from_json(json: Option<&str>, message_id: &str) -> Result<Vec<Tool
     match json {
         None => Ok(Vec::new()),
         Some(text) => serde_json::from_str(text).map_err(|err| {
-            StoreError::Database(format!("unreadable tool calls of message {message_id}: {err}"))
+            StoreError::database(format!("unreadable tool calls of message {message_id}"), err)
         }),
     }
 }
 
 /// A pending call as stored (JSON text).
 pub(crate) fn pending_to_json(pending: &PendingCall) -> Result<String, StoreError> {
-    serde_json::to_string(pending)
-        .map_err(|err| StoreError::Database(format!("cannot encode the pending call: {err}")))
+    serde_json::to_string(pending).map_err(|err| StoreError::database("cannot encode the pending call", err))
 }
 
 /// A stored pending call.
 pub(crate) fn pending_from_json(text: &str, conversation: &str) -> Result<PendingCall, StoreError> {
     serde_json::from_str(text).map_err(|err| {
-        StoreError::Database(format!("unreadable pending call of conversation {conversation}: {err}"))
+        StoreError::database(format!("unreadable pending call of conversation {conversation}"), err)
     })
 }
 
@@ -90,7 +89,7 @@ fn column<'r, T>(row: &'r SqliteRow, name: &'static str) -> Result<T, StoreError
 where
     T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
 {
-    row.try_get(name).map_err(|err| StoreError::Database(format!("unreadable column {name}: {err}")))
+    row.try_get(name).map_err(|err| StoreError::database(format!("unreadable column {name}"), err))
 }
 
 /// A conversation from a row of [`conversation_columns`].
@@ -102,7 +101,7 @@ pub(crate) fn conversation_from_row(row: &SqliteRow) -> Result<Conversation, Sto
     let summary_covers = match (summary.as_ref(), covers) {
         (Some(_), Some(count)) => Some(SummaryCoverage {
             messages: u64::try_from(count)
-                .map_err(|_| StoreError::Database(format!("unreadable summary_covers {count}")))?,
+                .map_err(|e| StoreError::database(format!("unreadable summary_covers {count}"), e))?,
             last_filed: column(row, "summary_last_filed")?,
         }),
         _ => None,
@@ -125,7 +124,7 @@ pub(crate) fn message_from_row(row: &SqliteRow) -> Result<Message, StoreError> {
     let id: String = column(row, "id")?;
     let role: String = column(row, "role")?;
     let role = Role::parse(&role)
-        .ok_or_else(|| StoreError::Database(format!("unknown role {role:?} of message {id}")))?;
+        .ok_or_else(|| StoreError::database_message(format!("unknown role {role:?} of message {id}")))?;
     let tool_calls: Option<String> = column(row, "tool_calls")?;
     let created_at: String = column(row, "created_at")?;
     Ok(Message {
@@ -167,7 +166,7 @@ mod tests {
         let json = tool_calls_to_json(&calls).ok().flatten();
         assert_eq!(json.as_deref(), Some(r#"[{"id":"c1","name":"search","arguments":"{}"}]"#));
         assert_eq!(tool_calls_from_json(json.as_deref(), "m").ok(), Some(calls));
-        assert!(matches!(tool_calls_from_json(Some("{not json"), "m"), Err(StoreError::Database(_))));
+        assert!(matches!(tool_calls_from_json(Some("{not json"), "m"), Err(StoreError::Database { .. })));
         assert!(parse_time("yesterday", "created_at").is_err());
     }
 
@@ -203,6 +202,6 @@ mod tests {
         };
         let text = pending_to_json(&pending).ok();
         assert_eq!(text.as_deref().and_then(|t| pending_from_json(t, "c").ok()), Some(pending));
-        assert!(matches!(pending_from_json("{oops", "c"), Err(StoreError::Database(_))));
+        assert!(matches!(pending_from_json("{oops", "c"), Err(StoreError::Database { .. })));
     }
 }

@@ -85,7 +85,7 @@ fn db(doing: &'static str) -> impl Fn(sqlx::Error) -> HistoryError {
 }
 
 fn store_error(err: StoreError) -> HistoryError {
-    HistoryError::Database(err.to_string())
+    HistoryError::Database(kb_domain::Chain(&err).to_string())
 }
 
 /// Revision history on kb's SQLite database.

@@ -267,7 +267,8 @@ impl SearchIndex for MemorySearch {
         if terms.is_empty() {
             return Ok(SearchResults { entries: Vec::new(), total: 0, fuzzy: false });
         }
-        let entries = self.repository.all_entries().map_err(|e| SearchError::Index(e.to_string()))?;
+        let entries =
+            self.repository.all_entries().map_err(|e| SearchError::index("cannot read the entries", e))?;
         let mut hits: Vec<SearchHit> = entries
             .iter()
             .filter(|e| query.category.is_none_or(|c| e.category() == c))
