@@ -92,8 +92,8 @@ struct LoopOutcome {
     filed: Option<FiledEntry>,
     /// The call the turn leaves waiting for the person's yes (the last one proposed).
     pending: Option<PendingCall>,
-    /// Whether the answer was already told in deltas as the model wrote it.
-    answer_told: bool,
+    /// Whether the answer was already sent in deltas as the model wrote it.
+    answer_streamed: bool,
 }
 
 impl Orchestrator {
@@ -127,7 +127,7 @@ impl Orchestrator {
         self.chat_with_events(conversation_id, message, None).await
     }
 
-    /// [`Orchestrator::chat`], telling `events` what happens while the turn runs: the turn
+    /// [`Orchestrator::chat`], sending `events` of what happens while the turn runs: the turn
     /// began, each tool call started and finished, the answer in pieces (see
     /// [`kb_domain::turn_events`]). A receiver that went away is no reason to stop.
     pub async fn chat_with_events(
@@ -137,8 +137,8 @@ impl Orchestrator {
         events: Option<UnboundedSender<TurnEvent>>,
     ) -> Result<ChatResponse, TurnError> {
         let span = tracing::info_span!("chat_turn", conversation = tracing::field::Empty);
-        let tell = Teller(events);
-        self.chat_inner(conversation_id, message, &span, &tell).instrument(span.clone()).await
+        let events = EventSender(events);
+        self.chat_inner(conversation_id, message, &span, &events).instrument(span.clone()).await
     }
 
     async fn chat_inner(
@@ -146,7 +146,7 @@ impl Orchestrator {
         conversation_id: Option<&ConversationId>,
         message: &str,
         span: &tracing::Span,
-        tell: &Teller,
+        events: &EventSender,
     ) -> Result<ChatResponse, TurnError> {
         let started = Instant::now();
         if message.trim().is_empty() {
@@ -157,7 +157,7 @@ impl Orchestrator {
         }
         let (conversation, created) = self.open_conversation(conversation_id, message).await?;
         span.record("conversation", conversation.id.as_str());
-        tell.tell(TurnEvent::Started { conversation_id: conversation.id.to_string() });
+        events.send(TurnEvent::Started { conversation_id: conversation.id.to_string() });
         // A call waiting for the person's yes is taken away now, whatever this message says.
         let pending = match conversation.pending {
             Some(_) => self.store.take_pending(&conversation.id).await?,
@@ -207,9 +207,9 @@ impl Orchestrator {
             if confirmed {
                 ctx.confirmation = Confirmation::Given;
             }
-            self.run_pending(&call, &mut ctx, &mut messages, &mut outcome, &mut usage, tell).await;
+            self.run_pending(&call, &mut ctx, &mut messages, &mut outcome, &mut usage, events).await;
         }
-        let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome, tell).await {
+        let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome, events).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 // Nothing of a failed turn is stored; a conversation it started would be an
@@ -221,11 +221,11 @@ impl Orchestrator {
             }
         };
 
-        if !outcome.answer_told {
-            // An answer kb wrote itself ("Done.", the round cap, a partial answer) is told
+        if !outcome.answer_streamed {
+            // An answer kb wrote itself ("Done.", the round cap, a partial answer) is sent
             // in word pieces now.
             for piece in kb_domain::turn_events::deltas(&outcome.answer) {
-                tell.tell(TurnEvent::MessageDelta { text: piece });
+                events.send(TurnEvent::MessageDelta { text: piece });
             }
         }
         let mut answer = NewMessage::assistant(outcome.answer.clone());
@@ -314,12 +314,12 @@ impl Orchestrator {
         messages: &mut Vec<ChatMessage>,
         outcome: &mut LoopOutcome,
         usage: &mut Usage,
-        tell: &Teller,
+        events: &EventSender,
     ) {
         let call = confirm::confirmed_call(pending);
         messages.push(ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] });
         outcome.turn_messages.push(NewMessage::assistant_tool_calls("", vec![call.clone()]));
-        self.run_call(call, ctx, messages, outcome, usage, tell).await;
+        self.run_call(call, ctx, messages, outcome, usage, events).await;
         ctx.confirmation = Confirmation::Ask;
     }
 
@@ -331,13 +331,13 @@ impl Orchestrator {
         messages: &mut Vec<ChatMessage>,
         outcome: &mut LoopOutcome,
         usage: &mut Usage,
-        tell: &Teller,
+        events: &EventSender,
     ) {
         let arguments = serde_json::from_str(&call.arguments)
             .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
-        tell.tell(TurnEvent::ToolStarted { name: call.name.clone(), arguments });
+        events.send(TurnEvent::ToolStarted { name: call.name.clone(), arguments });
         let result = self.registry.execute(&call.name, &call.arguments, ctx, &self.services).await;
-        tell.tell(finished(&call.name, &result));
+        events.send(finished(&call.name, &result));
         let mut proposed = false;
         for update in &result.state_updates {
             if let StateUpdate::ModelUsage(spent) = update {
@@ -367,15 +367,15 @@ impl Orchestrator {
         mut ctx: ToolContext,
         usage: &mut Usage,
         mut outcome: LoopOutcome,
-        tell: &Teller,
+        events: &EventSender,
     ) -> Result<LoopOutcome, TurnError> {
         let tools = self.registry.definitions();
         for _round in 0..self.settings.max_tool_rounds {
             let request =
                 ChatRequest { messages: messages.clone(), tools: tools.clone(), today: Some(ctx.today) };
-            // Someone listens: the model's text is told as it is written.
-            let answer = if tell.listening() {
-                let on_delta = |text: &str| tell.tell(TurnEvent::MessageDelta { text: text.to_string() });
+            // Someone listens: the model's text is sent as it is written.
+            let answer = if events.listening() {
+                let on_delta = |text: &str| events.send(TurnEvent::MessageDelta { text: text.to_string() });
                 self.model.complete_streaming(&request, &on_delta).await
             } else {
                 self.model.complete(&request).await
@@ -396,7 +396,7 @@ impl Orchestrator {
                 match completion.content.filter(|c| !c.trim().is_empty()) {
                     Some(text) => {
                         outcome.answer = text;
-                        outcome.answer_told = tell.listening();
+                        outcome.answer_streamed = events.listening();
                     }
                     None => outcome.answer = "Done.".to_string(),
                 }
@@ -409,7 +409,7 @@ impl Orchestrator {
             });
             outcome.turn_messages.push(NewMessage::assistant_tool_calls(text, completion.tool_calls.clone()));
             for call in completion.tool_calls {
-                self.run_call(call, &mut ctx, &mut messages, &mut outcome, usage, tell).await;
+                self.run_call(call, &mut ctx, &mut messages, &mut outcome, usage, events).await;
             }
         }
         tracing::warn!(rounds = self.settings.max_tool_rounds, "tool round cap reached");
@@ -455,19 +455,20 @@ fn local_id() -> (String, chrono::DateTime<Utc>) {
     (ConversationId::generate().to_string(), Utc::now())
 }
 
-/// Where a turn tells what happens, if anyone listens.
-struct Teller(Option<UnboundedSender<TurnEvent>>);
+/// Sends a turn's events to whoever listens, if anyone does.
+struct EventSender(Option<UnboundedSender<TurnEvent>>);
 
-impl Teller {
+impl EventSender {
     /// Whether anyone listens.
     fn listening(&self) -> bool {
         self.0.is_some()
     }
 
-    fn tell(&self, event: TurnEvent) {
-        if let Some(events) = &self.0 {
+    /// Sends `event` to the listener, if there is one.
+    fn send(&self, event: TurnEvent) {
+        if let Some(sender) = &self.0 {
             // A listener that went away (the client hung up) does not stop the turn.
-            let _ = events.send(event);
+            let _ = sender.send(event);
         }
     }
 }
