@@ -8,7 +8,7 @@
 //! in, and an index found with a marker from an earlier boot is rebuilt from the vault. A
 //! clean close syncs everything and removes the marker.
 //!
-//! Where the boot cannot be told (no `/proc/sys/kernel/random/boot_id`), every write is
+//! Where the boot is unknown (no `/proc/sys/kernel/random/boot_id`), every write is
 //! synced as tantivy does by default.
 
 use std::fs::{self, File, OpenOptions};
@@ -29,7 +29,7 @@ pub const UNSYNCED_MARKER: &str = "kb-unsynced";
 /// Where Linux names the current boot.
 const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
 
-/// The current boot's id, when the system tells it.
+/// The current boot's id, when the system gives it.
 fn boot_id() -> Option<String> {
     fs::read_to_string(BOOT_ID).ok().map(|id| id.trim().to_string()).filter(|id| !id.is_empty())
 }

@@ -58,10 +58,10 @@ pub struct TantivyIndex {
     /// What is indexed: the stamp of the file each entry was read from.
     pub(crate) stamps: Mutex<HashMap<EntryPath, Stamp>>,
     /// Entries another owner indexed (or dropped) while this process did not own the
-    /// index, found on taking it over: this process's view of the vault may not have heard
-    /// of them yet (their file events can come after the takeover, when the index has
+    /// index, found on taking it over: this process's view of the vault may not have seen
+    /// them change yet (their file events can come after the takeover, when the index has
     /// them already), so the next sync that looks at one reports it changed, once.
-    pub(crate) unheard: Mutex<HashSet<EntryPath>>,
+    pub(crate) unreported: Mutex<HashSet<EntryPath>>,
     pub(crate) open_stats: OpenStats,
     /// Why the last commit failed, until one succeeds again.
     pub(crate) last_failure: Mutex<Option<String>>,
@@ -210,20 +210,20 @@ impl TantivyIndex {
             let mut stamps = lock(&self.stamps);
             let changed = indexed.iter().filter(|(path, stamp)| stamps.get(*path) != Some(*stamp));
             let dropped = stamps.keys().filter(|path| !indexed.contains_key(*path));
-            let unheard: Vec<EntryPath> = changed.map(|(path, _)| path).chain(dropped).cloned().collect();
-            lock(&self.unheard).extend(unheard);
+            let unreported: Vec<EntryPath> = changed.map(|(path, _)| path).chain(dropped).cloned().collect();
+            lock(&self.unreported).extend(unreported);
             *stamps = indexed;
         }
         let (_, caught_up) = self.reconcile_local(None)?;
-        // What the old owner left unindexed is news to this process's view of the vault too.
-        // Told from another thread: the caller may be inside a change of that very view.
+        // What the old owner left unindexed is a change to this process's view of the vault
+        // too. Reported from another thread: the caller may be inside a change of that view.
         if let Some(on_forwarded) = self.sharing.get().and_then(|s| s.on_forwarded.clone())
             && !caught_up.is_empty()
         {
-            let told = std::thread::Builder::new()
+            let reported = std::thread::Builder::new()
                 .name("kb-index-caught-up".into())
                 .spawn(move || on_forwarded(&caught_up));
-            if let Err(error) = told {
+            if let Err(error) = reported {
                 tracing::warn!(%error, "could not report the entries caught up with");
             }
         }
@@ -310,7 +310,7 @@ impl TantivyIndex {
     /// Brings the index in line with the files at `paths` (as a file watcher reports
     /// them), all in one commit however many there are; returns the paths whose indexed
     /// entry changed, the files found unreadable (so the vault can count them), and those
-    /// an earlier owner indexed that this process may not have heard of. Files
+    /// an earlier owner indexed that this process may not have seen change. Files
     /// whose stamp matches what is indexed (kb's own writes, or edits the owner's own
     /// watcher already followed) are not read again. In a process that does not own the
     /// index, the owner does this on one request, and every path asked about is returned
@@ -503,16 +503,16 @@ impl TantivyIndex {
         reread: bool,
     ) -> Result<Vec<EntryPath>, SearchError> {
         let mut changes = Vec::new();
-        // Not indexed, yet news to whoever asked.
-        let mut news = Vec::new();
+        // Not indexed, yet changed for whoever asked.
+        let mut unreported = Vec::new();
         for found in self.look_at_all(paths, reread) {
             match found {
                 Found::Change(change) => changes.push(change),
-                Found::Unreadable(path) | Found::News(path) => news.push(path),
+                Found::Unreadable(path) | Found::Unreported(path) => unreported.push(path),
                 Found::Unchanged => {}
             }
         }
-        let changed = changes.iter().map(|c| c.path().clone()).chain(news).collect();
+        let changed = changes.iter().map(|c| c.path().clone()).chain(unreported).collect();
         self.apply_local(changes)?;
         // Answered once searchable (another process reloads its reader on the answer).
         self.queue.wait_for_queued();
@@ -551,17 +551,17 @@ impl TantivyIndex {
     /// What the index needs for the file at `path`: its entry read again (or dropped), or
     /// nothing when its stamp matches what is indexed (unless `reread`).
     fn look_at(&self, path: &EntryPath, reread: bool) -> Found {
-        let news = self.take_unheard(path);
+        let unreported = self.take_unreported(path);
         match self.look_at_file(path, reread) {
-            Found::Unchanged if news => Found::News(path.clone()),
+            Found::Unchanged if unreported => Found::Unreported(path.clone()),
             found => found,
         }
     }
 
-    /// Whether `path` was among the [`TantivyIndex::unheard`], which it leaves now.
-    fn take_unheard(&self, path: &EntryPath) -> bool {
-        let mut unheard = lock(&self.unheard);
-        !unheard.is_empty() && unheard.remove(path)
+    /// Whether `path` was among the [`TantivyIndex::unreported`], which it leaves now.
+    fn take_unreported(&self, path: &EntryPath) -> bool {
+        let mut unreported = lock(&self.unreported);
+        !unreported.is_empty() && unreported.remove(path)
     }
 
     /// [`TantivyIndex::look_at`] by the file's stamp alone.
@@ -669,8 +669,9 @@ enum Found {
     Change(Change),
     /// A file that is not a readable entry and was never indexed.
     Unreadable(EntryPath),
-    /// Indexed as it is, by an owner before this process (see [`TantivyIndex::unheard`]).
-    News(EntryPath),
+    /// Indexed as it is, by an owner before this process (see [`TantivyIndex::unreported`]),
+    /// yet to be reported changed.
+    Unreported(EntryPath),
     /// Nothing: indexed as it is, or gone and never indexed.
     Unchanged,
 }

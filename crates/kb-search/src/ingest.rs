@@ -24,7 +24,7 @@ pub struct IndexProgress {
     pub total: usize,
 }
 
-/// A callback told of progress while files are read (from several threads).
+/// A callback called with progress while files are read (from several threads).
 pub type ProgressFn = Arc<dyn Fn(IndexProgress) + Send + Sync>;
 
 /// Progress is reported every this many files (and at the end).

@@ -55,7 +55,7 @@ const BULK_HEAP_PER_THREAD: usize = 200_000_000;
 /// How to open an index.
 #[derive(Clone, Default)]
 pub struct OpenOptions {
-    /// Told how far a rebuild or a catch-up has come (library code prints nothing itself).
+    /// Called with how far a rebuild or a catch-up has come (library code prints nothing itself).
     pub progress: Option<ProgressFn>,
     /// The language of the stems (`KB_LANGUAGE`). An index built for another is rebuilt.
     pub language: SearchLanguage,
@@ -332,7 +332,7 @@ fn assemble(
         sharing: std::sync::OnceLock::new(),
         server: Mutex::new(None),
         stamps: Mutex::new(stamps),
-        unheard: Mutex::default(),
+        unreported: Mutex::default(),
         open_stats: OpenStats::default(),
         last_failure: Mutex::new(None),
         commits: std::sync::atomic::AtomicU64::new(0),

@@ -37,7 +37,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 /// is still followed, a batch at least this often.
 pub const MAX_GATHER: Duration = Duration::from_secs(1);
 
-/// Told, once per batch, of the entry paths whose indexed entry changed because of an
+/// Called once per batch with the entry paths whose indexed entry changed because of an
 /// outside edit (so kb-core can refresh the vault's cache: `Vault::follow_all`); of every path of the batch
 /// when the index could not follow them (the vault's view follows the files all the same).
 pub type OnChange = Arc<dyn Fn(&[EntryPath]) + Send + Sync>;
@@ -214,7 +214,7 @@ impl Batcher {
 struct Plan {
     /// Look at every file again.
     rescan: bool,
-    /// Look at these files (each once, in the order first heard of).
+    /// Look at these files (each once, in the order of their first event).
     paths: Vec<EntryPath>,
     /// The same paths, to keep them unique at any size.
     seen: HashSet<EntryPath>,
@@ -260,15 +260,15 @@ fn is_folder_event(root: &Path, path: &Path) -> bool {
 }
 
 /// Handles one batch: one sync of its paths (or one reconcile), counts it in `handled`,
-/// then tells `on_change` of each path whose entry changed (so whoever hears of the last
-/// path finds the batch counted).
+/// then calls `on_change` with each path whose entry changed (so whoever is called with
+/// the last path finds the batch counted).
 fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, plan: Plan, handled: &AtomicU64) {
     let changed = if plan.rescan {
         match index.reconcile_changes(None) {
             Ok((stats, mut changed)) => {
                 tracing::debug!(?stats, "vault rescanned");
                 // Where another process owns the index it may have indexed these already:
-                // they are news to this process all the same.
+                // they are changes to this process all the same.
                 if !index.is_owner() {
                     let known: HashSet<EntryPath> = changed.iter().cloned().collect();
                     changed.extend(plan.paths.into_iter().filter(|p| !known.contains(p)));

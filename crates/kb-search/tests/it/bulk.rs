@@ -83,24 +83,24 @@ fn noise(v: &TestVault, round: usize) {
     }
 }
 
-/// The paths `on_change` hears of, and the callback.
-fn heard() -> (Heard, OnChange) {
-    let heard: Heard = Arc::default();
-    let sink = Arc::clone(&heard);
+/// The paths `on_change` is called with, and the callback.
+fn reported() -> (Reported, OnChange) {
+    let reported: Reported = Arc::default();
+    let sink = Arc::clone(&reported);
     let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
         sink.lock().unwrap().extend(paths.iter().map(ToString::to_string));
     });
-    (heard, on_change)
+    (reported, on_change)
 }
 
-type Heard = Arc<Mutex<HashSet<String>>>;
+type Reported = Arc<Mutex<HashSet<String>>>;
 
-/// Writes one entry and waits until every watcher heard of it: every batch of what was
+/// Writes one entry and waits until every watcher reported it: every batch of what was
 /// written before it is then handled, and counted.
-fn fence(v: &TestVault, name: &str, heard: &[&Heard]) {
+fn fence(v: &TestVault, name: &str, reported: &[&Reported]) {
     let rel = format!("inbox/{name}.md");
     v.write_entry(&rel, name, &format!("{name} marker"));
-    let all = || heard.iter().all(|h| h.lock().unwrap().contains(&rel));
+    let all = || reported.iter().all(|h| h.lock().unwrap().contains(&rel));
     assert!(eventually(WITHIN, all), "{rel} was never followed");
 }
 
@@ -119,17 +119,17 @@ fn a_pull_of_thousands_of_files_is_a_handful_of_commits_and_noise_is_none() {
     let v = vault_before_the_pull();
     let index = Arc::new(v.open());
     assert_eq!(index.len(), BEFORE);
-    let (heard, on_change) = heard();
+    let (reported, on_change) = reported();
     let watcher = VaultWatcher::start(Arc::clone(&index), Some(on_change)).unwrap();
     let commits = index.commit_count();
 
     pull(&v);
     noise(&v, 0);
-    let followed = eventually(WITHIN, || heard.lock().unwrap().len() == PULLED && all_pulled(&index));
+    let followed = eventually(WITHIN, || reported.lock().unwrap().len() == PULLED && all_pulled(&index));
     assert!(
         followed,
-        "heard {} paths; {} pulled",
-        heard.lock().unwrap().len(),
+        "reported {} paths; {} pulled",
+        reported.lock().unwrap().len(),
         search(&index, "pulled").total
     );
     assert_eq!(index.len(), PULLED);
@@ -140,14 +140,18 @@ fn a_pull_of_thousands_of_files_is_a_handful_of_commits_and_noise_is_none() {
     assert!(search(&index, "noise0x1").entries.is_empty(), "a file that is not an entry was indexed");
 
     // Noise alone makes no batch and no commit: after it, one entry written is one more of each.
-    fence(&v, "fence", &[&heard]);
+    fence(&v, "fence", &[&reported]);
     let (commits, batches) = (index.commit_count(), watcher.batches_handled());
-    heard.lock().unwrap().clear();
+    reported.lock().unwrap().clear();
     noise(&v, 1);
-    fence(&v, "sentinel", &[&heard]);
+    fence(&v, "sentinel", &[&reported]);
     assert_eq!(search(&index, "sentinel").total, 1);
-    let heard = heard.lock().unwrap();
-    assert!(heard.len() == 1 && heard.contains("inbox/sentinel.md"), "heard of {} paths", heard.len());
+    let reported = reported.lock().unwrap();
+    assert!(
+        reported.len() == 1 && reported.contains("inbox/sentinel.md"),
+        "reported {} paths",
+        reported.len()
+    );
     assert_eq!(index.commit_count(), commits + 1, "noise made a commit");
     assert_eq!(watcher.batches_handled(), batches + 1, "noise made a batch");
 }
@@ -160,17 +164,17 @@ fn a_process_that_does_not_own_the_index_sends_a_pull_to_the_owner_in_one_reques
     let other = Arc::new(v.open());
     other.share_writes(None);
     assert!(owner.is_owner() && !other.is_owner());
-    let (heard, on_change) = heard();
+    let (reported, on_change) = reported();
     // Only the other process watches: every pulled file reaches the index through it.
     let watcher = VaultWatcher::start(Arc::clone(&other), Some(on_change)).unwrap();
     let commits = owner.commit_count();
 
     pull(&v);
-    let followed = eventually(WITHIN, || heard.lock().unwrap().len() == PULLED && all_pulled(&other));
+    let followed = eventually(WITHIN, || reported.lock().unwrap().len() == PULLED && all_pulled(&other));
     assert!(
         followed,
-        "heard {} paths; {} pulled",
-        heard.lock().unwrap().len(),
+        "reported {} paths; {} pulled",
+        reported.lock().unwrap().len(),
         search(&other, "pulled").total
     );
     assert!(all_pulled(&owner));
@@ -185,30 +189,30 @@ fn a_process_that_does_not_own_the_index_sends_a_pull_to_the_owner_in_one_reques
 fn two_watching_processes_follow_a_pull_once_each_and_then_rest() {
     let v = vault_before_the_pull();
     let owner = Arc::new(v.open());
-    let (heard_owner, on_owner) = heard();
-    // The owner hears of a file through its watcher, or (when the other process's request
+    let (reported_owner, on_owner) = reported();
+    // The owner learns of a file through its watcher, or (when the other process's request
     // indexed it first) through the request, as kb's vault does.
     let forwarded = Arc::clone(&on_owner);
     owner.share_writes(Some(Arc::new(move |changed: &[EntryPath]| forwarded(changed))));
     let other = Arc::new(v.open());
     other.share_writes(None);
-    let (heard_other, on_other) = heard();
+    let (reported_other, on_other) = reported();
     let owner_watcher = VaultWatcher::start(Arc::clone(&owner), Some(on_owner)).unwrap();
     let other_watcher = VaultWatcher::start(Arc::clone(&other), Some(on_other)).unwrap();
     let commits = owner.commit_count();
 
     pull(&v);
     let followed = eventually(WITHIN, || {
-        heard_owner.lock().unwrap().len() == PULLED
-            && heard_other.lock().unwrap().len() == PULLED
+        reported_owner.lock().unwrap().len() == PULLED
+            && reported_other.lock().unwrap().len() == PULLED
             && all_pulled(&owner)
             && all_pulled(&other)
     });
     assert!(
         followed,
-        "owner heard {}, other {}",
-        heard_owner.lock().unwrap().len(),
-        heard_other.lock().unwrap().len()
+        "owner reported {}, other {}",
+        reported_owner.lock().unwrap().len(),
+        reported_other.lock().unwrap().len()
     );
     // The owner's own batch and the other's request; the second finds the files indexed.
     let pull_commits = owner.commit_count() - commits;
@@ -218,23 +222,25 @@ fn two_watching_processes_follow_a_pull_once_each_and_then_rest() {
     }
 
     // Reading every entry (as both processes just did) is no change: no process keeps
-    // sending the other what it read. The other process hears of every path its watcher
-    // sends, so a batch made of reads would show there before the entry written after.
-    fence(&v, "fence", &[&heard_owner, &heard_other]);
+    // sending the other what it read. The other process is called with every path its
+    // watcher sends, so a batch made of reads would show there before the entry written after.
+    fence(&v, "fence", &[&reported_owner, &reported_other]);
     let commits = owner.commit_count();
-    heard_owner.lock().unwrap().clear();
-    heard_other.lock().unwrap().clear();
+    reported_owner.lock().unwrap().clear();
+    reported_other.lock().unwrap().clear();
     noise(&v, 0);
-    fence(&v, "sentinel", &[&heard_owner, &heard_other]);
+    fence(&v, "sentinel", &[&reported_owner, &reported_other]);
     assert_eq!(search(&other, "sentinel").total, 1);
-    // The fence itself may still be heard late (the owner also hears of it through the
+    // The fence itself may still be reported late (the owner also learns of it through the
     // other process's request, which can arrive after the fence returned): a real write,
-    // not noise. Nothing else may be heard.
-    for heard in [&heard_other, &heard_owner] {
-        let heard = heard.lock().unwrap();
-        let noise: Vec<_> =
-            heard.iter().filter(|p| !matches!(p.as_str(), "inbox/sentinel.md" | "inbox/fence.md")).collect();
-        assert!(heard.contains("inbox/sentinel.md") && noise.is_empty(), "heard of {heard:?}");
+    // not noise. Nothing else may be reported.
+    for reported in [&reported_other, &reported_owner] {
+        let reported = reported.lock().unwrap();
+        let noise: Vec<_> = reported
+            .iter()
+            .filter(|p| !matches!(p.as_str(), "inbox/sentinel.md" | "inbox/fence.md"))
+            .collect();
+        assert!(reported.contains("inbox/sentinel.md") && noise.is_empty(), "reported {reported:?}");
     }
     // The sentinel through the owner's watcher and through the other's request, and the
     // late fence: at most three commits, however many files were read.

@@ -14,7 +14,7 @@ use crate::support::{TestVault, eventually, open_index, paths, search};
 const WITHIN: Duration = Duration::from_secs(2);
 
 #[test]
-fn changes_told_to_the_observer_are_searchable_at_once() {
+fn changes_reported_to_the_observer_are_searchable_at_once() {
     let v = TestVault::new();
     let index = v.open();
     let entry = v.write_entry("ideas/garden.md", "Garden", "plant tomatoes");

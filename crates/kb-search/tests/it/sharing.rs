@@ -21,8 +21,8 @@ const WITHIN: Duration = Duration::from_secs(1);
 fn a_second_process_reads_and_writes_through_the_owner() {
     let v = TestVault::new();
     let owner = Arc::new(v.open());
-    let heard: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = heard.clone();
+    let reported: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = reported.clone();
     owner.share_writes(Some(Arc::new(move |changed: &[EntryPath]| {
         sink.lock().unwrap().extend(changed.iter().map(ToString::to_string));
     })));
@@ -34,8 +34,8 @@ fn a_second_process_reads_and_writes_through_the_owner() {
     other.entries_changed(&[EntryChange::Upserted(kiln)]);
     assert_eq!(paths(&search(&other, "glaze")), ["ideas/kiln.md"]);
     assert_eq!(paths(&search(&owner, "glaze")), ["ideas/kiln.md"]);
-    let heard_kiln = || *heard.lock().unwrap() == ["ideas/kiln.md"];
-    assert!(eventually(WITHIN, heard_kiln), "the owner's side hears what others changed");
+    let kiln_reported = || *reported.lock().unwrap() == ["ideas/kiln.md"];
+    assert!(eventually(WITHIN, kiln_reported), "the owner's side learns what others changed");
 
     // The owner writes: the other process sees it within a second, by itself.
     let shed = v.write_entry("projects/shed.md", "Shed", "fix the roof");
@@ -125,9 +125,9 @@ fn where_no_socket_can_be_made_beside_the_index_the_owner_answers_from_elsewhere
 }
 
 /// A change the old owner indexed just before it died, whose file event this process's
-/// watcher hears only after it has taken the writer over: the index has it already, yet
-/// this process's view of the vault (told through the watcher) must hear of it all the
-/// same; a removal the same way.
+/// watcher sees only after it has taken the writer over: the index has it already, yet
+/// this process's view of the vault (updated through the watcher) must learn of it all
+/// the same; a removal the same way.
 #[test]
 fn what_the_old_owner_indexed_last_still_reaches_the_new_owners_view() {
     let mut exercised = 0;
@@ -139,8 +139,8 @@ fn what_the_old_owner_indexed_last_still_reaches_the_new_owners_view() {
         let survivor = Arc::new(v.open());
         survivor.share_writes(None);
         let writer = v.open();
-        let heard: Arc<Mutex<Vec<String>>> = Arc::default();
-        let sink = heard.clone();
+        let reported: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = reported.clone();
         let on_change: kb_search::OnChange = Arc::new(move |changed: &[EntryPath]| {
             sink.lock().unwrap().extend(changed.iter().map(ToString::to_string))
         });
@@ -160,11 +160,16 @@ fn what_the_old_owner_indexed_last_still_reaches_the_new_owners_view() {
         if began.elapsed() < kb_search::DEBOUNCE * 3 / 4 {
             exercised += 1;
         }
-        let heard_both = || {
-            let heard = heard.lock().unwrap();
-            heard.contains(&"admin/visa.md".to_string()) && heard.contains(&"admin/old-visa.md".to_string())
+        let both_reported = || {
+            let reported = reported.lock().unwrap();
+            reported.contains(&"admin/visa.md".to_string())
+                && reported.contains(&"admin/old-visa.md".to_string())
         };
-        assert!(eventually(WITHIN * 2, heard_both), "round {round}: heard only {:?}", heard.lock().unwrap());
+        assert!(
+            eventually(WITHIN * 2, both_reported),
+            "round {round}: reported only {:?}",
+            reported.lock().unwrap()
+        );
         if exercised >= 2 {
             break;
         }
