@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::cause::Cause;
 use crate::change::{ChangeContext, ChangeSource};
 use crate::conversation::ConversationId;
 use crate::path::EntryPath;
@@ -118,14 +119,32 @@ impl UndoScope {
 }
 
 /// Why history could not be read or written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
     /// The database failed.
-    #[error("history database error: {0}")]
-    Database(String),
+    #[error("history database error: {message}")]
+    Database {
+        /// What failed, in words.
+        message: String,
+        /// The error underneath, when there is one.
+        #[source]
+        source: Option<Cause>,
+    },
     /// History is not kept (no database is attached).
     #[error("revision history is not kept for this vault")]
     Unavailable,
+}
+
+impl HistoryError {
+    /// The database failed doing `message`, because of `source`.
+    pub fn database(message: impl Into<String>, source: impl Into<Cause>) -> HistoryError {
+        HistoryError::Database { message: message.into(), source: Some(source.into()) }
+    }
+
+    /// The database failed as `message` says, with no error underneath to keep.
+    pub fn database_message(message: impl Into<String>) -> HistoryError {
+        HistoryError::Database { message: message.into(), source: None }
+    }
 }
 
 /// Where revisions are kept. Synchronous like the vault that records into it (its

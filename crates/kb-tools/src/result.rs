@@ -296,7 +296,9 @@ impl From<kb_domain::RepositoryError> for ToolError {
             E::History(kb_domain::HistoryError::Unavailable) => {
                 ToolError::new(ErrorCode::HistoryUnavailable, error.to_string())
             }
-            E::History(kb_domain::HistoryError::Database(_)) => ToolError::internal(error.to_string()),
+            E::History(kb_domain::HistoryError::Database { .. }) => {
+                ToolError::internal(kb_domain::Chain(&error).to_string())
+            }
         }
     }
 }

@@ -50,7 +50,7 @@ impl HistoryLog {
                 let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     Ok(runtime) => runtime,
                     Err(e) => {
-                        let _ = opened.send(Err(HistoryError::Database(format!("cannot start: {e}"))));
+                        let _ = opened.send(Err(HistoryError::database("cannot start", e)));
                         return;
                     }
                 };
@@ -68,8 +68,8 @@ impl HistoryLog {
                 }
                 runtime.block_on(store.close());
             })
-            .map_err(|e| HistoryError::Database(format!("cannot start the history thread: {e}")))?;
-        opening.recv().map_err(|_| HistoryError::Database("the history thread stopped".into()))??;
+            .map_err(|e| HistoryError::database("cannot start the history thread", e))?;
+        opening.recv().map_err(|_| HistoryError::database_message("the history thread stopped"))??;
         Ok(HistoryLog { jobs: Mutex::new(jobs) })
     }
 
@@ -89,8 +89,8 @@ impl HistoryLog {
         });
         kb_domain::sync::lock(&self.jobs)
             .send(job)
-            .map_err(|_| HistoryError::Database("the history thread stopped".into()))?;
-        answered.recv().map_err(|_| HistoryError::Database("the history thread stopped".into()))?
+            .map_err(|_| HistoryError::database_message("the history thread stopped"))?;
+        answered.recv().map_err(|_| HistoryError::database_message("the history thread stopped"))?
     }
 }
 

@@ -81,11 +81,11 @@ macro_rules! undoable {
 }
 
 fn db(doing: &'static str) -> impl Fn(sqlx::Error) -> HistoryError {
-    move |err| HistoryError::Database(format!("{doing}: {err}"))
+    move |err| HistoryError::database(doing, err)
 }
 
 fn store_error(err: StoreError) -> HistoryError {
-    HistoryError::Database(kb_domain::Chain(&err).to_string())
+    HistoryError::database("the history database failed", err)
 }
 
 /// Revision history on kb's SQLite database.
@@ -531,18 +531,17 @@ fn revision_from_row(row: &SqliteRow) -> Result<Revision, HistoryError> {
     let path = |i: usize| -> Result<Option<EntryPath>, HistoryError> {
         text(i)?
             .map(|p| {
-                EntryPath::parse(&p)
-                    .map_err(|e| HistoryError::Database(format!("unreadable path {p:?}: {e}")))
+                EntryPath::parse(&p).map_err(|e| HistoryError::database(format!("unreadable path {p:?}"), e))
             })
             .transpose()
     };
     let at_text: String = row.try_get(2).map_err(db("unreadable revision"))?;
     let at = DateTime::parse_from_rfc3339(&at_text)
-        .map_err(|e| HistoryError::Database(format!("unreadable time {at_text:?}: {e}")))?
+        .map_err(|e| HistoryError::database(format!("unreadable time {at_text:?}"), e))?
         .with_timezone(&Utc);
     let source_text: String = row.try_get(3).map_err(db("unreadable revision"))?;
     let source = ChangeSource::parse(&source_text)
-        .ok_or_else(|| HistoryError::Database(format!("unreadable source {source_text:?}")))?;
+        .ok_or_else(|| HistoryError::database_message(format!("unreadable source {source_text:?}")))?;
     Ok(Revision {
         id: row.try_get(0).map_err(db("unreadable revision"))?,
         operation: row.try_get(1).map_err(db("unreadable revision"))?,

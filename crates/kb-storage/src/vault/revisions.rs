@@ -178,9 +178,9 @@ impl Vault {
 
     /// The bytes stored under `hash`.
     fn stored(&self, hash: &ContentHash) -> Result<Vec<u8>, RepositoryError> {
-        self.log()?
-            .content(hash)?
-            .ok_or_else(|| HistoryError::Database(format!("the stored file {hash} is missing")).into())
+        self.log()?.content(hash)?.ok_or_else(|| {
+            HistoryError::database_message(format!("the stored file {hash} is missing")).into()
+        })
     }
 
     /// Revision `id` of the entry at `path`, with the file's text before and after.
