@@ -80,15 +80,19 @@ impl Vault {
     /// After a change recorded first failed part-way, records what is really on disk at
     /// `paths` (as changes from outside kb), so history again matches the files.
     pub(super) fn observe_after_failure(&self, paths: &[EntryPath]) {
-        let files = paths
+        self.observe(self.files_now(paths));
+    }
+
+    /// The files at `paths` as they are on disk now (`bytes: None` where none is).
+    fn files_now(&self, paths: &[EntryPath]) -> Vec<ObservedFile> {
+        paths
             .iter()
             .map(|path| {
                 let bytes = fs::read(self.root.file(path)).ok();
                 let entry_id = bytes.as_deref().and_then(|b| entry_id_of(path, b));
                 ObservedFile { path: path.clone(), bytes, entry_id }
             })
-            .collect();
-        self.observe(files);
+            .collect()
     }
 
     /// Records, as changes from outside kb, the files among `files` that differ from what
@@ -142,15 +146,7 @@ impl Vault {
             let _writing = self.writes.hold();
             // Read again under the lock: a change kb made meanwhile is already recorded,
             // and the log compares with what it last recorded before adding anything.
-            let files = chunk
-                .iter()
-                .map(|path| {
-                    let bytes = fs::read(self.root.file(path)).ok();
-                    let entry_id = bytes.as_deref().and_then(|b| entry_id_of(path, b));
-                    ObservedFile { path: path.clone(), bytes, entry_id }
-                })
-                .collect();
-            recorded += log.observe(self.clock.now(), files)?.len();
+            recorded += log.observe(self.clock.now(), self.files_now(chunk))?.len();
         }
         Ok(recorded)
     }
