@@ -222,9 +222,9 @@ impl Assistant {
         self.orchestrator.chat(conversation, message).await
     }
 
-    /// One chat turn, telling `events` what happens while it runs (the turn began, each
+    /// One chat turn, sending `events` of what happens while it runs (the turn began, each
     /// tool call, the answer in pieces); the answer is also returned whole. Events nobody
-    /// hears any more (the receiver gone) are dropped; the turn goes on.
+    /// receives any more (the receiver gone) are dropped; the turn goes on.
     pub async fn chat_with_events(
         &self,
         conversation: Option<&ConversationId>,
@@ -693,7 +693,7 @@ fn start_watcher(
     changes: &ChangeFeed,
 ) -> Option<VaultWatcher> {
     start_sweeps(vault);
-    // The index followed the files already: the vault need not tell it again.
+    // The index followed the files already: the vault need not notify it again.
     let on_change: OnChange = crate::follow::follow_in_background(vault, changes.clone());
     match VaultWatcher::start(Arc::clone(index), Some(on_change)) {
         Ok(watcher) => Some(watcher),

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use kb_domain::{ChangeObserver, EntryChange, EntryPath};
 use tokio::sync::broadcast;
 
-/// How many batches a slow listener may fall behind before it misses some (it is told it
-/// lagged, and can treat that as "everything may have changed").
+/// How many batches a slow listener may fall behind before it misses some (it receives
+/// `Lagged`, and can treat that as "everything may have changed").
 const BACKLOG: usize = 256;
 
 /// The paths of one change to the vault (one operation, or one batch of outside edits).
@@ -27,12 +27,12 @@ impl Default for ChangeFeed {
 }
 
 impl ChangeFeed {
-    /// A listener that hears of every change from now on.
+    /// A listener that receives every change from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<ChangedPaths> {
         self.sender.subscribe()
     }
 
-    /// Tells every listener that `paths` changed (nothing when there is no listener).
+    /// Sends every listener the `paths` that changed (nothing when there is no listener).
     pub fn publish(&self, paths: &[EntryPath]) {
         if !paths.is_empty() && self.sender.receiver_count() > 0 {
             let _ = self.sender.send(paths.into());
@@ -63,10 +63,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_listener_hears_each_change_and_nothing_is_sent_without_one()
+    fn every_listener_receives_each_change_and_nothing_is_sent_without_one()
     -> Result<(), Box<dyn std::error::Error>> {
         let feed = ChangeFeed::default();
-        feed.publish(&[EntryPath::parse("ideas/unheard.md")?]);
+        feed.publish(&[EntryPath::parse("ideas/before-any-listener.md")?]);
         let mut first = feed.subscribe();
         let mut second = feed.subscribe();
         let path = EntryPath::parse("people/priya.md")?;

@@ -15,7 +15,7 @@ use crate::changes::ChangeFeed;
 
 /// What the file watcher calls once per batch: hands the batch's paths to the follower
 /// thread, which reads them into the vault's view (batches that queue up meanwhile are
-/// followed together, each path once), then tells the change feed. Where no thread can be
+/// followed together, each path once), then publishes them to the change feed. Where no thread can be
 /// started, the watcher's own thread does this.
 pub(crate) fn follow_in_background(vault: &Arc<Vault>, changes: ChangeFeed) -> OnChange {
     let (sender, batches) = mpsc::channel::<Vec<EntryPath>>();

@@ -5,7 +5,7 @@
 //! object with methods for chat, capture, the entry operations (list, get, update, move,
 //! delete, merge, search, duplicates), revision history (undo, restore), digests, nudges
 //! and schedules, and conversations. [`Config`] reads the settings from the environment;
-//! [`ChangeFeed`] tells listeners of every change to the vault this process sees.
+//! [`ChangeFeed`] sends listeners every change to the vault this process sees.
 //!
 //! kb-core, kb-server and kb-cli are the only crates that know every piece. The REST-style
 //! methods run the same tools the model calls, so their answers have the tools' shapes.

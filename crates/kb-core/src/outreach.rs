@@ -359,7 +359,7 @@ impl Courier {
             return;
         }
         let _driving = Driving { driving: Arc::clone(&self.driving), id };
-        let mut told_busy = false;
+        let mut logged_busy = false;
         loop {
             let now = Utc::now();
             match self.store.take_delivery(id, now).await {
@@ -369,9 +369,9 @@ impl Courier {
                 }
                 Ok(TakenDelivery::Finished) => return,
                 Ok(TakenDelivery::Busy) => {
-                    if !told_busy {
+                    if !logged_busy {
                         tracing::info!(delivery = id, "another kb process is sending this delivery: waiting");
-                        told_busy = true;
+                        logged_busy = true;
                     }
                     tokio::time::sleep(BUSY_POLL).await;
                 }
@@ -380,7 +380,7 @@ impl Courier {
                 }
                 Ok(TakenDelivery::Due(pending, hold)) => {
                     let Some(channel) = self.channels.iter().find(|c| c.name() == pending.channel) else {
-                        // Kept for when the channel is configured again; told at debug
+                        // Kept for when the channel is configured again; logged at debug
                         // level, as every schedule check comes here.
                         tracing::debug!(
                             delivery = id,

@@ -6,7 +6,7 @@
 //! cause neither. Real files, the real watcher, real tantivy.
 //!
 //! The counts come from a vault and index wired as the assistant wires them (the vault
-//! told of outside edits through `Vault::follow`, its index file written in the
+//! following outside edits through `Vault::follow`, its index file written in the
 //! background, its folders swept); the assistant itself is checked for the outcome.
 
 use std::collections::BTreeSet;
@@ -248,7 +248,7 @@ fn a_sweep_that_finds_many_files_tells_the_index_once() {
     vault.add_observer(Arc::clone(&index) as Arc<dyn ChangeObserver>);
     let commits = index.commit_count();
 
-    // Files the vault never heard of (no watcher here), and some gone.
+    // Files the vault never saw change (no watcher here), and some gone.
     for n in BEFORE..BEFORE + 500 {
         write_entry(root, &rel(n), &format!("Note {n}"), "swept in");
     }

@@ -119,8 +119,8 @@ impl DeliveryLocks {
             Locked::Held(file) => Ok(Some(DeliveryHold::new(id, FileHold { _file: file }))),
             Locked::Busy => Ok(None),
             Locked::Unsupported(error) => {
-                static TOLD: std::sync::Once = std::sync::Once::new();
-                TOLD.call_once(|| {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
                     tracing::warn!(
                         %error,
                         "the filesystem has no locks: only this process is kept off a delivery it sends"

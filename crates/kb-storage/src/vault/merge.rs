@@ -48,10 +48,15 @@ impl Vault {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         // Every file is checked and read before anything changes.
-        let target_file = self.known_gone(&mut state, target, self.root.checked_writable_file(target))?;
+        let target_file =
+            self.forget_if_missing(&mut state, target, self.root.checked_writable_file(target))?;
         let mut files = Vec::with_capacity(sources.len());
         for source in sources {
-            files.push(self.known_gone(&mut state, source, self.root.checked_writable_file(source))?);
+            files.push(self.forget_if_missing(
+                &mut state,
+                source,
+                self.root.checked_writable_file(source),
+            )?);
         }
         let (target_entry, target_text) = scan::read_existing_document(&target_file, target)?;
         let mut read = Vec::with_capacity(sources.len());

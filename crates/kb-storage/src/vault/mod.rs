@@ -213,7 +213,7 @@ impl Vault {
         self.index_schedule.passes()
     }
 
-    /// Adds an observer told of every change (after it is on disk, before the call that
+    /// Adds an observer notified of every change (after it is on disk, before the call that
     /// made it returns, in the order of the changes). Observers must not call back into
     /// the vault.
     pub fn add_observer(&self, observer: Arc<dyn ChangeObserver>) {
@@ -278,7 +278,7 @@ impl Vault {
         }
     }
 
-    /// Brings kb's index file up to date, then tells the observers (the changes of one
+    /// Brings kb's index file up to date, then notifies the observers (the changes of one
     /// operation together).
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
         self.index_due(state);
@@ -313,7 +313,7 @@ impl Vault {
             index.version = snapshot.version;
             return;
         }
-        // A file that cannot be told to be kb's is left alone too.
+        // A file not known to be kb's is left alone too.
         if !matches!(index_md::owner(&file), Ok(index_md::Owner::Nobody | index_md::Owner::Kb)) {
             let (chosen, notice) = index_md::choose_file(self.root.dir());
             if let Some(notice) = &notice {
@@ -373,7 +373,7 @@ impl Vault {
         let stale = known.iter().filter(|path| !on_disk.contains(path));
         let unknown = on_disk.iter().filter(|path| !known_set.contains(path));
         let mut corrected = 0;
-        // All under one hold of the lock, and the observers told once: a folder of files
+        // All under one hold of the lock, and the observers notified once: a folder of files
         // pulled in is one search-index commit, not one per file.
         let mut state = self.lock();
         let _writing = self.history.as_ref().map(|_| self.writes.hold());
@@ -459,7 +459,7 @@ impl Vault {
 
     /// Brings the cache and the index file in line with the entry file at `path` after the
     /// search index already followed it (an edit from outside kb, or another kb process's
-    /// change, reported by the index): observers are not told of it a second time.
+    /// change, reported by the index): observers are not notified of it a second time.
     pub fn follow(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
         self.reread(path, false)
     }
@@ -483,7 +483,7 @@ impl Vault {
     }
 
     /// Reads the entry at `path` again into the cache (and the index file); observers are
-    /// told when `notify`.
+    /// notified when `notify`.
     fn reread(&self, path: &EntryPath, notify: bool) -> Result<Option<Entry>, RepositoryError> {
         self.reread_locked(&mut self.lock(), path, notify)
     }
@@ -580,8 +580,8 @@ impl Vault {
     }
 
     /// `found`, and when it says the entry is not there, the entry forgotten too: another
-    /// kb process may have moved or deleted it a moment ago, before this one heard of it.
-    fn known_gone(
+    /// kb process may have moved or deleted it a moment ago, before this one saw the change.
+    fn forget_if_missing(
         &self,
         state: &mut State,
         path: &EntryPath,
@@ -748,7 +748,7 @@ impl EntryRepository for Vault {
     ) -> Result<UpdateOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
+        let file = self.forget_if_missing(&mut state, path, self.root.checked_writable_file(path))?;
         // The new text is made from the file's own: only the lines the update sets change.
         let (current, text) = scan::read_existing_document(&file, path)?;
         let updated = update.apply_to_document(&current, &text, self.clock.now())?;
@@ -785,7 +785,7 @@ impl EntryRepository for Vault {
     ) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let old_file = self.known_gone(&mut state, path, self.root.checked_writable_file(path))?;
+        let old_file = self.forget_if_missing(&mut state, path, self.root.checked_writable_file(path))?;
         let (entry, old_text) = scan::read_existing_document(&old_file, path)?;
         let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
         // A file that lost the id kb gave it (a restore or an undo to a version from
@@ -916,7 +916,7 @@ impl EntryRepository for Vault {
     fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let file = self.known_gone(&mut state, path, self.root.checked_file(path))?;
+        let file = self.forget_if_missing(&mut state, path, self.root.checked_file(path))?;
         // A malformed file is refused here: kb never deletes what it cannot read.
         let (entry, before) = scan::read_existing_document(&file, path)?;
         // The file is in history before it is removed: a delete that cannot be recorded
