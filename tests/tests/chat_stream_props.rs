@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Issue 16's property: for any scripted reply of the model — its text split at any points,
-//! none to two tool calls with their arguments split at any points, the usage sent or not —
-//! a turn told live (the model streamed, through async-openai's `create_stream`, real HTTP to
+//! For any scripted reply of the model — its text split at any points, none to two tool
+//! calls with their arguments split at any points, the usage sent or not — a turn streamed
+//! live (the model streamed, through async-openai's `create_stream`, real HTTP to
 //! the fake server) and the same turn unstreamed store the same messages and answer the same
-//! body, ids and times aside. The deltas told end with the answer.
+//! body, ids and times aside. The deltas sent end with the answer.
 //!
 //! One assistant and one fake server serve every case; each turn starts a conversation.
 
@@ -127,16 +127,16 @@ fn a_streamed_turn_stores_and_answers_what_the_unstreamed_turn_does() {
         .run(&script(), |rounds| {
             fake.clear();
             let message = "what do I have on file?";
-            let (streamed, told, plain) = rt.block_on(async {
+            let (streamed, deltas, plain) = rt.block_on(async {
                 for round in &rounds {
                     fake.push(reply(round, true));
                 }
                 let (events, mut receiver) = tokio::sync::mpsc::unbounded_channel();
                 let streamed = kb.chat_with_events(None, message, events).await.unwrap();
-                let mut told = String::new();
+                let mut deltas = String::new();
                 while let Ok(event) = receiver.try_recv() {
                     if let TurnEvent::MessageDelta { text } = event {
-                        told.push_str(&text);
+                        deltas.push_str(&text);
                     }
                 }
                 let streamed_stored = kb.conversation(&streamed.conversation_id).await.unwrap().1;
@@ -145,7 +145,7 @@ fn a_streamed_turn_stores_and_answers_what_the_unstreamed_turn_does() {
                 }
                 let plain = kb.chat(None, message).await.unwrap();
                 let plain_stored = kb.conversation(&plain.conversation_id).await.unwrap().1;
-                ((streamed, streamed_stored), told, (plain, plain_stored))
+                ((streamed, streamed_stored), deltas, (plain, plain_stored))
             });
             prop_assert_eq!(fake.pending(), 0);
             let requests = fake.requests();
@@ -158,9 +158,9 @@ fn a_streamed_turn_stores_and_answers_what_the_unstreamed_turn_does() {
             let stored = |m: &Vec<kb_domain::Message>| without_ids(serde_json::to_value(m).unwrap());
             prop_assert_eq!(stored(&streamed.1), stored(&plain.1));
             prop_assert!(
-                told.ends_with(&streamed.0.message.content),
-                "told {:?}, answered {:?}",
-                told,
+                deltas.ends_with(&streamed.0.message.content),
+                "sent {:?}, answered {:?}",
+                deltas,
                 streamed.0.message.content
             );
             Ok(())

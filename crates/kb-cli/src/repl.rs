@@ -73,9 +73,9 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
         // or verbose with its tool calls first).
         let live = !json && !args.verbose;
         let (answer, printed) = if live {
-            let (told, heard) = tokio::sync::mpsc::unbounded_channel();
+            let (sender, events) = tokio::sync::mpsc::unbounded_channel();
             let (answer, printed) =
-                tokio::join!(kb.chat_with_events(current.as_ref(), text, told), print_deltas(heard));
+                tokio::join!(kb.chat_with_events(current.as_ref(), text, sender), print_deltas(events));
             (answer, printed?)
         } else {
             (kb.chat(current.as_ref(), text).await, false)
@@ -190,12 +190,12 @@ async fn new_tool_messages(kb: &Assistant, id: &ConversationId, seen: usize) -> 
 /// printed (trimmed at both ends); answers whether it printed any (the line is then ended,
 /// and the answer not printed again).
 async fn print_deltas(
-    mut heard: tokio::sync::mpsc::UnboundedReceiver<kb_core::domain::turn_events::TurnEvent>,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<kb_core::domain::turn_events::TurnEvent>,
 ) -> Result<bool, CliError> {
     let mut printed = false;
     // Whitespace held back until more text follows it (none is printed at the end).
     let mut held = String::new();
-    while let Some(event) = heard.recv().await {
+    while let Some(event) = events.recv().await {
         let kb_core::domain::turn_events::TurnEvent::MessageDelta { text } = event else { continue };
         let body = text.trim_end();
         if body.trim().is_empty() {

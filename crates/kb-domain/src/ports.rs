@@ -204,7 +204,7 @@ pub struct MalformedFile {
     pub reason: String,
 }
 
-/// A change to the vault, told to observers (the search index) before the call returns.
+/// A change to the vault, reported to observers (the search index) before the call returns.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryChange {
     /// An entry was written (created, updated, or the new side of a move).
@@ -530,11 +530,11 @@ pub trait ConversationStore: Send + Sync {
 pub trait ChatModel: Send + Sync {
     /// The next step of a conversation with tools.
     async fn complete(&self, request: &ChatRequest) -> Result<ChatCompletion, LlmError>;
-    /// [`ChatModel::complete`], telling `on_delta` each piece of the answer's text as it is
+    /// [`ChatModel::complete`], passing `on_delta` each piece of the answer's text as it is
     /// written; the pieces joined are the completion's content. The completion is the one
-    /// `complete` would give. By default the text is told in word pieces
+    /// `complete` would give. By default the text is passed in word pieces
     /// ([`crate::turn_events::deltas`]) once the answer is whole; a model that streams
-    /// (the OpenAI-compatible adapter) tells them as they arrive.
+    /// (the OpenAI-compatible adapter) passes them on as they arrive.
     async fn complete_streaming(
         &self,
         request: &ChatRequest,

@@ -1,7 +1,7 @@
-//! What a chat turn tells while it runs, for clients that show it live (Server-Sent
+//! What a chat turn reports while it runs, for clients that show it live (Server-Sent
 //! Events on `POST /api/chat`, `kb chat`): the turn began, a tool started and finished,
-//! a piece of the answer was written. The end (the whole answer, or an error) is told by
-//! whoever runs the turn.
+//! a piece of the answer was written. The end (the whole answer, or an error) is reported
+//! by whoever runs the turn.
 
 use serde::Serialize;
 use serde_json::Value;

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The offline model as the chat loop sees it: plain-English messages routed to the right
-//! tool with the right arguments, tool results told back in sentences, and the capture
+//! tool with the right arguments, tool results described in sentences, and the capture
 //! classifier's structured answers.
 
 use std::sync::Arc;
@@ -248,7 +248,7 @@ async fn final_answer(tool: &str, result: Value) -> String {
 }
 
 #[tokio::test]
-async fn tool_results_are_told_in_plain_sentences() {
+async fn tool_results_are_described_in_plain_sentences() {
     let filed = json!({"success": true, "data": {"path": "projects/clientco-integration.md", "category": "projects",
         "name": "ClientCo integration", "confidence": 0.82, "clarificationNeeded": false}});
     assert_eq!(
@@ -579,7 +579,7 @@ async fn a_no_to_a_cancelled_proposal_is_acknowledged_and_anything_else_answered
 }
 
 #[tokio::test]
-async fn delete_and_undo_results_are_told_back() {
+async fn delete_and_undo_results_are_described() {
     let asked = json!({"success": true, "data": {"path": "projects/old-site.md", "deleted": false,
         "confirmationRequired": true, "proposal": "Delete projects/old-site.md?"}});
     assert_eq!(
@@ -604,12 +604,12 @@ async fn the_offline_answer_streams_in_word_pieces_that_join_to_the_unstreamed_a
     let model = model();
     let request = ChatRequest { messages: after_capture("thanks"), tools: tools(&TOOLS), today: today() };
     let whole = model.complete(&request).await.unwrap();
-    let told = std::sync::Mutex::new(Vec::new());
-    let on_delta = |text: &str| told.lock().unwrap().push(text.to_string());
+    let deltas = std::sync::Mutex::new(Vec::new());
+    let on_delta = |text: &str| deltas.lock().unwrap().push(text.to_string());
     let streamed = model.complete_streaming(&request, &on_delta).await.unwrap();
     assert_eq!(streamed, whole);
-    let told = told.into_inner().unwrap();
+    let deltas = deltas.into_inner().unwrap();
     let text = whole.content.unwrap_or_default();
-    assert_eq!(told.concat(), text);
-    assert!(told.len() > 1, "{told:?}");
+    assert_eq!(deltas.concat(), text);
+    assert!(deltas.len() > 1, "{deltas:?}");
 }

@@ -43,15 +43,15 @@ fn ask(text: &str) -> ChatRequest {
     }
 }
 
-/// Streams one answer, returning it and the deltas told.
+/// Streams one answer, returning it and the deltas passed on.
 async fn streamed(
     model: &OpenAiChatModel,
     request: &ChatRequest,
 ) -> (Result<ChatCompletion, LlmError>, Vec<String>) {
-    let told = Mutex::new(Vec::new());
-    let on_delta = |text: &str| told.lock().unwrap().push(text.to_string());
+    let deltas = Mutex::new(Vec::new());
+    let on_delta = |text: &str| deltas.lock().unwrap().push(text.to_string());
     let answer = model.complete_streaming(request, &on_delta).await;
-    (answer, told.into_inner().unwrap())
+    (answer, deltas.into_inner().unwrap())
 }
 
 fn calls(completion: &ChatCompletion) -> Vec<(String, String, String)> {
@@ -59,13 +59,13 @@ fn calls(completion: &ChatCompletion) -> Vec<(String, String, String)> {
 }
 
 #[tokio::test]
-async fn text_split_mid_word_is_told_piece_by_piece_and_joins_to_the_answer() {
+async fn text_split_mid_word_is_passed_on_piece_by_piece_and_joins_to_the_answer() {
     let (server, model) = start().await;
     let pieces = ["Pri", "ya is a desi", "gner at ", "Acme", "."];
     server.push(FakeReply::streamed(&pieces, &[], Some((12, 7))));
-    let (answer, told) = streamed(&model, &ask("who is priya?")).await;
+    let (answer, deltas) = streamed(&model, &ask("who is priya?")).await;
     let answer = answer.unwrap();
-    assert_eq!(told, pieces);
+    assert_eq!(deltas, pieces);
     assert_eq!(answer.content.as_deref(), Some("Priya is a designer at Acme."));
     assert!(answer.tool_calls.is_empty());
     assert_eq!(answer.usage, Usage { llm_calls: 1, prompt_tokens: 12, completion_tokens: 7 });
@@ -86,9 +86,9 @@ async fn tool_call_arguments_split_across_chunks_are_joined() {
         &[StreamedCall { id: "call_1", name: "search_entries", arguments: &arguments }],
         Some((30, 9)),
     ));
-    let (answer, told) = streamed(&model, &ask("find priya")).await;
+    let (answer, deltas) = streamed(&model, &ask("find priya")).await;
     let answer = answer.unwrap();
-    assert!(told.is_empty(), "no text to tell: {told:?}");
+    assert!(deltas.is_empty(), "no text to pass on: {deltas:?}");
     assert_eq!(answer.content, None);
     assert_eq!(calls(&answer), [("call_1".into(), "search_entries".into(), r#"{"query": "priya"}"#.into())]);
     assert_eq!(answer.usage.prompt_tokens, 30);
@@ -127,9 +127,9 @@ async fn text_with_tool_calls_comes_back_with_both() {
         &[StreamedCall { id: "c1", name: "search_entries", arguments: &["{}"] }],
         None,
     ));
-    let (answer, told) = streamed(&model, &ask("look")).await;
+    let (answer, deltas) = streamed(&model, &ask("look")).await;
     let answer = answer.unwrap();
-    assert_eq!(told, ["Let me ", "look."]);
+    assert_eq!(deltas, ["Let me ", "look."]);
     assert_eq!(answer.content.as_deref(), Some("Let me look."));
     assert_eq!(answer.tool_calls.len(), 1);
 }
@@ -161,9 +161,9 @@ async fn the_streamed_answer_is_the_unstreamed_one() {
 async fn a_stream_cut_off_mid_way_is_malformed_after_telling_what_came() {
     let (server, model) = start().await;
     server.push(FakeReply::stream_cut(vec![chunk::role(true), chunk::content("Half an ans")]));
-    let (answer, told) = streamed(&model, &ask("x")).await;
+    let (answer, deltas) = streamed(&model, &ask("x")).await;
     assert!(matches!(answer, Err(LlmError::Malformed(_))), "{answer:?}");
-    assert_eq!(told, ["Half an ans"]);
+    assert_eq!(deltas, ["Half an ans"]);
 }
 
 #[tokio::test]
@@ -191,9 +191,9 @@ async fn a_429_before_the_stream_begins_is_retried() {
     let (server, model) = start().await;
     server.push(FakeReply::rate_limited(None));
     server.push(FakeReply::streamed(&["ok"], &[], None));
-    let (answer, told) = streamed(&model, &ask("x")).await;
+    let (answer, deltas) = streamed(&model, &ask("x")).await;
     assert_eq!(answer.unwrap().content.as_deref(), Some("ok"));
-    assert_eq!(told, ["ok"]);
+    assert_eq!(deltas, ["ok"]);
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -225,8 +225,8 @@ async fn a_stream_that_stalls_mid_way_times_out_after_telling_what_came() {
             .unwrap();
     server.push(FakeReply::stream_then_hang(vec![chunk::role(true), chunk::content("I was say")]));
     let started = std::time::Instant::now();
-    let (answer, told) = streamed(&model, &ask("x")).await;
+    let (answer, deltas) = streamed(&model, &ask("x")).await;
     assert_eq!(answer, Err(LlmError::Timeout(1)));
-    assert_eq!(told, ["I was say"]);
+    assert_eq!(deltas, ["I was say"]);
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
 }

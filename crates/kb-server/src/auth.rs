@@ -312,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn json_is_told_by_the_media_type() {
+    fn json_is_recognized_by_the_media_type() {
         for value in [
             "application/json",
             "application/json; charset=utf-8",

@@ -1,5 +1,5 @@
 //! The final answer after tool calls: each tool result (`{success, data?, error?}`, data
-//! shaped as SPEC §2 says) told in plain sentences.
+//! shaped as the tool's output schema says) described in plain sentences.
 
 use serde_json::Value;
 
@@ -294,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn tells_each_result_in_plain_sentences() {
+    fn describes_each_result_in_plain_sentences() {
         let got = r#"{"success":true,"data":{"entry":{"path":"projects/x.md","category":"projects","name":"X",
             "frontmatter":{"id":"01","name":"X","status":"active","tags":["a","b"]},"content":"Notes."}}}"#;
         assert_eq!(one("get_entry", got), "X (projects/x.md)\nstatus: active\ntags: a, b\n\nNotes.");

@@ -2,7 +2,7 @@
 //! async-openai's `create_stream`, folded into the [`ChatCompletion`] the same answer
 //! would have been unstreamed. Pure, no I/O.
 //!
-//! - Text arrives in `delta.content` pieces; each non-empty piece is told as it comes.
+//! - Text arrives in `delta.content` pieces; each non-empty piece is passed on as it comes.
 //! - Tool calls arrive by `index`: the id and the name in the first piece of a call (a later
 //!   one repeating them changes nothing), the arguments in pieces to be joined in order.
 //!   Several calls of one message are kept in their index order.
@@ -36,7 +36,7 @@ pub struct Assembly {
 }
 
 impl Assembly {
-    /// Takes one chunk in, telling `on_delta` the text it adds to the answer.
+    /// Takes one chunk in, passing `on_delta` the text it adds to the answer.
     pub fn push(
         &mut self,
         chunk: CreateChatCompletionStreamResponse,
@@ -132,18 +132,18 @@ mod tests {
     fn assemble(
         chunks: Vec<CreateChatCompletionStreamResponse>,
     ) -> (Result<ChatCompletion, LlmError>, Vec<String>) {
-        let told = Mutex::new(Vec::new());
-        let on_delta = |text: &str| told.lock().unwrap().push(text.to_string());
+        let deltas = Mutex::new(Vec::new());
+        let on_delta = |text: &str| deltas.lock().unwrap().push(text.to_string());
         let mut assembly = Assembly::default();
         for c in chunks {
             assembly.push(c, &on_delta);
         }
-        (assembly.finish(), told.into_inner().unwrap())
+        (assembly.finish(), deltas.into_inner().unwrap())
     }
 
     #[test]
-    fn text_pieces_join_and_are_told_in_order() {
-        let (done, told) = assemble(vec![
+    fn text_pieces_join_and_are_passed_on_in_order() {
+        let (done, deltas) = assemble(vec![
             delta(json!({"role": "assistant", "content": ""}), Value::Null),
             delta(json!({"content": "Pri"}), Value::Null),
             delta(json!({"content": "ya is"}), Value::Null),
@@ -152,13 +152,13 @@ mod tests {
         ]);
         let done = done.unwrap();
         assert_eq!(done.content.as_deref(), Some("Priya is"));
-        assert_eq!(told, ["Pri", "ya is"]);
+        assert_eq!(deltas, ["Pri", "ya is"]);
         assert_eq!(done.usage, Usage { llm_calls: 1, prompt_tokens: 7, completion_tokens: 3 });
     }
 
     #[test]
     fn tool_calls_assemble_by_index() {
-        let (done, told) = assemble(vec![
+        let (done, deltas) = assemble(vec![
             delta(
                 json!({"tool_calls": [{"index": 0, "id": "a", "type": "function", "function": {"name": "x", "arguments": "{\"q"}}]}),
                 Value::Null,
@@ -174,7 +174,7 @@ mod tests {
             ),
         ]);
         let done = done.unwrap();
-        assert!(told.is_empty());
+        assert!(deltas.is_empty());
         assert_eq!(done.content, None);
         let calls: Vec<_> = done.tool_calls.iter().map(|c| (&*c.id, &*c.name, &*c.arguments)).collect();
         assert_eq!(calls, [("a", "x", "{\"q\":1}"), ("b", "y", "{}")]);

@@ -184,7 +184,7 @@ async fn a_model_failure_after_the_confirmed_call_keeps_the_turn() {
 }
 
 #[tokio::test]
-async fn a_confirmed_call_that_fails_is_told_to_the_model() {
+async fn a_confirmed_call_that_fails_is_reported_to_the_model() {
     let kit = kit();
     let id = kit.propose().await;
     // Someone else deleted the entry in the meantime.

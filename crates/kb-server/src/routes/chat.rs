@@ -74,9 +74,10 @@ fn joined(
 fn events(assistant: Arc<Assistant>, id: Option<ConversationId>, message: String) -> impl IntoResponse {
     let (sender, receiver) = mpsc::unbounded_channel::<Result<Event, Infallible>>();
     tokio::spawn(async move {
-        let (told, mut heard) = mpsc::unbounded_channel();
-        let turn = tokio::spawn(async move { assistant.chat_with_events(id.as_ref(), &message, told).await });
-        while let Some(event) = heard.recv().await {
+        let (turn_sender, mut turn_events) = mpsc::unbounded_channel();
+        let turn =
+            tokio::spawn(async move { assistant.chat_with_events(id.as_ref(), &message, turn_sender).await });
+        while let Some(event) = turn_events.recv().await {
             let _ = sender.send(Ok(Event::default().event(event.name()).data(event.data().to_string())));
         }
         let end = match joined(turn.await) {

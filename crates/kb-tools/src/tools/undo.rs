@@ -17,7 +17,7 @@ use crate::tool::{Tool, ToolCategory, ToolHints};
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct UndoLastChangeArgs {
     /// Undo even when a file changed since (that version is kept in history). Only when
-    /// the user insists after being told what changed.
+    /// the user insists after being shown what changed.
     #[serde(default)]
     pub force: bool,
 }
