@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Deleting and undoing in a chat, end to end (issue 11, item 4): the real `kb serve` over
 //! real HTTP, with a scripted OpenAI-compatible model and with the offline model. In a chat,
 //! delete_entry only proposes; the proposal waits in the conversation (in the database, so
@@ -6,11 +5,9 @@
 //! cancels it. Each test checks the files on disk, the history, the answers and the stored
 //! conversation.
 
-mod common;
-
 use std::path::Path;
 
-use common::{KbServer, url_path};
+use crate::common::{KbServer, url_path};
 use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::{Value, json};
 

@@ -2,13 +2,9 @@
 //! same final body as the JSON answer, errors with the JSON API's codes, and a client that
 //! hangs up mid-turn leaves the capture and the conversation stored whole.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::KbServer;
+use crate::common::{self, KbServer};
 use kb_llm::testing::{FakeOpenAi, FakeReply, StreamedCall, chunk};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

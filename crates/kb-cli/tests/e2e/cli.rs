@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The `kb` binary run as a person runs it: against temporary vaults, with no
 //! OPENAI_API_KEY (kb's offline model answers), checking what is printed, the JSON of
 //! `--json`, the exit codes and what ends up on disk.

@@ -1,16 +1,13 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Many clients at once against one `kb serve` (the offline model): parallel chat turns and
 //! captures, some with the same name (filed as new entries on purpose, `createNew`).
 //! Afterwards every capture is on disk exactly once, at the path it was answered with, in a
 //! file that parses, listed by `index.md`, counted by `GET /api/entries` and found by search.
 //! Parallel captures of one new person, without `createNew`, end in one entry.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use common::{KbServer, assert_parses, query_value};
+use crate::common::{KbServer, assert_parses, query_value};
 use serde_json::json;
 use tokio::task::JoinSet;
 

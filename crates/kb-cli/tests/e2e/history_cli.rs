@@ -1,15 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `kb history`, `kb restore`, `kb undo` and `kb delete` run as a person runs them: the
 //! real binary on a temporary vault (alone, and beside a running `kb serve` on the same
 //! vault), checking the output, exit codes and the files on disk.
-
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{KbServer, url_path};
+use crate::common::{KbServer, url_path};
 use serde_json::{Value, json};
 
 /// Runs `kb --kb-dir VAULT ARGS…` with no model configured.

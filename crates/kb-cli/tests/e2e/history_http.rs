@@ -1,12 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Revision history over HTTP, end to end: the real `kb serve` on a temporary vault, its
 //! history, restore, undo and delete routes, and the files on disk (docs/HISTORY.md).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{KbServer, url_path};
+use crate::common::{KbServer, url_path};
 use serde_json::{Value, json};
 
 /// Files a project through `POST /api/capture` with a hint (no model needed); its path.

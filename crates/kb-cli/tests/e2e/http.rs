@@ -1,16 +1,13 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The HTTP API of SPEC §4 end to end: the real `kb` binary serving a temporary vault
 //! (`kb serve` as a child process), talking to a scripted OpenAI-compatible server over
 //! real HTTP. Each test checks what a client and the person would notice: statuses, the
 //! JSON shapes, the files on disk, and what the model was sent.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{KbServer, assert_error_shape, query_value, url_path};
+use crate::common::{self, KbServer, assert_error_shape, query_value, url_path};
 use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::{Value, json};
 

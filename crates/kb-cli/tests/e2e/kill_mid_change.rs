@@ -1,10 +1,7 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! A `kb serve` killed (SIGKILL) in the middle of a burst of changes, ten times over on one
 //! vault: after each restart, once the start-up check has caught history up, every entry
 //! file's bytes are exactly its newest revision's `after` text (docs/HISTORY.md), and no
 //! change the server acknowledged before dying is lost.
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -13,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{KbServer, Reply, entry_files, send, url_path};
+use crate::common::{KbServer, Reply, entry_files, send, url_path};
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
 

@@ -3,10 +3,6 @@
 //! fit, requests without the token, and a client that hangs up mid-call. Each gets a
 //! clear error, the server stays up, and nothing is left half-written.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -15,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use common::{KbServer, assert_parses};
+use crate::common::{self, KbServer, assert_parses};
 
 /// How long one answer may take.
 const ANSWER_WITHIN: Duration = Duration::from_secs(20);

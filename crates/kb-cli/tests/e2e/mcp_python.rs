@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! kb's MCP server driven by the official MCP Python SDK (PyPI `mcp` 2.3.0), as an
 //! assistant that knows nothing of kb would drive it: over stdio against `kb mcp`, and over
 //! streamable HTTP against `/mcp` on `kb serve` (with a bearer token). The scenario is
@@ -9,15 +8,13 @@
 //! the target folder (`python3 -m venv`, then `pip install mcp==2.3.0`) and reused. When
 //! neither works the tests fail, saying why: they never skip.
 
-mod common;
-
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::KbServer;
+use crate::common::{self, KbServer};
 
 /// The SDK version the scenario is written against: the pin of `tests/mcp/requirements.txt`
 /// (which `.ci/run` installs too).

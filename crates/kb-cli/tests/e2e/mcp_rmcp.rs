@@ -2,9 +2,7 @@
 //! streamable HTTP against `kb serve` (with its token), and several kb processes on one
 //! vault at once, each client hearing of the others' changes.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, deprecated)]
-
-mod common;
+#![allow(deprecated)]
 
 use std::path::Path;
 use std::process::Stdio;
@@ -23,7 +21,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use common::KbServer;
+use crate::common::KbServer;
 
 /// How long a change may take to reach a subscribed client.
 const NOTICE_WITHIN: Duration = Duration::from_secs(15);

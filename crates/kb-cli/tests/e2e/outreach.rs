@@ -7,12 +7,11 @@
 //! sends it once; one killed mid-send leaves it to be sent again with the same id; while
 //! one process holds a delivery, another never sends it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+#![allow(dead_code)]
 
-mod common;
-#[path = "../../kb-delivery/tests/support/mime.rs"]
+#[path = "../../../kb-delivery/tests/support/mime.rs"]
 mod mime;
-#[path = "../../kb-delivery/tests/support/smtp.rs"]
+#[path = "../../../kb-delivery/tests/support/smtp.rs"]
 mod smtp;
 
 use std::path::Path;
@@ -23,7 +22,7 @@ use axum::http::StatusCode;
 use chrono::{Duration as Days, Local};
 use serde_json::{Value, json};
 
-use common::KbServer;
+use crate::common::{self, KbServer};
 
 /// How long a delivery may take to show.
 const WITHIN: Duration = Duration::from_secs(30);

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Several kb processes on one vault, as people run them: three `kb serve` processes (the
 //! first owns the search index) and `kb` commands reading at the same time. Over 200
 //! captures, updates and moves go to all of them at once, and the index's owner is killed
@@ -6,8 +5,6 @@
 //! database meanwhile. Afterwards every acknowledged change is on disk
 //! exactly once, no update is lost, and every surviving process lists and searches every
 //! entry within a second; `index.md` lists exactly the entries on disk.
-
-mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -17,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{KbServer, Reply, entry_files, send, url_path};
+use crate::common::{KbServer, Reply, entry_files, send, url_path};
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
 

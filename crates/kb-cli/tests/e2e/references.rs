@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! References by name, end to end (issue 12): the real `kb serve` over real HTTP, on a small
 //! seeded vault, with the offline model and with a scripted OpenAI-compatible model. People
 //! name entries as they speak ("mark the passport thing done", "show Priya", "josé"); each
@@ -7,12 +6,10 @@
 //! changed (exactly those), a field's value, a Log line. A name that fits several entries
 //! (two people called Sam) changes nothing and asks; the next message picks one.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{KbServer, url_path};
+use crate::common::{KbServer, url_path};
 use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::{Value, json};
 

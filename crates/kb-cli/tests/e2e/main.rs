@@ -1,0 +1,19 @@
+//! kb-cli's integration tests: the real `kb` binary (`kb serve`, `kb mcp`, the commands)
+//! driven as a person or a client would, one binary with one module per concern.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod chat_history;
+mod chat_stream;
+mod cli;
+mod common;
+mod concurrency;
+mod history_cli;
+mod history_http;
+mod http;
+mod kill_mid_change;
+mod mcp_bad_input;
+mod mcp_python;
+mod mcp_rmcp;
+mod outreach;
+mod processes;
+mod references;
