@@ -10,7 +10,7 @@ pages) and two people named Sam (people/sam-lee.md, people/sam-ortiz.md), so tha
 is ambiguous. The script runs one scenario — the handshake, every tool, each kind of
 error, the resources, subscriptions, the prompts — checking what a person would notice,
 on the wire and on disk. It prints every failed check and exits 1 if there was any, 0
-when all passed. Run by crates/kb-cli/tests/mcp_python.rs.
+when all passed. Run by crates/kb-cli/tests/e2e/mcp_python.rs.
 """
 
 from __future__ import annotations

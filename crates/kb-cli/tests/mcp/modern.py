@@ -8,7 +8,7 @@ negotiates the newest protocol (2026-07-28: `server/discover`, no session, and
 Checks the negotiated version, a capture with the client's own classification (on disk),
 a tool error, a resource read, a prompt, and a listen stream that hears an edit made
 outside kb and a change made through kb. Exits 0 when every check passed, else prints the
-failures and exits 1. Run by crates/kb-cli/tests/mcp_python.rs.
+failures and exits 1. Run by crates/kb-cli/tests/e2e/mcp_python.rs.
 """
 
 from __future__ import annotations
