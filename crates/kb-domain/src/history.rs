@@ -161,7 +161,7 @@ pub trait RevisionLog: Send + Sync {
         changes: Vec<FileChange>,
     ) -> Result<Vec<Revision>, HistoryError>;
 
-    /// Told once the files of `revisions` (just recorded by `by`) are on disk: a log that
+    /// Called once the files of `revisions` (just recorded by `by`) are on disk: a log that
     /// also commits them elsewhere (git) does it now. Nothing by default.
     fn written(&self, _by: &ChangeContext, _revisions: &[Revision]) {}
 

@@ -69,7 +69,7 @@ impl Vault {
         Ok(log.record(self.clock.now(), by, reverts, changes)?)
     }
 
-    /// Tells history that the files of `revisions`, recorded by [`Vault::record_first`],
+    /// Lets history know that the files of `revisions`, recorded by [`Vault::record_first`],
     /// are on disk (a git commit is made now).
     pub(super) fn written(&self, by: &ChangeContext, revisions: &[Revision]) {
         if let Some(log) = &self.history {
@@ -318,7 +318,7 @@ impl Vault {
     }
 
     /// Updates the cache for the file at `path`, now `bytes` (`None`: gone); the change
-    /// to tell observers.
+    /// to notify observers of.
     fn remember(&self, state: &mut State, path: &EntryPath, bytes: Option<&[u8]>) -> EntryChange {
         let entry = bytes
             .and_then(|b| std::str::from_utf8(b).ok())
