@@ -92,9 +92,10 @@ pub struct Health {
     /// Why search is not ready, when it is not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_problem: Option<String>,
-    /// The file (vault-relative) where kb keeps its generated index: `index.md`, or
-    /// `kb-index.md` when `index.md` is the person's own; `null` when both are.
-    pub index_file: Option<String>,
+    /// The entry list file (vault-relative): `index.md`, or `kb-index.md` when `index.md`
+    /// is the person's own; `null` when both are.
+    #[serde(rename = "indexFile")]
+    pub entry_list_file: Option<String>,
     /// Files that look like entries but cannot be read.
     pub malformed_files: usize,
     /// Things the person should know about the vault (for example that kb leaves their
@@ -126,9 +127,9 @@ impl Assistant {
         .await
         .map_err(|e| CoreError::Task(e.to_string()))??;
         let watcher = if config.watch {
-            // A process that lives long keeps its index file current and commits its index
-            // off the request path.
-            vault.write_index_in_background();
+            // A process that lives long keeps its entry list file current and commits its
+            // search index off the request path.
+            vault.write_entry_list_in_background();
             index.commit_in_background();
             check_history_in_background(&vault);
             start_watcher(&vault, &index, &changes)
@@ -456,9 +457,9 @@ impl Assistant {
         self.call_tool("generate_digest", json!({ "type": kind }), CaptureSource::Api).await
     }
 
-    /// The current `index.md`.
-    pub fn index_markdown(&self) -> String {
-        self.vault.index_markdown()
+    /// The entry list (`index.md`) as it is now.
+    pub fn entry_list_markdown(&self) -> String {
+        self.vault.entry_list_markdown()
     }
 
     /// The revisions of the entry at (or last at) `path`, newest first: `{revisions}`
@@ -567,9 +568,9 @@ impl Assistant {
             .map(|page| page.total)
             .unwrap_or(0);
         let index_problem = self.index.health().err();
-        let index_file = self
+        let entry_list_file = self
             .vault
-            .index_file()
+            .entry_list_file()
             .map(|file| file.strip_prefix(self.vault.root()).unwrap_or(&file).to_string_lossy().into_owned());
         Health {
             version: env!("CARGO_PKG_VERSION"),
@@ -577,9 +578,9 @@ impl Assistant {
             entries,
             index_ready: index_problem.is_none(),
             index_problem,
-            index_file,
+            entry_list_file,
             malformed_files: self.vault.malformed().len(),
-            notices: self.vault.index_notice().into_iter().collect(),
+            notices: self.vault.entry_list_notice().into_iter().collect(),
         }
     }
 

@@ -1,13 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Outside edits in bulk, end to end: a `git pull` that writes 2,000 entry files into a
-//! vault kb is watching is followed as a batch. Every entry becomes searchable and
-//! listed, `index.md` ends listing exactly the entries on disk, and it takes a handful of
+//! vault kb is watching is followed as a batch. Every entry becomes searchable and listed,
+//! `index.md` ends listing exactly the entries on disk, and it takes a handful of search
 //! index commits and of `index.md` rewrites, not one per file; files that are not entries
 //! cause neither. Real files, the real watcher, real tantivy.
 //!
-//! The counts come from a vault and index wired as the assistant wires them (the vault
-//! following outside edits through `Vault::follow`, its index file written in the
-//! background, its folders swept); the assistant itself is checked for the outcome.
+//! The counts come from a vault and search index wired as the assistant wires them (the
+//! vault following outside edits through `Vault::follow`, its entry list file written in
+//! the background, its folders swept); the assistant itself is checked for the outcome.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -29,7 +29,7 @@ const WITHIN: Duration = Duration::from_secs(60);
 const BEFORE: usize = 300;
 /// Entry files the pull writes: all of the entries above, changed, and new ones.
 const PULLED: usize = 2_000;
-/// At most this many index commits, and as many `index.md` rewrites, for one pull.
+/// At most this many search index commits, and as many `index.md` rewrites, for one pull.
 const A_HANDFUL: u64 = 5;
 
 fn rel(n: usize) -> String {
@@ -137,7 +137,7 @@ fn hits(index: &TantivyIndex, text: &str) -> usize {
         .total
 }
 
-/// A vault and its index wired as a watching assistant wires them.
+/// A vault and its search index wired as a watching assistant wires them.
 struct Watched {
     vault: Arc<Vault>,
     index: Arc<TantivyIndex>,
@@ -150,7 +150,7 @@ impl Watched {
         let vault = Arc::new(Vault::open(root, Arc::new(ZonedClock::new(None))).unwrap());
         let index = Arc::new(TantivyIndex::open(Arc::new(vault.files()), &root.join(".kb/index")).unwrap());
         vault.add_observer(Arc::clone(&index) as Arc<dyn ChangeObserver>);
-        vault.write_index_in_background();
+        vault.write_entry_list_in_background();
         let follower = Arc::clone(&vault);
         let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
             follower.follow_all(paths);
@@ -199,7 +199,7 @@ fn a_pull_of_2000_files_is_a_handful_of_commits_and_index_md_rewrites() {
     let root = dir.path();
     let kb = Watched::open(root);
     assert_eq!(kb.listed(), BEFORE);
-    let (commits, writes) = (kb.index.commit_count(), kb.vault.background_index_writes());
+    let (commits, writes) = (kb.index.commit_count(), kb.vault.background_entry_list_writes());
 
     pull(root);
     let expected = on_disk(root);
@@ -219,7 +219,7 @@ fn a_pull_of_2000_files_is_a_handful_of_commits_and_index_md_rewrites() {
     );
     assert!(hits(&kb.index, "token01999") == 1 && hits(&kb.index, "noise0x1") == 0);
     let pull_commits = kb.index.commit_count() - commits;
-    let pull_writes = kb.vault.background_index_writes() - writes;
+    let pull_writes = kb.vault.background_entry_list_writes() - writes;
     assert!((1..=A_HANDFUL).contains(&pull_commits), "{pull_commits} index commits for one pull");
     assert!((1..=A_HANDFUL).contains(&pull_writes), "{pull_writes} index.md rewrites for one pull");
 
@@ -227,11 +227,11 @@ fn a_pull_of_2000_files_is_a_handful_of_commits_and_index_md_rewrites() {
     // entry written is one commit and one rewrite (two, should a folder sweep find it
     // before the watcher does).
     kb.fence(root, "fence");
-    let (commits, writes) = (kb.index.commit_count(), kb.vault.background_index_writes());
+    let (commits, writes) = (kb.index.commit_count(), kb.vault.background_entry_list_writes());
     noise(root, 1);
     kb.fence(root, "sentinel");
     let (more_commits, more_writes) =
-        (kb.index.commit_count() - commits, kb.vault.background_index_writes() - writes);
+        (kb.index.commit_count() - commits, kb.vault.background_entry_list_writes() - writes);
     assert!((1..=2).contains(&more_commits), "{more_commits} commits for one entry after the noise");
     assert!((1..=2).contains(&more_writes), "{more_writes} index.md rewrites for one entry after the noise");
     let mut expected = expected;
@@ -240,7 +240,7 @@ fn a_pull_of_2000_files_is_a_handful_of_commits_and_index_md_rewrites() {
 }
 
 #[test]
-fn a_sweep_that_finds_many_files_tells_the_index_once() {
+fn a_sweep_that_finds_many_files_reaches_the_search_index_once() {
     let dir = vault_before_the_pull();
     let root = dir.path();
     let vault = Vault::open(root, Arc::new(ZonedClock::new(None))).unwrap();

@@ -359,8 +359,8 @@ pub trait EntryRepository: Send + Sync {
     }
     /// Files that look like entries but cannot be read.
     fn malformed(&self) -> Vec<MalformedFile>;
-    /// The current `index.md` text.
-    fn index_markdown(&self) -> String;
+    /// The entry list file's text (`index.md`) as it is now.
+    fn entry_list_markdown(&self) -> String;
     /// Re-reads one path after a change made outside kb (or notices it is gone).
     fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError>;
 }

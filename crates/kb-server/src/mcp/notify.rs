@@ -1,12 +1,12 @@
-//! Telling MCP clients that the vault changed. Every change this process sees (its own
+//! Notifying MCP clients that the vault changed. Every change this process sees (its own
 //! writes, other kb processes', outside edits: [`kb_core::ChangeFeed`]) is gathered for a
 //! moment ([`GATHER`]) and sent as one `notifications/resources/list_changed` (names and
 //! lines of entries are part of the list, so any change may change it) plus one
 //! `notifications/resources/updated` per subscribed resource it touched (`kb://index`:
 //! any change).
 //!
-//! Clients of the 2025 protocol subscribe with `resources/subscribe` and hear on the
-//! connection ([`follow_for`]); clients of the 2026 protocol open a
+//! Clients of the 2025 protocol subscribe with `resources/subscribe` and are notified
+//! on the connection ([`follow_for`]); clients of the 2026 protocol open a
 //! `subscriptions/listen` stream ([`listen`]).
 
 use std::collections::BTreeSet;
@@ -68,7 +68,7 @@ impl Batch {
         subscribed
             .into_iter()
             .filter(|uri| match parse_uri(uri) {
-                Ok(KbUri::Index) => true,
+                Ok(KbUri::EntryList) => true,
                 Ok(KbUri::Entry(path)) => self.anything || self.paths.contains(&path),
                 Err(_) => false,
             })

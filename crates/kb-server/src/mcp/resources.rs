@@ -1,4 +1,4 @@
-//! The vault as MCP resources: `kb://index` (the index file kb keeps) and one resource per
+//! The vault as MCP resources: `kb://index` (the entry list file kb keeps) and one resource per
 //! entry, `kb://entries/{category}/{slug}` (its markdown file as it is on disk).
 
 use kb_core::{Assistant, EntryPath, ErrorCode};
@@ -6,8 +6,8 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::Value;
 
-/// The index of the vault.
-pub const INDEX_URI: &str = "kb://index";
+/// The entry list of the vault (`index.md`).
+pub const ENTRY_LIST_URI: &str = "kb://index";
 /// Where entry URIs start; the rest is `{category}/{slug}`.
 pub const ENTRY_PREFIX: &str = "kb://entries/";
 /// Entries listed per `resources/list` page.
@@ -17,21 +17,21 @@ const MARKDOWN: &str = "text/markdown";
 /// What a `kb://` URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KbUri {
-    /// `kb://index`.
-    Index,
+    /// `kb://index`, the entry list.
+    EntryList,
     /// `kb://entries/{category}/{slug}`.
     Entry(EntryPath),
 }
 
 /// The resource `uri` names, or an invalid-params error saying what a kb URI looks like.
 pub fn parse_uri(uri: &str) -> Result<KbUri, McpError> {
-    if uri == INDEX_URI {
-        return Ok(KbUri::Index);
+    if uri == ENTRY_LIST_URI {
+        return Ok(KbUri::EntryList);
     }
     let invalid = || {
         McpError::invalid_params(
             format!(
-                "not a kb resource: {uri:?} (kb has {INDEX_URI} and {ENTRY_PREFIX}{{category}}/{{slug}})"
+                "not a kb resource: {uri:?} (kb has {ENTRY_LIST_URI} and {ENTRY_PREFIX}{{category}}/{{slug}})"
             ),
             None,
         )
@@ -61,7 +61,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
-/// One page of `resources/list`: the index first, then the entries, most recently changed
+/// One page of `resources/list`: the entry list first, then the entries, most recently changed
 /// first. The cursor is where the next page starts.
 pub async fn list(assistant: &Assistant, cursor: Option<&str>) -> Result<ListResourcesResult, McpError> {
     let offset = match cursor {
@@ -77,7 +77,7 @@ pub async fn list(assistant: &Assistant, cursor: Option<&str>) -> Result<ListRes
     let mut resources = Vec::new();
     if offset == 0 {
         resources.push(
-            Resource::new(INDEX_URI, "index")
+            Resource::new(ENTRY_LIST_URI, "index")
                 .with_title("Index of the vault")
                 .with_description("Every entry by category, with a line about each (kept current by kb).")
                 .with_mime_type(MARKDOWN),
@@ -104,11 +104,11 @@ fn entry_resource(summary: &Value) -> Option<Resource> {
     Some(resource)
 }
 
-/// `resources/read`: the index, or an entry's file. An entry that does not exist is
+/// `resources/read`: the entry list, or an entry's file. An entry that does not exist is
 /// "resource not found"; a URI that is not kb's is invalid params.
 pub async fn read(assistant: &Assistant, uri: &str) -> Result<ReadResourceResult, McpError> {
     let text = match parse_uri(uri)? {
-        KbUri::Index => assistant.index_markdown(),
+        KbUri::EntryList => assistant.entry_list_markdown(),
         KbUri::Entry(path) => match assistant.entry_markdown(&path).await {
             Ok(text) => text,
             Err(failure) if matches!(failure.code, ErrorCode::NotFound | ErrorCode::InvalidPath) => {
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn uris_name_the_index_and_entries_and_nothing_outside() {
-        assert_eq!(parse_uri("kb://index").ok(), Some(KbUri::Index));
+        assert_eq!(parse_uri("kb://index").ok(), Some(KbUri::EntryList));
         assert!(matches!(parse_uri("kb://entries/people/priya-raman"),
             Ok(KbUri::Entry(path)) if path.to_string() == "people/priya-raman.md"));
         for bad in [

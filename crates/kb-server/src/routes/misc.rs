@@ -1,4 +1,4 @@
-//! Capture, search, digest, the index, health and the web page.
+//! Capture, search, digest, the entry list, health and the web page.
 
 use axum::Router;
 use axum::extract::State;
@@ -122,9 +122,9 @@ pub async fn digest(
     Ok(ApiJson(state.assistant.digest(&body.r#type).await?))
 }
 
-/// `GET /api/index`: index.md as `text/markdown`.
-pub async fn index(State(state): State<AppState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], state.assistant.index_markdown())
+/// `GET /api/index`: the entry list (`index.md`) as `text/markdown`.
+pub async fn entry_list(State(state): State<AppState>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], state.assistant.entry_list_markdown())
 }
 
 /// `GET /healthz`.

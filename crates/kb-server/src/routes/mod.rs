@@ -42,7 +42,7 @@ pub fn router(state: AppState) -> Router {
         .route("/capture", post(misc::capture))
         .route("/search", get(misc::search))
         .route("/digest", post(misc::digest))
-        .route("/index", get(misc::index))
+        .route("/index", get(misc::entry_list))
         .route("/nudges", get(outreach::nudges))
         .route("/nudges/snooze", post(outreach::snooze))
         .route("/nudges/done", post(outreach::done))

@@ -104,10 +104,10 @@ pub(crate) fn name_match(record: &CatalogueEntry, wanted: &str) -> Option<NameMa
     Some(NameMatch { entry: record.summary.clone(), relation, alias })
 }
 
-/// The entries of each category, newest first, at one moment of the cache: what
-/// `index.md` is rendered from, outside the vault's lock.
+/// The entries of each category, newest first, at one moment of the cache: what the
+/// entry list file is rendered from, outside the vault's lock.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct IndexSnapshot {
+pub(crate) struct EntryListSnapshot {
     /// The cache's [`Cache::version`] when it was taken.
     pub(crate) version: u64,
     /// Each category (in [`Category::ALL`] order) with its entries.
@@ -271,8 +271,8 @@ impl Cache {
         self.digest.nudge_candidates(today, now, settings)
     }
 
-    /// The entries of each category, newest first, for `index.md`.
-    pub(crate) fn index_snapshot(&self) -> IndexSnapshot {
+    /// The entries of each category, newest first, for the entry list file.
+    pub(crate) fn entry_list_snapshot(&self) -> EntryListSnapshot {
         let categories = Category::ALL
             .iter()
             .map(|&category| {
@@ -284,7 +284,7 @@ impl Cache {
                 (category, items)
             })
             .collect();
-        IndexSnapshot { version: self.version, categories }
+        EntryListSnapshot { version: self.version, categories }
     }
 
     /// A page of entries matching `filter`, newest `updated_at` first (undated last, then
@@ -530,13 +530,13 @@ mod tests {
                 nudge_paths(cache.nudge_candidates(today, now, settings)),
                 nudge_paths(DigestIndex::of(records.values()).nudge_candidates(today, now, settings))
             );
-            let indexed: Vec<kb_domain::EntrySummary> = cache
-                .index_snapshot()
+            let listed: Vec<kb_domain::EntrySummary> = cache
+                .entry_list_snapshot()
                 .categories
                 .into_iter()
                 .flat_map(|(_, items)| items.into_iter().map(|r| r.summary.clone()))
                 .collect();
-            proptest::prop_assert_eq!(indexed.len(), truth.len());
+            proptest::prop_assert_eq!(listed.len(), truth.len());
         }
     }
 }

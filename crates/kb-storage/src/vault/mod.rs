@@ -1,11 +1,11 @@
 //! The markdown vault adapter: [`Vault`], kb's [`EntryRepository`] over a folder of
-//! markdown files with YAML frontmatter (SPEC §1).
+//! markdown files with YAML frontmatter, one entry per file.
 //!
 //! - `open` creates the root, the category folders and `.kb/`, joins the kb processes of
 //!   the vault (`presence`), finishes interrupted moves when it is the only one
 //!   (`journal`), and scans `{category}/*.md` once (`scan`) into an in-memory
 //!   `cache` of summaries and references, from which `list` and `index.md`
-//!   (`index_md`) are answered without reading the files again.
+//!   (`entry_list`) are answered without reading the files again.
 //! - A move points every reference to the entry (frontmatter paths, Markdown links) at its
 //!   new path in the same change, editing only those references' bytes.
 //! - `get`, `update`, `move_entry` and `delete` read the file on disk at that moment;
@@ -14,16 +14,17 @@
 //!   check) to readers outside the vault, as the [`kb_domain::VaultFiles`] port.
 //! - Every write is atomic (`atomic`); new files are created without clobbering, so two
 //!   writers (threads or processes) never share a slug. Changes are serialised by one
-//!   lock, and observers hear of each change after it is on disk, before the call returns.
+//!   lock, and observers are notified of each change after it is on disk, before the call
+//!   returns.
 //! - Malformed files are reported and skipped, never rewritten or deleted. Reading never
 //!   writes: `open` writes only folders and `index.md` (never a person's own `index.md`).
 
 mod atomic;
 mod cache;
+mod entry_list;
+mod entry_list_schedule;
 mod files;
 mod folder_marks;
-mod index_md;
-mod index_schedule;
 mod journal;
 mod merge;
 mod presence;
@@ -64,15 +65,15 @@ pub struct Vault {
     root: Root,
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
-    index: Mutex<IndexFile>,
+    entry_list: Mutex<EntryListFile>,
     observers: RwLock<Vec<Arc<dyn ChangeObserver>>>,
     /// Whether the vault's view followed a change made elsewhere since the last sweep (see
     /// [`Vault::sweep_if_due`]); this process's own changes need no sweep.
     touched: std::sync::atomic::AtomicBool,
     /// Which folders a sweep need not list again.
     folder_marks: folder_marks::FolderMarks,
-    /// When the index file is written (shared with its background writer).
-    index_schedule: Arc<index_schedule::IndexSchedule>,
+    /// When the entry list file is written (shared with its background writer).
+    entry_list_schedule: Arc<entry_list_schedule::EntryListSchedule>,
     /// This process's shared hold on the vault, for as long as it is open.
     _presence: Presence,
     /// Serialises changes to entries with other kb processes.
@@ -86,27 +87,27 @@ struct State {
     cache: Cache,
 }
 
-/// What the index file's lock guards. It is taken after the main lock or alone, never
-/// the other way round, and the index is rendered under it alone (from a snapshot), so
-/// changes never wait for the whole index to be rendered and written.
-struct IndexFile {
-    /// The text kb last wrote to its index file (empty before the first write).
+/// What the entry list file's lock guards. It is taken after the main lock or alone, never
+/// the other way round, and the entry list is rendered under it alone (from a snapshot), so
+/// changes never wait for the whole entry list to be rendered and written.
+struct EntryListFile {
+    /// The text kb last wrote to its entry list file (empty before the first write).
     text: String,
     /// The cache version that text was rendered from: an older snapshot is never written.
     version: u64,
-    /// Where kb writes its index (`None`: nowhere, every name is the person's).
+    /// Where kb writes its entry list (`None`: nowhere, every name is the person's).
     file: Option<PathBuf>,
     /// Why kb is not using `index.md`, for the person.
     notice: Option<String>,
-    /// The index file's modification time and size after kb last wrote it: another kb
+    /// The entry list file's modification time and size after kb last wrote it: another kb
     /// process writing it since (from an older view of the vault) shows as a difference.
     written: Option<(std::time::SystemTime, u64)>,
     /// The time and size the file was first found with after another process wrote it,
-    /// and when (see [`Vault::check_index_file`]).
+    /// and when (see [`Vault::check_entry_list_file`]).
     disturbed: Option<(Option<(std::time::SystemTime, u64)>, std::time::Instant)>,
 }
 
-/// How long another kb process's write of the index file stands before this process,
+/// How long another kb process's write of the entry list file stands before this process,
 /// whose view differs, writes its own: until the next check of a watching process (every
 /// half second), which has followed the change that write came from by then.
 const REPAIR_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
@@ -120,7 +121,7 @@ impl std::fmt::Debug for Vault {
 impl Vault {
     /// Opens (creating when needed) the vault at `root`: makes the category folders and
     /// `.kb/`, finishes interrupted moves when no other kb process has the vault open,
-    /// reads every entry once and writes kb's index file if it changed.
+    /// reads every entry once and writes the entry list file if it changed.
     pub fn open(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Result<Vault, RepositoryError> {
         Vault::open_with(root.into(), clock, None)
     }
@@ -166,31 +167,31 @@ impl Vault {
             Found::Malformed(file) => cache.mark_malformed(&file),
         })?;
         tracing::info!(entries = cache.len(), malformed = cache.malformed().len(), "vault opened");
-        let (index_file, index_notice) = index_md::choose_file(root.dir());
-        if let Some(notice) = &index_notice {
+        let (entry_list_file, entry_list_notice) = entry_list::choose_file(root.dir());
+        if let Some(notice) = &entry_list_notice {
             tracing::warn!("{notice}");
         }
         let vault = Vault {
             root,
             clock,
             state: Mutex::new(State { cache }),
-            index: Mutex::new(IndexFile {
+            entry_list: Mutex::new(EntryListFile {
                 text: String::new(),
                 version: 0,
-                file: index_file,
-                notice: index_notice,
+                file: entry_list_file,
+                notice: entry_list_notice,
                 written: None,
                 disturbed: None,
             }),
             observers: RwLock::new(Vec::new()),
-            index_schedule: Arc::default(),
+            entry_list_schedule: Arc::default(),
             touched: std::sync::atomic::AtomicBool::new(false),
             folder_marks: folder_marks::FolderMarks::default(),
             _presence: presence,
             writes,
             history,
         };
-        vault.write_index_now();
+        vault.write_entry_list_now();
         Ok(vault)
     }
 
@@ -205,12 +206,12 @@ impl Vault {
         EntryFiles::of_root(self.root.clone())
     }
 
-    /// How many times the background writer (see [`Vault::write_index_in_background`]) has
-    /// brought kb's index file up to date: one per burst of changes, however many entries
-    /// it touched (thousands followed after a `git pull` are one, or one a second while
-    /// they keep coming). For tests and diagnostics.
-    pub fn background_index_writes(&self) -> u64 {
-        self.index_schedule.passes()
+    /// How many times the background writer (see [`Vault::write_entry_list_in_background`])
+    /// has brought the entry list file up to date: one per burst of changes, however many
+    /// entries it touched (thousands followed after a `git pull` are one, or one a second
+    /// while they keep coming). For tests and diagnostics.
+    pub fn background_entry_list_writes(&self) -> u64 {
+        self.entry_list_schedule.passes()
     }
 
     /// Adds an observer notified of every change (after it is on disk, before the call that
@@ -220,15 +221,15 @@ impl Vault {
         self.observers.write().unwrap_or_else(PoisonError::into_inner).push(observer);
     }
 
-    /// Where kb writes its index (`index.md`, or `kb-index.md` when `index.md` is the
+    /// Where kb writes its entry list (`index.md`, or `kb-index.md` when `index.md` is the
     /// person's own); `None` when both names are the person's.
-    pub fn index_file(&self) -> Option<PathBuf> {
-        self.lock_index().file.clone()
+    pub fn entry_list_file(&self) -> Option<PathBuf> {
+        self.lock_entry_list().file.clone()
     }
 
-    /// Why kb is not writing its index to `index.md`, when it is not.
-    pub fn index_notice(&self) -> Option<String> {
-        self.lock_index().notice.clone()
+    /// Why kb is not writing its entry list to `index.md`, when it is not.
+    pub fn entry_list_notice(&self) -> Option<String> {
+        self.lock_entry_list().notice.clone()
     }
 
     /// The lock serialising changes. A panic while holding it leaves the cache as
@@ -238,88 +239,88 @@ impl Vault {
         kb_domain::sync::lock(&self.state)
     }
 
-    /// The index file's lock (see [`IndexFile`] for the order).
-    fn lock_index(&self) -> MutexGuard<'_, IndexFile> {
-        kb_domain::sync::lock(&self.index)
+    /// The entry list file's lock (see [`EntryListFile`] for the order).
+    fn lock_entry_list(&self) -> MutexGuard<'_, EntryListFile> {
+        kb_domain::sync::lock(&self.entry_list)
     }
 
-    /// From now on writes kb's index file off the request path: one background thread
+    /// From now on writes the entry list file off the request path: one background thread
     /// rewrites it at most once per burst of changes (within a fraction of a second of the
-    /// last one), so no change waits for the whole index to be rendered. For processes
+    /// last one), so no change waits for the whole entry list to be rendered. For processes
     /// that live long (`kb serve`); others write it after each change.
-    pub fn write_index_in_background(self: &Arc<Self>) {
-        if !self.index_schedule.defer() {
+    pub fn write_entry_list_in_background(self: &Arc<Self>) {
+        if !self.entry_list_schedule.defer() {
             return;
         }
         let vault = Arc::downgrade(self);
-        let schedule = Arc::clone(&self.index_schedule);
-        let started = std::thread::Builder::new().name("kb-index-file".into()).spawn(move || {
+        let schedule = Arc::clone(&self.entry_list_schedule);
+        let started = std::thread::Builder::new().name("kb-entry-list".into()).spawn(move || {
             crate::background::yield_to_requests();
             // Waits holding only the schedule, so the vault can close meanwhile.
             while schedule.next(&vault).is_some() {
                 let Some(vault) = vault.upgrade() else { return };
                 let started = std::time::Instant::now();
-                vault.write_index_now();
+                vault.write_entry_list_now();
                 schedule.pass_took(started.elapsed());
             }
         });
         if let Err(error) = started {
-            tracing::warn!(%error, "could not start the index file's writer; writing it after each change");
-            self.index_schedule.undefer();
+            tracing::warn!(%error, "could not start the entry list file's writer; writing it after each change");
+            self.entry_list_schedule.undefer();
         }
     }
 
-    /// Brings kb's index file up to date now or (in the background) soon.
-    fn index_due(&self, state: &mut State) {
-        if self.index_schedule.is_deferred() {
-            self.index_schedule.mark_due();
+    /// Brings the entry list file up to date now or (in the background) soon.
+    fn entry_list_due(&self, state: &mut State) {
+        if self.entry_list_schedule.is_deferred() {
+            self.entry_list_schedule.mark_due();
         } else {
-            self.write_index(state.cache.index_snapshot(), false);
+            self.write_entry_list(state.cache.entry_list_snapshot(), false);
         }
     }
 
-    /// Brings kb's index file up to date, then notifies the observers (the changes of one
-    /// operation together).
+    /// Brings the entry list file up to date, then notifies the observers (the changes of
+    /// one operation together).
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
-        self.index_due(state);
+        self.entry_list_due(state);
         let observers = self.observers.read().unwrap_or_else(PoisonError::into_inner);
         for observer in observers.iter() {
             observer.entries_changed(changes);
         }
     }
 
-    /// Renders the index from a snapshot of the cache taken now and writes it (see
-    /// [`Vault::write_index`]). Must not be called holding the main lock.
-    fn write_index_now(&self) {
-        let snapshot = self.lock().cache.index_snapshot();
-        self.write_index(snapshot, false);
+    /// Renders the entry list from a snapshot of the cache taken now and writes it (see
+    /// [`Vault::write_entry_list`]). Must not be called holding the main lock.
+    fn write_entry_list_now(&self) {
+        let snapshot = self.lock().cache.entry_list_snapshot();
+        self.write_entry_list(snapshot, false);
     }
 
-    /// Renders the index from `snapshot` and writes it when it differs from what kb last
-    /// wrote (or when `again`: another process wrote the file since) and from what the
-    /// file holds now, unless a newer snapshot was written
-    /// already; and only over a file kb wrote itself: when the person has put their own
-    /// file there since, kb moves to the other name (and says so) instead.
-    fn write_index(&self, snapshot: cache::IndexSnapshot, again: bool) {
-        let mut index = self.lock_index();
-        if snapshot.version < index.version {
+    /// Renders the entry list from `snapshot` and writes it when it differs from what kb
+    /// last wrote (or when `again`: another process wrote the file since) and from what the
+    /// file holds now, unless a newer snapshot was written already; and only over a file kb
+    /// wrote itself: when the person has put their own file there since, kb moves to the
+    /// other name (and says so) instead.
+    fn write_entry_list(&self, snapshot: cache::EntryListSnapshot, again: bool) {
+        let mut entry_list = self.lock_entry_list();
+        if snapshot.version < entry_list.version {
             return;
         }
-        let text = index_md::render(&snapshot);
-        let Some(mut file) = index.file.clone() else { return };
+        let text = entry_list::render(&snapshot);
+        let Some(mut file) = entry_list.file.clone() else { return };
         // The whole file is read only once, at open: afterwards the text kb last wrote is
         // known, and only the file's first bytes are read to see it is still kb's.
-        if !again && !index.text.is_empty() && text == index.text {
-            index.version = snapshot.version;
+        if !again && !entry_list.text.is_empty() && text == entry_list.text {
+            entry_list.version = snapshot.version;
             return;
         }
         // A file not known to be kb's is left alone too.
-        if !matches!(index_md::owner(&file), Ok(index_md::Owner::Nobody | index_md::Owner::Kb)) {
-            let (chosen, notice) = index_md::choose_file(self.root.dir());
+        if !matches!(entry_list::owner(&file), Ok(entry_list::Owner::Nobody | entry_list::Owner::Kb)) {
+            let (chosen, notice) = entry_list::choose_file(self.root.dir());
             if let Some(notice) = &notice {
                 tracing::warn!("{notice}");
             }
-            (index.file, index.notice) = (chosen.clone(), notice);
+            (entry_list.file, entry_list.notice) = (chosen.clone(), notice);
             let Some(chosen) = chosen else { return };
             file = chosen;
         }
@@ -328,12 +329,12 @@ impl Vault {
         if let Err(e) =
             (!holds(&file, &text)).then(|| atomic::write_atomic(&file, text.as_bytes())).transpose()
         {
-            // The entry change itself is on disk; a stale index is repaired next time.
-            tracing::warn!(error = %e, file = %file.display(), "could not write kb's index file");
+            // The entry change itself is on disk; a stale entry list is repaired next time.
+            tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
         }
-        index.written = file_written(&file);
-        index.text = text;
-        index.version = snapshot.version;
+        entry_list.written = file_written(&file);
+        entry_list.text = text;
+        entry_list.version = snapshot.version;
     }
 
     /// Brings the cache in line with which entry files exist, from the folder listings
@@ -364,7 +365,7 @@ impl Vault {
             }
         }
         if listed.is_empty() {
-            self.check_index_file();
+            self.check_entry_list_file();
             return 0;
         }
         let is_listed = |path: &EntryPath| listed.iter().any(|(category, _)| path.category() == *category);
@@ -408,46 +409,46 @@ impl Vault {
                 self.folder_marks.clean(category, mark);
             }
         }
-        self.check_index_file();
+        self.check_entry_list_file();
         corrected
     }
 
     /// A sweep when the vault's view followed a change made elsewhere since the last one
-    /// (the moments events go missing), or when `anyway`; otherwise only the index file is
-    /// checked. A full sweep lists every folder, so a process that is idle does not pay
-    /// for one each time.
+    /// (the moments events go missing), or when `anyway`; otherwise only the entry list
+    /// file is checked. A full sweep lists every folder, so a process that is idle does not
+    /// pay for one each time.
     pub fn sweep_if_due(&self, anyway: bool) -> usize {
         if self.touched.swap(false, std::sync::atomic::Ordering::Relaxed) || anyway {
             return self.sweep();
         }
-        self.check_index_file();
+        self.check_entry_list_file();
         0
     }
 
-    /// Rewrites the index file when another kb process wrote it since from an older view
-    /// of the vault, once that write has stood for [`REPAIR_AFTER`]: a process about to
-    /// follow the same change writes the same text and nothing is rewritten, and a file
+    /// Rewrites the entry list file when another kb process wrote it since from an older
+    /// view of the vault, once that write has stood for [`REPAIR_AFTER`]: a process about
+    /// to follow the same change writes the same text and nothing is rewritten, and a file
     /// that already holds this process's text is never written again.
-    fn check_index_file(&self) {
+    fn check_entry_list_file(&self) {
         {
-            let mut index = self.lock_index();
-            let now = index.file.as_deref().and_then(file_written);
-            if now == index.written {
-                index.disturbed = None;
+            let mut entry_list = self.lock_entry_list();
+            let now = entry_list.file.as_deref().and_then(file_written);
+            if now == entry_list.written {
+                entry_list.disturbed = None;
                 return;
             }
-            match index.disturbed {
+            match entry_list.disturbed {
                 Some((seen, since)) if seen == now && since.elapsed() >= REPAIR_AFTER => {}
                 Some((seen, _)) if seen == now => return,
                 _ => {
-                    index.disturbed = Some((now, std::time::Instant::now()));
+                    entry_list.disturbed = Some((now, std::time::Instant::now()));
                     return;
                 }
             }
-            index.disturbed = None;
+            entry_list.disturbed = None;
         }
-        let snapshot = self.lock().cache.index_snapshot();
-        self.write_index(snapshot, true);
+        let snapshot = self.lock().cache.entry_list_snapshot();
+        self.write_entry_list(snapshot, true);
     }
 
     /// The text of the entry file at `path`, as it is on disk (refused outside the vault;
@@ -457,16 +458,17 @@ impl Vault {
         fs::read_to_string(&file).map_err(|e| io_error(&file, e))
     }
 
-    /// Brings the cache and the index file in line with the entry file at `path` after the
-    /// search index already followed it (an edit from outside kb, or another kb process's
-    /// change, reported by the index): observers are not notified of it a second time.
+    /// Brings the cache and the entry list file in line with the entry file at `path` after
+    /// the search index already followed it (an edit from outside kb, or another kb
+    /// process's change, reported by the search index): observers are not notified of it a
+    /// second time.
     pub fn follow(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
         self.reread(path, false)
     }
 
-    /// [`Vault::follow`] for many paths at once (a `git pull` the index followed): one hold
-    /// of the locks and one history record for them all. Paths that cannot be read are
-    /// logged and skipped; returns how many were followed.
+    /// [`Vault::follow`] for many paths at once (a `git pull` the search index followed):
+    /// one hold of the locks and one history record for them all. Paths that cannot be read
+    /// are logged and skipped; returns how many were followed.
     pub fn follow_all(&self, paths: &[EntryPath]) -> usize {
         let mut state = self.lock();
         let _writing = self.history.as_ref().map(|_| self.writes.hold());
@@ -482,8 +484,8 @@ impl Vault {
         followed
     }
 
-    /// Reads the entry at `path` again into the cache (and the index file); observers are
-    /// notified when `notify`.
+    /// Reads the entry at `path` again into the cache (and the entry list file); observers
+    /// are notified when `notify`.
     fn reread(&self, path: &EntryPath, notify: bool) -> Result<Option<Entry>, RepositoryError> {
         self.reread_locked(&mut self.lock(), path, notify)
     }
@@ -575,7 +577,7 @@ impl Vault {
         if notify {
             self.changed(state, &[change]);
         } else {
-            self.index_due(state);
+            self.entry_list_due(state);
         }
     }
 
@@ -713,8 +715,8 @@ impl Vault {
 impl Drop for Vault {
     /// A change the background writer has not written yet is written now.
     fn drop(&mut self) {
-        if self.index_schedule.is_deferred() && self.index_schedule.is_due() {
-            self.write_index_now();
+        if self.entry_list_schedule.is_deferred() && self.entry_list_schedule.is_due() {
+            self.write_entry_list_now();
         }
     }
 }
@@ -1023,10 +1025,11 @@ impl EntryRepository for Vault {
         self.lock().cache.malformed()
     }
 
-    fn index_markdown(&self) -> String {
-        // Rendered now: the file itself may be a moment behind (see `write_index_in_background`).
-        let snapshot = self.lock().cache.index_snapshot();
-        index_md::render(&snapshot)
+    fn entry_list_markdown(&self) -> String {
+        // Rendered now: the file itself may be a moment behind (see
+        // `write_entry_list_in_background`).
+        let snapshot = self.lock().cache.entry_list_snapshot();
+        entry_list::render(&snapshot)
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]

@@ -26,7 +26,7 @@ fn path(text: &str) -> EntryPath {
 }
 
 #[test]
-fn open_creates_folders_and_index() {
+fn open_creates_folders_and_entry_list_file() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("kb");
     let vault = open(&root);
@@ -34,7 +34,7 @@ fn open_creates_folders_and_index() {
         assert!(root.join(c.as_str()).is_dir());
     }
     assert!(root.join(".kb").is_dir());
-    assert_eq!(fs::read_to_string(root.join("index.md")).unwrap(), vault.index_markdown());
+    assert_eq!(fs::read_to_string(root.join("index.md")).unwrap(), vault.entry_list_markdown());
 }
 
 #[test]
@@ -189,7 +189,7 @@ fn paths_outside_the_vault_are_refused() {
 }
 
 #[test]
-fn index_lists_entries_after_create_and_not_after_delete() {
+fn entry_list_lists_entries_after_create_and_not_after_delete() {
     let dir = tempfile::tempdir().unwrap();
     let vault = open(dir.path());
     let mut fields = Frontmatter::new();
@@ -203,10 +203,10 @@ fn index_lists_entries_after_create_and_not_after_delete() {
         })
         .unwrap();
     let line = "- [ClientCo](projects/clientco.md) — Next: Email Sarah the API spec";
-    assert!(vault.index_markdown().contains(line), "{}", vault.index_markdown());
+    assert!(vault.entry_list_markdown().contains(line), "{}", vault.entry_list_markdown());
     assert!(fs::read_to_string(dir.path().join("index.md")).unwrap().contains(line));
     vault.delete(&e.path).unwrap();
-    assert!(!vault.index_markdown().contains("clientco"));
+    assert!(!vault.entry_list_markdown().contains("clientco"));
     assert!(!fs::read_to_string(dir.path().join("index.md")).unwrap().contains("clientco"));
     assert!(matches!(vault.delete(&e.path), Err(RepositoryError::NotFound(_))));
 }

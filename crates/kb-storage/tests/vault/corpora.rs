@@ -80,7 +80,7 @@ fn corpora_read_without_panic_or_rewrite() {
     }
     let all = vault.all_entries().unwrap();
     assert_eq!(all.len(), page.total);
-    assert!(vault.index_markdown().lines().count() > page.total);
+    assert!(vault.entry_list_markdown().lines().count() > page.total);
     drop(vault);
     let _again = open(dir.path());
     assert_eq!(hashes(dir.path()), before, "reading the vault rewrote a file");

@@ -31,7 +31,7 @@ fn symlink_out_of_the_vault_is_refused_and_not_listed() {
         vault.list(&ListFilter::default()).unwrap().entries.iter().map(|s| s.path.to_string()).collect();
     assert_eq!(listed, ["projects/alias.md", "ideas/real.md"]);
     assert!(vault.all_entries().unwrap().iter().all(|e| e.path != path));
-    assert!(!vault.index_markdown().contains("secret"));
+    assert!(!vault.entry_list_markdown().contains("secret"));
     assert_eq!(fs::read_to_string(&secret).unwrap(), "---\nname: Secret\n---\nprivate\n");
 
     // The link inside the vault is read, but changed only through the file it points to.

@@ -220,7 +220,7 @@ impl EntryRepository for MemoryRepository {
         Vec::new()
     }
 
-    fn index_markdown(&self) -> String {
+    fn entry_list_markdown(&self) -> String {
         let entries = self.lock();
         let mut out = String::from("# Index\n");
         for e in entries.values() {

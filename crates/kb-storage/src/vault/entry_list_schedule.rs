@@ -1,7 +1,7 @@
-//! When kb's index file is written: at once after each change (the default, and what a
+//! When the entry list file is written: at once after each change (the default, and what a
 //! short-lived process wants), or — once a long-running process asks for it — off the
 //! request path by one background thread that coalesces bursts of changes into one
-//! rewrite, so a change never waits for the whole index to be rendered. A burst is
+//! rewrite, so a change never waits for the whole entry list to be rendered. A burst is
 //! whatever comes without a pause of [`GATHER`]: thousands of entries followed one by one
 //! after a `git pull` are one rewrite (or one a second while they keep coming), not one
 //! each.
@@ -25,21 +25,21 @@ const PASS_SHARE: u32 = 10;
 /// How often a waiting background writer checks that its vault is still open.
 const CHECK_OPEN: Duration = Duration::from_secs(1);
 
-/// Whether the index file is written later, and whether a write is due.
+/// Whether the entry list file is written later, and whether a write is due.
 #[derive(Debug, Default)]
-pub(crate) struct IndexSchedule {
+pub(crate) struct EntryListSchedule {
     deferred: AtomicBool,
     due: Mutex<bool>,
     wake: Condvar,
     /// Counts the changes said due, so the writer sees whether more came while it waited.
     marks: AtomicU64,
-    /// The background writer's passes so far (see [`IndexSchedule::passes`]).
+    /// The background writer's passes so far (see [`EntryListSchedule::passes`]).
     passes: AtomicU64,
     /// How long the last pass took, in microseconds.
     last_pass_micros: AtomicU64,
 }
 
-impl IndexSchedule {
+impl EntryListSchedule {
     /// Whether writes go to the background writer.
     pub(crate) fn is_deferred(&self) -> bool {
         self.deferred.load(Ordering::Acquire)
@@ -67,7 +67,7 @@ impl IndexSchedule {
         self.wake.notify_one();
     }
 
-    /// How many times the background writer has brought the index file up to date: one
+    /// How many times the background writer has brought the entry list file up to date: one
     /// per burst of changes, however many entries the burst touched.
     pub(crate) fn passes(&self) -> u64 {
         self.passes.load(Ordering::Acquire)
