@@ -1,15 +1,16 @@
 //! The system prompt: its text lives in `prompt.md` (easy to read and change); this module
-//! fills in today's date, the index of the vault cut to a budget, and the conversation
-//! summary.
+//! fills in today's date, the vault overview (its entries, cut to a budget), and the
+//! conversation summary.
 
 use chrono::NaiveDate;
 use kb_domain::EntrySummary;
 
-/// The prompt's text, with `{today}`, `{timezone}`, `{index}` and `{conversation}` slots.
+/// The prompt's text, with `{today}`, `{timezone}`, `{overview}` and `{conversation}`
+/// slots.
 const TEMPLATE: &str = include_str!("prompt.md");
 
-/// What the index section says when the vault is empty.
-pub const EMPTY_INDEX: &str = "(The knowledge base is empty so far.)";
+/// What the vault overview says when the vault is empty.
+pub const EMPTY_OVERVIEW: &str = "(The knowledge base is empty so far.)";
 /// What the conversation section says when there is nothing older than the window.
 pub const NO_SUMMARY: &str = "(No earlier turns to summarise: the recent messages follow.)";
 
@@ -23,10 +24,10 @@ pub struct PromptInputs<'a> {
     pub today: NaiveDate,
     /// The person's time zone, when configured (an IANA name like `Europe/Paris`).
     pub time_zone: Option<&'a str>,
-    /// Entries of the vault, most recent first.
-    pub index: &'a [EntrySummary],
-    /// How many tokens the index may take.
-    pub index_token_budget: usize,
+    /// Entries of the vault, most recent first, for the vault overview.
+    pub entries: &'a [EntrySummary],
+    /// How many tokens the vault overview may take.
+    pub overview_token_budget: usize,
     /// The summary of turns older than the window, if any.
     pub summary: Option<&'a str>,
 }
@@ -39,20 +40,21 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
         _ => NO_SUMMARY.to_string(),
     };
     let today = inputs.today.format("%A %Y-%m-%d").to_string();
-    let index = index_section(inputs.index, inputs.index_token_budget);
+    let overview = vault_overview(inputs.entries, inputs.overview_token_budget);
     fill(
         TEMPLATE,
         &[
             ("{today}", &today),
             ("{timezone}", &timezone),
             ("{conversation}", &conversation),
-            ("{index}", &index),
+            ("{overview}", &overview),
         ],
     )
 }
 
-/// The template with each slot replaced in one pass, so that a slot's name inside a filled-in
-/// value (an entry named `{index}`, a summary quoting `{conversation}`) stays as written.
+/// The template with each slot replaced in one pass, so that a slot's name inside a
+/// filled-in value (an entry named `{overview}`, a summary quoting `{conversation}`) stays
+/// as written.
 fn fill(template: &str, slots: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len() + slots.iter().map(|(_, v)| v.len()).sum::<usize>());
     let mut rest = template;
@@ -74,17 +76,17 @@ fn fill(template: &str, slots: &[(&str, &str)]) -> String {
     out
 }
 
-/// The index as lines `- [name](path) — summary`, most recent first, cut to the budget with
-/// a count of what was left out.
-pub fn index_section(entries: &[EntrySummary], token_budget: usize) -> String {
+/// The vault overview: lines `- [name](path) — summary`, most recent first, cut to the
+/// budget with a count of what was left out.
+pub fn vault_overview(entries: &[EntrySummary], token_budget: usize) -> String {
     if entries.is_empty() {
-        return EMPTY_INDEX.to_string();
+        return EMPTY_OVERVIEW.to_string();
     }
     let budget = token_budget.saturating_mul(CHARS_PER_TOKEN);
     let mut out = String::new();
     let mut shown = 0;
     for entry in entries {
-        let line = index_line(entry);
+        let line = overview_line(entry);
         if out.len() + line.len() > budget && shown > 0 {
             break;
         }
@@ -98,7 +100,8 @@ pub fn index_section(entries: &[EntrySummary], token_budget: usize) -> String {
     out
 }
 
-fn index_line(entry: &EntrySummary) -> String {
+/// One entry's line in the vault overview.
+fn overview_line(entry: &EntrySummary) -> String {
     let status = entry.status.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default();
     if entry.summary.is_empty() {
         format!("- [{}]({}){status}\n", entry.name, entry.path)
@@ -124,14 +127,14 @@ mod tests {
     }
 
     #[test]
-    fn the_index_is_cut_to_its_budget_with_a_count() {
+    fn the_overview_is_cut_to_its_budget_with_a_count() {
         let entries: Vec<_> = (0..100).map(summary).collect();
-        let section = index_section(&entries, 100);
+        let section = vault_overview(&entries, 100);
         assert!(section.len() <= 100 * CHARS_PER_TOKEN + 80, "{}", section.len());
         assert!(section.starts_with("- [Idea 0](ideas/idea-0.md)"));
         assert!(section.contains("more entries not shown"));
-        let all = index_section(&entries[..2], 10_000);
+        let all = vault_overview(&entries[..2], 10_000);
         assert!(!all.contains("not shown"));
-        assert_eq!(index_section(&[], 100), EMPTY_INDEX);
+        assert_eq!(vault_overview(&[], 100), EMPTY_OVERVIEW);
     }
 }

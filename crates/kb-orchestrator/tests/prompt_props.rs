@@ -1,12 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! SPEC §5 property 7: for any index (empty or not, any unicode names and summaries), any
-//! summary of earlier turns and any budget, the system prompt names the role, every tool
-//! with guidance on when to use it, today's date, the index (or its placeholder) and the
+//! For any vault overview (empty or not, any unicode names and summaries), any summary of
+//! earlier turns and any budget, the system prompt names the role, every tool with
+//! guidance on when to use it, today's date, the overview (or its placeholder) and the
 //! conversation section (the summary, or its placeholder).
 
 use chrono::NaiveDate;
 use kb_domain::{Category, EntryPath, EntrySummary};
-use kb_orchestrator::prompt::{EMPTY_INDEX, NO_SUMMARY, PromptInputs, system_prompt};
+use kb_orchestrator::prompt::{EMPTY_OVERVIEW, NO_SUMMARY, PromptInputs, system_prompt};
 use proptest::prelude::*;
 
 const CATEGORIES: [Category; 5] =
@@ -16,7 +16,7 @@ const CATEGORIES: [Category; 5] =
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => "\\PC{0,40}",
-        1 => "\\PC{0,10}(\\{index\\}|\\{conversation\\}|\\{today\\}|\\{timezone\\})\\PC{0,10}",
+        1 => "\\PC{0,10}(\\{overview\\}|\\{conversation\\}|\\{today\\}|\\{timezone\\})\\PC{0,10}",
         1 => ".{0,40}",
     ]
 }
@@ -45,7 +45,7 @@ proptest! {
 
     #[test]
     fn the_system_prompt_has_every_section(
-        index in proptest::collection::vec(summary_entry(), 0..50),
+        entries in proptest::collection::vec(summary_entry(), 0..50),
         summary in proptest::option::of(text()),
         budget in prop_oneof![Just(0_usize), 0..5000_usize, Just(usize::MAX)],
         today in date(),
@@ -54,8 +54,8 @@ proptest! {
         let prompt = system_prompt(&PromptInputs {
             today,
             time_zone: time_zone.as_deref(),
-            index: &index,
-            index_token_budget: budget,
+            entries: &entries,
+            overview_token_budget: budget,
             summary: summary.as_deref(),
         });
 
@@ -71,12 +71,12 @@ proptest! {
         }
         prop_assert!(prompt.contains(&today.format("%Y-%m-%d").to_string()));
 
-        let (index_part, conversation_part) = sections(&prompt);
-        match index.first() {
-            None => prop_assert!(index_part.contains(EMPTY_INDEX)),
+        let (overview_part, conversation_part) = sections(&prompt);
+        match entries.first() {
+            None => prop_assert!(overview_part.contains(EMPTY_OVERVIEW)),
             Some(first) => {
-                prop_assert!(index_part.contains(&first.path.to_string()));
-                prop_assert!(!index_part.contains(EMPTY_INDEX) || first.name.contains(EMPTY_INDEX));
+                prop_assert!(overview_part.contains(&first.path.to_string()));
+                prop_assert!(!overview_part.contains(EMPTY_OVERVIEW) || first.name.contains(EMPTY_OVERVIEW));
             }
         }
         match summary.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
@@ -86,10 +86,10 @@ proptest! {
     }
 }
 
-/// The index section and the conversation section (the template puts them last, in that
+/// The vault overview and the conversation section (the template puts them last, in that
 /// order, under these headings).
 fn sections(prompt: &str) -> (&str, &str) {
-    let index_at = prompt.find("## The knowledge base index").unwrap();
+    let overview_at = prompt.find("## Overview of the knowledge base").unwrap();
     let conversation_at = prompt.rfind("## This conversation so far").unwrap();
-    (&prompt[index_at..conversation_at], &prompt[conversation_at..])
+    (&prompt[overview_at..conversation_at], &prompt[conversation_at..])
 }

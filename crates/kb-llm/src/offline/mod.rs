@@ -1,10 +1,11 @@
 //! The offline model: kb's [`ChatModel`] when no `OPENAI_API_KEY` is set, so a fresh
 //! machine gets a useful assistant. It is not a language model and never pretends to be
-//! one: fixed intent rules over the person's last message pick one tool call (an entry named
-//! in words is found by its exact name in the prompt's index), tool results are described in
-//! plain sentences, a "no" to a proposal the chat turn cancelled is acknowledged, and the capture classifier works from keyword tables
-//! ([`keywords`]). A request without tools is a writing task (a digest write-up, a summary of
-//! older turns): the material is handed back as given. Same request, same answer.
+//! one: fixed intent rules over the person's last message pick one tool call (an entry
+//! named in words is handed to the tool by that name, which the tool resolves), tool
+//! results are described in plain sentences, a "no" to a proposal the chat turn cancelled
+//! is acknowledged, and the capture classifier works from keyword tables ([`keywords`]). A
+//! request without tools is a writing task (a digest write-up, a summary of older turns):
+//! the material is handed back as given. Same request, same answer.
 //!
 //! Today's date and the category a capture's hint fixed come as data on the request
 //! ([`ChatRequest::today`], [`StructuredRequest::today`], [`StructuredRequest::forced_category`]);

@@ -38,8 +38,8 @@ use crate::prompt::{PromptInputs, system_prompt};
 pub const ROUND_CAP_APOLOGY: &str = "Sorry, I could not finish that: it took more steps than I am allowed. \
 Could you ask again, perhaps in smaller steps?";
 
-/// How entries are listed for the prompt's index (most recent first).
-const INDEX_ENTRIES: usize = 500;
+/// How many entries the vault overview in the prompt lists at most (most recent first).
+const OVERVIEW_ENTRIES: usize = 500;
 
 /// Settings of the chat turn.
 #[derive(Debug, Clone)]
@@ -49,8 +49,8 @@ pub struct TurnSettings {
     /// Recent messages sent with each turn (20); fewer than [`SUMMARY_BATCH`] older ones not
     /// yet summarised come with them.
     pub history_window: usize,
-    /// Tokens the index may take in the system prompt.
-    pub index_token_budget: usize,
+    /// Tokens the vault overview may take in the system prompt.
+    pub overview_token_budget: usize,
     /// The capture threshold (`KB_CONFIDENCE_THRESHOLD`, 0.6).
     pub threshold: Confidence,
     /// The person's time zone, if configured.
@@ -64,7 +64,7 @@ impl Default for TurnSettings {
         TurnSettings {
             max_tool_rounds: 5,
             history_window: 20,
-            index_token_budget: 1500,
+            overview_token_budget: 1500,
             threshold: Confidence::new(kb_tools::DEFAULT_THRESHOLD).unwrap_or(Confidence::CERTAIN),
             time_zone: None,
             source: CaptureSource::Chat,
@@ -282,24 +282,24 @@ impl Orchestrator {
 
     async fn prompt(&self, summary: Option<&str>, today: NaiveDate) -> String {
         let repository = Arc::clone(&self.services.repository);
-        let filter = ListFilter { limit: INDEX_ENTRIES, ..ListFilter::default() };
-        let index = tokio::task::spawn_blocking(move || repository.list(&filter)).await;
-        let entries = match index {
+        let filter = ListFilter { limit: OVERVIEW_ENTRIES, ..ListFilter::default() };
+        let listed = tokio::task::spawn_blocking(move || repository.list(&filter)).await;
+        let entries = match listed {
             Ok(Ok(page)) => page.entries,
             Ok(Err(error)) => {
-                tracing::warn!(%error, "the index could not be listed for the prompt");
+                tracing::warn!(%error, "the entries could not be listed for the vault overview");
                 Vec::new()
             }
             Err(error) => {
-                tracing::warn!(%error, "listing the index for the prompt failed");
+                tracing::warn!(%error, "listing the entries for the vault overview failed");
                 Vec::new()
             }
         };
         system_prompt(&PromptInputs {
             today,
             time_zone: self.settings.time_zone.as_deref(),
-            index: &entries,
-            index_token_budget: self.settings.index_token_budget,
+            entries: &entries,
+            overview_token_budget: self.settings.overview_token_budget,
             summary,
         })
     }
