@@ -6,14 +6,14 @@
 //!
 //! - `tools`: tool selection, plain answers, several calls in order, tool errors, the round cap.
 //! - `faults`: LLM faults as typed errors; a failed turn stores nothing.
-//! - `history`: earlier turns sent back, the sliding window and its summary in batches, a
+//! - `earlier_turns`: earlier turns sent back, the sliding window and its summary in batches, a
 //!   60-turn conversation's model calls, "actually that's a project", usage accounting.
 //! - `props`: SPEC §5 property 8 (a turn that captured stores what the capture filed).
 
+#[path = "chat_turn/earlier_turns.rs"]
+mod earlier_turns;
 #[path = "chat_turn/faults.rs"]
 mod faults;
-#[path = "chat_turn/history.rs"]
-mod history;
 #[path = "chat_turn/props.rs"]
 mod props;
 #[path = "chat_turn/tools.rs"]

@@ -168,7 +168,7 @@ impl Assistant {
             .map_err(|e| CoreError::Config(crate::config::ConfigError::Model(e.to_string())))?;
         let settings = TurnSettings {
             max_tool_rounds: config.max_tool_rounds,
-            history_window: config.history_window,
+            conversation_window: config.conversation_window,
             threshold,
             time_zone: config.time_zone.clone(),
             ..TurnSettings::default()

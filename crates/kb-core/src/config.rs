@@ -43,7 +43,7 @@ pub struct Config {
     /// Tool rounds per chat turn (`KB_MAX_TOOL_ROUNDS`, 5).
     pub max_tool_rounds: usize,
     /// Recent messages sent with each turn (`KB_HISTORY_WINDOW`, 20).
-    pub history_window: usize,
+    pub conversation_window: usize,
     /// The person's time zone, for the prompt (`KB_TIMEZONE`).
     pub time_zone: Option<String>,
     /// Whether to follow edits made outside kb while it runs (on for servers and the REPL).
@@ -91,7 +91,7 @@ impl Config {
             model: ModelChoice::Offline,
             threshold: kb_tools::DEFAULT_THRESHOLD,
             max_tool_rounds: 5,
-            history_window: 20,
+            conversation_window: 20,
             time_zone: None,
             watch: false,
             git: GitMode::Off,
@@ -152,7 +152,7 @@ impl Config {
         }
         config.outreach = outreach(&lookup)?;
         config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;
-        config.history_window = count(&lookup, "KB_HISTORY_WINDOW", config.history_window)?;
+        config.conversation_window = count(&lookup, "KB_HISTORY_WINDOW", config.conversation_window)?;
         let settings = OpenAiSettings::from_lookup(&lookup).map_err(|e| ConfigError::Model(e.to_string()))?;
         if let Some(settings) = settings {
             config.model = ModelChoice::OpenAi(settings);

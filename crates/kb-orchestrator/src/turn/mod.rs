@@ -31,8 +31,8 @@ pub use error::{MAX_MESSAGE_BYTES, TurnError};
 pub use response::{AnswerMessage, ChatResponse, FiledEntry};
 pub use summary::{BATCH as SUMMARY_BATCH, SUMMARY_UNAVAILABLE};
 
-use crate::history;
 use crate::prompt::{PromptInputs, system_prompt};
+use crate::transcript;
 
 /// What the final message says when the round cap is reached.
 pub const ROUND_CAP_APOLOGY: &str = "Sorry, I could not finish that: it took more steps than I am allowed. \
@@ -48,7 +48,7 @@ pub struct TurnSettings {
     pub max_tool_rounds: usize,
     /// Recent messages sent with each turn (20); fewer than [`SUMMARY_BATCH`] older ones not
     /// yet summarised come with them.
-    pub history_window: usize,
+    pub conversation_window: usize,
     /// Tokens the vault overview may take in the system prompt.
     pub overview_token_budget: usize,
     /// The capture threshold (`KB_CONFIDENCE_THRESHOLD`, 0.6).
@@ -63,7 +63,7 @@ impl Default for TurnSettings {
     fn default() -> Self {
         TurnSettings {
             max_tool_rounds: 5,
-            history_window: 20,
+            conversation_window: 20,
             overview_token_budget: 1500,
             threshold: Confidence::new(kb_tools::DEFAULT_THRESHOLD).unwrap_or(Confidence::CERTAIN),
             time_zone: None,
@@ -163,7 +163,7 @@ impl Orchestrator {
             Some(_) => self.store.take_pending(&conversation.id).await?,
             None => None,
         };
-        let window = self.settings.history_window;
+        let window = self.settings.conversation_window;
         let past = summary::load(self.store.as_ref(), &conversation, window).await?;
         let mut usage = Usage::default();
         let context = summary::catch_up(
@@ -180,7 +180,7 @@ impl Orchestrator {
         let today = self.services.clock.today();
         let mut messages =
             vec![ChatMessage::System { content: self.prompt(context.summary.as_deref(), today).await }];
-        messages.extend(history::to_chat_messages(&context.recent));
+        messages.extend(transcript::to_chat_messages(&context.recent));
         let (to_run, cancelled) = match confirm::decide(pending, message) {
             confirm::Decision::Run { call, confirmed } => (Some((call, confirmed)), None),
             confirm::Decision::Cancel(call) => (None, Some(call)),

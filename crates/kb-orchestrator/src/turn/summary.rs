@@ -14,7 +14,7 @@ use kb_domain::{
     Role, StoreError, Usage,
 };
 
-use crate::history;
+use crate::transcript;
 
 /// What the conversation section says when older turns exist but could not be summarised.
 pub const SUMMARY_UNAVAILABLE: &str =
@@ -78,7 +78,7 @@ pub async fn load(
     // A summary stored before its coverage was recorded: work it out once, and record it.
     let mut unsummarised = store.messages(id).await?;
     let covered = legacy_coverage(&unsummarised, window);
-    let last_filed = history::last_filed(None, &unsummarised[..covered]);
+    let last_filed = transcript::last_filed(None, &unsummarised[..covered]);
     let covers = coverage(count(covered), last_filed.as_ref());
     if let Err(error) = store.set_summary(id, &summary, &covers).await {
         tracing::warn!(%error, "the coverage of the conversation summary could not be stored");
@@ -97,7 +97,7 @@ pub async fn catch_up(
     window: usize,
     usage: &mut Usage,
 ) -> Context {
-    let last_filed = history::last_filed(past.last_filed.clone(), &past.unsummarised);
+    let last_filed = transcript::last_filed(past.last_filed.clone(), &past.unsummarised);
     let mut recent = past.unsummarised;
     let left = left_window(&recent, window);
     if left < BATCH {
@@ -106,7 +106,7 @@ pub async fn catch_up(
     let folded: Vec<Message> = recent.drain(..left).collect();
     let summary = match summarise(model, past.summary.as_deref(), &folded, usage).await {
         Ok(text) => {
-            let filed = history::last_filed(past.last_filed, &folded);
+            let filed = transcript::last_filed(past.last_filed, &folded);
             let covers = coverage(past.covers.saturating_add(count(left)), filed.as_ref());
             if let Err(error) = store.set_summary(id, &text, &covers).await {
                 tracing::warn!(%error, "the conversation summary could not be stored");
@@ -128,7 +128,7 @@ pub async fn catch_up(
 
 /// How many of the oldest `unsummarised` messages are out of the window.
 pub fn left_window(unsummarised: &[Message], window: usize) -> usize {
-    unsummarised.len() - history::window(unsummarised, window).len()
+    unsummarised.len() - transcript::window(unsummarised, window).len()
 }
 
 /// What a summary stored by an older kb covered: it was made at the start of the last turn

@@ -59,7 +59,7 @@ fn system(body: &serde_json::Value) -> String {
 
 #[tokio::test]
 async fn a_long_conversation_slides_its_window_and_summarises_what_left_it_in_batches() {
-    let k = kit_with(|config, _| config.history_window = 4).await;
+    let k = kit_with(|config, _| config.conversation_window = 4).await;
     assert_eq!(SUMMARY_BATCH, 10);
     // Distinct markers: `w1z` is not part of `w10z`.
     let message = |i: usize| format!("message {i} about w{i}z");
@@ -151,7 +151,7 @@ async fn a_long_conversation_slides_its_window_and_summarises_what_left_it_in_ba
 
 #[tokio::test]
 async fn a_summary_from_before_coverage_was_recorded_covers_what_it_did_then() {
-    let k = kit_with(|config, _| config.history_window = 4).await;
+    let k = kit_with(|config, _| config.conversation_window = 4).await;
     let message = |i: usize| format!("message {i} about w{i}z");
     let id = plain_turn(&k, None, &message(0), "A0z").await;
     for i in 1..6 {
@@ -274,7 +274,7 @@ async fn actually_that_is_a_project_moves_the_inbox_capture() {
 
 #[tokio::test]
 async fn usage_counts_every_model_call_of_the_turn() {
-    let k = kit_with(|config, _| config.history_window = 2).await;
+    let k = kit_with(|config, _| config.conversation_window = 2).await;
     // Four tool rounds and the answer: ten messages, none of which fits the next window.
     k.fake.push(call("call_1", "list_entries", &json!({})));
     k.fake.push(call("call_2", "search_entries", &json!({"query": "garden"})));
