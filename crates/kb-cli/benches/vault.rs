@@ -1,7 +1,7 @@
 //! Vault benchmark (figures, not a timed test): what a person waits for when kb drives a
 //! generated vault of 10,000 / 100,000 entries (`KB_BENCH_SIZES=10000` to choose), each
-//! figure printed next to the one the kb binary had before the work of issue 10 (read from
-//! `benches/vault-before.tsv`) and next to the issue's target. Prints a Markdown table and
+//! figure printed next to the one the kb binary had at commit 12f149e, before the
+//! performance work (read from `benches/vault-before.tsv`), and next to its target. Prints a Markdown table and
 //! saves it to `target/bench/vault.md`, and the raw figures to `target/bench/vault.tsv`.
 //!
 //! Per size, on a fresh vault ([`kb_search::testgen::write_vault`]):
@@ -72,7 +72,7 @@ const IDLE_WINDOW: Duration = Duration::from_secs(2);
 const IDLE_LIMIT: Duration = Duration::from_secs(120);
 /// The longest one request may take.
 const REQUEST_LIMIT: Duration = Duration::from_secs(300);
-/// The file of figures measured with the binary before issue 10.
+/// The file of figures measured with the kb binary at commit 12f149e.
 const BEFORE_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/vault-before.tsv");
 
 // ---------------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ enum Kind {
     Refused,
     /// Not done within the limit (p50 holds the limit).
     Timeout,
-    /// Not measured: a figure the issue states.
+    /// Not measured: a figure quoted from an earlier measurement.
     Quoted,
 }
 
@@ -177,7 +177,7 @@ fn ms(ms: f64) -> String {
     }
 }
 
-/// The goal a row is checked against (the issue's, stated for 100,000 entries).
+/// The goal a row is checked against (stated for 100,000 entries).
 #[derive(Debug, Clone, Copy)]
 enum Target {
     None,
@@ -1033,7 +1033,7 @@ fn table(
     let _ = writeln!(out, "# kb vault benchmark\n");
     let _ = writeln!(
         out,
-        "Each cell: p50 / p99 (n = samples), or one figure. **now**: {now_label}. **before**: the kb binary at commit 12f149e (before issue 10), from `crates/kb-cli/benches/vault-before.tsv`. Targets are issue 10's (stated for 100,000 entries), checked against **now** at every size. Machine: {}. Whole run: {:.0?}.\n",
+        "Each cell: p50 / p99 (n = samples), or one figure. **now**: {now_label}. **before**: the kb binary at commit 12f149e (before the performance work), from `crates/kb-cli/benches/vault-before.tsv`. Targets are stated for 100,000 entries, checked against **now** at every size. Machine: {}. Whole run: {:.0?}.\n",
         machine(),
         took
     );
@@ -1101,7 +1101,7 @@ fn table(
         "Search: five queries in turn (common word, two words, rare word, another, accent-folded). Capture: `POST /api/capture` of five kinds of text in turn (each files a new entry). Capture then search: a capture, then a search for its one unusual word that must find it. Update: `PATCH` of `status` and `next_action` on generated projects. Move: generated ideas moved to projects. List: `GET /api/entries` (page of 10); filtered: five category/status/limit/offset filters in turn. Digests: `POST /api/digest`. Chat (HTTP): `POST /api/chat` with messages that make the offline model call `list_entries` or `search_entries`, then answer; ten turns a conversation.",
         "Write → visible in another process: a second `kb serve` on the same vault and database; captures alternate between the two, each timed from sending it until the other process's search finds it and its list of ideas counts it (both polled every 5 ms). `refused`: the second process would not open the vault.",
         "5,000 outside edits: with `kb serve` running, 5,000 entry files are rewritten in place (each gains the same new word, as a `git pull` would bring it); timed from the first write until `GET /api/search` for that word counts all 5,000 (`total`), polled every 20 ms; not more than 120 s.",
-        "Chat-turn overhead: `kb_core::Assistant::chat` in this process on the same vault (after the server stopped; following the vault as `kb serve` does), with the offline model, which answers at once (rules over the last message; its own work is microseconds and is included). Each turn: a model call asking for one tool, the tool, a model call writing the answer, and the conversation stored in SQLite. Ten untimed turns first; ten turns a conversation. The before binary cannot be driven in-process: its figures are the ones issue 10 quotes (22 ms at 100,000 entries, 3 ms on an empty vault, measured beyond a 1 ms model).",
+        "Chat-turn overhead: `kb_core::Assistant::chat` in this process on the same vault (after the server stopped; following the vault as `kb serve` does), with the offline model, which answers at once (rules over the last message; its own work is microseconds and is included). Each turn: a model call asking for one tool, the tool, a model call writing the answer, and the conversation stored in SQLite. Ten untimed turns first; ten turns a conversation. The before binary cannot be driven in-process: its figures are quoted from an earlier measurement (22 ms at 100,000 entries, 3 ms on an empty vault, measured beyond a 1 ms model).",
         "An operation samples at most 60 s (never fewer than 5 samples), so slow before-figures may have fewer samples.",
     ] {
         let _ = writeln!(out, "- {line}");

@@ -13,8 +13,8 @@
 //! For each query: precision@5 (relevant hits among the first 5 ÷ min(5, relevant count))
 //! and the reciprocal rank of the first relevant hit (0 when none is in the first 10). Prints
 //! and saves to `target/bench/relevance.md` the means per vault and overall with the mean
-//! search latency, next to the figures of `benches/relevance-before.tsv` (the search before
-//! issue 13), and one row per query; the raw figures go to `target/bench/relevance.tsv`, in
+//! search latency, next to the figures of `benches/relevance-before.tsv` (the search at
+//! commit 51f6030, before stems, prefixes, phrases and name boosts), and one row per query; the raw figures go to `target/bench/relevance.tsv`, in
 //! the format of the "before" file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
