@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The chat turn (SPEC §3) end to end: a real `kb_core::Assistant` (vault, tantivy index,
+//! The chat turn end to end: a real `kb_core::Assistant` (vault, tantivy index,
 //! SQLite conversations) over the OpenAI-compatible adapter, talking real HTTP to a scripted
 //! fake server. The suites script what the model answers and check what a person would
 //! notice: files on disk, the answer, the stored conversation, and what the model was sent.
@@ -8,7 +8,7 @@
 //! - `faults`: LLM faults as typed errors; a failed turn stores nothing.
 //! - `earlier_turns`: earlier turns sent back, the sliding window and its summary in batches, a
 //!   60-turn conversation's model calls, "actually that's a project", usage accounting.
-//! - `props`: SPEC §5 property 8 (a turn that captured stores what the capture filed).
+//! - `props`: a turn that captured stores what the capture filed.
 
 #[path = "chat_turn/earlier_turns.rs"]
 mod earlier_turns;

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! SPEC §5 properties 2–6 through the tools, over a real vault (kb-storage) and a real
+//! Properties of the tools, over a real vault (kb-storage) and a real
 //! tantivy index (kb-search) in a temp dir: list filters, get round-trip, update, move and
 //! search. Each property runs many generated cases against one world that keeps changing
 //! (updates and moves accumulate), which is the point: the properties hold in any state.
@@ -155,7 +155,7 @@ fn expected_len(limit: Option<u64>) -> usize {
     limit.map_or(10, |l| l.min(100) as usize)
 }
 
-/// Property 2: list_entries results match the filters, respect the limit, newest first,
+/// list_entries results match the filters, respect the limit, newest first,
 /// and `total` counts every match.
 #[test]
 fn list_entries_respects_filters_and_limit() {
@@ -194,7 +194,7 @@ fn list_entries_respects_filters_and_limit() {
         .unwrap();
 }
 
-/// Property 3: get_entry returns the requested path and what is on disk.
+/// get_entry returns the requested path and what is on disk.
 #[test]
 fn get_entry_round_trips_what_is_on_disk() {
     let world = World::new();
@@ -230,7 +230,7 @@ fn update_strategy() -> impl Strategy<Value = (usize, Vec<(String, Value)>, Opti
     (0usize..1000, prop::collection::vec(field, 1..4), prop::option::of("[a-z \n]{0,30}"))
 }
 
-/// Property 4: update_entry changes what was asked and nothing else.
+/// update_entry changes what was asked and nothing else.
 #[test]
 fn update_entry_changes_only_the_given_fields() {
     let world = World::new();
@@ -288,7 +288,7 @@ fn split_file(text: &str) -> Option<(String, String)> {
     Some((lines, text[spans.body].to_string()))
 }
 
-/// Property 4b: a body edit through update_entry changes only the notes, as asked: append,
+/// A body edit through update_entry changes only the notes, as asked: append,
 /// prepend and section keep every byte of the old notes, find_replace changes nothing
 /// unless the count matches, and the frontmatter keeps every line but `updated_at`'s.
 #[test]
@@ -351,7 +351,7 @@ fn update_entry_body_edits_keep_what_they_do_not_name() {
         .unwrap();
 }
 
-/// Property 5: move_entry puts the entry at `{target}/{slug}.md`, removes the old file,
+/// move_entry puts the entry at `{target}/{slug}.md`, removes the old file,
 /// gives it the target's schema and loses nothing the person wrote.
 #[test]
 fn move_entry_moves_transforms_and_keeps_everything() {
@@ -437,7 +437,7 @@ fn indexed_words(entry: &Entry) -> Vec<String> {
     analyze(&text.join(" "))
 }
 
-/// Property 6: every hit holds every query term in an indexed field, as written or by its
+/// Every hit holds every query term in an indexed field, as written or by its
 /// stem (within one edit for a marked fuzzy retry); filters and limit hold; hits are
 /// ordered by score.
 #[test]

@@ -1,6 +1,6 @@
 //! What the commands print: the data as JSON (`--json`), or readable lines for a person.
-//! The human renderers read the tools' `data` shapes (SPEC §2) leniently: a field that is
-//! missing prints as empty, never as a crash.
+//! The human renderers read the tools' `data` shapes (their output schemas) leniently: a
+//! field that is missing prints as empty, never as a crash.
 
 use std::io::Write;
 

@@ -214,7 +214,7 @@ impl Assistant {
         self.model.describe()
     }
 
-    /// One chat turn (SPEC §3).
+    /// One chat turn: the answer to `message` in `conversation` (a new one when `None`).
     pub async fn chat(
         &self,
         conversation: Option<&ConversationId>,

@@ -1,6 +1,6 @@
 //! The configuration of an [`crate::Assistant`]: where the vault and database are, which
-//! model to use, and the chat settings; read from the environment (SPEC §3-4) or built in
-//! code.
+//! model to use, and the chat settings; read from the environment (the `KB_*` variables)
+//! or built in code.
 
 use std::path::PathBuf;
 

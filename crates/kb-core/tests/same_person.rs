@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! One person, one file (issue 12): capturing the same person several times, under the ways
+//! One person, one file: capturing the same person several times, under the ways
 //! people write a name — in full, the first name only, in another case, with or without its
 //! accents — with the hint `[person:<as written>]`, leaves exactly one file in people/. The
 //! file's `## Log` holds one dated line per capture, the first included, in order.

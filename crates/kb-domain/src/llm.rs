@@ -128,7 +128,7 @@ pub struct StructuredCompletion {
     pub usage: Usage,
 }
 
-/// How a call to the model failed. The server maps each to a status (SPEC §3).
+/// How a call to the model failed. The server maps each to the HTTP status in its doc.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// The model could not be reached or answered 5xx (503).

@@ -1,6 +1,6 @@
 //! Slugs: the file-name stem kb gives an entry it creates.
 //!
-//! Rules (SPEC §1): lowercase ASCII `[a-z0-9-]`, words joined by single `-`, no leading or
+//! Rules: lowercase ASCII `[a-z0-9-]`, words joined by single `-`, no leading or
 //! trailing `-`, at most 60 characters, unicode transliterated or dropped, an empty result
 //! becomes `entry`, and a taken slug gets `-2`, `-3`, … .
 

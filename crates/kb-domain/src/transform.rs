@@ -1,5 +1,5 @@
 //! Moving an entry between categories: the transform of its frontmatter from one schema
-//! to another (SPEC §2, move_entry).
+//! to another (for move_entry).
 //!
 //! Common fields and the person's own keys are kept in place; fields the target also has
 //! are kept when their values fit it; fields only the old category has stay under their

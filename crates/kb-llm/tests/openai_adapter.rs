@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The OpenAI-compatible adapter against a scripted server over real HTTP: what it sends,
-//! how it reads real recorded answers, and how each fault of SPEC §3 comes out.
+//! how it reads real recorded answers, and which typed error each fault becomes.
 
 use std::time::{Duration, Instant};
 

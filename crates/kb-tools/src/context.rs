@@ -11,7 +11,7 @@ use kb_domain::{
 use crate::ports::{Classifier, DigestWriter};
 use crate::result::StateUpdate;
 
-/// The confidence threshold used when none is configured (SPEC §2).
+/// The confidence threshold used when none is configured.
 pub const DEFAULT_THRESHOLD: f64 = 0.6;
 
 /// Where a capture (or any change) came from; a capture writes it as the entry's

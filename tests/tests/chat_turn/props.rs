@@ -1,6 +1,6 @@
-//! SPEC §5 property 8: a turn that captured stores `filedEntryPath` and `filedConfidence`
-//! equal to the capture's, for any confidence, threshold and text; and (property 9 through
-//! the whole turn) the entry is in the inbox exactly when the confidence is below the
+//! A turn that captured stores `filedEntryPath` and `filedConfidence` equal to the
+//! capture's, for any confidence, threshold and text; and (confidence routing through the
+//! whole turn) the entry is in the inbox exactly when the confidence is below the
 //! threshold.
 //!
 //! One runtime and one fake server serve every case; each case opens a fresh vault.

@@ -1,5 +1,5 @@
 //! Turns what the person asked for into the model's answer: one tool call whose arguments
-//! follow the SPEC §2 schemas (only tools the request offers), or a plain sentence.
+//! follow the tool's input schema (only tools the request offers), or a plain sentence.
 
 use kb_domain::{ChatCompletion, ToolCall, ToolDefinition, Usage};
 use serde_json::{Map, Value, json};

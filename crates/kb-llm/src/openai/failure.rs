@@ -1,4 +1,4 @@
-//! How the failures of async-openai and reqwest become kb's typed [`LlmError`]s (SPEC §3):
+//! How the failures of async-openai and reqwest become kb's typed [`LlmError`]s:
 //! unreachable or 5xx → `Unavailable`, 429 after retries → `RateLimited`, no answer in
 //! time → `Timeout`, an answer that does not parse → `Malformed`, any other 4xx → `Refused`.
 

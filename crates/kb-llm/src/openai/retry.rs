@@ -1,13 +1,13 @@
 //! kb's retry of rate-limited requests: a tower service around async-openai's HTTP
 //! transport, replacing the library's own retry (which has no jitter and also retries 5xx).
 //!
-//! Only `429 Too Many Requests` is retried (SPEC §3: "429 → retried with exponential
-//! backoff, 3 tries"); a 5xx or an unreachable server fails at once so the person gets the
-//! 503 quickly. Each wait is the exponential delay plus random jitter, and never less than
-//! the server's `Retry-After`. When a wait would be longer than [`RetryPolicy::max_delay`]
-//! or end past the call's budget, or the tries run out, the call fails with a
-//! [`RateLimitExhausted`] carrying the last `Retry-After`. A 429 whose error is
-//! `insufficient_quota` is permanent and not retried.
+//! Only `429 Too Many Requests` is retried (with exponential backoff, 3 tries in all); a
+//! 5xx or an unreachable server fails at once so the person gets the 503 quickly. Each wait
+//! is the exponential delay plus random jitter, and never less than the server's
+//! `Retry-After`. When a wait would be longer than [`RetryPolicy::max_delay`] or end past
+//! the call's budget, or the tries run out, the call fails with a [`RateLimitExhausted`]
+//! carrying the last `Retry-After`. A 429 whose error is `insufficient_quota` is permanent
+//! and not retried.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -9,9 +9,9 @@ use std::time::Duration;
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// The model used when `KB_MODEL` is not set.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
-/// How long one call may take when `KB_LLM_TIMEOUT_SECS` is not set (SPEC §3).
+/// How long one call may take when `KB_LLM_TIMEOUT_SECS` is not set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Requests sent in all for one call when the server keeps answering 429 (SPEC §3).
+/// Requests sent in all for one call when the server keeps answering 429.
 pub const DEFAULT_MAX_TRIES: u32 = 3;
 /// The first wait after a 429; it doubles at each further try.
 pub const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_millis(500);

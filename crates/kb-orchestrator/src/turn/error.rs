@@ -2,7 +2,7 @@
 
 use kb_domain::{ConversationId, LlmError, StoreError};
 
-/// The longest chat message accepted, in bytes (SPEC §4).
+/// The longest chat message accepted, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 
 /// Why a turn could not be answered.

@@ -1,4 +1,4 @@
-//! The chat turn (SPEC §3): load or start the conversation, build the context, let the
+//! The chat turn: load or start the conversation, build the context, let the
 //! model call tools until it answers in text or the round cap is reached, store the whole
 //! turn in one transaction, and answer. A call left waiting for the person's yes
 //! ([`confirm`]) is stored with the turn and decided by the next message.

@@ -1,4 +1,4 @@
-//! What a chat turn answers (SPEC §3, step 5), in the JSON shape of `POST /api/chat`.
+//! What a chat turn answers, in the JSON shape of `POST /api/chat`.
 
 use chrono::{DateTime, Utc};
 use kb_domain::{Category, ConversationId, EntryPath, Role, Usage};

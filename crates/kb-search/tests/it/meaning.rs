@@ -1,4 +1,4 @@
-//! Search that finds what people mean (issue 13): words in other forms (stems in the
+//! Search that finds what people mean: words in other forms (stems in the
 //! vault's language), a word still being typed, names and tags above the body, the newer of
 //! equal hits first, quoted phrases, and snippets marking what matched.
 

@@ -1,4 +1,4 @@
-//! Property 6 of the spec over generated vaults and queries: every hit holds every query
+//! Search over generated vaults and queries: every hit holds every query
 //! word in an indexed field — as written, by its stem, or (the last
 //! word of a search-as-you-type query) as the beginning of a word; filters and limit hold;
 //! hits come best first; the total is the number of matching entries counted by brute

@@ -19,7 +19,7 @@ use tower_http::trace::TraceLayer;
 use crate::auth::{guard, guard_health, require_json_post};
 use crate::state::AppState;
 
-/// The largest request body accepted (SPEC §4).
+/// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The whole HTTP application.

@@ -1,5 +1,5 @@
-//! Property 2: slugs follow the SPEC pattern and never collide, even when threads and two
-//! vault instances on one folder (as two processes would) create at the same time.
+//! Slugs follow the slug rules (`kb_domain::slug`) and never collide, even when threads and
+//! two vault instances on one folder (as two processes would) create at the same time.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

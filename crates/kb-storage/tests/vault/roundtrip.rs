@@ -1,4 +1,4 @@
-//! Property 1: any valid entry written and read back is equal — frontmatter order, unknown
+//! Any valid entry written and read back is equal — frontmatter order, unknown
 //! keys, unicode and CRLF bodies included — whether a person wrote it or kb created it.
 
 use kb_domain::{Category, EntryRepository, Frontmatter, NewEntry};

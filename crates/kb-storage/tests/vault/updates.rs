@@ -1,4 +1,4 @@
-//! Property 4 at repository level: an update changes what it names and nothing else —
+//! At repository level, an update changes what it names and nothing else —
 //! every other field keeps its value and place, the body stays unless replaced.
 
 use kb_domain::{Category, EntryRepository, EntryUpdate, Frontmatter};

@@ -24,7 +24,7 @@ pub enum DigestKind {
 }
 
 impl DigestKind {
-    /// The headings of this digest, in order (SPEC §2).
+    /// The headings of this digest, in order.
     pub fn headings(self) -> &'static [&'static str] {
         match self {
             DigestKind::Daily => {

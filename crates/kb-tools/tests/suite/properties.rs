@@ -1,4 +1,4 @@
-//! SPEC §5 properties 1 (tool definitions) and 9 (confidence routing) as proptest suites.
+//! Tool definitions and confidence routing, as proptest suites.
 
 use std::sync::Arc;
 
@@ -42,7 +42,7 @@ fn no_refs(value: &Value) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
-    /// Property 1: every definition, in any registry built from the tools, is well formed.
+    /// Every definition, in any registry built from the tools, is well formed.
     #[test]
     fn every_tool_definition_is_well_formed(picks in subsequence((0..7).collect::<Vec<usize>>(), 1..=7).prop_shuffle()) {
         let registry = registry_of(&picks);
@@ -72,7 +72,7 @@ proptest! {
         }
     }
 
-    /// Property 9: confidence C against threshold T: C >= T files into the category,
+    /// Confidence C against threshold T: C >= T files into the category,
     /// C < T into the inbox (the boundary C == T included).
     #[test]
     fn confidence_routes_the_capture(
