@@ -282,7 +282,7 @@ impl Assistant {
         self.registry.get(name).is_some()
     }
 
-    /// Hears of every change to the vault from now on: this process's, other kb
+    /// Receives every change to the vault from now on: this process's, other kb
     /// processes' and outside edits (those only while the vault is watched).
     pub fn changes(&self) -> tokio::sync::broadcast::Receiver<ChangedPaths> {
         self.changes.subscribe()

@@ -213,7 +213,7 @@ pub enum EntryChange {
     Removed(EntryPath),
 }
 
-/// Something that must hear about every change to the vault.
+/// Something notified of every change to the vault.
 pub trait ChangeObserver: Send + Sync {
     /// Called after the change is on disk and before the call that made it returns.
     fn entry_changed(&self, change: &EntryChange);

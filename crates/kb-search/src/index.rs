@@ -158,10 +158,10 @@ impl TantivyIndex {
         self.owner.load(Ordering::Acquire)
     }
 
-    /// Lets the other kb processes on this vault send their changes here while this
-    /// process owns the index (now, or after taking it over later); `on_forwarded` hears
-    /// of the entries they changed once they are indexed. Call once, after wrapping the
-    /// index in an [`Arc`].
+    /// Lets the other kb processes on this vault send their changes here while this process
+    /// owns the index (now, or after taking it over later); `on_forwarded` is called with
+    /// the entries they changed once they are indexed. Call once, after wrapping the index
+    /// in an [`Arc`].
     pub fn share_writes(self: &Arc<Self>, on_forwarded: Option<OnForwarded>) {
         let sharing = Sharing { this: Arc::downgrade(self), on_forwarded };
         if self.sharing.set(sharing).is_ok() && self.is_owner() {

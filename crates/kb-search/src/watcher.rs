@@ -1,20 +1,19 @@
 //! [`VaultWatcher`]: follows edits made outside kb (an editor, Obsidian, `git pull`) while
 //! kb runs, so they reach the index within about a second.
 //!
-//! File events are mapped to entry paths as they arrive; events on anything that is not
-//! an entry (`.kb/`, `.git/`, sub-folders, files that are not visible `.md` files in a
+//! File events are mapped to entry paths as they arrive; events on anything that is not an
+//! entry (`.kb/`, `.git/`, sub-folders, files that are not visible `.md` files in a
 //! category folder) and events that only say a file was opened or read are dropped there.
-//! What is left gathers into one batch until the vault has been quiet for [`DEBOUNCE`]
-//! (or, in a vault that never rests, for at most [`MAX_GATHER`]). A batch is one pass:
-//! its paths are brought in line with their files in one call
-//! ([`TantivyIndex::sync_paths`]: one index commit, made by the owner when another
-//! process owns the index), then [`OnChange`] hears of each path whose entry changed. A
-//! file whose stamp matches what is indexed — kb's own writes, already indexed by the
-//! change observer — is not read again. Events arriving while a batch is handled form the
-//! next one, so a `git pull` that changes thousands of files is one batch, or a few,
-//! never one per file. Events that cannot be mapped to single files (a category folder
-//! made, removed or renamed; the system losing events) make the batch a full
-//! [`TantivyIndex::reconcile`].
+//! What is left gathers into one batch until the vault has been quiet for [`DEBOUNCE`] (or,
+//! in a vault that never rests, for at most [`MAX_GATHER`]). A batch is one pass: its paths
+//! are brought in line with their files in one call ([`TantivyIndex::sync_paths`]: one
+//! index commit, made by the owner when another process owns the index), then [`OnChange`]
+//! is called with each path whose entry changed. A file whose stamp matches what is indexed
+//! — kb's own writes, already indexed by the change observer — is not read again. Events
+//! arriving while a batch is handled form the next one, so a `git pull` that changes
+//! thousands of files is one batch, or a few, never one per file. Events that cannot be
+//! mapped to single files (a category folder made, removed or renamed; the system losing
+//! events) make the batch a full [`TantivyIndex::reconcile`].
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -44,7 +44,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
 }
 
 /// Guards `/healthz`: without a token it answers only requests addressed to a loopback
-/// host, as `/api` does (it tells the model and the vault's counts); with a token it is
+/// host, as `/api` does (it shows the model and the vault's counts); with a token it is
 /// open to anyone.
 pub async fn guard_health(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if state.token.is_some() || addressed_to_loopback(request.headers()) {

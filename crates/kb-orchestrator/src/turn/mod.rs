@@ -383,8 +383,8 @@ impl Orchestrator {
             let completion = match answer {
                 Ok(completion) => completion,
                 Err(error) if self.changed_the_vault(&outcome.changing_tools) => {
-                    // What the tools changed is on disk: the person must hear of it, and the
-                    // turn is kept, rather than an error that invites a duplicate retry.
+                    // What the tools changed is on disk: the person must learn of it, and
+                    // the turn is kept, rather than an error that invites a duplicate retry.
                     tracing::warn!(%error, "the model failed after tools changed the vault; keeping the turn");
                     outcome.answer = partial_answer(&outcome.tools_used, &error);
                     return Ok(outcome);

@@ -211,7 +211,7 @@ impl ServerHandler for KbMcp {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Every connected client hears that the list of entries changed.
+        // Every connected client is notified that the list of entries changed.
         notify::follow_for(&self.assistant, &self.subscriptions, context.peer);
     }
 

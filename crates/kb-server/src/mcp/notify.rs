@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(batch.touched(subscribed.clone()), ["kb://entries/people/priya", "kb://index"]);
 
         let lagged = Batch { anything: true, ..Batch::default() };
-        assert_eq!(lagged.touched(subscribed).len(), 3, "a listener that fell behind hears of everything");
+        assert_eq!(lagged.touched(subscribed).len(), 3, "a listener that fell behind gets everything");
         drop(sender);
         assert!(next_batch(&mut receiver).await.is_none(), "kb closing ends the stream");
     }

@@ -264,9 +264,9 @@
     };
   }
 
-  // POST /api/chat, answered as events while the turn runs: `live` hears each tool start and
-  // finish and each piece of the answer. Answers the message.completed body (the JSON answer);
-  // throws an ApiError for an error event, with the JSON API's code.
+  // POST /api/chat, answered as events while the turn runs: `live` receives each tool start
+  // and finish and each piece of the answer. Answers the message.completed body (the JSON
+  // answer); throws an ApiError for an error event, with the JSON API's code.
   async function chatStream(body, live) {
     const response = await request("POST", "/api/chat", body, "text/event-stream");
     const type = response.headers.get("Content-Type") || "";

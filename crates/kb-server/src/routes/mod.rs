@@ -56,7 +56,7 @@ pub fn router(state: AppState) -> Router {
     let mcp = Router::new()
         .route_service("/mcp", crate::mcp::http_service(Arc::clone(&state.assistant), state.shutdown.clone()))
         .route_layer(middleware::from_fn_with_state(state.clone(), guard));
-    // Health tells the model and counts: loopback hosts only when there is no token.
+    // Health shows the model and counts: loopback hosts only when there is no token.
     let health = get(misc::healthz).route_layer(middleware::from_fn_with_state(state.clone(), guard_health));
     Router::new()
         .nest("/api", api)
