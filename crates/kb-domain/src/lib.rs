@@ -39,7 +39,7 @@ pub mod cause;
 pub mod change;
 pub mod conversation;
 pub mod delivery;
-pub mod digest_index;
+pub mod digest_orders;
 pub mod edit;
 pub mod entry;
 pub mod fields;
@@ -68,7 +68,7 @@ pub use change::{ChangeContext, ChangeSource};
 pub use conversation::{
     Conversation, ConversationId, Message, NewMessage, PendingCall, PendingChoice, Role, ToolCall,
 };
-pub use digest_index::{DigestCandidates, DigestIndex};
+pub use digest_orders::{DigestCandidates, DigestOrders};
 pub use edit::{BodyEdit, BodyEditError, BodyEditMode, BodyEditRequest};
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError, UpdatedDocument};
 pub use fields::{Confidence, FieldProblem};

@@ -124,7 +124,7 @@ pub type Snoozes = HashMap<String, DateTime<Utc>>;
 
 /// Whether `record` is an active project (status `active`, exactly), in the running for
 /// [`NudgeRule::StaleProject`] by its `updated_at`. These record tests, like [`Bounds`], are
-/// shared by [`evaluate`] and the orders [`crate::DigestIndex`] keeps, so the two agree.
+/// shared by [`evaluate`] and the orders [`crate::DigestOrders`] keeps, so the two agree.
 pub(crate) fn is_active_project(record: &CatalogueEntry) -> bool {
     record.category() == Category::Projects && record.status() == Some("active")
 }

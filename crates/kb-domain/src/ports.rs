@@ -11,7 +11,7 @@ use crate::category::Category;
 use crate::cause::Cause;
 use crate::change::{ChangeContext, ChangeSource};
 use crate::conversation::{Conversation, ConversationId, Message, NewMessage, PendingCall, SummaryCoverage};
-use crate::digest_index::DigestCandidates;
+use crate::digest_orders::DigestCandidates;
 use crate::entry::{Entry, EntrySummary, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
 use crate::history::{HistoryError, Revision, UndoScope};

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Properties of the nudge rules and of the records [`DigestIndex::nudge_candidates`]
+//! Properties of the nudge rules and of the records [`DigestOrders::nudge_candidates`]
 //! hands them, over generated catalogues (every category, statuses done, active and
 //! others, dates on and around each rule's line, fields missing), moments, settings
 //! (including more days than the calendar holds) and snoozes:
@@ -9,14 +9,14 @@
 //!   rules' definitions in whole seconds and day numbers (no chrono arithmetic);
 //! - the candidates are exactly the records a rule picks and those created lately;
 //! - a snoozed nudge is absent until its snooze ends, and back from then on;
-//! - an index kept by inserts and removes answers as one built afresh.
+//! - orders kept by inserts and removes answer as ones built afresh.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 use kb_domain::nudges::{Nudge, NudgeRule, NudgeSettings, Snoozes, evaluate};
-use kb_domain::{CatalogueEntry, Category, DigestIndex, EntryPath, EntrySummary};
+use kb_domain::{CatalogueEntry, Category, DigestOrders, EntryPath, EntrySummary};
 use proptest::prelude::*;
 
 /// Statuses, with the ones rules name, others, a different case and none.
@@ -267,7 +267,7 @@ fn snoozes_of(nudges: &[Nudge], picks: &[(usize, usize)], now: DateTime<Utc>) ->
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
-    /// (a) and (b): over the candidates the index hands over, the nudges are those over
+    /// (a) and (b): over the candidates the orders hand over, the nudges are those over
     /// every record, snoozed or not; each rule lists exactly what its definition picks, in
     /// its order; and the candidates are exactly those records plus the ones created
     /// lately, each once.
@@ -280,7 +280,7 @@ proptest! {
     ) {
         let none = Snoozes::new();
         let all = evaluate(refs(&records), today, now, settings, &none);
-        let candidates = DigestIndex::of(&records).nudge_candidates(today, now, settings).records;
+        let candidates = DigestOrders::of(&records).nudge_candidates(today, now, settings).records;
         let over_candidates = evaluate(refs(&candidates), today, now, settings, &none);
         prop_assert_eq!(&over_candidates, &all);
 
@@ -367,35 +367,35 @@ fn step() -> impl Strategy<Value = Step> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
-    /// (d): an index kept by inserts and removes through a history of changes hands the
-    /// same nudge candidates (and digest candidates), in the same order, as an index built
+    /// (d): orders kept by inserts and removes through a series of changes hand the
+    /// same nudge candidates (and digest candidates), in the same order, as orders built
     /// afresh from the records now, and so the same nudges.
     #[test]
-    fn a_kept_index_answers_like_a_fresh_one(
+    fn kept_orders_answer_like_fresh_ones(
         steps in proptest::collection::vec(step(), 1..90),
         (today, now) in moment(),
         settings in settings(),
     ) {
-        let mut index = DigestIndex::default();
+        let mut orders = DigestOrders::default();
         let mut records: BTreeMap<EntryPath, Arc<CatalogueEntry>> = BTreeMap::new();
         for step in steps {
             match step {
                 Step::Put(record) => {
                     if let Some(old) = records.insert(record.summary.path.clone(), Arc::clone(&record)) {
-                        index.remove(&old);
+                        orders.remove(&old);
                     }
-                    index.insert(&record);
+                    orders.insert(&record);
                 }
                 Step::Remove(slot, category) => {
                     if let Some(old) = records.remove(&path_of(slot, Category::ALL[category])) {
-                        index.remove(&old);
+                        orders.remove(&old);
                     }
                 }
             }
         }
         let all: Vec<Arc<CatalogueEntry>> = records.into_values().collect();
-        let fresh = DigestIndex::of(&all);
-        let kept = index.nudge_candidates(today, now, settings).records;
+        let fresh = DigestOrders::of(&all);
+        let kept = orders.nudge_candidates(today, now, settings).records;
         let anew = fresh.nudge_candidates(today, now, settings).records;
         prop_assert_eq!(&kept, &anew);
         let none = Snoozes::new();
@@ -407,7 +407,7 @@ proptest! {
             [c.open_actions, c.follow_ups, c.overdue, c.inbox_waiting, c.inbox_oldest, c.recent, c.open_loops]
                 .map(|list| list.iter().map(|r| r.summary.path.clone()).collect::<Vec<_>>())
         };
-        prop_assert_eq!(paths(index.candidates(today, now)), paths(fresh.candidates(today, now)));
+        prop_assert_eq!(paths(orders.candidates(today, now)), paths(fresh.candidates(today, now)));
     }
 }
 
@@ -480,7 +480,7 @@ fn edge_cases_on_the_lines() {
             "no_capture",
         ]
     );
-    let candidates = DigestIndex::of(&records).nudge_candidates(today, now, s).records;
+    let candidates = DigestOrders::of(&records).nudge_candidates(today, now, s).records;
     assert_eq!(candidates.len(), 4);
     // A capture exactly `quiet_days` ago is not a capture made lately; a second later is.
     let lately =
@@ -489,7 +489,7 @@ fn edge_cases_on_the_lines() {
     assert!(
         !evaluate(refs(&with), today, now, s, &Snoozes::new()).iter().any(|n| n.rule == NudgeRule::NoCapture)
     );
-    assert_eq!(DigestIndex::of(&with).nudge_candidates(today, now, s).records.len(), 5);
+    assert_eq!(DigestOrders::of(&with).nudge_candidates(today, now, s).records.len(), 5);
 }
 
 /// Settings of more days than the calendar holds draw their lines past every date instead
@@ -527,5 +527,5 @@ fn settings_beyond_the_calendar_do_not_panic() {
     let nudges = evaluate(refs(&records), today, now, huge, &Snoozes::new());
     let keys: Vec<&str> = nudges.iter().map(|n| n.key.as_str()).collect();
     assert_eq!(keys, ["admin_due:admin/far.md"]);
-    assert_eq!(DigestIndex::of(&records).nudge_candidates(today, now, huge).records.len(), 1);
+    assert_eq!(DigestOrders::of(&records).nudge_candidates(today, now, huge).records.len(), 1);
 }

@@ -128,7 +128,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uris_name_the_index_and_entries_and_nothing_outside() {
+    fn uris_name_the_entry_list_and_entries_and_nothing_outside() {
         assert_eq!(parse_uri("kb://index").ok(), Some(KbUri::EntryList));
         assert!(matches!(parse_uri("kb://entries/people/priya-raman"),
             Ok(KbUri::Entry(path)) if path.to_string() == "people/priya-raman.md"));

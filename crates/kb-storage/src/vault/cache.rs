@@ -12,7 +12,7 @@ use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
-    CatalogueEntry, Category, DigestCandidates, DigestIndex, Entry, EntryPath, EntrySummary, ListFilter,
+    CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryPath, EntrySummary, ListFilter,
     ListPage, MalformedFile, NameMatch,
 };
 
@@ -124,7 +124,7 @@ pub(crate) struct Cache {
     referrers: HashMap<EntryPath, BTreeSet<EntryPath>>,
     malformed: BTreeMap<EntryPath, String>,
     /// The records in the orders a digest reads.
-    digest: DigestIndex,
+    digest: DigestOrders,
     /// For each folded name and alias, the entries that have it.
     by_name: BTreeMap<String, BTreeSet<EntryPath>>,
     /// Counts the changes, so a snapshot knows whether it is older than another.
@@ -256,12 +256,12 @@ impl Cache {
         self.entries.values().map(|c| (c.record.summary.clone(), c.record.aliases.clone())).collect()
     }
 
-    /// What a digest on `today` at `now` reads (see [`DigestIndex::candidates`]).
+    /// What a digest on `today` at `now` reads (see [`DigestOrders::candidates`]).
     pub(crate) fn digest_candidates(&self, today: NaiveDate, now: DateTime<Utc>) -> DigestCandidates {
         self.digest.candidates(today, now)
     }
 
-    /// What the nudges on `today` at `now` read (see [`DigestIndex::nudge_candidates`]).
+    /// What the nudges on `today` at `now` read (see [`DigestOrders::nudge_candidates`]).
     pub(crate) fn nudge_candidates(
         &self,
         today: NaiveDate,
@@ -317,7 +317,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
-        /// The name index finds exactly what comparing the name with every entry's name
+        /// The lookup by folded name finds exactly what comparing the name with every entry's name
         /// and aliases finds, with the same relation and alias, however entries change.
         #[test]
         fn names_are_found_as_a_look_at_every_entry_would_find_them(
@@ -449,7 +449,7 @@ mod tests {
 
         /// Whatever happens to the entries, every list the kept orders answer is the one
         /// sorting every entry would give, the digest's and the nudges' orders are those of
-        /// the entries now, and the index holds every entry.
+        /// the entries now, and the entry list holds every entry.
         #[test]
         fn kept_orders_answer_like_a_full_sort(
             steps in proptest::collection::vec(step(), 1..60),
@@ -513,7 +513,7 @@ mod tests {
             };
             proptest::prop_assert_eq!(
                 paths(cache.digest_candidates(today, now)),
-                paths(DigestIndex::of(records.values()).candidates(today, now))
+                paths(DigestOrders::of(records.values()).candidates(today, now))
             );
             // Lines that fall between the generated days, so each rule picks some and not others.
             let settings = kb_domain::nudges::NudgeSettings {
@@ -528,7 +528,7 @@ mod tests {
             };
             proptest::prop_assert_eq!(
                 nudge_paths(cache.nudge_candidates(today, now, settings)),
-                nudge_paths(DigestIndex::of(records.values()).nudge_candidates(today, now, settings))
+                nudge_paths(DigestOrders::of(records.values()).nudge_candidates(today, now, settings))
             );
             let listed: Vec<kb_domain::EntrySummary> = cache
                 .entry_list_snapshot()

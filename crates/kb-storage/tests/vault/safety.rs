@@ -20,7 +20,7 @@ fn new_entry(category: Category, name: &str, fields: Frontmatter, body: &str) ->
 }
 
 #[test]
-fn a_hand_written_index_survives_open_capture_update_and_move() {
+fn a_hand_written_index_md_survives_open_capture_update_and_move() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("index.md"), OWN_INDEX).unwrap();
     let vault = open(dir.path());
@@ -42,7 +42,7 @@ fn a_hand_written_index_survives_open_capture_update_and_move() {
 }
 
 #[test]
-fn an_index_the_person_puts_in_place_while_kb_runs_is_kept() {
+fn an_index_md_the_person_puts_in_place_while_kb_runs_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let vault = open(dir.path());
     assert!(fs::read_to_string(dir.path().join("index.md")).unwrap().starts_with("# Knowledge base"));

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use kb_domain::digest_index::{
+use kb_domain::digest_orders::{
     INBOX_WAIT_DAYS, WEEK_DAYS, action_key, inbox_since, is_open_action, is_open_loop, within,
 };
 use kb_domain::{CatalogueEntry, Category, DigestCandidates};
@@ -250,7 +250,7 @@ fn needs_review(entries: &Entries) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kb_domain::{DigestIndex, EntryPath, EntrySummary};
+    use kb_domain::{DigestOrders, EntryPath, EntrySummary};
     use proptest::prelude::*;
 
     proptest! {
@@ -356,7 +356,7 @@ mod tests {
                 recent: all.clone(),
                 open_loops: all.clone(),
             };
-            let walked = DigestIndex::of(&all).candidates(today, now);
+            let walked = DigestOrders::of(&all).candidates(today, now);
             for kind in [DigestKind::Daily, DigestKind::Weekly] {
                 prop_assert_eq!(
                     gather_facts(kind, &walked, today, now),

@@ -202,7 +202,7 @@ impl EntryRepository for MemoryRepository {
     ) -> Result<kb_domain::DigestCandidates, RepositoryError> {
         let records: Vec<_> =
             self.lock().values().map(|e| std::sync::Arc::new(kb_domain::CatalogueEntry::of(e))).collect();
-        Ok(kb_domain::DigestIndex::of(&records).candidates(today, now))
+        Ok(kb_domain::DigestOrders::of(&records).candidates(today, now))
     }
 
     fn nudge_candidates(
@@ -213,7 +213,7 @@ impl EntryRepository for MemoryRepository {
     ) -> Result<kb_domain::nudges::NudgeCandidates, RepositoryError> {
         let records: Vec<_> =
             self.lock().values().map(|e| std::sync::Arc::new(kb_domain::CatalogueEntry::of(e))).collect();
-        Ok(kb_domain::DigestIndex::of(&records).nudge_candidates(today, now, settings))
+        Ok(kb_domain::DigestOrders::of(&records).nudge_candidates(today, now, settings))
     }
 
     fn malformed(&self) -> Vec<MalformedFile> {

@@ -1,11 +1,11 @@
-//! [`DigestIndex`]: the catalogue's records kept in the orders a digest reads them (open
+//! [`DigestOrders`]: the catalogue's records kept in the orders a digest reads them (open
 //! actions by due date, people by when they were last touched, the inbox by arrival, the
 //! week's activity newest first, …), so that a digest walks the few records at the front of
 //! each order instead of the whole vault; and [`DigestCandidates`], what one walk hands the
-//! digest. The same index keeps the orders the nudge rules read (active projects by
+//! digest. The same [`DigestOrders`] keeps the orders the nudge rules read (active projects by
 //! `updated_at`, admin items not done by due date, people with follow-ups by when they were
 //! last touched, the inbox by `created_at`, every record newest created first), so that
-//! [`DigestIndex::nudge_candidates`] walks only the records a rule picks.
+//! [`DigestOrders::nudge_candidates`] walks only the records a rule picks.
 //!
 //! The rules of which entries a digest is about live here too ([`is_open_action`],
 //! [`is_open_loop`], the windows), so the orders and the digest that reads them agree.
@@ -104,9 +104,9 @@ pub struct DigestCandidates {
 type Order<K> = BTreeMap<(K, EntryPath), Arc<CatalogueEntry>>;
 
 /// The catalogue's records in every order a digest reads, kept in step by
-/// [`DigestIndex::insert`] and [`DigestIndex::remove`] (a few tree operations per change).
+/// [`DigestOrders::insert`] and [`DigestOrders::remove`] (a few tree operations per change).
 #[derive(Debug, Clone, Default)]
-pub struct DigestIndex {
+pub struct DigestOrders {
     actions: Order<ActionKey>,
     follow_ups: Order<Option<NaiveDate>>,
     due: Order<NaiveDate>,
@@ -127,14 +127,14 @@ pub struct DigestIndex {
     created: Order<Reverse<DateTime<Utc>>>,
 }
 
-impl DigestIndex {
-    /// An index of `records`.
-    pub fn of<'a>(records: impl IntoIterator<Item = &'a Arc<CatalogueEntry>>) -> DigestIndex {
-        let mut index = DigestIndex::default();
+impl DigestOrders {
+    /// The orders of `records`.
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a Arc<CatalogueEntry>>) -> DigestOrders {
+        let mut orders = DigestOrders::default();
         for record in records {
-            index.insert(record);
+            orders.insert(record);
         }
-        index
+        orders
     }
 
     /// Adds a record (remove the entry's previous record first).
@@ -179,7 +179,7 @@ impl DigestIndex {
         }
     }
 
-    /// Takes out a record that [`DigestIndex::insert`] added.
+    /// Takes out a record that [`DigestOrders::insert`] added.
     pub fn remove(&mut self, record: &CatalogueEntry) {
         let path = record.summary.path.clone();
         self.actions.remove(&(action_key(record), path.clone()));
