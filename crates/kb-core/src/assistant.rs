@@ -29,7 +29,7 @@ use crate::clock::ZonedClock;
 use crate::config::{Config, ModelChoice};
 use crate::error::{CoreError, ToolFailure};
 
-/// kb: the vault, its index, the conversations and the model, behind one object.
+/// kb: the vault, its search index, the conversations and the model, behind one object.
 pub struct Assistant {
     vault: Arc<Vault>,
     index: Arc<TantivyIndex>,

@@ -253,7 +253,7 @@ impl Plan {
 }
 
 /// Whether the event is about a whole category folder (made, removed or renamed). Events
-/// on the root itself are not: its listing changes whenever kb writes its index file.
+/// on the root itself are not: its listing changes whenever kb writes its entry list file.
 fn is_folder_event(root: &Path, path: &Path) -> bool {
     path.strip_prefix(root).is_ok_and(|rel| rel.to_str().is_some_and(|r| r.parse::<Category>().is_ok()))
 }
@@ -335,7 +335,7 @@ mod tests {
         assert!(!got.rescan);
         assert_eq!(got.paths, vec![a, b]);
         assert!(plan(&files, [(false, write, vec![p("ideas")])]).rescan);
-        // The root itself changes whenever kb writes its index file: no rescan for that.
+        // The root itself changes whenever kb writes its entry list file: no rescan for that.
         assert!(!plan(&files, [(false, write, vec![v.clone()])]).rescan);
         assert!(plan(&files, [(true, EventKind::Other, vec![])]).rescan);
         assert!(!plan(&files, [(false, write, vec![p(".kb/index/x")])]).rescan);
