@@ -460,6 +460,15 @@ async fn paths_leading_out_of_the_vault_are_refused_and_touch_nothing() {
     let sentinel = format!("kb-sentinel-{}.md", std::process::id());
     let outside = [kb.root.path().to_path_buf(), kb.root.path().parent().unwrap().to_path_buf()];
     let existed: Vec<bool> = outside.iter().map(|dir| dir.join(&sentinel).exists()).collect();
+    // index.md follows the capture a moment later (off the request path): the snapshot is
+    // taken once it has, so only what the refused requests might do is compared.
+    let index = kb.vault().join("index.md");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(&index).unwrap_or_default().contains(&format!("({project})"))
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let before = snapshot(kb.root.path());
 
     let targets = [

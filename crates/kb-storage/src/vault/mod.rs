@@ -108,9 +108,10 @@ struct EntryListFile {
 }
 
 /// How long another kb process's write of the entry list file stands before this process,
-/// whose view differs, writes its own: until the next check of a watching process (every
-/// half second), which has followed the change that write came from by then.
-const REPAIR_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
+/// whose view differs, writes its own: long enough for a watching process to follow the
+/// change that write came from (a fraction of a second; more on a busy machine), so it
+/// does not first write its older view and then the same list again.
+const REPAIR_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl std::fmt::Debug for Vault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
