@@ -1,4 +1,4 @@
-//! Deleting and undoing in a chat, end to end (issue 11, item 4): the real `kb serve` over
+//! Deleting and undoing in a chat, end to end: the real `kb serve` over
 //! real HTTP, with a scripted OpenAI-compatible model and with the offline model. In a chat,
 //! delete_entry only proposes; the proposal waits in the conversation (in the database, so
 //! a restart or another kb process sees it) and the person's next message confirms it or

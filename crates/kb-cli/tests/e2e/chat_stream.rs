@@ -32,25 +32,28 @@ async fn stream(kb: &KbServer, body: &Value) -> Vec<(String, Value)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_turn_tells_its_tools_and_answer_in_order_and_ends_as_the_json_answer_would() {
     let kb = KbServer::start(&[]).await;
-    let told = stream(&kb, &json!({"message": "Met Priya Raman at the robotics meetup"})).await;
-    let names: Vec<&str> = told.iter().map(|(n, _)| n.as_str()).collect();
+    let streamed = stream(&kb, &json!({"message": "Met Priya Raman at the robotics meetup"})).await;
+    let names: Vec<&str> = streamed.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names.first(), Some(&"turn.started"));
     assert_eq!(names.last(), Some(&"message.completed"));
     let started = names.iter().position(|n| *n == "tool.started").expect("a tool started");
     let finished = names.iter().position(|n| *n == "tool.finished").expect("a tool finished");
     let first_delta = names.iter().position(|n| *n == "message.delta").expect("deltas");
     assert!(started < finished && finished < first_delta, "{names:?}");
-    assert_eq!(told[started].1["name"], "classify_and_capture");
-    assert_eq!(told[started].1["arguments"]["text"], "Met Priya Raman at the robotics meetup");
-    assert_eq!(told[finished].1["success"], true);
-    assert_eq!(told[finished].1["path"], "people/priya-raman.md");
-    let deltas: Vec<&str> =
-        told.iter().filter(|(n, _)| n == "message.delta").map(|(_, d)| d["text"].as_str().unwrap()).collect();
+    assert_eq!(streamed[started].1["name"], "classify_and_capture");
+    assert_eq!(streamed[started].1["arguments"]["text"], "Met Priya Raman at the robotics meetup");
+    assert_eq!(streamed[finished].1["success"], true);
+    assert_eq!(streamed[finished].1["path"], "people/priya-raman.md");
+    let deltas: Vec<&str> = streamed
+        .iter()
+        .filter(|(n, _)| n == "message.delta")
+        .map(|(_, d)| d["text"].as_str().unwrap())
+        .collect();
     assert!(deltas.len() > 2, "the answer came in pieces: {deltas:?}");
 
-    let completed = &told.last().unwrap().1;
+    let completed = &streamed.last().unwrap().1;
     let conversation = completed["conversationId"].as_str().unwrap();
-    assert_eq!(told[0].1["conversationId"], conversation);
+    assert_eq!(streamed[0].1["conversationId"], conversation);
     assert_eq!(
         deltas.concat(),
         completed["message"]["content"].as_str().unwrap(),
@@ -71,10 +74,10 @@ async fn a_streamed_turn_tells_its_tools_and_answer_in_order_and_ends_as_the_jso
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_turn_that_fails_ends_with_an_error_event_of_the_json_codes() {
     let kb = KbServer::start(&[]).await;
-    let told = stream(&kb, &json!({"message": "   "})).await;
-    assert_eq!(told.len(), 1, "{told:?}");
-    assert_eq!(told[0].0, "error");
-    assert_eq!(told[0].1["code"], "bad_request");
+    let streamed = stream(&kb, &json!({"message": "   "})).await;
+    assert_eq!(streamed.len(), 1, "{streamed:?}");
+    assert_eq!(streamed[0].0, "error");
+    assert_eq!(streamed[0].1["code"], "bad_request");
 
     let fake = FakeOpenAi::start().await.unwrap();
     let base = fake.base_url();
@@ -85,9 +88,9 @@ async fn a_streamed_turn_that_fails_ends_with_an_error_event_of_the_json_codes()
     ])
     .await;
     fake.push(FakeReply::raw(200, "<html>no chat completion</html>"));
-    let told = stream(&with_model, &json!({"message": "hello"})).await;
-    let (name, data) = told.last().unwrap();
-    assert_eq!(name, "error", "{told:?}");
+    let streamed = stream(&with_model, &json!({"message": "hello"})).await;
+    let (name, data) = streamed.last().unwrap();
+    assert_eq!(name, "error", "{streamed:?}");
     // As the JSON API answers it: 502 bad_gateway.
     let plain = {
         fake.push(FakeReply::raw(200, "<html>no chat completion</html>"));
@@ -184,8 +187,9 @@ async fn with_fake_model() -> (FakeOpenAi, KbServer) {
     (fake, kb)
 }
 
-fn delta_texts(told: &[(String, Value)]) -> Vec<String> {
-    told.iter()
+fn delta_texts(streamed: &[(String, Value)]) -> Vec<String> {
+    streamed
+        .iter()
         .filter(|(n, _)| n == "message.delta")
         .map(|(_, d)| d["text"].as_str().unwrap().to_string())
         .collect()
@@ -202,8 +206,8 @@ async fn the_models_streamed_pieces_arrive_as_message_deltas_split_as_it_split_t
     ));
     let pieces = ["Nothing on Pri", "ya y", "et: want me to ", "file her?"];
     fake.push(FakeReply::streamed(&pieces, &[], Some((30, 8))));
-    let told = stream(&kb, &json!({"message": "what do I know about priya?"})).await;
-    let names: Vec<&str> = told.iter().map(|(n, _)| n.as_str()).collect();
+    let streamed = stream(&kb, &json!({"message": "what do I know about priya?"})).await;
+    let names: Vec<&str> = streamed.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -217,9 +221,9 @@ async fn the_models_streamed_pieces_arrive_as_message_deltas_split_as_it_split_t
             "message.completed"
         ]
     );
-    assert_eq!(told[1].1["arguments"], json!({"query": "priya"}), "arguments joined across chunks");
-    assert_eq!(delta_texts(&told), pieces, "the deltas are the model's pieces, not re-split");
-    let completed = &told.last().unwrap().1;
+    assert_eq!(streamed[1].1["arguments"], json!({"query": "priya"}), "arguments joined across chunks");
+    assert_eq!(delta_texts(&streamed), pieces, "the deltas are the model's pieces, not re-split");
+    let completed = &streamed.last().unwrap().1;
     assert_eq!(completed["message"]["content"], pieces.concat());
     assert_eq!(completed["usage"], json!({"llmCalls": 2, "promptTokens": 50, "completionTokens": 12}));
     let sent = fake.requests();
@@ -236,10 +240,10 @@ async fn the_models_streamed_pieces_arrive_as_message_deltas_split_as_it_split_t
 async fn a_model_stream_cut_off_mid_way_ends_with_the_error_event_of_the_json_502() {
     let (fake, kb) = with_fake_model().await;
     fake.push(FakeReply::stream_cut(vec![chunk::role(true), chunk::content("Priya is a des")]));
-    let told = stream(&kb, &json!({"message": "who is priya?"})).await;
-    assert_eq!(delta_texts(&told), ["Priya is a des"], "what came was told");
-    let (name, data) = told.last().unwrap();
-    assert_eq!(name, "error", "{told:?}");
+    let streamed = stream(&kb, &json!({"message": "who is priya?"})).await;
+    assert_eq!(delta_texts(&streamed), ["Priya is a des"], "what came was sent");
+    let (name, data) = streamed.last().unwrap();
+    assert_eq!(name, "error", "{streamed:?}");
 
     // The same failure unstreamed: the answer's body cut off mid-way.
     fake.push(FakeReply::raw(200, r#"{"id":"chatcmpl-fake","object":"chat.completion","choices":[{"ind"#));
@@ -261,8 +265,8 @@ async fn text_of_a_round_that_calls_tools_is_told_as_it_comes_and_stored_with_it
         None,
     ));
     fake.push(FakeReply::streamed(&["The vault ", "is empty."], &[], None));
-    let told = stream(&kb, &json!({"message": "what is there?"})).await;
-    let names: Vec<&str> = told.iter().map(|(n, _)| n.as_str()).collect();
+    let streamed = stream(&kb, &json!({"message": "what is there?"})).await;
+    let names: Vec<&str> = streamed.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -276,8 +280,8 @@ async fn text_of_a_round_that_calls_tools_is_told_as_it_comes_and_stored_with_it
             "message.completed"
         ]
     );
-    assert_eq!(delta_texts(&told), ["Let me ", "look.", "The vault ", "is empty."]);
-    let completed = &told.last().unwrap().1;
+    assert_eq!(delta_texts(&streamed), ["Let me ", "look.", "The vault ", "is empty."]);
+    let completed = &streamed.last().unwrap().1;
     assert_eq!(completed["message"]["content"], "The vault is empty.", "the answer is the last round's text");
     let conversation = completed["conversationId"].as_str().unwrap();
     let stored = kb.get(&format!("/api/conversations/{conversation}")).await.expect(200);

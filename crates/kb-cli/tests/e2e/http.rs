@@ -1,4 +1,4 @@
-//! The HTTP API of SPEC §4 end to end: the real `kb` binary serving a temporary vault
+//! The HTTP API of docs/HTTP.md end to end: the real `kb` binary serving a temporary vault
 //! (`kb serve` as a child process), talking to a scripted OpenAI-compatible server over
 //! real HTTP. Each test checks what a client and the person would notice: statuses, the
 //! JSON shapes, the files on disk, and what the model was sent.
@@ -596,7 +596,7 @@ async fn oversize_malformed_and_mistyped_requests_get_clear_errors() {
         assert_error_shape(&reply.json(), &reply.text());
     }
 
-    // A limit above 100 is capped, as list_entries caps it (SPEC §2).
+    // A limit above 100 is capped, as list_entries caps it (docs/TOOLS.md).
     kb.get("/api/entries?limit=1000").await.expect(200);
 
     // Unknown endpoints.

@@ -203,7 +203,7 @@ async fn exercise(client: &mut Client, vault: &Path) {
         .call("update_entry", json!({"path": "Priya", "updates": {"context": "robotics meetup"}}))
         .await;
     assert_eq!(data(&updated)["path"], "people/priya-raman.md");
-    assert!(client.heard_of(uri).await, "kb's own change was not told to the subscriber");
+    assert!(client.heard_of(uri).await, "kb's own change never reached the subscriber");
 
     // Prompts.
     let prompts = client.service.list_all_prompts().await.unwrap();

@@ -1,4 +1,4 @@
-//! References by name, end to end (issue 12): the real `kb serve` over real HTTP, on a small
+//! References by name, end to end: the real `kb serve` over real HTTP, on a small
 //! seeded vault, with the offline model and with a scripted OpenAI-compatible model. People
 //! name entries as they speak ("mark the passport thing done", "show Priya", "josé"); each
 //! row of the routing tables says a message (and the answers after it, in one
@@ -596,7 +596,7 @@ async fn scripted_model_names_entries_and_reads_how_they_resolved() {
         async move { scripted_turn(fake, kb, message, None, Some((tool, arguments)), None).await }
     };
 
-    // Update by a loose name: resolved, and the model is told how.
+    // Update by a loose name: resolved, and the model is model_read how.
     let before = snapshot(&kb);
     let (answer, result) = turn(
         "mark the passport thing done",
@@ -786,7 +786,7 @@ enum Script {
 
 /// What one tool result the model read says.
 #[derive(Debug, Clone, Copy)]
-enum Told {
+enum ModelRead {
     /// `success: true`.
     Done,
     /// `success: false`, and the error holds this text.
@@ -818,12 +818,16 @@ struct Turn {
     /// The `toolsUsed` of the answer; `None`: the tools the model called, in order.
     tools: Option<&'static [&'static str]>,
     /// For each tool result the model read in this turn, in order, what it says.
-    told: &'static [&'static [Told]],
+    model_read: &'static [&'static [ModelRead]],
 }
 
 /// The person says `say`; the model makes `script`'s calls.
-const fn ask(say: &'static str, script: &'static [Script], told: &'static [&'static [Told]]) -> Turn {
-    Turn { say, script, tools: None, told }
+const fn ask(
+    say: &'static str,
+    script: &'static [Script],
+    model_read: &'static [&'static [ModelRead]],
+) -> Turn {
+    Turn { say, script, tools: None, model_read }
 }
 
 /// The person answers a question (a pick, a yes, a no); kb runs `tools` itself, or none.
@@ -831,9 +835,9 @@ const fn answer(
     say: &'static str,
     script: &'static [Script],
     tools: &'static [&'static str],
-    told: &'static [&'static [Told]],
+    model_read: &'static [&'static [ModelRead]],
 ) -> Turn {
-    Turn { say, script, tools: Some(tools), told }
+    Turn { say, script, tools: Some(tools), model_read }
 }
 
 /// One row of a scripted table: a conversation, the files it changed (exactly these) and
@@ -853,11 +857,13 @@ const fn srow(
     ScriptedRow { turns, changes, expect }
 }
 
+use ModelRead::{
+    AsPath, At, Candidates, Done, Hits, MergedInto, PossibleDuplicate, Proposes, Refused, Resolved,
+};
 use Script::{Calls, Classifies};
-use Told::{AsPath, At, Candidates, Done, Hits, MergedInto, PossibleDuplicate, Proposes, Refused, Resolved};
 
 const SAMS: &[&str] = &["people/sam-lee.md", "people/sam-ortiz.md"];
-const NOT_FOUND: &[&[Told]] = &[&[Refused("Entry not found")]];
+const NOT_FOUND: &[&[ModelRead]] = &[&[Refused("Entry not found")]];
 
 /// The scripted routing table over the seed: read-only rows first, then rows that each
 /// change entries no later row depends on.
@@ -1707,9 +1713,9 @@ fn paths_of(list: &Value) -> Vec<String> {
     list.as_array().into_iter().flatten().map(|c| c["path"].as_str().unwrap_or("").to_string()).collect()
 }
 
-fn told_check(result: &Value, told: &Told, label: &str) {
+fn check_model_read(result: &Value, model_read: &ModelRead, label: &str) {
     let data = &result["data"];
-    match *told {
+    match *model_read {
         Done => assert_eq!(result["success"], true, "{label}: {result}"),
         Refused(words) => {
             assert_eq!(result["success"], false, "{label}: {result}");
@@ -1788,10 +1794,14 @@ async fn run_scripted_table(fake: &FakeOpenAi, kb: &KbServer, table: &[ScriptedR
             let tools = turn.tools.map_or(called, |tools| tools.iter().map(|t| t.to_string()).collect());
             assert_eq!(tools_used(&answer), tools, "{label}: {answer}");
             let results = results_read(fake);
-            assert_eq!(results.len(), turn.told.len(), "{label}: the results the model read: {results:?}");
-            for (result, told) in results.iter().zip(turn.told) {
-                for t in *told {
-                    told_check(result, t, &label);
+            assert_eq!(
+                results.len(),
+                turn.model_read.len(),
+                "{label}: the results the model read: {results:?}"
+            );
+            for (result, model_read) in results.iter().zip(turn.model_read) {
+                for t in *model_read {
+                    check_model_read(result, t, &label);
                 }
             }
             last = answer;
