@@ -19,18 +19,32 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Replaces `target` with `bytes` atomically (creating it when absent). The permissions of
 /// an existing target are kept.
 pub(crate) fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(target, bytes).map(drop)
+}
+
+/// [`write_atomic`], answering the metadata the written file has: taken before the rename,
+/// so it is this write's even when another process replaces the file right after.
+pub(crate) fn replace(target: &Path, bytes: &[u8]) -> io::Result<fs::Metadata> {
     let dir = parent_of(target)?;
     let temp = write_temp(target, bytes)?;
     if let Ok(meta) = fs::metadata(target) {
         // Best effort: a file the person made read-only for others stays so.
         let _ = fs::set_permissions(&temp, meta.permissions());
     }
+    let written = match fs::metadata(&temp) {
+        Ok(meta) => meta,
+        Err(e) => {
+            let _ = fs::remove_file(&temp);
+            return Err(e);
+        }
+    };
     let renamed = fs::rename(&temp, target);
     if renamed.is_err() {
         let _ = fs::remove_file(&temp);
     }
     renamed?;
-    sync_dir(dir)
+    sync_dir(dir)?;
+    Ok(written)
 }
 
 /// Creates `target` with `bytes` unless it already exists: `Ok(false)` when it does (then

@@ -327,13 +327,21 @@ impl Vault {
         }
         // What is there already is never written again: another kb process on the vault
         // may have written this very text (sync tools and editors see every write).
-        if let Err(e) =
-            (!holds(&file, &text)).then(|| atomic::write_atomic(&file, text.as_bytes())).transpose()
-        {
-            // The entry change itself is on disk; a stale entry list is repaired next time.
-            tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
-        }
-        entry_list.written = file_written(&file);
+        // The file's stamp is taken as this process left it (before the rename, or before
+        // reading what is there), never after: another process's write right after ours
+        // must not pass for ours, or it would never be put right.
+        entry_list.written = match holds(&file, &text) {
+            Some(stamp) => Some(stamp),
+            None => match atomic::replace(&file, text.as_bytes()) {
+                Ok(meta) => stamp_of(&meta),
+                Err(e) => {
+                    // The entry change itself is on disk; a stale entry list is repaired
+                    // next time.
+                    tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
+                    file_written(&file)
+                }
+            },
+        };
         entry_list.text = text;
         entry_list.version = snapshot.version;
     }
@@ -1039,16 +1047,23 @@ impl EntryRepository for Vault {
     }
 }
 
-/// Whether `file` holds exactly `text` (its size is looked at first, so a file of another
-/// size is not read).
-fn holds(file: &Path, text: &str) -> bool {
-    fs::metadata(file).is_ok_and(|meta| meta.len() == text.len() as u64)
-        && fs::read(file).is_ok_and(|bytes| bytes == text.as_bytes())
+/// The stamp of `file` when it holds exactly `text` (its size is looked at first, so a
+/// file of another size is not read).
+fn holds(file: &Path, text: &str) -> Option<(std::time::SystemTime, u64)> {
+    // Stamped before it is read: a write after the read changes the stamp it is compared
+    // with later, so it cannot go unseen.
+    let stamp = file_written(file)?;
+    (stamp.1 == text.len() as u64 && fs::read(file).is_ok_and(|bytes| bytes == text.as_bytes()))
+        .then_some(stamp)
 }
 
 /// A file's modification time and size, when it can be read.
 fn file_written(file: &Path) -> Option<(std::time::SystemTime, u64)> {
-    let meta = fs::metadata(file).ok()?;
+    stamp_of(&fs::metadata(file).ok()?)
+}
+
+/// The modification time and size in `meta`, when the platform gives the time.
+fn stamp_of(meta: &fs::Metadata) -> Option<(std::time::SystemTime, u64)> {
     Some((meta.modified().ok()?, meta.len()))
 }
 
