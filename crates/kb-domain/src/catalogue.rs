@@ -6,7 +6,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::category::Category;
 use crate::entry::{Entry, EntrySummary};
-use crate::fields::{parse_date, parse_timestamp};
+use crate::fields::{keys, parse_date, parse_timestamp, statuses};
 
 /// One entry as the catalogue knows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,20 +38,20 @@ impl CatalogueEntry {
         let text = |key: &str| fm.get_str(key).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
         CatalogueEntry {
             summary: entry.summary(),
-            created_at: fm.get_str("created_at").and_then(parse_timestamp),
-            due_date: fm.get_str("due_date").and_then(parse_date),
-            next_action: text("next_action"),
+            created_at: fm.get_str(keys::CREATED_AT).and_then(parse_timestamp),
+            due_date: fm.get_str(keys::DUE_DATE).and_then(parse_date),
+            next_action: text(keys::NEXT_ACTION),
             follow_ups: fm
-                .get_str_list("follow_ups")
+                .get_str_list(keys::FOLLOW_UPS)
                 .into_iter()
                 .map(|f| f.trim().to_string())
                 .filter(|f| !f.is_empty())
                 .collect(),
-            last_touched: fm.get_str("last_touched").and_then(parse_date),
+            last_touched: fm.get_str(keys::LAST_TOUCHED).and_then(parse_date),
             tags: entry.tags(),
-            suggested_category: text("suggested_category"),
+            suggested_category: text(keys::SUGGESTED_CATEGORY),
             aliases: fm
-                .get_str_list("aliases")
+                .get_str_list(keys::ALIASES)
                 .into_iter()
                 .map(|a| a.trim().to_string())
                 .filter(|a| !a.is_empty())
@@ -81,7 +81,7 @@ impl CatalogueEntry {
 
     /// Whether its status is `done`.
     pub fn is_done(&self) -> bool {
-        self.status() == Some("done")
+        self.status() == Some(statuses::DONE)
     }
 }
 

@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fields::{keys, statuses};
+
 /// One of the five category folders an entry lives in.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
@@ -56,9 +58,10 @@ const fn field(name: &'static str, kind: FieldKind) -> FieldSpec {
 }
 
 /// Status values of a project.
-pub const PROJECT_STATUSES: &[&str] = &["active", "waiting", "blocked", "someday", "done"];
+pub const PROJECT_STATUSES: &[&str] =
+    &[statuses::ACTIVE, statuses::WAITING, statuses::BLOCKED, statuses::SOMEDAY, statuses::DONE];
 /// Status values of an admin item.
-pub const ADMIN_STATUSES: &[&str] = &["pending", "done"];
+pub const ADMIN_STATUSES: &[&str] = &[statuses::PENDING, statuses::DONE];
 /// Values of `source`.
 pub const SOURCES: &[&str] = &["chat", "api", "cli", "mcp"];
 /// Values of an inbox entry's `suggested_category`.
@@ -66,33 +69,35 @@ pub const SUGGESTABLE: &[&str] = &["people", "projects", "ideas", "admin"];
 
 /// Fields every category shares, in the order kb writes them.
 pub const COMMON_FIELDS: &[FieldSpec] = &[
-    field("id", FieldKind::Text),
-    field("name", FieldKind::Text),
-    field("tags", FieldKind::TextList),
-    field("created_at", FieldKind::Timestamp),
-    field("updated_at", FieldKind::Timestamp),
-    field("confidence", FieldKind::Confidence),
-    field("source", FieldKind::OneOf(SOURCES)),
+    field(keys::ID, FieldKind::Text),
+    field(keys::NAME, FieldKind::Text),
+    field(keys::TAGS, FieldKind::TextList),
+    field(keys::CREATED_AT, FieldKind::Timestamp),
+    field(keys::UPDATED_AT, FieldKind::Timestamp),
+    field(keys::CONFIDENCE, FieldKind::Confidence),
+    field(keys::SOURCE, FieldKind::OneOf(SOURCES)),
 ];
 
 const PEOPLE_FIELDS: &[FieldSpec] = &[
-    field("context", FieldKind::Text),
-    field("follow_ups", FieldKind::TextList),
-    field("last_touched", FieldKind::Date),
-    field("related_projects", FieldKind::PathList),
+    field(keys::CONTEXT, FieldKind::Text),
+    field(keys::FOLLOW_UPS, FieldKind::TextList),
+    field(keys::LAST_TOUCHED, FieldKind::Date),
+    field(keys::RELATED_PROJECTS, FieldKind::PathList),
 ];
 const PROJECT_FIELDS: &[FieldSpec] = &[
-    field("status", FieldKind::OneOf(PROJECT_STATUSES)),
-    field("next_action", FieldKind::Text),
-    field("due_date", FieldKind::Date),
-    field("related_people", FieldKind::PathList),
+    field(keys::STATUS, FieldKind::OneOf(PROJECT_STATUSES)),
+    field(keys::NEXT_ACTION, FieldKind::Text),
+    field(keys::DUE_DATE, FieldKind::Date),
+    field(keys::RELATED_PEOPLE, FieldKind::PathList),
 ];
 const IDEA_FIELDS: &[FieldSpec] =
-    &[field("one_liner", FieldKind::Text), field("related_projects", FieldKind::PathList)];
+    &[field(keys::ONE_LINER, FieldKind::Text), field(keys::RELATED_PROJECTS, FieldKind::PathList)];
 const ADMIN_FIELDS: &[FieldSpec] =
-    &[field("status", FieldKind::OneOf(ADMIN_STATUSES)), field("due_date", FieldKind::Date)];
-const INBOX_FIELDS: &[FieldSpec] =
-    &[field("original_text", FieldKind::Text), field("suggested_category", FieldKind::OneOf(SUGGESTABLE))];
+    &[field(keys::STATUS, FieldKind::OneOf(ADMIN_STATUSES)), field(keys::DUE_DATE, FieldKind::Date)];
+const INBOX_FIELDS: &[FieldSpec] = &[
+    field(keys::ORIGINAL_TEXT, FieldKind::Text),
+    field(keys::SUGGESTED_CATEGORY, FieldKind::OneOf(SUGGESTABLE)),
+];
 
 impl Category {
     /// Every category, in folder order.
@@ -151,8 +156,8 @@ impl Category {
     /// The `status` a new or moved entry of this category starts with, if it has one.
     pub fn default_status(self) -> Option<&'static str> {
         match self {
-            Category::Projects => Some("active"),
-            Category::Admin => Some("pending"),
+            Category::Projects => Some(statuses::ACTIVE),
+            Category::Admin => Some(statuses::PENDING),
             _ => None,
         }
     }

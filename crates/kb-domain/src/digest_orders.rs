@@ -18,6 +18,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 
 use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
+use crate::fields::statuses;
 use crate::nudges::{
     Bounds, NudgeCandidates, NudgeSettings, follow_up_touched, inbox_arrival, is_active_project,
     is_admin_not_done,
@@ -36,8 +37,8 @@ pub const FIRST: usize = 5;
 /// counts as active or pending).
 pub fn is_open_action(entry: &CatalogueEntry) -> bool {
     match entry.category() {
-        Category::Projects => entry.status().is_none_or(|s| s == "active"),
-        Category::Admin => entry.status().is_none_or(|s| s == "pending"),
+        Category::Projects => entry.status().is_none_or(|s| s == statuses::ACTIVE),
+        Category::Admin => entry.status().is_none_or(|s| s == statuses::PENDING),
         _ => false,
     }
 }

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use crate::category::{COMMON_FIELDS, Category};
 use crate::edit::{BodyEdit, BodyEditError, Written, edit_document, with_changes};
-use crate::fields::{Confidence, FieldProblem, check_field, format_timestamp, parse_date, parse_timestamp};
+use crate::fields::{
+    Confidence, FieldProblem, check_field, format_timestamp, keys, parse_date, parse_timestamp,
+};
 use crate::frontmatter::{Frontmatter, FrontmatterError, parse_document, render_document};
 use crate::path::EntryPath;
 
@@ -59,12 +61,12 @@ impl Entry {
 
     /// Its stable id, when it has one (hand-written files may not).
     pub fn id(&self) -> Option<&str> {
-        self.frontmatter.get_str("id").filter(|s| !s.is_empty())
+        self.frontmatter.get_str(keys::ID).filter(|s| !s.is_empty())
     }
 
     /// Its name: the `name` field, or the file name as Obsidian titles a note.
     pub fn name(&self) -> String {
-        match self.frontmatter.get("name") {
+        match self.frontmatter.get(keys::NAME) {
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
             Some(Value::Number(n)) => n.to_string(),
             _ => self.path.stem().to_string(),
@@ -73,22 +75,22 @@ impl Entry {
 
     /// Its `status`, when it is text.
     pub fn status(&self) -> Option<&str> {
-        self.frontmatter.get_str("status")
+        self.frontmatter.get_str(keys::STATUS)
     }
 
     /// Its `updated_at`, when it is a valid timestamp.
     pub fn updated_at(&self) -> Option<DateTime<Utc>> {
-        self.frontmatter.get_str("updated_at").and_then(parse_timestamp)
+        self.frontmatter.get_str(keys::UPDATED_AT).and_then(parse_timestamp)
     }
 
     /// Its `confidence`, when it is a valid one.
     pub fn confidence(&self) -> Option<Confidence> {
-        self.frontmatter.get("confidence").and_then(Value::as_f64).and_then(|f| Confidence::new(f).ok())
+        self.frontmatter.get(keys::CONFIDENCE).and_then(Value::as_f64).and_then(|f| Confidence::new(f).ok())
     }
 
     /// Its tags.
     pub fn tags(&self) -> Vec<String> {
-        self.frontmatter.get_str_list("tags")
+        self.frontmatter.get_str_list(keys::TAGS)
     }
 
     /// Known fields whose values are not what the schema expects (kept as written).
@@ -100,11 +102,11 @@ impl Entry {
     pub fn summary_line(&self) -> String {
         let fm = &self.frontmatter;
         let primary = match self.category() {
-            Category::Projects => fm.get_str("next_action").map(|a| format!("Next: {a}")),
-            Category::Ideas => fm.get_str("one_liner").map(str::to_string),
-            Category::People => fm.get_str("context").map(str::to_string),
-            Category::Admin => fm.get_str("due_date").map(|d| format!("Due {d}")),
-            Category::Inbox => fm.get_str("original_text").map(str::to_string),
+            Category::Projects => fm.get_str(keys::NEXT_ACTION).map(|a| format!("Next: {a}")),
+            Category::Ideas => fm.get_str(keys::ONE_LINER).map(str::to_string),
+            Category::People => fm.get_str(keys::CONTEXT).map(str::to_string),
+            Category::Admin => fm.get_str(keys::DUE_DATE).map(|d| format!("Due {d}")),
+            Category::Inbox => fm.get_str(keys::ORIGINAL_TEXT).map(str::to_string),
         };
         let text = primary
             .filter(|s| !s.trim().is_empty())
@@ -188,23 +190,23 @@ impl NewEntry {
     /// the common fields, then anything else. Known fields are checked first.
     pub fn frontmatter(&self, id: &EntryId, now: DateTime<Utc>) -> Result<Frontmatter, FieldProblem> {
         if self.name.trim().is_empty() {
-            return Err(FieldProblem { field: "name".into(), problem: "a name is required".into() });
+            return Err(FieldProblem { field: keys::NAME.into(), problem: "a name is required".into() });
         }
         for (key, value) in self.fields.iter() {
             check_field(self.category, key, value)?;
         }
         let mut fm = Frontmatter::new();
-        fm.set("id", Value::String(id.as_str().to_string()));
-        fm.set("name", Value::String(self.name.trim().to_string()));
+        fm.set(keys::ID, Value::String(id.as_str().to_string()));
+        fm.set(keys::NAME, Value::String(self.name.trim().to_string()));
         if let Some(status) = self.category.default_status() {
-            fm.set("status", Value::String(status.to_string()));
+            fm.set(keys::STATUS, Value::String(status.to_string()));
         }
         let own = self.category.own_fields().iter().map(|f| f.name);
-        let common = COMMON_FIELDS.iter().map(|f| f.name).filter(|k| !matches!(*k, "id" | "name"));
+        let common = COMMON_FIELDS.iter().map(|f| f.name).filter(|k| !matches!(*k, keys::ID | keys::NAME));
         let stamp = Value::String(format_timestamp(now));
         for key in own.chain(common) {
             match key {
-                "created_at" | "updated_at" => fm.set(key, stamp.clone()),
+                keys::CREATED_AT | keys::UPDATED_AT => fm.set(key, stamp.clone()),
                 _ => {
                     if let Some(value) = self.fields.get(key) {
                         fm.set(key, value.clone());
@@ -213,7 +215,7 @@ impl NewEntry {
             }
         }
         for (key, value) in self.fields.iter() {
-            if !fm.contains(key) && !matches!(key.as_str(), "id" | "name") {
+            if !fm.contains(key) && !matches!(key.as_str(), keys::ID | keys::NAME) {
                 fm.set(key.clone(), value.clone());
             }
         }
@@ -328,7 +330,7 @@ impl EntryUpdate {
     /// The frontmatter changes the update makes as of `now`: its fields, then `updated_at`.
     fn changes(&self, now: DateTime<Utc>) -> Frontmatter {
         let mut changes = self.fields.clone();
-        changes.set("updated_at", Value::String(format_timestamp(now)));
+        changes.set(keys::UPDATED_AT, Value::String(format_timestamp(now)));
         changes
     }
 
@@ -339,11 +341,13 @@ impl EntryUpdate {
         }
         for (key, value) in self.fields.iter() {
             match key.as_str() {
-                "id" | "created_at" | "updated_at" => return Err(UpdateError::Managed(key.clone())),
+                keys::ID | keys::CREATED_AT | keys::UPDATED_AT => {
+                    return Err(UpdateError::Managed(key.clone()));
+                }
                 "category" => return Err(UpdateError::Category),
-                "name" if value.as_str().is_none_or(|s| s.trim().is_empty()) => {
+                keys::NAME if value.as_str().is_none_or(|s| s.trim().is_empty()) => {
                     return Err(FieldProblem {
-                        field: "name".into(),
+                        field: keys::NAME.into(),
                         problem: "a name must be non-empty text".into(),
                     }
                     .into());

@@ -10,6 +10,67 @@ use serde_json::Value;
 use crate::category::{Category, FieldKind, FieldSpec};
 use crate::path::EntryPath;
 
+/// The frontmatter keys of the vault format, written once. Every entry file on disk uses
+/// these names; code reads and writes them through these constants.
+pub mod keys {
+    /// The entry's stable identifier (a ULID), kept across moves and renames.
+    pub const ID: &str = "id";
+    /// The entry's name, as shown and as people say it.
+    pub const NAME: &str = "name";
+    /// Other names the entry answers to.
+    pub const ALIASES: &str = "aliases";
+    /// Free tags.
+    pub const TAGS: &str = "tags";
+    /// When kb created the entry (RFC 3339).
+    pub const CREATED_AT: &str = "created_at";
+    /// When kb last changed the entry (RFC 3339).
+    pub const UPDATED_AT: &str = "updated_at";
+    /// How sure the classification was, `0..=1`.
+    pub const CONFIDENCE: &str = "confidence";
+    /// Where the capture came from (`chat`, `api`, `cli`, `mcp`).
+    pub const SOURCE: &str = "source";
+    /// A person's context: how you know them.
+    pub const CONTEXT: &str = "context";
+    /// Things to follow up with a person.
+    pub const FOLLOW_UPS: &str = "follow_ups";
+    /// The day a person was last in touch.
+    pub const LAST_TOUCHED: &str = "last_touched";
+    /// Projects an entry relates to (vault paths).
+    pub const RELATED_PROJECTS: &str = "related_projects";
+    /// People a project relates to (vault paths).
+    pub const RELATED_PEOPLE: &str = "related_people";
+    /// The status of a project or admin item.
+    pub const STATUS: &str = "status";
+    /// A project's next action.
+    pub const NEXT_ACTION: &str = "next_action";
+    /// The day a project or admin item is due (`YYYY-MM-DD`).
+    pub const DUE_DATE: &str = "due_date";
+    /// An idea in one line.
+    pub const ONE_LINER: &str = "one_liner";
+    /// An inbox entry's words as captured.
+    pub const ORIGINAL_TEXT: &str = "original_text";
+    /// The category kb would file an inbox entry under.
+    pub const SUGGESTED_CATEGORY: &str = "suggested_category";
+    /// The identifier an entry had before a merge or repair gave it another.
+    pub const PREVIOUS_ID: &str = "previous_id";
+}
+
+/// The values of the `status` field that kb writes or acts on.
+pub mod statuses {
+    /// A project being worked on (a new project's status).
+    pub const ACTIVE: &str = "active";
+    /// A project waiting on someone else.
+    pub const WAITING: &str = "waiting";
+    /// A project that cannot move.
+    pub const BLOCKED: &str = "blocked";
+    /// A project for later.
+    pub const SOMEDAY: &str = "someday";
+    /// An admin item still to do (a new admin item's status).
+    pub const PENDING: &str = "pending";
+    /// A finished project or admin item.
+    pub const DONE: &str = "done";
+}
+
 /// A classification confidence in `0..=1`.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, serde::Serialize)]
 #[serde(transparent)]

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::category::{Category, FieldKind};
 use crate::entry::Entry;
-use crate::fields::{check_field, format_timestamp};
+use crate::fields::{check_field, format_timestamp, keys};
 use crate::frontmatter::{Frontmatter, render_document};
 use crate::names::fold_name;
 use crate::path::EntryPath;
@@ -31,7 +31,8 @@ pub enum MergeError {
 
 /// A source's fields that are neither carried into the target nor listed in its section:
 /// kb's own bookkeeping, and the name (which becomes an alias).
-const NOT_CARRIED: &[&str] = &["id", "name", "created_at", "updated_at", "confidence", "source"];
+const NOT_CARRIED: &[&str] =
+    &[keys::ID, keys::NAME, keys::CREATED_AT, keys::UPDATED_AT, keys::CONFIDENCE, keys::SOURCE];
 
 /// The merged target: the entry as its new text reads, and that text.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,8 +94,8 @@ pub fn merge_entries(
             list_keys.push(key.clone());
         }
     }
-    if !list_keys.iter().any(|k| k == "aliases") {
-        list_keys.push("aliases".to_string());
+    if !list_keys.iter().any(|k| k == keys::ALIASES) {
+        list_keys.push(keys::ALIASES.to_string());
     }
     let target_name = fold_name(&target.name());
     for key in &list_keys {
@@ -105,7 +106,10 @@ pub fn merge_entries(
             if is_path_to(&item, &target.path) {
                 return;
             }
-            if from_source && key == "aliases" && item.as_str().is_some_and(|a| fold_name(a) == target_name) {
+            if from_source
+                && key == keys::ALIASES
+                && item.as_str().is_some_and(|a| fold_name(a) == target_name)
+            {
                 return;
             }
             if !united.iter().any(|seen| same_item(key, seen, &item)) {
@@ -119,7 +123,7 @@ pub fn merge_entries(
             for item in items(source.frontmatter.get(key)) {
                 push(item, true);
             }
-            if key == "aliases" {
+            if key == keys::ALIASES {
                 let name = source.name();
                 if !name.trim().is_empty() {
                     push(Value::String(name.trim().to_string()), true);
@@ -158,7 +162,7 @@ pub fn merge_entries(
             }
         }
     }
-    frontmatter.set("updated_at", Value::String(format_timestamp(now)));
+    frontmatter.set(keys::UPDATED_AT, Value::String(format_timestamp(now)));
 
     let mut body = target.body.clone();
     for (source, leftover) in sources.iter().zip(&leftovers) {
@@ -187,7 +191,7 @@ pub fn merge_entries(
 /// Whether `key` is united as a list: `tags` and `aliases`, the target category's list
 /// fields, and any key whose value is a list in the target or a source.
 fn is_list_field(key: &str, category: Category, target: &Entry, sources: &[Entry]) -> bool {
-    matches!(key, "tags" | "aliases")
+    matches!(key, keys::TAGS | keys::ALIASES)
         || category.field(key).is_some_and(|f| matches!(f.kind, FieldKind::TextList | FieldKind::PathList))
         || std::iter::once(target)
             .chain(sources)
@@ -208,8 +212,10 @@ fn items(value: Option<&Value>) -> Vec<Value> {
 fn same_item(key: &str, a: &Value, b: &Value) -> bool {
     match (a.as_str(), b.as_str()) {
         (Some(a), Some(b)) => match key {
-            "tags" => a.trim().to_lowercase() == b.trim().to_lowercase(),
-            "aliases" => fold_name(a) == fold_name(b) && (!fold_name(a).is_empty() || a.trim() == b.trim()),
+            keys::TAGS => a.trim().to_lowercase() == b.trim().to_lowercase(),
+            keys::ALIASES => {
+                fold_name(a) == fold_name(b) && (!fold_name(a).is_empty() || a.trim() == b.trim())
+            }
             _ => a.trim() == b.trim(),
         },
         _ => a == b,

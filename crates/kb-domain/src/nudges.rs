@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
+use crate::fields::statuses;
 
 /// Which rule a nudge comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -126,7 +127,7 @@ pub type Snoozes = HashMap<String, DateTime<Utc>>;
 /// [`NudgeRule::StaleProject`] by its `updated_at`. These record tests, like [`Bounds`], are
 /// shared by [`evaluate`] and the orders [`crate::DigestOrders`] keeps, so the two agree.
 pub(crate) fn is_active_project(record: &CatalogueEntry) -> bool {
-    record.category() == Category::Projects && record.status() == Some("active")
+    record.category() == Category::Projects && record.status() == Some(statuses::ACTIVE)
 }
 
 /// Whether `record` is an admin item not done (no status is not done), in the running for

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::category::Category;
 use crate::entry::Entry;
-use crate::fields::{check_field, format_timestamp};
+use crate::fields::{check_field, format_timestamp, keys};
 use crate::frontmatter::Frontmatter;
 
 /// Why a move was refused.
@@ -47,20 +47,22 @@ pub fn transform_for_move(
     let restored = entry
         .frontmatter
         .get(&set_aside)
-        .filter(|v| target.field("status").is_none() || check_field(target, "status", v).is_ok())
+        .filter(|v| target.field(keys::STATUS).is_none() || check_field(target, keys::STATUS, v).is_ok())
         .cloned();
     for (key, value) in entry.frontmatter.iter() {
         match key.as_str() {
-            "suggested_category" if from == Category::Inbox => {}
-            "original_text" if from == Category::Inbox => {
+            keys::SUGGESTED_CATEGORY if from == Category::Inbox => {}
+            keys::ORIGINAL_TEXT if from == Category::Inbox => {
                 body = body_with_original(value, &body);
             }
             k if k == set_aside && restored.is_some() => {}
-            "status" if restored.as_ref().is_some_and(|r| r != value) => {
+            keys::STATUS if restored.as_ref().is_some_and(|r| r != value) => {
                 fm.set(set_aside_status_key(from), value.clone());
             }
-            "status" if restored.is_some() => {}
-            "status" if target.field("status").is_some() && check_field(target, key, value).is_err() => {
+            keys::STATUS if restored.is_some() => {}
+            keys::STATUS
+                if target.field(keys::STATUS).is_some() && check_field(target, key, value).is_err() =>
+            {
                 // A status the target does not allow (a blocked project becoming an admin
                 // item) is kept under its category's name (`projects_status`) rather than
                 // lost, and comes back if the entry returns.
@@ -69,18 +71,18 @@ pub fn transform_for_move(
             _ => fm.set(key.clone(), value.clone()),
         }
     }
-    if fm.get_str("name").is_none_or(|s| s.trim().is_empty()) {
-        fm.set("name", Value::String(entry.name()));
+    if fm.get_str(keys::NAME).is_none_or(|s| s.trim().is_empty()) {
+        fm.set(keys::NAME, Value::String(entry.name()));
     }
     if let Some(status) = restored {
-        fm.set("status", status);
-    } else if target.field("status").is_some()
-        && fm.get("status").is_none_or(|v| check_field(target, "status", v).is_err())
+        fm.set(keys::STATUS, status);
+    } else if target.field(keys::STATUS).is_some()
+        && fm.get(keys::STATUS).is_none_or(|v| check_field(target, keys::STATUS, v).is_err())
         && let Some(status) = target.default_status()
     {
-        fm.set("status", Value::String(status.to_string()));
+        fm.set(keys::STATUS, Value::String(status.to_string()));
     }
-    fm.set("updated_at", Value::String(format_timestamp(now)));
+    fm.set(keys::UPDATED_AT, Value::String(format_timestamp(now)));
     Ok((fm, body))
 }
 

@@ -1,6 +1,7 @@
 //! How an entry becomes an index document, and how a stored document gives back the texts
 //! a snippet is cut from.
 
+use kb_domain::fields::keys;
 use kb_domain::{Entry, Stamp};
 use tantivy::schema::Value;
 use tantivy::{DateTime, TantivyDocument};
@@ -14,10 +15,10 @@ pub fn field_text(entry: &Entry, field: TextField) -> String {
     match field {
         TextField::Name => entry.name(),
         TextField::Tags => entry.tags().join(", "),
-        TextField::OneLiner => text("one_liner"),
-        TextField::NextAction => text("next_action"),
-        TextField::Context => text("context"),
-        TextField::OriginalText => text("original_text"),
+        TextField::OneLiner => text(keys::ONE_LINER),
+        TextField::NextAction => text(keys::NEXT_ACTION),
+        TextField::Context => text(keys::CONTEXT),
+        TextField::OriginalText => text(keys::ORIGINAL_TEXT),
         TextField::Body => entry.body.clone(),
     }
 }

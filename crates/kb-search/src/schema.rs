@@ -13,6 +13,7 @@
 //! the content stamp of the file, kept as fast fields so a warm start reads them without
 //! touching the stored documents.
 
+use kb_domain::fields::keys;
 use tantivy::schema::{
     FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -59,12 +60,12 @@ impl TextField {
     /// The name shown as a hit's `matchedField` (the frontmatter key, `content` for the body).
     pub fn label(self) -> &'static str {
         match self {
-            TextField::Name => "name",
-            TextField::Tags => "tags",
-            TextField::OneLiner => "one_liner",
-            TextField::NextAction => "next_action",
-            TextField::Context => "context",
-            TextField::OriginalText => "original_text",
+            TextField::Name => keys::NAME,
+            TextField::Tags => keys::TAGS,
+            TextField::OneLiner => keys::ONE_LINER,
+            TextField::NextAction => keys::NEXT_ACTION,
+            TextField::Context => keys::CONTEXT,
+            TextField::OriginalText => keys::ORIGINAL_TEXT,
             TextField::Body => "content",
         }
     }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use kb_domain::fields::keys;
 use kb_domain::{
     Category, ChatMessage, ChatModel, Confidence, Frontmatter, LlmError, StructuredRequest, Usage,
 };
@@ -49,14 +50,16 @@ pub fn classification_schema() -> Value {
             "fields": {
                 "type": "object",
                 "additionalProperties": false,
-                "required": ["context", "follow_ups", "status", "next_action", "due_date", "one_liner"],
+                "required": [
+                    keys::CONTEXT, keys::FOLLOW_UPS, keys::STATUS, keys::NEXT_ACTION, keys::DUE_DATE, keys::ONE_LINER
+                ],
                 "properties": {
-                    "context": text_or_null,
-                    "follow_ups": {"type": "array", "items": {"type": "string"}},
-                    "status": text_or_null,
-                    "next_action": text_or_null,
-                    "due_date": text_or_null,
-                    "one_liner": text_or_null
+                    keys::CONTEXT: text_or_null,
+                    keys::FOLLOW_UPS: {"type": "array", "items": {"type": "string"}},
+                    keys::STATUS: text_or_null,
+                    keys::NEXT_ACTION: text_or_null,
+                    keys::DUE_DATE: text_or_null,
+                    keys::ONE_LINER: text_or_null
                 }
             }
         }

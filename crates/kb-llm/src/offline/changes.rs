@@ -5,6 +5,7 @@
 
 use chrono::NaiveDate;
 use kb_domain::Category;
+use kb_domain::fields::{keys, statuses};
 use serde_json::{Map, Value, json};
 
 use super::dates::{find_date, is_date_word};
@@ -17,18 +18,18 @@ const ANCHORS: &[&str] = &["that", "it", "this", "last", "latest", "previous", "
 const COPULAS: &[&str] = &["is", "was", "be", "'s", "now", "also", "should", "really", "actually"];
 const LINKS: &[&str] = &["to", "as", "is", "be", "on", "by", "=", "for", "into"];
 const FIELDS: &[(&str, &str)] = &[
-    ("due date", "due_date"),
-    ("deadline", "due_date"),
-    ("due", "due_date"),
-    ("status", "status"),
-    ("next action", "next_action"),
-    ("next step", "next_action"),
-    ("name", "name"),
-    ("title", "name"),
-    ("context", "context"),
-    ("one liner", "one_liner"),
-    ("one-liner", "one_liner"),
-    ("tags", "tags"),
+    ("due date", keys::DUE_DATE),
+    ("deadline", keys::DUE_DATE),
+    ("due", keys::DUE_DATE),
+    ("status", keys::STATUS),
+    ("next action", keys::NEXT_ACTION),
+    ("next step", keys::NEXT_ACTION),
+    ("name", keys::NAME),
+    ("title", keys::NAME),
+    ("context", keys::CONTEXT),
+    ("one liner", keys::ONE_LINER),
+    ("one-liner", keys::ONE_LINER),
+    ("tags", keys::TAGS),
 ];
 const SETTERS: &[&str] =
     &["set", "change", "update", "make", "move", "push", "put", "switch", "postpone", "reschedule", "delay"];
@@ -137,15 +138,15 @@ fn value(
 ) -> Result<Value, String> {
     let i = skip(w, i, LINKS);
     match field {
-        "due_date" => find_date(&w[i.min(w.len())..], today)
+        keys::DUE_DATE => find_date(&w[i.min(w.len())..], today)
             .map(|(d, _)| json!(d.format("%Y-%m-%d").to_string()))
             .ok_or_else(|| "Which date? Write it like 2026-12-15, Dec 15 or Friday.".to_string()),
-        "status" => w
+        keys::STATUS => w
             .get(i)
             .and_then(|x| status_word(x))
             .map(|s| json!(s))
             .ok_or_else(|| "Which status? Projects can be active, waiting, blocked, someday or done; admin items pending or done.".to_string()),
-        "tags" => {
+        keys::TAGS => {
             let tags: Vec<String> = u
                 .rest_from(base + i)
                 .split([',', ' '])
@@ -186,19 +187,19 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         let (subject, i) = scan_subject(&w, 1).unwrap_or((Subject::Recent, 1));
         let i = skip(&w, i, &["as"]);
         let status = status_word(w.get(i)?)?;
-        return Some(update_of(subject, "status", Ok(json!(status))));
+        return Some(update_of(subject, keys::STATUS, Ok(json!(status))));
     }
     // "rename that to Garden plan", "call it Garden plan"
     if first == "rename" {
         let (subject, i) = scan_subject(&w, 1).unwrap_or((Subject::Recent, 1));
         let i = skip(&w, i, &["to", "as"]);
-        return Some(update_of(subject, "name", value(u, &w, base, "name", i, today)));
+        return Some(update_of(subject, keys::NAME, value(u, &w, base, keys::NAME, i, today)));
     }
     if first == "call"
         && w.get(1).is_some_and(|x| matches!(x.as_str(), "it" | "that" | "this"))
         && w.len() > 2
     {
-        return Some(update_of(Subject::Recent, "name", value(u, &w, base, "name", 2, today)));
+        return Some(update_of(Subject::Recent, keys::NAME, value(u, &w, base, keys::NAME, 2, today)));
     }
     // "tag that with x, y"
     if first == "tag" {
@@ -209,7 +210,7 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
             found => found,
         };
         let i = skip(&w, i, &["with", "as"]);
-        return Some(update_of(subject, "tags", value(u, &w, base, "tags", i, today)));
+        return Some(update_of(subject, keys::TAGS, value(u, &w, base, keys::TAGS, i, today)));
     }
     // "set the due date of that to Dec 15", "set that to blocked", "make it due Friday"
     if SETTERS.contains(&first) {
@@ -228,16 +229,16 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
             && is_pointer(&subject)
             && let Some((date, _)) = find_date(&w[after.min(w.len())..], today)
         {
-            return Some(update_of(subject, "due_date", Ok(json!(date.format("%Y-%m-%d").to_string()))));
+            return Some(update_of(subject, keys::DUE_DATE, Ok(json!(date.format("%Y-%m-%d").to_string()))));
         }
         // "postpone the dentist appointment to Friday": a name, when a date follows it at once.
         if matches!(first, "push" | "postpone" | "reschedule" | "delay")
             && let Some((name, date)) = rescheduled(&w, today)
         {
-            return Some(update_of(Subject::Named(name), "due_date", Ok(json!(date))));
+            return Some(update_of(Subject::Named(name), keys::DUE_DATE, Ok(json!(date))));
         }
         let status = status_word(w.get(after)?)?;
-        return is_pointer(&subject).then(|| update_of(subject, "status", Ok(json!(status))));
+        return is_pointer(&subject).then(|| update_of(subject, keys::STATUS, Ok(json!(status))));
     }
     // "next action for projects/x.md: email Sarah", "due date for that is Friday"
     if let Some((field, i)) = field_at(&w, 0)
@@ -252,7 +253,7 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         if starts_with(&w, lead) {
             let (subject, i) = scan_subject(&w, lead.split(' ').count())?;
             return (is_pointer(&subject) && i >= w.len())
-                .then(|| update_of(subject, "status", Ok(json!("done"))));
+                .then(|| update_of(subject, keys::STATUS, Ok(json!(statuses::DONE))));
         }
     }
     // "that is done", "it is due Friday", "projects/x.md is blocked"
@@ -263,10 +264,10 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     let i = skip(&w, i, COPULAS);
     let next = w.get(i)?;
     if next == "due" {
-        return Some(update_of(subject, "due_date", value(u, &w, base, "due_date", i + 1, today)));
+        return Some(update_of(subject, keys::DUE_DATE, value(u, &w, base, keys::DUE_DATE, i + 1, today)));
     }
     let status = status_word(next)?;
-    (i + 1 >= w.len() || w[i + 1] == "now").then(|| update_of(subject, "status", Ok(json!(status))))
+    (i + 1 >= w.len() || w[i + 1] == "now").then(|| update_of(subject, keys::STATUS, Ok(json!(status))))
 }
 
 /// "push the dentist appointment to Friday": the words between the verb and the last "to",

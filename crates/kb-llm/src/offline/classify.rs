@@ -4,6 +4,7 @@
 use chrono::NaiveDate;
 use kb_domain::Category;
 use kb_domain::entry::one_line;
+use kb_domain::fields::{keys, statuses};
 use serde_json::{Map, Value, json};
 
 use super::dates::{find_date, is_date_word};
@@ -98,32 +99,32 @@ pub fn classify(text: &str, today: NaiveDate, forced: Option<Category>) -> Value
     };
     let mut answer = Map::new();
     answer.insert("category".into(), json!(category.as_str()));
-    answer.insert("confidence".into(), json!(confidence));
-    answer.insert("name".into(), json!(name));
+    answer.insert(keys::CONFIDENCE.into(), json!(confidence));
+    answer.insert(keys::NAME.into(), json!(name));
     let sentence = one_line(&strip_lead_in(&u.original), 160);
     match category {
         Category::Projects => {
-            answer.insert("status".into(), json!("active"));
-            answer.insert("next_action".into(), json!(next_action(&sentence, &title)));
+            answer.insert(keys::STATUS.into(), json!(statuses::ACTIVE));
+            answer.insert(keys::NEXT_ACTION.into(), json!(next_action(&sentence, &title)));
             if let Some(date) = date {
-                answer.insert("due_date".into(), json!(date.format("%Y-%m-%d").to_string()));
+                answer.insert(keys::DUE_DATE.into(), json!(date.format("%Y-%m-%d").to_string()));
             }
         }
         Category::Admin | Category::Inbox => {
-            answer.insert("status".into(), json!("pending"));
+            answer.insert(keys::STATUS.into(), json!(statuses::PENDING));
             if let Some(date) = date {
-                answer.insert("due_date".into(), json!(date.format("%Y-%m-%d").to_string()));
+                answer.insert(keys::DUE_DATE.into(), json!(date.format("%Y-%m-%d").to_string()));
             }
         }
         Category::People => {
-            answer.insert("context".into(), json!(sentence));
-            answer.insert("follow_ups".into(), json!(follow_ups(&u.original)));
+            answer.insert(keys::CONTEXT.into(), json!(sentence));
+            answer.insert(keys::FOLLOW_UPS.into(), json!(follow_ups(&u.original)));
         }
         Category::Ideas => {
-            answer.insert("one_liner".into(), json!(capitalise(&sentence)));
+            answer.insert(keys::ONE_LINER.into(), json!(capitalise(&sentence)));
         }
     }
-    answer.insert("tags".into(), json!(tags(&words, &names)));
+    answer.insert(keys::TAGS.into(), json!(tags(&words, &names)));
     Value::Object(answer)
 }
 

@@ -1,6 +1,7 @@
 //! The final answer after tool calls: each tool result (`{success, data?, error?}`, data
 //! shaped as the tool's output schema says) described in plain sentences.
 
+use kb_domain::fields::keys;
 use serde_json::Value;
 
 use super::transcript::Outcome;
@@ -262,7 +263,7 @@ fn entry(entry: &Value) -> String {
     let mut lines = vec![format!("{} ({})", text(entry, "name"), text(entry, "path"))];
     if let Some(fields) = entry.get("frontmatter").and_then(Value::as_object) {
         for (key, value) in fields {
-            if matches!(key.as_str(), "id" | "name") || value.is_null() {
+            if matches!(key.as_str(), keys::ID | keys::NAME) || value.is_null() {
                 continue;
             }
             let shown = match value {

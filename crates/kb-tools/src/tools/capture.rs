@@ -6,7 +6,7 @@
 //! text. Without a hint, a failed classification files nothing.
 
 use kb_domain::category::SUGGESTABLE;
-use kb_domain::fields::check_field;
+use kb_domain::fields::{check_field, keys};
 use kb_domain::{
     BodyEdit, BodyEditMode, BodyEditRequest, Category, Confidence, EntryUpdate, Frontmatter, NameRelation,
     NewEntry, Usage,
@@ -342,9 +342,9 @@ async fn merge_capture(
     for spec in category
         .own_fields()
         .iter()
-        .chain(kb_domain::category::COMMON_FIELDS.iter().filter(|f| f.name == "tags"))
+        .chain(kb_domain::category::COMMON_FIELDS.iter().filter(|f| f.name == keys::TAGS))
     {
-        let wanted = if spec.name == "tags" {
+        let wanted = if spec.name == keys::TAGS {
             Some(Value::Array(decision.tags.iter().map(|t| Value::String(t.trim().to_lowercase())).collect()))
         } else {
             decision.fields.get(spec.name).cloned()
@@ -370,8 +370,8 @@ async fn merge_capture(
             _ => {}
         }
     }
-    if category.field("last_touched").is_some() {
-        fields.insert("last_touched".to_string(), Value::String(ctx.today.to_string()));
+    if category.field(keys::LAST_TOUCHED).is_some() {
+        fields.insert(keys::LAST_TOUCHED.to_string(), Value::String(ctx.today.to_string()));
     }
     let invalid = |message: String| ToolError::new(ErrorCode::InvalidUpdate, message);
     let mut update = EntryUpdate::from_json_object(fields).map_err(|e| invalid(e.to_string()))?;
@@ -434,7 +434,7 @@ fn new_entry(decision: &Classification, text: &str, confident: bool, ctx: &ToolC
     // classifier is an LLM and its answer is not trusted.
     for spec in suggested.own_fields() {
         let Some(value) = decision.fields.get(spec.name) else { continue };
-        let inbox_only = !confident && spec.name == "status";
+        let inbox_only = !confident && spec.name == keys::STATUS;
         if !inbox_only && check_field(suggested, spec.name, value).is_ok() {
             fields.set(spec.name, value.clone());
         }
@@ -447,13 +447,13 @@ fn new_entry(decision: &Classification, text: &str, confident: bool, ctx: &ToolC
         }
     }
     if !tags.is_empty() {
-        fields.set("tags", Value::Array(tags));
+        fields.set(keys::TAGS, Value::Array(tags));
     }
     fields.set(
-        "confidence",
+        keys::CONFIDENCE,
         serde_json::Number::from_f64(decision.confidence.value()).map_or(Value::Null, Value::Number),
     );
-    fields.set("source", Value::String(ctx.source.as_str().to_string()));
+    fields.set(keys::SOURCE, Value::String(ctx.source.as_str().to_string()));
     let name = if decision.name.trim().is_empty() { name_from_text(text) } else { decision.name.clone() };
     if confident {
         // A person or project is a log of what was said about it, from the first capture on.
@@ -465,9 +465,9 @@ fn new_entry(decision: &Classification, text: &str, confident: bool, ctx: &ToolC
         };
         NewEntry { category: suggested, name, fields, body }
     } else {
-        fields.set("original_text", Value::String(text.to_string()));
+        fields.set(keys::ORIGINAL_TEXT, Value::String(text.to_string()));
         if SUGGESTABLE.contains(&suggested.as_str()) {
-            fields.set("suggested_category", Value::String(suggested.as_str().to_string()));
+            fields.set(keys::SUGGESTED_CATEGORY, Value::String(suggested.as_str().to_string()));
         }
         NewEntry { category: Category::Inbox, name, fields, body: String::new() }
     }
