@@ -10,8 +10,8 @@ use kb_domain::{EntryPath, FileRead, Stamp, VaultFiles};
 use tantivy::{IndexWriter, Term};
 
 use crate::document::to_document;
-use crate::index::lock;
 use crate::schema::IndexFields;
+use kb_domain::sync::lock;
 
 /// How far an index build has come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,73 +41,101 @@ pub(crate) struct Ingested {
     pub malformed: Vec<(EntryPath, String)>,
 }
 
-/// Reads `paths` on all cores and adds their entries to `writer` (replacing any indexed
-/// version when `replace`). Does not commit.
-pub(crate) fn ingest(
-    writer: &IndexWriter,
-    fields: &IndexFields,
-    files: &dyn VaultFiles,
-    paths: &[EntryPath],
-    replace: bool,
-    progress: Option<&ProgressFn>,
-    rebuilding: bool,
-) -> tantivy::Result<Ingested> {
-    let cursor = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let total = paths.len();
-    let result = Mutex::new(Ingested::default());
-    let failure: Mutex<Option<tantivy::TantivyError>> = Mutex::new(None);
-    let workers = thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8).min(total.max(1));
-    let report = |done: usize| {
-        if let Some(progress) = progress {
-            progress(IndexProgress { rebuilding, done, total });
-        }
-    };
-    thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                let mut local = Ingested::default();
-                loop {
-                    let i = cursor.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = paths.get(i) else { break };
-                    if lock(&failure).is_some() {
-                        break;
-                    }
-                    if replace {
-                        writer.delete_term(Term::from_field_text(fields.path, &path.to_string()));
-                    }
-                    match files.read(path) {
-                        FileRead::Entry(entry, stamp) => {
-                            match writer.add_document(to_document(fields, &entry, stamp)) {
-                                Ok(_) => local.indexed.push((entry.path, stamp)),
-                                Err(e) => {
-                                    lock(&failure).get_or_insert(e);
-                                    break;
+/// Where an ingest reads entries from and puts them.
+pub(crate) struct Ingest<'a> {
+    /// The writer the entries are added to (not committed).
+    pub(crate) writer: &'a IndexWriter,
+    /// The index's fields.
+    pub(crate) fields: &'a IndexFields,
+    /// The vault's entry files.
+    pub(crate) files: &'a dyn VaultFiles,
+    /// Called with how far the ingest has come.
+    pub(crate) progress: Option<&'a ProgressFn>,
+}
+
+/// Which kind of ingest it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Into a fresh index: nothing is indexed yet.
+    Rebuild,
+    /// Into an index holding older versions of the entries, which are replaced.
+    CatchUp,
+}
+
+impl Ingest<'_> {
+    /// Reads `paths` on all cores and adds their entries to a fresh index. Does not commit.
+    pub(crate) fn rebuild(&self, paths: &[EntryPath]) -> tantivy::Result<Ingested> {
+        self.run(paths, Pass::Rebuild)
+    }
+
+    /// Reads `paths` on all cores and puts their entries in place of any version indexed.
+    /// Does not commit.
+    pub(crate) fn catch_up(&self, paths: &[EntryPath]) -> tantivy::Result<Ingested> {
+        self.run(paths, Pass::CatchUp)
+    }
+
+    /// Reads `paths` on all cores and adds their entries to the writer.
+    fn run(&self, paths: &[EntryPath], pass: Pass) -> tantivy::Result<Ingested> {
+        let Ingest { writer, fields, files, progress } = *self;
+        let rebuilding = pass == Pass::Rebuild;
+        let replace = pass == Pass::CatchUp;
+        let cursor = AtomicUsize::new(0);
+        let done = AtomicUsize::new(0);
+        let total = paths.len();
+        let result = Mutex::new(Ingested::default());
+        let failure: Mutex<Option<tantivy::TantivyError>> = Mutex::new(None);
+        let workers = thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8).min(total.max(1));
+        let report = |done: usize| {
+            if let Some(progress) = progress {
+                progress(IndexProgress { rebuilding, done, total });
+            }
+        };
+        thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    let mut local = Ingested::default();
+                    loop {
+                        let i = cursor.fetch_add(1, Ordering::Relaxed);
+                        let Some(path) = paths.get(i) else { break };
+                        if lock(&failure).is_some() {
+                            break;
+                        }
+                        if replace {
+                            writer.delete_term(Term::from_field_text(fields.path, &path.to_string()));
+                        }
+                        match files.read(path) {
+                            FileRead::Entry(entry, stamp) => {
+                                match writer.add_document(to_document(fields, &entry, stamp)) {
+                                    Ok(_) => local.indexed.push((entry.path, stamp)),
+                                    Err(e) => {
+                                        lock(&failure).get_or_insert(e);
+                                        break;
+                                    }
                                 }
                             }
+                            FileRead::Missing => local.dropped.push(path.clone()),
+                            FileRead::Malformed(reason) => {
+                                tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
+                                local.dropped.push(path.clone());
+                                local.malformed.push((path.clone(), reason));
+                            }
                         }
-                        FileRead::Missing => local.dropped.push(path.clone()),
-                        FileRead::Malformed(reason) => {
-                            tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
-                            local.dropped.push(path.clone());
-                            local.malformed.push((path.clone(), reason));
+                        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if n.is_multiple_of(REPORT_EVERY) && n < total {
+                            report(n);
                         }
                     }
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if n.is_multiple_of(REPORT_EVERY) && n < total {
-                        report(n);
-                    }
-                }
-                let mut all = lock(&result);
-                all.indexed.append(&mut local.indexed);
-                all.dropped.append(&mut local.dropped);
-                all.malformed.append(&mut local.malformed);
-            });
+                    let mut all = lock(&result);
+                    all.indexed.append(&mut local.indexed);
+                    all.dropped.append(&mut local.dropped);
+                    all.malformed.append(&mut local.malformed);
+                });
+            }
+        });
+        if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            return Err(e);
         }
-    });
-    if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
-        return Err(e);
+        report(total);
+        Ok(result.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
-    report(total);
-    Ok(result.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
 }

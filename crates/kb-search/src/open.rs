@@ -8,21 +8,21 @@
 //! version; it is written only once a rebuild has committed, so a rebuild cut short is
 //! started again at the next open.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use kb_domain::{EntryPath, SearchError, Stamp, VaultFiles};
+use kb_domain::{EntryPath, Stamp, VaultFiles};
 use tantivy::indexer::NoMergePolicy;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher};
 
 use crate::analysis::{SearchLanguage, register};
 use crate::directory::{IndexDirectory, lost_writes};
-use crate::error::{OpenError, index_error};
-use crate::index::{TantivyIndex, lock};
-use crate::ingest::{ProgressFn, ingest};
+use crate::error::OpenError;
+use crate::index::{Parts, TantivyIndex};
+use crate::ingest::{Ingest, ProgressFn};
 use crate::presence::Presence;
 use crate::schema::{IndexFields, MTIME_FIELD, PATH_FIELD, SCHEMA_VERSION, SIZE_FIELD, build_schema};
 
@@ -120,14 +120,22 @@ impl TantivyIndex {
         match loaded {
             Ok((index, reader, stamps)) => {
                 presence.share().map_err(folder_error)?;
-                let mut this = assemble(files, index_dir, index, reader, stamps, presence, language)
-                    .map_err(tantivy_error)?;
+                let parts = Parts {
+                    files,
+                    index_dir: index_dir.to_path_buf(),
+                    index,
+                    reader,
+                    stamps,
+                    presence,
+                    language,
+                };
+                let mut this = TantivyIndex::assemble(parts).map_err(tantivy_error)?;
                 // Only the owner writes; another process that owns the index keeps it current.
                 if this.is_owner() {
                     let (sync, _) = this.reconcile_local(options.progress.as_ref()).map_err(|e| {
                         OpenError::Index { path: index_dir.to_path_buf(), reason: e.to_string() }
                     })?;
-                    this.open_stats = OpenStats { rebuild_reason: None, sync };
+                    this.set_open_stats(OpenStats { rebuild_reason: None, sync });
                 }
                 Ok(this)
             }
@@ -146,73 +154,20 @@ impl TantivyIndex {
                 write_meta(index_dir, language).map_err(folder_error)?;
                 let reader = make_reader(&index).map_err(tantivy_error)?;
                 presence.share().map_err(folder_error)?;
-                let mut this = assemble(files, index_dir, index, reader, stamps, presence, language)
-                    .map_err(tantivy_error)?;
-                this.open_stats = OpenStats { rebuild_reason: Some(reason), sync };
+                let parts = Parts {
+                    files,
+                    index_dir: index_dir.to_path_buf(),
+                    index,
+                    reader,
+                    stamps,
+                    presence,
+                    language,
+                };
+                let mut this = TantivyIndex::assemble(parts).map_err(tantivy_error)?;
+                this.set_open_stats(OpenStats { rebuild_reason: Some(reason), sync });
                 Ok(this)
             }
         }
-    }
-
-    /// Brings the index in line with the vault on disk: files whose stamp differs from
-    /// what is indexed are read again, entries whose file is gone are dropped. Used at
-    /// start and when the file watcher lost track of events.
-    pub fn reconcile(&self) -> Result<SyncStats, SearchError> {
-        self.reconcile_changes(None).map(|(stats, _)| stats)
-    }
-
-    /// [`TantivyIndex::reconcile`] with this process's writer.
-    pub(crate) fn reconcile_local(
-        &self,
-        progress: Option<&ProgressFn>,
-    ) -> Result<(SyncStats, Vec<EntryPath>), SearchError> {
-        // What is queued is committed first; the writer is then held from the walk to the
-        // commit, so no change kb makes meanwhile can be mistaken for one made outside
-        // (a change queued meanwhile is committed after, and found unchanged by the next).
-        self.queue.wait_for_queued();
-        let mut slot = lock(&self.writer);
-        let Some(writer) = slot.as_mut() else {
-            return Err(SearchError::index_message("this kb process does not own the search index"));
-        };
-        let on_disk = self.files.entry_files();
-        let (changed, gone, added) = {
-            let stamps = lock(&self.stamps);
-            let present: HashSet<&EntryPath> = on_disk.iter().map(|(p, _)| p).collect();
-            let gone: Vec<EntryPath> = stamps.keys().filter(|p| !present.contains(p)).cloned().collect();
-            let changed: Vec<EntryPath> =
-                on_disk.iter().filter(|(p, s)| stamps.get(p) != Some(s)).map(|(p, _)| p.clone()).collect();
-            let added = changed.iter().filter(|p| !stamps.contains_key(*p)).count();
-            (changed, gone, added)
-        };
-        if changed.is_empty() && gone.is_empty() {
-            return Ok((SyncStats::default(), Vec::new()));
-        }
-        for path in &gone {
-            writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
-        }
-        let ingested =
-            match ingest(writer, &self.fields, self.files.as_ref(), &changed, true, progress, false) {
-                Ok(ingested) => ingested,
-                Err(e) => {
-                    let _ = writer.rollback();
-                    return Err(index_error(e));
-                }
-            };
-        self.commit(writer)?;
-        let mut stamps = lock(&self.stamps);
-        let mut removed = 0;
-        for path in gone.iter().chain(&ingested.dropped) {
-            removed += usize::from(stamps.remove(path).is_some());
-        }
-        let indexed = ingested.indexed.len();
-        let mut touched: Vec<EntryPath> = gone;
-        touched.extend(ingested.dropped.iter().cloned());
-        touched.extend(ingested.indexed.iter().map(|(p, _)| p.clone()));
-        stamps.extend(ingested.indexed);
-        let added = added.min(indexed);
-        let stats =
-            SyncStats { added, updated: indexed - added, removed, malformed: ingested.malformed.len() };
-        Ok((stats, touched))
     }
 }
 
@@ -292,7 +247,7 @@ fn bulk_build(
     // are, and merging them would double the time (the kept writer merges later, in the
     // background, as it sees fit).
     writer.set_merge_policy(Box::new(NoMergePolicy));
-    let ingested = ingest(&writer, &fields, files, &paths, false, progress, true)?;
+    let ingested = Ingest { writer: &writer, fields: &fields, files, progress }.rebuild(&paths)?;
     writer.commit()?;
     writer.wait_merging_threads()?;
     let sync = SyncStats {
@@ -302,45 +257,6 @@ fn bulk_build(
         malformed: ingested.malformed.len(),
     };
     Ok((ingested.indexed.into_iter().collect(), sync))
-}
-
-fn assemble(
-    files: Arc<dyn VaultFiles>,
-    index_dir: &Path,
-    index: Index,
-    reader: IndexReader,
-    stamps: HashMap<EntryPath, Stamp>,
-    presence: Presence,
-    language: SearchLanguage,
-) -> tantivy::Result<TantivyIndex> {
-    let fields = IndexFields::from_schema(&index.schema())?;
-    // The first process to take the writer owns the index; the others read it.
-    let writer = match kept_writer(&index) {
-        Ok(writer) => Some(writer),
-        Err(tantivy::TantivyError::LockFailure(..)) => None,
-        Err(other) => return Err(other),
-    };
-    Ok(TantivyIndex {
-        files,
-        index_dir: index_dir.to_path_buf(),
-        fields,
-        reader,
-        owner: std::sync::atomic::AtomicBool::new(writer.is_some()),
-        writer: Mutex::new(writer),
-        sockets: crate::owner::socket_paths(index_dir),
-        owner_silent: std::sync::atomic::AtomicBool::new(false),
-        sharing: std::sync::OnceLock::new(),
-        server: Mutex::new(None),
-        stamps: Mutex::new(stamps),
-        unreported: Mutex::default(),
-        open_stats: OpenStats::default(),
-        last_failure: Mutex::new(None),
-        commits: std::sync::atomic::AtomicU64::new(0),
-        _presence: presence,
-        index,
-        language,
-        queue: Default::default(),
-    })
 }
 
 fn make_reader(index: &Index) -> tantivy::Result<IndexReader> {

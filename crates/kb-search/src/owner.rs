@@ -25,7 +25,7 @@ use std::time::Duration;
 use kb_domain::{EntryPath, SearchError};
 use serde::{Deserialize, Serialize};
 
-use crate::index::TantivyIndex;
+use crate::index::{Reread, TantivyIndex};
 use crate::open::SyncStats;
 
 /// The socket's name in the index folder.
@@ -174,18 +174,20 @@ fn path_hash(path: &Path) -> u64 {
         .fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// Checks that `folder` is this user's own: a folder (not a link to one), owned by this
-/// user, that no one else may read, write or enter. With `make`, makes it first when it
-/// is missing (mode 0700).
-fn private_folder(folder: &Path, make: bool) -> io::Result<()> {
-    if make {
-        match std::fs::DirBuilder::new().mode(0o700).create(folder) {
-            // Exactly 0700, whatever the umask.
-            Ok(()) => std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
+/// [`check_private`], first making `folder` when it is missing (mode 0700).
+fn make_private(folder: &Path) -> io::Result<()> {
+    match std::fs::DirBuilder::new().mode(0o700).create(folder) {
+        // Exactly 0700, whatever the umask.
+        Ok(()) => std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
     }
+    check_private(folder)
+}
+
+/// Checks that `folder` is this user's own: a folder (not a link to one), owned by this
+/// user, that no one else may read, write or enter.
+fn check_private(folder: &Path) -> io::Result<()> {
     let meta = std::fs::symlink_metadata(folder)?;
     let refused = |why: &str| {
         Err(io::Error::new(
@@ -218,7 +220,7 @@ pub(crate) enum SendError {
 pub(crate) fn send(sockets: &[SocketPlace], request: &Request) -> Result<Answer, SendError> {
     for socket in sockets {
         if let Some(folder) = &socket.private
-            && let Err(error) = private_folder(folder, false)
+            && let Err(error) = check_private(folder)
         {
             if error.kind() != io::ErrorKind::NotFound {
                 tracing::debug!(%error, "skipping a place of the index owner's socket");
@@ -303,7 +305,7 @@ impl OwnerServer {
         let mut failure = io::Error::new(io::ErrorKind::NotFound, "no place for the socket");
         for socket in sockets {
             let bound = match &socket.private {
-                Some(folder) => private_folder(folder, true).and_then(|()| bind(&socket.path)),
+                Some(folder) => make_private(folder).and_then(|()| bind(&socket.path)),
                 None => bind(&socket.path),
             };
             match bound {
@@ -410,11 +412,12 @@ fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
     let result = match request {
         Request::Sync { paths, outside } => {
             let paths: Vec<EntryPath> = paths.iter().filter_map(|p| EntryPath::parse(p).ok()).collect();
-            index.sync_local_with(&paths, !outside).map(|changed| (changed, None))
+            let reread = if outside { Reread::Changed } else { Reread::All };
+            index.sync_local(&paths, reread).map(|changed| (changed, None))
         }
         Request::Reconcile => index.reconcile_local(None).map(|(stats, changed)| (changed, Some(stats))),
         Request::Flush => {
-            index.queue.wait_for_queued();
+            index.wait_for_queued();
             Ok((Vec::new(), None))
         }
     };
@@ -440,7 +443,7 @@ mod tests {
     /// A private folder made under `base` (as kb makes `$XDG_RUNTIME_DIR/kb`).
     fn made(base: &Path) -> PathBuf {
         let folder = base.join("kb");
-        private_folder(&folder, true).unwrap();
+        make_private(&folder).unwrap();
         folder
     }
 
@@ -491,28 +494,28 @@ mod tests {
         let meta = std::fs::symlink_metadata(&folder).unwrap();
         assert_eq!(meta.mode() & 0o777, 0o700);
         assert_eq!(meta.uid(), rustix::process::getuid().as_raw());
-        private_folder(&folder, false).unwrap();
-        private_folder(&folder, true).unwrap();
+        check_private(&folder).unwrap();
+        make_private(&folder).unwrap();
 
         let missing = base.path().join("missing");
-        assert_eq!(private_folder(&missing, false).unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert_eq!(check_private(&missing).unwrap_err().kind(), io::ErrorKind::NotFound);
 
         // Others may open it: refused, made or not.
         let open = base.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
-        for make in [false, true] {
-            let refused = private_folder(&open, make).unwrap_err();
+        for attempt in [check_private, make_private] {
+            let refused = attempt(&open).unwrap_err();
             assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
             assert!(refused.to_string().contains("0700"), "{refused}");
         }
         // A link to a private folder, or a file: refused.
         let link = base.path().join("link");
         std::os::unix::fs::symlink(&folder, &link).unwrap();
-        assert!(private_folder(&link, true).unwrap_err().to_string().contains("not a folder"));
+        assert!(make_private(&link).unwrap_err().to_string().contains("not a folder"));
         let file = base.path().join("file");
         std::fs::write(&file, "").unwrap();
-        assert!(private_folder(&file, true).unwrap_err().to_string().contains("not a folder"));
+        assert!(make_private(&file).unwrap_err().to_string().contains("not a folder"));
 
         // Another user's folder: refused.
         let theirs = base.path().join("theirs");
@@ -525,7 +528,7 @@ mod tests {
             // Not root: a folder of root's stands for another user's.
             PathBuf::from("/")
         };
-        let refused = private_folder(&theirs, true).unwrap_err();
+        let refused = make_private(&theirs).unwrap_err();
         assert!(refused.to_string().contains("another user"), "{refused}");
     }
 

@@ -49,18 +49,28 @@ pub(crate) struct Words<'a> {
     pub completing: Option<&'a str>,
 }
 
-/// The page `offset..offset + limit` of the hits of `main`, ranked, and how many match in
-/// all. `in_names` (the hits of `main` with a word in their name or tags, best names first)
-/// adds candidates; `words` are what the bonuses are for (none for the typo-tolerant retry).
+/// What a page of hits is ranked from.
+#[derive(Clone, Copy)]
+pub(crate) struct Ranking<'a> {
+    /// The query whose hits are ranked.
+    pub main: &'a dyn Query,
+    /// The hits of `main` with a word in their name or tags, best names first: they add
+    /// candidates.
+    pub in_names: Option<&'a dyn Query>,
+    /// What the bonuses are for (none for the typo-tolerant retry).
+    pub words: Option<Words<'a>>,
+}
+
+/// The page `offset..offset + limit` of the hits of `ranking.main`, ranked, and how many
+/// match in all.
 pub(crate) fn top_page(
     searcher: &Searcher,
     fields: &IndexFields,
-    main: &dyn Query,
-    in_names: Option<&dyn Query>,
-    words: Option<Words<'_>>,
+    ranking: Ranking<'_>,
     offset: usize,
     limit: usize,
 ) -> tantivy::Result<(Vec<Ranked>, usize)> {
+    let Ranking { main, in_names, words } = ranking;
     let window = offset.saturating_add(limit).div_ceil(WINDOW).saturating_mul(WINDOW);
     let pool = window.saturating_add(EXTRA_CANDIDATES);
     let (mut candidates, total) =

@@ -12,7 +12,7 @@ use std::ops::Range;
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::analysis::{SearchLanguage, fuzzy_distance, stemming_analyzer, tokens, within_one_edit};
-use crate::query::Request;
+use crate::query::{Matching, Request};
 use crate::schema::TextField;
 
 /// The longest passage shown, in characters (before marking).
@@ -35,26 +35,29 @@ pub(crate) struct TermMatcher {
     stems: Option<Stems>,
     /// A word being typed, with the index of its term: any token it begins matches.
     prefix: Option<(String, usize)>,
-    fuzzy: bool,
+    /// Whether a term also matches tokens within one edit of it.
+    matching: Matching,
 }
 
 impl TermMatcher {
-    /// Matches tokens equal to one of `terms`, or within one edit of one when `fuzzy`.
+    /// Matches tokens equal to one of `terms`, or (when [`Matching::Fuzzy`]) within one
+    /// edit of one.
     #[cfg(test)]
-    pub fn new(terms: &[String], fuzzy: bool) -> TermMatcher {
-        TermMatcher { terms: terms.to_vec(), stems: None, prefix: None, fuzzy }
+    pub fn new(terms: &[String], matching: Matching) -> TermMatcher {
+        TermMatcher { terms: terms.to_vec(), stems: None, prefix: None, matching }
     }
 
     /// Matches what `request` matches: its terms, the stems of its words in `language`, and
-    /// the beginning of a word being typed; or, when `fuzzy`, terms within one edit.
-    pub fn for_query(request: Request<'_>, language: SearchLanguage, fuzzy: bool) -> TermMatcher {
+    /// the beginning of a word being typed; or, when [`Matching::Fuzzy`], terms within one
+    /// edit.
+    pub fn for_query(request: Request<'_>, language: SearchLanguage, matching: Matching) -> TermMatcher {
         let terms = request.parts.all_terms();
         let index_of = |word: &String| terms.iter().position(|t| t == word).unwrap_or(0);
         let stems: Vec<(String, usize)> =
             request.parts.words.iter().zip(request.stems).map(|(w, s)| (s.clone(), index_of(w))).collect();
         let prefix = request.typing().map(|(_, word)| (word.to_string(), index_of(&word.to_string())));
         let stemming = RefCell::new(stemming_analyzer(language));
-        TermMatcher { stems: Some((stems, stemming)), prefix, fuzzy, terms }
+        TermMatcher { stems: Some((stems, stemming)), prefix, matching, terms }
     }
 
     /// Where in `text` the query's terms are: (query term index, byte range).
@@ -78,7 +81,7 @@ impl TermMatcher {
         if let Some(i) = self.stem_match(token) {
             return Some(i);
         }
-        if !self.fuzzy {
+        if self.matching == Matching::Exact {
             return None;
         }
         self.terms.iter().position(|t| fuzzy_distance(t) > 0 && within_one_edit(t, token))
@@ -229,10 +232,11 @@ mod tests {
             (TextField::Name, "Coffee plan"),
             (TextField::Body, "Buy a new café grinder\nand beans"),
         ]);
-        let (field, snippet) = best_passage(&t, &TermMatcher::new(&["cafe".into(), "grinder".into()], false));
+        let (field, snippet) =
+            best_passage(&t, &TermMatcher::new(&["cafe".into(), "grinder".into()], Matching::Exact));
         assert_eq!(field, TextField::Body);
         assert_eq!(snippet, "Buy a new **café** **grinder** and beans");
-        let (field, snippet) = best_passage(&t, &TermMatcher::new(&["plan".into()], false));
+        let (field, snippet) = best_passage(&t, &TermMatcher::new(&["plan".into()], Matching::Exact));
         assert_eq!((field, snippet.as_str()), (TextField::Name, "Coffee **plan**"));
     }
 
@@ -240,7 +244,7 @@ mod tests {
     fn long_text_is_cut_around_the_match() {
         let body = format!("{} needle here {}", "lorem ipsum ".repeat(40), "dolor sit ".repeat(40));
         let t = texts(&[(TextField::Body, &body)]);
-        let (_, snippet) = best_passage(&t, &TermMatcher::new(&["needle".into()], false));
+        let (_, snippet) = best_passage(&t, &TermMatcher::new(&["needle".into()], Matching::Exact));
         assert!(snippet.starts_with('…') && snippet.ends_with('…'), "{snippet}");
         assert!(snippet.contains("**needle**"), "{snippet}");
         assert!(snippet.chars().count() <= SNIPPET_CHARS + 10, "{snippet}");
@@ -251,20 +255,20 @@ mod tests {
         let parts = crate::analysis::query_parts("meet landl");
         let stems = crate::analysis::stems(&parts.words, SearchLanguage::default());
         let request = Request { parts: &parts, stems: &stems, prefix: true, category: None };
-        let matcher = TermMatcher::for_query(request, SearchLanguage::default(), false);
+        let matcher = TermMatcher::for_query(request, SearchLanguage::default(), Matching::Exact);
         let t = texts(&[(TextField::Body, "Meetings with the Landlords, then lunch")]);
         let (_, snippet) = best_passage(&t, &matcher);
         assert_eq!(snippet, "**Meetings** with the **Landlords**, then lunch");
         let exact_only = Request { prefix: false, ..request };
         let (_, snippet) =
-            best_passage(&t, &TermMatcher::for_query(exact_only, SearchLanguage::default(), false));
+            best_passage(&t, &TermMatcher::for_query(exact_only, SearchLanguage::default(), Matching::Exact));
         assert_eq!(snippet, "**Meetings** with the Landlords, then lunch");
     }
 
     #[test]
     fn fuzzy_marks_near_words() {
         let t = texts(&[(TextField::Body, "the kubernetes cluster")]);
-        let (_, snippet) = best_passage(&t, &TermMatcher::new(&["kubernets".into()], true));
+        let (_, snippet) = best_passage(&t, &TermMatcher::new(&["kubernets".into()], Matching::Fuzzy));
         assert_eq!(snippet, "the **kubernetes** cluster");
     }
 }

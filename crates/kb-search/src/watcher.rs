@@ -22,12 +22,13 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use kb_domain::sync::lock;
 use kb_domain::{Category, EntryPath, VaultFiles};
 use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::error::WatchError;
-use crate::index::{TantivyIndex, lock};
+use crate::index::TantivyIndex;
 
 /// How long the vault must be quiet (no event on an entry) before a batch is handled.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -65,7 +66,7 @@ impl VaultWatcher {
         let error = |e: notify::Error| WatchError { path: root.clone(), reason: e.to_string() };
         let batcher = Arc::new(Batcher::default());
         let intake = Arc::clone(&batcher);
-        let files = Arc::clone(&index.files);
+        let files = Arc::clone(index.files());
         let mut watcher = RecommendedWatcher::new(
             move |event: notify::Result<Event>| intake.take(files.as_ref(), event),
             notify::Config::default(),
@@ -160,12 +161,13 @@ impl Batcher {
     fn take(&self, files: &dyn VaultFiles, event: notify::Result<Event>) {
         let mut pending = lock(&self.pending);
         let relevant = match event {
-            Ok(event) => pending.plan.add(files, event.need_rescan(), &event.kind, event.paths),
+            // Events may have been lost: look at everything.
+            Ok(event) if event.need_rescan() => pending.plan.rescan_all(),
+            Ok(event) => pending.plan.add(files, &event.kind, event.paths),
             Err(error) => {
                 // Events may have been lost: look at everything.
                 tracing::warn!(%error, "file watcher error");
-                pending.plan.rescan = true;
-                true
+                pending.plan.rescan_all()
             }
         };
         if relevant {
@@ -220,18 +222,15 @@ struct Plan {
 }
 
 impl Plan {
-    /// Adds what one event says; whether it concerns anything kb follows.
-    fn add(
-        &mut self,
-        files: &dyn VaultFiles,
-        need_rescan: bool,
-        kind: &EventKind,
-        paths: Vec<PathBuf>,
-    ) -> bool {
-        if need_rescan {
-            self.rescan = true;
-            return true;
-        }
+    /// Looks at every file again (events may have been lost); an event saying so concerns
+    /// what kb follows.
+    fn rescan_all(&mut self) -> bool {
+        self.rescan = true;
+        true
+    }
+
+    /// Adds what one event about `paths` says; whether it concerns anything kb follows.
+    fn add(&mut self, files: &dyn VaultFiles, kind: &EventKind, paths: Vec<PathBuf>) -> bool {
         // A file opened or read (kb reading entries, a backup tool) is no change.
         if matches!(kind, EventKind::Access(access) if *access != AccessKind::Close(AccessMode::Write)) {
             return false;
@@ -310,7 +309,11 @@ mod tests {
     ) -> Plan {
         let mut plan = Plan::default();
         for (rescan, kind, paths) in events {
-            plan.add(files, rescan, &kind, paths);
+            if rescan {
+                plan.rescan_all();
+            } else {
+                plan.add(files, &kind, paths);
+            }
         }
         plan
     }
@@ -359,7 +362,7 @@ mod tests {
             (write, "ideas/.hidden.md"),
             (write, "index.md"),
         ] {
-            assert!(!plan.add(&files, false, &kind, vec![v.join(path)]), "{path} {kind:?}");
+            assert!(!plan.add(&files, &kind, vec![v.join(path)]), "{path} {kind:?}");
         }
         assert_eq!(plan, Plan::default());
     }
@@ -373,7 +376,7 @@ mod tests {
         let write = EventKind::Modify(ModifyKind::Any);
         for round in 0..3 {
             for n in 0..5_000 {
-                assert!(plan.add(&files, false, &write, vec![v.join(format!("ideas/n{n}.md"))]), "{round}");
+                assert!(plan.add(&files, &write, vec![v.join(format!("ideas/n{n}.md"))]), "{round}");
             }
         }
         assert_eq!(plan.paths.len(), 5_000);

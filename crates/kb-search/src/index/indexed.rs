@@ -1,0 +1,116 @@
+//! [`Indexed`]: what the index holds, by the stamp of the file each entry was read from,
+//! kept in memory by the process that owns the index so that an event about a file kb
+//! itself just wrote is recognised and skipped; and the entries an earlier owner changed
+//! that this process is yet to report.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use kb_domain::sync::lock;
+use kb_domain::{EntryPath, Stamp};
+
+use super::Change;
+
+/// What is indexed (see the module documentation).
+pub(super) struct Indexed {
+    /// The stamp of the file each indexed entry was read from.
+    stamps: Mutex<HashMap<EntryPath, Stamp>>,
+    /// Entries another owner indexed (or dropped) while this process did not own the
+    /// index, found on taking it over: this process's view of the vault may not have seen
+    /// them change yet (their file events can come after the takeover, when the index has
+    /// them already), so the next sync that looks at one reports it changed, once.
+    unreported: Mutex<HashSet<EntryPath>>,
+}
+
+/// How the files on disk differ from what is indexed.
+pub(super) struct Differences {
+    /// Files whose stamp differs from the indexed one (or that are not indexed).
+    pub(super) changed: Vec<EntryPath>,
+    /// Indexed entries whose file is gone.
+    pub(super) gone: Vec<EntryPath>,
+    /// How many of `changed` are not indexed at all.
+    pub(super) added: usize,
+}
+
+impl Indexed {
+    /// What an index opened with these stamps holds.
+    pub(super) fn new(stamps: HashMap<EntryPath, Stamp>) -> Indexed {
+        Indexed { stamps: Mutex::new(stamps), unreported: Mutex::default() }
+    }
+
+    /// The stamp `path` is indexed with.
+    pub(super) fn stamp(&self, path: &EntryPath) -> Option<Stamp> {
+        lock(&self.stamps).get(path).copied()
+    }
+
+    /// Records changes as indexed (queued or committed).
+    pub(super) fn record(&self, changes: &[Change]) {
+        let mut stamps = lock(&self.stamps);
+        for change in changes {
+            match change {
+                Change::Upsert(entry, stamp) => stamps.insert(entry.path.clone(), *stamp),
+                Change::Remove(path) => stamps.remove(path),
+            };
+        }
+    }
+
+    /// Records the stamp each path is indexed with now (`None`: removed).
+    pub(super) fn record_staged(&self, staged: &[(EntryPath, Option<Stamp>)]) {
+        let mut stamps = lock(&self.stamps);
+        for (path, stamp) in staged {
+            match stamp {
+                Some(stamp) => stamps.insert(path.clone(), *stamp),
+                None => stamps.remove(path),
+            };
+        }
+    }
+
+    /// Forgets what is indexed for `paths`, so that their files are read again.
+    pub(super) fn forget(&self, paths: &[EntryPath]) {
+        let mut stamps = lock(&self.stamps);
+        for path in paths {
+            stamps.remove(path);
+        }
+    }
+
+    /// Whether `path` was among the entries yet to be reported, which it leaves now.
+    pub(super) fn take_unreported(&self, path: &EntryPath) -> bool {
+        let mut unreported = lock(&self.unreported);
+        !unreported.is_empty() && unreported.remove(path)
+    }
+
+    /// Replaces what is known with what the index holds on taking it over: the entries
+    /// that differ are yet to be reported.
+    pub(super) fn take_over(&self, indexed: HashMap<EntryPath, Stamp>) {
+        let mut stamps = lock(&self.stamps);
+        let changed = indexed.iter().filter(|(path, stamp)| stamps.get(*path) != Some(*stamp));
+        let dropped = stamps.keys().filter(|path| !indexed.contains_key(*path));
+        let unreported: Vec<EntryPath> = changed.map(|(path, _)| path).chain(dropped).cloned().collect();
+        lock(&self.unreported).extend(unreported);
+        *stamps = indexed;
+    }
+
+    /// How the files `on_disk` differ from what is indexed.
+    pub(super) fn differences(&self, on_disk: &[(EntryPath, Stamp)]) -> Differences {
+        let stamps = lock(&self.stamps);
+        let present: HashSet<&EntryPath> = on_disk.iter().map(|(p, _)| p).collect();
+        let gone: Vec<EntryPath> = stamps.keys().filter(|p| !present.contains(p)).cloned().collect();
+        let changed: Vec<EntryPath> =
+            on_disk.iter().filter(|(p, s)| stamps.get(p) != Some(s)).map(|(p, _)| p.clone()).collect();
+        let added = changed.iter().filter(|p| !stamps.contains_key(*p)).count();
+        Differences { changed, gone, added }
+    }
+
+    /// Records a catch-up: `removed` are dropped, `indexed` are indexed with their stamps.
+    /// How many of `removed` were indexed.
+    pub(super) fn caught_up<'a>(
+        &self,
+        removed: impl IntoIterator<Item = &'a EntryPath>,
+        indexed: Vec<(EntryPath, Stamp)>,
+    ) -> usize {
+        let mut stamps = lock(&self.stamps);
+        let dropped = removed.into_iter().filter(|path| stamps.remove(*path).is_some()).count();
+        stamps.extend(indexed);
+        dropped
+    }
+}

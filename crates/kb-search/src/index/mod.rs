@@ -1,0 +1,266 @@
+//! [`TantivyIndex`]: the search port over a tantivy index kept in step with the vault.
+//!
+//! The process that owns the index (see [`crate::owner`]) holds its one writer: every
+//! change is committed and the reader reloaded before the call returns (read-your-writes),
+//! or, in a process that lives long, committed in the background while every search waits
+//! for what was queued before it (see [`crate::commits`]).
+//! What is indexed for each entry (its content stamp) is also kept in memory there, so an
+//! event about a file kb itself just wrote is recognised and skipped. Any other process
+//! sends its changes to the owner and reloads once they are committed; its reader also
+//! follows the owner's commits on its own, and before a search it asks the owner to commit
+//! whatever is queued (or, when no owner answers, takes the index over and catches up with
+//! the vault first).
+//!
+//! The index's state is in a few parts, each owning its own: [`Handles`] (tantivy's index,
+//! the reader and the writer), [`Indexed`] (what is indexed, by stamp), [`OwnerLink`] (the
+//! socket the owner answers on, and how the others reach it) and the commit queue. The
+//! work is split by concern: applying changes ([`apply`]), following files and the whole
+//! vault ([`sync`]), owning the index and reaching its owner ([`owning`]), and searching
+//! ([`search`]).
+
+mod apply;
+mod handles;
+mod indexed;
+mod owning;
+mod search;
+mod sync;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kb_domain::{
+    ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchIndex, SearchQuery, SearchResults,
+    Stamp, VaultFiles,
+};
+use tantivy::{Index, IndexReader};
+
+use crate::analysis::SearchLanguage;
+use crate::commits::CommitQueue;
+use crate::open::OpenStats;
+use crate::presence::Presence;
+use crate::schema::IndexFields;
+
+use handles::Handles;
+use indexed::Indexed;
+use owning::OwnerLink;
+pub(crate) use sync::Reread;
+
+/// The search index of one vault (see the crate documentation).
+pub struct TantivyIndex {
+    /// The vault's entry files (which files are entries is theirs to say).
+    files: Arc<dyn VaultFiles>,
+    /// The folder holding the index.
+    index_dir: PathBuf,
+    /// The schema's fields.
+    fields: IndexFields,
+    /// The language its stems are in.
+    language: SearchLanguage,
+    /// Tantivy's index, with this process's reader and (in the owner) writer.
+    handles: Handles,
+    /// What is indexed, and what an earlier owner indexed that is yet to be reported.
+    indexed: Indexed,
+    /// How the owner answers the other processes, and how they reach it.
+    link: OwnerLink,
+    /// Changes waiting for the background commit (see [`crate::commits`]).
+    queue: Arc<CommitQueue>,
+    /// What opening the index found and did.
+    open_stats: OpenStats,
+    /// This process's shared hold on the index folder (see `presence`).
+    _presence: Presence,
+}
+
+/// What an opened index is made of (see [`TantivyIndex::assemble`]).
+pub(crate) struct Parts {
+    /// The vault's entry files.
+    pub(crate) files: Arc<dyn VaultFiles>,
+    /// The folder holding the index.
+    pub(crate) index_dir: PathBuf,
+    /// Tantivy's index.
+    pub(crate) index: Index,
+    /// A reader of it.
+    pub(crate) reader: IndexReader,
+    /// The stamps of the indexed entries.
+    pub(crate) stamps: HashMap<EntryPath, Stamp>,
+    /// This process's hold on the index folder.
+    pub(crate) presence: Presence,
+    /// The language of the stems.
+    pub(crate) language: SearchLanguage,
+}
+
+impl Drop for TantivyIndex {
+    /// The owner lets merges finish and puts the whole index on disk (see
+    /// the `directory` module), so the next start after a machine restart need not rebuild it.
+    fn drop(&mut self) {
+        // Stop answering before the writer goes: once it is released another process may
+        // take over and bind its own socket.
+        self.link.stop_server();
+        let queued = self.queue.take_all();
+        if !queued.changes.is_empty()
+            && let Err(error) = self.commit_queued_batch(queued.changes)
+        {
+            tracing::warn!(%error, "the last changes could not be indexed; the next start catches up");
+        }
+        let Some(writer) = self.handles.release_writer() else { return };
+        if let Err(error) = writer.wait_merging_threads() {
+            tracing::warn!(%error, "the search index's merges did not finish");
+        }
+        if let Err(error) = crate::directory::sync_all(&self.index_dir) {
+            tracing::warn!(%error, "the search index could not be put on disk; it is rebuilt if the machine stops first");
+        }
+    }
+}
+
+impl std::fmt::Debug for TantivyIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TantivyIndex")
+            .field("root", &self.files.root())
+            .field("index_dir", &self.index_dir)
+            .finish()
+    }
+}
+
+/// One change to apply to the index.
+#[derive(Debug)]
+pub(crate) enum Change {
+    /// Index this entry, read from a file with this stamp.
+    Upsert(Entry, Stamp),
+    /// Drop the entry at this path.
+    Remove(EntryPath),
+}
+
+impl Change {
+    /// The entry path the change is about.
+    fn path(&self) -> &EntryPath {
+        match self {
+            Change::Upsert(entry, _) => &entry.path,
+            Change::Remove(path) => path,
+        }
+    }
+}
+
+impl TantivyIndex {
+    /// Puts an opened index together; the first process to take the writer owns it.
+    pub(crate) fn assemble(parts: Parts) -> tantivy::Result<TantivyIndex> {
+        let fields = IndexFields::from_schema(&parts.index.schema())?;
+        let handles = Handles::new(parts.index, parts.reader)?;
+        Ok(TantivyIndex {
+            files: parts.files,
+            link: OwnerLink::new(&parts.index_dir),
+            index_dir: parts.index_dir,
+            fields,
+            language: parts.language,
+            handles,
+            indexed: Indexed::new(parts.stamps),
+            queue: Arc::default(),
+            open_stats: OpenStats::default(),
+            _presence: parts.presence,
+        })
+    }
+
+    /// Records what opening the index found and did.
+    pub(crate) fn set_open_stats(&mut self, stats: OpenStats) {
+        self.open_stats = stats;
+    }
+
+    /// The vault this index follows (canonical).
+    pub fn vault_root(&self) -> &Path {
+        self.files.root()
+    }
+
+    /// The vault's entry files.
+    pub(crate) fn files(&self) -> &Arc<dyn VaultFiles> {
+        &self.files
+    }
+
+    /// How many entries are indexed (as this process's reader sees the index).
+    pub fn len(&self) -> usize {
+        self.queue.wait_for_queued();
+        usize::try_from(self.handles.searcher().num_docs()).unwrap_or(usize::MAX)
+    }
+
+    /// Whether no entry is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether this process holds the index's writer (the others send it their changes).
+    pub fn is_owner(&self) -> bool {
+        self.handles.is_owner()
+    }
+
+    /// What opening the index found and did.
+    pub fn open_stats(&self) -> &OpenStats {
+        &self.open_stats
+    }
+
+    /// How many commits this process has made to the index since it opened it: one per
+    /// change kb makes, per batch of outside edits, per catch-up, and (in the owner) per
+    /// request another process sends, however many entries each holds. A process that
+    /// does not own the index makes none (the owner commits for it); a rebuild at open is
+    /// not counted. For tests and diagnostics.
+    pub fn commit_count(&self) -> u64 {
+        self.handles.commit_count()
+    }
+
+    /// Whether the index answers for the vault as it is: `Err` with the reason when the
+    /// last change could not be committed (search misses it until a commit succeeds; the
+    /// next start, or `kb reindex`, catches up).
+    pub fn health(&self) -> Result<(), String> {
+        self.handles.health()
+    }
+
+    /// Waits until every change this process queued before the call is committed (or its
+    /// commit failed).
+    pub(crate) fn wait_for_queued(&self) {
+        self.queue.wait_for_queued();
+    }
+}
+
+impl SearchIndex for TantivyIndex {
+    /// Every word of the query must match, exactly, by its stem, or (the last word of a
+    /// search-as-you-type query) by its beginning; quoted words match exactly and quoted
+    /// phrases as phrases. Best first; names and tags first among matches. When nothing
+    /// matches, one typo-tolerant retry (one edit per term of three or more characters)
+    /// answers, marked `fuzzy`.
+    #[tracing::instrument(level = "debug", skip(self), fields(query = %query.text))]
+    fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
+        self.search_now(query)
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(path = %entry.path))]
+    fn upsert(&self, entry: &Entry) -> Result<(), SearchError> {
+        let stamp = self.files.stamp(&entry.path).unwrap_or(Stamp::NONE);
+        self.apply(vec![Change::Upsert(entry.clone(), stamp)])
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    fn remove(&self, path: &EntryPath) -> Result<(), SearchError> {
+        self.apply(vec![Change::Remove(path.clone())])
+    }
+}
+
+impl ChangeObserver for TantivyIndex {
+    /// Keeps the index in step with a change kb made; a failure is logged (the vault is
+    /// the truth, and the next start reconciles).
+    fn entry_changed(&self, change: &EntryChange) {
+        self.entries_changed(std::slice::from_ref(change));
+    }
+
+    /// Applies the changes of one vault operation in one commit.
+    fn entries_changed(&self, changes: &[EntryChange]) {
+        let changes = changes
+            .iter()
+            .map(|change| match change {
+                EntryChange::Upserted(entry) => {
+                    let stamp = self.files.stamp(&entry.path).unwrap_or(Stamp::NONE);
+                    Change::Upsert(entry.clone(), stamp)
+                }
+                EntryChange::Removed(path) => Change::Remove(path.clone()),
+            })
+            .collect();
+        if let Err(error) = self.apply(changes) {
+            tracing::error!(%error, "search index could not follow a vault change");
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Answering a search: the exact pass, then (when nothing matches) the typo-tolerant retry;
+//! each ranked (see [`crate::rank`]) and given its snippets (see [`crate::snippet`]).
+
+use kb_domain::{SearchError, SearchHit, SearchQuery, SearchResults};
+use tantivy::{Searcher, TantivyDocument, Term};
+
+use super::TantivyIndex;
+use crate::analysis::{fuzzy_distance, query_parts, stems};
+use crate::document::StoredHit;
+use crate::error::index_error;
+use crate::query::{self, Matching};
+use crate::rank::{self, Ranking};
+use crate::snippet::{TermMatcher, best_passage};
+
+/// The name matches of a search are looked for apart (so that one scoring low on its text
+/// is still ranked) only when the words are in at most this many names and tags: a word in
+/// more names than that distinguishes none, and its weight in the text score ranks them.
+const NAME_PASS_LIMIT: u64 = 1_000;
+
+impl TantivyIndex {
+    /// The hits of `query` (see [`kb_domain::SearchIndex::search`]).
+    pub(super) fn search_now(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
+        let parts = query_parts(&query.text);
+        if parts.is_empty() {
+            return Ok(SearchResults { entries: Vec::new(), total: 0, fuzzy: false });
+        }
+        let word_stems = stems(&parts.words, self.language);
+        let request = query::Request {
+            parts: &parts,
+            stems: &word_stems,
+            prefix: query.prefix,
+            category: query.category,
+        };
+        self.read_every_earlier_change();
+        let searcher = self.handles.searcher();
+        let exact = self.run(&searcher, request, query, Matching::Exact)?;
+        if exact.total > 0 || !parts.all_terms().iter().any(|t| fuzzy_distance(t) > 0) {
+            return Ok(exact);
+        }
+        self.run(&searcher, request, query, Matching::Fuzzy)
+    }
+
+    /// One pass of a search: the page `page` asks for, matched as `matching` says.
+    fn run(
+        &self,
+        searcher: &Searcher,
+        request: query::Request<'_>,
+        page: &SearchQuery,
+        matching: Matching,
+    ) -> Result<SearchResults, SearchError> {
+        let requested = (page.limit > 0).then_some(page.limit as u64);
+        let limit = kb_domain::paging::page_size(requested);
+        // No page can start past the last document; this also bounds the collector's buffer.
+        let offset = page.offset.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
+        let query = query::build(&self.fields, request, matching);
+        let (in_names, words) = match matching {
+            Matching::Exact => {
+                let completing = request.typing().map(|(_, word)| word);
+                let words = rank::Words { words: &request.parts.words, stems: request.stems, completing };
+                let named =
+                    completing.is_some() || self.names_holding(searcher, request.stems) <= NAME_PASS_LIMIT;
+                (named.then(|| query::in_names(&self.fields, request, &query)).flatten(), Some(words))
+            }
+            // The typo-tolerant retry's words are not the entry's: no bonuses for them.
+            Matching::Fuzzy => (None, None),
+        };
+        let in_names = in_names.as_ref().map(|q| q as &dyn tantivy::query::Query);
+        let ranking = Ranking { main: &query, in_names, words };
+        let (top, total) =
+            rank::top_page(searcher, &self.fields, ranking, offset, limit).map_err(index_error)?;
+        let matcher = TermMatcher::for_query(request, self.language, matching);
+        let mut entries = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
+            let stored = StoredHit::from_document(&self.fields, &doc);
+            let Ok(path) = kb_domain::EntryPath::parse(&stored.path) else { continue };
+            let (field, snippet) = best_passage(&stored.texts, &matcher);
+            entries.push(SearchHit {
+                name: stored.name().to_string(),
+                category: path.category(),
+                path,
+                matched_field: field.label().to_string(),
+                snippet,
+                score,
+            });
+        }
+        Ok(SearchResults { entries, total, fuzzy: matching == Matching::Fuzzy })
+    }
+
+    /// How many names or tags hold the most common of `stems` (from the term dictionary).
+    fn names_holding(&self, searcher: &Searcher, stems: &[String]) -> u64 {
+        stems
+            .iter()
+            .map(|stem| {
+                searcher.doc_freq(&Term::from_field_text(self.fields.names_stemmed, stem)).unwrap_or(u64::MAX)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
