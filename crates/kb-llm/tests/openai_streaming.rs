@@ -99,7 +99,7 @@ async fn two_tool_calls_in_one_message_keep_their_order_even_interleaved() {
     let (server, model) = start().await;
     // As some servers send them: the second call begins before the first one's arguments end.
     server.push(FakeReply::stream(vec![
-        chunk::role(false),
+        chunk::role_then_calls(),
         chunk::tool_call(0, "call_a", "search_entries", "{\"query\":"),
         chunk::tool_call(1, "call_b", "get_entry", ""),
         chunk::tool_arguments(1, "{\"path\":\"people/sam.md\"}"),
@@ -160,7 +160,7 @@ async fn the_streamed_answer_is_the_unstreamed_one() {
 #[tokio::test]
 async fn a_stream_cut_off_mid_way_is_malformed_after_telling_what_came() {
     let (server, model) = start().await;
-    server.push(FakeReply::stream_cut(vec![chunk::role(true), chunk::content("Half an ans")]));
+    server.push(FakeReply::stream_cut(vec![chunk::role_then_text(), chunk::content("Half an ans")]));
     let (answer, deltas) = streamed(&model, &ask("x")).await;
     assert!(matches!(answer, Err(LlmError::Malformed(_))), "{answer:?}");
     assert_eq!(deltas, ["Half an ans"]);
@@ -171,7 +171,7 @@ async fn a_stream_that_ends_cleanly_without_a_finish_reason_is_malformed() {
     let (server, model) = start().await;
     // [DONE] comes, but the answer never finished (the tool call has no end).
     server.push(FakeReply::stream(vec![
-        chunk::role(false),
+        chunk::role_then_calls(),
         chunk::tool_call(0, "c", "search_entries", "{\"que"),
     ]));
     let (answer, _) = streamed(&model, &ask("x")).await;
@@ -223,7 +223,7 @@ async fn a_stream_that_stalls_mid_way_times_out_after_telling_what_came() {
     let model =
         OpenAiChatModel::new(OpenAiSettings { timeout: Duration::from_millis(800), ..settings(&server) })
             .unwrap();
-    server.push(FakeReply::stream_then_hang(vec![chunk::role(true), chunk::content("I was say")]));
+    server.push(FakeReply::stream_then_hang(vec![chunk::role_then_text(), chunk::content("I was say")]));
     let started = std::time::Instant::now();
     let (answer, deltas) = streamed(&model, &ask("x")).await;
     assert_eq!(answer, Err(LlmError::Timeout(1)));

@@ -239,7 +239,7 @@ async fn the_models_streamed_pieces_arrive_as_message_deltas_split_as_it_split_t
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_stream_cut_off_mid_way_ends_with_the_error_event_of_the_json_502() {
     let (fake, kb) = with_fake_model().await;
-    fake.push(FakeReply::stream_cut(vec![chunk::role(true), chunk::content("Priya is a des")]));
+    fake.push(FakeReply::stream_cut(vec![chunk::role_then_text(), chunk::content("Priya is a des")]));
     let streamed = stream(&kb, &json!({"message": "who is priya?"})).await;
     assert_eq!(delta_texts(&streamed), ["Priya is a des"], "what came was sent");
     let (name, data) = streamed.last().unwrap();

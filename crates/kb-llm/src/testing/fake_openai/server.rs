@@ -1,0 +1,151 @@
+//! [`FakeOpenAi`], the scripted server, and the [`RecordedRequest`]s it keeps.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use kb_domain::sync::lock;
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::http::{as_stream, read_request, write_reply};
+use super::reply::FakeReply;
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// `POST`, …
+    pub method: String,
+    /// The path, such as `/v1/chat/completions`.
+    pub path: String,
+    /// The headers, names in lowercase.
+    pub headers: Vec<(String, String)>,
+    /// The body as text.
+    pub body: String,
+    /// When it arrived in full.
+    pub received_at: Instant,
+}
+
+impl RecordedRequest {
+    /// The body parsed as JSON (`Value::Null` when it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// A header's value, by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Picks requests out by their JSON body.
+type RequestTest = fn(&Value) -> bool;
+
+/// The replies still to give, and the requests received.
+#[derive(Debug, Default)]
+struct Script {
+    replies: VecDeque<FakeReply>,
+    standing: Vec<(RequestTest, FakeReply)>,
+    requests: Vec<RecordedRequest>,
+}
+
+impl Script {
+    /// The answer to `request`: a standing reply whose test its body passes, else the next queued.
+    fn reply_to(&mut self, request: &RecordedRequest) -> Option<FakeReply> {
+        if !self.standing.is_empty() {
+            let body = request.json();
+            if let Some((_, reply)) = self.standing.iter().find(|(matches, _)| matches(&body)) {
+                return Some(reply.clone());
+            }
+        }
+        self.replies.pop_front()
+    }
+}
+
+/// The scripted server; it stops when dropped.
+#[derive(Debug)]
+pub struct FakeOpenAi {
+    addr: SocketAddr,
+    script: Arc<Mutex<Script>>,
+    task: JoinHandle<()>,
+}
+
+impl FakeOpenAi {
+    /// Starts a server on a free port of 127.0.0.1.
+    pub async fn start() -> std::io::Result<FakeOpenAi> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let script = Arc::new(Mutex::new(Script::default()));
+        let task = tokio::spawn(serve(listener, Arc::clone(&script)));
+        Ok(FakeOpenAi { addr, script, task })
+    }
+
+    /// The API root to configure the adapter with (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Queues the answer to a coming request. With nothing queued the server answers 500.
+    pub fn push(&self, reply: FakeReply) {
+        lock(&self.script).replies.push_back(reply);
+    }
+
+    /// Answers every coming request whose JSON body passes `matches` with `reply`, however
+    /// often, without taking from the queue (summary calls whose timing a test leaves open).
+    pub fn always_answer(&self, matches: RequestTest, reply: FakeReply) {
+        lock(&self.script).standing.push((matches, reply));
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.script).requests.clone()
+    }
+
+    /// Drops the scripted replies still unused (a property test's next case starts clean).
+    pub fn clear(&self) {
+        lock(&self.script).replies.clear();
+    }
+
+    /// How many scripted replies are still unused.
+    pub fn pending(&self) -> usize {
+        lock(&self.script).replies.len()
+    }
+}
+
+impl Drop for FakeOpenAi {
+    fn drop(&mut self) {
+        // Dropping the accept loop drops its JoinSet, which aborts every open connection.
+        self.task.abort();
+    }
+}
+
+/// Accepts connections until the server is dropped, answering each on a task of its own.
+async fn serve(listener: TcpListener, script: Arc<Mutex<Script>>) {
+    let mut connections = JoinSet::new();
+    while let Ok((stream, _)) = listener.accept().await {
+        connections.spawn(answer(stream, Arc::clone(&script)));
+        // Reap finished connections so the set does not grow without bound.
+        while connections.try_join_next().is_some() {}
+    }
+}
+
+/// Answers one connection with the reply its request is scripted to get.
+async fn answer(mut stream: TcpStream, script: Arc<Mutex<Script>>) {
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
+    let asks_to_stream = request.json()["stream"] == true;
+    let reply = {
+        let mut script = lock(&script);
+        let reply = script.reply_to(&request);
+        script.requests.push(request);
+        reply
+    };
+    let reply =
+        reply.unwrap_or_else(|| FakeReply::error(500, "server_error", "fake server: no scripted reply"));
+    let reply = if asks_to_stream { as_stream(reply) } else { reply };
+    write_reply(&mut stream, reply).await;
+}
