@@ -166,15 +166,8 @@ impl Orchestrator {
         let window = self.settings.conversation_window;
         let past = summary::load(self.store.as_ref(), &conversation, window).await?;
         let mut usage = Usage::default();
-        let context = summary::catch_up(
-            self.model.as_ref(),
-            self.store.as_ref(),
-            &conversation.id,
-            past,
-            window,
-            &mut usage,
-        )
-        .await;
+        let context =
+            summary::catch_up(self.model.as_ref(), self.store.as_ref(), past, window, &mut usage).await;
 
         // One date for the whole turn: the prompt states it, each request carries it, the tools use it.
         let today = self.services.clock.today();
@@ -207,7 +200,7 @@ impl Orchestrator {
             if confirmed {
                 ctx.confirmation = Confirmation::Given;
             }
-            self.run_pending(&call, &mut ctx, &mut messages, &mut outcome, &mut usage, events).await;
+            messages.extend(self.run_pending(&call, &mut ctx, &mut outcome, &mut usage, events).await);
         }
         let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome, events).await {
             Ok(outcome) => outcome,
@@ -305,34 +298,35 @@ impl Orchestrator {
     }
 
     /// Runs the call the person just confirmed (or picked an entry for), as a call of kb's
-    /// own in this turn: the model's next round reads its result like any other. `ctx`
-    /// says whether the person confirmed it; later calls ask again.
+    /// own in this turn: the model's next round reads its result like any other (the
+    /// messages returned: the call, and its result). `ctx` says whether the person
+    /// confirmed it; later calls ask again.
     async fn run_pending(
         &self,
         pending: &PendingCall,
         ctx: &mut ToolContext,
-        messages: &mut Vec<ChatMessage>,
         outcome: &mut LoopOutcome,
         usage: &mut Usage,
         events: &EventSender,
-    ) {
+    ) -> [ChatMessage; 2] {
         let call = confirm::confirmed_call(pending);
-        messages.push(ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] });
+        let asked = ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] };
         outcome.turn_messages.push(NewMessage::assistant_tool_calls("", vec![call.clone()]));
-        self.run_call(call, ctx, messages, outcome, usage, events).await;
+        let result = self.run_call(call, ctx, outcome, usage, events).await;
         ctx.confirmation = Confirmation::Ask;
+        [asked, result]
     }
 
-    /// Runs one tool call: its result joins the messages, its state updates the context.
+    /// Runs one tool call: its state updates the context, and its result is returned as
+    /// the message the model reads next.
     async fn run_call(
         &self,
         call: ToolCall,
         ctx: &mut ToolContext,
-        messages: &mut Vec<ChatMessage>,
         outcome: &mut LoopOutcome,
         usage: &mut Usage,
         events: &EventSender,
-    ) {
+    ) -> ChatMessage {
         let arguments = serde_json::from_str(&call.arguments)
             .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
         events.send(TurnEvent::ToolStarted { name: call.name.clone(), arguments });
@@ -357,8 +351,9 @@ impl Orchestrator {
         if !proposed {
             outcome.changing_tools.push(call.name.clone());
         }
-        messages.push(ChatMessage::Tool { tool_call_id: call.id.clone(), content: content.clone() });
+        let message = ChatMessage::Tool { tool_call_id: call.id.clone(), content: content.clone() };
         outcome.turn_messages.push(NewMessage::tool_result(call.id, content));
+        message
     }
 
     async fn tool_loop(
@@ -409,7 +404,7 @@ impl Orchestrator {
             });
             outcome.turn_messages.push(NewMessage::assistant_tool_calls(text, completion.tool_calls.clone()));
             for call in completion.tool_calls {
-                self.run_call(call, &mut ctx, &mut messages, &mut outcome, usage, events).await;
+                messages.push(self.run_call(call, &mut ctx, &mut outcome, usage, events).await);
             }
         }
         tracing::warn!(rounds = self.settings.max_tool_rounds, "tool round cap reached");

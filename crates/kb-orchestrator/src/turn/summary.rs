@@ -30,6 +30,8 @@ found (keep names and entry paths), and anything still open. Start from the earl
 /// What a turn reads of its conversation's past.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Past {
+    /// The conversation.
+    pub conversation: ConversationId,
     /// The stored summary (never empty).
     pub summary: Option<String>,
     /// How many of the oldest messages it covers.
@@ -61,6 +63,7 @@ pub async fn load(
     // An empty stored summary is one an older kb gave up on: everything is unsummarised.
     let Some(summary) = conversation.summary.clone().filter(|s| !s.trim().is_empty()) else {
         return Ok(Past {
+            conversation: id.clone(),
             summary: None,
             covers: 0,
             last_filed: None,
@@ -69,6 +72,7 @@ pub async fn load(
     };
     if let Some(covers) = &conversation.summary_covers {
         return Ok(Past {
+            conversation: id.clone(),
             summary: Some(summary),
             covers: covers.messages,
             last_filed: covers.last_filed.as_deref().and_then(|p| EntryPath::parse(p).ok()),
@@ -84,7 +88,13 @@ pub async fn load(
         tracing::warn!(%error, "the coverage of the conversation summary could not be stored");
     }
     let unsummarised = unsummarised.split_off(covered);
-    Ok(Past { summary: Some(summary), covers: covers.messages, last_filed, unsummarised })
+    Ok(Past {
+        conversation: id.clone(),
+        summary: Some(summary),
+        covers: covers.messages,
+        last_filed,
+        unsummarised,
+    })
 }
 
 /// The context of this turn: when [`BATCH`] or more unsummarised messages have left the
@@ -92,7 +102,6 @@ pub async fn load(
 pub async fn catch_up(
     model: &dyn ChatModel,
     store: &dyn ConversationStore,
-    id: &ConversationId,
     past: Past,
     window: usize,
     usage: &mut Usage,
@@ -108,7 +117,7 @@ pub async fn catch_up(
         Ok(text) => {
             let filed = transcript::last_filed(past.last_filed, &folded);
             let covers = coverage(past.covers.saturating_add(count(left)), filed.as_ref());
-            if let Err(error) = store.set_summary(id, &text, &covers).await {
+            if let Err(error) = store.set_summary(&past.conversation, &text, &covers).await {
                 tracing::warn!(%error, "the conversation summary could not be stored");
             }
             text
