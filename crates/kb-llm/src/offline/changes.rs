@@ -127,15 +127,11 @@ fn skip(w: &[String], mut i: usize, words: &[&str]) -> usize {
     i
 }
 
-/// The updates that setting `field` to the words from `i` on means, or a question back.
-fn value(
-    u: &Utterance,
-    w: &[String],
-    base: usize,
-    field: &str,
-    i: usize,
-    today: NaiveDate,
-) -> Result<Value, String> {
+/// The updates that setting `field` to the words of the message's core from `i` on means,
+/// or a question back.
+fn value(u: &Utterance, field: &str, i: usize, today: NaiveDate) -> Result<Value, String> {
+    let (base, w) = (u.core_start(), u.core());
+    let w = w.as_slice();
     let i = skip(w, i, LINKS);
     match field {
         keys::DUE_DATE => find_date(&w[i.min(w.len())..], today)
@@ -179,7 +175,6 @@ fn is_pointer(subject: &Subject) -> bool {
 
 /// A request to change fields of an entry, if the message is one.
 pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
-    let base = u.core_start();
     let w = u.core();
     let first = w.first()?.as_str();
     // "mark that (as) done"
@@ -193,13 +188,13 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     if first == "rename" {
         let (subject, i) = scan_subject(&w, 1).unwrap_or((Subject::Recent, 1));
         let i = skip(&w, i, &["to", "as"]);
-        return Some(update_of(subject, keys::NAME, value(u, &w, base, keys::NAME, i, today)));
+        return Some(update_of(subject, keys::NAME, value(u, keys::NAME, i, today)));
     }
     if first == "call"
         && w.get(1).is_some_and(|x| matches!(x.as_str(), "it" | "that" | "this"))
         && w.len() > 2
     {
-        return Some(update_of(Subject::Recent, keys::NAME, value(u, &w, base, keys::NAME, 2, today)));
+        return Some(update_of(Subject::Recent, keys::NAME, value(u, keys::NAME, 2, today)));
     }
     // "tag that with x, y"
     if first == "tag" {
@@ -210,19 +205,19 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
             found => found,
         };
         let i = skip(&w, i, &["with", "as"]);
-        return Some(update_of(subject, keys::TAGS, value(u, &w, base, keys::TAGS, i, today)));
+        return Some(update_of(subject, keys::TAGS, value(u, keys::TAGS, i, today)));
     }
     // "set the due date of that to Dec 15", "set that to blocked", "make it due Friday"
     if SETTERS.contains(&first) {
         if let Some((field, i)) = field_at(&w, 1) {
             let i = skip(&w, i, &["of", "for", "on", "in"]);
             let (subject, i) = scan_subject(&w, i).unwrap_or((Subject::Recent, i));
-            return Some(update_of(subject, field, value(u, &w, base, field, i, today)));
+            return Some(update_of(subject, field, value(u, field, i, today)));
         }
         let (subject, i) = scan_subject(&w, 1)?;
         let i = skip(&w, i, &["'s"]);
         if let Some((field, j)) = field_at(&w, i) {
-            return Some(update_of(subject, field, value(u, &w, base, field, j, today)));
+            return Some(update_of(subject, field, value(u, field, j, today)));
         }
         let after = skip(&w, i, &["to", "as", "until", "till"]);
         if matches!(first, "push" | "move" | "postpone" | "reschedule" | "delay")
@@ -245,7 +240,7 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         && w.get(i).is_some_and(|x| matches!(x.as_str(), "of" | "for" | "on"))
     {
         let (subject, i) = scan_subject(&w, i + 1)?;
-        return Some(update_of(subject, field, value(u, &w, base, field, i, today)));
+        return Some(update_of(subject, field, value(u, field, i, today)));
     }
     // "I finished that", "done with projects/x.md"
     for lead in ["i finished", "i completed", "i am done with", "done with", "finished", "completed", "close"]
@@ -264,7 +259,7 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     let i = skip(&w, i, COPULAS);
     let next = w.get(i)?;
     if next == "due" {
-        return Some(update_of(subject, keys::DUE_DATE, value(u, &w, base, keys::DUE_DATE, i + 1, today)));
+        return Some(update_of(subject, keys::DUE_DATE, value(u, keys::DUE_DATE, i + 1, today)));
     }
     let status = status_word(next)?;
     (i + 1 >= w.len() || w[i + 1] == "now").then(|| update_of(subject, keys::STATUS, Ok(json!(status))))
