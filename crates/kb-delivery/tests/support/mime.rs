@@ -78,15 +78,34 @@ impl Entity {
                 let compact: String = self.body.chars().filter(|c| !c.is_whitespace()).collect();
                 base64::engine::general_purpose::STANDARD.decode(compact).expect("base64 body")
             }
-            "quoted-printable" => quoted_printable(&self.body, false),
+            "quoted-printable" => quoted_printable(&self.body),
             _ => self.body.clone().into_bytes(),
         };
         String::from_utf8(bytes).expect("UTF-8 body")
     }
 }
 
-/// Undoes quoted-printable (`underscore_is_space` for RFC 2047 `Q` words).
-pub fn quoted_printable(text: &str, underscore_is_space: bool) -> Vec<u8> {
+/// Undoes quoted-printable.
+pub fn quoted_printable(text: &str) -> Vec<u8> {
+    unescape(text, Underscore::AsWritten)
+}
+
+/// Undoes an RFC 2047 `Q` word: quoted-printable in which `_` stands for a space.
+pub fn q_word(text: &str) -> Vec<u8> {
+    unescape(text, Underscore::Space)
+}
+
+/// What `_` stands for in quoted-printable text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Underscore {
+    /// Itself (a body).
+    AsWritten,
+    /// A space (an RFC 2047 `Q` word).
+    Space,
+}
+
+/// Undoes `=XX` escapes and soft line breaks, and `_` as `underscore` says.
+fn unescape(text: &str, underscore: Underscore) -> Vec<u8> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -99,7 +118,7 @@ pub fn quoted_printable(text: &str, underscore_is_space: bool) -> Vec<u8> {
                 out.push(u8::from_str_radix(hex, 16).expect("hex escape"));
                 i += 3;
             }
-            b'_' if underscore_is_space => {
+            b'_' if underscore == Underscore::Space => {
                 out.push(b' ');
                 i += 1;
             }
@@ -146,7 +165,7 @@ fn parse_word(text: &str) -> Option<(String, usize)> {
     assert!(charset.eq_ignore_ascii_case("utf-8"), "charset {charset}");
     let bytes = match encoding.to_ascii_lowercase().as_str() {
         "b" => base64::engine::general_purpose::STANDARD.decode(payload).ok()?,
-        "q" => quoted_printable(payload, true),
+        "q" => q_word(payload),
         _ => return None,
     };
     let length = 2 + charset.len() + 1 + encoding.len() + 1 + payload.len() + 2;
