@@ -23,6 +23,7 @@ pub mod classifier;
 pub mod context;
 pub mod digest;
 pub mod hints;
+pub mod output;
 pub mod ports;
 pub mod registry;
 pub mod resolve;

@@ -26,6 +26,8 @@ pub struct Candidate {
     /// Its name.
     pub name: String,
     /// Its category.
+    #[serde(serialize_with = "crate::output::category")]
+    #[schemars(with = "crate::output::CategoryName")]
     pub category: Category,
     /// One line about it.
     pub summary: String,

@@ -102,6 +102,8 @@ pub struct CaptureData {
     /// Where the entry was filed.
     pub path: String,
     /// The folder it was filed in (`inbox` when unsure).
+    #[serde(serialize_with = "crate::output::category")]
+    #[schemars(with = "crate::output::CategoryName")]
     pub category: Category,
     /// Its name.
     pub name: String,
@@ -110,7 +112,8 @@ pub struct CaptureData {
     /// Whether the assistant should ask the person where it belongs.
     pub clarification_needed: bool,
     /// The category the classifier suggested, for an inbox capture.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::output::optional_category")]
+    #[schemars(with = "Option<crate::output::CategoryName>")]
     pub suggested_category: Option<Category>,
     /// Set when the capture was added to an existing entry (the same person or project) rather
     /// than filed as a new one.

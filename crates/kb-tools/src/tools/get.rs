@@ -25,6 +25,8 @@ pub struct EntryView {
     /// Its path.
     pub path: String,
     /// Its category.
+    #[serde(serialize_with = "crate::output::category")]
+    #[schemars(with = "crate::output::CategoryName")]
     pub category: Category,
     /// Its name.
     pub name: String,

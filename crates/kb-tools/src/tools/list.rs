@@ -1,12 +1,13 @@
 //! list_entries: entries newest first, filtered by category and status.
 
-use kb_domain::{ListFilter, ListPage};
+use kb_domain::ListFilter;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::args::{CategoryArg, Limit};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
+use crate::output::EntryList;
 use crate::result::{ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory, ToolHints};
 
@@ -33,14 +34,14 @@ impl Tool for ListEntries {
     const CATEGORY: ToolCategory = ToolCategory::Query;
     const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = ListEntriesArgs;
-    type Output = ListPage;
+    type Output = EntryList;
 
     async fn run(
         &self,
         args: ListEntriesArgs,
         _ctx: &ToolContext,
         services: &ToolServices,
-    ) -> Result<ToolOutput<ListPage>, ToolError> {
+    ) -> Result<ToolOutput<EntryList>, ToolError> {
         let filter = ListFilter {
             category: args.category.map(Into::into),
             status: args.status.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
@@ -52,6 +53,6 @@ impl Tool for ListEntries {
         let mut page = run_blocking(move || repo.list(&filter)).await??;
         // The repository promises the filters; the page size is enforced here as well.
         page.entries.truncate(limit);
-        Ok(ToolOutput::data(page))
+        Ok(ToolOutput::data(EntryList::from(page)))
     }
 }

@@ -31,6 +31,8 @@ pub struct MoveEntryData {
     /// Where it is now.
     pub new_path: String,
     /// Its new category.
+    #[serde(serialize_with = "crate::output::category")]
+    #[schemars(with = "crate::output::CategoryName")]
     pub category: Category,
     /// How a name given for path was resolved.
     #[serde(skip_serializing_if = "Option::is_none")]

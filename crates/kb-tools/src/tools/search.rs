@@ -1,12 +1,13 @@
 //! search_entries: full-text search through the index.
 
-use kb_domain::{SearchQuery, SearchResults};
+use kb_domain::SearchQuery;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::args::{CategoryArg, Limit};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
+use crate::output::SearchFindings;
 use crate::result::{ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory, ToolHints};
 
@@ -36,17 +37,17 @@ impl Tool for SearchEntries {
     const CATEGORY: ToolCategory = ToolCategory::Query;
     const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = SearchEntriesArgs;
-    type Output = SearchResults;
+    type Output = SearchFindings;
 
     async fn run(
         &self,
         args: SearchEntriesArgs,
         _ctx: &ToolContext,
         services: &ToolServices,
-    ) -> Result<ToolOutput<SearchResults>, ToolError> {
+    ) -> Result<ToolOutput<SearchFindings>, ToolError> {
         let text = args.query.trim().to_string();
         if text.is_empty() {
-            return Ok(ToolOutput::data(SearchResults { entries: Vec::new(), total: 0, fuzzy: false }));
+            return Ok(ToolOutput::data(SearchFindings { entries: Vec::new(), total: 0, fuzzy: false }));
         }
         let limit = Limit::effective(args.limit);
         let query = SearchQuery {
@@ -59,6 +60,6 @@ impl Tool for SearchEntries {
         let index = services.search.clone();
         let mut results = run_blocking(move || index.search(&query)).await??;
         results.entries.truncate(limit);
-        Ok(ToolOutput::data(results))
+        Ok(ToolOutput::data(SearchFindings::from(results)))
     }
 }

@@ -41,6 +41,7 @@ pub struct UndoData {
     /// What was undone, in words.
     pub undone: String,
     /// Where the undone change came from (`chat`, `api`, `cli`, `mcp`).
+    #[serde(serialize_with = "crate::output::change_source")]
     #[schemars(with = "String")]
     pub by: ChangeSource,
     /// The files put back.
