@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use kb_domain::{Category, Clock, EntryPath, EntryRepository, Frontmatter, NewEntry, SystemClock};
+use kb_domain::{Category, Clock, EntryPath, EntryWriter, Frontmatter, NewEntry, SystemClock};
 use kb_search::TantivyIndex;
 use kb_storage::vault::Vault;
 use kb_tools::testing::ScriptedClassifier;

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kb_domain::{
-    Category, EntryPath, EntryRepository, EntryUpdate, Frontmatter, NewEntry, SearchIndex, SearchQuery,
-    SearchResults, SystemClock,
+    Category, EntryCatalogue, EntryPath, EntryUpdate, EntryWriter, Frontmatter, NewEntry, SearchIndex,
+    SearchQuery, SearchResults, SystemClock,
 };
 use kb_search::{OnChange, TantivyIndex, VaultWatcher};
 use kb_storage::vault::{EntryFiles, Vault};

@@ -11,7 +11,7 @@ use kb_domain::category::{ADMIN_STATUSES, PROJECT_STATUSES};
 use kb_domain::fields::check_field;
 use kb_domain::set_aside_status_key;
 use kb_domain::{
-    Category, Clock, Entry, EntryPath, EntryRepository, Frontmatter, NewEntry, Slug, SystemClock,
+    Category, Clock, Entry, EntryPath, EntryReader, EntryWriter, Frontmatter, NewEntry, Slug, SystemClock,
 };
 use kb_search::analysis::{analyze, query_terms, stems, within_one_edit};
 use kb_search::{SearchLanguage, TantivyIndex};

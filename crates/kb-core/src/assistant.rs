@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kb_domain::{
-    ChatModel, Clock, Confidence, Conversation, ConversationId, ConversationStore, EntryRepository, Message,
-    StoreError,
+    ChatModel, Clock, Confidence, Conversation, ConversationId, ConversationStore, EntryCatalogue, EntryRepository, Message,
+    RevisionHistory, StoreError,
 };
 use kb_llm::offline::OfflineModel;
 use kb_llm::openai::OpenAiChatModel;

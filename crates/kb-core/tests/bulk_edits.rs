@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use kb_core::clock::ZonedClock;
 use kb_core::domain::{
-    Category, ChangeObserver, EntryPath, EntryRepository, ListFilter, SearchIndex, SearchQuery,
+    Category, ChangeObserver, EntryCatalogue, EntryPath, ListFilter, SearchIndex, SearchQuery,
 };
 use kb_core::{Assistant, Config};
 use kb_search::{OnChange, TantivyIndex, VaultWatcher};

@@ -81,10 +81,10 @@ pub use llm::{
 pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
 pub use ports::{
-    ChangeObserver, ChatModel, Clock, ConversationStore, EntryChange, EntryRepository, FixedClock,
-    ListFilter, ListPage, MalformedFile, MergeOutcome, MoveOutcome, NameMatch, RepositoryError,
-    RestoreOutcome, RevisionText, SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults,
-    StoreError, SystemClock, UndoOutcome, UpdateOutcome,
+    ChangeObserver, ChatModel, Clock, ConversationStore, EntryCatalogue, EntryChange, EntryReader,
+    EntryRepository, EntryWriter, FixedClock, ListFilter, ListPage, MalformedFile, MergeOutcome, MoveOutcome,
+    NameMatch, RepositoryError, RestoreOutcome, RevisionHistory, RevisionText, SearchError, SearchHit,
+    SearchIndex, SearchQuery, SearchResults, StoreError, SystemClock, UndoOutcome, UpdateOutcome,
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};

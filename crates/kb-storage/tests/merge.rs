@@ -11,8 +11,8 @@ use std::sync::Arc;
 use chrono::{NaiveDate, TimeZone, Utc};
 use kb_domain::merge::MergeError;
 use kb_domain::{
-    Category, ChangeContext, ChangeSource, Clock, ConversationId, EntryPath, EntryRepository, FixedClock,
-    RepositoryError, UndoScope,
+    Category, ChangeContext, ChangeSource, Clock, ConversationId, EntryCatalogue, EntryPath, EntryReader,
+    EntryWriter, FixedClock, RepositoryError, RevisionHistory, UndoScope,
 };
 use kb_storage::history::HistoryLog;
 use kb_storage::vault::Vault;
@@ -226,7 +226,8 @@ mod property {
 
     use kb_domain::names::fold_name;
     use kb_domain::{
-        Category, ConversationId, Entry, EntryPath, EntryRepository, RepositoryError, UndoScope,
+        Category, ConversationId, Entry, EntryPath, EntryReader, EntryWriter, RepositoryError,
+        RevisionHistory, UndoScope,
     };
     use proptest::prelude::*;
     use proptest::sample::Index;

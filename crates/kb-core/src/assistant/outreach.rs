@@ -45,7 +45,7 @@ impl Assistant {
         let snoozes = self.outreach.store().snoozes(now).await.map_err(store_failure)?;
         let vault = Arc::clone(&self.vault);
         let candidates = in_vault(move || {
-            kb_domain::EntryRepository::nudge_candidates(vault.as_ref(), today, now, settings)
+            kb_domain::EntryCatalogue::nudge_candidates(vault.as_ref(), today, now, settings)
         })
         .await?;
         Ok(evaluate(candidates.records.iter().map(AsRef::as_ref), today, now, settings, &snoozes))

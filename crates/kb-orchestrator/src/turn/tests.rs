@@ -65,7 +65,7 @@ impl Kit {
     }
 }
 
-use kb_domain::EntryRepository as _;
+use kb_domain::{EntryReader as _, EntryWriter as _};
 
 #[tokio::test]
 async fn a_proposal_is_kept_pending_and_a_yes_runs_it_as_a_call_of_its_own() {

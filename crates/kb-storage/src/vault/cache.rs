@@ -236,7 +236,7 @@ impl Cache {
     }
 
     /// The entries whose folded name or an alias relates to `name` (see
-    /// [`EntryRepository::find_by_name`](kb_domain::EntryRepository::find_by_name)): the
+    /// [`EntryCatalogue::find_by_name`](kb_domain::EntryCatalogue::find_by_name)): the
     /// same names first, then by path. Costs the names it relates to, not the vault.
     pub(crate) fn find_by_name(&self, name: &str) -> Vec<NameMatch> {
         let wanted = fold_name(name);

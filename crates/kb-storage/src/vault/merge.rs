@@ -35,7 +35,7 @@ struct Source {
 }
 
 impl Vault {
-    /// Merges `sources` into `target` (see [`kb_domain::EntryRepository::merge_as`]).
+    /// Merges `sources` into `target` (see [`kb_domain::EntryWriter::merge_as`]).
     #[tracing::instrument(skip_all, fields(target = %target, sources = sources.len(), references))]
     pub(crate) fn merge(
         &self,

@@ -1,4 +1,4 @@
-//! The markdown vault adapter: [`Vault`], kb's [`EntryRepository`] over a folder of
+//! The markdown vault adapter: [`Vault`], kb's [`kb_domain::EntryRepository`] over a folder of
 //! markdown files with YAML frontmatter, one entry per file.
 //!
 //! - `open` creates the root, the category folders and `.kb/`, joins the kb processes of
@@ -42,10 +42,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
-    Category, ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryChange, EntryId, EntryPath,
-    EntryRepository, EntrySummary, EntryUpdate, FileChange, Frontmatter, ListFilter, ListPage, MalformedFile,
-    MergeOutcome, MoveOutcome, NameMatch, NewEntry, RepositoryError, RestoreOutcome, Revision, RevisionLog,
-    RevisionText, Slug, UndoOutcome, UndoScope, UpdateOutcome, transform_for_move,
+    Category, ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryCatalogue, EntryChange,
+    EntryId, EntryPath, EntryReader, EntrySummary, EntryUpdate, EntryWriter, FileChange, Frontmatter,
+    ListFilter, ListPage, MalformedFile, MergeOutcome, MoveOutcome, NameMatch, NewEntry, RepositoryError,
+    RestoreOutcome, Revision, RevisionHistory, RevisionLog, RevisionText, Slug, UndoOutcome, UndoScope,
+    UpdateOutcome, transform_for_move,
 };
 use serde_json::Value;
 
@@ -730,7 +731,7 @@ impl Drop for Vault {
     }
 }
 
-impl EntryRepository for Vault {
+impl EntryWriter for Vault {
     #[tracing::instrument(skip_all, fields(category = %new.category, path))]
     fn create_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
         self.create_entry(new, by, false)
@@ -739,15 +740,6 @@ impl EntryRepository for Vault {
     #[tracing::instrument(skip_all, fields(category = %new.category, path))]
     fn create_unique_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
         self.create_entry(new, by, true)
-    }
-
-    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
-        let file = self.root.checked_file(path)?;
-        read_existing(&file, path)
-    }
-
-    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
-        Ok(self.lock().cache.list(filter))
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]
@@ -968,7 +960,9 @@ impl EntryRepository for Vault {
     ) -> Result<MergeOutcome, RepositoryError> {
         self.merge(target, sources, on, by)
     }
+}
 
+impl RevisionHistory for Vault {
     fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
         self.entry_history(path)
     }
@@ -994,6 +988,13 @@ impl EntryRepository for Vault {
     ) -> Result<UndoOutcome, RepositoryError> {
         self.undo(scope, force, by)
     }
+}
+
+impl EntryReader for Vault {
+    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
+        let file = self.root.checked_file(path)?;
+        read_existing(&file, path)
+    }
 
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
         let mut entries = Vec::new();
@@ -1003,6 +1004,12 @@ impl EntryRepository for Vault {
             }
         })?;
         Ok(entries)
+    }
+}
+
+impl EntryCatalogue for Vault {
+    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
+        Ok(self.lock().cache.list(filter))
     }
 
     fn find_by_name(&self, name: &str) -> Result<Vec<NameMatch>, RepositoryError> {

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use kb_domain::slug::is_valid_slug;
-use kb_domain::{Category, EntryRepository, Frontmatter, NewEntry};
+use kb_domain::{Category, EntryReader, EntryWriter, Frontmatter, NewEntry};
 use proptest::prelude::*;
 
 use super::common::{entry_files, open};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use kb_domain::{Category, EntryRepository, ListFilter};
+use kb_domain::{Category, EntryCatalogue, EntryReader, ListFilter};
 use sha2::{Digest, Sha256};
 
 use super::common::open;

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use kb_domain::{Category, EntryPath, EntryRepository, EntryUpdate, Frontmatter, NewEntry};
+use kb_domain::{Category, EntryCatalogue, EntryPath, EntryUpdate, EntryWriter, Frontmatter, NewEntry};
 
 use super::common::{entry_files, open};
 

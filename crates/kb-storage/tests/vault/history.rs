@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kb_domain::{
-    Category, ChangeContext, ChangeSource, ConversationId, Entry, EntryPath, EntryRepository, EntryUpdate,
-    Frontmatter, NewEntry, RepositoryError, UndoScope,
+    Category, ChangeContext, ChangeSource, ConversationId, Entry, EntryCatalogue, EntryPath, EntryReader,
+    EntryUpdate, EntryWriter, Frontmatter, NewEntry, RepositoryError, RevisionHistory, UndoScope,
 };
 use kb_storage::history::HistoryLog;
 use kb_storage::vault::Vault;

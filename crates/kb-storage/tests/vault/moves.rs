@@ -1,7 +1,7 @@
 //! Moves: exactly one file afterwards, in the target's schema, with the same id and every
 //! piece of text the person wrote still there.
 
-use kb_domain::{Category, Entry, EntryPath, EntryRepository};
+use kb_domain::{Category, Entry, EntryPath, EntryReader, EntryWriter};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

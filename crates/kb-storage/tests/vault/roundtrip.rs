@@ -1,7 +1,7 @@
 //! Any valid entry written and read back is equal — frontmatter order, unknown
 //! keys, unicode and CRLF bodies included — whether a person wrote it or kb created it.
 
-use kb_domain::{Category, EntryRepository, Frontmatter, NewEntry};
+use kb_domain::{Category, EntryCatalogue, EntryReader, EntryWriter, Frontmatter, NewEntry};
 use proptest::prelude::*;
 
 use super::common::{body, entry, frontmatter, open, write_by_hand};

@@ -7,7 +7,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use kb_domain::{Category, EntryPath, EntryRepository, EntryUpdate, Frontmatter, ListFilter, NewEntry};
+use kb_domain::{
+    Category, EntryCatalogue, EntryPath, EntryReader, EntryUpdate, EntryWriter, Frontmatter, ListFilter,
+    NewEntry,
+};
 use serde_json::json;
 
 use crate::common::{entry_files, open};

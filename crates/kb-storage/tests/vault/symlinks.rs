@@ -5,7 +5,7 @@
 use std::fs;
 use std::os::unix::fs::symlink;
 
-use kb_domain::{Category, EntryPath, EntryRepository, ListFilter, RepositoryError};
+use kb_domain::{Category, EntryCatalogue, EntryPath, EntryReader, EntryWriter, ListFilter, RepositoryError};
 
 use super::common::open;
 

@@ -1,7 +1,7 @@
 //! At repository level, an update changes what it names and nothing else —
 //! every other field keeps its value and place, the body stays unless replaced.
 
-use kb_domain::{Category, EntryRepository, EntryUpdate, Frontmatter};
+use kb_domain::{Category, EntryReader, EntryUpdate, EntryWriter, Frontmatter};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use kb_domain::{
-    Category, ChangeContext, Clock, Entry, EntryId, EntryPath, EntryRepository, EntryUpdate, ListFilter,
-    ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError, SearchError, SearchHit, SearchIndex,
-    SearchQuery, SearchResults, Slug, UpdateOutcome, transform_for_move,
+    Category, ChangeContext, Clock, Entry, EntryCatalogue, EntryId, EntryPath, EntryReader, EntryUpdate,
+    EntryWriter, ListFilter, ListPage, MalformedFile, MoveOutcome, NewEntry, RepositoryError,
+    RevisionHistory, SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults, Slug, UpdateOutcome,
+    transform_for_move,
 };
 
 /// The vault in memory: same contract as the markdown vault, no files.
@@ -51,7 +52,7 @@ impl MemoryRepository {
     }
 }
 
-impl EntryRepository for MemoryRepository {
+impl EntryWriter for MemoryRepository {
     fn create_as(&self, new: NewEntry, _by: &ChangeContext) -> Result<Entry, RepositoryError> {
         let frontmatter = new.frontmatter(&EntryId::generate(), self.clock.now())?;
         let mut entries = self.lock();
@@ -59,24 +60,6 @@ impl EntryRepository for MemoryRepository {
         let entry = Entry { path: path.clone(), frontmatter, body: new.body };
         entries.insert(path, entry.clone());
         Ok(entry)
-    }
-
-    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
-        self.lock().get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))
-    }
-
-    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
-        let entries = self.lock();
-        let mut matching: Vec<&Entry> = entries
-            .values()
-            .filter(|e| filter.category.is_none_or(|c| e.category() == c))
-            .filter(|e| filter.status.as_deref().is_none_or(|s| e.status() == Some(s)))
-            .collect();
-        matching.sort_by(|a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.path.cmp(&b.path)));
-        let total = matching.len();
-        let entries =
-            matching.into_iter().skip(filter.offset).take(filter.limit).map(Entry::summary).collect();
-        Ok(ListPage { entries, total })
     }
 
     fn update_as(
@@ -158,6 +141,22 @@ impl EntryRepository for MemoryRepository {
         }
         Ok(kb_domain::MergeOutcome { entry: merged.entry, removed: sources.to_vec(), references_updated })
     }
+}
+
+impl EntryCatalogue for MemoryRepository {
+    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
+        let entries = self.lock();
+        let mut matching: Vec<&Entry> = entries
+            .values()
+            .filter(|e| filter.category.is_none_or(|c| e.category() == c))
+            .filter(|e| filter.status.as_deref().is_none_or(|s| e.status() == Some(s)))
+            .collect();
+        matching.sort_by(|a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.path.cmp(&b.path)));
+        let total = matching.len();
+        let entries =
+            matching.into_iter().skip(filter.offset).take(filter.limit).map(Entry::summary).collect();
+        Ok(ListPage { entries, total })
+    }
 
     fn find_by_name(&self, name: &str) -> Result<Vec<kb_domain::NameMatch>, RepositoryError> {
         let wanted = kb_domain::names::fold_name(name);
@@ -189,10 +188,6 @@ impl EntryRepository for MemoryRepository {
                 (record.summary.clone(), record.aliases.clone())
             })
             .collect())
-    }
-
-    fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
-        Ok(self.lock().values().cloned().collect())
     }
 
     fn digest_candidates(
@@ -233,6 +228,19 @@ impl EntryRepository for MemoryRepository {
         Ok(self.lock().get(path).cloned())
     }
 }
+
+impl EntryReader for MemoryRepository {
+    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
+        self.lock().get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))
+    }
+
+    fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
+        Ok(self.lock().values().cloned().collect())
+    }
+}
+
+/// No revision history: every call says there is none.
+impl RevisionHistory for MemoryRepository {}
 
 /// A naive index that reads the in-memory vault at each search: every term must occur
 /// (case-insensitive substring) in a searched field; the score counts occurrences.

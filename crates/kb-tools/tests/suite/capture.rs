@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use kb_domain::{Category, Confidence, EntryPath, EntryRepository, LlmError};
+use kb_domain::{Category, Confidence, EntryPath, EntryReader, EntryRepository, LlmError};
 use kb_tools::testing::{ScriptedChatModel, ScriptedClassifier};
 use kb_tools::{ClassifyError, ErrorCode, LlmClassifier, StateUpdate};
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! merge_entries over the in-memory vault: asks first in a chat, merges once confirmed,
 //! takes names as references, refuses bad input changing nothing.
 
-use kb_domain::{Entry, EntryPath, EntryRepository};
+use kb_domain::{Entry, EntryPath, EntryReader};
 use kb_tools::testing::MemoryRepository;
 use kb_tools::{Confirmation, ErrorCode, StateUpdate, ToolContext};
 use serde_json::json;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use kb_domain::{Category, Confidence, EntryRepository};
+use kb_domain::{Category, Confidence, EntryReader};
 use kb_tools::ToolRegistry;
 use kb_tools::testing::ScriptedClassifier;
 use proptest::prelude::*;

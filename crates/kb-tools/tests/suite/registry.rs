@@ -1,6 +1,6 @@
 //! The registry: unknown tools, duplicates, every kind of bad argument, panics.
 
-use kb_domain::EntryRepository;
+use kb_domain::EntryReader;
 use kb_tools::tool::{Tool, ToolCategory, ToolHints};
 use kb_tools::{ErrorCode, RegistryError, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolServices};
 use schemars::JsonSchema;

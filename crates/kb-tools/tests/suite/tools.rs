@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use kb_domain::{Category, EntryPath, EntryRepository, LlmError};
+use kb_domain::{Category, EntryPath, EntryReader, LlmError};
 use kb_tools::testing::{ScriptedChatModel, ScriptedClassifier};
 use kb_tools::{DigestKind, ErrorCode, LlmDigestWriter};
 use serde_json::json;

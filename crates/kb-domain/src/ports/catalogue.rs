@@ -1,0 +1,94 @@
+//! The catalogue port: [`EntryCatalogue`], what kb knows of every entry in memory (lists,
+//! names, the facts digests and nudges read, the entry list), and its value types.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+
+use super::entries::RepositoryError;
+use crate::category::Category;
+use crate::digest_orders::DigestCandidates;
+use crate::entry::{Entry, EntrySummary};
+use crate::names::NameRelation;
+use crate::nudges::{NudgeCandidates, NudgeSettings};
+use crate::path::EntryPath;
+
+/// Filters of a list of entries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListFilter {
+    /// Only this category.
+    pub category: Option<Category>,
+    /// Only this status.
+    pub status: Option<String>,
+    /// At most this many (callers cap it).
+    pub limit: usize,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
+/// A page of entries, newest `updated_at` first.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ListPage {
+    /// The entries of the page.
+    pub entries: Vec<EntrySummary>,
+    /// How many entries match in all.
+    pub total: usize,
+}
+
+/// An entry whose name or alias relates to a name asked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NameMatch {
+    /// The entry.
+    #[serde(flatten)]
+    pub entry: EntrySummary,
+    /// How its name (or alias) relates to the name asked for.
+    pub relation: NameRelation,
+    /// The alias that matched, when it was not the name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+}
+
+/// A file in the vault that looks like an entry but cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MalformedFile {
+    /// Its path.
+    pub path: EntryPath,
+    /// Why.
+    pub reason: String,
+}
+
+/// The vault's catalogue: answers about every entry from memory, without reading the
+/// files again.
+pub trait EntryCatalogue: Send + Sync {
+    /// Lists entries matching the filter, newest first, from memory: the cost grows with
+    /// the page asked for, not with the vault.
+    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError>;
+    /// The entries whose name or an alias is `name` or begins or is begun by its words
+    /// ([`crate::names::relate`]), case, accents and punctuation aside; the same names first.
+    /// Costs the entries sharing the name's first word, not the vault.
+    fn find_by_name(&self, name: &str) -> Result<Vec<NameMatch>, RepositoryError>;
+    /// Every readable entry's summary with its aliases, for a whole-vault duplicate scan.
+    fn named_entries(&self) -> Result<Vec<(EntrySummary, Vec<String>)>, RepositoryError>;
+    /// The catalogue records a digest on `today` at `now` reads (see [`DigestCandidates`]):
+    /// no file is read, and the cost is the records at the front of each digest order and
+    /// the week's activity, not the vault.
+    fn digest_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+    ) -> Result<DigestCandidates, RepositoryError>;
+    /// The catalogue records the nudges on `today` at `now` read (see [`NudgeCandidates`]).
+    fn nudge_candidates(
+        &self,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+        settings: NudgeSettings,
+    ) -> Result<NudgeCandidates, RepositoryError>;
+    /// Files that look like entries but cannot be read.
+    fn malformed(&self) -> Vec<MalformedFile>;
+    /// The entry list file's text (`index.md`) as it is now.
+    fn entry_list_markdown(&self) -> String;
+    /// Re-reads one path into the catalogue after a change made outside kb (or notices it
+    /// is gone).
+    fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError>;
+}

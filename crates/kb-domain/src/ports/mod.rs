@@ -1,0 +1,31 @@
+//! The ports: traits the adapters implement and the tools and the chat loop use.
+//!
+//! Vault and search ports are synchronous (their adapters do blocking file and index work;
+//! async callers run them on a blocking thread). Conversation storage and the language
+//! model are asynchronous. All are object safe so they can be shared as `Arc<dyn …>`.
+//!
+//! The vault's ports are split by what their users need: [`EntryReader`] (reading
+//! entries), [`EntryWriter`] (changing them), [`EntryCatalogue`] (answers from memory:
+//! lists, names, digest and nudge facts, the entry list) and [`RevisionHistory`] (past
+//! versions, restore, undo). [`EntryRepository`] is all four, for a user that needs the
+//! whole vault.
+
+mod catalogue;
+mod chat_model;
+mod clock;
+mod conversations;
+mod entries;
+mod observer;
+mod revisions;
+mod search;
+
+pub use self::catalogue::{EntryCatalogue, ListFilter, ListPage, MalformedFile, NameMatch};
+pub use self::chat_model::ChatModel;
+pub use self::clock::{Clock, FixedClock, SystemClock};
+pub use self::conversations::{ConversationStore, StoreError};
+pub use self::entries::{
+    EntryReader, EntryRepository, EntryWriter, MergeOutcome, MoveOutcome, RepositoryError, UpdateOutcome,
+};
+pub use self::observer::{ChangeObserver, EntryChange};
+pub use self::revisions::{RestoreOutcome, RevisionHistory, RevisionText, UndoOutcome};
+pub use self::search::{SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults};
