@@ -132,19 +132,19 @@ fn a_streamed_turn_stores_and_answers_what_the_unstreamed_turn_does() {
                     fake.push(reply(round, true));
                 }
                 let (events, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-                let streamed = kb.chat_with_events(None, message, events).await.unwrap();
+                let streamed = kb.chat().send_with_events(None, message, events).await.unwrap();
                 let mut deltas = String::new();
                 while let Ok(event) = receiver.try_recv() {
                     if let TurnEvent::MessageDelta { text } = event {
                         deltas.push_str(&text);
                     }
                 }
-                let streamed_stored = kb.conversation(&streamed.conversation_id).await.unwrap().1;
+                let streamed_stored = kb.chat().conversation(&streamed.conversation_id).await.unwrap().1;
                 for round in &rounds {
                     fake.push(reply(round, false));
                 }
-                let plain = kb.chat(None, message).await.unwrap();
-                let plain_stored = kb.conversation(&plain.conversation_id).await.unwrap().1;
+                let plain = kb.chat().send(None, message).await.unwrap();
+                let plain_stored = kb.chat().conversation(&plain.conversation_id).await.unwrap().1;
                 ((streamed, streamed_stored), deltas, (plain, plain_stored))
             });
             prop_assert_eq!(fake.pending(), 0);

@@ -64,7 +64,7 @@ pub async fn kit_with(adjust: impl FnOnce(&mut Config, &mut OpenAiSettings)) -> 
 impl Kit {
     /// The stored messages of a conversation.
     pub async fn stored(&self, id: &ConversationId) -> Vec<Message> {
-        self.kb.conversation(id).await.unwrap().1
+        self.kb.chat().conversation(id).await.unwrap().1
     }
 
     /// Entry files on disk, as relative paths, sorted.

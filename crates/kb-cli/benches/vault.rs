@@ -968,7 +968,7 @@ fn chat_overhead(vault: &Path, database: &Path) -> Figure {
             }
             let message = chat_message(i);
             let t = Instant::now();
-            let answer = kb.chat(conversation.as_ref(), &message).await.unwrap();
+            let answer = kb.chat().send(conversation.as_ref(), &message).await.unwrap();
             let took = t.elapsed();
             assert!(!answer.tools_used.is_empty(), "{message:?} called no tool");
             conversation = Some(answer.conversation_id);

@@ -16,6 +16,16 @@ pub fn print_json(value: &Value) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Prints a command's answer: as JSON with `--json`, else as `human` renders that JSON.
+pub fn show(
+    json: bool,
+    data: &impl serde::Serialize,
+    human: impl Fn(&Value) -> String,
+) -> Result<(), CliError> {
+    let value = serde_json::to_value(data)?;
+    if json { print_json(&value) } else { print_text(&human(&value)) }
+}
+
 /// Prints text on stdout (ending it with a newline when it has none).
 pub fn print_text(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();

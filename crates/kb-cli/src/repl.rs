@@ -28,7 +28,7 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
     let mut current = match (&args.conversation, args.new) {
         (Some(id), _) => {
             // An unknown id ends here, before anything is shown.
-            let found = kb.conversation(&ConversationId::new(id.trim())).await?;
+            let found = kb.chat().conversation(&ConversationId::new(id.trim())).await?;
             if !json {
                 say(&banner)?;
             }
@@ -42,7 +42,7 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
         (None, false) => match pick(kb, &mut input, echo, json, &banner).await? {
             Pick::Quit => return Ok(()),
             Pick::New => None,
-            Pick::Existing(id) => Some(recap(kb.conversation(&id).await?, json)?),
+            Pick::Existing(id) => Some(recap(kb.chat().conversation(&id).await?, json)?),
         },
     };
     loop {
@@ -66,7 +66,9 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
             break;
         }
         let seen = match (&current, args.verbose) {
-            (Some(id), true) => kb.conversation(id).await.map(|(_, messages)| messages.len()).unwrap_or(0),
+            (Some(id), true) => {
+                kb.chat().conversation(id).await.map(|(_, messages)| messages.len()).unwrap_or(0)
+            }
             _ => 0,
         };
         // The answer is printed as it is written, unless the turn is printed whole (JSON,
@@ -74,11 +76,13 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
         let live = !json && !args.verbose;
         let (answer, printed) = if live {
             let (sender, events) = tokio::sync::mpsc::unbounded_channel();
-            let (answer, printed) =
-                tokio::join!(kb.chat_with_events(current.as_ref(), text, sender), print_deltas(events));
+            let (answer, printed) = tokio::join!(
+                kb.chat().send_with_events(current.as_ref(), text, sender),
+                print_deltas(events)
+            );
             (answer, printed?)
         } else {
-            (kb.chat(current.as_ref(), text).await, false)
+            (kb.chat().send(current.as_ref(), text).await, false)
         };
         match answer {
             Ok(response) => {
@@ -119,7 +123,7 @@ async fn pick(
     json: bool,
     banner: &str,
 ) -> Result<Pick, CliError> {
-    let recent: Vec<_> = kb.conversations().await?.into_iter().take(PICK_FROM).collect();
+    let recent: Vec<_> = kb.chat().conversations().await?.into_iter().take(PICK_FROM).collect();
     if !json {
         say(banner)?;
     }
@@ -173,7 +177,7 @@ fn recap(
 
 /// The tool calls and results stored for the turn: messages after the first `seen`.
 async fn new_tool_messages(kb: &Assistant, id: &ConversationId, seen: usize) -> Vec<Message> {
-    match kb.conversation(id).await {
+    match kb.chat().conversation(id).await {
         Ok((_, messages)) => messages
             .into_iter()
             .skip(seen)

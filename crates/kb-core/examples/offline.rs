@@ -2,24 +2,26 @@
 //!
 //! `cargo run -p kb-core --example offline`
 
-use kb_core::{Assistant, CaptureSource, Config};
+use kb_core::{Assistant, CaptureOptions, Config, SearchRequest};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("kb-example-{}", std::process::id()));
     let kb = Assistant::open(Config::offline(&dir)).await?;
 
-    let filed = kb.capture("Renew passport by Dec 15", None, CaptureSource::Api).await?;
-    println!("captured: {filed}");
+    let filed = kb.entries().capture("Renew passport by Dec 15", &CaptureOptions::default()).await?;
+    println!("captured: {} as {} in {}", filed.name, filed.path, filed.category);
 
-    let turn = kb.chat(None, "met Priya at the robotics meetup").await?;
+    let turn = kb.chat().send(None, "met Priya at the robotics meetup").await?;
     println!("kb: {}", turn.message.content);
 
-    let hits = kb.search("passport", None, None).await?;
-    println!("search: {hits}");
+    let hits = kb.entries().search(&SearchRequest::new("passport")).await?;
+    for hit in &hits.entries {
+        println!("found: {} ({})", hit.name, hit.path);
+    }
 
-    let digest = kb.digest("daily").await?;
-    println!("{}", digest["content"].as_str().unwrap_or_default());
+    let digest = kb.entries().digest("daily").await?;
+    println!("{}", digest.content);
 
     kb.close().await;
     std::fs::remove_dir_all(&dir)?;

@@ -1,28 +1,34 @@
-//! [`Assistant`]: kb assembled from its default adapters.
+//! [`Assistant`]: kb assembled from its default adapters, and the typed handles its
+//! operations are reached through — [`Entries`], [`Chat`], [`History`], [`Outreach`] and
+//! [`Tools`] — each a small view of one concern.
 
+mod chat;
+mod entries;
+mod history;
 mod outreach;
+mod tools;
 
-pub use self::outreach::OutreachStatus;
+pub use self::chat::Chat;
+pub use self::entries::{CaptureOptions, Entries, EntryEdit, ListQuery, SearchRequest};
+pub use self::history::{History, Restored, UndoOf, WhenChangedSince};
+pub use self::outreach::{Outreach, OutreachStatus, Snoozed};
+pub use self::tools::{ToolSpec, Tools};
 
 use std::path::Path;
 use std::sync::Arc;
 
-use kb_domain::{
-    ChatModel, Clock, Confidence, Conversation, ConversationId, ConversationStore, EntryCatalogue, EntryRepository, Message,
-    RevisionHistory, StoreError,
-};
+use kb_domain::{ChatModel, Clock, Confidence, ConversationStore, EntryCatalogue, EntryRepository};
 use kb_llm::offline::OfflineModel;
 use kb_llm::openai::OpenAiChatModel;
-use kb_orchestrator::turn::{ChatResponse, Orchestrator, TurnError, TurnSettings};
+use kb_orchestrator::turn::{Orchestrator, TurnSettings};
 use kb_search::{OnChange, OpenOptions, TantivyIndex, VaultWatcher};
 use kb_storage::conversations::SqliteConversationStore;
 use kb_storage::vault::Vault;
 use kb_tools::{
-    CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, ToolContext, ToolHints, ToolRegistry,
-    ToolResult, ToolServices,
+    CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, Tool, ToolContext, ToolRegistry, ToolServices,
 };
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::changes::{ChangeFeed, ChangedPaths};
 use crate::clock::ZonedClock;
@@ -40,22 +46,11 @@ pub struct Assistant {
     orchestrator: Orchestrator,
     model: Arc<dyn ChatModel>,
     threshold: Confidence,
-    /// Where the changes of [`Assistant::update_entry`] and [`Assistant::move_entry`]
-    /// come from: `api` unless [`Assistant::with_source`] says otherwise.
+    /// Where the changes made through the handles come from unless a handle says
+    /// otherwise: `api`, or what [`Assistant::with_source`] set.
     source: CaptureSource,
     changes: ChangeFeed,
-    outreach: crate::outreach::Outreach,
-}
-
-/// One tool as a client outside the chat sees it (the MCP server's `tools/list`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    /// Its name, description and argument schema.
-    pub definition: kb_domain::ToolDefinition,
-    /// The schema of its data on success.
-    pub output_schema: Value,
-    /// What it promises about its effects.
-    pub hints: ToolHints,
+    outbox: crate::outreach::Outbox,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -65,15 +60,6 @@ impl std::fmt::Debug for Assistant {
             .field("model", &self.model.describe())
             .finish()
     }
-}
-
-/// How a capture treats entries that may be the one it is about.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CaptureOptions {
-    /// Add the capture to this entry (a path or a name) instead of filing a new one.
-    pub merge_into: Option<String>,
-    /// File a new entry even when a person or project of a like name exists.
-    pub create_new: bool,
 }
 
 /// What `/healthz` reports.
@@ -139,7 +125,7 @@ impl Assistant {
         let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
         let outreach_store =
             kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
-        let outreach = crate::outreach::Outreach::new(
+        let outbox = crate::outreach::Outbox::new(
             Arc::new(outreach_store),
             crate::outreach::channels(&config.outreach)?,
             config.outreach.clone(),
@@ -193,15 +179,89 @@ impl Assistant {
             threshold,
             source: CaptureSource::Api,
             changes,
-            outreach,
+            outbox,
         })
     }
 
-    /// The same kb, recording the changes its entry methods make (update, move) as coming
-    /// from `source` (`cli` for the command line) instead of `api`.
+    /// The same kb, recording the changes made through its handles as coming from
+    /// `source` (`cli` for the command line) instead of `api`.
     pub fn with_source(mut self, source: CaptureSource) -> Assistant {
         self.source = source;
         self
+    }
+
+    /// The entry operations: capture, list, get, update, move, delete, search, digests,
+    /// duplicates and merges.
+    pub fn entries(&self) -> Entries<'_> {
+        Entries::new(self, self.source)
+    }
+
+    /// Chat turns and the conversations they are kept in.
+    pub fn chat(&self) -> Chat<'_> {
+        Chat::new(self)
+    }
+
+    /// Revision history: an entry's revisions, restoring one, undoing the last change.
+    pub fn history(&self) -> History<'_> {
+        History::new(self, self.source)
+    }
+
+    /// Nudges, digests and their delivery.
+    pub fn outreach(&self) -> Outreach<'_> {
+        Outreach::new(self, self.source)
+    }
+
+    /// The tools by name, as an MCP client calls them.
+    pub fn tools(&self) -> Tools<'_> {
+        Tools::new(self, self.source)
+    }
+
+    /// Runs tool `T` with typed arguments, its changes recorded as asked from `source`:
+    /// its typed data, or its failure (with any entries to choose from).
+    pub async fn run<T: Tool + Default>(
+        &self,
+        args: T::Args,
+        source: CaptureSource,
+    ) -> Result<T::Output, ToolFailure>
+    where
+        T::Output: 'static,
+    {
+        self.run_in::<T>(args, &self.direct_context(source)).await
+    }
+
+    /// Decodes JSON `arguments` for tool `T` as a call by name would (checked against its
+    /// schema, every problem listed), with the same failures.
+    pub fn decode<T: Tool>(&self, arguments: Value) -> Result<T::Args, ToolFailure> {
+        self.registry.decode::<T>(arguments).map_err(|failure| ToolFailure::from_result(&failure))
+    }
+
+    /// [`Assistant::run`] in `ctx`.
+    async fn run_in<T: Tool + Default>(
+        &self,
+        args: T::Args,
+        ctx: &ToolContext,
+    ) -> Result<T::Output, ToolFailure>
+    where
+        T::Output: 'static,
+    {
+        match self.registry.run_typed::<T>(args, ctx, &self.services).await {
+            Ok(output) => Ok(output.data),
+            Err(failure) => Err(ToolFailure::from_result(&failure)),
+        }
+    }
+
+    /// The context of a call made directly (through the API, the CLI or MCP), not in a
+    /// chat turn: it is the person's explicit request, so nothing waits for confirmation.
+    fn direct_context(&self, source: CaptureSource) -> ToolContext {
+        ToolContext {
+            conversation_id: None,
+            last_filed: None,
+            today: self.services.clock.today(),
+            threshold: self.threshold,
+            source,
+            confirmation: kb_tools::Confirmation::NotNeeded,
+            session: None,
+        }
     }
 
     /// The vault folder.
@@ -214,350 +274,10 @@ impl Assistant {
         self.model.describe()
     }
 
-    /// One chat turn: the answer to `message` in `conversation` (a new one when `None`).
-    pub async fn chat(
-        &self,
-        conversation: Option<&ConversationId>,
-        message: &str,
-    ) -> Result<ChatResponse, TurnError> {
-        self.orchestrator.chat(conversation, message).await
-    }
-
-    /// One chat turn, sending `events` of what happens while it runs (the turn began, each
-    /// tool call, the answer in pieces); the answer is also returned whole. Events nobody
-    /// receives any more (the receiver gone) are dropped; the turn goes on.
-    pub async fn chat_with_events(
-        &self,
-        conversation: Option<&ConversationId>,
-        message: &str,
-        events: tokio::sync::mpsc::UnboundedSender<kb_domain::turn_events::TurnEvent>,
-    ) -> Result<ChatResponse, TurnError> {
-        self.orchestrator.chat_with_events(conversation, message, Some(events)).await
-    }
-
-    /// Runs one tool directly (as the REST API and CLI do), with `source` as the origin of
-    /// captures. Answers the tool's `data`, or its failure.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-        source: CaptureSource,
-    ) -> Result<Value, ToolFailure> {
-        let result = self.run_tool(name, &arguments, source).await;
-        if result.success {
-            Ok(result.data.unwrap_or(Value::Null))
-        } else {
-            Err(ToolFailure::from_result(&result))
-        }
-    }
-
-    /// Runs one tool directly, answering its whole result (data, or the message the chat
-    /// model would read with any candidates), as the MCP server shows it.
-    pub async fn run_tool(&self, name: &str, arguments: &Value, source: CaptureSource) -> ToolResult {
-        self.run_tool_in(name, arguments, source, None, None).await
-    }
-
-    /// [`Assistant::run_tool`] for an MCP client in session `session` (see
-    /// [`kb_domain::ChangeContext::session`]): its changes are recorded with the session,
-    /// and its undo reaches only them.
-    pub async fn run_session_tool(&self, name: &str, arguments: &Value, session: &str) -> ToolResult {
-        self.run_tool_in(name, arguments, CaptureSource::Mcp, None, Some(session.to_string())).await
-    }
-
-    /// Every tool, in the order the chat model sees them, with its schemas and hints.
-    pub fn tools(&self) -> Vec<ToolSpec> {
-        self.registry
-            .definitions()
-            .into_iter()
-            .map(|definition| ToolSpec {
-                output_schema: self.registry.output_schema(&definition.name).cloned().unwrap_or(Value::Null),
-                hints: self.registry.hints(&definition.name).unwrap_or(ToolHints::ADDITIVE),
-                definition,
-            })
-            .collect()
-    }
-
-    /// Whether a tool of that name exists.
-    pub fn has_tool(&self, name: &str) -> bool {
-        self.registry.get(name).is_some()
-    }
-
     /// Receives every change to the vault from now on: this process's, other kb
     /// processes' and outside edits (those only while the vault is watched).
     pub fn changes(&self) -> tokio::sync::broadcast::Receiver<ChangedPaths> {
         self.changes.subscribe()
-    }
-
-    /// The markdown file of the entry at `path`, as it is on disk.
-    pub async fn entry_markdown(&self, path: &kb_domain::EntryPath) -> Result<String, ToolFailure> {
-        let vault = Arc::clone(&self.vault);
-        let path = path.clone();
-        in_vault(move || vault.read_text(&path)).await
-    }
-
-    async fn run_tool_in(
-        &self,
-        name: &str,
-        arguments: &Value,
-        source: CaptureSource,
-        conversation_id: Option<ConversationId>,
-        session: Option<String>,
-    ) -> ToolResult {
-        let ctx = ToolContext {
-            conversation_id,
-            last_filed: None,
-            today: self.services.clock.today(),
-            threshold: self.threshold,
-            source,
-            // A call through the API or the CLI is the person's explicit request.
-            confirmation: kb_tools::Confirmation::NotNeeded,
-            session,
-        };
-        self.registry.execute(name, &arguments.to_string(), &ctx, &self.services).await
-    }
-
-    /// Groups of entries that are likely duplicates (find_duplicates), all or those named
-    /// like `name`: `{groups: [{reason, entries}], total}`.
-    pub async fn duplicates(&self, name: Option<&str>) -> Result<Value, ToolFailure> {
-        let args = name.map_or_else(|| json!({}), |name| json!({ "name": name }));
-        self.call_tool("find_duplicates", args, CaptureSource::Api).await
-    }
-
-    /// Merges `sources` into `target` at once (merge_entries, asked from `source`), each a
-    /// path or a name: `{path, merged, referencesUpdated}`.
-    pub async fn merge(
-        &self,
-        target: &str,
-        sources: &[String],
-        source: CaptureSource,
-    ) -> Result<Value, ToolFailure> {
-        self.call_tool("merge_entries", json!({ "targetPath": target, "sourcePaths": sources }), source).await
-    }
-
-    /// Files a capture (classify_and_capture).
-    pub async fn capture(
-        &self,
-        text: &str,
-        hints: Option<&str>,
-        source: CaptureSource,
-    ) -> Result<Value, ToolFailure> {
-        self.capture_with(text, hints, &CaptureOptions::default(), source).await
-    }
-
-    /// Files a capture (classify_and_capture), added to a given entry or filed as a new one
-    /// whatever namesakes exist, as `options` say.
-    pub async fn capture_with(
-        &self,
-        text: &str,
-        hints: Option<&str>,
-        options: &CaptureOptions,
-        source: CaptureSource,
-    ) -> Result<Value, ToolFailure> {
-        let mut args = json!({ "text": text });
-        if let Some(hints) = hints {
-            args["hints"] = Value::String(hints.to_string());
-        }
-        if let Some(target) = &options.merge_into {
-            args["mergeInto"] = Value::String(target.clone());
-        }
-        if options.create_new {
-            args["createNew"] = Value::Bool(true);
-        }
-        self.call_tool("classify_and_capture", args, source).await
-    }
-
-    /// Lists entries, newest first: `{entries, total}` as list_entries answers, with an
-    /// offset for paging (the REST API's `GET /api/entries`).
-    pub async fn list(
-        &self,
-        category: Option<&str>,
-        status: Option<&str>,
-        limit: Option<u64>,
-        offset: Option<u64>,
-    ) -> Result<Value, ToolFailure> {
-        let invalid = |message: String| ToolFailure::new(ErrorCode::InvalidArguments, message);
-        let category = category
-            .map(|c| c.parse::<kb_domain::Category>().map_err(|e| invalid(e.to_string())))
-            .transpose()?;
-        if limit == Some(0) {
-            return Err(invalid("limit must be at least 1, got 0".to_string()));
-        }
-        // Larger pages are capped, as list_entries caps them.
-        let filter = kb_domain::ListFilter {
-            category,
-            status: status.map(str::to_string),
-            limit: kb_domain::paging::page_size(limit),
-            offset: offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX)),
-        };
-        let page =
-            self.vault.list(&filter).map_err(|e| ToolFailure::new(ErrorCode::Internal, e.to_string()))?;
-        Ok(json!({ "entries": page.entries, "total": page.total }))
-    }
-
-    /// One entry (get_entry).
-    pub async fn get(&self, path: &str) -> Result<Value, ToolFailure> {
-        self.call_tool("get_entry", json!({ "path": path }), CaptureSource::Api).await
-    }
-
-    /// Sets fields of an entry (update_entry with `updates` only).
-    pub async fn update(&self, path: &str, updates: Value) -> Result<Value, ToolFailure> {
-        self.update_entry(path, Some(updates), None).await
-    }
-
-    /// Updates an entry (update_entry): sets the `updates` fields and makes the `body` edit
-    /// (`{mode, content, section?, find?, expectedReplacements?}`), either or both.
-    pub async fn update_entry(
-        &self,
-        path: &str,
-        updates: Option<Value>,
-        body: Option<Value>,
-    ) -> Result<Value, ToolFailure> {
-        let mut args = json!({ "path": path });
-        set(&mut args, "updates", updates);
-        set(&mut args, "body", body);
-        self.call_tool("update_entry", args, self.source).await
-    }
-
-    /// Moves an entry (move_entry).
-    pub async fn move_entry(&self, path: &str, target_category: &str) -> Result<Value, ToolFailure> {
-        self.call_tool("move_entry", json!({ "path": path, "targetCategory": target_category }), self.source)
-            .await
-    }
-
-    /// Searches (search_entries).
-    pub async fn search(
-        &self,
-        query: &str,
-        category: Option<&str>,
-        limit: Option<u64>,
-    ) -> Result<Value, ToolFailure> {
-        self.search_with(query, category, limit, false).await
-    }
-
-    /// Searches (search_entries); with `prefix`, as the person types: the last word may be
-    /// unfinished.
-    pub async fn search_with(
-        &self,
-        query: &str,
-        category: Option<&str>,
-        limit: Option<u64>,
-        prefix: bool,
-    ) -> Result<Value, ToolFailure> {
-        let mut args = json!({ "query": query });
-        set(&mut args, "category", category.map(Value::from));
-        set(&mut args, "limit", limit.map(Value::from));
-        if prefix {
-            args["prefix"] = Value::Bool(true);
-        }
-        self.call_tool("search_entries", args, CaptureSource::Api).await
-    }
-
-    /// A daily or weekly digest (generate_digest).
-    pub async fn digest(&self, kind: &str) -> Result<Value, ToolFailure> {
-        self.call_tool("generate_digest", json!({ "type": kind }), CaptureSource::Api).await
-    }
-
-    /// The entry list (`index.md`) as it is now.
-    pub fn entry_list_markdown(&self) -> String {
-        self.vault.entry_list_markdown()
-    }
-
-    /// The revisions of the entry at (or last at) `path`, newest first: `{revisions}`
-    /// (`GET /api/entries/{path}/history`, `kb history`).
-    pub async fn history(&self, path: &str) -> Result<Value, ToolFailure> {
-        let path = self.entry_path(path).await?;
-        let vault = Arc::clone(&self.vault);
-        let revisions = in_vault(move || vault.history(&path)).await?;
-        Ok(json!({ "revisions": revisions }))
-    }
-
-    /// One revision of the entry at (or last at) `path`, with the file's text `before` and
-    /// `after` it (`null` where there was no file), for showing its diff.
-    pub async fn revision(&self, path: &str, revision: i64) -> Result<Value, ToolFailure> {
-        let path = parse_path(path)?;
-        let vault = Arc::clone(&self.vault);
-        let text = in_vault(move || vault.revision(&path, revision)).await?;
-        let mut answer = serde_json::to_value(&text.revision)
-            .map_err(|e| ToolFailure::new(ErrorCode::Internal, e.to_string()))?;
-        answer["before"] = text.before.map_or(Value::Null, Value::String);
-        answer["after"] = text.after.map_or(Value::Null, Value::String);
-        Ok(answer)
-    }
-
-    /// Brings the entry at (or last at) `path` back to `revision`'s bytes, as asked from
-    /// `source`: `{path, revision?, note?}` (no `revision` when the file already had those
-    /// bytes; a `note` when the entry had moved since and was restored where it is now).
-    pub async fn restore(
-        &self,
-        path: &str,
-        revision: i64,
-        source: CaptureSource,
-    ) -> Result<Value, ToolFailure> {
-        let path = self.entry_path(path).await?;
-        let vault = Arc::clone(&self.vault);
-        let by = kb_domain::ChangeContext::from_source(source);
-        let asked = path.clone();
-        let outcome = in_vault(move || vault.restore_as(&path, revision, &by)).await?;
-        let mut answer = json!({ "path": outcome.path.to_string() });
-        if outcome.moved_since {
-            answer["note"] = json!(format!(
-                "the entry has moved from {asked} to {} since; it was restored where it is now",
-                outcome.path
-            ));
-        }
-        if let Some(recorded) = outcome.revision {
-            answer["revision"] = json!(recorded.id);
-        }
-        Ok(answer)
-    }
-
-    /// Undoes the most recent change kb made in `conversation` (or, without one, anyone's
-    /// newest) (undo_last_change, asked from `source`): `{undone, by, files}`, `by` saying
-    /// where the undone change came from.
-    pub async fn undo(
-        &self,
-        conversation: Option<ConversationId>,
-        force: bool,
-        source: CaptureSource,
-    ) -> Result<Value, ToolFailure> {
-        let arguments = json!({ "force": force });
-        let result = self.run_tool_in("undo_last_change", &arguments, source, conversation, None).await;
-        if result.success {
-            Ok(result.data.unwrap_or(Value::Null))
-        } else {
-            Err(ToolFailure::from_result(&result))
-        }
-    }
-
-    /// Deletes an entry (delete_entry, asked from `source`, so at once):
-    /// `{path, deleted: true, revision}`.
-    pub async fn delete(&self, path: &str, source: CaptureSource) -> Result<Value, ToolFailure> {
-        self.call_tool("delete_entry", json!({ "path": path }), source).await
-    }
-
-    /// Every conversation, most recent first.
-    pub async fn conversations(&self) -> Result<Vec<Conversation>, StoreError> {
-        self.store.list().await
-    }
-
-    /// A conversation with its messages.
-    pub async fn conversation(
-        &self,
-        id: &ConversationId,
-    ) -> Result<(Conversation, Vec<Message>), StoreError> {
-        let conversation = self.store.get(id).await?.ok_or_else(|| StoreError::NotFound(id.clone()))?;
-        let messages = self.store.messages(id).await?;
-        Ok((conversation, messages))
-    }
-
-    /// Renames a conversation.
-    pub async fn rename_conversation(&self, id: &ConversationId, title: &str) -> Result<(), StoreError> {
-        self.store.rename(id, title).await
-    }
-
-    /// Deletes a conversation and its messages.
-    pub async fn delete_conversation(&self, id: &ConversationId) -> Result<(), StoreError> {
-        self.store.delete(id).await
     }
 
     /// What `/healthz` reports.
@@ -592,12 +312,6 @@ impl Assistant {
     /// Closes the database cleanly (the vault and index need nothing).
     pub async fn close(&self) {
         self.store.close().await;
-    }
-}
-
-fn set(args: &mut Value, key: &str, value: Option<Value>) {
-    if let Some(value) = value {
-        args[key] = value;
     }
 }
 
@@ -676,7 +390,11 @@ fn start_sweeps(vault: &Arc<Vault>) {
             let Some(vault) = vault.upgrade() else { return };
             let began = std::time::Instant::now();
             let full = began.duration_since(last_full) >= FULL_SWEEP_EVERY.max(pause);
-            vault.sweep_if_due(full);
+            if full {
+                vault.sweep_now()
+            } else {
+                vault.sweep_if_due()
+            };
             if full {
                 last_full = began;
             }

@@ -1,11 +1,11 @@
 //! kb reaching out: the settings of its schedules, nudges and delivery channels
-//! ([`OutreachConfig`]), and the [`Outreach`] service an [`crate::Assistant`] runs them
+//! ([`OutreachConfig`]), and the [`Outbox`] an [`crate::Assistant`] runs them
 //! with — writing a digest with the nudges of the moment, keeping it, sending it to every
 //! channel with retries (each attempt recorded), and running the schedules that are due.
 //!
 //! Deliveries are kept in the store from the digest's own transaction until they went
 //! through or were given up, and driven from there: a process that stops mid-way (a crash,
-//! a kill, a restart) leaves them for the next `kb serve` to resume ([`Outreach::resume`]),
+//! a kill, a restart) leaves them for the next `kb serve` to resume ([`Outbox::resume`]),
 //! with the attempts already made counted. Every attempt of one delivery sends the same
 //! stable id, so a receiver can drop a repeat.
 
@@ -173,24 +173,25 @@ const INTERRUPTED: &str = "kb stopped before this attempt ended (whether it arri
 /// How often a process waiting for a delivery another process is sending looks again.
 const BUSY_POLL: Duration = Duration::from_secs(1);
 
-/// The outreach of one kb process.
-pub struct Outreach {
+/// The outbox of one kb process: the digests it keeps, the channels it sends them to and
+/// the schedules that write them.
+pub struct Outbox {
     store: Arc<dyn OutreachStore>,
     config: OutreachConfig,
     zone: Option<Tz>,
     courier: Courier,
 }
 
-impl std::fmt::Debug for Outreach {
+impl std::fmt::Debug for Outbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Outreach")
+        f.debug_struct("Outbox")
             .field("channels", &self.channel_names())
             .field("config", &self.config)
             .finish()
     }
 }
 
-impl Outreach {
+impl Outbox {
     /// The outreach over `store`, sending to `channels`, with schedules in `zone` (the
     /// machine's when `None`).
     pub fn new(
@@ -198,14 +199,14 @@ impl Outreach {
         channels: Vec<Arc<dyn DeliveryChannel>>,
         config: OutreachConfig,
         zone: Option<Tz>,
-    ) -> Outreach {
+    ) -> Outbox {
         let courier = Courier {
             store: Arc::clone(&store),
             channels: Arc::new(channels),
             policy: config.retry,
             driving: Arc::default(),
         };
-        Outreach { store, config, zone, courier }
+        Outbox { store, config, zone, courier }
     }
 
     /// The settings.
@@ -248,7 +249,7 @@ impl Outreach {
 
     /// The schedules due at `now`, each with its slot: each schedule's latest slot at or
     /// before `now`, when no kb process took it yet. Nothing is taken here: the slot is
-    /// taken with its digest ([`Outreach::keep`]), so a digest that cannot be written
+    /// taken with its digest ([`Outbox::keep`]), so a digest that cannot be written
     /// leaves its slot to the next check. A schedule seen for the first time only notes
     /// its latest slot (nothing was missed before kb knew of it). A slot missed while kb
     /// was down is the latest one at the next start: it runs once.
@@ -298,7 +299,7 @@ impl Outreach {
 
     /// Sends a kept digest to every channel, each with its retries, every attempt
     /// recorded; returns when every channel delivered or gave up (or, when the store
-    /// fails, when the delivery was left for a later [`Outreach::resume`]). Never fails:
+    /// fails, when the delivery was left for a later [`Outbox::resume`]). Never fails:
     /// failures are records.
     pub async fn deliver(&self, digest: &SentDigest) {
         let mut sends = tokio::task::JoinSet::new();
@@ -353,7 +354,7 @@ impl Courier {
     /// Drives delivery `id` until it went through or was given up: waits while another
     /// process sends it or until its next attempt is due, then tries it. Stops early when
     /// its channel is no longer configured or the store fails (it stays kept for a later
-    /// [`Outreach::resume`]), and at once when a task of this process drives it already.
+    /// [`Outbox::resume`]), and at once when a task of this process drives it already.
     async fn drive(self, id: i64) {
         if !lock(&self.driving).insert(id) {
             return;

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use kb_core::{Assistant, Config};
+use kb_core::{Assistant, Config, ListQuery, SearchRequest};
 
 async fn eventually(mut check: impl AsyncFnMut() -> bool) -> bool {
     let started = Instant::now();
@@ -32,14 +32,15 @@ async fn outside_edits_reach_list_search_and_health() {
     std::fs::write(dir.path().join("ideas/broken.md"), "---\nname: [unclosed\n---\n").unwrap();
 
     let found = eventually(async || {
-        kb.search("zeppelin", None, None).await.is_ok_and(|hits| hits["total"] == 1)
+        kb.entries().search(&SearchRequest::new("zeppelin")).await.is_ok_and(|hits| hits.total == 1)
             && kb.health().entries == 1
             && kb.health().malformed_files == 1
     })
     .await;
     assert!(found, "health: {:?}", kb.health());
-    let list = kb.list(Some("ideas"), None, None, None).await.unwrap();
-    assert_eq!(list["entries"][0]["path"], "ideas/zeppelin.md");
+    let ideas = ListQuery { category: Some("ideas".to_string()), ..ListQuery::default() };
+    let list = kb.entries().list(&ideas).await.unwrap();
+    assert_eq!(list.entries[0].path.to_string(), "ideas/zeppelin.md");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("ideas/broken.md")).unwrap(),
         "---\nname: [unclosed\n---\n"

@@ -19,7 +19,7 @@ use kb_core::clock::ZonedClock;
 use kb_core::domain::{
     Category, ChangeObserver, EntryCatalogue, EntryPath, ListFilter, SearchIndex, SearchQuery,
 };
-use kb_core::{Assistant, Config};
+use kb_core::{Assistant, Config, ListQuery, SearchRequest};
 use kb_search::{OnChange, TantivyIndex, VaultWatcher};
 use kb_storage::vault::Vault;
 
@@ -166,7 +166,11 @@ impl Watched {
                 if !running.load(Ordering::Acquire) {
                     return;
                 }
-                vault.sweep_if_due(tick % 10 == 0);
+                if tick % 10 == 0 {
+                    vault.sweep_now()
+                } else {
+                    vault.sweep_if_due()
+                };
             }
         });
         Watched { vault, index, _watcher: watcher, sweeping }
@@ -277,13 +281,15 @@ async fn the_assistant_follows_a_pull_of_2000_files() {
     let mut followed = false;
     while !followed && started.elapsed() < WITHIN {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let searchable = kb.search("pulled", None, Some(1)).await.is_ok_and(|hits| hits["total"] == PULLED);
-        let listed = kb.list(None, None, Some(1), None).await.is_ok_and(|page| page["total"] == PULLED);
+        let pulled = SearchRequest { limit: Some(1), ..SearchRequest::new("pulled") };
+        let searchable = kb.entries().search(&pulled).await.is_ok_and(|hits| hits.total == PULLED);
+        let one = ListQuery { limit: Some(1), ..ListQuery::default() };
+        let listed = kb.entries().list(&one).await.is_ok_and(|page| page.total == PULLED);
         followed = searchable && listed && listed_in_index_md(&root) == expected;
     }
     assert!(followed, "health: {:?}", kb.health());
-    let old = kb.search("original", None, None).await.unwrap();
-    assert_eq!(old["total"], 0);
+    let old = kb.entries().search(&SearchRequest::new("original")).await.unwrap();
+    assert_eq!(old.total, 0);
     assert_eq!(kb.health().malformed_files, 0);
     kb.close().await;
 }

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use kb_core::{Assistant, CaptureSource, Config, GitMode};
+use kb_core::{Assistant, CaptureOptions, Config, EntryEdit, GitMode};
 use serde_json::json;
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -41,19 +41,18 @@ async fn each_change_is_one_commit_of_only_its_paths() {
     let config = Config { git: GitMode::Commit, ..Config::offline(&vault) };
     let kb = Assistant::open(config).await.unwrap();
 
-    let captured = kb
-        .capture("Project: build a zeppelin garden on the roof", Some("projects"), CaptureSource::Api)
-        .await
-        .unwrap();
-    let path = captured["path"].as_str().unwrap().to_string();
-    kb.update_entry(&path, None, Some(json!({ "mode": "append", "content": "Seeds ordered." })))
-        .await
-        .unwrap();
+    let hints = CaptureOptions { hints: Some("projects".to_string()), ..CaptureOptions::default() };
+    let captured =
+        kb.entries().capture("Project: build a zeppelin garden on the roof", &hints).await.unwrap();
+    let path = captured.path;
+    let notes =
+        EntryEdit { body: Some(json!({ "mode": "append", "content": "Seeds ordered." })), updates: None };
+    kb.entries().update(&path, &notes).await.unwrap();
     let target = if path.starts_with("ideas/") { "projects" } else { "ideas" };
-    let moved = kb.move_entry(&path, target).await.unwrap();
-    let new_path = moved["newPath"].as_str().unwrap().to_string();
+    let moved = kb.entries().move_to(&path, target).await.unwrap();
+    let new_path = moved.new_path;
     assert_ne!(new_path, path);
-    kb.delete(&new_path, CaptureSource::Api).await.unwrap();
+    kb.entries().delete(&new_path).await.unwrap();
     kb.close().await;
 
     let subjects = lines(&git(root, &["log", "--format=%s"]));

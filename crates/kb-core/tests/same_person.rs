@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use kb_core::{Assistant, CaptureSource, Config};
+use kb_core::{Assistant, CaptureOptions, CaptureSource, Category, Config};
 use proptest::prelude::*;
 
 /// A person's name as the vault first learns it, and the other ways it is written.
@@ -108,21 +108,15 @@ async fn same_person(person: &Person, captures: &[Capture]) -> Result<(), TestCa
         let name = variant(person, c.variant);
         let text = format!("Note {k}: {} {}", person.first, TOPICS[c.topic]);
         let hint = format!("[person:{name}]");
+        let entries = kb.entries().by(CaptureSource::Cli);
         let answer = if c.inline_hint {
-            kb.capture(&format!("{hint} {text}"), None, CaptureSource::Cli).await
+            entries.capture(&format!("{hint} {text}"), &CaptureOptions::default()).await
         } else {
-            kb.capture(&text, Some(&hint), CaptureSource::Cli).await
+            entries.capture(&text, &CaptureOptions { hints: Some(hint), ..CaptureOptions::default() }).await
         };
         let answer = answer.map_err(|e| TestCaseError::fail(format!("capture {k} ({name}): {e:?}")))?;
-        prop_assert_eq!(&answer["category"], "people", "capture {} ({}): {}", k, name, answer);
-        prop_assert_eq!(
-            answer["merged"].as_bool().unwrap_or(false),
-            k > 0,
-            "capture {} ({}): {}",
-            k,
-            name,
-            answer
-        );
+        prop_assert_eq!(answer.category, Category::People, "capture {} ({}): {:?}", k, name, answer);
+        prop_assert_eq!(answer.merged, k > 0, "capture {} ({}): {:?}", k, name, answer);
         texts.push(text);
     }
     let files = people_files(dir.path());

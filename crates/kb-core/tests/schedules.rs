@@ -34,7 +34,7 @@ impl Sent {
         if written.is_empty() {
             return;
         }
-        let digests = kb.digests(written.len()).await.unwrap();
+        let digests = kb.outreach().digests(written.len()).await.unwrap();
         for digest in digests.iter().filter(|d| written.contains(&d.id)) {
             let kind = if digest.kind == "weekly" { "weekly" } else { "daily" };
             self.runs.entry((now.with_timezone(&Paris).date_naive(), kind)).or_default().push(now);
@@ -108,7 +108,7 @@ async fn two_weeks_of_schedules_send_once_each_at_local_time_across_dst_and_rest
     }
     // Nothing before the first start was "missed": the first tick only noted the slots.
     assert!(!sent.runs.contains_key(&(NaiveDate::from_ymd_opt(2026, 10, 17).unwrap(), "daily")));
-    let kept = first.digests(100).await.unwrap();
+    let kept = first.outreach().digests(100).await.unwrap();
     assert_eq!(kept.len(), 16, "14 daily digests and 2 weekly reviews kept");
 }
 
@@ -124,5 +124,5 @@ async fn schedules_set_off_never_run() {
         assert!(kb.run_schedules(now).await.unwrap().is_empty());
         now += Duration::hours(1);
     }
-    assert!(kb.outreach_status().await.next_runs.is_empty());
+    assert!(kb.outreach().status().await.next_runs.is_empty());
 }

@@ -15,8 +15,8 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::context::{ToolContext, ToolServices};
-use crate::result::{ErrorCode, INTERNAL_ERROR, ToolResult};
-use crate::tool::{ErasedTool, ToolCategory, ToolHints};
+use crate::result::{ErrorCode, INTERNAL_ERROR, ToolOutput, ToolResult};
+use crate::tool::{ErasedTool, Tool, ToolCategory, ToolHints, failure_result};
 use crate::validate::check_arguments;
 
 /// Why a registry could not be built.
@@ -144,6 +144,62 @@ impl ToolRegistry {
         .await
     }
 
+    /// Decodes `arguments` for tool `T` as [`ToolRegistry::execute`] does (every problem
+    /// against its schema listed, then the typed decode), with the same failures.
+    pub fn decode<T: Tool>(&self, arguments: Value) -> Result<T::Args, ToolResult> {
+        let Some(&index) = self.by_name.get(T::NAME) else {
+            return Err(ToolResult::failure(ErrorCode::UnknownTool, format!("Unknown tool: {}", T::NAME)));
+        };
+        let problems = check_arguments(&self.tools[index].definition.parameters, &arguments);
+        if !problems.is_empty() {
+            return Err(ToolResult::failure(
+                ErrorCode::InvalidArguments,
+                format!("invalid arguments for {}: {}", T::NAME, problems.join("; ")),
+            ));
+        }
+        decode_arguments::<T>(arguments)
+    }
+
+    /// Runs tool `T` with typed arguments, traced as [`ToolRegistry::execute`] traces a
+    /// call: its typed output, or its failure as a result the chat model would read (with
+    /// any candidates). A panic inside the tool is caught and answered as an internal
+    /// failure.
+    pub async fn run_typed<T: Tool + Default>(
+        &self,
+        args: T::Args,
+        ctx: &ToolContext,
+        services: &ToolServices,
+    ) -> Result<ToolOutput<T::Output>, ToolResult>
+    where
+        T::Output: 'static,
+    {
+        if !self.by_name.contains_key(T::NAME) {
+            return Err(ToolResult::failure(ErrorCode::UnknownTool, format!("Unknown tool: {}", T::NAME)));
+        }
+        let span = tracing::info_span!("tool", tool = T::NAME, category = T::CATEGORY.as_str());
+        async {
+            let started = Instant::now();
+            let (ctx, services) = (ctx.clone(), services.clone());
+            let task =
+                tokio::spawn(async move { T::default().run(args, &ctx, &services).await }.in_current_span());
+            let result = match task.await {
+                Ok(Ok(output)) => Ok(output),
+                Ok(Err(error)) => Err(failure_result(T::NAME, error, None)),
+                Err(join_error) => Err(task_failure(T::NAME, join_error)),
+            };
+            let failure = result.as_ref().err();
+            tracing::info!(
+                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                success = failure.is_none(),
+                error_code = failure.and_then(|f| f.error_code).map(ErrorCode::as_str),
+                "tool call finished"
+            );
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
     async fn run(
         &self,
         registered: &Registered,
@@ -170,17 +226,27 @@ impl ToolRegistry {
         let task = tokio::spawn(async move { tool.call(arguments, &ctx, &services).await }.in_current_span());
         match task.await {
             Ok(result) => result,
-            Err(join_error) => {
-                let detail = if join_error.is_panic() {
-                    panic_message(join_error.into_panic())
-                } else {
-                    "the tool task was cancelled".to_string()
-                };
-                tracing::error!(tool = name, detail = %detail, "tool panicked");
-                ToolResult::failure(ErrorCode::Internal, INTERNAL_ERROR)
-            }
+            Err(join_error) => task_failure(name, join_error),
         }
     }
+}
+
+/// Decodes a tool's arguments; a decode failure is the tool's `INVALID_ARGUMENTS`.
+pub(crate) fn decode_arguments<T: Tool>(arguments: Value) -> Result<T::Args, ToolResult> {
+    serde_json::from_value(arguments).map_err(|e| {
+        ToolResult::failure(ErrorCode::InvalidArguments, format!("invalid arguments for {}: {e}", T::NAME))
+    })
+}
+
+/// The failure of a tool task that panicked or was cancelled (logged with its detail).
+fn task_failure(tool: &str, join_error: tokio::task::JoinError) -> ToolResult {
+    let detail = if join_error.is_panic() {
+        panic_message(join_error.into_panic())
+    } else {
+        "the tool task was cancelled".to_string()
+    };
+    tracing::error!(tool, detail = %detail, "tool panicked");
+    ToolResult::failure(ErrorCode::Internal, INTERNAL_ERROR)
 }
 
 /// Parses the LLM's argument text; an empty text means no arguments.

@@ -131,14 +131,9 @@ impl<T: Tool> ErasedTool for T {
     async fn call(&self, arguments: Value, ctx: &ToolContext, services: &ToolServices) -> ToolResult {
         // Kept for a failure that asks the person to pick an entry: the call is run again.
         let raw = arguments.clone();
-        let args: T::Args = match serde_json::from_value(arguments) {
+        let args = match crate::registry::decode_arguments::<T>(arguments) {
             Ok(args) => args,
-            Err(e) => {
-                return ToolResult::failure(
-                    ErrorCode::InvalidArguments,
-                    format!("invalid arguments for {}: {e}", T::NAME),
-                );
-            }
+            Err(failure) => return failure,
         };
         match self.run(args, ctx, services).await {
             Ok(output) => match serde_json::to_value(&output.data) {
@@ -147,34 +142,42 @@ impl<T: Tool> ErasedTool for T {
                 }
                 Err(e) => internal_failure(T::NAME, &ToolError::internal(format!("output encoding: {e}"))),
             },
-            Err(error) if error.code == ErrorCode::Internal => internal_failure(T::NAME, &error),
-            Err(error) => {
-                if let Some(detail) = &error.detail {
-                    tracing::debug!(tool = T::NAME, detail = %detail, "tool failure detail");
-                }
-                let clarification = error.clarification.map(|c| *c);
-                let mut result = ToolResult {
-                    model_error: error.model_error,
-                    ..ToolResult::failure(error.code, error.message.clone())
-                };
-                if let Some(clarification) = clarification {
-                    clarify(&mut result, T::NAME, raw, &error.message, clarification);
-                }
-                result
-            }
+            Err(error) => failure_result(T::NAME, error, Some(raw)),
         }
     }
 }
 
+/// The result a tool's failure gives: its code and message, with the entries to choose
+/// from when it asks. Given the `arguments` it was called with, it also asks the
+/// orchestrator to keep the call pending until the person picks one.
+pub(crate) fn failure_result(tool: &str, error: ToolError, arguments: Option<Value>) -> ToolResult {
+    if error.code == ErrorCode::Internal {
+        return internal_failure(tool, &error);
+    }
+    if let Some(detail) = &error.detail {
+        tracing::debug!(tool, detail = %detail, "tool failure detail");
+    }
+    let clarification = error.clarification.map(|c| *c);
+    let mut result = ToolResult {
+        model_error: error.model_error,
+        ..ToolResult::failure(error.code, error.message.clone())
+    };
+    if let Some(clarification) = clarification {
+        clarify(&mut result, tool, arguments, &error.message, clarification);
+    }
+    result
+}
+
 /// Gives a failure its candidates, and asks the orchestrator to keep the call pending until
-/// the person picks one (when a picked candidate can fill an argument).
-fn clarify(result: &mut ToolResult, tool: &str, arguments: Value, message: &str, c: Clarification) {
+/// the person picks one (when a picked candidate can fill an argument of the `arguments`
+/// the call was made with).
+fn clarify(result: &mut ToolResult, tool: &str, arguments: Option<Value>, message: &str, c: Clarification) {
     let listed = serde_json::to_value(&c.candidates).ok();
     match c.key {
         "possibleDuplicate" => result.possible_duplicate = listed,
         _ => result.candidates = listed,
     }
-    let Some(argument) = c.argument else { return };
+    let (Some(argument), Some(arguments)) = (c.argument, arguments) else { return };
     let mut choices: Vec<PendingChoice> = c
         .candidates
         .iter()

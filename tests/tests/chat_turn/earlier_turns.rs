@@ -14,11 +14,11 @@ async fn a_second_turn_sends_the_whole_first_turn_back() {
     k.fake.push(call("call_1", "classify_and_capture", &json!({"text": "Priya designs gardens"})));
     k.fake.push(FakeReply::classification("people", 0.92, "Priya"));
     k.fake.push(FakeReply::text("Saved Priya."));
-    let first = k.kb.chat(None, "Priya designs gardens").await.unwrap();
+    let first = k.kb.chat().send(None, "Priya designs gardens").await.unwrap();
     let first_turn_requests = k.fake.requests().len();
 
     k.fake.push(FakeReply::text("Priya designs gardens."));
-    let second = k.kb.chat(Some(&first.conversation_id), "what does Priya do?").await.unwrap();
+    let second = k.kb.chat().send(Some(&first.conversation_id), "what does Priya do?").await.unwrap();
     assert_eq!(second.conversation_id, first.conversation_id);
 
     let body = k.fake.requests()[first_turn_requests].json();
@@ -45,7 +45,7 @@ async fn plain_turn(
     reply: &str,
 ) -> ConversationId {
     k.fake.push(FakeReply::text(reply));
-    k.kb.chat(id, message).await.unwrap().conversation_id
+    k.kb.chat().send(id, message).await.unwrap().conversation_id
 }
 
 /// The contents of a chat request's messages after the system prompt.
@@ -95,7 +95,7 @@ async fn a_long_conversation_slides_its_window_and_summarises_what_left_it_in_ba
     let chat = requests.last().unwrap();
     assert!(system(chat).contains("SUMMARY-ONE: w0z to w4z."));
     assert_eq!(sent_after_system(chat), [message(5), answer(5), message(6), answer(6), message(7)]);
-    let (conversation, _) = k.kb.conversation(&id).await.unwrap();
+    let (conversation, _) = k.kb.chat().conversation(&id).await.unwrap();
     assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-ONE: w0z to w4z."));
     assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(10));
 
@@ -113,13 +113,13 @@ async fn a_long_conversation_slides_its_window_and_summarises_what_left_it_in_ba
     k.fake.push(FakeReply::error(503, "server_error", "overloaded"));
     let answered = {
         k.fake.push(FakeReply::text(&answer(12)));
-        k.kb.chat(Some(&id), &message(12)).await.unwrap()
+        k.kb.chat().send(Some(&id), &message(12)).await.unwrap()
     };
     assert_eq!(answered.message.content, answer(12));
     let chat = k.chat_requests().last().unwrap().clone();
     assert!(system(&chat).contains("SUMMARY-ONE") && system(&chat).contains(SUMMARY_UNAVAILABLE));
     assert_eq!(sent_after_system(&chat), [message(10), answer(10), message(11), answer(11), message(12)]);
-    let (conversation, _) = k.kb.conversation(&id).await.unwrap();
+    let (conversation, _) = k.kb.chat().conversation(&id).await.unwrap();
     assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-ONE: w0z to w4z."));
     assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(10));
 
@@ -143,7 +143,7 @@ async fn a_long_conversation_slides_its_window_and_summarises_what_left_it_in_ba
     for chat in k.chat_requests() {
         assert!(messages(&chat).len() < 1 + 4 + SUMMARY_BATCH + 1, "{chat}");
     }
-    let (conversation, stored) = k.kb.conversation(&id).await.unwrap();
+    let (conversation, stored) = k.kb.chat().conversation(&id).await.unwrap();
     assert_eq!(conversation.summary.as_deref(), Some("SUMMARY-TWO: w0z to w10z."));
     assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(22));
     assert_eq!(stored.len(), 28, "every message is kept, whatever the window");
@@ -174,7 +174,7 @@ async fn a_summary_from_before_coverage_was_recorded_covers_what_it_did_then() {
     let sent = sent_after_system(&chat);
     assert_eq!(sent.first(), Some(&message(3)), "turn 3 onwards is not in the old summary: {sent:?}");
     assert_eq!(sent.len(), 7);
-    let (conversation, _) = k.kb.conversation(&id).await.unwrap();
+    let (conversation, _) = k.kb.chat().conversation(&id).await.unwrap();
     assert_eq!(conversation.summary_covers.map(|c| c.messages), Some(6), "recorded once worked out");
 }
 
@@ -194,7 +194,7 @@ async fn a_60_turn_conversation_costs_about_2_model_calls_per_query_turn() {
         starts.push(before);
         k.fake.push(call(&format!("call_{i}"), "search_entries", &json!({"query": format!("t{i}q")})));
         k.fake.push(FakeReply::text(&format!("Nothing about t{i}q yet.")));
-        let response = k.kb.chat(id.as_ref(), &question(i)).await.unwrap();
+        let response = k.kb.chat().send(id.as_ref(), &question(i)).await.unwrap();
         assert_eq!(k.fake.pending(), 0, "turn {i} made both chat calls");
         let calls = k.fake.requests().len() - before;
         assert_eq!(response.usage.llm_calls as usize, calls, "usage counts every call of turn {i}");
@@ -246,7 +246,7 @@ async fn actually_that_is_a_project_moves_the_inbox_capture() {
     k.fake.push(call("call_1", "classify_and_capture", &json!({"text": words})));
     k.fake.push(FakeReply::classification("ideas", 0.3, "Treehouse"));
     k.fake.push(FakeReply::text("I put it in the inbox: is it an idea or a project?"));
-    let first = k.kb.chat(None, words).await.unwrap();
+    let first = k.kb.chat().send(None, words).await.unwrap();
     let entry = first.entry.clone().unwrap();
     assert_eq!(entry.path.to_string(), "inbox/treehouse.md");
     assert!(entry.clarification_needed);
@@ -259,7 +259,7 @@ async fn actually_that_is_a_project_moves_the_inbox_capture() {
         &json!({"path": entry.path.to_string(), "targetCategory": "projects"}),
     ));
     k.fake.push(FakeReply::text("Moved it to projects."));
-    let second = k.kb.chat(Some(&first.conversation_id), "actually that's a project").await.unwrap();
+    let second = k.kb.chat().send(Some(&first.conversation_id), "actually that's a project").await.unwrap();
 
     assert_eq!(second.tools_used, ["move_entry"]);
     assert!(second.entry.is_none(), "a move is not a capture");
@@ -281,7 +281,7 @@ async fn usage_counts_every_model_call_of_the_turn() {
     k.fake.push(call("call_3", "list_entries", &json!({"category": "ideas"})));
     k.fake.push(call("call_4", "search_entries", &json!({"query": "gardens"})));
     k.fake.push(FakeReply::text("Nothing yet."));
-    let response = k.kb.chat(None, "what do I have about gardens?").await.unwrap();
+    let response = k.kb.chat().send(None, "what do I have about gardens?").await.unwrap();
     assert_eq!(response.usage.llm_calls, 5);
     assert_eq!(k.fake.requests().len(), 5);
     // The fake reports 10 prompt and 5 completion tokens per call.
@@ -293,7 +293,7 @@ async fn usage_counts_every_model_call_of_the_turn() {
     // that needed it.
     k.fake.push(FakeReply::text("They asked about gardens."));
     k.fake.push(FakeReply::text("Still nothing."));
-    let response = k.kb.chat(Some(&response.conversation_id), "and now?").await.unwrap();
+    let response = k.kb.chat().send(Some(&response.conversation_id), "and now?").await.unwrap();
     assert_eq!(k.fake.requests().len(), 7);
     assert!(is_summary(&k.fake.requests()[5].json()));
     assert_eq!(response.usage.llm_calls, 2);
@@ -306,7 +306,7 @@ async fn usage_counts_the_classifier_call_of_a_capture() {
     k.fake.push(call("call_1", "classify_and_capture", &json!({"text": "Build a treehouse"})));
     k.fake.push(FakeReply::classification("projects", 0.9, "Treehouse"));
     k.fake.push(FakeReply::text("Filed."));
-    let response = k.kb.chat(None, "Build a treehouse").await.unwrap();
+    let response = k.kb.chat().send(None, "Build a treehouse").await.unwrap();
     assert_eq!(k.fake.requests().len(), 3);
     assert_eq!(response.usage.llm_calls, 3, "the classifier's call is part of the turn");
     assert_eq!((response.usage.prompt_tokens, response.usage.completion_tokens), (30, 15));

@@ -57,8 +57,8 @@ fn a_turn_that_captured_stores_what_the_capture_filed() {
             fake.push(FakeReply::text("Filed."));
             let (response, stored, result) = rt.block_on(async {
                 let kb = Assistant::open(config).await.unwrap();
-                let response = kb.chat(None, &text).await.unwrap();
-                let (_, stored) = kb.conversation(&response.conversation_id).await.unwrap();
+                let response = kb.chat().send(None, &text).await.unwrap();
+                let (_, stored) = kb.chat().conversation(&response.conversation_id).await.unwrap();
                 kb.close().await;
                 let tool = stored.iter().find(|m| m.role == Role::Tool).unwrap().content.clone();
                 (response, stored, serde_json::from_str::<Value>(&tool).unwrap())

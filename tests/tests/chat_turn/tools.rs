@@ -15,7 +15,7 @@ async fn a_capture_is_filed_answered_and_stored_as_the_whole_turn() {
     k.fake.push(FakeReply::classification("projects", 0.9, "Shed roof repair"));
     k.fake.push(FakeReply::text("Filed it under projects: Shed roof repair."));
 
-    let response = k.kb.chat(None, words).await.unwrap();
+    let response = k.kb.chat().send(None, words).await.unwrap();
 
     // On disk, in projects/, with the person's words.
     assert_eq!(k.entry_files(), ["projects/shed-roof-repair.md"]);
@@ -71,7 +71,7 @@ async fn a_capture_is_filed_answered_and_stored_as_the_whole_turn() {
     assert_eq!(stored[3].id, response.message.id);
     assert_eq!(stored[3].filed_entry_path.as_deref(), Some("projects/shed-roof-repair.md"));
     assert_eq!(stored[3].filed_confidence, Some(0.9));
-    let (conversation, _) = k.kb.conversation(&response.conversation_id).await.unwrap();
+    let (conversation, _) = k.kb.chat().conversation(&response.conversation_id).await.unwrap();
     assert_eq!(conversation.title, words);
 }
 
@@ -80,7 +80,7 @@ async fn a_plain_question_gets_a_plain_answer_and_files_nothing() {
     let k = kit().await;
     k.fake.push(FakeReply::text("Hello! Tell me anything and I will file it."));
 
-    let response = k.kb.chat(None, "hi there, what can you do?").await.unwrap();
+    let response = k.kb.chat().send(None, "hi there, what can you do?").await.unwrap();
 
     assert_eq!(response.message.content, "Hello! Tell me anything and I will file it.");
     assert!(response.tools_used.is_empty());
@@ -108,7 +108,7 @@ async fn several_calls_in_one_answer_run_in_order_and_return_with_their_ids() {
     k.fake.push(FakeReply::classification("projects", 0.95, "Garden design"));
     k.fake.push(FakeReply::text("Filed, and here are your projects."));
 
-    let response = k.kb.chat(None, "Ask Priya about the garden design, then list my projects").await.unwrap();
+    let response = k.kb.chat().send(None, "Ask Priya about the garden design, then list my projects").await.unwrap();
 
     assert_eq!(response.tools_used, ["classify_and_capture", "list_entries"]);
     let requests: Vec<_> = k.fake.requests().iter().map(|r| r.json()).collect();
@@ -139,7 +139,7 @@ async fn a_failing_tool_tells_the_model_why_and_the_turn_goes_on() {
     k.fake.push(call("call_1", "get_entry", &json!({"path": "projects/nope.md"})));
     k.fake.push(FakeReply::text("I could not find that entry."));
 
-    let response = k.kb.chat(None, "show me the nope project").await.unwrap();
+    let response = k.kb.chat().send(None, "show me the nope project").await.unwrap();
 
     assert_eq!(response.message.content, "I could not find that entry.");
     let requests = k.chat_requests();
@@ -155,7 +155,7 @@ async fn arguments_that_are_not_json_reach_the_model_and_write_nothing() {
     k.fake.push(FakeReply::tool_calls(&[("call_1", "classify_and_capture", "{text: fix the shed")]));
     k.fake.push(FakeReply::text("Sorry, let me try that again."));
 
-    let response = k.kb.chat(None, "fix the shed").await.unwrap();
+    let response = k.kb.chat().send(None, "fix the shed").await.unwrap();
 
     assert_eq!(response.message.content, "Sorry, let me try that again.");
     assert!(response.entry.is_none());
@@ -167,7 +167,7 @@ async fn arguments_that_are_not_json_reach_the_model_and_write_nothing() {
     // Arguments that are JSON but miss a required field are named too.
     k.fake.push(call("call_2", "classify_and_capture", &json!({"hints": "[project]"})));
     k.fake.push(FakeReply::text("What should I capture?"));
-    k.kb.chat(Some(&response.conversation_id), "again").await.unwrap();
+    k.kb.chat().send(Some(&response.conversation_id), "again").await.unwrap();
     let content =
         tool_message(k.chat_requests().last().unwrap(), "call_2")["content"].as_str().unwrap().to_string();
     assert!(content.contains("text"), "{content}");
@@ -180,7 +180,7 @@ async fn an_unknown_tool_is_named_to_the_model() {
     k.fake.push(call("call_1", "frobnicate", &json!({"x": 1})));
     k.fake.push(FakeReply::text("I cannot do that."));
 
-    let response = k.kb.chat(None, "frobnicate my notes").await.unwrap();
+    let response = k.kb.chat().send(None, "frobnicate my notes").await.unwrap();
 
     assert_eq!(response.message.content, "I cannot do that.");
     let result = tool_result(&k.chat_requests()[1], "call_1");
@@ -195,7 +195,7 @@ async fn the_round_cap_ends_the_turn_with_an_apology() {
         k.fake.push(call(&format!("call_{round}"), "list_entries", &json!({})));
     }
 
-    let response = k.kb.chat(None, "keep listing forever").await.unwrap();
+    let response = k.kb.chat().send(None, "keep listing forever").await.unwrap();
 
     assert_eq!(response.message.content, ROUND_CAP_APOLOGY);
     assert_eq!(k.fake.requests().len(), 3, "exactly three model calls");

@@ -2,12 +2,12 @@
 //! (move_entry). Paths are checked by the tools, as for `kb show`, so a refused path
 //! changes nothing and exits 2.
 
-use kb_core::Assistant;
+use kb_core::{Assistant, EntryEdit};
 use serde_json::{Map, Value, json};
 
 use crate::cli::{Setting, UpdateArgs};
 use crate::failure::CliError;
-use crate::output;
+use crate::output::{self, show};
 
 /// The keys update_entry reads as the notes rather than as a field.
 const BODY_KEYS: [&str; 2] = ["content", "body"];
@@ -19,7 +19,7 @@ pub async fn update(kb: &Assistant, args: &UpdateArgs, json: bool) -> Result<(),
     let edit = body_edit(args);
     let updates = fields(&args.set, edit.is_some())?;
     let updates = (!updates.is_empty()).then_some(Value::Object(updates));
-    let data = kb.update_entry(&args.path, updates, edit).await?;
+    let data = kb.entries().update(&args.path, &EntryEdit { updates, body: edit }).await?;
     show(json, &data, output::updated)
 }
 
@@ -51,7 +51,7 @@ fn body_edit(args: &UpdateArgs) -> Option<Value> {
 
 /// `kb move PATH CATEGORY`: the category is checked by move_entry (never the inbox).
 pub async fn move_entry(kb: &Assistant, path: &str, category: &str, json: bool) -> Result<(), CliError> {
-    let data = kb.move_entry(path, category).await?;
+    let data = kb.entries().move_to(path, category).await?;
     show(json, &data, output::moved)
 }
 
@@ -83,11 +83,6 @@ fn fields(settings: &[Setting], notes_given: bool) -> Result<Map<String, Value>,
         }
     }
     Ok(updates)
-}
-
-/// Prints `data` as JSON, or as `human` renders it.
-fn show(json: bool, data: &Value, human: impl Fn(&Value) -> String) -> Result<(), CliError> {
-    if json { output::print_json(data) } else { output::print_text(&human(data)) }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ const MAX_TITLE_CHARS: usize = 200;
 pub async fn run(kb: &Assistant, action: ConversationsAction, json: bool) -> Result<(), CliError> {
     match action {
         ConversationsAction::List => {
-            let conversations = kb.conversations().await?;
+            let conversations = kb.chat().conversations().await?;
             if json {
                 output::print_json(&json!({ "conversations": conversations }))
             } else {
@@ -33,8 +33,8 @@ pub async fn run(kb: &Assistant, action: ConversationsAction, json: bool) -> Res
                 )));
             }
             let id = ConversationId::new(id);
-            kb.rename_conversation(&id, title).await?;
-            let (conversation, _) = kb.conversation(&id).await?;
+            kb.chat().rename(&id, title).await?;
+            let (conversation, _) = kb.chat().conversation(&id).await?;
             if json {
                 output::print_json(&serde_json::to_value(&conversation)?)
             } else {
@@ -43,7 +43,7 @@ pub async fn run(kb: &Assistant, action: ConversationsAction, json: bool) -> Res
         }
         ConversationsAction::Delete { id } => {
             let id = ConversationId::new(id);
-            kb.delete_conversation(&id).await?;
+            kb.chat().delete(&id).await?;
             if json {
                 output::print_json(&json!({ "deleted": id }))
             } else {

@@ -1,26 +1,25 @@
 //! The entry commands: `kb capture`, `list`, `show`, `search` and `digest`, each one tool
 //! call through the facade.
 
-use kb_core::{Assistant, CaptureSource};
-use serde_json::Value;
+use kb_core::{Assistant, ListQuery, SearchRequest};
 
 use crate::cli::DigestKind;
 use crate::failure::CliError;
-use crate::output;
+use crate::output::{self, show};
 
 /// `kb capture TEXT [--hints H] [--into ENTRY | --new]`.
 pub async fn capture(
     kb: &Assistant,
     text: &str,
-    hints: Option<&str>,
     options: &kb_core::CaptureOptions,
     json: bool,
 ) -> Result<(), CliError> {
     if text.trim().is_empty() {
         return Err(CliError::usage("nothing to capture: TEXT is empty"));
     }
-    let hints = hints.filter(|h| !h.trim().is_empty());
-    let data = kb.capture_with(text, hints, options, CaptureSource::Cli).await?;
+    let hints = options.hints.clone().filter(|h| !h.trim().is_empty());
+    let options = kb_core::CaptureOptions { hints, ..options.clone() };
+    let data = kb.entries().capture(text, &options).await?;
     show(json, &data, output::captured)
 }
 
@@ -39,13 +38,19 @@ pub struct Filter<'a> {
 
 /// `kb list [--category C] [--status S] [--limit N] [--offset N]`.
 pub async fn list(kb: &Assistant, filter: Filter<'_>, json: bool) -> Result<(), CliError> {
-    let data = kb.list(filter.category, filter.status, filter.limit, filter.offset).await?;
+    let query = ListQuery {
+        category: filter.category.map(str::to_string),
+        status: filter.status.map(str::to_string),
+        limit: filter.limit,
+        offset: filter.offset,
+    };
+    let data = kb_core::output::EntryList::from(kb.entries().list(&query).await?);
     show(json, &data, output::entry_list)
 }
 
 /// `kb show PATH`.
 pub async fn show_entry(kb: &Assistant, path: &str, json: bool) -> Result<(), CliError> {
-    let data = kb.get(path).await?;
+    let data = kb.entries().get(path).await?;
     show(json, &data, output::entry)
 }
 
@@ -60,17 +65,13 @@ pub async fn search(
     if query.trim().is_empty() {
         return Err(CliError::usage("nothing to search for: QUERY is empty"));
     }
-    let data = kb.search(query, category, limit).await?;
+    let search = SearchRequest { category: category.map(str::to_string), limit, ..SearchRequest::new(query) };
+    let data = kb.entries().search(&search).await?;
     show(json, &data, output::search_hits)
 }
 
 /// `kb digest daily|weekly`.
 pub async fn digest(kb: &Assistant, kind: DigestKind, json: bool) -> Result<(), CliError> {
-    let data = kb.digest(kind.as_str()).await?;
+    let data = kb.entries().digest(kind.as_str()).await?;
     show(json, &data, |data| output::text(data, "content").to_string())
-}
-
-/// Prints `data` as JSON, or as `human` renders it.
-fn show(json: bool, data: &Value, human: impl Fn(&Value) -> String) -> Result<(), CliError> {
-    if json { output::print_json(data) } else { output::print_text(&human(data)) }
 }

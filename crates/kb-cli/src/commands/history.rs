@@ -2,22 +2,23 @@
 //! REV`, `kb undo [--force]` and `kb delete PATH`. Their changes are recorded with source
 //! `cli`.
 
-use kb_core::{Assistant, CaptureSource, ConversationId};
+use kb_core::{Assistant, ConversationId, UndoOf, WhenChangedSince};
+use kb_server::answers::{RestoreAnswer, RevisionsAnswer};
 use serde_json::Value;
 
 use crate::failure::CliError;
-use crate::output::{self, text};
+use crate::output::{show, text};
 
 /// `kb history PATH`: the revisions, newest first, as `ID  TIME  SOURCE  DESCRIPTION`.
 pub async fn history(kb: &Assistant, path: &str, json: bool) -> Result<(), CliError> {
-    let data = kb.history(path).await?;
-    show(json, &data, |data| revisions(path, data))
+    let revisions_of = kb.history().revisions(path).await?;
+    show(json, &RevisionsAnswer { revisions: &revisions_of }, |data| revisions(path, data))
 }
 
 /// `kb restore PATH REV`: the entry back to that revision's bytes.
 pub async fn restore(kb: &Assistant, path: &str, revision: i64, json: bool) -> Result<(), CliError> {
-    let data = kb.restore(path, revision, CaptureSource::Cli).await?;
-    show(json, &data, |data| restored(revision, data))
+    let data = kb.history().restore(path, revision).await?;
+    show(json, &RestoreAnswer::from(&data), |data| restored(revision, data))
 }
 
 /// `kb undo [--force] [--conversation ID]`: the most recent change kb made, undone.
@@ -27,20 +28,19 @@ pub async fn undo(
     conversation: Option<String>,
     json: bool,
 ) -> Result<(), CliError> {
-    let conversation = conversation.filter(|id| !id.trim().is_empty()).map(ConversationId::new);
-    let data = kb.undo(conversation, force, CaptureSource::Cli).await?;
+    let of = match conversation.filter(|id| !id.trim().is_empty()) {
+        Some(id) => UndoOf::Conversation(ConversationId::new(id)),
+        None => UndoOf::Anyone,
+    };
+    let changed_since = if force { WhenChangedSince::UndoAnyway } else { WhenChangedSince::Refuse };
+    let data = kb.history().undo(of, changed_since).await?;
     show(json, &data, undone)
 }
 
 /// `kb delete PATH`: removes the entry's file (history keeps it).
 pub async fn delete(kb: &Assistant, path: &str, json: bool) -> Result<(), CliError> {
-    let data = kb.delete(path, CaptureSource::Cli).await?;
+    let data = kb.entries().delete(path).await?;
     show(json, &data, deleted)
-}
-
-/// Prints `data` as JSON, or as `human` renders it.
-fn show(json: bool, data: &Value, human: impl Fn(&Value) -> String) -> Result<(), CliError> {
-    if json { output::print_json(data) } else { output::print_text(&human(data)) }
 }
 
 /// The table of `kb history`: one line per revision, `ID  YYYY-MM-DD HH:MM:SS  SOURCE

@@ -34,8 +34,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let result = match command {
         Command::Chat(args) => crate::repl::run(&kb, &args, json).await,
         Command::Capture { text, hints, into, new } => {
-            let options = kb_core::CaptureOptions { merge_into: into, create_new: new };
-            entries::capture(&kb, &text.join(" "), hints.as_deref(), &options, json).await
+            let options = kb_core::CaptureOptions { hints, merge_into: into, create_new: new };
+            entries::capture(&kb, &text.join(" "), &options, json).await
         }
         Command::List { category, status, limit, offset } => {
             entries::list(

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{DigestKind, NudgeAction};
 use crate::failure::CliError;
-use crate::output;
+use crate::output::{self, show};
 
 /// Digests listed unless `--limit` says otherwise.
 const DIGESTS_LISTED: u64 = 10;
@@ -16,7 +16,7 @@ const DIGESTS_LISTED: u64 = 10;
 pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, json: bool) -> Result<(), CliError> {
     match action {
         None => {
-            let nudges = serde_json::to_value(kb.nudges().await?).unwrap_or_default();
+            let nudges = serde_json::to_value(kb.outreach().nudges().await?).unwrap_or_default();
             show(json, &json!({ "nudges": nudges }), |data| {
                 let listed: Vec<String> = data["nudges"]
                     .as_array()
@@ -28,11 +28,13 @@ pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, json: bool) -> 
             })
         }
         Some(NudgeAction::Snooze { key, days }) => {
-            let snoozed = kb.snooze_nudge(&key, days.unwrap_or(7)).await?;
-            show(json, &snoozed, |data| format!("Snoozed until {}", output::text(data, "until")))
+            let snoozed = kb.outreach().snooze(&key, days.unwrap_or(7)).await?;
+            show(json, &json!({ "key": snoozed.key, "until": snoozed.until }), |data| {
+                format!("Snoozed until {}", output::text(data, "until"))
+            })
         }
         Some(NudgeAction::Done { key }) => {
-            let updated = kb.nudge_done(&key, kb_core::CaptureSource::Cli).await?;
+            let updated = kb.outreach().done(&key).await?;
             show(json, &updated, output::updated)
         }
     }
@@ -41,7 +43,7 @@ pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, json: bool) -> 
 /// The digests kept, newest first, with how their deliveries went.
 pub async fn digests(kb: &Assistant, limit: Option<u64>, json: bool) -> Result<(), CliError> {
     let limit = usize::try_from(limit.unwrap_or(DIGESTS_LISTED)).unwrap_or(usize::MAX);
-    let digests = serde_json::to_value(kb.digests(limit).await?).unwrap_or_default();
+    let digests = serde_json::to_value(kb.outreach().digests(limit).await?).unwrap_or_default();
     show(json, &json!({ "digests": digests }), |data| {
         let listed: Vec<String> = data["digests"]
             .as_array()
@@ -81,10 +83,10 @@ pub async fn digests(kb: &Assistant, limit: Option<u64>, json: bool) -> Result<(
 
 /// Writes the digest, keeps it, sends it to every channel and waits for the deliveries.
 pub async fn send(kb: &Assistant, kind: DigestKind, json: bool) -> Result<(), CliError> {
-    let digest = kb.write_digest(kind.as_str(), DigestTrigger::Manual).await?;
-    let channels = kb.delivery_channels();
-    kb.deliver(&digest).await;
-    let kept = kb.digests(20).await?;
+    let digest = kb.outreach().write_digest(kind.as_str(), DigestTrigger::Manual).await?;
+    let channels = kb.outreach().delivery_channels();
+    kb.outreach().deliver(&digest).await;
+    let kept = kb.outreach().digests(20).await?;
     let deliveries = kept
         .iter()
         .find(|d| d.id == digest.id)
@@ -121,8 +123,4 @@ pub async fn send(kb: &Assistant, kind: DigestKind, json: bool) -> Result<(), Cl
         }
         text
     })
-}
-
-fn show(json: bool, data: &Value, human: impl Fn(&Value) -> String) -> Result<(), CliError> {
-    if json { output::print_json(data) } else { output::print_text(&human(data)) }
 }

@@ -2,22 +2,22 @@
 //! the same, and making them one. A merge from the CLI is the person's explicit request, so
 //! it happens at once, recorded as `cli` (`kb undo` takes it back).
 
-use kb_core::{Assistant, CaptureSource};
+use kb_core::Assistant;
 use serde_json::Value;
 
 use crate::failure::CliError;
-use crate::output::{self, text};
+use crate::output::{show, text};
 
 /// `kb duplicates [NAME]`: the groups of likely duplicates, one block each.
 pub async fn duplicates(kb: &Assistant, name: Option<&str>, json: bool) -> Result<(), CliError> {
-    let data = kb.duplicates(name).await?;
-    if json { output::print_json(&data) } else { output::print_text(&groups(&data)) }
+    let data = kb.entries().duplicates(name).await?;
+    show(json, &data, groups)
 }
 
 /// `kb merge TARGET SOURCE…`.
 pub async fn merge(kb: &Assistant, target: &str, sources: &[String], json: bool) -> Result<(), CliError> {
-    let data = kb.merge(target, sources, CaptureSource::Cli).await?;
-    if json { output::print_json(&data) } else { output::print_text(&merged(&data)) }
+    let data = kb.entries().merge(target, sources).await?;
+    show(json, &data, merged)
 }
 
 /// Each group: its reason, then its entries as `  path  name`.

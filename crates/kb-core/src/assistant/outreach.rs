@@ -1,5 +1,5 @@
-//! The [`Assistant`]'s outreach: nudges (with snoozes and their actions), digests written,
-//! kept and sent, and the schedules that send them on their own.
+//! [`Outreach`]: an [`Assistant`] reaching out — nudges (with snoozes and their actions),
+//! digests written, kept and sent, and the schedules that send them on their own.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,13 +9,15 @@ use kb_domain::StoreError;
 use kb_domain::nudges::{Nudge, NudgeRule, evaluate};
 use kb_domain::outreach::{DeliveryRecord, DigestTrigger, NewDigest, StoredDigest};
 use kb_domain::schedule::ScheduleKind;
+use kb_tools::tools::update::UpdateEntryData;
+use kb_tools::{CaptureSource, ErrorCode};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::entries::EntryEdit;
 use super::{Assistant, in_vault};
 use crate::error::ToolFailure;
 use crate::outreach::{NextRun, SentDigest};
-use kb_tools::{CaptureSource, ErrorCode};
 
 /// How often a process running the schedules looks at the clock, at most.
 const SCHEDULE_CHECK: Duration = Duration::from_secs(30);
@@ -36,14 +38,41 @@ fn store_failure(error: StoreError) -> ToolFailure {
     ToolFailure::new(ErrorCode::Internal, error.to_string())
 }
 
-impl Assistant {
+/// Nudges, digests and delivery (see [`Assistant::outreach`]), with the changes a nudge's
+/// action makes recorded as coming from one source ([`Outreach::by`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Outreach<'a> {
+    kb: &'a Assistant,
+    source: CaptureSource,
+}
+
+/// A snoozed nudge: its key, and when it shows again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snoozed {
+    /// The nudge's key.
+    pub key: String,
+    /// When it shows again.
+    pub until: DateTime<Utc>,
+}
+
+impl<'a> Outreach<'a> {
+    pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> Outreach<'a> {
+        Outreach { kb, source }
+    }
+
+    /// The same outreach, with the changes it makes recorded as asked from `source`.
+    pub fn by(self, source: CaptureSource) -> Outreach<'a> {
+        Outreach { source, ..self }
+    }
+
     /// The nudges of the moment, without the snoozed ones.
-    pub async fn nudges(&self) -> Result<Vec<Nudge>, ToolFailure> {
-        let now = self.services.clock.now();
-        let today = self.services.clock.today();
-        let settings = self.outreach.config().nudges;
-        let snoozes = self.outreach.store().snoozes(now).await.map_err(store_failure)?;
-        let vault = Arc::clone(&self.vault);
+    pub async fn nudges(self) -> Result<Vec<Nudge>, ToolFailure> {
+        let kb = self.kb;
+        let now = kb.services.clock.now();
+        let today = kb.services.clock.today();
+        let settings = kb.outbox.config().nudges;
+        let snoozes = kb.outbox.store().snoozes(now).await.map_err(store_failure)?;
+        let vault = Arc::clone(&kb.vault);
         let candidates = in_vault(move || {
             kb_domain::EntryCatalogue::nudge_candidates(vault.as_ref(), today, now, settings)
         })
@@ -51,30 +80,30 @@ impl Assistant {
         Ok(evaluate(candidates.records.iter().map(AsRef::as_ref), today, now, settings, &snoozes))
     }
 
-    /// Snoozes the nudge `key` for `days` days: `{key, until}`.
-    pub async fn snooze_nudge(&self, key: &str, days: u32) -> Result<Value, ToolFailure> {
+    /// Snoozes the nudge `key` for `days` days.
+    pub async fn snooze(self, key: &str, days: u32) -> Result<Snoozed, ToolFailure> {
         if key.trim().is_empty() || !(1..=365).contains(&days) {
             return Err(ToolFailure::new(
                 ErrorCode::InvalidArguments,
                 "give the nudge's key and a number of days from 1 to 365",
             ));
         }
-        let until = self.services.clock.now() + chrono::Duration::days(i64::from(days));
-        self.outreach.store().snooze(key, until).await.map_err(store_failure)?;
-        Ok(json!({ "key": key, "until": until }))
+        let until = self.kb.services.clock.now() + chrono::Duration::days(i64::from(days));
+        self.kb.outbox.store().snooze(key, until).await.map_err(store_failure)?;
+        Ok(Snoozed { key: key.to_string(), until })
     }
 
     /// Does what a nudge asks: an admin item or a stale project is marked done, a person's
     /// follow-ups are cleared and `last_touched` set to today. Inbox and quiet nudges have
     /// nothing to mark done (file the entry, or snooze them).
-    pub async fn nudge_done(&self, key: &str, source: CaptureSource) -> Result<Value, ToolFailure> {
+    pub async fn done(self, key: &str) -> Result<UpdateEntryData, ToolFailure> {
         let (rule, path) = key.split_once(':').unwrap_or((key, ""));
         let updates = match rule {
             r if r == NudgeRule::AdminDue.as_str() || r == NudgeRule::StaleProject.as_str() => {
                 json!({ "status": "done" })
             }
             r if r == NudgeRule::FollowUp.as_str() => {
-                json!({ "follow_ups": [], "last_touched": self.services.clock.today().to_string() })
+                json!({ "follow_ups": [], "last_touched": self.kb.services.clock.today().to_string() })
             }
             r if r == NudgeRule::InboxWaiting.as_str() || r == NudgeRule::NoCapture.as_str() => {
                 return Err(ToolFailure::new(
@@ -90,14 +119,15 @@ impl Assistant {
                 format!("not a nudge about an entry: {key:?}"),
             ));
         }
-        self.call_tool("update_entry", json!({ "path": path, "updates": updates }), source).await
+        let edit = EntryEdit { updates: Some(updates), body: None };
+        self.kb.entries().by(self.source).update(path, &edit).await
     }
 
     /// The `kind` digest (`daily`, `weekly`) with the nudges of the moment: its title,
     /// markdown and nudges.
-    async fn compose_digest(&self, kind: &str) -> Result<(String, String, Vec<Nudge>), ToolFailure> {
-        let data = self.digest(kind).await?;
-        let mut markdown = data["content"].as_str().unwrap_or_default().trim_end().to_string();
+    async fn compose_digest(self, kind: &str) -> Result<(String, String, Vec<Nudge>), ToolFailure> {
+        let data = self.kb.entries().digest(kind).await?;
+        let mut markdown = data.content.trim_end().to_string();
         let nudges = self.nudges().await?;
         if !nudges.is_empty() {
             markdown.push_str("\n\n## Nudges\n");
@@ -105,7 +135,7 @@ impl Assistant {
                 markdown.push_str(&format!("- {}\n", nudge.message));
             }
         }
-        let today = self.services.clock.today();
+        let today = self.kb.services.clock.today();
         let title = match kind {
             "weekly" => format!("kb weekly review — week of {today}"),
             _ => format!("kb daily digest — {today}"),
@@ -114,12 +144,12 @@ impl Assistant {
     }
 
     /// Writes the `kind` digest (`daily`, `weekly`) with the nudges of the moment and
-    /// keeps it, with a delivery to each channel; [`Assistant::deliver`] sends it.
-    pub async fn write_digest(&self, kind: &str, trigger: DigestTrigger) -> Result<SentDigest, ToolFailure> {
+    /// keeps it, with a delivery to each channel; [`Outreach::deliver`] sends it.
+    pub async fn write_digest(self, kind: &str, trigger: DigestTrigger) -> Result<SentDigest, ToolFailure> {
         let (title, markdown, nudges) = self.compose_digest(kind).await?;
-        let now = self.services.clock.now();
+        let now = self.kb.services.clock.now();
         let digest = NewDigest { kind: kind.to_string(), title, markdown, nudges, trigger, created_at: now };
-        let kept = self.outreach.keep(digest, None).await;
+        let kept = self.kb.outbox.keep(digest, None).await;
         kept.map_err(store_failure)?
             .ok_or_else(|| ToolFailure::new(ErrorCode::Internal, "the digest was not kept"))
     }
@@ -127,12 +157,12 @@ impl Assistant {
     /// Writes the digest of a scheduled slot and keeps it, taking the slot in the same
     /// transaction: `None` when another kb process took the slot first.
     async fn write_scheduled(
-        &self,
+        self,
         kind: ScheduleKind,
         slot: DateTime<Utc>,
     ) -> Result<Option<SentDigest>, ToolFailure> {
         let (title, markdown, nudges) = self.compose_digest(kind.as_str()).await?;
-        let now = self.services.clock.now();
+        let now = self.kb.services.clock.now();
         let digest = NewDigest {
             kind: kind.as_str().to_string(),
             title,
@@ -141,30 +171,53 @@ impl Assistant {
             trigger: DigestTrigger::Schedule,
             created_at: now,
         };
-        self.outreach.keep(digest, Some(slot)).await.map_err(store_failure)
+        self.kb.outbox.keep(digest, Some(slot)).await.map_err(store_failure)
     }
 
     /// Sends a kept digest to every channel, retrying as configured; returns when each
     /// channel delivered or gave up (every attempt is recorded).
-    pub async fn deliver(&self, digest: &SentDigest) {
-        self.outreach.deliver(digest).await;
+    pub async fn deliver(self, digest: &SentDigest) {
+        self.kb.outbox.deliver(digest).await;
     }
 
     /// The latest digests kept, newest first, with their deliveries.
-    pub async fn digests(&self, limit: usize) -> Result<Vec<StoredDigest>, ToolFailure> {
-        self.outreach.store().digests(limit).await.map_err(store_failure)
+    pub async fn digests(self, limit: usize) -> Result<Vec<StoredDigest>, ToolFailure> {
+        self.kb.outbox.store().digests(limit).await.map_err(store_failure)
     }
 
+    /// Where digests are sent (`email`, `webhook`).
+    pub fn delivery_channels(self) -> Vec<String> {
+        self.kb.outbox.channel_names()
+    }
+
+    /// The schedules' next runs, the channels and the last delivery.
+    pub async fn status(self) -> OutreachStatus {
+        let last_delivery = match self.kb.outbox.store().last_delivery().await {
+            Ok(last) => last,
+            Err(error) => {
+                tracing::warn!(%error, "could not read the last delivery");
+                None
+            }
+        };
+        OutreachStatus {
+            next_runs: self.kb.outbox.next_runs(self.kb.services.clock.now()),
+            channels: self.delivery_channels(),
+            last_delivery,
+        }
+    }
+}
+
+impl Assistant {
     /// Runs the schedules due at `now` that this process wins (see
-    /// [`crate::outreach::Outreach::due`]): writes each digest, keeping it in one
+    /// [`crate::outreach::Outbox::due`]): writes each digest, keeping it in one
     /// transaction with its slot and its deliveries, and sends it in the background.
     /// A digest that cannot be written takes no slot: the next check tries it again.
     /// Answers the digests written.
     pub async fn run_schedules(self: &Arc<Self>, now: DateTime<Utc>) -> Result<Vec<i64>, ToolFailure> {
-        let due = self.outreach.due(now).await.map_err(store_failure)?;
+        let due = self.outbox.due(now).await.map_err(store_failure)?;
         let mut written = Vec::new();
         for (kind, slot) in due {
-            match self.write_scheduled(kind, slot).await {
+            match self.outreach().write_scheduled(kind, slot).await {
                 Ok(Some(digest)) => {
                     tracing::info!(
                         schedule = kind.as_str(),
@@ -174,7 +227,7 @@ impl Assistant {
                     );
                     written.push(digest.id);
                     let kb = Arc::clone(self);
-                    tokio::spawn(async move { kb.deliver(&digest).await });
+                    tokio::spawn(async move { kb.outreach().deliver(&digest).await });
                 }
                 Ok(None) => {
                     tracing::debug!(schedule = kind.as_str(), %slot, "another kb process took the slot")
@@ -203,35 +256,14 @@ impl Assistant {
                 if let Err(failure) = assistant.run_schedules(now).await {
                     tracing::warn!(error = %failure.message, "could not run the schedules");
                 }
-                if let Err(error) = assistant.outreach.resume().await {
+                if let Err(error) = assistant.outbox.resume().await {
                     tracing::warn!(%error, "could not look for unfinished deliveries");
                 }
-                let next = assistant.outreach.next_runs(now).iter().map(|run| run.at).min();
+                let next = assistant.outbox.next_runs(now).iter().map(|run| run.at).min();
                 drop(assistant);
                 let until_next = next.and_then(|at| (at - now).to_std().ok()).unwrap_or(SCHEDULE_CHECK);
                 tokio::time::sleep(until_next.min(SCHEDULE_CHECK).max(Duration::from_millis(200))).await;
             }
         })
-    }
-
-    /// Where digests are sent (`email`, `webhook`).
-    pub fn delivery_channels(&self) -> Vec<String> {
-        self.outreach.channel_names()
-    }
-
-    /// The schedules' next runs, the channels and the last delivery.
-    pub async fn outreach_status(&self) -> OutreachStatus {
-        let last_delivery = match self.outreach.store().last_delivery().await {
-            Ok(last) => last,
-            Err(error) => {
-                tracing::warn!(%error, "could not read the last delivery");
-                None
-            }
-        };
-        OutreachStatus {
-            next_runs: self.outreach.next_runs(self.services.clock.now()),
-            channels: self.delivery_channels(),
-            last_delivery,
-        }
     }
 }

@@ -83,10 +83,12 @@ pub async fn get(
 }
 
 async fn digest(assistant: &Assistant, kind: &str, ask: &str) -> Result<GetPromptResult, McpError> {
-    let data =
-        assistant.digest(kind).await.map_err(|failure| McpError::internal_error(failure.message, None))?;
-    let content = data["content"].as_str().unwrap_or_default();
-    let text = format!("{ask}\n\n{content}");
+    let data = assistant
+        .entries()
+        .digest(kind)
+        .await
+        .map_err(|failure| McpError::internal_error(failure.message, None))?;
+    let text = format!("{ask}\n\n{}", data.content);
     Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
         .with_description(format!("The {kind} digest from kb")))
 }

@@ -1,10 +1,10 @@
 //! The vault as MCP resources: `kb://index` (the entry list file kb keeps) and one resource per
 //! entry, `kb://entries/{category}/{slug}` (its markdown file as it is on disk).
 
+use kb_core::domain::EntrySummary;
 use kb_core::{Assistant, EntryPath, ErrorCode};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
-use serde_json::Value;
 
 /// The entry list of the vault (`index.md`).
 pub const ENTRY_LIST_URI: &str = "kb://index";
@@ -70,8 +70,11 @@ pub async fn list(assistant: &Assistant, cursor: Option<&str>) -> Result<ListRes
             .parse::<u64>()
             .map_err(|_| McpError::invalid_params(format!("not a cursor kb gave: {text:?}"), None))?,
     };
+    let query =
+        kb_core::ListQuery { limit: Some(PAGE_SIZE), offset: Some(offset), ..kb_core::ListQuery::default() };
     let page = assistant
-        .list(None, None, Some(PAGE_SIZE), Some(offset))
+        .entries()
+        .list(&query)
         .await
         .map_err(|failure| McpError::internal_error(failure.message, None))?;
     let mut resources = Vec::new();
@@ -83,33 +86,30 @@ pub async fn list(assistant: &Assistant, cursor: Option<&str>) -> Result<ListRes
                 .with_mime_type(MARKDOWN),
         );
     }
-    let entries = page["entries"].as_array().cloned().unwrap_or_default();
-    let listed = entries.len() as u64;
-    resources.extend(entries.iter().filter_map(entry_resource));
-    let total = page["total"].as_u64().unwrap_or(0);
+    let listed = page.entries.len() as u64;
+    resources.extend(page.entries.iter().map(entry_resource));
+    let total = page.total as u64;
     let mut result = ListResourcesResult::with_all_items(resources);
     result.next_cursor = (offset + listed < total && listed > 0).then(|| (offset + listed).to_string());
     Ok(result)
 }
 
-fn entry_resource(summary: &Value) -> Option<Resource> {
-    let path = summary["path"].as_str()?;
-    let mut resource = Resource::new(entry_uri(path), path).with_mime_type(MARKDOWN);
-    if let Some(name) = summary["name"].as_str() {
-        resource = resource.with_title(name);
+fn entry_resource(summary: &EntrySummary) -> Resource {
+    let path = summary.path.to_string();
+    let mut resource =
+        Resource::new(entry_uri(&path), path).with_mime_type(MARKDOWN).with_title(summary.name.clone());
+    if !summary.summary.is_empty() {
+        resource = resource.with_description(summary.summary.clone());
     }
-    if let Some(line) = summary["summary"].as_str().filter(|s| !s.is_empty()) {
-        resource = resource.with_description(line);
-    }
-    Some(resource)
+    resource
 }
 
 /// `resources/read`: the entry list, or an entry's file. An entry that does not exist is
 /// "resource not found"; a URI that is not kb's is invalid params.
 pub async fn read(assistant: &Assistant, uri: &str) -> Result<ReadResourceResult, McpError> {
     let text = match parse_uri(uri)? {
-        KbUri::EntryList => assistant.entry_list_markdown(),
-        KbUri::Entry(path) => match assistant.entry_markdown(&path).await {
+        KbUri::EntryList => assistant.entries().entry_list_markdown(),
+        KbUri::Entry(path) => match assistant.entries().markdown(&path).await {
             Ok(text) => text,
             Err(failure) if matches!(failure.code, ErrorCode::NotFound | ErrorCode::InvalidPath) => {
                 return Err(McpError::resource_not_found(

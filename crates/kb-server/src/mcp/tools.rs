@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// Every tool of the registry, as `tools/list` answers.
 pub fn listed(assistant: &Assistant) -> Vec<Tool> {
-    assistant.tools().into_iter().map(to_mcp).collect()
+    assistant.tools().specs().into_iter().map(to_mcp).collect()
 }
 
 fn to_mcp(spec: ToolSpec) -> Tool {
@@ -48,11 +48,12 @@ pub async fn call(
     request: CallToolRequestParams,
     session: &str,
 ) -> Result<CallToolResult, McpError> {
-    if !assistant.has_tool(&request.name) {
+    let tools = assistant.tools().in_session(session);
+    if !tools.has(&request.name) {
         return Err(McpError::invalid_params(format!("Unknown tool: {}", request.name), None));
     }
     let arguments = Value::Object(request.arguments.unwrap_or_default());
-    let result = assistant.run_session_tool(&request.name, &arguments, session).await;
+    let result = tools.call(&request.name, &arguments).await;
     Ok(to_call_result(result))
 }
 

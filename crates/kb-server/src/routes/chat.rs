@@ -41,7 +41,7 @@ pub async fn chat(
     if wants_events(&headers) {
         return events(assistant, id, body.message).into_response();
     }
-    let turn = tokio::spawn(async move { assistant.chat(id.as_ref(), &body.message).await });
+    let turn = tokio::spawn(async move { assistant.chat().send(id.as_ref(), &body.message).await });
     match joined(turn.await) {
         Ok(response) => ApiJson(response).into_response(),
         Err(error) => error.into_response(),
@@ -75,8 +75,9 @@ fn events(assistant: Arc<Assistant>, id: Option<ConversationId>, message: String
     let (sender, receiver) = mpsc::unbounded_channel::<Result<Event, Infallible>>();
     tokio::spawn(async move {
         let (turn_sender, mut turn_events) = mpsc::unbounded_channel();
-        let turn =
-            tokio::spawn(async move { assistant.chat_with_events(id.as_ref(), &message, turn_sender).await });
+        let turn = tokio::spawn(async move {
+            assistant.chat().send_with_events(id.as_ref(), &message, turn_sender).await
+        });
         while let Some(event) = turn_events.recv().await {
             let _ = sender.send(Ok(Event::default().event(event.name()).data(event.data().to_string())));
         }

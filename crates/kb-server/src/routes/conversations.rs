@@ -26,7 +26,7 @@ pub struct RenameBody {
 
 /// `GET /api/conversations`: `{conversations: [...]}`, most recent first.
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
-    let conversations = state.assistant.conversations().await?;
+    let conversations = state.assistant.chat().conversations().await?;
     Ok(ApiJson(json!({ "conversations": conversations })))
 }
 
@@ -35,7 +35,7 @@ pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<ApiJson<ConversationWithMessages>, ApiError> {
-    let (conversation, messages) = state.assistant.conversation(&ConversationId::new(id)).await?;
+    let (conversation, messages) = state.assistant.chat().conversation(&ConversationId::new(id)).await?;
     Ok(ApiJson(ConversationWithMessages { conversation, messages }))
 }
 
@@ -53,13 +53,13 @@ pub async fn rename(
         return Err(ApiError::bad_request("title must be at most 200 characters"));
     }
     let id = ConversationId::new(id);
-    state.assistant.rename_conversation(&id, title).await?;
-    let (conversation, _) = state.assistant.conversation(&id).await?;
+    state.assistant.chat().rename(&id, title).await?;
+    let (conversation, _) = state.assistant.chat().conversation(&id).await?;
     Ok(ApiJson(conversation))
 }
 
 /// `DELETE /api/conversations/{id}`: removes it and its messages.
 pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    state.assistant.delete_conversation(&ConversationId::new(id)).await?;
+    state.assistant.chat().delete(&ConversationId::new(id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

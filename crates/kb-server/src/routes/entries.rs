@@ -1,7 +1,8 @@
 //! `/api/entries`: list, get, update (fields and body edits) and move.
 
 use axum::extract::{Path, State};
-use serde::Deserialize;
+use kb_core::EntryEdit;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiJson, ApiQuery};
@@ -9,7 +10,7 @@ use crate::state::AppState;
 
 /// Query of `GET /api/entries`.
 #[derive(Debug, Deserialize)]
-pub struct ListQuery {
+pub struct ListParams {
     category: Option<String>,
     status: Option<String>,
     limit: Option<u64>,
@@ -26,21 +27,24 @@ pub struct MoveBody {
 /// `GET /api/entries?category&status&limit&offset` → `{entries, total}`.
 pub async fn list(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListQuery>,
-) -> Result<ApiJson<Value>, ApiError> {
-    let page = state
-        .assistant
-        .list(query.category.as_deref(), query.status.as_deref(), query.limit, query.offset)
-        .await?;
-    Ok(ApiJson(page))
+    ApiQuery(params): ApiQuery<ListParams>,
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    let query = kb_core::ListQuery {
+        category: params.category,
+        status: params.status,
+        limit: params.limit,
+        offset: params.offset,
+    };
+    let page = state.assistant.entries().list(&query).await?;
+    Ok(ApiJson(kb_core::output::EntryList::from(page)))
 }
 
 /// `GET /api/entries/{path}` → `{entry}`.
 pub async fn get(
     State(state): State<AppState>,
     Path(path): Path<String>,
-) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(state.assistant.get(&path).await?))
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    Ok(ApiJson(state.assistant.entries().get(&path).await?))
 }
 
 /// `PATCH /api/entries/{path}` with `{updates?, body?}` (fields to set, an edit of the
@@ -49,9 +53,9 @@ pub async fn update(
     State(state): State<AppState>,
     Path(path): Path<String>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<ApiJson<Value>, ApiError> {
-    let (updates, edit) = patch_parts(body)?;
-    Ok(ApiJson(state.assistant.update_entry(&path, updates, edit).await?))
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    let (updates, body) = patch_parts(body)?;
+    Ok(ApiJson(state.assistant.entries().update(&path, &EntryEdit { updates, body }).await?))
 }
 
 /// The fields and the body edit a PATCH body asks for. It is `{updates?, body?}` when
@@ -87,11 +91,11 @@ pub async fn post_action(
     State(state): State<AppState>,
     Path(path): Path<String>,
     ApiJson(body): ApiJson<MoveBody>,
-) -> Result<ApiJson<Value>, ApiError> {
+) -> Result<ApiJson<impl Serialize>, ApiError> {
     let Some(entry_path) = path.strip_suffix("/move") else {
         return Err(ApiError::not_found(format!("no such action: POST /api/entries/{path}")));
     };
-    Ok(ApiJson(state.assistant.move_entry(entry_path, &body.target_category).await?))
+    Ok(ApiJson(state.assistant.entries().move_to(entry_path, &body.target_category).await?))
 }
 
 #[cfg(test)]

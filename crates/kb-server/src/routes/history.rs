@@ -9,11 +9,11 @@ use axum::body::Body;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
-use kb_core::{CaptureSource, ConversationId};
-use serde::Deserialize;
-use serde_json::Value;
+use kb_core::{ConversationId, UndoOf, WhenChangedSince};
+use serde::{Deserialize, Serialize};
 
 use super::{MAX_BODY_BYTES, entries};
+use crate::answers::{RestoreAnswer, RevisionAnswer, RevisionsAnswer};
 use crate::error::{ApiError, ApiJson};
 use crate::state::AppState;
 
@@ -61,12 +61,18 @@ fn wanted(path: &str) -> Wanted<'_> {
 /// `GET /api/entries/{path}/history/{id}` → the revision with `before` and `after`;
 /// any other GET is the entry (`{entry}`).
 pub async fn get(State(state): State<AppState>, Path(path): Path<String>, request: Request) -> Response {
-    let answer = match wanted(&path) {
-        Wanted::History(entry) => state.assistant.history(entry).await,
-        Wanted::Revision(entry, id) => state.assistant.revision(entry, id).await,
-        Wanted::Entry => return entries::get.call(request, state).await,
-    };
-    respond(answer.map_err(ApiError::from))
+    let history = state.assistant.history();
+    match wanted(&path) {
+        Wanted::History(entry) => match history.revisions(entry).await {
+            Ok(revisions) => ApiJson(RevisionsAnswer { revisions: &revisions }).into_response(),
+            Err(failure) => ApiError::from(failure).into_response(),
+        },
+        Wanted::Revision(entry, id) => match history.revision(entry, id).await {
+            Ok(text) => ApiJson(RevisionAnswer::from(&text)).into_response(),
+            Err(failure) => ApiError::from(failure).into_response(),
+        },
+        Wanted::Entry => entries::get.call(request, state).await,
+    }
 }
 
 /// `POST /api/entries/{path}/restore {revision}` → `{path, revision?}`; any other POST goes
@@ -81,25 +87,35 @@ pub async fn post_action(
     };
     let answer = async {
         let ApiJson(body) = ApiJson::<RestoreBody>::from_request(request, &state).await?;
-        Ok(state.assistant.restore(entry, body.revision, CaptureSource::Api).await?)
+        Ok::<_, ApiError>(state.assistant.history().restore(entry, body.revision).await?)
     };
-    respond(answer.await)
+    match answer.await {
+        Ok(restored) => ApiJson(RestoreAnswer::from(&restored)).into_response(),
+        Err(error) => error.into_response(),
+    }
 }
 
 /// `DELETE /api/entries/{path}` → `{path, deleted: true, revision}`.
 pub async fn delete(
     State(state): State<AppState>,
     Path(path): Path<String>,
-) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(state.assistant.delete(&path, CaptureSource::Api).await?))
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    Ok(ApiJson(state.assistant.entries().delete(&path).await?))
 }
 
 /// `POST /api/undo {conversationId?, force?}` (or no body) → `{undone, files}`: undoes the
 /// most recent change kb made in that conversation, or without one anywhere.
-pub async fn undo(State(state): State<AppState>, request: Request) -> Result<ApiJson<Value>, ApiError> {
+pub async fn undo(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<ApiJson<impl Serialize>, ApiError> {
     let body = optional_json::<UndoBody>(request, &state).await?.unwrap_or_default();
-    let conversation = body.conversation_id.filter(|id| !id.trim().is_empty()).map(ConversationId::new);
-    Ok(ApiJson(state.assistant.undo(conversation, body.force, CaptureSource::Api).await?))
+    let of = match body.conversation_id.filter(|id| !id.trim().is_empty()) {
+        Some(id) => UndoOf::Conversation(ConversationId::new(id)),
+        None => UndoOf::Anyone,
+    };
+    let changed_since = if body.force { WhenChangedSince::UndoAnyway } else { WhenChangedSince::Refuse };
+    Ok(ApiJson(state.assistant.history().undo(of, changed_since).await?))
 }
 
 /// A JSON body, or `None` when the body is empty.
@@ -117,13 +133,6 @@ async fn optional_json<T: serde::de::DeserializeOwned>(
     let request = Request::from_parts(parts, Body::from(bytes));
     let ApiJson(value) = ApiJson::<T>::from_request(request, state).await?;
     Ok(Some(value))
-}
-
-fn respond(answer: Result<Value, ApiError>) -> Response {
-    match answer {
-        Ok(value) => ApiJson(value).into_response(),
-        Err(error) => error.into_response(),
-    }
 }
 
 #[cfg(test)]

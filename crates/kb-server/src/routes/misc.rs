@@ -5,8 +5,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use kb_core::{CaptureOptions, CaptureSource};
-use serde::Deserialize;
+use kb_core::CaptureOptions;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiJson, ApiQuery};
@@ -90,7 +90,7 @@ pub struct DigestBody {
 pub async fn capture(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<CaptureBody>,
-) -> Result<ApiJson<Value>, ApiError> {
+) -> Result<ApiJson<impl Serialize>, ApiError> {
     if body.text.len() > kb_core::MAX_MESSAGE_BYTES {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -98,40 +98,46 @@ pub async fn capture(
             "text is longer than 32 KiB",
         ));
     }
-    let options = CaptureOptions { merge_into: body.merge_into, create_new: body.create_new };
-    Ok(ApiJson(
-        state.assistant.capture_with(&body.text, body.hints.as_deref(), &options, CaptureSource::Api).await?,
-    ))
+    let options =
+        CaptureOptions { hints: body.hints, merge_into: body.merge_into, create_new: body.create_new };
+    Ok(ApiJson(state.assistant.entries().capture(&body.text, &options).await?))
 }
 
 /// `GET /api/search?q&category&limit` → `{entries, total}`.
 pub async fn search(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<SearchQuery>,
-) -> Result<ApiJson<Value>, ApiError> {
-    let q = query.q.unwrap_or_default();
-    let prefix = query.prefix.unwrap_or(false);
-    Ok(ApiJson(state.assistant.search_with(&q, query.category.as_deref(), query.limit, prefix).await?))
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    let search = kb_core::SearchRequest {
+        text: query.q.unwrap_or_default(),
+        category: query.category,
+        limit: query.limit,
+        as_typed: query.prefix.unwrap_or(false),
+    };
+    Ok(ApiJson(state.assistant.entries().search(&search).await?))
 }
 
 /// `POST /api/digest {type}` → `{type, content}`.
 pub async fn digest(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<DigestBody>,
-) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(state.assistant.digest(&body.r#type).await?))
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    Ok(ApiJson(state.assistant.entries().digest(&body.r#type).await?))
 }
 
 /// `GET /api/index`: the entry list (`index.md`) as `text/markdown`.
 pub async fn entry_list(State(state): State<AppState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], state.assistant.entry_list_markdown())
+    (
+        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+        state.assistant.entries().entry_list_markdown(),
+    )
 }
 
 /// `GET /healthz`.
 pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
     let mut health = serde_json::to_value(state.assistant.health()).unwrap_or_default();
     if let Value::Object(fields) = &mut health {
-        let outreach = serde_json::to_value(state.assistant.outreach_status().await).unwrap_or_default();
+        let outreach = serde_json::to_value(state.assistant.outreach().status().await).unwrap_or_default();
         fields.insert("outreach".into(), outreach);
     }
     ApiJson(health)

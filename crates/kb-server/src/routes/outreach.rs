@@ -2,7 +2,6 @@
 //! digest now.
 
 use axum::extract::State;
-use kb_core::CaptureSource;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -44,7 +43,7 @@ pub struct SendBody {
 
 /// `GET /api/nudges` → `{nudges}`.
 pub async fn nudges(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(json!({ "nudges": state.assistant.nudges().await? })))
+    Ok(ApiJson(json!({ "nudges": state.assistant.outreach().nudges().await? })))
 }
 
 /// `POST /api/nudges/snooze {key, days?}` → `{key, until}` (a week unless `days` says).
@@ -52,15 +51,16 @@ pub async fn snooze(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<SnoozeBody>,
 ) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(state.assistant.snooze_nudge(&body.key, body.days.unwrap_or(SNOOZE_DAYS)).await?))
+    let snoozed = state.assistant.outreach().snooze(&body.key, body.days.unwrap_or(SNOOZE_DAYS)).await?;
+    Ok(ApiJson(json!({ "key": snoozed.key, "until": snoozed.until })))
 }
 
 /// `POST /api/nudges/done {key}` → the update made (`{path, updatedFields}`).
 pub async fn done(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<DoneBody>,
-) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(state.assistant.nudge_done(&body.key, CaptureSource::Api).await?))
+) -> Result<ApiJson<impl serde::Serialize>, ApiError> {
+    Ok(ApiJson(state.assistant.outreach().done(&body.key).await?))
 }
 
 /// `GET /api/digests?limit` → `{digests}`, newest first, each with its deliveries.
@@ -69,7 +69,7 @@ pub async fn digests(
     ApiQuery(query): ApiQuery<DigestsQuery>,
 ) -> Result<ApiJson<Value>, ApiError> {
     let limit = query.limit.unwrap_or(DIGESTS_LISTED).clamp(1, 100);
-    Ok(ApiJson(json!({ "digests": state.assistant.digests(limit).await? })))
+    Ok(ApiJson(json!({ "digests": state.assistant.outreach().digests(limit).await? })))
 }
 
 /// `POST /api/digests {type}`: writes the digest now, keeps it and sends it to every
@@ -82,16 +82,17 @@ pub async fn send(
     if kind != "daily" && kind != "weekly" {
         return Err(ApiError::bad_request(format!("type must be daily or weekly, got {kind:?}")));
     }
-    let digest = state.assistant.write_digest(kind, kb_core::domain::outreach::DigestTrigger::Manual).await?;
+    let outreach = state.assistant.outreach();
+    let digest = outreach.write_digest(kind, kb_core::domain::outreach::DigestTrigger::Manual).await?;
     let answer = json!({
         "id": digest.id,
         "type": digest.message.kind,
         "title": digest.message.title,
         "markdown": digest.message.markdown,
         "nudges": digest.message.nudges,
-        "channels": state.assistant.delivery_channels(),
+        "channels": outreach.delivery_channels(),
     });
     let kb = std::sync::Arc::clone(&state.assistant);
-    tokio::spawn(async move { kb.deliver(&digest).await });
+    tokio::spawn(async move { kb.outreach().deliver(&digest).await });
     Ok(ApiJson(answer))
 }

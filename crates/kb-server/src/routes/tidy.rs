@@ -3,9 +3,7 @@
 //! explicit request; `POST /api/undo` takes it back).
 
 use axum::extract::State;
-use kb_core::CaptureSource;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ApiJson, ApiQuery};
 use crate::state::AppState;
@@ -31,14 +29,14 @@ pub struct MergeBody {
 pub async fn duplicates(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<DuplicatesQuery>,
-) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(state.assistant.duplicates(query.name.as_deref()).await?))
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    Ok(ApiJson(state.assistant.entries().duplicates(query.name.as_deref()).await?))
 }
 
 /// `POST /api/merge {targetPath, sourcePaths}` → `{path, merged, referencesUpdated}`.
 pub async fn merge(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<MergeBody>,
-) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(state.assistant.merge(&body.target_path, &body.source_paths, CaptureSource::Api).await?))
+) -> Result<ApiJson<impl Serialize>, ApiError> {
+    Ok(ApiJson(state.assistant.entries().merge(&body.target_path, &body.source_paths).await?))
 }

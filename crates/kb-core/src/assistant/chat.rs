@@ -1,0 +1,63 @@
+//! [`Chat`]: an [`Assistant`]'s conversations — a chat turn, and the conversations kept
+//! with their messages.
+
+use kb_domain::turn_events::TurnEvent;
+use kb_domain::{Conversation, ConversationId, ConversationStore, Message, StoreError};
+use kb_orchestrator::turn::{ChatResponse, TurnError};
+
+use super::Assistant;
+
+/// Chat turns and the conversations they are kept in (see [`Assistant::chat`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Chat<'a> {
+    kb: &'a Assistant,
+}
+
+impl<'a> Chat<'a> {
+    pub(super) fn new(kb: &'a Assistant) -> Chat<'a> {
+        Chat { kb }
+    }
+
+    /// One chat turn: the answer to `message` in `conversation` (a new one when `None`).
+    pub async fn send(
+        self,
+        conversation: Option<&ConversationId>,
+        message: &str,
+    ) -> Result<ChatResponse, TurnError> {
+        self.kb.orchestrator.chat(conversation, message).await
+    }
+
+    /// One chat turn, sending `events` of what happens while it runs (the turn began, each
+    /// tool call, the answer in pieces); the answer is also returned whole. Events nobody
+    /// receives any more (the receiver gone) are dropped; the turn goes on.
+    pub async fn send_with_events(
+        self,
+        conversation: Option<&ConversationId>,
+        message: &str,
+        events: tokio::sync::mpsc::UnboundedSender<TurnEvent>,
+    ) -> Result<ChatResponse, TurnError> {
+        self.kb.orchestrator.chat_with_events(conversation, message, Some(events)).await
+    }
+
+    /// Every conversation, most recent first.
+    pub async fn conversations(self) -> Result<Vec<Conversation>, StoreError> {
+        self.kb.store.list().await
+    }
+
+    /// A conversation with its messages.
+    pub async fn conversation(self, id: &ConversationId) -> Result<(Conversation, Vec<Message>), StoreError> {
+        let conversation = self.kb.store.get(id).await?.ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        let messages = self.kb.store.messages(id).await?;
+        Ok((conversation, messages))
+    }
+
+    /// Renames a conversation.
+    pub async fn rename(self, id: &ConversationId, title: &str) -> Result<(), StoreError> {
+        self.kb.store.rename(id, title).await
+    }
+
+    /// Deletes a conversation and its messages.
+    pub async fn delete(self, id: &ConversationId) -> Result<(), StoreError> {
+        self.kb.store.delete(id).await
+    }
+}

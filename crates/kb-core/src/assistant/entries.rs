@@ -1,0 +1,208 @@
+//! [`Entries`]: the entry operations of an [`Assistant`] — capture, list, get, update,
+//! move, delete, search, duplicates, merge and digests — each answering its tool's typed
+//! data.
+
+use std::sync::Arc;
+
+use kb_domain::{Category, EntryCatalogue, EntryPath, ListFilter, ListPage};
+use kb_tools::output::SearchFindings;
+use kb_tools::tools::capture::{CaptureArgs, CaptureData, ClassifyAndCapture};
+use kb_tools::tools::delete::{DeleteEntry, DeleteEntryArgs, DeleteEntryData};
+use kb_tools::tools::digest::{DigestData, GenerateDigest};
+use kb_tools::tools::duplicates::{FindDuplicates, FindDuplicatesArgs, FindDuplicatesData};
+use kb_tools::tools::get::{GetEntry, GetEntryArgs, GetEntryData};
+use kb_tools::tools::merge::{MergeEntries, MergeEntriesArgs, MergeEntriesData};
+use kb_tools::tools::move_entry::{MoveEntry, MoveEntryData};
+use kb_tools::tools::search::SearchEntries;
+use kb_tools::tools::update::{UpdateEntry, UpdateEntryData};
+use kb_tools::{CaptureSource, ErrorCode};
+use serde_json::{Value, json};
+
+use super::{Assistant, in_vault};
+use crate::error::ToolFailure;
+
+/// How a capture treats entries that may be the one it is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaptureOptions {
+    /// Words that steer the filing, like `[project]` or `[person]`.
+    pub hints: Option<String>,
+    /// Add the capture to this entry (a path or a name) instead of filing a new one.
+    pub merge_into: Option<String>,
+    /// File a new entry even when a person or project of a like name exists.
+    pub create_new: bool,
+}
+
+/// Which entries [`Entries::list`] answers, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Only this category (`people`, `projects`, `ideas`, `admin`, `inbox`, or the
+    /// singular).
+    pub category: Option<String>,
+    /// Only entries with this status.
+    pub status: Option<String>,
+    /// How many at most (default 10, at most 100).
+    pub limit: Option<u64>,
+    /// How many to skip first, for paging.
+    pub offset: Option<u64>,
+}
+
+/// What [`Entries::search`] looks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// The words.
+    pub text: String,
+    /// Only this category.
+    pub category: Option<String>,
+    /// How many hits at most (default 10, at most 100).
+    pub limit: Option<u64>,
+    /// As the person types: the last word may be unfinished.
+    pub as_typed: bool,
+}
+
+impl SearchRequest {
+    /// A search for `text` with the defaults.
+    pub fn new(text: impl Into<String>) -> SearchRequest {
+        SearchRequest { text: text.into(), ..SearchRequest::default() }
+    }
+}
+
+/// A change to an entry: fields to set and an edit of its notes, either or both, in
+/// update_entry's shapes (`{"status": "done"}`; `{mode, content, section?, find?,
+/// expectedReplacements?}`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EntryEdit {
+    /// The fields to set (`null` removes an optional one).
+    pub updates: Option<Value>,
+    /// The edit of the notes.
+    pub body: Option<Value>,
+}
+
+/// The entry operations, with the changes they make recorded as coming from one source
+/// (see [`Assistant::entries`] and [`Entries::by`]). Each runs the tool the chat model
+/// calls and answers its data.
+#[derive(Debug, Clone, Copy)]
+pub struct Entries<'a> {
+    kb: &'a Assistant,
+    source: CaptureSource,
+}
+
+impl<'a> Entries<'a> {
+    pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> Entries<'a> {
+        Entries { kb, source }
+    }
+
+    /// The same operations, with the changes they make recorded as asked from `source`.
+    pub fn by(self, source: CaptureSource) -> Entries<'a> {
+        Entries { source, ..self }
+    }
+
+    /// Files a capture (classify_and_capture).
+    pub async fn capture(self, text: &str, options: &CaptureOptions) -> Result<CaptureData, ToolFailure> {
+        let args = CaptureArgs {
+            text: text.to_string(),
+            hints: options.hints.clone(),
+            merge_into: options.merge_into.clone(),
+            create_new: options.create_new.then_some(true),
+            classification: None,
+        };
+        self.kb.run::<ClassifyAndCapture>(args, self.source).await
+    }
+
+    /// Entries newest first, a page at a time (`GET /api/entries`, `kb list`; their JSON
+    /// is list_entries', [`kb_tools::output::EntryList`]).
+    pub async fn list(self, query: &ListQuery) -> Result<ListPage, ToolFailure> {
+        let invalid = |message: String| ToolFailure::new(ErrorCode::InvalidArguments, message);
+        let category = query
+            .category
+            .as_deref()
+            .map(|c| c.parse::<Category>().map_err(|e| invalid(e.to_string())))
+            .transpose()?;
+        if query.limit == Some(0) {
+            return Err(invalid("limit must be at least 1, got 0".to_string()));
+        }
+        // Larger pages are capped, as list_entries caps them.
+        let filter = ListFilter {
+            category,
+            status: query.status.clone(),
+            limit: kb_domain::paging::page_size(query.limit),
+            offset: query.offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX)),
+        };
+        let vault = Arc::clone(&self.kb.vault);
+        in_vault(move || vault.list(&filter)).await
+    }
+
+    /// One entry, by its path or its name (get_entry).
+    pub async fn get(self, reference: &str) -> Result<GetEntryData, ToolFailure> {
+        self.kb.run::<GetEntry>(GetEntryArgs { path: reference.to_string() }, self.source).await
+    }
+
+    /// The markdown file of the entry at `path`, as it is on disk.
+    pub async fn markdown(self, path: &EntryPath) -> Result<String, ToolFailure> {
+        let vault = Arc::clone(&self.kb.vault);
+        let path = path.clone();
+        in_vault(move || vault.read_text(&path)).await
+    }
+
+    /// Changes an entry's fields and notes (update_entry).
+    pub async fn update(self, reference: &str, edit: &EntryEdit) -> Result<UpdateEntryData, ToolFailure> {
+        let mut arguments = json!({ "path": reference });
+        set(&mut arguments, "updates", edit.updates.clone());
+        set(&mut arguments, "body", edit.body.clone());
+        let args = self.kb.decode::<UpdateEntry>(arguments)?;
+        self.kb.run::<UpdateEntry>(args, self.source).await
+    }
+
+    /// Moves an entry to another category (move_entry).
+    pub async fn move_to(self, reference: &str, category: &str) -> Result<MoveEntryData, ToolFailure> {
+        let args = self.kb.decode::<MoveEntry>(json!({ "path": reference, "targetCategory": category }))?;
+        self.kb.run::<MoveEntry>(args, self.source).await
+    }
+
+    /// Deletes an entry at once (delete_entry, asked by the person, so not proposed first).
+    pub async fn delete(self, reference: &str) -> Result<DeleteEntryData, ToolFailure> {
+        self.kb.run::<DeleteEntry>(DeleteEntryArgs { path: reference.to_string() }, self.source).await
+    }
+
+    /// Searches (search_entries).
+    pub async fn search(self, query: &SearchRequest) -> Result<SearchFindings, ToolFailure> {
+        let mut arguments = json!({ "query": query.text });
+        set(&mut arguments, "category", query.category.clone().map(Value::from));
+        set(&mut arguments, "limit", query.limit.map(Value::from));
+        if query.as_typed {
+            arguments["prefix"] = Value::Bool(true);
+        }
+        let args = self.kb.decode::<SearchEntries>(arguments)?;
+        self.kb.run::<SearchEntries>(args, self.source).await
+    }
+
+    /// The `daily` or `weekly` digest (generate_digest).
+    pub async fn digest(self, kind: &str) -> Result<DigestData, ToolFailure> {
+        let args = self.kb.decode::<GenerateDigest>(json!({ "type": kind }))?;
+        self.kb.run::<GenerateDigest>(args, self.source).await
+    }
+
+    /// Groups of entries that are likely duplicates (find_duplicates), all or those named
+    /// like `name`.
+    pub async fn duplicates(self, name: Option<&str>) -> Result<FindDuplicatesData, ToolFailure> {
+        let args = FindDuplicatesArgs { name: name.map(str::to_string), text: None };
+        self.kb.run::<FindDuplicates>(args, self.source).await
+    }
+
+    /// Merges `sources` into `target` at once (merge_entries), each a path or a name.
+    pub async fn merge(self, target: &str, sources: &[String]) -> Result<MergeEntriesData, ToolFailure> {
+        let args = MergeEntriesArgs { target_path: target.to_string(), source_paths: sources.to_vec() };
+        self.kb.run::<MergeEntries>(args, self.source).await
+    }
+
+    /// The entry list (`index.md`) as it is now.
+    pub fn entry_list_markdown(self) -> String {
+        self.kb.vault.entry_list_markdown()
+    }
+}
+
+/// Sets `key` in the tool arguments when there is a value.
+fn set(arguments: &mut Value, key: &str, value: Option<Value>) {
+    if let Some(value) = value {
+        arguments[key] = value;
+    }
+}

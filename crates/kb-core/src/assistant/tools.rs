@@ -1,0 +1,73 @@
+//! [`Tools`]: an [`Assistant`]'s tools as a client outside the chat sees them (the MCP
+//! server's `tools/list` and `tools/call`): their definitions, and a call by name with
+//! JSON arguments.
+
+use kb_domain::ToolDefinition;
+use kb_tools::{CaptureSource, ToolContext, ToolHints, ToolResult};
+use serde_json::Value;
+
+use super::Assistant;
+
+/// One tool as a client outside the chat sees it (the MCP server's `tools/list`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Its name, description and argument schema.
+    pub definition: ToolDefinition,
+    /// The schema of its data on success.
+    pub output_schema: Value,
+    /// What it promises about its effects.
+    pub hints: ToolHints,
+}
+
+/// The tools by name, with the changes they make recorded as coming from one source (see
+/// [`Assistant::tools`], [`Tools::by`] and [`Tools::in_session`]).
+#[derive(Debug, Clone)]
+pub struct Tools<'a> {
+    kb: &'a Assistant,
+    source: CaptureSource,
+    session: Option<String>,
+}
+
+impl<'a> Tools<'a> {
+    pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> Tools<'a> {
+        Tools { kb, source, session: None }
+    }
+
+    /// The same tools, with the changes they make recorded as asked from `source`.
+    pub fn by(self, source: CaptureSource) -> Tools<'a> {
+        Tools { source, ..self }
+    }
+
+    /// The same tools for an MCP client in session `session` (see
+    /// [`kb_domain::ChangeContext::session`]): its changes are recorded with the session,
+    /// and its undo reaches only them.
+    pub fn in_session(self, session: &str) -> Tools<'a> {
+        Tools { source: CaptureSource::Mcp, session: Some(session.to_string()), ..self }
+    }
+
+    /// Every tool, in the order the chat model sees them, with its schemas and hints.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let registry = &self.kb.registry;
+        registry
+            .definitions()
+            .into_iter()
+            .map(|definition| ToolSpec {
+                output_schema: registry.output_schema(&definition.name).cloned().unwrap_or(Value::Null),
+                hints: registry.hints(&definition.name).unwrap_or(ToolHints::ADDITIVE),
+                definition,
+            })
+            .collect()
+    }
+
+    /// Whether a tool of that name exists.
+    pub fn has(&self, name: &str) -> bool {
+        self.kb.registry.get(name).is_some()
+    }
+
+    /// Runs the tool `name` with JSON `arguments`, answering its whole result: its data,
+    /// or the message the chat model would read with any candidates.
+    pub async fn call(&self, name: &str, arguments: &Value) -> ToolResult {
+        let ctx = ToolContext { session: self.session.clone(), ..self.kb.direct_context(self.source) };
+        self.kb.registry.execute(name, &arguments.to_string(), &ctx, &self.kb.services).await
+    }
+}
