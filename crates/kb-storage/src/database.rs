@@ -128,23 +128,34 @@ pub(crate) async fn connect(url: &str) -> Result<Database, StoreError> {
     }
     let options = SqliteConnectOptions::from_str(url)
         .map_err(|err| StoreError::database(format!("invalid database url {url:?}"), err))?;
-    let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-    connect_with(options, in_memory).await
+    let storage =
+        if url.contains(":memory:") || url.contains("mode=memory") { Storage::Memory } else { Storage::File };
+    connect_with(options, storage).await
 }
 
 /// Opens (or creates) the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
 pub(crate) async fn open_in(kb_dir: &Path) -> Result<Database, StoreError> {
     let options = SqliteConnectOptions::new().filename(kb_dir.join(".kb").join("kb.sqlite"));
-    connect_with(options, false).await
+    connect_with(options, Storage::File).await
 }
 
+/// Where a database keeps its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Storage {
+    /// In memory, for as long as the process runs (`sqlite::memory:`).
+    Memory,
+    /// In its file.
+    File,
+}
+
+/// Opens the database of `options`, kept as `storage` says, and applies the migrations.
 #[tracing::instrument(skip(options))]
-async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<Database, StoreError> {
+async fn connect_with(options: SqliteConnectOptions, storage: Storage) -> Result<Database, StoreError> {
     let mut options = options.create_if_missing(true).foreign_keys(true).busy_timeout(BUSY_TIMEOUT);
     let mut pool = SqlitePoolOptions::new();
     let mut checkpoints = None;
-    let file = (!in_memory).then(|| options.get_filename().to_path_buf());
-    if in_memory {
+    let file = (storage == Storage::File).then(|| options.get_filename().to_path_buf());
+    if storage == Storage::Memory {
         // Each connection to `:memory:` would see its own database: keep exactly one, forever.
         pool = pool.max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None);
     } else {

@@ -5,8 +5,10 @@
 
 mod git;
 mod log;
+mod recording;
 mod store;
 
 pub use git::{GitCommits, GitError};
 pub use log::HistoryLog;
-pub use store::{SqliteHistory, content_hash};
+pub use recording::content_hash;
+pub use store::SqliteHistory;

@@ -8,58 +8,13 @@ use kb_domain::{
     ChangeContext, ChangeSource, ContentHash, ConversationId, EntryPath, FileChange, HistoryError,
     ObservedFile, Revision, StoreError, UndoScope,
 };
-use sha2::{Digest, Sha256};
+use sqlx::Row;
 use sqlx::sqlite::{SqlitePool, SqliteRow};
-use sqlx::{Row, Sqlite, Transaction};
 
-use crate::conversations::rows::format_time;
+use super::recording::{Content, Pending, content_hash, head_of, last_id_at, write_operation};
 
 /// How a transaction that reads then writes begins: holding the write lock from the start.
 const WRITE_TRANSACTION: &str = "BEGIN IMMEDIATE";
-
-/// The SHA-256 of `bytes`, as history names them.
-pub fn content_hash(bytes: &[u8]) -> ContentHash {
-    let digest = Sha256::digest(bytes);
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    ContentHash(hex)
-}
-
-/// A file's content in a revision being written.
-enum Content {
-    /// No file.
-    None,
-    /// Bytes, stored when new.
-    Bytes(Vec<u8>),
-    /// Bytes already stored.
-    Stored(ContentHash),
-}
-
-/// One revision being written.
-struct Pending {
-    entry_id: Option<String>,
-    path_before: Option<EntryPath>,
-    path_after: Option<EntryPath>,
-    before: Content,
-    after: Content,
-    description: String,
-}
-
-impl From<FileChange> for Pending {
-    fn from(change: FileChange) -> Pending {
-        let content = |bytes: Option<Vec<u8>>| bytes.map_or(Content::None, Content::Bytes);
-        Pending {
-            entry_id: change.entry_id,
-            path_before: change.path_before,
-            path_after: change.path_after,
-            before: content(change.before),
-            after: content(change.after),
-            description: change.description,
-        }
-    }
-}
 
 /// Selects revisions joined with their operation, with the columns in the order
 /// `revision_from_row` reads them (a macro so queries stay `&'static str` through
@@ -80,10 +35,12 @@ macro_rules! undoable {
     };
 }
 
-fn db(doing: &'static str) -> impl Fn(sqlx::Error) -> HistoryError {
+/// Maps a database error to history's, saying what was being done.
+pub(super) fn db(doing: &'static str) -> impl Fn(sqlx::Error) -> HistoryError {
     move |err| HistoryError::database(doing, err)
 }
 
+/// Maps the database's opening error to history's.
 fn store_error(err: StoreError) -> HistoryError {
     HistoryError::database("the history database failed", err)
 }
@@ -388,139 +345,6 @@ impl SqliteHistory {
         }
         Ok(found)
     }
-}
-
-/// The entry id of the latest revision at `path` (either side), when it has one.
-async fn last_id_at(
-    connection: &mut sqlx::SqliteConnection,
-    path: &EntryPath,
-) -> Result<Option<String>, HistoryError> {
-    let id: Option<Option<String>> = sqlx::query_scalar(
-        "SELECT entry_id FROM revisions WHERE id = (SELECT MAX(id) FROM revisions \
-         WHERE path_after = ?1 OR path_before = ?1)",
-    )
-    .bind(path.to_string())
-    .fetch_optional(&mut *connection)
-    .await
-    .map_err(db("cannot read history"))?;
-    Ok(id.flatten())
-}
-
-/// The entry id a change to the file at `path` whose bytes hold no `id` is recorded
-/// under: the id last recorded at `path` when what history last recorded there is that
-/// very file (`before`), so a file that lost its id line (a restore or an undo to a
-/// version from before kb gave it one, an edit) stays in its entry's history; else none.
-async fn continued_id(
-    tx: &mut Transaction<'_, Sqlite>,
-    path: &EntryPath,
-    before: Option<&ContentHash>,
-) -> Result<Option<String>, HistoryError> {
-    if before.is_none() || head_of(tx, path).await?.as_ref() != before {
-        return Ok(None);
-    }
-    last_id_at(tx, path).await
-}
-
-/// The hash last recorded at `path`.
-async fn head_of(
-    tx: &mut Transaction<'_, Sqlite>,
-    path: &EntryPath,
-) -> Result<Option<ContentHash>, HistoryError> {
-    let hash: Option<String> = sqlx::query_scalar("SELECT hash FROM heads WHERE path = ?")
-        .bind(path.to_string())
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(db("cannot read history's heads"))?;
-    Ok(hash.map(ContentHash))
-}
-
-/// Stores `content`'s bytes when new; its hash.
-async fn store(
-    tx: &mut Transaction<'_, Sqlite>,
-    content: Content,
-) -> Result<Option<ContentHash>, HistoryError> {
-    match content {
-        Content::None => Ok(None),
-        Content::Stored(hash) => Ok(Some(hash)),
-        Content::Bytes(bytes) => {
-            let hash = content_hash(&bytes);
-            sqlx::query("INSERT OR IGNORE INTO blobs (hash, bytes) VALUES (?, ?)")
-                .bind(&hash.0)
-                .bind(bytes)
-                .execute(&mut **tx)
-                .await
-                .map_err(db("cannot store a file's content"))?;
-            Ok(Some(hash))
-        }
-    }
-}
-
-/// Writes an operation and its revisions, moving the heads; the revisions' ids.
-async fn write_operation(
-    tx: &mut Transaction<'_, Sqlite>,
-    at: DateTime<Utc>,
-    by: &ChangeContext,
-    reverts: Option<i64>,
-    changes: impl Iterator<Item = Pending>,
-) -> Result<Vec<i64>, HistoryError> {
-    let operation = sqlx::query(
-        "INSERT INTO operations (at, source, tool, conversation_id, session, reverts) VALUES (?, ?, ?, ?, ?, ?)",
-    )
-    .bind(format_time(at))
-    .bind(by.source.as_str())
-    .bind(by.tool.as_deref())
-    .bind(by.conversation_id.as_ref().map(|id| id.as_str()))
-    .bind(by.session.as_deref())
-    .bind(reverts)
-    .execute(&mut **tx)
-    .await
-    .map_err(db("cannot record an operation"))?
-    .last_insert_rowid();
-    let mut ids = Vec::new();
-    for change in changes {
-        let before = store(tx, change.before).await?;
-        let after = store(tx, change.after).await?;
-        let entry_id = match (change.entry_id, &change.path_before) {
-            (None, Some(path)) => continued_id(tx, path, before.as_ref()).await?,
-            (id, _) => id,
-        };
-        let path_before = change.path_before.as_ref().map(ToString::to_string);
-        let path_after = change.path_after.as_ref().map(ToString::to_string);
-        let id = sqlx::query(
-            "INSERT INTO revisions (operation, description, entry_id, path_before, path_after, before_hash, after_hash) \
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(operation)
-        .bind(&change.description)
-        .bind(entry_id.as_deref())
-        .bind(path_before.as_deref())
-        .bind(path_after.as_deref())
-        .bind(before.as_ref().map(|h| h.0.as_str()))
-        .bind(after.as_ref().map(|h| h.0.as_str()))
-        .execute(&mut **tx)
-        .await
-        .map_err(db("cannot record a revision"))?
-        .last_insert_rowid();
-        if let Some(old) = path_before.as_deref().filter(|old| Some(*old) != path_after.as_deref()) {
-            sqlx::query("DELETE FROM heads WHERE path = ?")
-                .bind(old)
-                .execute(&mut **tx)
-                .await
-                .map_err(db("cannot move history's heads"))?;
-        }
-        if let (Some(path), Some(hash)) = (path_after.as_deref(), after.as_ref()) {
-            sqlx::query(
-                "INSERT INTO heads (path, hash) VALUES (?1, ?2) ON CONFLICT (path) DO UPDATE SET hash = ?2",
-            )
-            .bind(path)
-            .bind(&hash.0)
-            .execute(&mut **tx)
-            .await
-            .map_err(db("cannot move history's heads"))?;
-        }
-        ids.push(id);
-    }
-    Ok(ids)
 }
 
 /// A revision from a row of [`REVISION_COLUMNS`].

@@ -4,9 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeZone, Utc};
-use kb_domain::{FixedClock, FrontmatterError};
+use kb_domain::{EntryUpdate, EntryWriter, FixedClock, FrontmatterError, NewEntry};
 use serde_json::json;
 
+use super::journal::JournalFile;
 use super::*;
 
 fn clock() -> Arc<dyn Clock> {

@@ -1,0 +1,214 @@
+//! [`EntryListFile`]: the entry list file kb writes (`index.md`, or `kb-index.md`) and
+//! everything kept about it — where it is, the text kb last wrote there, when, and from
+//! which cache version — with the schedule of its writes.
+//!
+//! Its lock is taken after the vault's main lock or alone, never the other way round, and
+//! the entry list is rendered under it alone (from a snapshot of the cache), so changes
+//! never wait for the whole entry list to be rendered and written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::atomic;
+use super::cache::EntryListSnapshot;
+use super::entry_list::{self, Owner};
+use super::entry_list_schedule::EntryListSchedule;
+
+/// How long another kb process's write of the entry list file stands before this process,
+/// whose view differs, writes its own: long enough for a watching process to follow the
+/// change that write came from (a fraction of a second; more on a busy machine), so it
+/// does not first write its older view and then the same list again.
+const REPAIR_AFTER: Duration = Duration::from_secs(2);
+
+/// A file's modification time and size: what tells kb's last write from a later one.
+type Stamp = (SystemTime, u64);
+
+/// The entry list file and what kb knows of it.
+pub(crate) struct EntryListFile {
+    /// The vault's root folder, where the file is chosen.
+    root: PathBuf,
+    /// What the file's lock guards.
+    state: Mutex<Written>,
+    /// When the file is written (shared with its background writer).
+    schedule: Arc<EntryListSchedule>,
+}
+
+/// What the entry list file's lock guards.
+struct Written {
+    /// The text kb last wrote to its entry list file (empty before the first write).
+    text: String,
+    /// The cache version that text was rendered from: an older snapshot is never written.
+    version: u64,
+    /// Where kb writes its entry list (`None`: nowhere, every name is the person's).
+    file: Option<PathBuf>,
+    /// Why kb is not using `index.md`, for the person.
+    notice: Option<String>,
+    /// The file's stamp after kb last wrote it: another kb process writing it since (from
+    /// an older view of the vault) shows as a difference.
+    stamp: Option<Stamp>,
+    /// The stamp the file was first found with after another process wrote it, and when
+    /// (see [`EntryListFile::check`]).
+    disturbed: Option<(Option<Stamp>, Instant)>,
+}
+
+/// Whether a write may be skipped when the text is what kb last wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rewrite {
+    /// Only when the text differs from what kb last wrote.
+    WhenChanged,
+    /// Even when it does not: another process wrote the file since.
+    EvenIfSame,
+}
+
+impl EntryListFile {
+    /// The entry list file of the vault at `root`: `index.md`, or `kb-index.md` when
+    /// `index.md` is the person's own (the notice saying so is logged), or none.
+    pub(crate) fn choose(root: &Path) -> EntryListFile {
+        let (file, notice) = entry_list::choose_file(root);
+        if let Some(notice) = &notice {
+            tracing::warn!("{notice}");
+        }
+        EntryListFile {
+            root: root.to_path_buf(),
+            state: Mutex::new(Written {
+                text: String::new(),
+                version: 0,
+                file,
+                notice,
+                stamp: None,
+                disturbed: None,
+            }),
+            schedule: Arc::default(),
+        }
+    }
+
+    /// When the file is written (see [`EntryListSchedule`]).
+    pub(crate) fn schedule(&self) -> &Arc<EntryListSchedule> {
+        &self.schedule
+    }
+
+    /// Where kb writes its entry list; `None` when both names are the person's.
+    pub(crate) fn file(&self) -> Option<PathBuf> {
+        self.lock().file.clone()
+    }
+
+    /// Why kb is not writing its entry list to `index.md`, when it is not.
+    pub(crate) fn notice(&self) -> Option<String> {
+        self.lock().notice.clone()
+    }
+
+    /// The file's lock. A panic while holding it leaves at worst a stale file, put right
+    /// by the next write, so poisoning is ignored.
+    fn lock(&self) -> MutexGuard<'_, Written> {
+        kb_domain::sync::lock(&self.state)
+    }
+
+    /// Renders the entry list from `snapshot` and writes it when it differs from what kb
+    /// last wrote and from what the file holds now (see [`EntryListFile::write_with`]).
+    pub(crate) fn write(&self, snapshot: EntryListSnapshot) {
+        self.write_with(snapshot, Rewrite::WhenChanged);
+    }
+
+    /// [`EntryListFile::write`] even when the text is what kb last wrote: another process
+    /// wrote the file since.
+    fn rewrite(&self, snapshot: EntryListSnapshot) {
+        self.write_with(snapshot, Rewrite::EvenIfSame);
+    }
+
+    /// Renders the entry list from `snapshot` and writes it when it differs from what kb
+    /// last wrote (or as `rewrite` says) and from what the file holds now, unless a newer
+    /// snapshot was written already; and only over a file kb wrote itself: when the person
+    /// has put their own file there since, kb moves to the other name (and says so)
+    /// instead.
+    fn write_with(&self, snapshot: EntryListSnapshot, rewrite: Rewrite) {
+        let mut written = self.lock();
+        if snapshot.version < written.version {
+            return;
+        }
+        let text = entry_list::render(&snapshot);
+        let Some(mut file) = written.file.clone() else { return };
+        // The whole file is read only once, at open: afterwards the text kb last wrote is
+        // known, and only the file's first bytes are read to see it is still kb's.
+        if rewrite == Rewrite::WhenChanged && !written.text.is_empty() && text == written.text {
+            written.version = snapshot.version;
+            return;
+        }
+        // A file not known to be kb's is left alone too.
+        if !matches!(entry_list::owner(&file), Ok(Owner::Nobody | Owner::Kb)) {
+            let (chosen, notice) = entry_list::choose_file(&self.root);
+            if let Some(notice) = &notice {
+                tracing::warn!("{notice}");
+            }
+            (written.file, written.notice) = (chosen.clone(), notice);
+            let Some(chosen) = chosen else { return };
+            file = chosen;
+        }
+        // What is there already is never written again: another kb process on the vault
+        // may have written this very text (sync tools and editors see every write).
+        // The file's stamp is taken as this process left it (before the rename, or before
+        // reading what is there), never after: another process's write right after ours
+        // must not pass for ours, or it would never be put right.
+        written.stamp = match holds(&file, &text) {
+            Some(stamp) => Some(stamp),
+            None => match atomic::replace(&file, text.as_bytes()) {
+                Ok(meta) => stamp_of(&meta),
+                Err(e) => {
+                    // The entry change itself is on disk; a stale entry list is repaired
+                    // next time.
+                    tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
+                    file_written(&file)
+                }
+            },
+        };
+        written.text = text;
+        written.version = snapshot.version;
+    }
+
+    /// Rewrites the entry list file (from the snapshot `snapshot` takes) when another kb
+    /// process wrote it since from an older view of the vault, once that write has stood
+    /// for [`REPAIR_AFTER`]: a process about to follow the same change writes the same
+    /// text and nothing is rewritten, and a file that already holds this process's text is
+    /// never written again. `snapshot` is called without the file's lock held.
+    pub(crate) fn check(&self, snapshot: impl FnOnce() -> EntryListSnapshot) {
+        {
+            let mut written = self.lock();
+            let now = written.file.as_deref().and_then(file_written);
+            if now == written.stamp {
+                written.disturbed = None;
+                return;
+            }
+            match written.disturbed {
+                Some((seen, since)) if seen == now && since.elapsed() >= REPAIR_AFTER => {}
+                Some((seen, _)) if seen == now => return,
+                _ => {
+                    written.disturbed = Some((now, Instant::now()));
+                    return;
+                }
+            }
+            written.disturbed = None;
+        }
+        self.rewrite(snapshot());
+    }
+}
+
+/// The stamp of `file` when it holds exactly `text` (its size is looked at first, so a
+/// file of another size is not read).
+fn holds(file: &Path, text: &str) -> Option<Stamp> {
+    // Stamped before it is read: a write after the read changes the stamp it is compared
+    // with later, so it cannot go unseen.
+    let stamp = file_written(file)?;
+    (stamp.1 == text.len() as u64 && fs::read(file).is_ok_and(|bytes| bytes == text.as_bytes()))
+        .then_some(stamp)
+}
+
+/// A file's modification time and size, when it can be read.
+fn file_written(file: &Path) -> Option<Stamp> {
+    stamp_of(&fs::metadata(file).ok()?)
+}
+
+/// The modification time and size in `meta`, when the platform gives the time.
+fn stamp_of(meta: &fs::Metadata) -> Option<Stamp> {
+    Some((meta.modified().ok()?, meta.len()))
+}

@@ -1,0 +1,140 @@
+//! Sweeps: the vault's view brought in line with its folders, from their listings alone —
+//! a safety net beside the file watcher for events it never delivered (another kb
+//! process's change, an outside edit). [`SweepState`] is what the sweeps keep between
+//! them.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use kb_domain::{Category, EntryChange, EntryPath, RepositoryError};
+
+use super::folder_marks::FolderMarks;
+use super::reread::Notify;
+use super::{Vault, scan};
+
+/// What the sweeps keep between them.
+#[derive(Debug, Default)]
+pub(crate) struct SweepState {
+    /// Whether the vault's view followed a change made elsewhere since the last sweep (see
+    /// [`Vault::sweep_if_due`]); this process's own changes need no sweep.
+    touched: AtomicBool,
+    /// Which folders a sweep need not list again.
+    folder_marks: FolderMarks,
+}
+
+impl SweepState {
+    /// Notes that the vault's view followed a change this process did not make: the moment
+    /// to look for changes whose file events went missing.
+    pub(crate) fn touch(&self) {
+        self.touched.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the view was touched since this was last asked, and from now on not.
+    fn take_touched(&self) -> bool {
+        self.touched.swap(false, Ordering::Relaxed)
+    }
+}
+
+impl Vault {
+    /// Brings the cache in line with which entry files exist, from the folder listings
+    /// alone: entries whose file is gone are forgotten, files not yet known are read.
+    /// A safety net beside the file watcher, for events it never delivered (another kb
+    /// process's change, an outside edit); returns how many paths it corrected. A folder
+    /// that has not changed since a sweep found it in line is not listed again (see
+    /// `folder_marks`).
+    pub fn sweep(&self) -> usize {
+        let marks = &self.sweeps.folder_marks;
+        // The listings alone: which files exist, not what they hold (a folder of tens of
+        // thousands is then one read of the folder, not a look at every file).
+        let mut on_disk = HashSet::new();
+        let mut listed = Vec::new();
+        for category in Category::ALL {
+            // Taken before the listing: a change made during it moves the time again.
+            let mark = FolderMarks::look(&self.root.folder(category));
+            if marks.unchanged(category, mark) {
+                continue;
+            }
+            match scan::list_folder_paths(&self.root, category) {
+                Ok(paths) => {
+                    on_disk.extend(paths);
+                    listed.push((category, mark));
+                }
+                Err(error) => {
+                    tracing::warn!(%error, folder = category.as_str(), "category folder cannot be listed; skipped");
+                }
+            }
+        }
+        if listed.is_empty() {
+            self.check_entry_list_file();
+            return 0;
+        }
+        let is_listed = |path: &EntryPath| listed.iter().any(|(category, _)| path.category() == *category);
+        let known = self.lock().cache.known_paths_where(is_listed);
+        let known_set: HashSet<&EntryPath> = known.iter().collect();
+        let stale = known.iter().filter(|path| !on_disk.contains(path));
+        let unknown = on_disk.iter().filter(|path| !known_set.contains(path));
+        let mut corrected = 0;
+        // All under one hold of the lock, and the observers notified once: a folder of files
+        // pulled in is one search-index commit, not one per file.
+        let mut state = self.lock();
+        let _writing = self.history.as_ref().map(|_| self.writes.hold());
+        let mut changes = Vec::new();
+        let mut observed = Vec::new();
+        for path in stale.chain(unknown) {
+            corrected += 1;
+            let change = match self.reread_observed(&mut state, path, Notify::EntryListOnly, &mut observed) {
+                Ok(Some(entry)) => EntryChange::Upserted(entry),
+                Ok(None) => EntryChange::Removed(path.clone()),
+                Err(error) => {
+                    tracing::debug!(%error, %path, "sweep could not read an entry");
+                    // A file that could not be read this time stays as it was known.
+                    let unread = !matches!(error, RepositoryError::Malformed { .. });
+                    if unread && state.cache.is_taken(path) {
+                        continue;
+                    }
+                    EntryChange::Removed(path.clone())
+                }
+            };
+            changes.push(change);
+        }
+        if !changes.is_empty() {
+            self.changed(&mut state, &changes);
+        }
+        self.observe(observed);
+        drop(state);
+        if corrected > 0 {
+            tracing::debug!(corrected, "the vault's view caught up with its folders");
+        } else {
+            for (category, mark) in listed {
+                marks.clean(category, mark);
+            }
+        }
+        self.check_entry_list_file();
+        corrected
+    }
+
+    /// A sweep when the vault's view followed a change made elsewhere since the last one
+    /// (the moments events go missing); otherwise only the entry list file is checked. A
+    /// full sweep lists every folder, so a process that is idle does not pay for one each
+    /// time.
+    pub fn sweep_if_due(&self) -> usize {
+        if self.sweeps.take_touched() {
+            return self.sweep();
+        }
+        self.check_entry_list_file();
+        0
+    }
+
+    /// A sweep now, whether one is due or not (see [`Vault::sweep_if_due`]); the next is
+    /// due only once the view follows another change made elsewhere.
+    pub fn sweep_now(&self) -> usize {
+        self.sweeps.take_touched();
+        self.sweep()
+    }
+
+    /// Rewrites the entry list file when another kb process wrote it since from an older
+    /// view of the vault (see [`super::entry_list_file::EntryListFile::check`]).
+    pub(super) fn check_entry_list_file(&self) {
+        self.entry_list.check(|| self.lock().cache.entry_list_snapshot());
+    }
+}

@@ -1,0 +1,184 @@
+//! Undo: the most recent operation kb made in a scope reverted, byte for byte, from
+//! history. It refuses, changing nothing, when a file it would revert is no longer what the
+//! change left (an outside edit, a later change), unless told to replace such files; every
+//! file it removes or replaces is recorded first.
+
+use std::collections::HashMap;
+use std::fs;
+
+use kb_domain::{ChangeContext, EntryPath, FileChange, RepositoryError, Revision, UndoOutcome, UndoScope};
+
+use super::revisions::entry_id_of;
+use super::safe_path::io_error;
+use super::{Vault, atomic};
+use crate::history::content_hash;
+
+/// What an undo does when a file it would revert changed since the change it undoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LaterChanges {
+    /// It refuses, changing nothing.
+    Refuse,
+    /// It replaces the file (recording its bytes first).
+    Replace,
+}
+
+impl Vault {
+    /// Reverts the most recent undoable operation in `scope`. Every file it removes or
+    /// replaces is recorded before it is touched: a forced undo over a file written since
+    /// keeps that file's bytes in history.
+    pub(super) fn undo(
+        &self,
+        scope: &UndoScope,
+        later: LaterChanges,
+        by: &ChangeContext,
+    ) -> Result<UndoOutcome, RepositoryError> {
+        let log = self.log()?;
+        let mut state = self.lock();
+        let _writing = self.writes.hold();
+        let undone = log.last_undoable(scope)?;
+        let Some(first) = undone.first() else {
+            return Err(RepositoryError::NothingToUndo(scope.words()));
+        };
+        let operation = first.operation;
+        let description = undone.iter().map(|r| r.description.as_str()).collect::<Vec<_>>().join("; ");
+        // Every file must still be what the change left, before anything is touched.
+        let mut now: HashMap<EntryPath, Option<Vec<u8>>> = HashMap::new();
+        for revision in &undone {
+            for path in [&revision.path_after, &revision.path_before].into_iter().flatten() {
+                if !now.contains_key(path) {
+                    now.insert(path.clone(), fs::read(self.root.file(path)).ok());
+                }
+            }
+        }
+        if later == LaterChanges::Refuse {
+            for revision in &undone {
+                if let Some((path, what)) = changed_since(revision, &now) {
+                    return Err(RepositoryError::ChangedSince { change: description, path, what });
+                }
+            }
+        }
+        // Plan every step and its revision first; nothing is touched until all are recorded.
+        let mut replaced = Vec::new();
+        let mut planned = Vec::new();
+        let mut steps = Vec::new();
+        for revision in undone.iter().rev() {
+            let before = revision.before.as_ref().map(|h| self.stored(h)).transpose()?;
+            let current = revision.path_after.as_ref().and_then(|p| now.get(p).cloned().flatten());
+            if let Some(after_path) = &revision.path_after
+                && (revision.path_before.as_ref() != Some(after_path) || before.is_none())
+            {
+                steps.push(UndoStep::Remove(after_path.clone()));
+                now.insert(after_path.clone(), None);
+            }
+            if let (Some(before_path), Some(bytes)) = (&revision.path_before, &before) {
+                // A file written there since the change (forced past) is kept in history:
+                // in its own entry's history when it has an id, else in the history of
+                // the entry put back over it, where a restore finds it.
+                if revision.path_after.as_ref() != Some(before_path)
+                    && let Some(theirs) = now.get(before_path).cloned().flatten()
+                {
+                    replaced.push(FileChange {
+                        entry_id: entry_id_of(before_path, &theirs).or_else(|| revision.entry_id.clone()),
+                        path_before: Some(before_path.clone()),
+                        path_after: None,
+                        before: Some(theirs),
+                        after: None,
+                        description: format!(
+                            "Replaced {before_path}, written since, to undo: {}",
+                            revision.description
+                        ),
+                    });
+                }
+                steps.push(UndoStep::Write(before_path.clone(), bytes.clone()));
+                now.insert(before_path.clone(), Some(bytes.clone()));
+            }
+            planned.push(FileChange {
+                entry_id: revision.entry_id.clone(),
+                path_before: revision.path_after.clone().filter(|_| current.is_some()),
+                path_after: revision.path_before.clone().filter(|_| before.is_some()),
+                before: current,
+                after: before,
+                description: format!("Undid: {}", revision.description),
+            });
+        }
+        replaced.extend(planned);
+        let revisions = self.record_first(by, Some(operation), replaced)?;
+        let mut changes = Vec::new();
+        for (n, step) in steps.iter().enumerate() {
+            let (path, done) = match step {
+                UndoStep::Remove(path) => {
+                    let file = self.root.file(path);
+                    let done = match fs::remove_file(&file) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&file, e)),
+                        _ => Ok(None),
+                    };
+                    (path, done)
+                }
+                UndoStep::Write(path, bytes) => {
+                    let file = self.root.file(path);
+                    (
+                        path,
+                        atomic::write_atomic(&file, bytes)
+                            .map(|()| Some(bytes))
+                            .map_err(|e| io_error(&file, e)),
+                    )
+                }
+            };
+            match done {
+                Ok(bytes) => changes.push(self.remember(&mut state, path, bytes.map(Vec::as_slice))),
+                Err(error) => {
+                    // History recorded the whole undo: it is brought back in line with
+                    // the files this one did not reach.
+                    let untouched: Vec<EntryPath> = steps[n..].iter().map(|s| s.path().clone()).collect();
+                    self.observe_after_failure(&untouched);
+                    self.changed(&mut state, &changes);
+                    return Err(error);
+                }
+            }
+        }
+        self.written(by, &revisions);
+        self.changed(&mut state, &changes);
+        Ok(UndoOutcome { undone, revisions, description })
+    }
+}
+
+/// One file an undo changes.
+enum UndoStep {
+    /// The file at the path is removed.
+    Remove(EntryPath),
+    /// The file at the path gets these bytes.
+    Write(EntryPath, Vec<u8>),
+}
+
+impl UndoStep {
+    /// The file it changes.
+    fn path(&self) -> &EntryPath {
+        match self {
+            UndoStep::Remove(path) | UndoStep::Write(path, _) => path,
+        }
+    }
+}
+
+/// Where and how a file differs from what `revision` left, when it does.
+fn changed_since(
+    revision: &Revision,
+    now: &HashMap<EntryPath, Option<Vec<u8>>>,
+) -> Option<(EntryPath, String)> {
+    let current = |path: &EntryPath| now.get(path).cloned().flatten();
+    match (&revision.path_after, &revision.after) {
+        (Some(path), Some(hash)) => match current(path) {
+            None => Some((path.clone(), "it was removed".to_string())),
+            Some(bytes) if &content_hash(&bytes) != hash => Some((path.clone(), "it was edited".to_string())),
+            Some(_) => None,
+        },
+        _ => None,
+    }
+    .or_else(|| {
+        // The path the undo writes back to must be free, unless it is the same file.
+        let before_path = revision.path_before.as_ref()?;
+        if revision.path_after.as_ref() == Some(before_path) {
+            return None;
+        }
+        current(before_path).map(|_| (before_path.clone(), "another file is there now".to_string()))
+    })
+}

@@ -1,0 +1,257 @@
+//! The vault's [`EntryWriter`]: creating, updating, moving, deleting and merging entries.
+//! Each change takes the main lock and the write lock shared with other kb processes,
+//! reads the file on disk at that moment, is recorded in history (before, when it replaces
+//! or removes a file), written atomically, and then told to the cache, the entry list file
+//! and the observers.
+
+use std::fs;
+use std::path::PathBuf;
+
+use chrono::NaiveDate;
+use kb_domain::frontmatter::render_document;
+use kb_domain::{
+    Category, ChangeContext, Entry, EntryChange, EntryId, EntryPath, EntryUpdate, EntryWriter, FileChange,
+    MergeOutcome, MoveOutcome, NameMatch, NewEntry, RepositoryError, Revision, Slug, UpdateOutcome,
+};
+
+use super::cache::Cache;
+use super::reread::Notify;
+use super::safe_path::io_error;
+use super::{State, Vault, atomic, scan};
+
+/// How many collision suffixes are tried before giving up on a slug.
+const MAX_SUFFIX: u32 = 100_000;
+
+/// Whether a new entry may share its name with an entry of its category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Namesakes {
+    /// It may (a plain create).
+    Allowed,
+    /// It may not: the create is refused with the entries of related names.
+    Refused,
+}
+
+/// A file to create: its category, the slug its name gives, and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct NewFile<'a> {
+    category: Category,
+    slug: &'a Slug,
+    bytes: &'a [u8],
+}
+
+impl<'a> NewFile<'a> {
+    /// The file of `bytes` in `category`, named after `slug`.
+    pub(super) fn new(category: Category, slug: &'a Slug, bytes: &'a [u8]) -> NewFile<'a> {
+        NewFile { category, slug, bytes }
+    }
+}
+
+impl Vault {
+    /// `found`, and when it says the entry is not there, the entry forgotten too: another
+    /// kb process may have moved or deleted it a moment ago, before this one saw the change.
+    pub(super) fn forget_if_missing(
+        &self,
+        state: &mut State,
+        path: &EntryPath,
+        found: Result<PathBuf, RepositoryError>,
+    ) -> Result<PathBuf, RepositoryError> {
+        if matches!(found, Err(RepositoryError::NotFound(_))) && state.cache.remove(path) {
+            self.sweeps.touch();
+            self.changed(state, &[EntryChange::Removed(path.clone())]);
+        }
+        found
+    }
+
+    /// Creates the new file in its category under its slug, or the first free `slug-2`,
+    /// `slug-3`, … . `before` runs just before each attempt (the move journal).
+    pub(super) fn place_new(
+        &self,
+        cache: &Cache,
+        new: NewFile<'_>,
+        mut before: impl FnMut(&EntryPath) -> Result<(), RepositoryError>,
+    ) -> Result<EntryPath, RepositoryError> {
+        let NewFile { category, slug, bytes } = new;
+        // A category folder deleted while kb runs is made again.
+        let folder = self.root.folder(category);
+        fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
+        self.root.checked_folder(category)?;
+        for n in 1..=MAX_SUFFIX {
+            let candidate = if n == 1 { slug.clone() } else { slug.with_suffix(n) };
+            let path = EntryPath::for_slug(category, &candidate);
+            let file = self.root.file(&path);
+            if cache.is_taken(&path) || fs::symlink_metadata(&file).is_ok() {
+                continue;
+            }
+            before(&path)?;
+            if atomic::create_new(&file, bytes).map_err(|e| io_error(&file, e))? {
+                return Ok(path);
+            }
+        }
+        let folder = self.root.folder(category);
+        Err(io_error(
+            &folder,
+            std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("no free name for slug {slug}")),
+        ))
+    }
+
+    /// Creates an entry; when `namesakes` refuses them, only when no entry of its category
+    /// has a related name (checked under the same locks as the write).
+    fn create_entry(
+        &self,
+        new: NewEntry,
+        by: &ChangeContext,
+        namesakes: Namesakes,
+    ) -> Result<Entry, RepositoryError> {
+        let id = EntryId::generate();
+        let frontmatter = new.frontmatter(&id, self.clock.now())?;
+        let slug = Slug::from_name(&new.name);
+        let document = render_document(&frontmatter, &new.body);
+        let mut state = self.lock();
+        let _writing = self.writes.hold();
+        if namesakes == Namesakes::Refused {
+            // A file of this name written a moment ago by another kb process reaches this
+            // cache only through the watcher: read it now, so it counts as a namesake.
+            let own = EntryPath::for_slug(new.category, &slug);
+            if !state.cache.is_taken(&own) && fs::symlink_metadata(self.root.file(&own)).is_ok() {
+                let mut observed = Vec::new();
+                if let Err(e) = self.reread_observed(&mut state, &own, Notify::Observers, &mut observed) {
+                    tracing::warn!(error = %e, path = %own, "a file of the same name could not be read");
+                }
+                self.observe(observed);
+            }
+            let taken: Vec<NameMatch> = state
+                .cache
+                .find_by_name(&new.name)
+                .into_iter()
+                .filter(|m| m.entry.category == new.category)
+                .collect();
+            if !taken.is_empty() {
+                return Err(RepositoryError::NameTaken(taken));
+            }
+        }
+        let path =
+            self.place_new(&state.cache, NewFile::new(new.category, &slug, document.as_bytes()), |_| Ok(()))?;
+        tracing::Span::current().record("path", tracing::field::display(&path));
+        self.record(
+            by,
+            None,
+            vec![FileChange {
+                entry_id: Some(id.as_str().to_string()),
+                path_before: None,
+                path_after: Some(path.clone()),
+                before: None,
+                after: Some(document.into_bytes()),
+                description: format!("Captured \"{}\" in {}", new.name.trim(), new.category),
+            }],
+        );
+        let entry = Entry { path, frontmatter, body: new.body };
+        state.cache.insert(&entry);
+        self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        Ok(entry)
+    }
+}
+
+impl EntryWriter for Vault {
+    #[tracing::instrument(skip_all, fields(category = %new.category, path))]
+    fn create_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
+        self.create_entry(new, by, Namesakes::Allowed)
+    }
+
+    #[tracing::instrument(skip_all, fields(category = %new.category, path))]
+    fn create_unique_as(&self, new: NewEntry, by: &ChangeContext) -> Result<Entry, RepositoryError> {
+        self.create_entry(new, by, Namesakes::Refused)
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path))]
+    fn update_as(
+        &self,
+        path: &EntryPath,
+        update: &EntryUpdate,
+        by: &ChangeContext,
+    ) -> Result<UpdateOutcome, RepositoryError> {
+        let mut state = self.lock();
+        let _writing = self.writes.hold();
+        let file = self.forget_if_missing(&mut state, path, self.root.checked_writable_file(path))?;
+        // The new text is made from the file's own: only the lines the update sets change.
+        let (current, text) = scan::read_existing_document(&file, path)?;
+        let updated = update.apply_to_document(&current, &text, self.clock.now())?;
+        let (entry, updated_fields) = (updated.entry, updated.updated_fields);
+        // The bytes replaced are in history before they are replaced.
+        let recorded = self.record_first(
+            by,
+            None,
+            vec![FileChange {
+                entry_id: entry.id().map(str::to_string),
+                path_before: Some(path.clone()),
+                path_after: Some(path.clone()),
+                before: Some(text.into_bytes()),
+                after: Some(updated.text.as_bytes().to_vec()),
+                description: format!("Updated {} of {path}", updated_fields.join(", ")),
+            }],
+        )?;
+        if let Err(e) = atomic::write_atomic(&file, updated.text.as_bytes()) {
+            self.observe_after_failure(std::slice::from_ref(path));
+            return Err(io_error(&file, e));
+        }
+        self.written(by, &recorded);
+        state.cache.insert(&entry);
+        self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        Ok(UpdateOutcome { entry, updated_fields })
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path, references))]
+    fn move_entry_as(
+        &self,
+        path: &EntryPath,
+        target: Category,
+        by: &ChangeContext,
+    ) -> Result<MoveOutcome, RepositoryError> {
+        self.move_to(path, target, by)
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path))]
+    fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError> {
+        let mut state = self.lock();
+        let _writing = self.writes.hold();
+        let file = self.forget_if_missing(&mut state, path, self.root.checked_file(path))?;
+        // A malformed file is refused here: kb never deletes what it cannot read.
+        let (entry, before) = scan::read_existing_document(&file, path)?;
+        // The file is in history before it is removed: a delete that cannot be recorded
+        // is not made.
+        let recorded = self.record_first(
+            by,
+            None,
+            vec![FileChange {
+                entry_id: entry.id().map(str::to_string),
+                path_before: Some(path.clone()),
+                path_after: None,
+                before: Some(before.into_bytes()),
+                after: None,
+                description: format!("Deleted {path}"),
+            }],
+        )?;
+        if let Err(e) = fs::remove_file(&file) {
+            self.observe_after_failure(std::slice::from_ref(path));
+            return Err(io_error(&file, e));
+        }
+        let folder = self.root.folder(path.category());
+        if let Err(e) = atomic::sync_dir(&folder) {
+            tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a delete");
+        }
+        self.written(by, &recorded);
+        let revision = recorded.into_iter().next();
+        state.cache.remove(path);
+        self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
+        Ok(revision)
+    }
+
+    fn merge_as(
+        &self,
+        target: &EntryPath,
+        sources: &[EntryPath],
+        on: NaiveDate,
+        by: &ChangeContext,
+    ) -> Result<MergeOutcome, RepositoryError> {
+        self.merge(target, sources, on, by)
+    }
+}
