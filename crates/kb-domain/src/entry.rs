@@ -154,8 +154,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 }
 
 /// What list results and `index.md` show of an entry.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EntrySummary {
     /// Its path.
     pub path: EntryPath,
@@ -164,7 +163,6 @@ pub struct EntrySummary {
     /// Its name.
     pub name: String,
     /// Its status, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// When it last changed, when known.
     pub updated_at: Option<DateTime<Utc>>,

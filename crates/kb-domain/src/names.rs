@@ -2,8 +2,6 @@
 //! stripped of the filler around a reference ("the passport thing" → "passport"), and how
 //! the names of two entries relate ("Priya" and "Priya Raman").
 
-use serde::Serialize;
-
 /// A name folded for comparison: transliterated to ASCII, lowercase, apostrophes dropped,
 /// any other punctuation a space, words joined by single spaces ("Zoë  O'Brien-Smith" →
 /// "zoe obrien smith").
@@ -58,8 +56,7 @@ pub fn reference_keys(reference: &str) -> Vec<String> {
 }
 
 /// How two names relate once folded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum NameRelation {
     /// The same name ("Priya Raman", "priya  raman").
     Same,

@@ -114,17 +114,6 @@ impl fmt::Display for EntryPath {
     }
 }
 
-/// An entry path is written as its text (`people/priya-raman.md`).
-impl schemars::JsonSchema for EntryPath {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "EntryPath".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({ "type": "string", "description": "A vault path: {category}/{slug}.md" })
-    }
-}
-
 impl From<EntryPath> for String {
     fn from(path: EntryPath) -> String {
         path.to_string()

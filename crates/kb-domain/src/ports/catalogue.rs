@@ -2,7 +2,6 @@
 //! names, the facts digests and nudges read, the entry list), and its value types.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use serde::Serialize;
 
 use super::entries::RepositoryError;
 use crate::category::Category;
@@ -26,7 +25,7 @@ pub struct ListFilter {
 }
 
 /// A page of entries, newest `updated_at` first.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ListPage {
     /// The entries of the page.
     pub entries: Vec<EntrySummary>,
@@ -35,21 +34,18 @@ pub struct ListPage {
 }
 
 /// An entry whose name or alias relates to a name asked for.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NameMatch {
     /// The entry.
-    #[serde(flatten)]
     pub entry: EntrySummary,
     /// How its name (or alias) relates to the name asked for.
     pub relation: NameRelation,
     /// The alias that matched, when it was not the name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub alias: Option<String>,
 }
 
 /// A file in the vault that looks like an entry but cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MalformedFile {
     /// Its path.
     pub path: EntryPath,

@@ -1,7 +1,5 @@
 //! The search index port: [`SearchIndex`], its queries, hits and errors.
 
-use serde::Serialize;
-
 use crate::category::Category;
 use crate::cause::Cause;
 use crate::entry::Entry;
@@ -54,8 +52,7 @@ pub struct SearchQuery {
 }
 
 /// One search hit.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
     /// The entry.
     pub path: EntryPath,
@@ -72,14 +69,13 @@ pub struct SearchHit {
 }
 
 /// The hits of a search.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchResults {
     /// The hits of the page, best first.
     pub entries: Vec<SearchHit>,
     /// How many entries match in all.
     pub total: usize,
     /// Whether these came from the typo-tolerant retry.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fuzzy: bool,
 }
 

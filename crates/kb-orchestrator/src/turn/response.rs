@@ -48,6 +48,7 @@ pub struct FiledEntry {
     /// Where it was filed.
     pub path: EntryPath,
     /// Its category (`inbox` when kb was unsure).
+    #[serde(serialize_with = "kb_tools::output::category")]
     pub category: Category,
     /// Its name.
     pub name: String,

@@ -2,6 +2,7 @@
 //! filters, paging, snippets, fuzzy retry.
 
 use kb_domain::{Category, SearchIndex, SearchQuery};
+use kb_tools::output::SearchFindings;
 
 use crate::support::{TestVault, paths, query, search};
 
@@ -171,7 +172,7 @@ fn a_typo_gets_a_marked_fuzzy_answer() {
 #[test]
 fn serialises_as_the_tool_contract_says() {
     let (_v, index) = sample();
-    let json = serde_json::to_value(search(&index, "kubernetes")).unwrap();
+    let json = serde_json::to_value(SearchFindings::from(search(&index, "kubernetes"))).unwrap();
     let hit = &json["entries"][0];
     for key in ["path", "name", "category", "matchedField", "snippet", "score"] {
         assert!(hit.get(key).is_some(), "{key} missing in {hit}");
