@@ -101,17 +101,15 @@ impl Assistant {
         let options = OpenOptions { language: config.search_language, ..options };
         let zone = config.time_zone.as_deref().and_then(crate::clock::parse_zone);
         let clock: Arc<dyn Clock> = Arc::new(ZonedClock::new(zone));
-        let dir = config.kb_dir.clone();
+        let storage =
+            Storage { dir: config.kb_dir.clone(), database: config.database_url(), git: config.git };
         let vault_clock = Arc::clone(&clock);
-        let database = config.database_url();
-        let git = config.git;
         let changes = ChangeFeed::default();
         let feed = changes.clone();
-        let (vault, index) = tokio::task::spawn_blocking(move || {
-            open_vault_and_index(&dir, &database, git, vault_clock, options, feed)
-        })
-        .await
-        .map_err(|e| CoreError::Task(e.to_string()))??;
+        let (vault, index) =
+            tokio::task::spawn_blocking(move || open_vault_and_index(&storage, vault_clock, options, feed))
+                .await
+                .map_err(|e| CoreError::Task(e.to_string()))??;
         let watcher = if config.watch {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.
@@ -315,14 +313,24 @@ impl Assistant {
     }
 }
 
-fn open_vault_and_index(
-    dir: &Path,
-    database: &str,
+/// Where the vault's files and its revision history are kept.
+struct Storage {
+    /// The vault folder.
+    dir: std::path::PathBuf,
+    /// The SQLite database (history, conversations, outreach).
+    database: String,
+    /// Whether changes are also committed to git.
     git: crate::config::GitMode,
+}
+
+fn open_vault_and_index(
+    storage: &Storage,
     clock: Arc<dyn Clock>,
     options: OpenOptions,
     changes: ChangeFeed,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
+    let Storage { dir, database, git } = storage;
+    let (dir, git) = (dir.as_path(), *git);
     if git == crate::config::GitMode::Commit {
         // Checked before anything is opened. The vault's folder is made on first use anyway;
         // when it cannot be, the check names it.

@@ -146,16 +146,19 @@ impl ToolRegistry {
 
     /// Decodes `arguments` for tool `T` as [`ToolRegistry::execute`] does (every problem
     /// against its schema listed, then the typed decode), with the same failures.
-    pub fn decode<T: Tool>(&self, arguments: Value) -> Result<T::Args, ToolResult> {
+    pub fn decode<T: Tool>(&self, arguments: Value) -> Result<T::Args, Box<ToolResult>> {
         let Some(&index) = self.by_name.get(T::NAME) else {
-            return Err(ToolResult::failure(ErrorCode::UnknownTool, format!("Unknown tool: {}", T::NAME)));
+            return Err(Box::new(ToolResult::failure(
+                ErrorCode::UnknownTool,
+                format!("Unknown tool: {}", T::NAME),
+            )));
         };
         let problems = check_arguments(&self.tools[index].definition.parameters, &arguments);
         if !problems.is_empty() {
-            return Err(ToolResult::failure(
+            return Err(Box::new(ToolResult::failure(
                 ErrorCode::InvalidArguments,
                 format!("invalid arguments for {}: {}", T::NAME, problems.join("; ")),
-            ));
+            )));
         }
         decode_arguments::<T>(arguments)
     }
@@ -169,12 +172,15 @@ impl ToolRegistry {
         args: T::Args,
         ctx: &ToolContext,
         services: &ToolServices,
-    ) -> Result<ToolOutput<T::Output>, ToolResult>
+    ) -> Result<ToolOutput<T::Output>, Box<ToolResult>>
     where
         T::Output: 'static,
     {
         if !self.by_name.contains_key(T::NAME) {
-            return Err(ToolResult::failure(ErrorCode::UnknownTool, format!("Unknown tool: {}", T::NAME)));
+            return Err(Box::new(ToolResult::failure(
+                ErrorCode::UnknownTool,
+                format!("Unknown tool: {}", T::NAME),
+            )));
         }
         let span = tracing::info_span!("tool", tool = T::NAME, category = T::CATEGORY.as_str());
         async {
@@ -184,8 +190,8 @@ impl ToolRegistry {
                 tokio::spawn(async move { T::default().run(args, &ctx, &services).await }.in_current_span());
             let result = match task.await {
                 Ok(Ok(output)) => Ok(output),
-                Ok(Err(error)) => Err(failure_result(T::NAME, error, None)),
-                Err(join_error) => Err(task_failure(T::NAME, join_error)),
+                Ok(Err(error)) => Err(Box::new(failure_result(T::NAME, error, None))),
+                Err(join_error) => Err(Box::new(task_failure(T::NAME, join_error))),
             };
             let failure = result.as_ref().err();
             tracing::info!(
@@ -232,9 +238,12 @@ impl ToolRegistry {
 }
 
 /// Decodes a tool's arguments; a decode failure is the tool's `INVALID_ARGUMENTS`.
-pub(crate) fn decode_arguments<T: Tool>(arguments: Value) -> Result<T::Args, ToolResult> {
+pub(crate) fn decode_arguments<T: Tool>(arguments: Value) -> Result<T::Args, Box<ToolResult>> {
     serde_json::from_value(arguments).map_err(|e| {
-        ToolResult::failure(ErrorCode::InvalidArguments, format!("invalid arguments for {}: {e}", T::NAME))
+        Box::new(ToolResult::failure(
+            ErrorCode::InvalidArguments,
+            format!("invalid arguments for {}: {e}", T::NAME),
+        ))
     })
 }
 

@@ -133,7 +133,7 @@ impl<T: Tool> ErasedTool for T {
         let raw = arguments.clone();
         let args = match crate::registry::decode_arguments::<T>(arguments) {
             Ok(args) => args,
-            Err(failure) => return failure,
+            Err(failure) => return *failure,
         };
         match self.run(args, ctx, services).await {
             Ok(output) => match serde_json::to_value(&output.data) {

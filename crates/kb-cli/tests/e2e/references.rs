@@ -562,8 +562,7 @@ fn results_read(fake: &FakeOpenAi) -> Vec<Value> {
 /// One scripted turn: the model makes `calls`, (the classifier answers `classified`), and
 /// then says "Done."; the turn's answer and the one tool result the model read.
 async fn scripted_turn(
-    fake: &FakeOpenAi,
-    kb: &KbServer,
+    (fake, kb): (&FakeOpenAi, &KbServer),
     message: &str,
     conversation: Option<&str>,
     calls: Option<(&str, Value)>,
@@ -593,7 +592,7 @@ async fn scripted_model_names_entries_and_reads_how_they_resolved() {
     let (fake, kb) = scripted().await;
     let turn = |message: &'static str, tool: &'static str, arguments: Value| {
         let (fake, kb) = (&fake, &kb);
-        async move { scripted_turn(fake, kb, message, None, Some((tool, arguments)), None).await }
+        async move { scripted_turn((fake, kb), message, None, Some((tool, arguments)), None).await }
     };
 
     // Update by a loose name: resolved, and the model is model_read how.
@@ -647,8 +646,7 @@ async fn scripted_model_names_entries_and_reads_how_they_resolved() {
     let before = snapshot(&kb);
     let text = "Had coffee with Priya, she is moving to MIT";
     let (answer, result) = scripted_turn(
-        &fake,
-        &kb,
+        (&fake, &kb),
         text,
         None,
         Some(("classify_and_capture", json!({"text": text}))),
@@ -666,7 +664,7 @@ async fn scripted_model_names_entries_and_reads_how_they_resolved() {
     assert_eq!(result["data"]["confirmationRequired"], true, "{result}");
     assert_eq!(result["data"]["path"], "projects/old-site.md", "{result}");
     assert!(kb.vault().join("projects/old-site.md").exists());
-    let (done, result) = scripted_turn(&fake, &kb, "yes", Some(&conversation_id(&asked)), None, None).await;
+    let (done, result) = scripted_turn((&fake, &kb), "yes", Some(&conversation_id(&asked)), None, None).await;
     assert_eq!(tools_used(&done), ["delete_entry"]);
     assert_eq!(result["data"]["deleted"], true, "{result}");
     assert!(!kb.vault().join("projects/old-site.md").exists());
@@ -679,7 +677,8 @@ async fn scripted_model_two_people_called_sam() {
 
     // get_entry "Sam": the model reads the candidates; the person's pick runs the call.
     let (asked, result) =
-        scripted_turn(&fake, &kb, "show Sam", None, Some(("get_entry", json!({"path": "Sam"}))), None).await;
+        scripted_turn((&fake, &kb), "show Sam", None, Some(("get_entry", json!({"path": "Sam"}))), None)
+            .await;
     assert_eq!(result["success"], false);
     assert_eq!(
         candidate_paths(&result["candidates"]),
@@ -689,14 +688,13 @@ async fn scripted_model_two_people_called_sam() {
     assert_eq!(result["candidates"][1]["name"], "Sam Ortiz");
     assert_eq!(snapshot(&kb), seeded);
     let (picked, result) =
-        scripted_turn(&fake, &kb, "Sam Ortiz", Some(&conversation_id(&asked)), None, None).await;
+        scripted_turn((&fake, &kb), "Sam Ortiz", Some(&conversation_id(&asked)), None, None).await;
     assert_eq!(tools_used(&picked), ["get_entry"]);
     assert_eq!(result["data"]["entry"]["path"], "people/sam-ortiz.md", "{result}");
 
     // update_entry "Sam": nothing changes until "the second one".
     let (asked, result) = scripted_turn(
-        &fake,
-        &kb,
+        (&fake, &kb),
         "Sam's context is now Climbing partner",
         None,
         Some(("update_entry", json!({"path": "Sam", "updates": {"context": "Climbing partner"}}))),
@@ -710,7 +708,7 @@ async fn scripted_model_two_people_called_sam() {
     );
     assert_eq!(snapshot(&kb), seeded);
     let (done, result) =
-        scripted_turn(&fake, &kb, "the second one", Some(&conversation_id(&asked)), None, None).await;
+        scripted_turn((&fake, &kb), "the second one", Some(&conversation_id(&asked)), None, None).await;
     assert_eq!(tools_used(&done), ["update_entry"]);
     assert_eq!(result["data"]["path"], "people/sam-ortiz.md", "{result}");
     assert_eq!(changed(&seeded, &snapshot(&kb)), ["people/sam-ortiz.md"]);
@@ -719,8 +717,7 @@ async fn scripted_model_two_people_called_sam() {
     // A capture about "Sam": possibleDuplicate, nothing filed; "Sam Lee" logs it there.
     let before = snapshot(&kb);
     let (asked, result) = scripted_turn(
-        &fake,
-        &kb,
+        (&fake, &kb),
         "Had lunch with Sam",
         None,
         Some(("classify_and_capture", json!({"text": "Had lunch with Sam"}))),
@@ -735,8 +732,7 @@ async fn scripted_model_two_people_called_sam() {
     );
     assert_eq!(snapshot(&kb), before);
     let (logged, result) = scripted_turn(
-        &fake,
-        &kb,
+        (&fake, &kb),
         "Sam Lee",
         Some(&conversation_id(&asked)),
         None,
@@ -751,8 +747,7 @@ async fn scripted_model_two_people_called_sam() {
     // The model may also name the entry itself: mergeInto by name.
     let before = snapshot(&kb);
     let (_, result) = scripted_turn(
-        &fake,
-        &kb,
+        (&fake, &kb),
         "Sam Ortiz called about the taxes",
         None,
         Some((

@@ -94,6 +94,8 @@ struct LoopOutcome {
     pending: Option<PendingCall>,
     /// Whether the answer was already sent in deltas as the model wrote it.
     answer_streamed: bool,
+    /// What the model was asked for and answered over the turn (summaries included).
+    usage: Usage,
 }
 
 impl Orchestrator {
@@ -194,15 +196,15 @@ impl Orchestrator {
             confirmation: kb_tools::Confirmation::Ask,
             session: None,
         };
-        let mut outcome = LoopOutcome::default();
+        let mut outcome = LoopOutcome { usage, ..LoopOutcome::default() };
         if let Some((call, confirmed)) = to_run {
             tracing::info!(tool = %call.tool, confirmed, "the person's answer runs the pending call");
             if confirmed {
                 ctx.confirmation = Confirmation::Given;
             }
-            messages.extend(self.run_pending(&call, &mut ctx, &mut outcome, &mut usage, events).await);
+            messages.extend(self.run_pending(&call, &mut ctx, &mut outcome, events).await);
         }
-        let outcome = match self.tool_loop(messages, ctx, &mut usage, outcome, events).await {
+        let outcome = match self.tool_loop(messages, ctx, outcome, events).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 // Nothing of a failed turn is stored; a conversation it started would be an
@@ -236,6 +238,7 @@ impl Orchestrator {
                 local_id()
             }
         };
+        let usage = outcome.usage;
         tracing::info!(
             duration_ms = started.elapsed().as_secs_f64() * 1000.0,
             llm_calls = usage.llm_calls,
@@ -306,13 +309,12 @@ impl Orchestrator {
         pending: &PendingCall,
         ctx: &mut ToolContext,
         outcome: &mut LoopOutcome,
-        usage: &mut Usage,
         events: &EventSender,
     ) -> [ChatMessage; 2] {
         let call = confirm::confirmed_call(pending);
         let asked = ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] };
         outcome.turn_messages.push(NewMessage::assistant_tool_calls("", vec![call.clone()]));
-        let result = self.run_call(call, ctx, outcome, usage, events).await;
+        let result = self.run_call(call, ctx, outcome, events).await;
         ctx.confirmation = Confirmation::Ask;
         [asked, result]
     }
@@ -324,7 +326,6 @@ impl Orchestrator {
         call: ToolCall,
         ctx: &mut ToolContext,
         outcome: &mut LoopOutcome,
-        usage: &mut Usage,
         events: &EventSender,
     ) -> ChatMessage {
         let arguments = serde_json::from_str(&call.arguments)
@@ -335,7 +336,7 @@ impl Orchestrator {
         let mut proposed = false;
         for update in &result.state_updates {
             if let StateUpdate::ModelUsage(spent) = update {
-                usage.add(*spent);
+                outcome.usage.add(*spent);
             }
             if let Some(pending) = confirm::requested(update) {
                 outcome.pending = Some(pending);
@@ -360,7 +361,6 @@ impl Orchestrator {
         &self,
         mut messages: Vec<ChatMessage>,
         mut ctx: ToolContext,
-        usage: &mut Usage,
         mut outcome: LoopOutcome,
         events: &EventSender,
     ) -> Result<LoopOutcome, TurnError> {
@@ -386,7 +386,7 @@ impl Orchestrator {
                 }
                 Err(error) => return Err(error.into()),
             };
-            usage.add(completion.usage);
+            outcome.usage.add(completion.usage);
             if completion.tool_calls.is_empty() {
                 match completion.content.filter(|c| !c.trim().is_empty()) {
                     Some(text) => {
@@ -404,7 +404,7 @@ impl Orchestrator {
             });
             outcome.turn_messages.push(NewMessage::assistant_tool_calls(text, completion.tool_calls.clone()));
             for call in completion.tool_calls {
-                messages.push(self.run_call(call, &mut ctx, &mut outcome, usage, events).await);
+                messages.push(self.run_call(call, &mut ctx, &mut outcome, events).await);
             }
         }
         tracing::warn!(rounds = self.settings.max_tool_rounds, "tool round cap reached");

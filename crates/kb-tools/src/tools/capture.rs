@@ -187,7 +187,8 @@ impl Tool for ClassifyAndCapture {
                 });
             }
         };
-        let confident = decision.category != Category::Inbox && decision.confidence >= ctx.threshold;
+        let certainty = Certainty::of(&decision, ctx);
+        let confident = certainty == Certainty::Sure;
         if args.merge_into.is_some() && args.create_new.unwrap_or(false) {
             return Err(ToolError::new(
                 ErrorCode::InvalidArguments,
@@ -200,14 +201,15 @@ impl Tool for ClassifyAndCapture {
                 (Some(path), resolution)
             }
             None if args.create_new.unwrap_or(false) => (None, None),
-            None if confident => (existing_entry(&decision, true, services).await?, None),
+            None if confident => (existing_entry(&decision, certainty, services).await?, None),
             // Unsure what it is, but named like one person or project: it is about them.
-            None => (existing_entry(&decision, false, services).await.ok().flatten(), None),
+            None => (existing_entry(&decision, certainty, services).await.ok().flatten(), None),
         };
+        let captured = Captured { text: &request.text, decision: &decision };
         if let Some(target) = target {
-            return merge_capture(&target, &decision, &request.text, resolved, ctx, services).await;
+            return merge_capture(&target, captured, resolved, ctx, services).await;
         }
-        let new = new_entry(&decision, &request.text, confident, ctx);
+        let new = new_entry(&decision, &request.text, certainty, ctx);
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
         // Kept once: the check for a namesake and the write are one step in the vault, so two
@@ -222,10 +224,8 @@ impl Tool for ClassifyAndCapture {
             Ok(entry) => entry,
             Err(kb_domain::RepositoryError::NameTaken(_)) => {
                 // Filed a moment ago by another capture: add to it (or ask, as for any namesake).
-                return match existing_entry(&decision, true, services).await? {
-                    Some(target) => {
-                        merge_capture(&target, &decision, &request.text, None, ctx, services).await
-                    }
+                return match existing_entry(&decision, Certainty::Sure, services).await? {
+                    Some(target) => merge_capture(&target, captured, None, ctx, services).await,
                     None => Err(ToolError::new(
                         ErrorCode::PossibleDuplicate,
                         "an entry of that name was filed at the same moment: try again",
@@ -271,9 +271,10 @@ const KEPT_ONCE: [Category; 2] = [Category::People, Category::Projects];
 /// among people and projects alike.
 async fn existing_entry(
     decision: &Classification,
-    confident: bool,
+    certainty: Certainty,
     services: &ToolServices,
 ) -> Result<Option<kb_domain::EntryPath>, ToolError> {
+    let confident = certainty == Certainty::Sure;
     let categories: &[Category] = if !confident {
         &KEPT_ONCE
     } else if KEPT_ONCE.contains(&decision.category) {
@@ -326,13 +327,39 @@ async fn existing_entry(
     }
 }
 
+/// How sure the classifier was of a capture: sure when it chose a category other than the
+/// inbox with at least the confidence asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Certainty {
+    /// Filed where the classifier said.
+    Sure,
+    /// Filed in the inbox, and the person is asked.
+    Unsure,
+}
+
+impl Certainty {
+    fn of(decision: &Classification, ctx: &ToolContext) -> Certainty {
+        if decision.category != Category::Inbox && decision.confidence >= ctx.threshold {
+            Certainty::Sure
+        } else {
+            Certainty::Unsure
+        }
+    }
+}
+
+/// What was captured: the person's text and how it was classified.
+#[derive(Debug, Clone, Copy)]
+struct Captured<'a> {
+    text: &'a str,
+    decision: &'a Classification,
+}
+
 /// Adds a capture to the entry it is about: the text as a dated line under `## Log`, list
 /// fields (follow-ups, tags) united with the classification's, fields the entry lacks filled
 /// in, and a person's `last_touched` set to today.
 async fn merge_capture(
     target: &kb_domain::EntryPath,
-    decision: &Classification,
-    text: &str,
+    Captured { text, decision }: Captured<'_>,
     resolved: Option<Resolution>,
     ctx: &ToolContext,
     services: &ToolServices,
@@ -430,7 +457,8 @@ fn log_line(text: &str, today: chrono::NaiveDate) -> Result<BodyEdit, kb_domain:
 /// The entry to create: in its category with the person's words as the body (a person's
 /// or project's as the first dated line of its `## Log`), or in the inbox with them as
 /// `original_text`.
-fn new_entry(decision: &Classification, text: &str, confident: bool, ctx: &ToolContext) -> NewEntry {
+fn new_entry(decision: &Classification, text: &str, certainty: Certainty, ctx: &ToolContext) -> NewEntry {
+    let confident = certainty == Certainty::Sure;
     let suggested = decision.category;
     let mut fields = Frontmatter::new();
     // Only the suggested category's own fields, and only values that fit them: the
