@@ -7,10 +7,41 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use kb_domain::delivery::{DeliveryChannel, DeliveryError, DigestMessage};
+use kb_domain::nudges::Nudge;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use reqwest::{StatusCode, Url};
+use serde::Serialize;
 
 use crate::render;
+
+/// kb's own JSON body of a digest (`format = "json"`): `{id?, type, title, markdown, nudges}`.
+#[derive(Debug, Serialize)]
+pub struct JsonBody<'a> {
+    /// The delivery's stable id, also sent as `Idempotency-Key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a str>,
+    /// `daily` or `weekly`.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// The subject line.
+    pub title: &'a str,
+    /// The digest, as markdown.
+    pub markdown: &'a str,
+    /// The nudges of the moment.
+    pub nudges: &'a [Nudge],
+}
+
+impl<'a> From<&'a DigestMessage> for JsonBody<'a> {
+    fn from(message: &'a DigestMessage) -> JsonBody<'a> {
+        JsonBody {
+            id: message.id.as_deref(),
+            kind: &message.kind,
+            title: &message.title,
+            markdown: &message.markdown,
+            nudges: &message.nudges,
+        }
+    }
+}
 
 /// What a webhook is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -197,7 +228,7 @@ impl WebhookChannel {
             request = request.header("Idempotency-Key", id);
         }
         let request = match self.format {
-            WebhookFormat::Json => request.json(message),
+            WebhookFormat::Json => request.json(&JsonBody::from(message)),
             WebhookFormat::Ntfy => request
                 .header(CONTENT_TYPE, "text/plain; charset=utf-8")
                 .header("Title", ntfy_title(&message.title))

@@ -12,6 +12,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use base64::Engine as _;
+use kb_delivery::webhook::JsonBody;
 use kb_delivery::{WebhookChannel, WebhookFormat, WebhookSettings, WebhookSetupError};
 use kb_domain::delivery::{DeliveryChannel, DigestMessage};
 use kb_domain::nudges::NudgeRule;
@@ -131,7 +132,7 @@ async fn json_posts_the_message_as_it_serialises() {
     assert_eq!(request.method, Method::POST);
     assert_eq!(request.uri.to_string(), "/hooks/kb?key=abc");
     assert_eq!(request.header("content-type"), Some("application/json"));
-    assert_eq!(request.json(), serde_json::to_value(&message).unwrap());
+    assert_eq!(request.json(), serde_json::to_value(JsonBody::from(&message)).unwrap());
     assert_eq!(
         request.json(),
         serde_json::json!({

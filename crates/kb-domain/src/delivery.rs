@@ -1,21 +1,17 @@
 //! Sending a digest out of kb: the [`DigestMessage`] every channel gets, and the
 //! [`DeliveryChannel`] port that email and webhook adapters implement.
 
-use serde::Serialize;
-
 use crate::nudges::Nudge;
 
 /// A digest as channels send it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DigestMessage {
     /// The delivery's stable id (`kb.{ulid}.{channel}`): the same on every attempt to send
     /// this digest to this channel, before and after a restart, so that a receiver can drop
     /// a repeat. Email sends it as the `Message-ID`, a webhook as `Idempotency-Key` (and
     /// `id` in kb's JSON). `None` for a message kb keeps no delivery of (a fresh id then).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// `daily` or `weekly`.
-    #[serde(rename = "type")]
     pub kind: String,
     /// A subject line: "kb daily digest — 2026-11-23".
     pub title: String,

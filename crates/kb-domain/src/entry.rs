@@ -2,7 +2,6 @@
 //! updates apply, and the one-line summary used by lists and `index.md`.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::category::{COMMON_FIELDS, Category};
@@ -14,8 +13,7 @@ use crate::frontmatter::{Frontmatter, FrontmatterError, parse_document, render_d
 use crate::path::EntryPath;
 
 /// A stable entry identifier (a ULID), kept through moves and renames.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct EntryId(String);
 
 impl EntryId {

@@ -72,8 +72,7 @@ pub mod statuses {
 }
 
 /// A classification confidence in `0..=1`.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, serde::Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
 pub struct Confidence(f64);
 
 /// A number that is not a confidence.

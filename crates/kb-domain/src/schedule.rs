@@ -3,11 +3,9 @@
 //! falls on, for any `chrono` time zone, across daylight-saving changes.
 
 use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveTime, TimeZone, Utc, Weekday};
-use serde::Serialize;
 
 /// Which digest a schedule sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScheduleKind {
     /// The daily digest.
     Daily,

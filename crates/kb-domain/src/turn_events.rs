@@ -3,21 +3,17 @@
 //! a piece of the answer was written. The end (the whole answer, or an error) is reported
 //! by whoever runs the turn.
 
-use serde::Serialize;
 use serde_json::Value;
 
 /// One thing that happened in a turn, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "event", rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
     /// The turn began in this conversation (new or existing).
-    #[serde(rename = "turn.started", rename_all = "camelCase")]
     Started {
         /// The conversation.
         conversation_id: String,
     },
     /// A tool call began.
-    #[serde(rename = "tool.started")]
     ToolStarted {
         /// The tool.
         name: String,
@@ -25,7 +21,6 @@ pub enum TurnEvent {
         arguments: Value,
     },
     /// A tool call ended.
-    #[serde(rename = "tool.finished")]
     ToolFinished {
         /// The tool.
         name: String,
@@ -34,36 +29,13 @@ pub enum TurnEvent {
         /// One line about what it did or why it failed.
         summary: String,
         /// The entry it filed or changed, when there is one.
-        #[serde(skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
     /// The next piece of the answer.
-    #[serde(rename = "message.delta")]
     MessageDelta {
         /// The text to append.
         text: String,
     },
-}
-
-impl TurnEvent {
-    /// The event's name on the wire (`turn.started`, `tool.started`, …).
-    pub fn name(&self) -> &'static str {
-        match self {
-            TurnEvent::Started { .. } => "turn.started",
-            TurnEvent::ToolStarted { .. } => "tool.started",
-            TurnEvent::ToolFinished { .. } => "tool.finished",
-            TurnEvent::MessageDelta { .. } => "message.delta",
-        }
-    }
-
-    /// The event's data, without its name.
-    pub fn data(&self) -> Value {
-        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Value::Object(map) = &mut value {
-            map.remove("event");
-        }
-        value
-    }
 }
 
 /// Splits a finished answer into the pieces a client sees arrive: a word at a time, each
@@ -86,23 +58,6 @@ pub fn deltas(answer: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn events_have_their_wire_names_and_camel_case_data() {
-        let started = TurnEvent::Started { conversation_id: "01J".into() };
-        assert_eq!(started.name(), "turn.started");
-        assert_eq!(started.data(), serde_json::json!({"conversationId": "01J"}));
-        let finished = TurnEvent::ToolFinished {
-            name: "get_entry".into(),
-            success: true,
-            summary: "ok".into(),
-            path: None,
-        };
-        assert_eq!(
-            finished.data(),
-            serde_json::json!({"name": "get_entry", "success": true, "summary": "ok"})
-        );
-    }
 
     #[test]
     fn deltas_join_to_the_answer() {

@@ -11,6 +11,7 @@
 
 pub mod answers;
 pub mod auth;
+pub mod dto;
 pub mod error;
 pub mod mcp;
 pub mod routes;

@@ -79,7 +79,8 @@ fn events(assistant: Arc<Assistant>, id: Option<ConversationId>, message: String
             assistant.chat().send_with_events(id.as_ref(), &message, turn_sender).await
         });
         while let Some(event) = turn_events.recv().await {
-            let _ = sender.send(Ok(Event::default().event(event.name()).data(event.data().to_string())));
+            let data = crate::dto::turn_event_json(&event);
+            let _ = sender.send(Ok(Event::default().event(crate::dto::turn_event_name(&event)).data(data)));
         }
         let end = match joined(turn.await) {
             Ok(response) => Event::default()
