@@ -16,14 +16,36 @@ pub fn print_json(value: &Value) -> Result<(), CliError> {
     Ok(())
 }
 
+/// How a command prints its answer: text for a person, or (`--json`) the JSON data kb
+/// answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Text for a person.
+    Text,
+    /// The JSON data, for programs.
+    Json,
+}
+
+impl Format {
+    /// The format the `--json` flag asks for.
+    pub fn of(json_flag: bool) -> Format {
+        if json_flag { Format::Json } else { Format::Text }
+    }
+
+    /// Whether this is JSON.
+    pub fn is_json(self) -> bool {
+        self == Format::Json
+    }
+}
+
 /// Prints a command's answer: as JSON with `--json`, else as `human` renders that JSON.
 pub fn show(
-    json: bool,
+    format: Format,
     data: &impl serde::Serialize,
     human: impl Fn(&Value) -> String,
 ) -> Result<(), CliError> {
     let value = serde_json::to_value(data)?;
-    if json { print_json(&value) } else { print_text(&human(&value)) }
+    if format.is_json() { print_json(&value) } else { print_text(&human(&value)) }
 }
 
 /// Prints text on stdout (ending it with a newline when it has none).

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::cli::ChatArgs;
 use crate::failure::CliError;
+use crate::output::Format;
 
 /// How many recent conversations the picker offers.
 const PICK_FROM: usize = 10;
@@ -20,7 +21,7 @@ const PICK_FROM: usize = 10;
 const RECAP_MESSAGES: usize = 4;
 
 /// Runs the REPL until `quit`, `exit` or end of input.
-pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliError> {
+pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), CliError> {
     let stdin = std::io::stdin();
     let echo = !stdin.is_terminal();
     let mut input = stdin.lock();
@@ -29,34 +30,34 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
         (Some(id), _) => {
             // An unknown id ends here, before anything is shown.
             let found = kb.chat().conversation(&ConversationId::new(id.trim())).await?;
-            if !json {
+            if !format.is_json() {
                 say(&banner)?;
             }
-            Some(recap(found, json)?)
+            Some(recap(found, format)?)
         }
-        (None, true) if json => None,
+        (None, true) if format.is_json() => None,
         (None, true) => {
             say(&banner)?;
             None
         }
-        (None, false) => match pick(kb, &mut input, echo, json, &banner).await? {
+        (None, false) => match pick(kb, &mut input, echo, format, &banner).await? {
             Pick::Quit => return Ok(()),
             Pick::New => None,
-            Pick::Existing(id) => Some(recap(kb.chat().conversation(&id).await?, json)?),
+            Pick::Existing(id) => Some(recap(kb.chat().conversation(&id).await?, format)?),
         },
     };
     loop {
-        if !json {
+        if !format.is_json() {
             prompt("you> ")?;
         }
         let Some(line) = read_line(&mut input)? else {
-            if !json {
+            if !format.is_json() {
                 say("")?;
             }
             break;
         };
         let text = line.trim();
-        if echo && !json {
+        if echo && !format.is_json() {
             say(text)?;
         }
         if text.is_empty() {
@@ -73,7 +74,7 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
         };
         // The answer is printed as it is written, unless the turn is printed whole (JSON,
         // or verbose with its tool calls first).
-        let live = !json && !args.verbose;
+        let live = !format.is_json() && !args.verbose;
         let (answer, printed) = if live {
             let (sender, events) = tokio::sync::mpsc::unbounded_channel();
             let (answer, printed) = tokio::join!(
@@ -92,7 +93,7 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
                 } else {
                     Vec::new()
                 };
-                show_turn(&response, &tools, json, printed)?;
+                show_turn(&response, &tools, format, printed)?;
             }
             Err(error) => {
                 if printed {
@@ -102,7 +103,7 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, json: bool) -> Result<(), CliE
             }
         }
     }
-    if let (Some(id), false) = (&current, json) {
+    if let (Some(id), Format::Text) = (&current, format) {
         note(&format!("(conversation {id}: go on with `kb chat --conversation {id}`)"))?;
     }
     Ok(())
@@ -120,24 +121,24 @@ async fn pick(
     kb: &Assistant,
     input: &mut impl BufRead,
     echo: bool,
-    json: bool,
+    format: Format,
     banner: &str,
 ) -> Result<Pick, CliError> {
     let recent: Vec<_> = kb.chat().conversations().await?.into_iter().take(PICK_FROM).collect();
-    if !json {
+    if !format.is_json() {
         say(banner)?;
     }
     if recent.is_empty() {
         return Ok(Pick::New);
     }
-    let out = |text: &str| if json { note(text) } else { say(text) };
+    let out = |text: &str| if format.is_json() { note(text) } else { say(text) };
     out("Recent conversations:")?;
     for (n, conversation) in recent.iter().enumerate() {
         let when = conversation.updated_at.format("%Y-%m-%d %H:%M");
         out(&format!("  {:>2}. {}  ({when})", n + 1, conversation.title))?;
     }
     loop {
-        prompt_to(json, "Pick a number, or press Enter for a new conversation: ")?;
+        prompt_to(format, "Pick a number, or press Enter for a new conversation: ")?;
         let Some(line) = read_line(input)? else { return Ok(Pick::Quit) };
         let choice = line.trim();
         if echo {
@@ -159,9 +160,9 @@ async fn pick(
 /// Shows the title and last few messages of a conversation being taken up again.
 fn recap(
     (conversation, messages): (Conversation, Vec<Message>),
-    json: bool,
+    format: Format,
 ) -> Result<ConversationId, CliError> {
-    if !json {
+    if !format.is_json() {
         say(&format!("Going on with \"{}\"", conversation.title))?;
         let said: Vec<&Message> = messages
             .iter()
@@ -226,8 +227,13 @@ async fn print_deltas(
 
 /// Prints one turn: its tool calls (verbose), the answer (unless it was printed as it
 /// came) and what was filed.
-fn show_turn(response: &ChatResponse, tools: &[Message], json: bool, printed: bool) -> Result<(), CliError> {
-    if json {
+fn show_turn(
+    response: &ChatResponse,
+    tools: &[Message],
+    format: Format,
+    printed: bool,
+) -> Result<(), CliError> {
+    if format.is_json() {
         let mut value = serde_json::to_value(response)?;
         if let Value::Object(map) = &mut value
             && !tools.is_empty()
@@ -288,8 +294,8 @@ fn note(text: &str) -> Result<(), CliError> {
 }
 
 /// The picker's question: on stderr in JSON mode.
-fn prompt_to(json: bool, text: &str) -> Result<(), CliError> {
-    if json {
+fn prompt_to(format: Format, text: &str) -> Result<(), CliError> {
+    if format.is_json() {
         let mut err = std::io::stderr().lock();
         write!(err, "{text}")?;
         Ok(())

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::{Setting, UpdateArgs};
 use crate::failure::CliError;
-use crate::output::{self, show};
+use crate::output::{self, Format, show};
 
 /// The keys update_entry reads as the notes rather than as a field.
 const BODY_KEYS: [&str; 2] = ["content", "body"];
@@ -15,12 +15,12 @@ const BODY_KEYS: [&str; 2] = ["content", "body"];
 /// `kb update PATH [--set KEY=VALUE]... [--body TEXT | --append TEXT | --prepend TEXT |
 /// --section NAME --add TEXT | --find X --replace Y [--count N]]`: the fields and the
 /// notes change together, in one write, or not at all.
-pub async fn update(kb: &Assistant, args: &UpdateArgs, json: bool) -> Result<(), CliError> {
+pub async fn update(kb: &Assistant, args: &UpdateArgs, format: Format) -> Result<(), CliError> {
     let edit = body_edit(args);
     let updates = fields(&args.set, edit.is_some())?;
     let updates = (!updates.is_empty()).then_some(Value::Object(updates));
     let data = kb.entries().update(&args.path, &EntryEdit { updates, body: edit }).await?;
-    show(json, &data, output::updated)
+    show(format, &data, output::updated)
 }
 
 /// The body edit the notes flags ask for (clap lets at most one of them through).
@@ -50,9 +50,9 @@ fn body_edit(args: &UpdateArgs) -> Option<Value> {
 }
 
 /// `kb move PATH CATEGORY`: the category is checked by move_entry (never the inbox).
-pub async fn move_entry(kb: &Assistant, path: &str, category: &str, json: bool) -> Result<(), CliError> {
+pub async fn move_entry(kb: &Assistant, path: &str, category: &str, format: Format) -> Result<(), CliError> {
     let data = kb.entries().move_to(path, category).await?;
-    show(json, &data, output::moved)
+    show(format, &data, output::moved)
 }
 
 /// The `--set` fields as update_entry's `updates`; `notes_given` tells whether a notes

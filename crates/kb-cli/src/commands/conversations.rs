@@ -5,17 +5,17 @@ use serde_json::json;
 
 use crate::cli::ConversationsAction;
 use crate::failure::CliError;
-use crate::output;
+use crate::output::{self, Format};
 
 /// The longest title a person may give.
 const MAX_TITLE_CHARS: usize = 200;
 
 /// Runs one `kb conversations` action.
-pub async fn run(kb: &Assistant, action: ConversationsAction, json: bool) -> Result<(), CliError> {
+pub async fn run(kb: &Assistant, action: ConversationsAction, format: Format) -> Result<(), CliError> {
     match action {
         ConversationsAction::List => {
             let conversations = kb.chat().conversations().await?;
-            if json {
+            if format.is_json() {
                 output::print_json(&json!({ "conversations": conversations }))
             } else {
                 output::print_text(&table(&conversations))
@@ -35,7 +35,7 @@ pub async fn run(kb: &Assistant, action: ConversationsAction, json: bool) -> Res
             let id = ConversationId::new(id);
             kb.chat().rename(&id, title).await?;
             let (conversation, _) = kb.chat().conversation(&id).await?;
-            if json {
+            if format.is_json() {
                 output::print_json(&serde_json::to_value(&conversation)?)
             } else {
                 output::print_text(&format!("renamed {}: {}", conversation.id, conversation.title))
@@ -44,7 +44,7 @@ pub async fn run(kb: &Assistant, action: ConversationsAction, json: bool) -> Res
         ConversationsAction::Delete { id } => {
             let id = ConversationId::new(id);
             kb.chat().delete(&id).await?;
-            if json {
+            if format.is_json() {
                 output::print_json(&json!({ "deleted": id }))
             } else {
                 output::print_text(&format!("deleted conversation {id}"))

@@ -5,14 +5,14 @@ use kb_core::{Assistant, ListQuery, SearchRequest};
 
 use crate::cli::DigestKind;
 use crate::failure::CliError;
-use crate::output::{self, show};
+use crate::output::{self, Format, show};
 
 /// `kb capture TEXT [--hints H] [--into ENTRY | --new]`.
 pub async fn capture(
     kb: &Assistant,
     text: &str,
     options: &kb_core::CaptureOptions,
-    json: bool,
+    format: Format,
 ) -> Result<(), CliError> {
     if text.trim().is_empty() {
         return Err(CliError::usage("nothing to capture: TEXT is empty"));
@@ -20,7 +20,7 @@ pub async fn capture(
     let hints = options.hints.clone().filter(|h| !h.trim().is_empty());
     let options = kb_core::CaptureOptions { hints, ..options.clone() };
     let data = kb.entries().capture(text, &options).await?;
-    show(json, &data, output::captured)
+    show(format, &data, output::captured)
 }
 
 /// What `kb list` shows.
@@ -37,7 +37,7 @@ pub struct Filter<'a> {
 }
 
 /// `kb list [--category C] [--status S] [--limit N] [--offset N]`.
-pub async fn list(kb: &Assistant, filter: Filter<'_>, json: bool) -> Result<(), CliError> {
+pub async fn list(kb: &Assistant, filter: Filter<'_>, format: Format) -> Result<(), CliError> {
     let query = ListQuery {
         category: filter.category.map(str::to_string),
         status: filter.status.map(str::to_string),
@@ -45,13 +45,13 @@ pub async fn list(kb: &Assistant, filter: Filter<'_>, json: bool) -> Result<(), 
         offset: filter.offset,
     };
     let data = kb_core::output::EntryList::from(kb.entries().list(&query).await?);
-    show(json, &data, output::entry_list)
+    show(format, &data, output::entry_list)
 }
 
 /// `kb show PATH`.
-pub async fn show_entry(kb: &Assistant, path: &str, json: bool) -> Result<(), CliError> {
+pub async fn show_entry(kb: &Assistant, path: &str, format: Format) -> Result<(), CliError> {
     let data = kb.entries().get(path).await?;
-    show(json, &data, output::entry)
+    show(format, &data, output::entry)
 }
 
 /// `kb search QUERY [--category C] [--limit N]`.
@@ -60,18 +60,18 @@ pub async fn search(
     query: &str,
     category: Option<&str>,
     limit: Option<u64>,
-    json: bool,
+    format: Format,
 ) -> Result<(), CliError> {
     if query.trim().is_empty() {
         return Err(CliError::usage("nothing to search for: QUERY is empty"));
     }
     let search = SearchRequest { category: category.map(str::to_string), limit, ..SearchRequest::new(query) };
     let data = kb.entries().search(&search).await?;
-    show(json, &data, output::search_hits)
+    show(format, &data, output::search_hits)
 }
 
 /// `kb digest daily|weekly`.
-pub async fn digest(kb: &Assistant, kind: DigestKind, json: bool) -> Result<(), CliError> {
+pub async fn digest(kb: &Assistant, kind: DigestKind, format: Format) -> Result<(), CliError> {
     let data = kb.entries().digest(kind.as_str()).await?;
-    show(json, &data, |data| output::text(data, "content").to_string())
+    show(format, &data, |data| output::text(data, "content").to_string())
 }

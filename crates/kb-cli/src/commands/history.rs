@@ -7,40 +7,39 @@ use kb_server::answers::{RestoreAnswer, RevisionsAnswer};
 use serde_json::Value;
 
 use crate::failure::CliError;
-use crate::output::{show, text};
+use crate::output::{Format, show, text};
 
 /// `kb history PATH`: the revisions, newest first, as `ID  TIME  SOURCE  DESCRIPTION`.
-pub async fn history(kb: &Assistant, path: &str, json: bool) -> Result<(), CliError> {
+pub async fn history(kb: &Assistant, path: &str, format: Format) -> Result<(), CliError> {
     let revisions_of = kb.history().revisions(path).await?;
-    show(json, &RevisionsAnswer { revisions: &revisions_of }, |data| revisions(path, data))
+    show(format, &RevisionsAnswer { revisions: &revisions_of }, |data| revisions(path, data))
 }
 
 /// `kb restore PATH REV`: the entry back to that revision's bytes.
-pub async fn restore(kb: &Assistant, path: &str, revision: i64, json: bool) -> Result<(), CliError> {
+pub async fn restore(kb: &Assistant, path: &str, revision: i64, format: Format) -> Result<(), CliError> {
     let data = kb.history().restore(path, revision).await?;
-    show(json, &RestoreAnswer::from(&data), |data| restored(revision, data))
+    show(format, &RestoreAnswer::from(&data), |data| restored(revision, data))
 }
 
 /// `kb undo [--force] [--conversation ID]`: the most recent change kb made, undone.
 pub async fn undo(
     kb: &Assistant,
-    force: bool,
+    changed_since: WhenChangedSince,
     conversation: Option<String>,
-    json: bool,
+    format: Format,
 ) -> Result<(), CliError> {
     let of = match conversation.filter(|id| !id.trim().is_empty()) {
         Some(id) => UndoOf::Conversation(ConversationId::new(id)),
         None => UndoOf::Anyone,
     };
-    let changed_since = if force { WhenChangedSince::UndoAnyway } else { WhenChangedSince::Refuse };
     let data = kb.history().undo(of, changed_since).await?;
-    show(json, &data, undone)
+    show(format, &data, undone)
 }
 
 /// `kb delete PATH`: removes the entry's file (history keeps it).
-pub async fn delete(kb: &Assistant, path: &str, json: bool) -> Result<(), CliError> {
+pub async fn delete(kb: &Assistant, path: &str, format: Format) -> Result<(), CliError> {
     let data = kb.entries().delete(path).await?;
-    show(json, &data, deleted)
+    show(format, &data, deleted)
 }
 
 /// The table of `kb history`: one line per revision, `ID  YYYY-MM-DD HH:MM:SS  SOURCE

@@ -12,56 +12,60 @@ mod tidy;
 
 use std::path::PathBuf;
 
-use kb_core::{Assistant, Config};
+use kb_core::{Assistant, Config, WhenChangedSince};
 
 use crate::cli::{Cli, Command};
 use crate::commands::entries::Filter;
 use crate::failure::CliError;
+use crate::output::Format;
 
 /// Runs the command of `cli`.
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let config = config(cli.kb_dir.clone())?;
-    let json = cli.json;
+    let format = Format::of(cli.json);
     let command = match cli.command {
         // These two open what they need themselves.
         Command::Serve { addr } => return serve::run(config, addr).await,
-        Command::Reindex => return reindex::run(&config, json),
+        Command::Reindex => return reindex::run(&config, format),
         Command::Mcp => return mcp::run(config).await,
         command => command,
     };
     let watch = matches!(command, Command::Chat(_));
     let kb = open(config, watch).await?;
     let result = match command {
-        Command::Chat(args) => crate::repl::run(&kb, &args, json).await,
+        Command::Chat(args) => crate::repl::run(&kb, &args, format).await,
         Command::Capture { text, hints, into, new } => {
             let options = kb_core::CaptureOptions { hints, merge_into: into, create_new: new };
-            entries::capture(&kb, &text.join(" "), &options, json).await
+            entries::capture(&kb, &text.join(" "), &options, format).await
         }
         Command::List { category, status, limit, offset } => {
             entries::list(
                 &kb,
                 Filter { category: category.as_deref(), status: status.as_deref(), limit, offset },
-                json,
+                format,
             )
             .await
         }
-        Command::Show { path } => entries::show_entry(&kb, &path, json).await,
-        Command::Update(args) => changes::update(&kb, &args, json).await,
-        Command::Move { path, category } => changes::move_entry(&kb, &path, &category, json).await,
+        Command::Show { path } => entries::show_entry(&kb, &path, format).await,
+        Command::Update(args) => changes::update(&kb, &args, format).await,
+        Command::Move { path, category } => changes::move_entry(&kb, &path, &category, format).await,
         Command::Search { query, category, limit } => {
-            entries::search(&kb, &query.join(" "), category.as_deref(), limit, json).await
+            entries::search(&kb, &query.join(" "), category.as_deref(), limit, format).await
         }
-        Command::Digest { kind, send: false } => entries::digest(&kb, kind, json).await,
-        Command::Digest { kind, send: true } => outreach::send(&kb, kind, json).await,
-        Command::Nudges { action } => outreach::nudges(&kb, action, json).await,
-        Command::Digests { limit } => outreach::digests(&kb, limit, json).await,
-        Command::Conversations { action } => conversations::run(&kb, action, json).await,
-        Command::History { path } => history::history(&kb, &path, json).await,
-        Command::Restore { path, revision } => history::restore(&kb, &path, revision, json).await,
-        Command::Undo { force, conversation } => history::undo(&kb, force, conversation, json).await,
-        Command::Delete { path } => history::delete(&kb, &path, json).await,
-        Command::Duplicates { name } => tidy::duplicates(&kb, name.as_deref(), json).await,
-        Command::Merge { target, sources } => tidy::merge(&kb, &target, &sources, json).await,
+        Command::Digest { kind, send: false } => entries::digest(&kb, kind, format).await,
+        Command::Digest { kind, send: true } => outreach::send(&kb, kind, format).await,
+        Command::Nudges { action } => outreach::nudges(&kb, action, format).await,
+        Command::Digests { limit } => outreach::digests(&kb, limit, format).await,
+        Command::Conversations { action } => conversations::run(&kb, action, format).await,
+        Command::History { path } => history::history(&kb, &path, format).await,
+        Command::Restore { path, revision } => history::restore(&kb, &path, revision, format).await,
+        Command::Undo { force, conversation } => {
+            let changed_since = if force { WhenChangedSince::UndoAnyway } else { WhenChangedSince::Refuse };
+            history::undo(&kb, changed_since, conversation, format).await
+        }
+        Command::Delete { path } => history::delete(&kb, &path, format).await,
+        Command::Duplicates { name } => tidy::duplicates(&kb, name.as_deref(), format).await,
+        Command::Merge { target, sources } => tidy::merge(&kb, &target, &sources, format).await,
         Command::Serve { .. } | Command::Reindex | Command::Mcp => Ok(()),
     };
     kb.close().await;

@@ -7,17 +7,17 @@ use serde_json::{Value, json};
 
 use crate::cli::{DigestKind, NudgeAction};
 use crate::failure::CliError;
-use crate::output::{self, show};
+use crate::output::{self, Format, show};
 
 /// Digests listed unless `--limit` says otherwise.
 const DIGESTS_LISTED: u64 = 10;
 
 /// Lists the nudges, or snoozes one, or does what one asks.
-pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, json: bool) -> Result<(), CliError> {
+pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, format: Format) -> Result<(), CliError> {
     match action {
         None => {
             let nudges = serde_json::to_value(kb.outreach().nudges().await?).unwrap_or_default();
-            show(json, &json!({ "nudges": nudges }), |data| {
+            show(format, &json!({ "nudges": nudges }), |data| {
                 let listed: Vec<String> = data["nudges"]
                     .as_array()
                     .into_iter()
@@ -29,22 +29,22 @@ pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, json: bool) -> 
         }
         Some(NudgeAction::Snooze { key, days }) => {
             let snoozed = kb.outreach().snooze(&key, days.unwrap_or(7)).await?;
-            show(json, &json!({ "key": snoozed.key, "until": snoozed.until }), |data| {
+            show(format, &json!({ "key": snoozed.key, "until": snoozed.until }), |data| {
                 format!("Snoozed until {}", output::text(data, "until"))
             })
         }
         Some(NudgeAction::Done { key }) => {
             let updated = kb.outreach().done(&key).await?;
-            show(json, &updated, output::updated)
+            show(format, &updated, output::updated)
         }
     }
 }
 
 /// The digests kept, newest first, with how their deliveries went.
-pub async fn digests(kb: &Assistant, limit: Option<u64>, json: bool) -> Result<(), CliError> {
+pub async fn digests(kb: &Assistant, limit: Option<u64>, format: Format) -> Result<(), CliError> {
     let limit = usize::try_from(limit.unwrap_or(DIGESTS_LISTED)).unwrap_or(usize::MAX);
     let digests = serde_json::to_value(kb.outreach().digests(limit).await?).unwrap_or_default();
-    show(json, &json!({ "digests": digests }), |data| {
+    show(format, &json!({ "digests": digests }), |data| {
         let listed: Vec<String> = data["digests"]
             .as_array()
             .into_iter()
@@ -82,7 +82,7 @@ pub async fn digests(kb: &Assistant, limit: Option<u64>, json: bool) -> Result<(
 }
 
 /// Writes the digest, keeps it, sends it to every channel and waits for the deliveries.
-pub async fn send(kb: &Assistant, kind: DigestKind, json: bool) -> Result<(), CliError> {
+pub async fn send(kb: &Assistant, kind: DigestKind, format: Format) -> Result<(), CliError> {
     let digest = kb.outreach().write_digest(kind.as_str(), DigestTrigger::Manual).await?;
     let channels = kb.outreach().delivery_channels();
     kb.outreach().deliver(&digest).await;
@@ -100,7 +100,7 @@ pub async fn send(kb: &Assistant, kind: DigestKind, json: bool) -> Result<(), Cl
         "channels": channels,
         "deliveries": deliveries,
     });
-    show(json, &data, |data| {
+    show(format, &data, |data| {
         let mut text = output::text(data, "content").to_string();
         let sent: Vec<String> = data["deliveries"]
             .as_array()

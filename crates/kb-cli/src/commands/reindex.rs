@@ -14,10 +14,10 @@ use kb_search::{IndexProgress, OpenOptions, OpenStats, ProgressFn};
 use serde_json::{Value, json};
 
 use crate::failure::CliError;
-use crate::output;
+use crate::output::{self, Format};
 
 /// Runs `kb reindex` on the vault of `config`.
-pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
+pub fn run(config: &Config, format: Format) -> Result<(), CliError> {
     let root = &config.kb_dir;
     if !root.is_dir() {
         return Err(CliError::runtime(format!("no vault at {}: nothing to index", root.display())));
@@ -28,7 +28,11 @@ pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
     bar.finish_and_clear();
     let index = opened.map_err(|e| CliError::runtime(e.to_string()))?;
     let stats = index.open_stats();
-    if json { output::print_json(&stats_json(stats)) } else { output::print_text(&stats_text(stats)) }
+    if format.is_json() {
+        output::print_json(&stats_json(stats))
+    } else {
+        output::print_text(&stats_text(stats))
+    }
 }
 
 fn progress_bar() -> ProgressBar {

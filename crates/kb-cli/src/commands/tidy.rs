@@ -6,18 +6,18 @@ use kb_core::Assistant;
 use serde_json::Value;
 
 use crate::failure::CliError;
-use crate::output::{show, text};
+use crate::output::{Format, show, text};
 
 /// `kb duplicates [NAME]`: the groups of likely duplicates, one block each.
-pub async fn duplicates(kb: &Assistant, name: Option<&str>, json: bool) -> Result<(), CliError> {
+pub async fn duplicates(kb: &Assistant, name: Option<&str>, format: Format) -> Result<(), CliError> {
     let data = kb.entries().duplicates(name).await?;
-    show(json, &data, groups)
+    show(format, &data, groups)
 }
 
 /// `kb merge TARGET SOURCE…`.
-pub async fn merge(kb: &Assistant, target: &str, sources: &[String], json: bool) -> Result<(), CliError> {
+pub async fn merge(kb: &Assistant, target: &str, sources: &[String], format: Format) -> Result<(), CliError> {
     let data = kb.entries().merge(target, sources).await?;
-    show(json, &data, merged)
+    show(format, &data, merged)
 }
 
 /// Each group: its reason, then its entries as `  path  name`.
