@@ -41,6 +41,15 @@ pub(crate) struct Ingested {
     pub malformed: Vec<(EntryPath, String)>,
 }
 
+impl Ingested {
+    /// Adds what another worker did.
+    fn append(&mut self, mut other: Ingested) {
+        self.indexed.append(&mut other.indexed);
+        self.dropped.append(&mut other.dropped);
+        self.malformed.append(&mut other.malformed);
+    }
+}
+
 /// Where an ingest reads entries from and puts them.
 pub(crate) struct Ingest<'a> {
     /// The writer the entries are added to (not committed).
@@ -76,9 +85,6 @@ impl Ingest<'_> {
 
     /// Reads `paths` on all cores and adds their entries to the writer.
     fn run(&self, paths: &[EntryPath], pass: Pass) -> tantivy::Result<Ingested> {
-        let Ingest { writer, fields, files, progress } = *self;
-        let rebuilding = pass == Pass::Rebuild;
-        let replace = pass == Pass::CatchUp;
         let cursor = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
         let total = paths.len();
@@ -86,8 +92,8 @@ impl Ingest<'_> {
         let failure: Mutex<Option<tantivy::TantivyError>> = Mutex::new(None);
         let workers = thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8).min(total.max(1));
         let report = |done: usize| {
-            if let Some(progress) = progress {
-                progress(IndexProgress { rebuilding, done, total });
+            if let Some(progress) = self.progress {
+                progress(IndexProgress { rebuilding: pass == Pass::Rebuild, done, total });
             }
         };
         thread::scope(|scope| {
@@ -100,35 +106,16 @@ impl Ingest<'_> {
                         if lock(&failure).is_some() {
                             break;
                         }
-                        if replace {
-                            writer.delete_term(Term::from_field_text(fields.path, &path.to_string()));
-                        }
-                        match files.read(path) {
-                            FileRead::Entry(entry, stamp) => {
-                                match writer.add_document(to_document(fields, &entry, stamp)) {
-                                    Ok(_) => local.indexed.push((entry.path, stamp)),
-                                    Err(e) => {
-                                        lock(&failure).get_or_insert(e);
-                                        break;
-                                    }
-                                }
-                            }
-                            FileRead::Missing => local.dropped.push(path.clone()),
-                            FileRead::Malformed(reason) => {
-                                tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
-                                local.dropped.push(path.clone());
-                                local.malformed.push((path.clone(), reason));
-                            }
+                        if let Err(e) = self.read_one(path, pass, &mut local) {
+                            lock(&failure).get_or_insert(e);
+                            break;
                         }
                         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                         if n.is_multiple_of(REPORT_EVERY) && n < total {
                             report(n);
                         }
                     }
-                    let mut all = lock(&result);
-                    all.indexed.append(&mut local.indexed);
-                    all.dropped.append(&mut local.dropped);
-                    all.malformed.append(&mut local.malformed);
+                    lock(&result).append(local);
                 });
             }
         });
@@ -137,5 +124,26 @@ impl Ingest<'_> {
         }
         report(total);
         Ok(result.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// Reads the file at `path` and adds its entry to the writer (replacing the version
+    /// indexed when catching up), noting what became of it in `local`.
+    fn read_one(&self, path: &EntryPath, pass: Pass, local: &mut Ingested) -> tantivy::Result<()> {
+        if pass == Pass::CatchUp {
+            self.writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
+        }
+        match self.files.read(path) {
+            FileRead::Entry(entry, stamp) => {
+                self.writer.add_document(to_document(self.fields, &entry, stamp))?;
+                local.indexed.push((entry.path, stamp));
+            }
+            FileRead::Missing => local.dropped.push(path.clone()),
+            FileRead::Malformed(reason) => {
+                tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
+                local.dropped.push(path.clone());
+                local.malformed.push((path.clone(), reason));
+            }
+        }
+        Ok(())
     }
 }
