@@ -28,12 +28,6 @@ pub fn role_then_calls() -> Value {
     delta(json!({"role": "assistant", "content": null}), None)
 }
 
-/// The first chunk of an answer: [`role_then_text`] when it holds text, else
-/// [`role_then_calls`].
-pub(super) fn role_for(has_text: bool) -> Value {
-    if has_text { role_then_text() } else { role_then_calls() }
-}
-
 /// A piece of the answer's text.
 pub fn content(text: &str) -> Value {
     delta(json!({"content": text}), None)

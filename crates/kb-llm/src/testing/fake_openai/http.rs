@@ -29,7 +29,7 @@ pub(super) fn as_stream(reply: FakeReply) -> FakeReply {
     }
     let message = &body["choices"][0]["message"];
     let text = message["content"].as_str();
-    let mut chunks = vec![chunk::role_for(text.is_some())];
+    let mut chunks = vec![if text.is_some() { chunk::role_then_text() } else { chunk::role_then_calls() }];
     if let Some(text) = text {
         let mut piece = String::new();
         for c in text.chars() {

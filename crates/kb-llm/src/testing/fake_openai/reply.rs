@@ -177,7 +177,8 @@ pub fn streamed_chunks(
     calls: &[StreamedCall<'_>],
     usage: Option<(u32, u32)>,
 ) -> Vec<Value> {
-    let mut chunks = vec![chunk::role_for(!content.is_empty())];
+    let mut chunks =
+        vec![if content.is_empty() { chunk::role_then_calls() } else { chunk::role_then_text() }];
     chunks.extend(content.iter().map(|piece| chunk::content(piece)));
     for (index, call) in (0_u32..).zip(calls) {
         let (first, rest) = call.arguments.split_first().map_or(("", &[][..]), |(f, r)| (*f, r));
