@@ -347,7 +347,7 @@ impl SqliteHistory {
     }
 }
 
-/// A revision from a row of [`REVISION_COLUMNS`].
+/// A revision from a row selected by `select_revisions!`.
 fn revision_from_row(row: &SqliteRow) -> Result<Revision, HistoryError> {
     let text = |i: usize| -> Result<Option<String>, HistoryError> {
         row.try_get::<Option<String>, _>(i).map_err(db("unreadable revision"))

@@ -127,7 +127,7 @@ impl Vault {
             });
         }
         // Every file the merge replaces or removes is in history before it changes.
-        let revisions = self.record_first(by, None, recorded)?;
+        let revisions = self.history.record_first(by, None, recorded)?;
         let touched: Vec<EntryPath> = std::iter::once(target.clone())
             .chain(read.iter().map(|s| s.path.clone()))
             .chain(rewrites.iter().map(|r| r.path.clone()))
@@ -188,7 +188,7 @@ impl Vault {
         self.observe_after_failure(&unwritten);
         tracing::Span::current().record("references", references_updated.len());
 
-        self.written(by, &revisions);
+        self.history.written(by, &revisions);
         self.changed(&mut state, &changes);
         Ok(MergeOutcome { entry: merged.entry, removed: sources.to_vec(), references_updated })
     }

@@ -22,7 +22,7 @@
 //! `Vault` holds the parts, each owning its state: the cache under the main lock, the
 //! entry list file and its schedule (`entry_list_file`), the observers (`observers`),
 //! what sweeps keep between them (`sweep`), this process's presence and the write lock
-//! shared with the other kb processes (`presence`), and the history log (`revisions`).
+//! shared with the other kb processes (`presence`), and the history log (`recorder`).
 //! Its methods are spread by concern: changes in `writes` and `moves`, following changes
 //! made elsewhere in `reread` and `sweep`, history in `revisions`, merges in `merge`.
 
@@ -38,6 +38,7 @@ mod merge;
 mod moves;
 mod observers;
 mod presence;
+mod recorder;
 mod reread;
 mod revisions;
 mod safe_path;
@@ -67,6 +68,7 @@ use self::cache::Cache;
 use self::entry_list_file::EntryListFile;
 use self::observers::Observers;
 use self::presence::{Joined, Presence, WriteLock};
+use self::recorder::Recorder;
 use self::reread::Notify;
 use self::safe_path::{Root, io_error};
 use self::scan::{Found, read_existing};
@@ -90,7 +92,7 @@ pub struct Vault {
     /// Serialises changes to entries with other kb processes.
     writes: WriteLock,
     /// Where each change is recorded, when history is kept.
-    history: Option<Arc<dyn RevisionLog>>,
+    history: Recorder,
 }
 
 /// What the main lock guards: the cache.
@@ -154,6 +156,7 @@ impl Vault {
         })?;
         tracing::info!(entries = cache.len(), malformed = cache.malformed().len(), "vault opened");
         let entry_list = EntryListFile::choose(root.dir());
+        let history = Recorder::new(history, Arc::clone(&clock));
         let vault = Vault {
             root,
             clock,

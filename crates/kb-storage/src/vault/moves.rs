@@ -96,7 +96,7 @@ impl Vault {
                 description: format!("Pointed {referrer}'s reference to {path} at {new_path}"),
             });
         }
-        let revisions = match self.record_first(by, None, recorded) {
+        let revisions = match self.history.record_first(by, None, recorded) {
             Ok(revisions) => revisions,
             Err(error) => {
                 // Not recorded, so not made: the entry stays where it was.
@@ -154,7 +154,7 @@ impl Vault {
         }
         // History recorded what those files were to hold: it learns what they hold instead.
         self.observe_after_failure(&unwritten);
-        self.written(by, &revisions);
+        self.history.written(by, &revisions);
         self.changed(&mut state, &changes);
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }

@@ -32,7 +32,7 @@ impl Vault {
     /// are logged and skipped; returns how many were followed.
     pub fn follow_all(&self, paths: &[EntryPath]) -> usize {
         let mut state = self.lock();
-        let _writing = self.history.as_ref().map(|_| self.writes.hold());
+        let _writing = self.history.is_kept().then(|| self.writes.hold());
         let mut observed = Vec::new();
         let mut followed = 0;
         for path in paths {
@@ -41,7 +41,7 @@ impl Vault {
                 Err(error) => tracing::warn!(%error, %path, "could not follow an entry changed elsewhere"),
             }
         }
-        self.observe(observed);
+        self.history.observe(observed);
         followed
     }
 
@@ -60,13 +60,13 @@ impl Vault {
         path: &EntryPath,
         notify: Notify,
     ) -> Result<Option<Entry>, RepositoryError> {
-        if self.history.is_none() {
+        if !self.history.is_kept() {
             return self.reread_file(state, path, notify);
         }
         let _writing = self.writes.hold();
         let mut observed = Vec::new();
         let result = self.reread_observed(state, path, notify, &mut observed);
-        self.observe(observed);
+        self.history.observe(observed);
         result
     }
 
@@ -80,7 +80,7 @@ impl Vault {
         observed: &mut Vec<ObservedFile>,
     ) -> Result<Option<Entry>, RepositoryError> {
         let result = self.reread_file(state, path, notify);
-        if self.history.is_some() && matches!(result, Ok(_) | Err(RepositoryError::Malformed { .. })) {
+        if self.history.is_kept() && matches!(result, Ok(_) | Err(RepositoryError::Malformed { .. })) {
             let bytes = fs::read(self.root.file(path)).ok();
             let entry_id = match &result {
                 Ok(Some(entry)) => entry.id().map(str::to_string),

@@ -9,7 +9,7 @@ use std::fs;
 
 use kb_domain::{
     ChangeContext, ContentHash, Entry, EntryChange, EntryPath, FileChange, HistoryError, ObservedFile,
-    RepositoryError, RestoreOutcome, Revision, RevisionLog, RevisionText, Slug,
+    RepositoryError, RestoreOutcome, Revision, RevisionText, Slug,
 };
 
 use super::safe_path::io_error;
@@ -26,60 +26,10 @@ const CHECK_CHUNK: usize = 32;
 const CHECK_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl Vault {
-    /// The history log, or the error saying there is none.
-    pub(super) fn log(&self) -> Result<&dyn RevisionLog, RepositoryError> {
-        self.history.as_deref().ok_or(RepositoryError::History(HistoryError::Unavailable))
-    }
-
-    /// Records the changes of one operation made already, one that replaced or removed
-    /// nothing (a capture, a restore that brought a file back beside another). A change
-    /// that is made but cannot be recorded is logged, not undone: kb records it as an
-    /// outside change when it next looks.
-    pub(super) fn record(
-        &self,
-        by: &ChangeContext,
-        reverts: Option<i64>,
-        changes: Vec<FileChange>,
-    ) -> Vec<Revision> {
-        let Some(log) = &self.history else { return Vec::new() };
-        match log.record(self.clock.now(), by, reverts, changes) {
-            Ok(revisions) => {
-                log.written(by, &revisions);
-                revisions
-            }
-            Err(error) => {
-                tracing::error!(%error, "a change was made but could not be recorded in history");
-                Vec::new()
-            }
-        }
-    }
-
-    /// Records the changes of one operation before any of its files is touched, for a
-    /// change that removes or replaces a file: what it throws away is in history first,
-    /// and a change that cannot be recorded is not made (the error says why). The caller
-    /// calls [`Vault::written`] once the files are on disk.
-    pub(super) fn record_first(
-        &self,
-        by: &ChangeContext,
-        reverts: Option<i64>,
-        changes: Vec<FileChange>,
-    ) -> Result<Vec<Revision>, RepositoryError> {
-        let Some(log) = &self.history else { return Ok(Vec::new()) };
-        Ok(log.record(self.clock.now(), by, reverts, changes)?)
-    }
-
-    /// Lets history know that the files of `revisions`, recorded by [`Vault::record_first`],
-    /// are on disk (a git commit is made now).
-    pub(super) fn written(&self, by: &ChangeContext, revisions: &[Revision]) {
-        if let Some(log) = &self.history {
-            log.written(by, revisions);
-        }
-    }
-
     /// After a change recorded first failed part-way, records what is really on disk at
     /// `paths` (as changes from outside kb), so history again matches the files.
     pub(super) fn observe_after_failure(&self, paths: &[EntryPath]) {
-        self.observe(self.files_now(paths));
+        self.history.observe(self.files_now(paths));
     }
 
     /// The files at `paths` as they are on disk now (`bytes: None` where none is).
@@ -94,23 +44,6 @@ impl Vault {
             .collect()
     }
 
-    /// Records, as changes from outside kb, the files among `files` that differ from what
-    /// history last recorded. The caller holds the vault's write lock, so no change kb is
-    /// making (in any process) is half-recorded meanwhile.
-    pub(super) fn observe(&self, files: Vec<ObservedFile>) {
-        let Some(log) = &self.history else { return };
-        if files.is_empty() {
-            return;
-        }
-        match log.observe(self.clock.now(), files) {
-            Ok(revisions) if !revisions.is_empty() => {
-                tracing::info!(changes = revisions.len(), "recorded changes made outside kb");
-            }
-            Ok(_) => {}
-            Err(error) => tracing::error!(%error, "could not record changes made outside kb"),
-        }
-    }
-
     /// Brings history in line with the files: every entry file whose bytes are not what
     /// history last recorded at its path (edited while kb was not running, or by a kb
     /// process killed between writing and recording), and every recorded file that is
@@ -120,7 +53,7 @@ impl Vault {
     /// vault's locks with pauses between, so changes in every process go on meanwhile.
     /// Returns how many files were recorded.
     pub fn check_history(&self) -> Result<usize, RepositoryError> {
-        let log = self.log()?;
+        let log = self.history.log()?;
         let paths = self.lock().cache.known_paths();
         let mut heads: HashMap<EntryPath, ContentHash> = log.heads()?.into_iter().collect();
         let mut differing = Vec::new();
@@ -153,7 +86,7 @@ impl Vault {
     /// The revisions of the entry at (or last at) `path`, newest first: by the `id` of the
     /// file there now, when it has one.
     pub(super) fn entry_history(&self, path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
-        let log = self.log()?;
+        let log = self.history.log()?;
         let entry_id = fs::read(self.root.file(path)).ok().and_then(|bytes| entry_id_of(path, &bytes));
         Ok(log.history(path, entry_id.as_deref())?)
     }
@@ -161,7 +94,7 @@ impl Vault {
     /// Revision `id`, checked to be one of the entry at (or last at) `path`, or one that
     /// changed the file at `path` (an entry deleted there before another took its place).
     fn revision_of(&self, path: &EntryPath, id: i64) -> Result<Revision, RepositoryError> {
-        let log = self.log()?;
+        let log = self.history.log()?;
         let revision = log.revision(id)?.ok_or(RepositoryError::RevisionNotFound(id))?;
         let at_path =
             revision.path_before.as_ref() == Some(path) || revision.path_after.as_ref() == Some(path);
@@ -173,7 +106,7 @@ impl Vault {
 
     /// The bytes stored under `hash`.
     pub(super) fn stored(&self, hash: &ContentHash) -> Result<Vec<u8>, RepositoryError> {
-        self.log()?.content(hash)?.ok_or_else(|| {
+        self.history.log()?.content(hash)?.ok_or_else(|| {
             HistoryError::database_message(format!("the stored file {hash} is missing")).into()
         })
     }
@@ -201,7 +134,7 @@ impl Vault {
         // file one, the id of the entry whose history holds it.
         let owner = match &revision.entry_id {
             Some(entry_id) => Some(entry_id.clone()),
-            None => self.log()?.entry_of_revision(id)?,
+            None => self.history.log()?.entry_of_revision(id)?,
         };
         // A revision that removed the file restores what it removed.
         let hash = revision
@@ -212,7 +145,7 @@ impl Vault {
         let bytes = self.stored(hash)?;
         let mut state = self.lock();
         let _writing = self.writes.hold();
-        let log = self.log()?;
+        let log = self.history.log()?;
         // An entry that lives elsewhere now (moved since) is restored where it is: a
         // second file with its id would be a second copy of the entry.
         let elsewhere = match &owner {
@@ -260,16 +193,16 @@ impl Vault {
         };
         let recorded = if current.is_some() {
             // The version replaced is in history before it is replaced.
-            let recorded = self.record_first(by, None, vec![change])?;
+            let recorded = self.history.record_first(by, None, vec![change])?;
             let file = self.root.file(&target);
             if let Err(e) = atomic::write_atomic(&file, &bytes) {
                 self.observe_after_failure(std::slice::from_ref(&target));
                 return Err(io_error(&file, e));
             }
-            self.written(by, &recorded);
+            self.history.written(by, &recorded);
             recorded
         } else {
-            self.record(by, None, vec![change])
+            self.history.record(by, None, vec![change])
         };
         let change = self.remember(&mut state, &target, Some(&bytes));
         self.changed(&mut state, &[change]);
@@ -288,7 +221,7 @@ impl Vault {
         if let Some(id) = entry_id_of(path, bytes) {
             return Ok(Some(id));
         }
-        if self.history.is_none() {
+        if !self.history.is_kept() {
             return Ok(None);
         }
         let history = self.entry_history(path)?;

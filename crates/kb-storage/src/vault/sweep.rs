@@ -77,7 +77,7 @@ impl Vault {
         // All under one hold of the lock, and the observers notified once: a folder of files
         // pulled in is one search-index commit, not one per file.
         let mut state = self.lock();
-        let _writing = self.history.as_ref().map(|_| self.writes.hold());
+        let _writing = self.history.is_kept().then(|| self.writes.hold());
         let mut changes = Vec::new();
         let mut observed = Vec::new();
         for path in stale.chain(unknown) {
@@ -100,7 +100,7 @@ impl Vault {
         if !changes.is_empty() {
             self.changed(&mut state, &changes);
         }
-        self.observe(observed);
+        self.history.observe(observed);
         drop(state);
         if corrected > 0 {
             tracing::debug!(corrected, "the vault's view caught up with its folders");

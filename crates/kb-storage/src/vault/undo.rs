@@ -32,7 +32,7 @@ impl Vault {
         later: LaterChanges,
         by: &ChangeContext,
     ) -> Result<UndoOutcome, RepositoryError> {
-        let log = self.log()?;
+        let log = self.history.log()?;
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let undone = log.last_undoable(scope)?;
@@ -102,7 +102,7 @@ impl Vault {
             });
         }
         replaced.extend(planned);
-        let revisions = self.record_first(by, Some(operation), replaced)?;
+        let revisions = self.history.record_first(by, Some(operation), replaced)?;
         let mut changes = Vec::new();
         for (n, step) in steps.iter().enumerate() {
             let (path, done) = match step {
@@ -136,7 +136,7 @@ impl Vault {
                 }
             }
         }
-        self.written(by, &revisions);
+        self.history.written(by, &revisions);
         self.changed(&mut state, &changes);
         Ok(UndoOutcome { undone, revisions, description })
     }

@@ -117,7 +117,7 @@ impl Vault {
                 if let Err(e) = self.reread_observed(&mut state, &own, Notify::Observers, &mut observed) {
                     tracing::warn!(error = %e, path = %own, "a file of the same name could not be read");
                 }
-                self.observe(observed);
+                self.history.observe(observed);
             }
             let taken: Vec<NameMatch> = state
                 .cache
@@ -132,7 +132,7 @@ impl Vault {
         let path =
             self.place_new(&state.cache, NewFile::new(new.category, &slug, document.as_bytes()), |_| Ok(()))?;
         tracing::Span::current().record("path", tracing::field::display(&path));
-        self.record(
+        self.history.record(
             by,
             None,
             vec![FileChange {
@@ -177,7 +177,7 @@ impl EntryWriter for Vault {
         let updated = update.apply_to_document(&current, &text, self.clock.now())?;
         let (entry, updated_fields) = (updated.entry, updated.updated_fields);
         // The bytes replaced are in history before they are replaced.
-        let recorded = self.record_first(
+        let recorded = self.history.record_first(
             by,
             None,
             vec![FileChange {
@@ -193,7 +193,7 @@ impl EntryWriter for Vault {
             self.observe_after_failure(std::slice::from_ref(path));
             return Err(io_error(&file, e));
         }
-        self.written(by, &recorded);
+        self.history.written(by, &recorded);
         state.cache.insert(&entry);
         self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
         Ok(UpdateOutcome { entry, updated_fields })
@@ -218,7 +218,7 @@ impl EntryWriter for Vault {
         let (entry, before) = scan::read_existing_document(&file, path)?;
         // The file is in history before it is removed: a delete that cannot be recorded
         // is not made.
-        let recorded = self.record_first(
+        let recorded = self.history.record_first(
             by,
             None,
             vec![FileChange {
@@ -238,7 +238,7 @@ impl EntryWriter for Vault {
         if let Err(e) = atomic::sync_dir(&folder) {
             tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a delete");
         }
-        self.written(by, &recorded);
+        self.history.written(by, &recorded);
         let revision = recorded.into_iter().next();
         state.cache.remove(path);
         self.changed(&mut state, &[EntryChange::Removed(path.clone())]);

@@ -1,0 +1,95 @@
+//! [`Recorder`]: where the vault records its changes — the revision log, when history is
+//! kept, with the clock that dates each record. Without history every record is a no-op.
+
+use std::sync::Arc;
+
+use kb_domain::{
+    ChangeContext, Clock, FileChange, HistoryError, ObservedFile, RepositoryError, Revision, RevisionLog,
+};
+
+/// The vault's revision log, when history is kept.
+pub(crate) struct Recorder {
+    /// The log (`None`: no history is kept).
+    log: Option<Arc<dyn RevisionLog>>,
+    /// Dates each record.
+    clock: Arc<dyn Clock>,
+}
+
+impl Recorder {
+    /// Records in `log` (when there is one), dating records by `clock`.
+    pub(crate) fn new(log: Option<Arc<dyn RevisionLog>>, clock: Arc<dyn Clock>) -> Recorder {
+        Recorder { log, clock }
+    }
+
+    /// Whether history is kept.
+    pub(crate) fn is_kept(&self) -> bool {
+        self.log.is_some()
+    }
+
+    /// The history log, or the error saying there is none.
+    pub(crate) fn log(&self) -> Result<&dyn RevisionLog, RepositoryError> {
+        self.log.as_deref().ok_or(RepositoryError::History(HistoryError::Unavailable))
+    }
+
+    /// Records the changes of one operation made already, one that replaced or removed
+    /// nothing (a capture, a restore that brought a file back beside another). A change
+    /// that is made but cannot be recorded is logged, not undone: kb records it as an
+    /// outside change when it next looks.
+    pub(crate) fn record(
+        &self,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Vec<Revision> {
+        let Some(log) = &self.log else { return Vec::new() };
+        match log.record(self.clock.now(), by, reverts, changes) {
+            Ok(revisions) => {
+                log.written(by, &revisions);
+                revisions
+            }
+            Err(error) => {
+                tracing::error!(%error, "a change was made but could not be recorded in history");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Records the changes of one operation before any of its files is touched, for a
+    /// change that removes or replaces a file: what it throws away is in history first,
+    /// and a change that cannot be recorded is not made (the error says why). The caller
+    /// calls [`Recorder::written`] once the files are on disk.
+    pub(crate) fn record_first(
+        &self,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Result<Vec<Revision>, RepositoryError> {
+        let Some(log) = &self.log else { return Ok(Vec::new()) };
+        Ok(log.record(self.clock.now(), by, reverts, changes)?)
+    }
+
+    /// Lets history know that the files of `revisions`, recorded by
+    /// [`Recorder::record_first`], are on disk (a git commit is made now).
+    pub(crate) fn written(&self, by: &ChangeContext, revisions: &[Revision]) {
+        if let Some(log) = &self.log {
+            log.written(by, revisions);
+        }
+    }
+
+    /// Records, as changes from outside kb, the files among `files` that differ from what
+    /// history last recorded. The caller holds the vault's write lock, so no change kb is
+    /// making (in any process) is half-recorded meanwhile.
+    pub(crate) fn observe(&self, files: Vec<ObservedFile>) {
+        let Some(log) = &self.log else { return };
+        if files.is_empty() {
+            return;
+        }
+        match log.observe(self.clock.now(), files) {
+            Ok(revisions) if !revisions.is_empty() => {
+                tracing::info!(changes = revisions.len(), "recorded changes made outside kb");
+            }
+            Ok(_) => {}
+            Err(error) => tracing::error!(%error, "could not record changes made outside kb"),
+        }
+    }
+}
