@@ -4,7 +4,6 @@
 //! and the references it rewrote are one), and kept by a [`RevisionLog`].
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::cause::Cause;
 use crate::change::{ChangeContext, ChangeSource};
@@ -12,8 +11,7 @@ use crate::conversation::ConversationId;
 use crate::path::EntryPath;
 
 /// The hash naming a file's bytes in history (SHA-256, lowercase hex).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ContentHash(pub String);
 
 impl std::fmt::Display for ContentHash {
@@ -23,8 +21,7 @@ impl std::fmt::Display for ContentHash {
 }
 
 /// One recorded change of one entry's file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Revision {
     /// Its number, increasing with time across the vault.
     pub id: i64,
@@ -35,28 +32,22 @@ pub struct Revision {
     /// Where the change came from.
     pub source: ChangeSource,
     /// The tool that made it, when a tool did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// The conversation it was made in, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<ConversationId>,
     /// One line saying what changed.
     pub description: String,
     /// The entry's `id`, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub entry_id: Option<String>,
     /// Where the file was before (`None`: it did not exist).
     pub path_before: Option<EntryPath>,
     /// Where the file is after (`None`: it no longer exists).
     pub path_after: Option<EntryPath>,
     /// The file's bytes before, by hash.
-    #[serde(skip)]
     pub before: Option<ContentHash>,
     /// The file's bytes after, by hash.
-    #[serde(skip)]
     pub after: Option<ContentHash>,
     /// The operation this one undid, when it is an undo.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reverts: Option<i64>,
 }
 

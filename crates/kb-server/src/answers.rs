@@ -6,10 +6,13 @@ use kb_core::Restored;
 use kb_core::domain::{Revision, RevisionText};
 use serde::Serialize;
 
+use crate::dto::RevisionJson;
+
 /// `{revisions}`: an entry's revisions, newest first.
 #[derive(Debug, Serialize)]
 pub struct RevisionsAnswer<'a> {
     /// The revisions.
+    #[serde(serialize_with = "crate::dto::revisions")]
     pub revisions: &'a [Revision],
 }
 
@@ -19,7 +22,7 @@ pub struct RevisionsAnswer<'a> {
 pub struct RevisionAnswer<'a> {
     /// The revision's own fields.
     #[serde(flatten)]
-    pub revision: &'a Revision,
+    pub revision: RevisionJson<'a>,
     /// The file before it.
     pub before: Option<&'a str>,
     /// The file after it.
@@ -29,7 +32,7 @@ pub struct RevisionAnswer<'a> {
 impl<'a> From<&'a RevisionText> for RevisionAnswer<'a> {
     fn from(text: &'a RevisionText) -> RevisionAnswer<'a> {
         RevisionAnswer {
-            revision: &text.revision,
+            revision: RevisionJson::from(&text.revision),
             before: text.before.as_deref(),
             after: text.after.as_deref(),
         }

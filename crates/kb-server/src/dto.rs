@@ -1,10 +1,68 @@
 //! The JSON kb-server sends of domain values that have no shape of their own in kb-domain:
-//! the events of a streamed chat turn (`POST /api/chat` with `Accept: text/event-stream`).
-//! Each is made from its domain value; the names a client reads are written here.
+//! the events of a streamed chat turn (`POST /api/chat` with `Accept: text/event-stream`)
+//! and an entry's revisions (`/api/entries/{path}/history`, `kb history --json`). Each is
+//! made from its domain value; the names a client reads are written here.
 
+use chrono::{DateTime, Utc};
+use kb_core::domain::Revision;
 use kb_core::domain::turn_events::TurnEvent;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
+
+/// One recorded change of one entry's file, as clients read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionJson<'a> {
+    /// Its number, increasing with time across the vault.
+    pub id: i64,
+    /// The operation it belongs to (the changes of one action, undone together).
+    pub operation: i64,
+    /// When it was recorded.
+    pub at: DateTime<Utc>,
+    /// Where the change came from (`chat`, `api`, `cli`, `mcp`, `outside`).
+    pub source: &'static str,
+    /// The tool that made it, when a tool did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
+    /// The conversation it was made in, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<&'a str>,
+    /// One line saying what changed.
+    pub description: &'a str,
+    /// The entry's `id`, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<&'a str>,
+    /// Where the file was before (`null`: it did not exist).
+    pub path_before: Option<String>,
+    /// Where the file is after (`null`: it no longer exists).
+    pub path_after: Option<String>,
+    /// The operation this one undid, when it is an undo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<i64>,
+}
+
+impl<'a> From<&'a Revision> for RevisionJson<'a> {
+    fn from(revision: &'a Revision) -> RevisionJson<'a> {
+        RevisionJson {
+            id: revision.id,
+            operation: revision.operation,
+            at: revision.at,
+            source: revision.source.as_str(),
+            tool: revision.tool.as_deref(),
+            conversation_id: revision.conversation_id.as_ref().map(|id| id.as_str()),
+            description: &revision.description,
+            entry_id: revision.entry_id.as_deref(),
+            path_before: revision.path_before.as_ref().map(ToString::to_string),
+            path_after: revision.path_after.as_ref().map(ToString::to_string),
+            reverts: revision.reverts,
+        }
+    }
+}
+
+/// Writes a list of revisions as [`RevisionJson`]s (`#[serde(serialize_with = ...)]`).
+pub fn revisions<S: Serializer>(revisions: &&[Revision], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(revisions.iter().map(RevisionJson::from))
+}
 
 /// The data of one event of a streamed turn; its name is the SSE event's name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
