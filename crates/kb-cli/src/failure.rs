@@ -80,7 +80,7 @@ impl From<CoreError> for CliError {
     fn from(error: CoreError) -> CliError {
         match error {
             CoreError::Config(config) => config.into(),
-            other => CliError::runtime(other.to_string()),
+            other => CliError::runtime(kb_domain::Chain(&other).to_string()),
         }
     }
 }
@@ -138,6 +138,14 @@ mod tests {
         assert_eq!(failure(ErrorCode::InvalidArguments).kind, FailureKind::Usage);
         assert_eq!(failure(ErrorCode::InvalidUpdate).kind, FailureKind::Usage);
         assert_eq!(failure(ErrorCode::InvalidMove).kind, FailureKind::Usage);
+    }
+
+    #[test]
+    fn a_failed_start_says_what_failed_and_why() {
+        let outside = kb_domain::RepositoryError::OutsideVault("people/x.md".to_string());
+        let error = CliError::from(CoreError::Vault(outside));
+        assert_eq!(error.kind, FailureKind::Runtime);
+        assert_eq!(error.message, "cannot open the vault: path people/x.md leads outside the vault");
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl Assistant {
         let (vault, index) =
             tokio::task::spawn_blocking(move || open_vault_and_index(&storage, vault_clock, options, feed))
                 .await
-                .map_err(|e| CoreError::Task(e.to_string()))??;
+                .map_err(CoreError::Task)??;
         let watcher = if config.watch {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.
@@ -132,7 +132,7 @@ impl Assistant {
         let model: Arc<dyn ChatModel> = match &config.model {
             ModelChoice::Offline => Arc::new(OfflineModel::with_clock(Arc::clone(&clock))),
             ModelChoice::OpenAi(settings) => {
-                Arc::new(OpenAiChatModel::new(settings.clone()).map_err(|e| CoreError::Model(e.to_string()))?)
+                Arc::new(OpenAiChatModel::new(settings.clone()).map_err(CoreError::Model)?)
             }
         };
         let digest_writer: Option<Arc<dyn kb_tools::DigestWriter>> = match config.model {
@@ -147,7 +147,7 @@ impl Assistant {
             digest_writer,
             clock,
         };
-        let registry = Arc::new(kb_tools::standard_registry().map_err(|e| CoreError::Task(e.to_string()))?);
+        let registry = Arc::new(kb_tools::standard_registry().map_err(CoreError::Tools)?);
         let threshold = Confidence::new(config.threshold)
             .map_err(|e| CoreError::Config(crate::config::ConfigError::Model(e.to_string())))?;
         let settings = TurnSettings {

@@ -2,33 +2,37 @@
 
 use kb_tools::{ErrorCode, ToolResult};
 
-/// Why kb could not start.
+/// Why kb could not start. Each keeps its cause as its source: show it with
+/// [`kb_domain::Chain`] (or anyhow's `{:#}`) to read the whole chain.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
     /// The configuration is wrong.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     /// The vault could not be opened.
-    #[error("cannot open the vault: {0}")]
+    #[error("cannot open the vault")]
     Vault(#[from] kb_domain::RepositoryError),
     /// The search index could not be opened or built.
-    #[error("cannot open the search index: {0}")]
+    #[error("cannot open the search index")]
     Search(#[from] kb_search::OpenError),
     /// The conversation database could not be opened.
-    #[error("cannot open the conversation database: {0}")]
+    #[error("cannot open the conversation database")]
     Store(#[from] kb_domain::StoreError),
     /// The revision history could not be opened.
-    #[error("cannot open the revision history: {0}")]
+    #[error("cannot open the revision history")]
     History(#[from] kb_domain::HistoryError),
     /// Changes cannot be committed to git as `KB_GIT=commit` asks.
     #[error(transparent)]
     Git(#[from] kb_storage::history::GitError),
     /// The model could not be set up.
-    #[error("cannot set up the language model: {0}")]
-    Model(String),
-    /// A start-up task failed to run.
-    #[error("start-up task failed: {0}")]
-    Task(String),
+    #[error("cannot set up the language model")]
+    Model(#[source] kb_llm::openai::OpenAiSetupError),
+    /// The tools could not be registered.
+    #[error("cannot register the tools")]
+    Tools(#[source] kb_tools::RegistryError),
+    /// A start-up task failed to run (it panicked or was cancelled).
+    #[error("start-up task failed")]
+    Task(#[source] tokio::task::JoinError),
 }
 
 /// A tool call through the facade that did not succeed.
