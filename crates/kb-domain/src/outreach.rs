@@ -5,15 +5,13 @@
 //! keeps it in SQLite beside the conversations.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::delivery::DigestMessage;
 use crate::nudges::{Nudge, Snoozes};
 use crate::ports::StoreError;
 
 /// Why a digest was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DigestTrigger {
     /// Its schedule came round.
     Schedule,
@@ -49,13 +47,11 @@ pub struct NewDigest {
 }
 
 /// A digest kb wrote, with how its deliveries went.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredDigest {
     /// Its id.
     pub id: i64,
     /// `daily` or `weekly`.
-    #[serde(rename = "type")]
     pub kind: String,
     /// Its title.
     pub title: String,
@@ -72,8 +68,7 @@ pub struct StoredDigest {
 }
 
 /// One attempt to send a digest to one channel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryRecord {
     /// The digest.
     pub digest_id: i64,
@@ -84,7 +79,6 @@ pub struct DeliveryRecord {
     /// Whether it went through.
     pub delivered: bool,
     /// Why not, when it did not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Whether kb tries again later.
     pub will_retry: bool,

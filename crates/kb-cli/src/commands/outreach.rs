@@ -43,7 +43,9 @@ pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, format: Format)
 /// The digests kept, newest first, with how their deliveries went.
 pub async fn digests(kb: &Assistant, limit: Option<u64>, format: Format) -> Result<(), CliError> {
     let limit = usize::try_from(limit.unwrap_or(DIGESTS_LISTED)).unwrap_or(usize::MAX);
-    let digests = serde_json::to_value(kb.outreach().digests(limit).await?).unwrap_or_default();
+    let kept = kb.outreach().digests(limit).await?;
+    let digests =
+        serde_json::to_value(kb_server::dto::DigestsJson::from(kept.as_slice()).digests).unwrap_or_default();
     show(format, &json!({ "digests": digests }), |data| {
         let listed: Vec<String> = data["digests"]
             .as_array()
@@ -90,7 +92,7 @@ pub async fn send(kb: &Assistant, kind: DigestKind, format: Format) -> Result<()
     let deliveries = kept
         .iter()
         .find(|d| d.id == digest.id)
-        .map(|d| serde_json::to_value(&d.deliveries).unwrap_or_default())
+        .map(|d| serde_json::to_value(kb_server::dto::DigestJson::from(d).deliveries).unwrap_or_default())
         .unwrap_or(Value::Array(Vec::new()));
     let data = json!({
         "id": digest.id,

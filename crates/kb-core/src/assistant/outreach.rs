@@ -11,7 +11,6 @@ use kb_domain::outreach::{DeliveryRecord, DigestTrigger, NewDigest, StoredDigest
 use kb_domain::schedule::ScheduleKind;
 use kb_tools::tools::update::UpdateEntryData;
 use kb_tools::{CaptureSource, ErrorCode};
-use serde::Serialize;
 use serde_json::json;
 
 use super::entries::EntryEdit;
@@ -22,9 +21,8 @@ use crate::outreach::{NextRun, SentDigest};
 /// How often a process running the schedules looks at the clock, at most.
 const SCHEDULE_CHECK: Duration = Duration::from_secs(30);
 
-/// What `/healthz` says of kb reaching out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What `/healthz` says of kb reaching out (written as JSON by kb-server).
+#[derive(Debug, Clone, PartialEq)]
 pub struct OutreachStatus {
     /// The next run of each schedule that is on.
     pub next_runs: Vec<NextRun>,

@@ -137,7 +137,9 @@ pub async fn entry_list(State(state): State<AppState>) -> impl IntoResponse {
 pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
     let mut health = serde_json::to_value(state.assistant.health()).unwrap_or_default();
     if let Value::Object(fields) = &mut health {
-        let outreach = serde_json::to_value(state.assistant.outreach().status().await).unwrap_or_default();
+        let status = state.assistant.outreach().status().await;
+        let outreach =
+            serde_json::to_value(crate::dto::OutreachStatusJson::from(&status)).unwrap_or_default();
         fields.insert("outreach".into(), outreach);
     }
     ApiJson(health)

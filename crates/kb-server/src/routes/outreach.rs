@@ -69,7 +69,8 @@ pub async fn digests(
     ApiQuery(query): ApiQuery<DigestsQuery>,
 ) -> Result<ApiJson<Value>, ApiError> {
     let limit = query.limit.unwrap_or(DIGESTS_LISTED).clamp(1, 100);
-    Ok(ApiJson(json!({ "digests": state.assistant.outreach().digests(limit).await? })))
+    let digests = state.assistant.outreach().digests(limit).await?;
+    Ok(ApiJson(serde_json::to_value(crate::dto::DigestsJson::from(digests.as_slice())).unwrap_or_default()))
 }
 
 /// `POST /api/digests {type}`: writes the digest now, keeps it and sends it to every
