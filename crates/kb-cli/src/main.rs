@@ -26,7 +26,7 @@ use crate::failure::{CliError, FailureKind};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logs(matches!(cli.command, Command::Serve { .. }));
+    init_logs(if matches!(cli.command, Command::Serve { .. }) { "info" } else { "warn" });
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&CliError::runtime(format!("cannot start the async runtime: {error}"))),
@@ -45,9 +45,9 @@ fn fail(error: &CliError) -> ExitCode {
     error.exit_code()
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `warn`, or `info` when serving).
-fn init_logs(serving: bool) {
-    let default = if serving { "info" } else { "warn" };
+/// Logs to stderr, filtered by `RUST_LOG` (else by `default`: `warn`, or `info` when
+/// serving).
+fn init_logs(default: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -30,8 +30,9 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Mcp => return mcp::run(config).await,
         command => command,
     };
+    // The REPL follows edits made outside kb while it runs.
     let watch = matches!(command, Command::Chat(_));
-    let kb = open(config, watch).await?;
+    let kb = open(Config { watch, ..config }).await?;
     let result = match command {
         Command::Chat(args) => crate::repl::run(&kb, &args, format).await,
         Command::Capture { text, hints, into, new } => {
@@ -78,9 +79,8 @@ fn config(kb_dir: Option<PathBuf>) -> Result<Config, CliError> {
     Ok(Config::from_env(kb_dir)?)
 }
 
-/// Opens kb; `watch` follows edits made outside kb while it runs (for the REPL).
-async fn open(mut config: Config, watch: bool) -> Result<Assistant, CliError> {
-    config.watch = watch;
+/// Opens kb, its changes recorded as the command line's.
+async fn open(config: Config) -> Result<Assistant, CliError> {
     // What the command line changes is recorded as coming from it.
     Ok(Assistant::open(config).await?.with_source(kb_core::CaptureSource::Cli))
 }
