@@ -2,7 +2,6 @@
 //! and the typed ways it can fail.
 
 use chrono::NaiveDate;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::category::Category;
@@ -13,8 +12,7 @@ use crate::conversation::ToolCall;
 pub const CANCELLED_PREFIX: &str = "Cancelled:";
 
 /// One message sent to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ChatMessage {
     /// Instructions.
     System {
@@ -43,7 +41,7 @@ pub enum ChatMessage {
 }
 
 /// A tool offered to the model, in OpenAI function-calling form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolDefinition {
     /// The function name.
     pub name: String,
@@ -70,8 +68,7 @@ pub struct ChatRequest {
 }
 
 /// Tokens spent by one or more calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
     /// Calls made.
     pub llm_calls: u32,

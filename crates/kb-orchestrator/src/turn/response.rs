@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use kb_domain::{Category, ConversationId, EntryPath, Role, Usage};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 /// The answer of one chat turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -18,7 +18,30 @@ pub struct ChatResponse {
     /// The tools called, in order.
     pub tools_used: Vec<String>,
     /// LLM calls and tokens spent on the turn.
+    #[serde(serialize_with = "usage")]
     pub usage: Usage,
+}
+
+/// LLM calls and tokens as `/api/chat` writes them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageJson {
+    /// Calls made.
+    llm_calls: u32,
+    /// Prompt tokens.
+    prompt_tokens: u64,
+    /// Completion tokens.
+    completion_tokens: u64,
+}
+
+/// Writes a [`Usage`] as `{llmCalls, promptTokens, completionTokens}`.
+fn usage<S: Serializer>(usage: &Usage, serializer: S) -> Result<S::Ok, S::Error> {
+    let json = UsageJson {
+        llm_calls: usage.llm_calls,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+    };
+    json.serialize(serializer)
 }
 
 /// kb's final message of a turn.
