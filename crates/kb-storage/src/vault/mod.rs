@@ -54,6 +54,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, NaiveDate, Utc};
+use kb_domain::fields::keys;
 use kb_domain::{
     Category, ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryCatalogue, EntryChange,
     EntryId, EntryPath, EntryReader, EntrySummary, Frontmatter, ListFilter, ListPage, MalformedFile,
@@ -382,23 +383,23 @@ impl EntryCatalogue for Vault {
 /// text; a missing or empty one is `known()` when that gives one, else generated (placed
 /// first); any other value is kept as `previous_id` so nothing the person wrote is lost.
 fn with_id(mut frontmatter: Frontmatter, known: impl FnOnce() -> Option<String>) -> (Frontmatter, String) {
-    let kept = match frontmatter.get("id") {
+    let kept = match frontmatter.get(keys::ID) {
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
         Some(Value::Bool(b)) => Some(b.to_string()),
         _ => None,
     };
     if let Some(id) = kept {
-        frontmatter.set("id", Value::String(id.clone()));
+        frontmatter.set(keys::ID, Value::String(id.clone()));
         return (frontmatter, id);
     }
     let id = known().unwrap_or_else(|| EntryId::generate().as_str().to_string());
     let mut with = Frontmatter::new();
-    with.set("id", Value::String(id.clone()));
+    with.set(keys::ID, Value::String(id.clone()));
     for (key, value) in frontmatter.iter() {
         match (key.as_str(), value) {
-            ("id", Value::Null) | ("id", Value::String(_)) => {}
-            ("id", other) => with.set("previous_id", other.clone()),
+            (keys::ID, Value::Null) | (keys::ID, Value::String(_)) => {}
+            (keys::ID, other) => with.set(keys::PREVIOUS_ID, other.clone()),
             _ => with.set(key.clone(), value.clone()),
         }
     }

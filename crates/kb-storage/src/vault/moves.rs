@@ -5,6 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use kb_domain::fields::keys;
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
@@ -40,7 +41,7 @@ impl Vault {
                 None
             })
         });
-        let name = frontmatter.get_str("name").map_or_else(|| path.stem().to_string(), str::to_string);
+        let name = frontmatter.get_str(keys::NAME).map_or_else(|| path.stem().to_string(), str::to_string);
         // Links written from the entry's own folder must still lead where they did.
         let rendered = render_document(&frontmatter, &body);
         let document = rebase_own_links(&rendered, path, target).unwrap_or(rendered);
