@@ -10,7 +10,7 @@ mod tools;
 
 pub use self::chat::Chat;
 pub use self::entries::{CaptureOptions, Entries, EntryEdit, ListQuery, SearchRequest};
-pub use self::history::{History, Restored, UndoOf, WhenChangedSince};
+pub use self::history::{History, Restored, UndoOf};
 pub use self::outreach::{Outreach, OutreachStatus, Snoozed};
 pub use self::tools::{ToolSpec, Tools};
 

@@ -52,7 +52,7 @@ pub mod outreach;
 
 pub use assistant::{
     Assistant, CaptureOptions, Chat, Entries, EntryEdit, Health, History, ListQuery, Outreach,
-    OutreachStatus, Restored, SearchRequest, Snoozed, ToolSpec, Tools, UndoOf, WhenChangedSince,
+    OutreachStatus, Restored, SearchRequest, Snoozed, ToolSpec, Tools, UndoOf,
 };
 pub use changes::{ChangeFeed, ChangedPaths};
 pub use config::{Config, ConfigError, GitMode, ModelChoice};
@@ -60,7 +60,7 @@ pub use error::{CoreError, ToolFailure};
 pub use index::open_index;
 /// The domain types, for programs that need more than the re-exports below.
 pub use kb_domain as domain;
-pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, Message};
+pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, LaterChanges, Message};
 /// OpenAI-compatible model settings (for [`ModelChoice::OpenAi`]).
 pub use kb_llm::openai::OpenAiSettings;
 pub use kb_orchestrator::turn::{ChatResponse, MAX_MESSAGE_BYTES, TurnError};

@@ -82,9 +82,10 @@ pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
 pub use ports::{
     ChangeObserver, ChatModel, Clock, ConversationStore, EntryCatalogue, EntryChange, EntryReader,
-    EntryRepository, EntryWriter, FixedClock, ListFilter, ListPage, MalformedFile, MergeOutcome, MoveOutcome,
-    NameMatch, RepositoryError, RestoreOutcome, RevisionHistory, RevisionText, SearchError, SearchHit,
-    SearchIndex, SearchQuery, SearchResults, StoreError, SystemClock, UndoOutcome, UpdateOutcome,
+    EntryRepository, EntryWriter, FixedClock, LaterChanges, ListFilter, ListPage, MalformedFile,
+    MergeOutcome, MoveOutcome, NameMatch, RepositoryError, RestoreOutcome, RevisionHistory, RevisionText,
+    SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults, StoreError, SystemClock, UndoOutcome,
+    UpdateOutcome,
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};

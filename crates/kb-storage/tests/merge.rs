@@ -12,7 +12,7 @@ use chrono::{NaiveDate, TimeZone, Utc};
 use kb_domain::merge::MergeError;
 use kb_domain::{
     Category, ChangeContext, ChangeSource, Clock, ConversationId, EntryCatalogue, EntryPath, EntryReader,
-    EntryWriter, FixedClock, RepositoryError, RevisionHistory, UndoScope,
+    EntryWriter, FixedClock, LaterChanges, RepositoryError, RevisionHistory, UndoScope,
 };
 use kb_storage::history::HistoryLog;
 use kb_storage::vault::Vault;
@@ -130,7 +130,9 @@ fn two_people_become_one_and_one_undo_puts_every_file_back() {
     assert_eq!(after["ideas/tea.md"], before["ideas/tea.md"]);
 
     // One operation in history: one undo reverts the whole merge, to the very bytes.
-    let undone = vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &chat()).unwrap();
+    let undone = vault
+        .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Refuse, &chat())
+        .unwrap();
     assert!(
         undone.description.starts_with("Merged people/priya.md, people/pri.md into people/priya-raman.md")
     );
@@ -139,7 +141,9 @@ fn two_people_become_one_and_one_undo_puts_every_file_back() {
     assert_eq!(vault.get(&path("people/priya.md")).unwrap().name(), "Priya");
     assert!(vault.get(&path("people/priya-raman.md")).unwrap().frontmatter.get("aliases").is_none());
     // The merge itself was the only change kb made in the conversation.
-    let err = vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &chat()).unwrap_err();
+    let err = vault
+        .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Refuse, &chat())
+        .unwrap_err();
     assert!(matches!(err, RepositoryError::NothingToUndo(_)), "{err}");
 }
 
@@ -173,7 +177,9 @@ fn bad_input_changes_nothing() {
     assert!(matches!(missing_target, RepositoryError::NotFound(_)), "{missing_target}");
 
     assert_eq!(snapshot(dir.path()), before);
-    let err = vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &chat()).unwrap_err();
+    let err = vault
+        .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Refuse, &chat())
+        .unwrap_err();
     assert!(matches!(err, RepositoryError::NothingToUndo(_)), "nothing was recorded: {err}");
 }
 
@@ -867,16 +873,18 @@ mod property {
         }
 
         // One undo puts every file back, byte for byte, and leaves nothing else.
-        let undone =
-            vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &chat()).unwrap();
+        let undone = vault
+            .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), kb_domain::LaterChanges::Refuse, &chat())
+            .unwrap();
         prop_assert_eq!(undone.undone.len(), 1 + sources.len() + referrers.len());
         prop_assert_eq!(snapshot(root), before);
         prop_assert_eq!(listing(root), files_before);
         for (path, original) in paths.iter().zip(&originals) {
             prop_assert_eq!(&vault.get(path).unwrap(), original);
         }
-        let again =
-            vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &chat()).unwrap_err();
+        let again = vault
+            .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), kb_domain::LaterChanges::Refuse, &chat())
+            .unwrap_err();
         prop_assert!(matches!(again, RepositoryError::NothingToUndo(_)), "{}", again);
         Ok(())
     }

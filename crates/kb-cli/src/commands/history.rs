@@ -2,7 +2,7 @@
 //! REV`, `kb undo [--force]` and `kb delete PATH`. Their changes are recorded with source
 //! `cli`.
 
-use kb_core::{Assistant, ConversationId, UndoOf, WhenChangedSince};
+use kb_core::{Assistant, ConversationId, LaterChanges, UndoOf};
 use kb_server::answers::{RestoreAnswer, RevisionsAnswer};
 use serde_json::Value;
 
@@ -24,7 +24,7 @@ pub async fn restore(kb: &Assistant, path: &str, revision: i64, format: Format) 
 /// `kb undo [--force] [--conversation ID]`: the most recent change kb made, undone.
 pub async fn undo(
     kb: &Assistant,
-    changed_since: WhenChangedSince,
+    later: LaterChanges,
     conversation: Option<String>,
     format: Format,
 ) -> Result<(), CliError> {
@@ -32,7 +32,7 @@ pub async fn undo(
         Some(id) => UndoOf::Conversation(ConversationId::new(id)),
         None => UndoOf::Anyone,
     };
-    let data = kb.history().undo(of, changed_since).await?;
+    let data = kb.history().undo(of, later).await?;
     show(format, &data, undone)
 }
 

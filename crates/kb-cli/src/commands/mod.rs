@@ -12,7 +12,7 @@ mod tidy;
 
 use std::path::PathBuf;
 
-use kb_core::{Assistant, Config, WhenChangedSince};
+use kb_core::{Assistant, Config, LaterChanges};
 
 use crate::cli::{Cli, Command};
 use crate::commands::entries::Filter;
@@ -61,8 +61,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::History { path } => history::history(&kb, &path, format).await,
         Command::Restore { path, revision } => history::restore(&kb, &path, revision, format).await,
         Command::Undo { force, conversation } => {
-            let changed_since = if force { WhenChangedSince::UndoAnyway } else { WhenChangedSince::Refuse };
-            history::undo(&kb, changed_since, conversation, format).await
+            let later = if force { LaterChanges::Replace } else { LaterChanges::Refuse };
+            history::undo(&kb, later, conversation, format).await
         }
         Command::Delete { path } => history::delete(&kb, &path, format).await,
         Command::Duplicates { name } => tidy::duplicates(&kb, name.as_deref(), format).await,

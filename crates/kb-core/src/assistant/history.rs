@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kb_domain::{ConversationId, EntryPath, Revision, RevisionHistory, RevisionText};
+use kb_domain::{ConversationId, EntryPath, LaterChanges, Revision, RevisionHistory, RevisionText};
 use kb_tools::tools::undo::{UndoData, UndoLastChange, UndoLastChangeArgs};
 use kb_tools::{CaptureSource, ToolContext};
 
@@ -29,16 +29,6 @@ pub enum UndoOf {
     Anyone,
     /// The newest change made in this conversation.
     Conversation(ConversationId),
-}
-
-/// Whether an undo goes ahead over a file changed since the change it undoes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WhenChangedSince {
-    /// Refuse, saying what changed.
-    #[default]
-    Refuse,
-    /// Undo anyway; the version it replaces is kept in history.
-    UndoAnyway,
 }
 
 /// The revision history of the vault, with changes recorded as coming from one source
@@ -94,13 +84,13 @@ impl<'a> History<'a> {
 
     /// Undoes the most recent change of `of` (undo_last_change): what was undone, and
     /// where the undone change came from.
-    pub async fn undo(self, of: UndoOf, changed_since: WhenChangedSince) -> Result<UndoData, ToolFailure> {
+    pub async fn undo(self, of: UndoOf, later: LaterChanges) -> Result<UndoData, ToolFailure> {
         let conversation_id = match of {
             UndoOf::Anyone => None,
             UndoOf::Conversation(id) => Some(id),
         };
         let ctx = ToolContext { conversation_id, ..self.kb.direct_context(self.source) };
-        let args = UndoLastChangeArgs { force: changed_since == WhenChangedSince::UndoAnyway };
+        let args = UndoLastChangeArgs { force: later == LaterChanges::Replace };
         self.kb.run_in::<UndoLastChange>(args, &ctx).await
     }
 }

@@ -27,5 +27,5 @@ pub use self::entries::{
     EntryReader, EntryRepository, EntryWriter, MergeOutcome, MoveOutcome, RepositoryError, UpdateOutcome,
 };
 pub use self::observer::{ChangeObserver, EntryChange};
-pub use self::revisions::{RestoreOutcome, RevisionHistory, RevisionText, UndoOutcome};
+pub use self::revisions::{LaterChanges, RestoreOutcome, RevisionHistory, RevisionText, UndoOutcome};
 pub use self::search::{SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults};

@@ -17,6 +17,17 @@ pub struct UndoOutcome {
     pub description: String,
 }
 
+/// What an undo does when a file it would revert changed since the change it undoes
+/// (an outside edit, a later change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LaterChanges {
+    /// It refuses, changing nothing, and says what changed.
+    #[default]
+    Refuse,
+    /// It replaces the file; the version it replaces is kept in history.
+    Replace,
+}
+
 /// What a restore did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RestoreOutcome {
@@ -61,13 +72,13 @@ pub trait RevisionHistory: Send + Sync {
     ) -> Result<RestoreOutcome, RepositoryError> {
         Err(HistoryError::Unavailable.into())
     }
-    /// Reverts the most recent change kb made in `scope` that is not undone yet. Refuses,
-    /// changing nothing, when a file it would revert changed since, unless `force` (every
-    /// version it replaces is then recorded first).
+    /// Reverts the most recent change kb made in `scope` that is not undone yet. When a
+    /// file it would revert changed since, `later` says whether it refuses, changing
+    /// nothing, or replaces the file (every version it replaces is recorded first).
     fn undo_as(
         &self,
         _scope: &UndoScope,
-        _force: bool,
+        _later: LaterChanges,
         _by: &ChangeContext,
     ) -> Result<UndoOutcome, RepositoryError> {
         Err(HistoryError::Unavailable.into())

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
-use kb_core::{ConversationId, UndoOf, WhenChangedSince};
+use kb_core::{ConversationId, LaterChanges, UndoOf};
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_BODY_BYTES, entries};
@@ -114,8 +114,8 @@ pub async fn undo(
         Some(id) => UndoOf::Conversation(ConversationId::new(id)),
         None => UndoOf::Anyone,
     };
-    let changed_since = if body.force { WhenChangedSince::UndoAnyway } else { WhenChangedSince::Refuse };
-    Ok(ApiJson(state.assistant.history().undo(of, changed_since).await?))
+    let later = if body.force { LaterChanges::Replace } else { LaterChanges::Refuse };
+    Ok(ApiJson(state.assistant.history().undo(of, later).await?))
 }
 
 /// A JSON body, or `None` when the body is empty.

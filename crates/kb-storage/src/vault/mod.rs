@@ -57,9 +57,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::fields::keys;
 use kb_domain::{
     Category, ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryCatalogue, EntryChange,
-    EntryId, EntryPath, EntryReader, EntrySummary, Frontmatter, ListFilter, ListPage, MalformedFile,
-    NameMatch, RepositoryError, RestoreOutcome, Revision, RevisionHistory, RevisionLog, RevisionText,
-    UndoOutcome, UndoScope,
+    EntryId, EntryPath, EntryReader, EntrySummary, Frontmatter, LaterChanges, ListFilter, ListPage,
+    MalformedFile, NameMatch, RepositoryError, RestoreOutcome, Revision, RevisionHistory, RevisionLog,
+    RevisionText, UndoOutcome, UndoScope,
 };
 use serde_json::Value;
 
@@ -74,7 +74,6 @@ use self::reread::Notify;
 use self::safe_path::{Root, io_error};
 use self::scan::{Found, read_existing};
 use self::sweep::SweepState;
-use self::undo::LaterChanges;
 
 /// The markdown vault on disk.
 pub struct Vault {
@@ -307,10 +306,9 @@ impl RevisionHistory for Vault {
     fn undo_as(
         &self,
         scope: &UndoScope,
-        force: bool,
+        later: LaterChanges,
         by: &ChangeContext,
     ) -> Result<UndoOutcome, RepositoryError> {
-        let later = if force { LaterChanges::Replace } else { LaterChanges::Refuse };
         self.undo(scope, later, by)
     }
 }

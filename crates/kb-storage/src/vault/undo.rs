@@ -6,21 +6,14 @@
 use std::collections::HashMap;
 use std::fs;
 
-use kb_domain::{ChangeContext, EntryPath, FileChange, RepositoryError, Revision, UndoOutcome, UndoScope};
+use kb_domain::{
+    ChangeContext, EntryPath, FileChange, LaterChanges, RepositoryError, Revision, UndoOutcome, UndoScope,
+};
 
 use super::revisions::entry_id_of;
 use super::safe_path::io_error;
 use super::{Vault, atomic};
 use crate::history::content_hash;
-
-/// What an undo does when a file it would revert changed since the change it undoes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum LaterChanges {
-    /// It refuses, changing nothing.
-    Refuse,
-    /// It replaces the file (recording its bytes first).
-    Replace,
-}
 
 impl Vault {
     /// Reverts the most recent undoable operation in `scope`. Every file it removes or

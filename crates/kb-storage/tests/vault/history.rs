@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use kb_domain::{
     Category, ChangeContext, ChangeSource, ConversationId, Entry, EntryCatalogue, EntryPath, EntryReader,
-    EntryUpdate, EntryWriter, Frontmatter, NewEntry, RepositoryError, RevisionHistory, UndoScope,
+    EntryUpdate, EntryWriter, Frontmatter, LaterChanges, NewEntry, RepositoryError, RevisionHistory,
+    UndoScope,
 };
 use kb_storage::history::HistoryLog;
 use kb_storage::vault::Vault;
@@ -136,7 +137,7 @@ fn undo_walks_back_to_the_very_bytes() {
     for _ in 0..5 {
         undone.push(
             vault
-                .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by)
+                .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Refuse, &by)
                 .unwrap()
                 .description,
         );
@@ -145,10 +146,12 @@ fn undo_walks_back_to_the_very_bytes() {
     assert!(undone[0].starts_with("Deleted ideas/hand.md"), "{undone:?}");
     assert!(undone[1].starts_with(&format!("Moved {}", idea.path)), "{undone:?}");
     // The start entry itself was captured in c1 too: one more undo removes it.
-    vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by).unwrap();
+    vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Refuse, &by).unwrap();
     assert!(!start_entry.path.under(dir.path()).exists());
     // The hand-written file was never kb's change in c1: nothing is left to undo there.
-    let err = vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by).unwrap_err();
+    let err = vault
+        .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Refuse, &by)
+        .unwrap_err();
     assert!(matches!(err, RepositoryError::NothingToUndo(_)), "{err}");
     // The vault's view followed every undo.
     assert!(vault.get(&moved.entry.path).is_err());
@@ -169,13 +172,15 @@ fn an_outside_edit_is_recorded_and_never_undone_away() {
     let history = vault.history(&entry.path).unwrap();
     assert_eq!(history[0].source, ChangeSource::Outside);
     assert!(history[0].description.contains("edited outside kb"), "{}", history[0].description);
-    let err = vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), false, &by).unwrap_err();
+    let err = vault
+        .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Refuse, &by)
+        .unwrap_err();
     let message = err.to_string();
     assert!(matches!(err, RepositoryError::ChangedSince { .. }), "{message}");
     assert!(message.contains(&entry.path.to_string()) && message.contains("edited"), "{message}");
     assert_eq!(fs::read_to_string(&file).unwrap(), edited, "a refused undo changes nothing");
     // Forced, the undo goes ahead, and the outside version it replaced is kept.
-    vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), true, &by).unwrap();
+    vault.undo_as(&UndoScope::Conversation(ConversationId::new("c1")), LaterChanges::Replace, &by).unwrap();
     assert!(!fs::read_to_string(&file).unwrap().contains("due_date"));
     let replaced = vault.history(&entry.path).unwrap();
     let back = vault.revision(&entry.path, replaced[0].id).unwrap();
@@ -325,10 +330,10 @@ proptest! {
             made += usize::from(done);
         }
         for n in 0..made {
-            let undo = vault.undo_as(&UndoScope::Conversation(ConversationId::new("p")), false, &by);
+            let undo = vault.undo_as(&UndoScope::Conversation(ConversationId::new("p")), LaterChanges::Refuse, &by);
             prop_assert!(undo.is_ok(), "undo {} of {}: {:?}", n + 1, made, undo.err());
         }
-        prop_assert!(vault.undo_as(&UndoScope::Conversation(ConversationId::new("p")), false, &by).is_err());
+        prop_assert!(vault.undo_as(&UndoScope::Conversation(ConversationId::new("p")), LaterChanges::Refuse, &by).is_err());
         prop_assert_eq!(snapshot(dir.path()), start);
     }
 }
@@ -351,10 +356,10 @@ fn a_forced_undo_keeps_every_file_it_replaces() {
     let file = entry.path.under(dir.path());
     vault.delete_as(&entry.path, &by).unwrap();
     fs::write(&file, mine).unwrap();
-    let err = vault.undo_as(&UndoScope::Anyone, false, &by).unwrap_err();
+    let err = vault.undo_as(&UndoScope::Anyone, LaterChanges::Refuse, &by).unwrap_err();
     assert!(matches!(err, RepositoryError::ChangedSince { .. }), "{err}");
     assert_eq!(fs::read_to_string(&file).unwrap(), mine, "a refused undo changes nothing");
-    vault.undo_as(&UndoScope::Anyone, true, &by).unwrap();
+    vault.undo_as(&UndoScope::Anyone, LaterChanges::Replace, &by).unwrap();
     assert!(fs::read_to_string(&file).unwrap().contains("white"), "the entry is back");
     assert!(
         befores(&vault, &entry.path).contains(&Some(mine.to_string())),
@@ -371,7 +376,7 @@ fn a_forced_undo_keeps_every_file_it_replaces() {
     let moved = vault.move_entry_as(&kite.path, Category::Projects, &by).unwrap();
     let old = kite.path.under(dir.path());
     fs::write(&old, mine).unwrap();
-    vault.undo_as(&UndoScope::Anyone, true, &by).unwrap();
+    vault.undo_as(&UndoScope::Anyone, LaterChanges::Replace, &by).unwrap();
     assert!(fs::read_to_string(&old).unwrap().contains("red"));
     assert!(!moved.entry.path.under(dir.path()).exists());
     assert!(befores(&vault, &kite.path).contains(&Some(mine.to_string())));
@@ -383,7 +388,7 @@ fn a_forced_undo_keeps_every_file_it_replaces() {
     vault.merge_as(&target.path, std::slice::from_ref(&source.path), today, &by).unwrap();
     let source_file = source.path.under(dir.path());
     fs::write(&source_file, mine).unwrap();
-    vault.undo_as(&UndoScope::Anyone, true, &by).unwrap();
+    vault.undo_as(&UndoScope::Anyone, LaterChanges::Replace, &by).unwrap();
     assert!(fs::read_to_string(&source_file).unwrap().contains("Samuel Lee"));
     assert!(befores(&vault, &source.path).contains(&Some(mine.to_string())));
 }
@@ -728,7 +733,14 @@ fn run(vault: &Vault, root: &Path, model: &Model, act: &Act, n: usize) -> Result
                 None => Done::Nothing("restored to the bytes already there".into()),
             })
         }
-        Act::Undo(force) => done(vault.undo_as(&UndoScope::Anyone, force, &by), |_| Done::Undone),
+        Act::Undo(force) => done(
+            vault.undo_as(
+                &UndoScope::Anyone,
+                if force { LaterChanges::Replace } else { LaterChanges::Refuse },
+                &by,
+            ),
+            |_| Done::Undone,
+        ),
         Act::Outside(e, check) => {
             let Some(who) = model.live(e) else { return Ok(skip()) };
             let path = model.path(who);

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use kb_domain::{ChangeSource, RepositoryError, UndoScope};
+use kb_domain::{ChangeSource, LaterChanges, RepositoryError, UndoScope};
 
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
@@ -74,7 +74,8 @@ impl Tool for UndoLastChange {
         let scope = ctx.undo_scope().ok_or_else(|| {
             ToolError::from(RepositoryError::NothingToUndo(UndoScope::Session(String::new()).words()))
         })?;
-        let outcome = run_blocking(move || repo.undo_as(&scope, args.force, &by)).await??;
+        let later = if args.force { LaterChanges::Replace } else { LaterChanges::Refuse };
+        let outcome = run_blocking(move || repo.undo_as(&scope, later, &by)).await??;
         Ok(ToolOutput::data(UndoData {
             undone: outcome.description,
             by: outcome.undone.first().map(|r| r.source).unwrap_or_default(),
