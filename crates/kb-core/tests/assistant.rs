@@ -1,10 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The assembled assistant follows edits made outside kb while it runs: new entries become
-//! listable and searchable, unreadable files are counted in its health.
+//! The assembled assistant: it follows edits made outside kb while it runs (new entries
+//! become listable and searchable, unreadable files are counted in its health), and its
+//! typed calls answer typed data and failures.
 
 use std::time::{Duration, Instant};
 
-use kb_core::{Assistant, Config, ListQuery, SearchRequest};
+use kb_core::tools::get::{GetEntry, GetEntryArgs};
+use kb_core::{Assistant, CaptureSource, Category, Config, ErrorCode, ListQuery, SearchRequest};
 
 async fn eventually(mut check: impl AsyncFnMut() -> bool) -> bool {
     let started = Instant::now();
@@ -45,5 +47,38 @@ async fn outside_edits_reach_list_search_and_health() {
         std::fs::read_to_string(dir.path().join("ideas/broken.md")).unwrap(),
         "---\nname: [unclosed\n---\n"
     );
+    kb.close().await;
+}
+
+/// A program linking kb-core gets typed answers and typed failures: a name two entries
+/// share is `AMBIGUOUS` with both to choose from, through the handle and through
+/// `Assistant::run` alike; bad arguments change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_calls_answer_data_and_failures_with_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = Assistant::open(Config::offline(dir.path())).await.unwrap();
+    for (name, file) in [("Sam Ortiz", "sam-ortiz"), ("Sam Lee", "sam-lee")] {
+        let text = format!("---\nname: {name}\n---\nA friend.\n");
+        std::fs::create_dir_all(dir.path().join("people")).unwrap();
+        std::fs::write(dir.path().join(format!("people/{file}.md")), text).unwrap();
+    }
+    kb.reindex().unwrap();
+
+    let one = kb.entries().get("people/sam-lee.md").await.unwrap();
+    assert_eq!((one.entry.name.as_str(), one.entry.category), ("Sam Lee", Category::People));
+
+    let args = GetEntryArgs { path: "Sam".to_string() };
+    for failure in [
+        kb.entries().get("Sam").await.unwrap_err(),
+        kb.run::<GetEntry>(args, CaptureSource::Api).await.unwrap_err(),
+    ] {
+        assert_eq!(failure.code, ErrorCode::Ambiguous, "{failure:?}");
+        let candidates = failure.candidates.as_deref().and_then(|c| c.as_array()).map_or(0, Vec::len);
+        assert_eq!(candidates, 2, "{failure:?}");
+    }
+
+    let refused = kb.entries().move_to("people/sam-lee.md", "nowhere").await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InvalidArguments, "{refused:?}");
+    assert!(dir.path().join("people/sam-lee.md").is_file());
     kb.close().await;
 }
