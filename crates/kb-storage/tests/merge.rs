@@ -874,7 +874,11 @@ mod property {
 
         // One undo puts every file back, byte for byte, and leaves nothing else.
         let undone = vault
-            .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), kb_domain::LaterChanges::Refuse, &chat())
+            .undo_as(
+                &UndoScope::Conversation(ConversationId::new("c1")),
+                kb_domain::LaterChanges::Refuse,
+                &chat(),
+            )
             .unwrap();
         prop_assert_eq!(undone.undone.len(), 1 + sources.len() + referrers.len());
         prop_assert_eq!(snapshot(root), before);
@@ -883,7 +887,11 @@ mod property {
             prop_assert_eq!(&vault.get(path).unwrap(), original);
         }
         let again = vault
-            .undo_as(&UndoScope::Conversation(ConversationId::new("c1")), kb_domain::LaterChanges::Refuse, &chat())
+            .undo_as(
+                &UndoScope::Conversation(ConversationId::new("c1")),
+                kb_domain::LaterChanges::Refuse,
+                &chat(),
+            )
             .unwrap_err();
         prop_assert!(matches!(again, RepositoryError::NothingToUndo(_)), "{}", again);
         Ok(())

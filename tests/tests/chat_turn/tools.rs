@@ -108,7 +108,8 @@ async fn several_calls_in_one_answer_run_in_order_and_return_with_their_ids() {
     k.fake.push(FakeReply::classification("projects", 0.95, "Garden design"));
     k.fake.push(FakeReply::text("Filed, and here are your projects."));
 
-    let response = k.kb.chat().send(None, "Ask Priya about the garden design, then list my projects").await.unwrap();
+    let response =
+        k.kb.chat().send(None, "Ask Priya about the garden design, then list my projects").await.unwrap();
 
     assert_eq!(response.tools_used, ["classify_and_capture", "list_entries"]);
     let requests: Vec<_> = k.fake.requests().iter().map(|r| r.json()).collect();
