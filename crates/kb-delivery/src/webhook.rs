@@ -28,7 +28,36 @@ pub struct JsonBody<'a> {
     /// The digest, as markdown.
     pub markdown: &'a str,
     /// The nudges of the moment.
-    pub nudges: &'a [Nudge],
+    pub nudges: Vec<NudgeJson<'a>>,
+}
+
+/// One nudge in kb's JSON: `{key, rule, path?, name?, message}`.
+#[derive(Debug, Serialize)]
+pub struct NudgeJson<'a> {
+    /// What identifies it for snoozing.
+    pub key: &'a str,
+    /// The rule's name (`admin_due`, …).
+    pub rule: &'static str,
+    /// The entry it is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<&'a str>,
+    /// That entry's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'a str>,
+    /// What to tell the person.
+    pub message: &'a str,
+}
+
+impl<'a> From<&'a Nudge> for NudgeJson<'a> {
+    fn from(nudge: &'a Nudge) -> NudgeJson<'a> {
+        NudgeJson {
+            key: &nudge.key,
+            rule: nudge.rule.as_str(),
+            path: nudge.path.as_deref(),
+            name: nudge.name.as_deref(),
+            message: &nudge.message,
+        }
+    }
 }
 
 impl<'a> From<&'a DigestMessage> for JsonBody<'a> {
@@ -38,7 +67,7 @@ impl<'a> From<&'a DigestMessage> for JsonBody<'a> {
             kind: &message.kind,
             title: &message.title,
             markdown: &message.markdown,
-            nudges: &message.nudges,
+            nudges: message.nudges.iter().map(NudgeJson::from).collect(),
         }
     }
 }

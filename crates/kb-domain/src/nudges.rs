@@ -6,15 +6,13 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::catalogue::CatalogueEntry;
 use crate::category::Category;
 use crate::fields::statuses;
 
 /// Which rule a nudge comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NudgeRule {
     /// An active project unchanged for [`NudgeSettings::stale_days`].
     StaleProject,
@@ -48,6 +46,11 @@ impl NudgeRule {
             NudgeRule::NoCapture => "no_capture",
         }
     }
+
+    /// The rule named `text` (as [`NudgeRule::as_str`] writes it).
+    pub fn parse(text: &str) -> Option<NudgeRule> {
+        NudgeRule::ALL.into_iter().find(|rule| rule.as_str() == text)
+    }
 }
 
 /// How long before each rule speaks up.
@@ -72,8 +75,7 @@ impl Default for NudgeSettings {
 }
 
 /// One thing kb points out (read back from a kept digest when a delivery resumes).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nudge {
     /// What identifies it for snoozing: `{rule}:{path}`, or the rule alone for a nudge
     /// about no entry.
@@ -81,10 +83,8 @@ pub struct Nudge {
     /// The rule.
     pub rule: NudgeRule,
     /// The entry it is about, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// That entry's name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// What to tell the person, one line.
     pub message: String,

@@ -1,12 +1,14 @@
 //! The JSON kb-server sends of domain values that have no shape of their own in kb-domain:
 //! the events of a streamed chat turn (`POST /api/chat` with `Accept: text/event-stream`)
 //! an entry's revisions (`/api/entries/{path}/history`, `kb history --json`), the digests
-//! kept and how their deliveries went (`/api/digests`, `kb digests --json`, `/healthz`).
+//! kept and how their deliveries went (`/api/digests`, `kb digests --json`, `/healthz`), and
+//! the nudges of the moment (`/api/nudges`, `kb nudges --json`).
 //! Each is made from its domain value; the names a client reads are written here.
 
 use chrono::{DateTime, Utc};
 use kb_core::OutreachStatus;
 use kb_core::domain::Revision;
+use kb_core::domain::nudges::Nudge;
 use kb_core::domain::outreach::{DeliveryRecord, StoredDigest};
 use kb_core::domain::turn_events::TurnEvent;
 use kb_core::outreach::NextRun;
@@ -60,6 +62,48 @@ impl<'a> From<&'a Revision> for RevisionJson<'a> {
             path_after: revision.path_after.as_ref().map(ToString::to_string),
             reverts: revision.reverts,
         }
+    }
+}
+
+/// One thing kb points out: `{key, rule, path?, name?, message}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NudgeJson<'a> {
+    /// What identifies it for snoozing: `{rule}:{path}`, or the rule alone.
+    pub key: &'a str,
+    /// The rule's name (`admin_due`, …).
+    pub rule: &'static str,
+    /// The entry it is about, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<&'a str>,
+    /// That entry's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'a str>,
+    /// What to tell the person, one line.
+    pub message: &'a str,
+}
+
+impl<'a> From<&'a Nudge> for NudgeJson<'a> {
+    fn from(nudge: &'a Nudge) -> NudgeJson<'a> {
+        NudgeJson {
+            key: &nudge.key,
+            rule: nudge.rule.as_str(),
+            path: nudge.path.as_deref(),
+            name: nudge.name.as_deref(),
+            message: &nudge.message,
+        }
+    }
+}
+
+/// `{nudges}`: the nudges of the moment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NudgesJson<'a> {
+    /// The nudges.
+    pub nudges: Vec<NudgeJson<'a>>,
+}
+
+impl<'a> From<&'a [Nudge]> for NudgesJson<'a> {
+    fn from(nudges: &'a [Nudge]) -> NudgesJson<'a> {
+        NudgesJson { nudges: nudges.iter().map(NudgeJson::from).collect() }
     }
 }
 

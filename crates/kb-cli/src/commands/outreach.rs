@@ -16,7 +16,9 @@ const DIGESTS_LISTED: u64 = 10;
 pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, format: Format) -> Result<(), CliError> {
     match action {
         None => {
-            let nudges = serde_json::to_value(kb.outreach().nudges().await?).unwrap_or_default();
+            let listed = kb.outreach().nudges().await?;
+            let nudges = serde_json::to_value(kb_server::dto::NudgesJson::from(listed.as_slice()).nudges)
+                .unwrap_or_default();
             show(format, &json!({ "nudges": nudges }), |data| {
                 let listed: Vec<String> = data["nudges"]
                     .as_array()

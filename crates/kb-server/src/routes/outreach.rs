@@ -43,7 +43,8 @@ pub struct SendBody {
 
 /// `GET /api/nudges` → `{nudges}`.
 pub async fn nudges(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
-    Ok(ApiJson(json!({ "nudges": state.assistant.outreach().nudges().await? })))
+    let nudges = state.assistant.outreach().nudges().await?;
+    Ok(ApiJson(serde_json::to_value(crate::dto::NudgesJson::from(nudges.as_slice())).unwrap_or_default()))
 }
 
 /// `POST /api/nudges/snooze {key, days?}` → `{key, until}` (a week unless `days` says).
@@ -90,7 +91,7 @@ pub async fn send(
         "type": digest.message.kind,
         "title": digest.message.title,
         "markdown": digest.message.markdown,
-        "nudges": digest.message.nudges,
+        "nudges": crate::dto::NudgesJson::from(digest.message.nudges.as_slice()).nudges,
         "channels": outreach.delivery_channels(),
     });
     let kb = std::sync::Arc::clone(&state.assistant);

@@ -9,6 +9,7 @@
 //! at the same time, and one that dies lets go of it at once.
 
 mod delivery_locks;
+mod nudge_record;
 
 use std::path::Path;
 
@@ -119,7 +120,7 @@ async fn outbox_row(pool: &SqlitePool, id: i64) -> Result<Option<OutboxRow>, Sto
     .map_err(failed)?;
     let Some(row) = row else { return Ok(None) };
     let nudges: String = row.try_get("nudges").map_err(failed)?;
-    let nudges: Vec<Nudge> = serde_json::from_str(&nudges).unwrap_or_else(|error| {
+    let nudges: Vec<Nudge> = nudge_record::decode(&nudges).unwrap_or_else(|error| {
         tracing::warn!(%error, digest = id, "a kept digest's nudges cannot be read: sent without them");
         Vec::new()
     });
@@ -182,7 +183,7 @@ impl OutreachStore for SqliteOutreachStore {
         slot: Option<(&str, DateTime<Utc>)>,
         channels: &[&str],
     ) -> Result<Option<KeptDigest>, StoreError> {
-        let nudges = serde_json::to_string(&digest.nudges)
+        let nudges = nudge_record::encode(&digest.nudges)
             .map_err(|e| StoreError::database("cannot encode the nudges", e))?;
         let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(failed)?;
         if let Some((schedule, slot)) = slot {
