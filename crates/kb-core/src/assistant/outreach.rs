@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use kb_domain::StoreError;
+use kb_domain::fields::{keys, statuses};
 use kb_domain::nudges::{Nudge, NudgeRule, evaluate};
 use kb_domain::outreach::{DeliveryRecord, DigestTrigger, NewDigest, StoredDigest};
 use kb_domain::schedule::ScheduleKind;
@@ -98,10 +99,10 @@ impl<'a> Outreach<'a> {
         let (rule, path) = key.split_once(':').unwrap_or((key, ""));
         let updates = match rule {
             r if r == NudgeRule::AdminDue.as_str() || r == NudgeRule::StaleProject.as_str() => {
-                json!({ "status": "done" })
+                json!({ keys::STATUS: statuses::DONE })
             }
             r if r == NudgeRule::FollowUp.as_str() => {
-                json!({ "follow_ups": [], "last_touched": self.kb.services.clock.today().to_string() })
+                json!({ keys::FOLLOW_UPS: [], keys::LAST_TOUCHED: self.kb.services.clock.today().to_string() })
             }
             r if r == NudgeRule::InboxWaiting.as_str() || r == NudgeRule::NoCapture.as_str() => {
                 return Err(ToolFailure::new(
