@@ -1,17 +1,18 @@
 //! The JSON kb-server sends of domain values that have no shape of their own in kb-domain:
-//! the events of a streamed chat turn (`POST /api/chat` with `Accept: text/event-stream`)
-//! an entry's revisions (`/api/entries/{path}/history`, `kb history --json`), the digests
-//! kept and how their deliveries went (`/api/digests`, `kb digests --json`, `/healthz`), and
+//! the events of a streamed chat turn (`POST /api/chat` with `Accept: text/event-stream`),
+//! an entry's revisions, one revision's texts and what a restore did
+//! (`/api/entries/{path}/history`, `…/restore`, `kb history --json`, `kb restore --json`),
+//! the digests kept and how their deliveries went (`/api/digests`, `kb digests --json`, `/healthz`), and
 //! the nudges of the moment (`/api/nudges`, `kb nudges --json`).
 //! Each is made from its domain value; the names a client reads are written here.
 
 use chrono::{DateTime, Utc};
-use kb_core::OutreachStatus;
-use kb_core::domain::Revision;
 use kb_core::domain::nudges::Nudge;
 use kb_core::domain::outreach::{DeliveryRecord, StoredDigest};
 use kb_core::domain::turn_events::TurnEvent;
+use kb_core::domain::{Revision, RevisionText};
 use kb_core::outreach::NextRun;
+use kb_core::{OutreachStatus, Restored};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
@@ -211,6 +212,62 @@ impl<'a> From<&'a OutreachStatus> for OutreachStatusJson<'a> {
             next_runs: &status.next_runs,
             channels: &status.channels,
             last_delivery: status.last_delivery.as_ref().map(DeliveryJson::from),
+        }
+    }
+}
+
+/// `{revisions}`: an entry's revisions, newest first.
+#[derive(Debug, Serialize)]
+pub struct RevisionsAnswer<'a> {
+    /// The revisions.
+    #[serde(serialize_with = "revisions")]
+    pub revisions: &'a [Revision],
+}
+
+/// One revision with the file's text `before` and `after` it (`null` where there was no
+/// file).
+#[derive(Debug, Serialize)]
+pub struct RevisionAnswer<'a> {
+    /// The revision's own fields.
+    #[serde(flatten)]
+    pub revision: RevisionJson<'a>,
+    /// The file before it.
+    pub before: Option<&'a str>,
+    /// The file after it.
+    pub after: Option<&'a str>,
+}
+
+impl<'a> From<&'a RevisionText> for RevisionAnswer<'a> {
+    fn from(text: &'a RevisionText) -> RevisionAnswer<'a> {
+        RevisionAnswer {
+            revision: RevisionJson::from(&text.revision),
+            before: text.before.as_deref(),
+            after: text.after.as_deref(),
+        }
+    }
+}
+
+/// `{path, revision?, note?}`: what a restore did (no `revision` when the file already
+/// had those bytes; a `note` when the entry had moved since and was restored where it is
+/// now).
+#[derive(Debug, Serialize)]
+pub struct RestoreAnswer<'a> {
+    /// Where the entry is now.
+    pub path: String,
+    /// The revision the restore recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// Why it was restored elsewhere than asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
+}
+
+impl<'a> From<&'a Restored> for RestoreAnswer<'a> {
+    fn from(restored: &'a Restored) -> RestoreAnswer<'a> {
+        RestoreAnswer {
+            path: restored.path.to_string(),
+            revision: restored.revision,
+            note: restored.note.as_deref(),
         }
     }
 }

@@ -9,7 +9,6 @@
 //! refused ([`auth`]). [`mcp`] is kb as an MCP server: over stdio for `kb mcp`, and over
 //! streamable HTTP at `/mcp` under the same rule.
 
-pub mod answers;
 pub mod auth;
 pub mod dto;
 pub mod error;

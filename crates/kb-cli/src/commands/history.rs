@@ -3,7 +3,7 @@
 //! `cli`.
 
 use kb_core::{Assistant, ConversationId, LaterChanges, UndoOf};
-use kb_server::answers::{RestoreAnswer, RevisionsAnswer};
+use kb_server::dto::{RestoreAnswer, RevisionsAnswer};
 use serde_json::Value;
 
 use crate::failure::CliError;

@@ -13,7 +13,7 @@ use kb_core::{ConversationId, LaterChanges, UndoOf};
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_BODY_BYTES, entries};
-use crate::answers::{RestoreAnswer, RevisionAnswer, RevisionsAnswer};
+use crate::dto::{RestoreAnswer, RevisionAnswer, RevisionsAnswer};
 use crate::error::{ApiError, ApiJson};
 use crate::state::AppState;
 
