@@ -16,6 +16,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use kb_delivery::email::{EmailChannel, EmailSettings};
+/// One nudge in kb's JSON, the same in a webhook's body and in the HTTP API's answers.
+pub use kb_delivery::webhook::NudgeJson;
 use kb_delivery::webhook::{WebhookChannel, WebhookFormat, WebhookSettings, WebhookSetupError};
 use kb_domain::StoreError;
 use kb_domain::delivery::{DeliveryChannel, DigestMessage};

@@ -31,8 +31,9 @@ pub struct JsonBody<'a> {
     pub nudges: Vec<NudgeJson<'a>>,
 }
 
-/// One nudge in kb's JSON: `{key, rule, path?, name?, message}`.
-#[derive(Debug, Serialize)]
+/// One nudge in kb's JSON: `{key, rule, path?, name?, message}`, as a webhook sends it
+/// and the HTTP API answers it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NudgeJson<'a> {
     /// What identifies it for snoozing.
     pub key: &'a str,

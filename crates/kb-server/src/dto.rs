@@ -11,7 +11,7 @@ use kb_core::domain::nudges::Nudge;
 use kb_core::domain::outreach::{DeliveryRecord, StoredDigest};
 use kb_core::domain::turn_events::TurnEvent;
 use kb_core::domain::{Revision, RevisionText};
-use kb_core::outreach::NextRun;
+use kb_core::outreach::{NextRun, NudgeJson};
 use kb_core::{OutreachStatus, Restored};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -62,35 +62,6 @@ impl<'a> From<&'a Revision> for RevisionJson<'a> {
             path_before: revision.path_before.as_ref().map(ToString::to_string),
             path_after: revision.path_after.as_ref().map(ToString::to_string),
             reverts: revision.reverts,
-        }
-    }
-}
-
-/// One thing kb points out: `{key, rule, path?, name?, message}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NudgeJson<'a> {
-    /// What identifies it for snoozing: `{rule}:{path}`, or the rule alone.
-    pub key: &'a str,
-    /// The rule's name (`admin_due`, …).
-    pub rule: &'static str,
-    /// The entry it is about, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<&'a str>,
-    /// That entry's name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<&'a str>,
-    /// What to tell the person, one line.
-    pub message: &'a str,
-}
-
-impl<'a> From<&'a Nudge> for NudgeJson<'a> {
-    fn from(nudge: &'a Nudge) -> NudgeJson<'a> {
-        NudgeJson {
-            key: &nudge.key,
-            rule: nudge.rule.as_str(),
-            path: nudge.path.as_deref(),
-            name: nudge.name.as_deref(),
-            message: &nudge.message,
         }
     }
 }
