@@ -131,7 +131,9 @@ fn where_no_socket_can_be_made_beside_the_index_the_owner_answers_from_elsewhere
 #[test]
 fn what_the_old_owner_indexed_last_still_reaches_the_new_owners_view() {
     let mut exercised = 0;
-    for round in 0..6 {
+    // A round exercises the case only when the takeover beats the watcher's batch; a busy
+    // machine loses some rounds, so there are enough of them to win two (each is quick).
+    for round in 0..20 {
         let v = TestVault::new();
         let gone = v.write_entry("admin/old-visa.md", "Old visa", "expired");
         let owner = Arc::new(v.open());
