@@ -63,7 +63,7 @@ pub mod vault_files;
 
 pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
-pub use cause::{Cause, Chain};
+pub use cause::{Cause, Chain, SharedCause};
 pub use change::{ChangeContext, ChangeSource};
 pub use conversation::{
     Conversation, ConversationId, Message, NewMessage, PendingCall, PendingChoice, Role, ToolCall,

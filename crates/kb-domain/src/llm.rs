@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use serde_json::Value;
 
 use crate::category::Category;
+use crate::cause::SharedCause;
 use crate::conversation::ToolCall;
 
 /// How the system note telling the model that a proposal was cancelled starts: the chat
@@ -126,11 +127,19 @@ pub struct StructuredCompletion {
 }
 
 /// How a call to the model failed. The server maps each to the HTTP status in its doc.
+/// Where the failure came from an error underneath (the HTTP client's, the JSON parser's),
+/// that error is kept as the `source()`, so a log shows the whole chain.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// The model could not be reached or answered 5xx (503).
-    #[error("the language model is unavailable: {0}")]
-    Unavailable(String),
+    #[error("the language model is unavailable: {detail}")]
+    Unavailable {
+        /// What went wrong, in a few words.
+        detail: String,
+        /// The error underneath, when there is one.
+        #[source]
+        cause: Option<SharedCause>,
+    },
     /// Too many requests, after retries (429).
     #[error("the language model is rate limited{}", retry_after_secs.map(|s| format!(", retry after {s}s")).unwrap_or_default())]
     RateLimited {
@@ -141,9 +150,49 @@ pub enum LlmError {
     #[error("the language model did not answer within {0} seconds")]
     Timeout(u64),
     /// An answer that could not be understood (502).
-    #[error("the language model gave a malformed answer: {0}")]
-    Malformed(String),
+    #[error("the language model gave a malformed answer: {detail}")]
+    Malformed {
+        /// What was wrong with it.
+        detail: String,
+        /// The error underneath, when there is one.
+        #[source]
+        cause: Option<SharedCause>,
+    },
     /// The request was refused: bad key, unknown model, bad request (502).
-    #[error("the language model refused the request: {0}")]
-    Refused(String),
+    #[error("the language model refused the request: {detail}")]
+    Refused {
+        /// Why, as the server said it.
+        detail: String,
+        /// The error underneath, when there is one.
+        #[source]
+        cause: Option<SharedCause>,
+    },
+}
+
+impl LlmError {
+    /// The model cannot be reached or failed on its side.
+    pub fn unavailable(detail: impl Into<String>) -> LlmError {
+        LlmError::Unavailable { detail: detail.into(), cause: None }
+    }
+
+    /// The model's answer cannot be understood.
+    pub fn malformed(detail: impl Into<String>) -> LlmError {
+        LlmError::Malformed { detail: detail.into(), cause: None }
+    }
+
+    /// The model's server refused the request.
+    pub fn refused(detail: impl Into<String>) -> LlmError {
+        LlmError::Refused { detail: detail.into(), cause: None }
+    }
+
+    /// The same failure, keeping `error` as its source (no change for the variants without
+    /// one: a rate limit or a timeout says all there is).
+    pub fn caused_by(self, error: SharedCause) -> LlmError {
+        match self {
+            LlmError::Unavailable { detail, .. } => LlmError::Unavailable { detail, cause: Some(error) },
+            LlmError::Malformed { detail, .. } => LlmError::Malformed { detail, cause: Some(error) },
+            LlmError::Refused { detail, .. } => LlmError::Refused { detail, cause: Some(error) },
+            other => other,
+        }
+    }
 }

@@ -208,9 +208,12 @@ async fn a_cut_off_structured_answer_is_malformed_and_a_refusal_is_refused() {
     server.push(recorded("test_parse_pydantic_model_refusal.json"));
 
     let cut = model.complete_structured(&classify()).await.unwrap_err();
-    assert!(matches!(cut, LlmError::Malformed(_)), "{cut:?}");
+    assert!(matches!(cut, LlmError::Malformed { .. }), "{cut:?}");
     let refused = model.complete_structured(&classify()).await.unwrap_err();
-    assert!(matches!(&refused, LlmError::Refused(m) if m.contains("can't assist")), "{refused:?}");
+    assert!(
+        matches!(&refused, LlmError::Refused { detail, .. } if detail.contains("can't assist")),
+        "{refused:?}"
+    );
 }
 
 #[tokio::test]
@@ -301,7 +304,7 @@ async fn a_used_up_quota_is_not_retried() {
 
     let error = model.complete(&ask("hi")).await.unwrap_err();
 
-    assert!(matches!(&error, LlmError::Refused(m) if m.contains("quota")), "{error:?}");
+    assert!(matches!(&error, LlmError::Refused { detail, .. } if detail.contains("quota")), "{error:?}");
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -312,10 +315,13 @@ async fn server_errors_are_unavailable_and_not_retried() {
     server.push(FakeReply::raw(500, "<html>Internal Server Error</html>"));
 
     let first = model.complete(&ask("hi")).await.unwrap_err();
-    assert!(matches!(&first, LlmError::Unavailable(m) if m.contains("overloaded")), "{first:?}");
+    assert!(
+        matches!(&first, LlmError::Unavailable { detail, .. } if detail.contains("overloaded")),
+        "{first:?}"
+    );
     assert_eq!(server.requests().len(), 1);
     let second = model.complete(&ask("hi")).await.unwrap_err();
-    assert!(matches!(second, LlmError::Unavailable(_)), "{second:?}");
+    assert!(matches!(second, LlmError::Unavailable { .. }), "{second:?}");
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -332,7 +338,7 @@ async fn an_unreachable_server_is_unavailable() {
 
     let error = model.complete(&ask("hi")).await.unwrap_err();
 
-    assert!(matches!(error, LlmError::Unavailable(_)), "{error:?}");
+    assert!(matches!(error, LlmError::Unavailable { .. }), "{error:?}");
     assert!(!error.to_string().contains(KEY));
 }
 
@@ -363,11 +369,11 @@ async fn answers_that_are_not_chat_completions_are_malformed() {
 
     for case in ["not json", "no choices field", "empty choices"] {
         let error = model.complete(&ask("hi")).await.unwrap_err();
-        assert!(matches!(error, LlmError::Malformed(_)), "{case}: {error:?}");
+        assert!(matches!(error, LlmError::Malformed { .. }), "{case}: {error:?}");
     }
     server.push(FakeReply::text("not a JSON object"));
     let error = model.complete_structured(&classify()).await.unwrap_err();
-    assert!(matches!(error, LlmError::Malformed(_)), "{error:?}");
+    assert!(matches!(error, LlmError::Malformed { .. }), "{error:?}");
 }
 
 #[tokio::test]
@@ -379,7 +385,7 @@ async fn client_errors_are_refused_with_the_server_reason() {
 
     for expected in ["Incorrect API key", "does not exist", "Invalid schema"] {
         let error = model.complete(&ask("hi")).await.unwrap_err();
-        assert!(matches!(&error, LlmError::Refused(m) if m.contains(expected)), "{error:?}");
+        assert!(matches!(&error, LlmError::Refused { detail, .. } if detail.contains(expected)), "{error:?}");
     }
     assert_eq!(server.requests().len(), 3, "client errors are not retried");
 }

@@ -162,7 +162,7 @@ async fn a_stream_cut_off_mid_way_is_malformed_after_telling_what_came() {
     let (server, model) = start().await;
     server.push(FakeReply::stream_cut(vec![chunk::role_then_text(), chunk::content("Half an ans")]));
     let (answer, deltas) = streamed(&model, &ask("x")).await;
-    assert!(matches!(answer, Err(LlmError::Malformed(_))), "{answer:?}");
+    assert!(matches!(answer, Err(LlmError::Malformed { .. })), "{answer:?}");
     assert_eq!(deltas, ["Half an ans"]);
 }
 
@@ -175,7 +175,10 @@ async fn a_stream_that_ends_cleanly_without_a_finish_reason_is_malformed() {
         chunk::tool_call(0, "c", "search_entries", "{\"que"),
     ]));
     let (answer, _) = streamed(&model, &ask("x")).await;
-    assert!(matches!(answer, Err(LlmError::Malformed(ref m)) if m.contains("cut off")), "{answer:?}");
+    assert!(
+        matches!(answer, Err(LlmError::Malformed { ref detail, .. }) if detail.contains("cut off")),
+        "{answer:?}"
+    );
 }
 
 #[tokio::test]
@@ -183,7 +186,7 @@ async fn a_chunk_that_is_not_json_is_malformed() {
     let (server, model) = start().await;
     server.push(FakeReply::Stream { events: vec!["{not json".into()], complete: true });
     let (answer, _) = streamed(&model, &ask("x")).await;
-    assert!(matches!(answer, Err(LlmError::Malformed(_))), "{answer:?}");
+    assert!(matches!(answer, Err(LlmError::Malformed { .. })), "{answer:?}");
 }
 
 #[tokio::test]
@@ -201,9 +204,9 @@ async fn a_429_before_the_stream_begins_is_retried() {
 async fn errors_before_the_stream_map_as_unstreamed() {
     let (server, model) = start().await;
     server.push(FakeReply::error(503, "server_error", "overloaded"));
-    assert!(matches!(streamed(&model, &ask("x")).await.0, Err(LlmError::Unavailable(_))));
+    assert!(matches!(streamed(&model, &ask("x")).await.0, Err(LlmError::Unavailable { .. })));
     server.push(FakeReply::error(401, "invalid_api_key", "bad key"));
-    assert!(matches!(streamed(&model, &ask("x")).await.0, Err(LlmError::Refused(_))));
+    assert!(matches!(streamed(&model, &ask("x")).await.0, Err(LlmError::Refused { .. })));
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use kb_core::domain::{LlmError, StoreError};
+use kb_core::domain::{Chain, LlmError, StoreError};
 use kb_core::{ErrorCode, ToolFailure, TurnError};
 use serde_json::json;
 
@@ -61,7 +61,10 @@ impl From<ToolFailure> for ApiError {
     /// as the model's own (429, 503, 504 with `Retry-After`), whatever tool met it.
     fn from(failure: ToolFailure) -> ApiError {
         if let Some(cause) = failure.model_error.clone()
-            && matches!(cause, LlmError::RateLimited { .. } | LlmError::Unavailable(_) | LlmError::Timeout(_))
+            && matches!(
+                cause,
+                LlmError::RateLimited { .. } | LlmError::Unavailable { .. } | LlmError::Timeout(_)
+            )
         {
             let base = ApiError::from(cause);
             return ApiError { message: format!("{}: {}", failure.message, base.message), ..base };
@@ -88,13 +91,13 @@ impl From<ToolFailure> for ApiError {
 
 impl From<LlmError> for ApiError {
     fn from(error: LlmError) -> ApiError {
-        let message = error.to_string();
+        let message = Chain(&error).to_string();
         match error {
             LlmError::RateLimited { retry_after_secs } => ApiError {
                 retry_after: Some(retry_after_secs.unwrap_or(5)),
                 ..ApiError::new(StatusCode::TOO_MANY_REQUESTS, "llm_rate_limited", message)
             },
-            LlmError::Unavailable(_) => ApiError {
+            LlmError::Unavailable { .. } => ApiError {
                 retry_after: Some(5),
                 ..ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -103,8 +106,8 @@ impl From<LlmError> for ApiError {
                 )
             },
             LlmError::Timeout(_) => ApiError::new(StatusCode::GATEWAY_TIMEOUT, "llm_timeout", message),
-            LlmError::Malformed(_) => ApiError::new(StatusCode::BAD_GATEWAY, "llm_malformed", message),
-            LlmError::Refused(_) => ApiError::new(StatusCode::BAD_GATEWAY, "llm_refused", message),
+            LlmError::Malformed { .. } => ApiError::new(StatusCode::BAD_GATEWAY, "llm_malformed", message),
+            LlmError::Refused { .. } => ApiError::new(StatusCode::BAD_GATEWAY, "llm_refused", message),
         }
     }
 }

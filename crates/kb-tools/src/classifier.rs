@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kb_domain::fields::keys;
 use kb_domain::{
-    Category, ChatMessage, ChatModel, Confidence, Frontmatter, LlmError, StructuredRequest, Usage,
+    Category, Chain, ChatMessage, ChatModel, Confidence, Frontmatter, LlmError, StructuredRequest, Usage,
 };
 use serde_json::{Value, json};
 
@@ -114,8 +114,8 @@ impl Classifier for LlmClassifier {
                         (completion.value.to_string(), problem)
                     }
                 },
-                Err(LlmError::Malformed(detail)) => {
-                    (String::new(), format!("the answer was not JSON: {detail}"))
+                Err(error @ LlmError::Malformed { .. }) => {
+                    (String::new(), format!("the answer was not JSON: {}", Chain(&error)))
                 }
                 Err(other) => return Err(other.into()),
             };

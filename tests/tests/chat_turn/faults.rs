@@ -54,7 +54,7 @@ async fn a_server_error_is_unavailable_and_not_retried() {
     let error = k.kb.chat().send(None, "hello?").await.unwrap_err();
 
     assert!(
-        matches!(&error, TurnError::Llm(LlmError::Unavailable(m)) if m.contains("overloaded")),
+        matches!(&error, TurnError::Llm(LlmError::Unavailable { detail, .. }) if detail.contains("overloaded")),
         "{error:?}"
     );
     assert_eq!(k.fake.requests().len(), 1);
@@ -79,7 +79,7 @@ async fn a_malformed_answer_is_malformed() {
 
     let error = k.kb.chat().send(None, "hello?").await.unwrap_err();
 
-    assert!(matches!(error, TurnError::Llm(LlmError::Malformed(_))), "{error:?}");
+    assert!(matches!(error, TurnError::Llm(LlmError::Malformed { .. })), "{error:?}");
     nothing_half_stored(&k).await;
 }
 
@@ -95,7 +95,7 @@ async fn a_turn_that_fails_midway_leaves_the_conversation_as_it_was() {
     k.fake.push(call("call_1", "list_entries", &json!({})));
     k.fake.push(FakeReply::error(500, "server_error", "boom"));
     let error = k.kb.chat().send(Some(&first.conversation_id), "list everything").await.unwrap_err();
-    assert!(matches!(error, TurnError::Llm(LlmError::Unavailable(_))), "{error:?}");
+    assert!(matches!(error, TurnError::Llm(LlmError::Unavailable { .. })), "{error:?}");
 
     let after = k.stored(&first.conversation_id).await;
     assert_eq!(

@@ -12,8 +12,8 @@ use async_openai::types::chat::{
     ResponseFormatJsonSchema, ToolChoiceOptions,
 };
 use kb_domain::{
-    ChatCompletion, ChatMessage, ChatRequest, LlmError, StructuredCompletion, StructuredRequest, ToolCall,
-    ToolDefinition, Usage,
+    ChatCompletion, ChatMessage, ChatRequest, LlmError, SharedCause, StructuredCompletion, StructuredRequest,
+    ToolCall, ToolDefinition, Usage,
 };
 
 /// The request of one step of a conversation with tools (`tool_choice: auto` when there
@@ -118,13 +118,14 @@ pub fn structured_completion(
     let usage = usage(response.usage.as_ref());
     let message = first_message(response)?;
     if let Some(refusal) = message.refusal.filter(|r| !r.trim().is_empty()) {
-        return Err(LlmError::Refused(format!("the model declined to answer: {refusal}")));
+        return Err(LlmError::refused(format!("the model declined to answer: {refusal}")));
     }
     let Some(content) = message.content else {
-        return Err(LlmError::Malformed("the structured answer has no content".into()));
+        return Err(LlmError::malformed("the structured answer has no content"));
     };
-    let value = serde_json::from_str(&content)
-        .map_err(|err| LlmError::Malformed(format!("the structured answer is not JSON: {err}")))?;
+    let value = serde_json::from_str(&content).map_err(|err| {
+        LlmError::malformed("the structured answer is not JSON").caused_by(SharedCause::new(err))
+    })?;
     Ok(StructuredCompletion { value, usage })
 }
 
@@ -134,7 +135,7 @@ fn first_message(response: CreateChatCompletionResponse) -> Result<ChatCompletio
         .into_iter()
         .next()
         .map(|choice| choice.message)
-        .ok_or_else(|| LlmError::Malformed("the answer has no choices".into()))
+        .ok_or_else(|| LlmError::malformed("the answer has no choices"))
 }
 
 fn incoming_call(call: ChatCompletionMessageToolCalls) -> ToolCall {

@@ -88,14 +88,14 @@ impl Assembly {
     /// The whole answer, once the stream has ended.
     pub fn finish(self) -> Result<ChatCompletion, LlmError> {
         if !self.finished {
-            return Err(LlmError::Malformed(
-                "the streamed answer was cut off before it was finished (no finish_reason)".into(),
+            return Err(LlmError::malformed(
+                "the streamed answer was cut off before it was finished (no finish_reason)",
             ));
         }
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (index, call) in self.calls {
             if call.id.is_empty() || call.name.is_empty() {
-                return Err(LlmError::Malformed(format!(
+                return Err(LlmError::malformed(format!(
                     "streamed tool call {index} came without {}",
                     if call.id.is_empty() { "an id" } else { "a name" }
                 )));
@@ -184,11 +184,11 @@ mod tests {
     #[test]
     fn no_finish_reason_means_cut_off() {
         let (done, _) = assemble(vec![delta(json!({"content": "half"}), Value::Null)]);
-        assert!(matches!(done, Err(LlmError::Malformed(_))));
+        assert!(matches!(done, Err(LlmError::Malformed { .. })));
         let (done, _) = assemble(vec![delta(
             json!({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
             json!("tool_calls"),
         )]);
-        assert!(matches!(done, Err(LlmError::Malformed(m)) if m.contains("id")));
+        assert!(matches!(done, Err(LlmError::Malformed { detail, .. }) if detail.contains("id")));
     }
 }

@@ -192,7 +192,7 @@ pub async fn summarise(
         .content
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| kb_domain::LlmError::Malformed("empty summary".to_string()))
+        .ok_or_else(|| kb_domain::LlmError::malformed("empty summary"))
 }
 
 fn shorten(text: &str, max: usize) -> String {

@@ -163,9 +163,9 @@ async fn a_turn_whose_model_fails_after_only_a_proposal_fails_and_keeps_nothing_
     let kit = kit();
     let conversation = kit.store.create("earlier").await.unwrap();
     kit.model.push_completion(calls("delete_entry", json!({"path": OLD_SITE})));
-    kit.model.push_completion(Err(LlmError::Unavailable("down".into())));
+    kit.model.push_completion(Err(LlmError::unavailable("down")));
     let result = kit.orchestrator.chat(Some(&conversation.id), "delete the old site").await;
-    assert!(matches!(result, Err(TurnError::Llm(LlmError::Unavailable(_)))), "{result:?}");
+    assert!(matches!(result, Err(TurnError::Llm(LlmError::Unavailable { .. }))), "{result:?}");
     assert!(kit.has_old_site());
     assert_eq!(kit.store.pending(&conversation.id), None);
     assert!(kit.store.messages(&conversation.id).await.unwrap().is_empty());

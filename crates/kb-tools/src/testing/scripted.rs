@@ -103,7 +103,7 @@ impl ScriptedChatModel {
 }
 
 fn exhausted() -> LlmError {
-    LlmError::Unavailable("the scripted model has no more answers".into())
+    LlmError::unavailable("the scripted model has no more answers")
 }
 
 #[async_trait::async_trait]

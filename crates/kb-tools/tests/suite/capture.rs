@@ -68,7 +68,7 @@ async fn an_unsure_capture_goes_to_the_inbox_and_asks() {
 async fn a_hint_fixes_the_category_with_full_confidence() {
     let classifier = Arc::new(ScriptedClassifier::new(vec![
         Ok(classification(Category::Projects, 0.2, "Shed thoughts")),
-        Err(ClassifyError::Llm(LlmError::Unavailable("down".into()))),
+        Err(ClassifyError::Llm(LlmError::unavailable("down"))),
         Err(ClassifyError::Malformed("junk".into())),
     ]));
     let (services, repo) = services_with(classifier.clone(), None);
@@ -171,7 +171,7 @@ async fn the_llm_classifier_sends_the_hint_as_data_too() {
 async fn the_llm_classifier_gives_up_after_two_malformed_answers() {
     let model = Arc::new(ScriptedChatModel::new());
     model.push_structured(Ok(json!("not an object")));
-    model.push_structured(Err(LlmError::Malformed("truncated json".into())));
+    model.push_structured(Err(LlmError::malformed("truncated json")));
     model.push_structured(Ok(good_answer()));
     let (services, repo) = services_with(Arc::new(LlmClassifier::new(model.clone())), None);
     let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "renew my passport"})).await;
@@ -181,7 +181,7 @@ async fn the_llm_classifier_gives_up_after_two_malformed_answers() {
 
     // An unreachable model is not retried here (the adapter retries its own transport).
     let model = Arc::new(ScriptedChatModel::new());
-    model.push_structured(Err(LlmError::Unavailable("connection refused".into())));
+    model.push_structured(Err(LlmError::unavailable("connection refused")));
     let (services, repo) = services_with(Arc::new(LlmClassifier::new(model.clone())), None);
     let r = call(&services, &ctx(), "classify_and_capture", json!({"text": "renew my passport"})).await;
     assert_eq!(r.error_code, Some(ErrorCode::ClassificationFailed));
