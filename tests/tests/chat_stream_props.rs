@@ -153,9 +153,16 @@ fn a_streamed_turn_stores_and_answers_what_the_unstreamed_turn_does() {
             prop_assert!(last[..rounds.len()].iter().all(|r| r.json()["stream"] == true));
             prop_assert!(last[rounds.len()..].iter().all(|r| r.json().get("stream").is_none()));
 
-            let body = |r: &kb_core::ChatResponse| without_ids(serde_json::to_value(r).unwrap());
+            let body = |r: &kb_core::ChatResponse| {
+                without_ids(serde_json::to_value(kb_server::dto::ChatAnswer::from(r)).unwrap())
+            };
             prop_assert_eq!(body(&streamed.0), body(&plain.0));
-            let stored = |m: &Vec<kb_domain::Message>| without_ids(serde_json::to_value(m).unwrap());
+            let stored = |m: &Vec<kb_domain::Message>| {
+                without_ids(
+                    serde_json::to_value(m.iter().map(kb_server::dto::MessageJson::from).collect::<Vec<_>>())
+                        .unwrap(),
+                )
+            };
             prop_assert_eq!(stored(&streamed.1), stored(&plain.1));
             prop_assert!(
                 deltas.ends_with(&streamed.0.message.content),

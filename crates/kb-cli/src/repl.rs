@@ -9,6 +9,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use kb_core::{Assistant, ChatResponse, Conversation, ConversationId, Message};
 use kb_domain::Role;
+use kb_server::dto::{ChatAnswer, MessageJson};
 use serde_json::Value;
 
 use crate::cli::ChatArgs;
@@ -234,10 +235,11 @@ fn show_turn(
     printed: bool,
 ) -> Result<(), CliError> {
     if format.is_json() {
-        let mut value = serde_json::to_value(response)?;
+        let mut value = serde_json::to_value(ChatAnswer::from(response))?;
         if let Value::Object(map) = &mut value
             && !tools.is_empty()
         {
+            let tools: Vec<MessageJson> = tools.iter().map(MessageJson::from).collect();
             map.insert("toolMessages".to_string(), serde_json::to_value(tools)?);
         }
         return say(&serde_json::to_string(&value)?);

@@ -63,7 +63,7 @@ pub use kb_domain as domain;
 pub use kb_domain::{Category, Conversation, ConversationId, EntryPath, LaterChanges, Message};
 /// OpenAI-compatible model settings (for [`ModelChoice::OpenAi`]).
 pub use kb_llm::openai::OpenAiSettings;
-pub use kb_orchestrator::turn::{ChatResponse, MAX_MESSAGE_BYTES, TurnError};
+pub use kb_orchestrator::turn::{AnswerMessage, ChatResponse, FiledEntry, MAX_MESSAGE_BYTES, TurnError};
 /// Options and progress reports of opening the search index.
 pub use kb_search::{IndexProgress, OpenOptions as IndexOpenOptions, ProgressFn, SearchLanguage};
 /// The wire shapes of the tools' data, and of what the edges answer alike.

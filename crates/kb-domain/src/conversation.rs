@@ -1,13 +1,11 @@
 //! Conversations and their messages, as stored and as sent back to the model.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::entry::one_line;
 
 /// A conversation id (a ULID as text).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConversationId(String);
 
 impl ConversationId {
@@ -34,8 +32,7 @@ impl std::fmt::Display for ConversationId {
 }
 
 /// A conversation with kb.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
     /// Its id.
     pub id: ConversationId,
@@ -49,18 +46,15 @@ pub struct Conversation {
     pub summary: Option<String>,
     /// What the summary covers; `None` without a summary, or for one stored before this was
     /// recorded. Bookkeeping of the chat turn, never shown.
-    #[serde(skip)]
     pub summary_covers: Option<SummaryCoverage>,
     /// A tool call waiting for the person's yes (a chat's delete_entry proposal): the next
     /// message confirms or cancels it. Bookkeeping of the chat turn, never shown.
-    #[serde(skip)]
     pub pending: Option<PendingCall>,
 }
 
 /// A tool call a chat turn proposed and keeps until the person's next message in the
 /// conversation: a confirmation runs it, anything else drops it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PendingCall {
     /// The tool to run once confirmed.
     pub tool: String,
@@ -71,18 +65,15 @@ pub struct PendingCall {
     /// When the call waits for the person to pick one of several entries rather than for
     /// a yes: the choices, each with the arguments the call runs with once picked. Empty
     /// for a confirmation.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<PendingChoice>,
 }
 
 /// One answer to a pending question of which entry was meant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PendingChoice {
     /// What the person may call it: an entry's name, or "new" for "none of these, a new one".
     pub label: String,
     /// The entry's path, when the choice is an entry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The arguments the pending call runs with when this is picked.
     pub arguments: serde_json::Value,
@@ -107,8 +98,7 @@ pub fn title_from_message(first_message: &str) -> String {
 }
 
 /// Who said a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
     /// The person.
     User,
@@ -140,8 +130,7 @@ impl Role {
 }
 
 /// A tool call the model asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
     /// The id the model gave it; the result message carries it back.
     pub id: String,
@@ -152,8 +141,7 @@ pub struct ToolCall {
 }
 
 /// A message to be stored.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NewMessage {
     /// Who said it.
     pub role: Option<Role>,
@@ -207,8 +195,7 @@ impl NewMessage {
 }
 
 /// A stored message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     /// Its id.
     pub id: String,
@@ -219,16 +206,12 @@ pub struct Message {
     /// The text (for a tool message, the JSON result).
     pub content: String,
     /// The tool calls of an assistant message.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub tool_calls: Vec<ToolCall>,
     /// For a tool message, the call it answers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// The entry captured in the turn this answer ends.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub filed_entry_path: Option<String>,
     /// The confidence of that capture.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub filed_confidence: Option<f64>,
     /// When it was stored.
     pub created_at: DateTime<Utc>,

@@ -264,9 +264,6 @@ async fn summary_is_stored_without_moving_the_conversation() {
     assert_eq!(read.summary_covers, Some(newer));
     assert_eq!(read.updated_at, c.updated_at);
     assert_eq!(store.list().await.unwrap()[0], read);
-    // The coverage is bookkeeping: the conversation's JSON does not show it.
-    let json = serde_json::to_value(&read).unwrap();
-    assert_eq!(json.as_object().unwrap().len(), 5, "{json}");
 }
 
 #[tokio::test]

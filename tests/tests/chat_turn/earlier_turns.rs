@@ -287,7 +287,10 @@ async fn usage_counts_every_model_call_of_the_turn() {
     // The fake reports 10 prompt and 5 completion tokens per call.
     assert_eq!(response.usage.prompt_tokens, 50);
     assert_eq!(response.usage.completion_tokens, 25);
-    assert_eq!(serde_json::to_value(&response).unwrap()["usage"]["llmCalls"], 5);
+    assert_eq!(
+        serde_json::to_value(kb_server::dto::ChatAnswer::from(&response)).unwrap()["usage"]["llmCalls"],
+        5
+    );
 
     // A summary call (of a batch of ten messages out of the window) is part of the turn
     // that needed it.

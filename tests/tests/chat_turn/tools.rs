@@ -36,7 +36,7 @@ async fn a_capture_is_filed_answered_and_stored_as_the_whole_turn() {
         Some(entry.path.to_string())
     );
     assert_eq!(response.message.filed_confidence, Some(0.9));
-    let wire = serde_json::to_value(&response).unwrap();
+    let wire = serde_json::to_value(kb_server::dto::ChatAnswer::from(&response)).unwrap();
     assert_eq!(wire["message"]["filedEntryPath"], "projects/shed-roof-repair.md");
     assert_eq!(wire["message"]["filedConfidence"], 0.9);
     assert_eq!(wire["toolsUsed"], json!(["classify_and_capture"]));
@@ -86,7 +86,7 @@ async fn a_plain_question_gets_a_plain_answer_and_files_nothing() {
     assert!(response.tools_used.is_empty());
     assert!(response.entry.is_none());
     assert!(response.message.filed_entry_path.is_none());
-    let wire = serde_json::to_value(&response).unwrap();
+    let wire = serde_json::to_value(kb_server::dto::ChatAnswer::from(&response)).unwrap();
     assert!(wire.get("entry").is_none());
     assert!(wire["message"].get("filedEntryPath").is_none());
     assert!(k.entry_files().is_empty());

@@ -1,6 +1,7 @@
 //! `kb conversations list|rename|delete`: the stored conversations of `kb chat` and the API.
 
 use kb_core::{Assistant, Conversation, ConversationId};
+use kb_server::dto::{ConversationJson, ConversationsJson};
 use serde_json::json;
 
 use crate::cli::ConversationsAction;
@@ -16,7 +17,7 @@ pub async fn run(kb: &Assistant, action: ConversationsAction, format: Format) ->
         ConversationsAction::List => {
             let conversations = kb.chat().conversations().await?;
             if format.is_json() {
-                output::print_json(&json!({ "conversations": conversations }))
+                output::print_json(&serde_json::to_value(ConversationsJson::from(conversations.as_slice()))?)
             } else {
                 output::print_text(&table(&conversations))
             }
@@ -36,7 +37,7 @@ pub async fn run(kb: &Assistant, action: ConversationsAction, format: Format) ->
             kb.chat().rename(&id, title).await?;
             let (conversation, _) = kb.chat().conversation(&id).await?;
             if format.is_json() {
-                output::print_json(&serde_json::to_value(&conversation)?)
+                output::print_json(&serde_json::to_value(ConversationJson::from(&conversation))?)
             } else {
                 output::print_text(&format!("renamed {}: {}", conversation.id, conversation.title))
             }
@@ -45,7 +46,7 @@ pub async fn run(kb: &Assistant, action: ConversationsAction, format: Format) ->
             let id = ConversationId::new(id);
             kb.chat().delete(&id).await?;
             if format.is_json() {
-                output::print_json(&json!({ "deleted": id }))
+                output::print_json(&json!({ "deleted": id.as_str() }))
             } else {
                 output::print_text(&format!("deleted conversation {id}"))
             }

@@ -19,6 +19,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
+use crate::dto::ChatAnswer;
 use crate::error::{ApiError, ApiJson};
 use crate::state::AppState;
 
@@ -43,7 +44,7 @@ pub async fn chat(
     }
     let turn = tokio::spawn(async move { assistant.chat().send(id.as_ref(), &body.message).await });
     match joined(turn.await) {
-        Ok(response) => ApiJson(response).into_response(),
+        Ok(response) => ApiJson(ChatAnswer::from(&response)).into_response(),
         Err(error) => error.into_response(),
     }
 }
@@ -83,9 +84,9 @@ fn events(assistant: Arc<Assistant>, id: Option<ConversationId>, message: String
             let _ = sender.send(Ok(Event::default().event(crate::dto::turn_event_name(&event)).data(data)));
         }
         let end = match joined(turn.await) {
-            Ok(response) => Event::default()
-                .event("message.completed")
-                .data(serde_json::to_string(&response).unwrap_or_else(|_| "{}".to_string())),
+            Ok(response) => Event::default().event("message.completed").data(
+                serde_json::to_string(&ChatAnswer::from(&response)).unwrap_or_else(|_| "{}".to_string()),
+            ),
             Err(error) => Event::default()
                 .event("error")
                 .data(json!({ "code": error.code, "message": error.message }).to_string()),

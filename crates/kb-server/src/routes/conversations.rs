@@ -2,20 +2,13 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use kb_core::{Conversation, ConversationId, Message};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use kb_core::ConversationId;
+use serde::Deserialize;
+use serde_json::Value;
 
+use crate::dto::{ConversationJson, ConversationWithMessages, ConversationsJson};
 use crate::error::{ApiError, ApiJson};
 use crate::state::AppState;
-
-/// A conversation with its messages.
-#[derive(Debug, Serialize)]
-pub struct ConversationWithMessages {
-    #[serde(flatten)]
-    conversation: Conversation,
-    messages: Vec<Message>,
-}
 
 /// The body of a rename.
 #[derive(Debug, Deserialize)]
@@ -27,16 +20,15 @@ pub struct RenameBody {
 /// `GET /api/conversations`: `{conversations: [...]}`, most recent first.
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
     let conversations = state.assistant.chat().conversations().await?;
-    Ok(ApiJson(json!({ "conversations": conversations })))
+    Ok(ApiJson(serde_json::to_value(ConversationsJson::from(conversations.as_slice())).unwrap_or_default()))
 }
 
 /// `GET /api/conversations/{id}`: the conversation and its messages.
-pub async fn get(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<ApiJson<ConversationWithMessages>, ApiError> {
+pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Result<ApiJson<Value>, ApiError> {
     let (conversation, messages) = state.assistant.chat().conversation(&ConversationId::new(id)).await?;
-    Ok(ApiJson(ConversationWithMessages { conversation, messages }))
+    Ok(ApiJson(
+        serde_json::to_value(ConversationWithMessages::new(&conversation, &messages)).unwrap_or_default(),
+    ))
 }
 
 /// `PATCH /api/conversations/{id}` `{title}`: renames; answers the conversation.
@@ -44,7 +36,7 @@ pub async fn rename(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<RenameBody>,
-) -> Result<ApiJson<Conversation>, ApiError> {
+) -> Result<ApiJson<Value>, ApiError> {
     let title = body.title.trim();
     if title.is_empty() {
         return Err(ApiError::bad_request("title must not be empty"));
@@ -55,7 +47,7 @@ pub async fn rename(
     let id = ConversationId::new(id);
     state.assistant.chat().rename(&id, title).await?;
     let (conversation, _) = state.assistant.chat().conversation(&id).await?;
-    Ok(ApiJson(conversation))
+    Ok(ApiJson(serde_json::to_value(ConversationJson::from(&conversation)).unwrap_or_default()))
 }
 
 /// `DELETE /api/conversations/{id}`: removes it and its messages.

@@ -11,6 +11,7 @@
 //! the call it left waiting for the person's yes: `pending_call`, JSON text, taken away by
 //! the next turn with a compare-and-clear so that only one turn ever runs it).
 
+mod records;
 pub(crate) mod rows;
 
 use crate::database;

@@ -9,6 +9,8 @@
 use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
 use kb_domain::conversation::SummaryCoverage;
 use kb_domain::{Conversation, ConversationId, Message, PendingCall, Role, StoreError, ToolCall};
+
+use super::records::{PendingCallRecord, ToolCallRecord};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -57,7 +59,8 @@ pub(crate) fn tool_calls_to_json(calls: &[ToolCall]) -> Result<Option<String>, S
     if calls.is_empty() {
         return Ok(None);
     }
-    serde_json::to_string(calls)
+    let records: Vec<ToolCallRecord> = calls.iter().map(ToolCallRecord::from).collect();
+    serde_json::to_string(&records)
         .map(Some)
         .map_err(|err| StoreError::database("cannot encode tool calls", err))
 }
@@ -66,20 +69,23 @@ pub(crate) fn tool_calls_to_json(calls: &[ToolCall]) -> Result<Option<String>, S
 fn tool_calls_from_json(json: Option<&str>, message_id: &str) -> Result<Vec<ToolCall>, StoreError> {
     match json {
         None => Ok(Vec::new()),
-        Some(text) => serde_json::from_str(text).map_err(|err| {
-            StoreError::database(format!("unreadable tool calls of message {message_id}"), err)
-        }),
+        Some(text) => serde_json::from_str::<Vec<ToolCallRecord>>(text)
+            .map(|records| records.into_iter().map(ToolCall::from).collect())
+            .map_err(|err| {
+                StoreError::database(format!("unreadable tool calls of message {message_id}"), err)
+            }),
     }
 }
 
 /// A pending call as stored (JSON text).
 pub(crate) fn pending_to_json(pending: &PendingCall) -> Result<String, StoreError> {
-    serde_json::to_string(pending).map_err(|err| StoreError::database("cannot encode the pending call", err))
+    serde_json::to_string(&PendingCallRecord::from(pending))
+        .map_err(|err| StoreError::database("cannot encode the pending call", err))
 }
 
 /// A stored pending call.
 pub(crate) fn pending_from_json(text: &str, conversation: &str) -> Result<PendingCall, StoreError> {
-    serde_json::from_str(text).map_err(|err| {
+    serde_json::from_str::<PendingCallRecord>(text).map(PendingCall::from).map_err(|err| {
         StoreError::database(format!("unreadable pending call of conversation {conversation}"), err)
     })
 }
