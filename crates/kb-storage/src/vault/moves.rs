@@ -9,19 +9,47 @@ use kb_domain::fields::keys;
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::{
-    Category, ChangeContext, Entry, EntryChange, EntryPath, FileChange, MoveOutcome, RepositoryError, Slug,
-    transform_for_move,
+    Category, ChangeContext, Entry, EntryChange, EntryPath, FileChange, Frontmatter, MoveOutcome,
+    RepositoryError, Slug, transform_for_move,
 };
 
+use super::cache::Cache;
 use super::journal::{JournalFile, MoveJournal};
 use super::safe_path::io_error;
 use super::writes::NewFile;
 use super::{Vault, atomic, revisions, scan, with_id};
 
+/// An entry on its way to another folder: read and transformed, nothing written yet.
+struct Moving {
+    /// The old file's text.
+    old_text: String,
+    /// Its frontmatter as it is in the new folder.
+    frontmatter: Frontmatter,
+    /// Its notes.
+    body: String,
+    /// Its `id` (kept, or given back from history, or new).
+    id: String,
+    /// The new file's text, its links rebased to the new folder.
+    document: String,
+}
+
+/// Another entry's file, rewritten so its references lead to the moved entry's new path.
+struct Rewrite {
+    /// The entry.
+    referrer: EntryPath,
+    /// Its file.
+    file: PathBuf,
+    /// Its text now.
+    before: String,
+    /// Its text with the references pointed at the new path.
+    after: String,
+}
+
 impl Vault {
     /// Moves the entry at `path` to `target` (see
     /// [`kb_domain::EntryWriter::move_entry_as`]), in the caller's span (it records
-    /// `new_path` and `references` there).
+    /// `new_path` and `references` there). The move and every reference it rewrites are
+    /// recorded in history before the old file or any other file is touched.
     pub(super) fn move_to(
         &self,
         path: &EntryPath,
@@ -31,32 +59,19 @@ impl Vault {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let old_file = self.forget_if_missing(&mut state, path, self.root.checked_writable_file(path))?;
-        let (entry, old_text) = scan::read_existing_document(&old_file, path)?;
-        let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
-        // A file that lost the id kb gave it (a restore or an undo to a version from
-        // before) gets that id back, so its history stays one entry's.
-        let (frontmatter, id) = with_id(frontmatter, || {
-            self.entry_of_file(path, old_text.as_bytes()).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, %path, "could not read history for the moved file's id; it gets a new one");
-                None
-            })
-        });
-        let name = frontmatter.get_str(keys::NAME).map_or_else(|| path.stem().to_string(), str::to_string);
-        // Links written from the entry's own folder must still lead where they did.
-        let rendered = render_document(&frontmatter, &body);
-        let document = rebase_own_links(&rendered, path, target).unwrap_or(rendered);
+        let moving = self.moving(path, target, &old_file)?;
         let referrers: Vec<EntryPath> =
             state.cache.referrers_of(path).into_iter().filter(|r| r != path).collect();
         let journal = JournalFile::new(&self.root);
         let old_stamp = scan::stamp_of_path(&self.root, path);
         let new_path = self.place_new(
             &state.cache,
-            NewFile::new(target, &Slug::from_name(&name), document.as_bytes()),
+            NewFile::new(target, &Slug::from_name(&moving.name(path)), moving.document.as_bytes()),
             |new| {
                 journal.write(&MoveJournal {
                     old: path.clone(),
                     new: new.clone(),
-                    id: id.clone(),
+                    id: moving.id.clone(),
                     referrers: referrers.clone(),
                     old_stamp,
                 })
@@ -66,37 +81,11 @@ impl Vault {
         span.record("new_path", tracing::field::display(&new_path));
         span.record("references", referrers.len());
         // The entry's links to itself, and other entries' references to it, are pointed at
-        // the new path: all made in memory, so the move is in history before the old file
-        // or any other file is touched.
-        let moved_text =
-            retarget_references(&new_path, &document, path, &new_path).unwrap_or_else(|| document.clone());
-        let rewrites: Vec<(EntryPath, PathBuf, String, String)> = referrers
-            .iter()
-            .filter_map(|referrer| {
-                let file = self.root.checked_writable_file(referrer).ok()?;
-                let before = fs::read_to_string(&file).ok()?;
-                let after = retarget_references(referrer, &before, path, &new_path)?;
-                Some((referrer.clone(), file, before, after))
-            })
-            .collect();
-        let mut recorded = vec![FileChange {
-            entry_id: Some(id.clone()),
-            path_before: Some(path.clone()),
-            path_after: Some(new_path.clone()),
-            before: Some(old_text.into_bytes()),
-            after: Some(moved_text.clone().into_bytes()),
-            description: format!("Moved {path} to {target}"),
-        }];
-        for (referrer, _, before, after) in &rewrites {
-            recorded.push(FileChange {
-                entry_id: revisions::entry_id_of(referrer, after.as_bytes()),
-                path_before: Some(referrer.clone()),
-                path_after: Some(referrer.clone()),
-                before: Some(before.clone().into_bytes()),
-                after: Some(after.clone().into_bytes()),
-                description: format!("Pointed {referrer}'s reference to {path} at {new_path}"),
-            });
-        }
+        // the new path, all in memory first.
+        let moved_text = retarget_references(&new_path, &moving.document, path, &new_path)
+            .unwrap_or_else(|| moving.document.clone());
+        let rewrites = self.rewrites(&referrers, path, &new_path);
+        let recorded = move_record(&moving, path, &new_path, &moved_text, &rewrites);
         let revisions = match self.history.record_first(by, None, recorded) {
             Ok(revisions) => revisions,
             Err(error) => {
@@ -111,53 +100,104 @@ impl Vault {
             self.observe_after_failure(&[path.clone(), new_path.clone()]);
             return Err(error);
         }
-        // The move has happened: a folder that cannot be synced is reported, not undone.
-        for folder in [self.root.folder(path.category()), self.root.folder(target)] {
-            if let Err(e) = atomic::sync_dir(&folder) {
-                tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a move");
-            }
-        }
+        self.sync_folders(path.category(), target);
         let mut unwritten = Vec::new();
-        if moved_text != document
+        if moved_text != moving.document
             && let Err(e) = atomic::write_atomic(&self.root.file(&new_path), moved_text.as_bytes())
         {
             tracing::warn!(error = %e, "could not point the moved entry's links to itself at its new path");
             unwritten.push(new_path.clone());
         }
-        let shown = if unwritten.is_empty() { &moved_text } else { &document };
+        let shown = if unwritten.is_empty() { &moved_text } else { &moving.document };
         let moved = Entry::from_document(new_path.clone(), shown).unwrap_or(Entry {
             path: new_path.clone(),
-            frontmatter,
-            body,
+            frontmatter: moving.frontmatter,
+            body: moving.body,
         });
         state.cache.remove(path);
         state.cache.insert(&moved);
         let mut changes = vec![EntryChange::Upserted(moved.clone()), EntryChange::Removed(path.clone())];
-        let mut all_retargeted = true;
-        for (referrer, file, _, after) in &rewrites {
-            match atomic::write_atomic(file, after.as_bytes()) {
-                Ok(()) => {
-                    if let Ok(entry) = Entry::from_document(referrer.clone(), after) {
-                        state.cache.insert(&entry);
-                        changes.push(EntryChange::Upserted(entry));
-                    }
-                }
-                Err(e) => {
-                    all_retargeted = false;
-                    unwritten.push(referrer.clone());
-                    tracing::warn!(error = %e, %referrer, "a reference to the moved entry could not be updated; it is retried at the next start");
-                }
-            }
-        }
+        let unreached = self.write_rewrites(&mut state.cache, &rewrites, &mut changes);
         // A journal kept for references still to update is finished at the next open.
-        if all_retargeted && let Err(e) = journal.clear() {
+        if unreached.is_empty()
+            && let Err(e) = journal.clear()
+        {
             tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
         }
+        unwritten.extend(unreached);
         // History recorded what those files were to hold: it learns what they hold instead.
         self.observe_after_failure(&unwritten);
         self.history.written(by, &revisions);
         self.changed(&mut state, &changes);
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
+    }
+
+    /// Reads the entry at `path` (in `old_file`) and makes what it becomes in `target`.
+    fn moving(&self, path: &EntryPath, target: Category, old_file: &Path) -> Result<Moving, RepositoryError> {
+        let (entry, old_text) = scan::read_existing_document(old_file, path)?;
+        let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
+        // A file that lost the id kb gave it (a restore or an undo to a version from
+        // before) gets that id back, so its history stays one entry's.
+        let (frontmatter, id) = with_id(frontmatter, || {
+            self.entry_of_file(path, old_text.as_bytes()).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, %path, "could not read history for the moved file's id; it gets a new one");
+                None
+            })
+        });
+        // Links written from the entry's own folder must still lead where they did.
+        let rendered = render_document(&frontmatter, &body);
+        let document = rebase_own_links(&rendered, path, target).unwrap_or(rendered);
+        Ok(Moving { old_text, frontmatter, body, id, document })
+    }
+
+    /// The files of `referrers` with their references to `old` pointed at `new` (those
+    /// that cannot be read, or have nothing to change, are left out).
+    fn rewrites(&self, referrers: &[EntryPath], old: &EntryPath, new: &EntryPath) -> Vec<Rewrite> {
+        referrers
+            .iter()
+            .filter_map(|referrer| {
+                let file = self.root.checked_writable_file(referrer).ok()?;
+                let before = fs::read_to_string(&file).ok()?;
+                let after = retarget_references(referrer, &before, old, new)?;
+                Some(Rewrite { referrer: referrer.clone(), file, before, after })
+            })
+            .collect()
+    }
+
+    /// Writes the rewritten referrers, keeping the catalogue and `changes` in step; answers
+    /// the referrers that could not be written (retried at the next start).
+    fn write_rewrites(
+        &self,
+        cache: &mut Cache,
+        rewrites: &[Rewrite],
+        changes: &mut Vec<EntryChange>,
+    ) -> Vec<EntryPath> {
+        let mut unwritten = Vec::new();
+        for Rewrite { referrer, file, after, .. } in rewrites {
+            match atomic::write_atomic(file, after.as_bytes()) {
+                Ok(()) => {
+                    if let Ok(entry) = Entry::from_document(referrer.clone(), after) {
+                        cache.insert(&entry);
+                        changes.push(EntryChange::Upserted(entry));
+                    }
+                }
+                Err(e) => {
+                    unwritten.push(referrer.clone());
+                    tracing::warn!(error = %e, %referrer, "a reference to the moved entry could not be updated; it is retried at the next start");
+                }
+            }
+        }
+        unwritten
+    }
+
+    /// Syncs the two folders of a move. The move has happened: a folder that cannot be
+    /// synced is reported, not undone.
+    fn sync_folders(&self, from: Category, to: Category) {
+        for folder in [self.root.folder(from), self.root.folder(to)] {
+            if let Err(e) = atomic::sync_dir(&folder) {
+                tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a move");
+            }
+        }
     }
 
     /// Removes a moved entry's old file once its new one is in place. An old file already
@@ -186,4 +226,42 @@ impl Vault {
         }
         Err(io_error(old_file, error))
     }
+}
+
+impl Moving {
+    /// The entry's name (its `name` field, else the old file's stem), which names the new
+    /// file.
+    fn name(&self, old: &EntryPath) -> String {
+        self.frontmatter.get_str(keys::NAME).map_or_else(|| old.stem().to_string(), str::to_string)
+    }
+}
+
+/// What history records of a move: the entry's file from `old` to `new` holding
+/// `moved_text`, and each rewritten referrer.
+fn move_record(
+    moving: &Moving,
+    old: &EntryPath,
+    new: &EntryPath,
+    moved_text: &str,
+    rewrites: &[Rewrite],
+) -> Vec<FileChange> {
+    let mut recorded = vec![FileChange {
+        entry_id: Some(moving.id.clone()),
+        path_before: Some(old.clone()),
+        path_after: Some(new.clone()),
+        before: Some(moving.old_text.clone().into_bytes()),
+        after: Some(moved_text.as_bytes().to_vec()),
+        description: format!("Moved {old} to {}", new.category()),
+    }];
+    for Rewrite { referrer, before, after, .. } in rewrites {
+        recorded.push(FileChange {
+            entry_id: revisions::entry_id_of(referrer, after.as_bytes()),
+            path_before: Some(referrer.clone()),
+            path_after: Some(referrer.clone()),
+            before: Some(before.clone().into_bytes()),
+            after: Some(after.clone().into_bytes()),
+            description: format!("Pointed {referrer}'s reference to {old} at {new}"),
+        });
+    }
+    recorded
 }

@@ -7,13 +7,27 @@ use std::collections::HashMap;
 use std::fs;
 
 use kb_domain::{
-    ChangeContext, EntryPath, FileChange, LaterChanges, RepositoryError, Revision, UndoOutcome, UndoScope,
+    ChangeContext, EntryChange, EntryPath, FileChange, LaterChanges, RepositoryError, Revision, UndoOutcome,
+    UndoScope,
 };
 
 use super::revisions::entry_id_of;
+use super::safe_path::Root;
 use super::safe_path::io_error;
-use super::{Vault, atomic};
+use super::{State, Vault, atomic};
 use crate::history::content_hash;
+
+/// The files' bytes as the undo finds and leaves them, by path (`None`: no file).
+type FilesNow = HashMap<EntryPath, Option<Vec<u8>>>;
+
+/// What an undo will do, worked out before anything is touched.
+struct UndoPlan {
+    /// What history records, in order: files written since that the undo replaces, then
+    /// each revision reverted.
+    recorded: Vec<FileChange>,
+    /// The files to remove or write, in order.
+    steps: Vec<UndoStep>,
+}
 
 impl Vault {
     /// Reverts the most recent undoable operation in `scope`. Every file it removes or
@@ -35,24 +49,39 @@ impl Vault {
         let operation = first.operation;
         let description = undone.iter().map(|r| r.description.as_str()).collect::<Vec<_>>().join("; ");
         // Every file must still be what the change left, before anything is touched.
-        let mut now: HashMap<EntryPath, Option<Vec<u8>>> = HashMap::new();
-        for revision in &undone {
+        let mut now = self.files_now_of(&undone);
+        if later == LaterChanges::Refuse
+            && let Some((path, what)) = undone.iter().find_map(|revision| changed_since(revision, &now))
+        {
+            return Err(RepositoryError::ChangedSince { change: description, path, what });
+        }
+        // Every step and its revision are planned, then recorded; only then is a file touched.
+        let plan = self.plan_undo(&undone, &mut now)?;
+        let revisions = self.history.record_first(by, Some(operation), plan.recorded)?;
+        let changes = self.take_steps(&mut state, &plan.steps)?;
+        self.history.written(by, &revisions);
+        self.changed(&mut state, &changes);
+        Ok(UndoOutcome { undone, revisions, description })
+    }
+
+    /// The bytes now in every file the revisions name, before or after.
+    fn files_now_of(&self, revisions: &[Revision]) -> FilesNow {
+        let mut now = FilesNow::new();
+        for revision in revisions {
             for path in [&revision.path_after, &revision.path_before].into_iter().flatten() {
                 if !now.contains_key(path) {
                     now.insert(path.clone(), fs::read(self.root.file(path)).ok());
                 }
             }
         }
-        if later == LaterChanges::Refuse {
-            for revision in &undone {
-                if let Some((path, what)) = changed_since(revision, &now) {
-                    return Err(RepositoryError::ChangedSince { change: description, path, what });
-                }
-            }
-        }
-        // Plan every step and its revision first; nothing is touched until all are recorded.
+        now
+    }
+
+    /// Plans reverting `undone`, newest first, from the files as they are `now` (which it
+    /// brings to what each step leaves).
+    fn plan_undo(&self, undone: &[Revision], now: &mut FilesNow) -> Result<UndoPlan, RepositoryError> {
         let mut replaced = Vec::new();
-        let mut planned = Vec::new();
+        let mut reverted = Vec::new();
         let mut steps = Vec::new();
         for revision in undone.iter().rev() {
             let before = revision.before.as_ref().map(|h| self.stored(h)).transpose()?;
@@ -64,28 +93,11 @@ impl Vault {
                 now.insert(after_path.clone(), None);
             }
             if let (Some(before_path), Some(bytes)) = (&revision.path_before, &before) {
-                // A file written there since the change (forced past) is kept in history:
-                // in its own entry's history when it has an id, else in the history of
-                // the entry put back over it, where a restore finds it.
-                if revision.path_after.as_ref() != Some(before_path)
-                    && let Some(theirs) = now.get(before_path).cloned().flatten()
-                {
-                    replaced.push(FileChange {
-                        entry_id: entry_id_of(before_path, &theirs).or_else(|| revision.entry_id.clone()),
-                        path_before: Some(before_path.clone()),
-                        path_after: None,
-                        before: Some(theirs),
-                        after: None,
-                        description: format!(
-                            "Replaced {before_path}, written since, to undo: {}",
-                            revision.description
-                        ),
-                    });
-                }
+                replaced.extend(written_since(revision, before_path, now));
                 steps.push(UndoStep::Write(before_path.clone(), bytes.clone()));
                 now.insert(before_path.clone(), Some(bytes.clone()));
             }
-            planned.push(FileChange {
+            reverted.push(FileChange {
                 entry_id: revision.entry_id.clone(),
                 path_before: revision.path_after.clone().filter(|_| current.is_some()),
                 path_after: revision.path_before.clone().filter(|_| before.is_some()),
@@ -94,45 +106,46 @@ impl Vault {
                 description: format!("Undid: {}", revision.description),
             });
         }
-        replaced.extend(planned);
-        let revisions = self.history.record_first(by, Some(operation), replaced)?;
+        replaced.extend(reverted);
+        Ok(UndoPlan { recorded: replaced, steps })
+    }
+
+    /// Removes and writes the files of an undo already recorded, keeping the catalogue in
+    /// step; answers the changes made. When one fails, history is brought back in line
+    /// with the files the undo did not reach.
+    fn take_steps(&self, state: &mut State, steps: &[UndoStep]) -> Result<Vec<EntryChange>, RepositoryError> {
         let mut changes = Vec::new();
         for (n, step) in steps.iter().enumerate() {
-            let (path, done) = match step {
-                UndoStep::Remove(path) => {
-                    let file = self.root.file(path);
-                    let done = match fs::remove_file(&file) {
-                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&file, e)),
-                        _ => Ok(None),
-                    };
-                    (path, done)
-                }
-                UndoStep::Write(path, bytes) => {
-                    let file = self.root.file(path);
-                    (
-                        path,
-                        atomic::write_atomic(&file, bytes)
-                            .map(|()| Some(bytes))
-                            .map_err(|e| io_error(&file, e)),
-                    )
-                }
-            };
-            match done {
-                Ok(bytes) => changes.push(self.remember(&mut state, path, bytes.map(Vec::as_slice))),
+            match step.take(&self.root) {
+                Ok(bytes) => changes.push(self.remember(state, step.path(), bytes)),
                 Err(error) => {
-                    // History recorded the whole undo: it is brought back in line with
-                    // the files this one did not reach.
                     let untouched: Vec<EntryPath> = steps[n..].iter().map(|s| s.path().clone()).collect();
                     self.observe_after_failure(&untouched);
-                    self.changed(&mut state, &changes);
+                    self.changed(state, &changes);
                     return Err(error);
                 }
             }
         }
-        self.history.written(by, &revisions);
-        self.changed(&mut state, &changes);
-        Ok(UndoOutcome { undone, revisions, description })
+        Ok(changes)
     }
+}
+
+/// The file written at `before_path` since `revision` (an undo forced past it), which the
+/// undo replaces: kept in history in its own entry's history when it has an id, else in
+/// the history of the entry put back over it, where a restore finds it.
+fn written_since(revision: &Revision, before_path: &EntryPath, now: &FilesNow) -> Option<FileChange> {
+    if revision.path_after.as_ref() == Some(before_path) {
+        return None;
+    }
+    let theirs = now.get(before_path).cloned().flatten()?;
+    Some(FileChange {
+        entry_id: entry_id_of(before_path, &theirs).or_else(|| revision.entry_id.clone()),
+        path_before: Some(before_path.clone()),
+        path_after: None,
+        before: Some(theirs),
+        after: None,
+        description: format!("Replaced {before_path}, written since, to undo: {}", revision.description),
+    })
 }
 
 /// One file an undo changes.
@@ -144,6 +157,26 @@ enum UndoStep {
 }
 
 impl UndoStep {
+    /// Removes or writes the file; answers the bytes it now holds (`None`: no file). A file
+    /// already gone is as good as removed.
+    fn take(&self, root: &Root) -> Result<Option<&[u8]>, RepositoryError> {
+        match self {
+            UndoStep::Remove(path) => {
+                let file = root.file(path);
+                match fs::remove_file(&file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&file, e)),
+                    _ => Ok(None),
+                }
+            }
+            UndoStep::Write(path, bytes) => {
+                let file = root.file(path);
+                atomic::write_atomic(&file, bytes)
+                    .map(|()| Some(bytes.as_slice()))
+                    .map_err(|e| io_error(&file, e))
+            }
+        }
+    }
+
     /// The file it changes.
     fn path(&self) -> &EntryPath {
         match self {
@@ -153,10 +186,7 @@ impl UndoStep {
 }
 
 /// Where and how a file differs from what `revision` left, when it does.
-fn changed_since(
-    revision: &Revision,
-    now: &HashMap<EntryPath, Option<Vec<u8>>>,
-) -> Option<(EntryPath, String)> {
+fn changed_since(revision: &Revision, now: &FilesNow) -> Option<(EntryPath, String)> {
     let current = |path: &EntryPath| now.get(path).cloned().flatten();
     match (&revision.path_after, &revision.after) {
         (Some(path), Some(hash)) => match current(path) {
