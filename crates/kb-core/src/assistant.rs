@@ -27,7 +27,6 @@ use kb_storage::vault::Vault;
 use kb_tools::{
     CaptureSource, ErrorCode, LlmClassifier, LlmDigestWriter, Tool, ToolContext, ToolRegistry, ToolServices,
 };
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::changes::{ChangeFeed, ChangedPaths};
@@ -62,9 +61,8 @@ impl std::fmt::Debug for Assistant {
     }
 }
 
-/// What `/healthz` reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// How kb is: what `/healthz` reports (kb-server writes its JSON).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Health {
     /// kb's version.
     pub version: &'static str,
@@ -76,11 +74,9 @@ pub struct Health {
     /// not be committed to the index).
     pub index_ready: bool,
     /// Why search is not ready, when it is not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub index_problem: Option<String>,
     /// The entry list file (vault-relative): `index.md`, or `kb-index.md` when `index.md`
     /// is the person's own; `null` when both are.
-    #[serde(rename = "indexFile")]
     pub entry_list_file: Option<String>,
     /// Files that look like entries but cannot be read.
     pub malformed_files: usize,

@@ -27,7 +27,6 @@ use kb_domain::outreach::{
 };
 use kb_domain::schedule::{Schedule, ScheduleKind};
 use kb_domain::sync::lock;
-use serde::Serialize;
 
 /// Email delivery settings, as given (`KB_SMTP_URL`, `KB_EMAIL_FROM`, `KB_EMAIL_TO`).
 #[derive(Clone, PartialEq, Eq)]
@@ -149,8 +148,7 @@ pub fn channels(config: &OutreachConfig) -> Result<Vec<Arc<dyn DeliveryChannel>>
 }
 
 /// A schedule's next run, for `/healthz`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NextRun {
     /// `daily` or `weekly`.
     pub schedule: &'static str,

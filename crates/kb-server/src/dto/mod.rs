@@ -4,6 +4,7 @@
 
 mod chat;
 mod events;
+mod health;
 mod history;
 mod outreach;
 
@@ -12,5 +13,6 @@ pub use chat::{
     FiledEntryJson, MessageJson, ToolCallJson, UsageJson,
 };
 pub use events::{TurnEventData, turn_event_json, turn_event_name};
+pub use health::HealthJson;
 pub use history::{RestoreAnswer, RevisionAnswer, RevisionJson, RevisionsAnswer, revisions};
-pub use outreach::{DeliveryJson, DigestJson, DigestsJson, NudgesJson, OutreachStatusJson};
+pub use outreach::{DeliveryJson, DigestJson, DigestsJson, NextRunJson, NudgesJson, OutreachStatusJson};

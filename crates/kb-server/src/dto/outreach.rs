@@ -108,12 +108,27 @@ impl<'a> From<&'a [StoredDigest]> for DigestsJson<'a> {
     }
 }
 
+/// A schedule's next run: `{schedule, at}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextRunJson {
+    /// `daily` or `weekly`.
+    pub schedule: &'static str,
+    /// When, in UTC.
+    pub at: DateTime<Utc>,
+}
+
+impl From<&NextRun> for NextRunJson {
+    fn from(run: &NextRun) -> NextRunJson {
+        NextRunJson { schedule: run.schedule, at: run.at }
+    }
+}
+
 /// What `/healthz` says of kb reaching out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OutreachStatusJson<'a> {
     /// The next run of each schedule that is on.
-    pub next_runs: &'a [NextRun],
+    pub next_runs: Vec<NextRunJson>,
     /// Where digests are sent (`email`, `webhook`).
     pub channels: &'a [String],
     /// The latest delivery attempt, when there was one.
@@ -123,7 +138,7 @@ pub struct OutreachStatusJson<'a> {
 impl<'a> From<&'a OutreachStatus> for OutreachStatusJson<'a> {
     fn from(status: &'a OutreachStatus) -> OutreachStatusJson<'a> {
         OutreachStatusJson {
-            next_runs: &status.next_runs,
+            next_runs: status.next_runs.iter().map(NextRunJson::from).collect(),
             channels: &status.channels,
             last_delivery: status.last_delivery.as_ref().map(DeliveryJson::from),
         }

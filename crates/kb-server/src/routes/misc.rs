@@ -135,7 +135,8 @@ pub async fn entry_list(State(state): State<AppState>) -> impl IntoResponse {
 
 /// `GET /healthz`.
 pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
-    let mut health = serde_json::to_value(state.assistant.health()).unwrap_or_default();
+    let health = state.assistant.health();
+    let mut health = serde_json::to_value(crate::dto::HealthJson::from(&health)).unwrap_or_default();
     if let Value::Object(fields) = &mut health {
         let status = state.assistant.outreach().status().await;
         let outreach =

@@ -1,0 +1,44 @@
+//! What `/healthz` answers of kb itself (kb reaching out is added beside it, see
+//! [`super::OutreachStatusJson`]).
+
+use kb_core::Health;
+use serde::Serialize;
+
+/// `{version, model, entries, indexReady, indexProblem?, indexFile, malformedFiles,
+/// notices}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthJson<'a> {
+    /// kb's version.
+    pub version: &'static str,
+    /// `offline`, or the model's name.
+    pub model: &'a str,
+    /// Entries in the vault.
+    pub entries: usize,
+    /// Whether search answers for the vault as it is.
+    pub index_ready: bool,
+    /// Why search is not ready, when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_problem: Option<&'a str>,
+    /// The entry list file (vault-relative), `null` when kb writes none.
+    pub index_file: Option<&'a str>,
+    /// Files that look like entries but cannot be read.
+    pub malformed_files: usize,
+    /// Things the person should know about the vault.
+    pub notices: &'a [String],
+}
+
+impl<'a> From<&'a Health> for HealthJson<'a> {
+    fn from(health: &'a Health) -> HealthJson<'a> {
+        HealthJson {
+            version: health.version,
+            model: &health.model,
+            entries: health.entries,
+            index_ready: health.index_ready,
+            index_problem: health.index_problem.as_deref(),
+            index_file: health.entry_list_file.as_deref(),
+            malformed_files: health.malformed_files,
+            notices: &health.notices,
+        }
+    }
+}
