@@ -85,6 +85,7 @@ fn the_watcher_leaves_kbs_own_writes_alone_and_catches_outside_ones() {
 
     // A file written by another program afterwards; once it is seen, the watcher has also
     // looked at kb's own writes.
+    std::fs::create_dir_all(dir.path().join("people")).unwrap();
     std::fs::write(dir.path().join("people/outside.md"), "---\nname: Outside\n---\nsentinel words\n")
         .unwrap();
     let start = Instant::now();

@@ -25,6 +25,8 @@ async fn outside_edits_reach_list_search_and_health() {
     let config = Config { watch: true, ..Config::offline(dir.path()) };
     let kb = Assistant::open(config).await.unwrap();
     assert_eq!(kb.health().entries, 0);
+    // A category folder made after kb opened the vault is followed too.
+    std::fs::create_dir(dir.path().join("ideas")).unwrap();
 
     std::fs::write(
         dir.path().join("ideas/zeppelin.md"),
@@ -81,4 +83,66 @@ async fn typed_calls_answer_data_and_failures_with_candidates() {
     assert_eq!(refused.code, ErrorCode::InvalidArguments, "{refused:?}");
     assert!(dir.path().join("people/sam-lee.md").is_file());
     kb.close().await;
+}
+
+/// The shared corpora beside the repository (CI has them; elsewhere the test is skipped).
+fn corpora_root() -> Option<std::path::PathBuf> {
+    let beside = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora");
+    let found = beside.is_dir().then_some(beside);
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the shared corpora are missing: CI must have shared/ beside the repo"
+        );
+        eprintln!("corpora not found; skipped");
+    }
+    found
+}
+
+/// Every file under `root` but kb's own `.kb/`, with its bytes.
+fn files_outside_kb(root: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|item| item.unwrap())
+        .filter(|item| !item.path().starts_with(root.join(".kb")))
+        .map(|item| {
+            let bytes =
+                if item.file_type().is_file() { std::fs::read(item.path()).unwrap() } else { Vec::new() };
+            (item.path().strip_prefix(root).unwrap().to_path_buf(), bytes)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vault_someone_already_keeps_is_left_as_it_was_by_a_start_a_search_and_a_digest() {
+    let Some(corpora) = corpora_root() else { return };
+    let source = corpora.join("dataview-test-vault");
+    let dir = tempfile::tempdir().unwrap();
+    for item in walkdir::WalkDir::new(&source) {
+        let item = item.unwrap();
+        let target = dir.path().join(item.path().strip_prefix(&source).unwrap());
+        if item.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else if item.file_type().is_file() {
+            std::fs::copy(item.path(), &target).unwrap();
+        }
+    }
+    let before = files_outside_kb(dir.path());
+    assert!(before.len() > 30, "the corpus is there: {} files and folders", before.len());
+
+    let kb = Assistant::open(Config { watch: true, ..Config::offline(dir.path()) }).await.unwrap();
+    kb.entries().search(&SearchRequest::new("books")).await.unwrap();
+    kb.entries().list(&ListQuery::default()).await.unwrap();
+    kb.entries().digest("daily").await.unwrap();
+    kb.entries().digest("weekly").await.unwrap();
+    // Long enough for the background work a start sets off (sweeps, the entry list writer).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    kb.close().await;
+
+    let after = files_outside_kb(dir.path());
+    let added: Vec<_> = after.keys().filter(|path| !before.contains_key(*path)).collect();
+    assert!(added.is_empty(), "kb added {added:?}");
+    let changed: Vec<_> =
+        before.iter().filter(|(path, bytes)| after.get(*path) != Some(bytes)).map(|(p, _)| p).collect();
+    assert!(changed.is_empty(), "kb changed or removed {changed:?}");
 }

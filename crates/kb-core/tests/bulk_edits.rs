@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kb_core::clock::ZonedClock;
+use kb_core::domain::EntryWriter as _;
 use kb_core::domain::{
     Category, ChangeObserver, EntryCatalogue, EntryPath, ListFilter, SearchIndex, SearchQuery,
 };
@@ -50,6 +51,24 @@ fn vault_before_the_pull() -> tempfile::TempDir {
     for n in 0..BEFORE {
         write_entry(dir.path(), &rel(n), &format!("Note {n}"), &format!("original text of note{n:05}"));
     }
+    // A vault kb has filed in before: its entry list file is there, so kb keeps it up to
+    // date (on a vault where kb never wrote, following edits creates no file).
+    let by = kb_core::domain::ChangeContext::from_source(kb_core::domain::ChangeSource::Cli);
+    let vault = Vault::open(dir.path(), Arc::new(ZonedClock::new(None))).unwrap();
+    let filed = vault
+        .create_as(
+            kb_core::domain::NewEntry {
+                category: Category::Inbox,
+                name: "Scratch".into(),
+                fields: kb_core::domain::Frontmatter::new(),
+                body: String::new(),
+            },
+            &by,
+        )
+        .unwrap();
+    vault.delete_as(&filed.path, &by).unwrap();
+    drop(vault);
+    assert!(dir.path().join("index.md").is_file());
     dir
 }
 

@@ -219,6 +219,9 @@ struct Plan {
     paths: Vec<EntryPath>,
     /// The same paths, to keep them unique at any size.
     seen: HashSet<EntryPath>,
+    /// Category folders made, removed or renamed: files may have come into them before
+    /// the watcher followed them.
+    folders: HashSet<Category>,
 }
 
 impl Plan {
@@ -242,9 +245,10 @@ impl Plan {
                 if self.seen.insert(entry.clone()) {
                     self.paths.push(entry);
                 }
-            } else if is_folder_event(files.root(), &path) {
+            } else if let Some(category) = folder_of_event(files.root(), &path) {
                 relevant = true;
                 self.rescan = true;
+                self.folders.insert(category);
             }
         }
         relevant
@@ -253,8 +257,8 @@ impl Plan {
 
 /// Whether the event is about a whole category folder (made, removed or renamed). Events
 /// on the root itself are not: its listing changes whenever kb writes its entry list file.
-fn is_folder_event(root: &Path, path: &Path) -> bool {
-    path.strip_prefix(root).is_ok_and(|rel| rel.to_str().is_some_and(|r| r.parse::<Category>().is_ok()))
+fn folder_of_event(root: &Path, path: &Path) -> Option<Category> {
+    path.strip_prefix(root).ok()?.to_str()?.parse::<Category>().ok()
 }
 
 /// Handles one batch: one sync of its paths (or one reconcile), counts it in `handled`,
@@ -266,10 +270,22 @@ fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, plan: Plan, handle
             Ok((stats, mut changed)) => {
                 tracing::debug!(?stats, "vault rescanned");
                 // Where another process owns the index it may have indexed these already:
-                // they are changes to this process all the same.
+                // they are changes to this process all the same. So are the files of a
+                // category folder made since (the first entry another process filed there):
+                // they came before this watcher followed the folder, and sent it no event.
                 if !index.is_owner() {
-                    let known: HashSet<EntryPath> = changed.iter().cloned().collect();
-                    changed.extend(plan.paths.into_iter().filter(|p| !known.contains(p)));
+                    let mut known: HashSet<EntryPath> = changed.iter().cloned().collect();
+                    let arrived = index
+                        .files()
+                        .entry_files()
+                        .into_iter()
+                        .map(|(path, _)| path)
+                        .filter(|path| plan.folders.contains(&path.category()));
+                    for path in plan.paths.into_iter().chain(arrived) {
+                        if known.insert(path.clone()) {
+                            changed.push(path);
+                        }
+                    }
                 }
                 changed
             }

@@ -82,7 +82,9 @@ fn two_priyas(dir: &Path) -> Vault {
         ("ideas/tea.md", "---\nname: Tea\n---\nNothing about anyone.\n"),
     ];
     for (at, text) in files {
-        fs::write(dir.join(at), text).unwrap();
+        let file = dir.join(at);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, text).unwrap();
         vault.refresh(&path(at)).unwrap();
     }
     vault
@@ -187,6 +189,7 @@ fn bad_input_changes_nothing() {
 fn a_merge_across_categories_keeps_the_sources_links_leading_where_they_did() {
     let dir = tempfile::tempdir().unwrap();
     let vault = two_priyas(dir.path());
+    fs::create_dir_all(dir.path().join("inbox")).unwrap();
     fs::write(
         dir.path().join("inbox/call-priya.md"),
         "---\nname: Call Priya\n---\nSee [tea](../ideas/tea.md), [p](priya.md).\n",

@@ -455,7 +455,10 @@ async fn paths_leading_out_of_the_vault_are_refused_and_touch_nothing() {
     let secret = kb.root.path().join("secret.md");
     std::fs::write(&secret, "---\nname: secret\n---\nroot:x:0:0 do not leak\n").unwrap();
     #[cfg(unix)]
-    std::os::unix::fs::symlink(&secret, kb.vault().join("people/evil-link.md")).unwrap();
+    {
+        std::fs::create_dir_all(kb.vault().join("people")).unwrap();
+        std::os::unix::fs::symlink(&secret, kb.vault().join("people/evil-link.md")).unwrap();
+    }
 
     let sentinel = format!("kb-sentinel-{}.md", std::process::id());
     let outside = [kb.root.path().to_path_buf(), kb.root.path().parent().unwrap().to_path_buf()];

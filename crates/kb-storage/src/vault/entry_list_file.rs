@@ -51,6 +51,10 @@ struct Written {
     /// The stamp the file was first found with after another process wrote it, and when
     /// (see [`EntryListFile::check`]).
     disturbed: Option<(Option<Stamp>, Instant)>,
+    /// Whether kb keeps the file: once it exists (found there, or written by another kb
+    /// process) or kb has changed an entry. Until then nothing is created: opening a vault,
+    /// searching it or following its edits leaves the person's folder as it was.
+    kept: bool,
 }
 
 /// Whether a write may be skipped when the text is what kb last wrote.
@@ -79,6 +83,7 @@ impl EntryListFile {
                 notice,
                 stamp: None,
                 disturbed: None,
+                kept: false,
             }),
             schedule: Arc::default(),
         }
@@ -97,6 +102,12 @@ impl EntryListFile {
     /// Why kb is not writing its entry list to `index.md`, when it is not.
     pub(crate) fn notice(&self) -> Option<String> {
         self.lock().notice.clone()
+    }
+
+    /// From now on kb keeps the file, creating it at the next write: kb has changed an
+    /// entry of the vault.
+    pub(crate) fn keep(&self) {
+        self.lock().kept = true;
     }
 
     /// The file's lock. A panic while holding it leaves at worst a stale file, put right
@@ -129,6 +140,12 @@ impl EntryListFile {
         }
         let text = entry_list::render(&snapshot);
         let Some(mut file) = written.file.clone() else { return };
+        if !written.kept {
+            if fs::symlink_metadata(&file).is_err() {
+                return;
+            }
+            written.kept = true;
+        }
         // The whole file is read only once, at open: afterwards the text kb last wrote is
         // known, and only the file's first bytes are read to see it is still kb's.
         if rewrite == Rewrite::WhenChanged && !written.text.is_empty() && text == written.text {

@@ -56,10 +56,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::fields::keys;
 use kb_domain::{
-    Category, ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryCatalogue, EntryChange,
-    EntryId, EntryPath, EntryReader, EntrySummary, Frontmatter, LaterChanges, ListFilter, ListPage,
-    MalformedFile, NameMatch, RepositoryError, RestoreOutcome, Revision, RevisionHistory, RevisionLog,
-    RevisionText, UndoOutcome, UndoScope,
+    ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryCatalogue, EntryChange, EntryId,
+    EntryPath, EntryReader, EntrySummary, Frontmatter, LaterChanges, ListFilter, ListPage, MalformedFile,
+    NameMatch, RepositoryError, RestoreOutcome, Revision, RevisionHistory, RevisionLog, RevisionText,
+    UndoOutcome, UndoScope,
 };
 use serde_json::Value;
 
@@ -131,11 +131,11 @@ impl Vault {
         history: Option<Arc<dyn RevisionLog>>,
     ) -> Result<Vault, RepositoryError> {
         tracing::Span::current().record("root", tracing::field::display(dir.display()));
-        let folders =
-            Category::ALL.iter().map(|c| dir.join(c.as_str())).chain([dir.join(safe_path::STATE_DIR)]);
-        for folder in std::iter::once(dir.clone()).chain(folders) {
-            fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
-        }
+        // Only kb's own state folder is made (with the vault's, when there is none yet): a
+        // category folder is made when kb first files an entry there, so opening a vault
+        // someone already keeps adds nothing to it.
+        let state_folder = dir.join(safe_path::STATE_DIR);
+        fs::create_dir_all(&state_folder).map_err(|e| io_error(&state_folder, e))?;
         let root = Root::new(dir)?;
         let state_dir = root.state_dir();
         let presence = match Presence::join(&state_dir).map_err(|e| io_error(&state_dir, e))? {
@@ -265,6 +265,13 @@ impl Vault {
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
         self.entry_list_due(state);
         self.observers.notify(changes);
+    }
+
+    /// [`Vault::changed`] for a change kb made as asked (not one it followed): from now on
+    /// the entry list file is kept, created if it is not there.
+    fn made(&self, state: &mut State, changes: &[EntryChange]) {
+        self.entry_list.keep();
+        self.changed(state, changes);
     }
 
     /// Renders the entry list from a snapshot of the cache taken now and writes it (see

@@ -205,7 +205,7 @@ impl Vault {
             self.history.record(by, None, vec![change])
         };
         let change = self.remember(&mut state, &target, Some(&bytes));
-        self.changed(&mut state, &[change]);
+        self.made(&mut state, &[change]);
         Ok(RestoreOutcome { path: target, revision: recorded.into_iter().next(), moved_since })
     }
 

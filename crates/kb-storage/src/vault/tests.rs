@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeZone, Utc};
-use kb_domain::{EntryUpdate, EntryWriter, FixedClock, FrontmatterError, NewEntry};
+use kb_domain::{Category, EntryUpdate, EntryWriter, FixedClock, FrontmatterError, NewEntry};
 use serde_json::json;
 
 use super::journal::JournalFile;
@@ -18,6 +18,16 @@ fn open(dir: &Path) -> Vault {
     Vault::open(dir, clock()).unwrap()
 }
 
+/// Writes a file as the person would, making its folder first (opening a vault makes no
+/// category folder).
+fn put(file: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let file = file.as_ref();
+    if let Some(folder) = file.parent() {
+        fs::create_dir_all(folder)?;
+    }
+    fs::write(file, bytes)
+}
+
 fn new_entry(category: Category, name: &str) -> NewEntry {
     NewEntry { category, name: name.into(), fields: Frontmatter::new(), body: "notes\n".into() }
 }
@@ -27,15 +37,34 @@ fn path(text: &str) -> EntryPath {
 }
 
 #[test]
-fn open_creates_folders_and_entry_list_file() {
+fn opening_adds_nothing_to_the_vault_until_kb_files_an_entry() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("kb");
+    put(root.join("Journal/2025/june.md"), "# June\n").unwrap();
     let vault = open(&root);
-    for c in Category::ALL {
-        assert!(root.join(c.as_str()).is_dir());
-    }
-    assert!(root.join(".kb").is_dir());
+    let mut made: Vec<String> =
+        fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    made.sort();
+    assert_eq!(made, [".kb", "Journal"], "only kb's own state folder is added");
+    drop(vault);
+    let vault = open(&root);
+    let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+    vault.create_as(new_entry(Category::Ideas, "Kiln"), &by).unwrap();
+    assert!(root.join("ideas").is_dir());
+    assert!(!root.join("people").exists(), "a folder is made when kb first files there");
     assert_eq!(fs::read_to_string(root.join("index.md")).unwrap(), vault.entry_list_markdown());
+}
+
+#[test]
+fn an_entry_list_file_already_there_is_kept_up_to_date_from_the_first_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+    open(dir.path()).create_as(new_entry(Category::Ideas, "Kiln"), &by).unwrap();
+    put(dir.path().join("people/priya.md"), "---\nname: Priya\n---\nmet at the meetup\n").unwrap();
+    let vault = open(dir.path());
+    let list = fs::read_to_string(dir.path().join("index.md")).unwrap();
+    assert_eq!(list, vault.entry_list_markdown());
+    assert!(list.contains("Priya"), "{list}");
 }
 
 #[test]
@@ -54,7 +83,7 @@ fn a_unique_create_refuses_a_namesake_even_one_written_by_another_process_a_mome
     assert!(create_unique(new_entry(Category::People, "Ada")).is_err(), "a first name is a namesake too");
     assert!(create_unique(new_entry(Category::Projects, "Ada Byron")).is_ok(), "another category is not");
     // Written by another process, not yet seen by this one (no watcher here).
-    fs::write(dir.path().join("people/grace-hopper.md"), "---\nname: Grace Hopper\n---\nCOBOL\n").unwrap();
+    put(dir.path().join("people/grace-hopper.md"), "---\nname: Grace Hopper\n---\nCOBOL\n").unwrap();
     let grace = create_unique(new_entry(Category::People, "Grace Hopper"));
     assert!(
         matches!(&grace, Err(RepositoryError::NameTaken(found)) if found[0].entry.path == path("people/grace-hopper.md")),
@@ -81,7 +110,7 @@ fn taken_slug_gets_a_suffix() {
     assert_ne!(a.id(), b.id());
     assert_eq!(vault.get(&b.path).unwrap(), b);
     // A file kb does not know yet (written by hand) is not clobbered either.
-    fs::write(dir.path().join("ideas/x.md"), "mine").unwrap();
+    put(dir.path().join("ideas/x.md"), "mine").unwrap();
     let x = vault.create(new_entry(Category::Ideas, "x")).unwrap();
     assert_eq!(x.path.to_string(), "ideas/x-2.md");
     assert_eq!(fs::read_to_string(dir.path().join("ideas/x.md")).unwrap(), "mine");
@@ -120,10 +149,10 @@ fn a_move_interrupted_after_the_new_file_is_finished_on_open() {
     let dir = tempfile::tempdir().unwrap();
     drop(open(dir.path()));
     let text = "---\nid: 01ABC\nname: Shed\n---\nbody\n";
-    fs::write(dir.path().join("inbox/shed.md"), text).unwrap();
-    fs::write(dir.path().join("projects/shed.md"), "---\nid: 01ABC\nname: Shed\nstatus: active\n---\nbody\n")
+    put(dir.path().join("inbox/shed.md"), text).unwrap();
+    put(dir.path().join("projects/shed.md"), "---\nid: 01ABC\nname: Shed\nstatus: active\n---\nbody\n")
         .unwrap();
-    fs::write(
+    put(
         dir.path().join(".kb/move-journal.json"),
         r#"{"old":"inbox/shed.md","new":"projects/shed.md","id":"01ABC"}"#,
     )
@@ -143,8 +172,8 @@ fn malformed_files_are_reported_skipped_and_never_touched() {
     drop(open(dir.path()));
     let bad = dir.path().join("projects/bad.md");
     let bytes = b"---\nname: [unclosed\n---\nbody\n";
-    fs::write(&bad, bytes).unwrap();
-    fs::write(dir.path().join("ideas/latin1.md"), [b'c', b'a', b'f', 0xe9]).unwrap();
+    put(&bad, bytes).unwrap();
+    put(dir.path().join("ideas/latin1.md"), [b'c', b'a', b'f', 0xe9]).unwrap();
     let vault = open(dir.path());
     let malformed = vault.malformed();
     let paths: Vec<String> = malformed.iter().map(|m| m.path.to_string()).collect();
@@ -177,7 +206,8 @@ fn paths_outside_the_vault_are_refused() {
     #[cfg(unix)]
     {
         let outside = tempfile::tempdir().unwrap();
-        fs::write(outside.path().join("secret.md"), "---\nname: secret\n---\n").unwrap();
+        put(outside.path().join("secret.md"), "---\nname: secret\n---\n").unwrap();
+        fs::create_dir(dir.path().join("projects")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.md"), dir.path().join("projects/s.md"))
             .unwrap();
         let s = path("projects/s.md");
@@ -245,7 +275,7 @@ fn observers_hear_every_change_in_order() {
     vault.update(&e.path, &update).unwrap();
     let moved = vault.move_entry(&e.path, Category::Projects).unwrap();
     vault.delete(&moved.entry.path).unwrap();
-    fs::write(dir.path().join("admin/hand.md"), "written by hand").unwrap();
+    put(dir.path().join("admin/hand.md"), "written by hand").unwrap();
     let hand = path("admin/hand.md");
     assert!(vault.refresh(&hand).unwrap().is_some());
     fs::remove_file(dir.path().join("admin/hand.md")).unwrap();
@@ -287,7 +317,7 @@ fn an_old_file_already_gone_means_the_move_is_done_not_undone() {
     let tea = vault.create(new_entry(Category::Ideas, "Tea")).unwrap();
     let old_file = tea.path.under(dir.path());
     let new_path = path("projects/tea.md");
-    fs::write(new_path.under(dir.path()), fs::read(&old_file).unwrap()).unwrap();
+    put(new_path.under(dir.path()), fs::read(&old_file).unwrap()).unwrap();
     fs::remove_file(&old_file).unwrap();
     let journal = JournalFile::new(&vault.root);
     vault.remove_moved(&old_file, &new_path, &journal).unwrap();
@@ -300,11 +330,11 @@ fn refresh_notices_outside_edits_and_malformed_files() {
     let vault = open(dir.path());
     let e = vault.create(new_entry(Category::People, "Sarah")).unwrap();
     let file = dir.path().join("people/sarah.md");
-    fs::write(&file, "---\nname: Sarah Chen\ncontext: met at a conference\n---\n").unwrap();
+    put(&file, "---\nname: Sarah Chen\ncontext: met at a conference\n---\n").unwrap();
     let fresh = vault.refresh(&e.path).unwrap().unwrap();
     assert_eq!(fresh.name(), "Sarah Chen");
     assert_eq!(vault.list(&ListFilter::default()).unwrap().entries[0].name, "Sarah Chen");
-    fs::write(&file, "---\nname: [oops\n---\n").unwrap();
+    put(&file, "---\nname: [oops\n---\n").unwrap();
     assert!(matches!(vault.refresh(&e.path), Err(RepositoryError::Malformed { .. })));
     assert_eq!(vault.malformed().len(), 1);
     assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
@@ -315,8 +345,8 @@ fn refresh_notices_outside_edits_and_malformed_files() {
 fn moving_a_hand_written_file_gives_it_an_id() {
     let dir = tempfile::tempdir().unwrap();
     drop(open(dir.path()));
-    fs::write(dir.path().join("ideas/Tea Idea.md"), "---\nid: 42\nmood: calm\n---\nsteep longer\n").unwrap();
-    fs::write(dir.path().join("ideas/bare.md"), "just text\n").unwrap();
+    put(dir.path().join("ideas/Tea Idea.md"), "---\nid: 42\nmood: calm\n---\nsteep longer\n").unwrap();
+    put(dir.path().join("ideas/bare.md"), "just text\n").unwrap();
     let vault = open(dir.path());
     let moved = vault.move_entry(&path("ideas/Tea Idea.md"), Category::Projects).unwrap();
     assert_eq!(moved.entry.id(), Some("42"));
@@ -339,6 +369,7 @@ fn a_sweep_catches_files_made_and_removed_behind_its_back_in_folders_it_found_in
     // Folders untouched for a while: a sweep finds them in line and remembers them so.
     let settle = |category: Category| {
         let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        fs::create_dir_all(dir.path().join(category.as_str())).unwrap();
         fs::File::open(dir.path().join(category.as_str())).unwrap().set_modified(long_ago).unwrap();
     };
     Category::ALL.into_iter().for_each(settle);
@@ -346,7 +377,7 @@ fn a_sweep_catches_files_made_and_removed_behind_its_back_in_folders_it_found_in
     assert_eq!(vault.sweep(), 0);
 
     // Another program adds one file and removes another; no file event reaches this vault.
-    fs::write(dir.path().join("ideas/glaze.md"), "---\nname: Glaze\n---\nceladon\n").unwrap();
+    put(dir.path().join("ideas/glaze.md"), "---\nname: Glaze\n---\nceladon\n").unwrap();
     fs::remove_file(dir.path().join(doomed.path.to_string())).unwrap();
     assert_eq!(vault.sweep(), 2);
     let listed: Vec<String> =

@@ -146,7 +146,7 @@ impl Vault {
         );
         let entry = Entry { path, frontmatter, body: new.body };
         state.cache.insert(&entry);
-        self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        self.made(&mut state, &[EntryChange::Upserted(entry.clone())]);
         Ok(entry)
     }
 }
@@ -195,7 +195,7 @@ impl EntryWriter for Vault {
         }
         self.history.written(by, &recorded);
         state.cache.insert(&entry);
-        self.changed(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        self.made(&mut state, &[EntryChange::Upserted(entry.clone())]);
         Ok(UpdateOutcome { entry, updated_fields })
     }
 
@@ -241,7 +241,7 @@ impl EntryWriter for Vault {
         self.history.written(by, &recorded);
         let revision = recorded.into_iter().next();
         state.cache.remove(path);
-        self.changed(&mut state, &[EntryChange::Removed(path.clone())]);
+        self.made(&mut state, &[EntryChange::Removed(path.clone())]);
         Ok(revision)
     }
 

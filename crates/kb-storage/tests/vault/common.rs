@@ -25,7 +25,9 @@ pub fn open(dir: &Path) -> Vault {
 pub fn entry_files(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for c in Category::ALL {
-        for item in fs::read_dir(root.join(c.as_str())).unwrap() {
+        // A category folder is made when kb first files an entry there.
+        let Ok(items) = fs::read_dir(root.join(c.as_str())) else { continue };
+        for item in items {
             let name = item.unwrap().file_name().to_string_lossy().into_owned();
             if !name.starts_with('.') && name.ends_with(".md") {
                 out.push(format!("{c}/{name}"));
@@ -38,7 +40,9 @@ pub fn entry_files(root: &Path) -> Vec<String> {
 
 /// Writes an entry's document by hand, the way an editor would.
 pub fn write_by_hand(root: &Path, entry: &Entry) {
-    fs::write(entry.path.under(root), entry.to_document()).unwrap();
+    let file = entry.path.under(root);
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    fs::write(file, entry.to_document()).unwrap();
 }
 
 /// Any category.

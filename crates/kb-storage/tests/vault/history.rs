@@ -123,6 +123,7 @@ fn undo_walks_back_to_the_very_bytes() {
         vault.create_as(new_entry(Category::People, "Priya Raman", "Met at the meetup."), &by).unwrap();
     // A hand-written file with odd formatting, which updates must not normalise away.
     let hand = dir.path().join("ideas/hand.md");
+    fs::create_dir_all(dir.path().join("ideas")).unwrap();
     fs::write(&hand, "---\nname: Hand   # a comment\nversion: 1.10\n---\n\nBody\r\nwith CRLF\n").unwrap();
     vault.refresh(&EntryPath::parse("ideas/hand.md").unwrap()).unwrap();
     let start = snapshot(dir.path());

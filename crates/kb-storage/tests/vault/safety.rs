@@ -48,6 +48,7 @@ fn a_hand_written_index_md_survives_open_capture_update_and_move() {
 fn an_index_md_the_person_puts_in_place_while_kb_runs_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let vault = open(dir.path());
+    vault.create(new_entry(Category::Ideas, "Kiln", Frontmatter::new(), "")).unwrap();
     assert!(fs::read_to_string(dir.path().join("index.md")).unwrap().starts_with("# Knowledge base"));
     assert_eq!(vault.entry_list_notice(), None);
     fs::write(dir.path().join("index.md"), OWN_INDEX).unwrap();
@@ -75,6 +76,7 @@ fn a_second_process_never_finishes_a_live_move() {
     // in place, the old file not yet removed.
     let id = entry.id().unwrap().to_string();
     let new_text = fs::read_to_string(entry.path.under(dir.path())).unwrap();
+    fs::create_dir_all(dir.path().join("projects")).unwrap();
     fs::write(dir.path().join("projects/robot-arm.md"), &new_text).unwrap();
     fs::create_dir_all(dir.path().join(".kb/moves")).unwrap();
     let journal =
