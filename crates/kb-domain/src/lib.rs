@@ -45,6 +45,7 @@ pub mod entry;
 pub mod fields;
 pub mod frontmatter;
 pub mod history;
+pub mod links;
 pub mod llm;
 pub mod merge;
 pub mod names;

@@ -1,0 +1,253 @@
+use proptest::prelude::*;
+
+use super::*;
+
+/// A link as (form, target, heading, alias).
+type Written = (LinkForm, String, Option<String>, Option<String>);
+
+/// The links of `text` as (form, target, heading, alias).
+fn parsed(text: &str) -> Vec<Written> {
+    parse_links(text).into_iter().map(|l| (l.form, l.target, l.heading, l.alias)).collect()
+}
+
+fn wiki(
+    target: &str,
+    heading: Option<&str>,
+    alias: Option<&str>,
+) -> (LinkForm, String, Option<String>, Option<String>) {
+    (LinkForm::Wiki, target.into(), heading.map(Into::into), alias.map(Into::into))
+}
+
+#[test]
+fn every_form_obsidian_writes_is_a_link() {
+    let text = "See [[Note]], [[Note|the note]], [[Note#Plans|plans]] and ![[Diagram]].\n\
+                Also [[Work/Clients/Acme]] and [the list](Reading/to%20read.md#Now) and [x](<My Note.md>).\n";
+    assert_eq!(
+        parsed(text),
+        [
+            wiki("Note", None, None),
+            wiki("Note", None, Some("the note")),
+            wiki("Note", Some("Plans"), Some("plans")),
+            (LinkForm::Embed, "Diagram".into(), None, None),
+            wiki("Work/Clients/Acme", None, None),
+            (LinkForm::Markdown, "Reading/to read.md".into(), Some("Now".into()), Some("the list".into())),
+            (LinkForm::Markdown, "My Note.md".into(), None, Some("x".into())),
+        ]
+    );
+    let links = parse_links(text);
+    assert_eq!(links.iter().map(|l| l.line).collect::<Vec<_>>(), [1, 1, 1, 1, 2, 2, 2]);
+    for link in &links {
+        let written = &text[link.target_span.clone()];
+        assert!(
+            written == link.target || written.replace("%20", " ") == link.target,
+            "{written:?} is not where {link:?} is written"
+        );
+    }
+}
+
+#[test]
+fn code_frontmatter_and_web_addresses_hold_no_links() {
+    let text = "---\nrelated: \"[[In Frontmatter]]\"\n---\n\
+                `[[inline]]` and ``a `[[double]]` b`` but [[Real]]\n\
+                ```md\n[[fenced]]\n```\n\
+                ~~~~\n[[tilde]]\n~~~\n[[still fenced]]\n~~~~\n\
+                [site](https://example.com/page.md) [anchor](#top) [pic](image.png) \\[[escaped]]\n\
+                [[After]]\n";
+    assert_eq!(parsed(text), [wiki("Real", None, None), wiki("After", None, None)]);
+}
+
+#[test]
+fn an_unclosed_fence_or_frontmatter_hides_nothing_before_it() {
+    assert_eq!(parsed("---\n[[A]]\n"), [wiki("A", None, None)]);
+    assert_eq!(parsed("[[A]]\n```\n[[B]]\n"), [wiki("A", None, None)]);
+    assert_eq!(parsed("[[A]] `unclosed [[B]]"), [wiki("A", None, None), wiki("B", None, None)]);
+    assert!(parsed("[[]] [[ ]] [[#Only a heading]] [[a[b]]").is_empty());
+}
+
+fn resolver() -> LinkResolver {
+    LinkResolver::new([
+        ("Home.md", vec![]),
+        ("Journal/2025/June.md", vec![]),
+        ("Work/Clients/Acme.md", vec!["Acme Corp".to_string()]),
+        ("Work/Notes.md", vec![]),
+        ("Reading/Notes.md", vec![]),
+        ("Notes.md", vec![]),
+        ("people/priya-raman.md", vec![]),
+        ("Work/Plan.md", vec![]),
+        ("Reading/Plan.md", vec![]),
+    ])
+}
+
+fn resolve<'a>(resolver: &'a LinkResolver, from: &str, text: &str) -> Option<&'a str> {
+    let link = parse_links(text).into_iter().next()?;
+    resolver.resolve(from, &link)
+}
+
+#[test]
+fn links_resolve_as_obsidian_resolves_them() {
+    let r = resolver();
+    // By file name anywhere, case aside.
+    assert_eq!(resolve(&r, "Home.md", "[[june]]"), Some("Journal/2025/June.md"));
+    assert_eq!(resolve(&r, "Home.md", "[[Acme.md|them]]"), Some("Work/Clients/Acme.md"));
+    // Several share the name: the one at the root (that is its path), else the one in the
+    // linking note's folder, else the nearest.
+    assert_eq!(resolve(&r, "Work/Clients/Acme.md", "[[Notes]]"), Some("Notes.md"));
+    assert_eq!(resolve(&r, "Reading/Book.md", "[[Plan]]"), Some("Reading/Plan.md"));
+    assert_eq!(resolve(&r, "Work/Clients/Acme.md", "[[plan]]"), Some("Work/Plan.md"));
+    assert_eq!(resolve(&r, "Home.md", "[[Plan]]"), Some("Reading/Plan.md"), "the first by path");
+    // A path, from the root or as the end of a path.
+    assert_eq!(resolve(&r, "Home.md", "[[Work/Notes]]"), Some("Work/Notes.md"));
+    assert_eq!(resolve(&r, "Home.md", "[[Clients/Acme]]"), Some("Work/Clients/Acme.md"));
+    // Markdown links from the note's own folder, or from the root.
+    assert_eq!(resolve(&r, "Work/Clients/Acme.md", "[n](../Notes.md)"), Some("Work/Notes.md"));
+    assert_eq!(resolve(&r, "Work/Notes.md", "[n](Notes.md)"), Some("Work/Notes.md"));
+    assert_eq!(resolve(&r, "Home.md", "[n](Journal/2025/June.md)"), Some("Journal/2025/June.md"));
+    // Aliases, after file names; kb's names are not targets; nothing is a guess.
+    assert_eq!(resolve(&r, "Home.md", "[[acme corp]]"), Some("Work/Clients/Acme.md"));
+    assert_eq!(resolve(&r, "Home.md", "[[Priya Raman]]"), None);
+    assert_eq!(resolve(&r, "Home.md", "[[Nowhere]]"), None);
+    assert_eq!(resolve(&r, "Home.md", "[n](../../outside.md)"), None);
+}
+
+/// A piece of a generated note.
+#[derive(Debug, Clone)]
+enum Piece {
+    Words(String),
+    /// A link to note `to`, written by path (else by name), with a heading and an alias.
+    Link {
+        form: LinkForm,
+        to: usize,
+        by_path: bool,
+        heading: bool,
+        alias: bool,
+    },
+    /// A link inside inline code or a fenced block: no link.
+    InCode {
+        fenced: bool,
+        to: usize,
+    },
+}
+
+const FOLDERS: [&str; 5] = ["", "Journal", "Journal/2025", "Work/Clients", "Reading"];
+const NAMES: [&str; 6] = ["Acme", "Notes", "June plan", "Priya", "Todo", "Café ideas"];
+
+fn piece(notes: usize) -> impl Strategy<Value = Piece> {
+    let form = prop_oneof![Just(LinkForm::Wiki), Just(LinkForm::Embed), Just(LinkForm::Markdown)];
+    prop_oneof![
+        "[a-z ]{0,12}".prop_map(Piece::Words),
+        (form, 0..notes, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+            |(form, to, by_path, heading, alias)| Piece::Link { form, to, by_path, heading, alias }
+        ),
+        (any::<bool>(), 0..notes).prop_map(|(fenced, to)| Piece::InCode { fenced, to }),
+    ]
+}
+
+/// Notes as (path, pieces): distinct paths in a few folders, names that repeat across them.
+fn vault() -> impl Strategy<Value = Vec<(String, Vec<Piece>)>> {
+    prop::collection::btree_set((0..FOLDERS.len(), 0..NAMES.len()), 2..12).prop_flat_map(|places| {
+        let paths: Vec<String> = places
+            .into_iter()
+            .map(|(f, n)| {
+                let folder = FOLDERS[f];
+                if folder.is_empty() {
+                    format!("{}.md", NAMES[n])
+                } else {
+                    format!("{folder}/{}.md", NAMES[n])
+                }
+            })
+            .collect();
+        let count = paths.len();
+        prop::collection::vec(prop::collection::vec(piece(count), 0..10), count)
+            .prop_map(move |bodies| paths.iter().cloned().zip(bodies).collect())
+    })
+}
+
+/// The text of a piece, with the link it makes (form, target, heading, alias) if any.
+fn render(piece: &Piece, paths: &[String]) -> (String, Option<Written>) {
+    match piece {
+        Piece::Words(words) => (words.replace(['[', ']', '`'], ""), None),
+        Piece::Link { form, to, by_path, heading, alias } => {
+            let path = &paths[*to];
+            let stem = path.rsplit('/').next().unwrap_or(path).trim_end_matches(".md");
+            let heading = heading.then(|| "Next steps".to_string());
+            match form {
+                LinkForm::Markdown => {
+                    // A Markdown link is read from its note's folder: one from the root says so.
+                    let target = if *by_path { format!("/{path}") } else { format!("{stem}.md") };
+                    let hash =
+                        heading.as_ref().map(|h| format!("#{}", h.replace(' ', "%20"))).unwrap_or_default();
+                    let text = format!("[see]({}{hash})", target.replace(' ', "%20"));
+                    (text, Some((LinkForm::Markdown, target, heading, Some("see".into()))))
+                }
+                _ => {
+                    let target =
+                        if *by_path { path.trim_end_matches(".md").to_string() } else { stem.to_string() };
+                    let alias = alias.then(|| "that one".to_string());
+                    let text = format!(
+                        "{}[[{target}{}{}]]",
+                        if *form == LinkForm::Embed { "!" } else { "" },
+                        heading.as_ref().map(|h| format!("#{h}")).unwrap_or_default(),
+                        alias.as_ref().map(|a| format!("|{a}")).unwrap_or_default()
+                    );
+                    (text, Some((*form, target, heading, alias)))
+                }
+            }
+        }
+        Piece::InCode { fenced, to } => {
+            let stem = paths[*to].trim_end_matches(".md");
+            if *fenced {
+                (format!("\n```\n[[{stem}]]\n```\n"), None)
+            } else {
+                (format!("`[[{stem}]]`"), None)
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Every link written outside code is found, as written, in order, and nothing else; and
+    /// each leads to the note it was written for whenever that is unambiguous.
+    #[test]
+    fn links_found_and_resolved_equal_the_links_written(notes in vault()) {
+        let paths: Vec<String> = notes.iter().map(|(path, _)| path.clone()).collect();
+        let resolver = LinkResolver::new(paths.iter().map(|p| (p.as_str(), Vec::new())));
+        for (from, pieces) in &notes {
+            let mut text = String::from("---\nname: x\n---\n");
+            let mut written = Vec::new();
+            let mut meant = Vec::new();
+            for piece in pieces {
+                let (piece_text, link) = render(piece, &paths);
+                text.push_str(&piece_text);
+                text.push(' ');
+                if let (Some(link), Piece::Link { to, by_path, .. }) = (link, piece) {
+                    written.push(link);
+                    meant.push((*to, *by_path));
+                }
+            }
+            prop_assert_eq!(parsed(&text), written.clone(), "{}", text);
+            for (link, (to, by_path)) in parse_links(&text).iter().zip(meant) {
+                let stem = |p: &str| p.rsplit('/').next().unwrap_or(p).to_lowercase();
+                let namesakes: Vec<&String> = paths.iter().filter(|p| stem(p) == stem(&paths[to])).collect();
+                let same_folder = |p: &str| p.rsplit_once('/').map(|(f, _)| f) == from.rsplit_once('/').map(|(f, _)| f);
+                let found = resolver.resolve(from, link);
+                if by_path || namesakes.len() == 1 {
+                    prop_assert_eq!(found, Some(paths[to].as_str()), "{:?} from {}", link, from);
+                } else {
+                    let found = found.unwrap_or_default();
+                    prop_assert!(namesakes.iter().any(|p| p.as_str() == found), "{:?} led to {}", link, found);
+                    let relative = link.form == LinkForm::Markdown;
+                    if relative && let Some(here) = namesakes.iter().find(|p| same_folder(p)) {
+                        // A Markdown link's bare file name is first read from its own folder.
+                        prop_assert_eq!(found, here.as_str(), "{:?} from {}", link, from);
+                    } else if let Some(root) = namesakes.iter().find(|p| !p.contains('/')) {
+                        prop_assert_eq!(found, root.as_str(), "{:?} from {}", link, from);
+                    } else if namesakes.iter().any(|p| same_folder(p)) {
+                        prop_assert!(same_folder(found), "{:?} from {} led to {}", link, from, found);
+                    }
+                }
+            }
+        }
+    }
+}
