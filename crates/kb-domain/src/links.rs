@@ -2,15 +2,18 @@
 //! `[[Note#Heading]]`, `[[folder/Note]]`, embeds `![[...]]`, and Markdown links
 //! `[text](path.md)`. Links inside fenced code blocks, inline code and the frontmatter are
 //! not links. [`parse_links`] finds them with where their target is written (so a move can
-//! rewrite exactly those bytes); [`LinkResolver`] says which note each leads to.
+//! rewrite exactly those bytes); [`LinkResolver`] says which note each leads to; [`LinkGraph`]
+//! keeps every note's links and backlinks as notes change.
 
+mod graph;
 mod resolve;
 #[cfg(test)]
 mod tests;
 
 use std::ops::Range;
 
-pub use resolve::LinkResolver;
+pub use graph::{Backlink, LinkGraph, OutgoingLink};
+pub use resolve::{LinkResolver, link_key};
 
 /// How a link is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

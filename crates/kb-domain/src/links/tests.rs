@@ -251,3 +251,116 @@ proptest! {
         }
     }
 }
+
+/// A change to a vault: a note written (its path, links to other paths by name or path, and
+/// aliases), or removed.
+#[derive(Debug, Clone)]
+enum Change {
+    Write { at: usize, links: Vec<(usize, u8)>, aliases: Vec<usize> },
+    Remove { at: usize },
+}
+
+const ALIASES: [&str; 3] = ["Acme Corp", "the boss", "Notes"];
+
+fn place(index: usize) -> String {
+    let (folder, name) = (FOLDERS[index % FOLDERS.len()], NAMES[index / FOLDERS.len() % NAMES.len()]);
+    if folder.is_empty() { format!("{name}.md") } else { format!("{folder}/{name}.md") }
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    let places = FOLDERS.len() * NAMES.len();
+    prop_oneof![
+        3 => (
+            0..places,
+            prop::collection::vec((0..places + ALIASES.len(), 0u8..4), 0..5),
+            prop::collection::vec(0..ALIASES.len(), 0..2),
+        )
+            .prop_map(|(at, links, aliases)| Change::Write { at, links, aliases }),
+        1 => (0..places).prop_map(|at| Change::Remove { at }),
+    ]
+}
+
+/// A note's text linking to each of `links`: a place (written by name, by path, as a
+/// Markdown link from the root, or inside code) or an alias.
+fn note_text(links: &[(usize, u8)]) -> String {
+    let places = FOLDERS.len() * NAMES.len();
+    let mut text = String::from("---\naliases: [x]\n---\n");
+    for (to, how) in links {
+        if *to >= places {
+            text.push_str(&format!("about [[{}]]\n", ALIASES[to - places]));
+            continue;
+        }
+        let path = place(*to);
+        let stem = path.rsplit('/').next().unwrap_or(&path).trim_end_matches(".md").to_string();
+        text.push_str(&match how {
+            0 => format!("see [[{stem}]] today\n"),
+            1 => format!("see [[{}|it]]\n", path.trim_end_matches(".md")),
+            2 => format!("see [it](/{})\n", path.replace(' ', "%20")),
+            _ => format!("not `[[{stem}]]`\n"),
+        });
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// After any sequence of notes written and removed, the graph's links and backlinks are
+    /// those of the whole vault parsed and resolved from scratch.
+    #[test]
+    fn the_graph_equals_a_vault_parsed_from_scratch(changes in prop::collection::vec(change(), 1..25)) {
+        let mut graph = LinkGraph::default();
+        let mut vault: std::collections::BTreeMap<String, (String, Vec<String>)> = Default::default();
+        for change in changes {
+            match change {
+                Change::Write { at, links, aliases } => {
+                    let text = note_text(&links);
+                    let aliases: Vec<String> = aliases.into_iter().map(|a| ALIASES[a].to_string()).collect();
+                    graph.upsert(&place(at), &text, &aliases);
+                    vault.insert(place(at), (text, aliases));
+                }
+                Change::Remove { at } => {
+                    graph.remove(&place(at));
+                    vault.remove(&place(at));
+                }
+            }
+            let resolver = LinkResolver::new(vault.iter().map(|(p, (_, a))| (p.as_str(), a.clone())));
+            let mut backlinks: std::collections::BTreeMap<String, Vec<(String, usize)>> = Default::default();
+            for (path, (text, _)) in &vault {
+                let expected: Vec<(Link, Option<&str>)> =
+                    parse_links(text).into_iter().map(|l| { let to = resolver.resolve(path, &l); (l, to) }).collect();
+                let got: Vec<(Link, Option<&str>)> =
+                    graph.links_of(path).iter().map(|o| (o.link.clone(), o.to.as_deref())).collect();
+                prop_assert_eq!(&got, &expected, "links of {}", path);
+                for (link, to) in expected {
+                    if let Some(to) = to {
+                        backlinks.entry(to.to_string()).or_default().push((path.clone(), link.line));
+                    }
+                }
+            }
+            for path in vault.keys() {
+                let got: Vec<(String, usize)> =
+                    graph.backlinks_of(path).into_iter().map(|b| (b.from, b.link.line)).collect();
+                let expected = backlinks.get(path).cloned().unwrap_or_default();
+                prop_assert_eq!(&got, &expected, "backlinks of {}", path);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_backlink_carries_the_line_that_links() {
+    let mut graph = LinkGraph::default();
+    graph.upsert("Home.md", "# Home\n\n  Call [[Priya]] about the kiln.  \n", &[]);
+    assert_eq!(graph.links_of("Home.md")[0].to, None, "no Priya yet: unresolved");
+    graph.upsert("people/Priya.md", "Met at the meetup.\n", &[]);
+    let backlinks = graph.backlinks_of("people/Priya.md");
+    assert_eq!(backlinks.len(), 1);
+    assert_eq!(
+        (backlinks[0].from.as_str(), backlinks[0].line_text.as_str()),
+        ("Home.md", "Call [[Priya]] about the kiln.")
+    );
+    graph.remove("people/Priya.md");
+    assert_eq!(graph.links_of("Home.md")[0].to, None);
+    assert!(graph.backlinks_of("people/Priya.md").is_empty());
+}

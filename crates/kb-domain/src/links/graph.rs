@@ -1,0 +1,150 @@
+//! [`LinkGraph`]: every note's links, where each leads, and each note's backlinks, kept up
+//! to date as notes come, change and go. A note's arrival or departure re-resolves only
+//! the links that could lead to it (those naming its file name or one of its aliases), so
+//! keeping the graph costs the size of the change, not of the vault.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::resolve::link_key;
+use super::{Link, LinkResolver, parse_links};
+
+/// One link of a note, with the line it is on and where it leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingLink {
+    /// The link as written.
+    pub link: Link,
+    /// The text of its line, trimmed.
+    pub line_text: String,
+    /// The note it leads to (`None`: no note, an unresolved link).
+    pub to: Option<String>,
+}
+
+/// A link to a note from another one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backlink {
+    /// The note that links.
+    pub from: String,
+    /// The link as written.
+    pub link: Link,
+    /// The text of its line, trimmed.
+    pub line_text: String,
+}
+
+/// The links between the notes of a vault.
+#[derive(Debug, Clone, Default)]
+pub struct LinkGraph {
+    /// Which note each link leads to.
+    resolver: LinkResolver,
+    /// Each note's links, in the order written.
+    outgoing: HashMap<String, Vec<OutgoingLink>>,
+    /// The notes with a link under each [`link_key`].
+    by_key: HashMap<String, BTreeSet<String>>,
+    /// The notes linking to each note.
+    linked_from: HashMap<String, BTreeSet<String>>,
+}
+
+impl LinkGraph {
+    /// Adds the note at `path`, or takes its new text and aliases.
+    pub fn upsert(&mut self, path: &str, text: &str, aliases: &[String]) {
+        // The names it had: links that led to it by an alias it no longer has go elsewhere.
+        let known = self.resolver.keys_of(path);
+        self.forget_links_of(path);
+        self.resolver.insert(path, aliases);
+        let lines: Vec<&str> = text.lines().collect();
+        let links = parse_links(text)
+            .into_iter()
+            .map(|link| {
+                let line_text = lines.get(link.line - 1).map_or("", |line| line.trim()).to_string();
+                OutgoingLink { link, line_text, to: None }
+            })
+            .collect();
+        self.outgoing.insert(path.to_string(), links);
+        for outgoing in &self.outgoing[path] {
+            self.by_key.entry(link_key(&outgoing.link)).or_default().insert(path.to_string());
+        }
+        let mut affected = self.resolver.keys_of(path);
+        affected.extend(known);
+        self.reresolve(&affected, Some(path));
+    }
+
+    /// Forgets the note at `path`: its links, and where others' links led to it.
+    pub fn remove(&mut self, path: &str) {
+        if !self.outgoing.contains_key(path) {
+            return;
+        }
+        let keys = self.resolver.keys_of(path);
+        self.forget_links_of(path);
+        self.outgoing.remove(path);
+        self.resolver.remove(path);
+        self.reresolve(&keys, None);
+    }
+
+    /// The links of the note at `path`, in the order written.
+    pub fn links_of(&self, path: &str) -> &[OutgoingLink] {
+        self.outgoing.get(path).map_or(&[], Vec::as_slice)
+    }
+
+    /// The links to the note at `path` from other notes (and from itself), by linking
+    /// note and then in the order written.
+    pub fn backlinks_of(&self, path: &str) -> Vec<Backlink> {
+        let Some(sources) = self.linked_from.get(path) else { return Vec::new() };
+        sources
+            .iter()
+            .flat_map(|from| {
+                self.links_of(from).iter().filter(|l| l.to.as_deref() == Some(path)).map(|l| Backlink {
+                    from: from.clone(),
+                    link: l.link.clone(),
+                    line_text: l.line_text.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Takes the links of `path` out of the key index and the backlinks they made.
+    fn forget_links_of(&mut self, path: &str) {
+        let Some(links) = self.outgoing.get_mut(path) else { return };
+        for outgoing in links.iter_mut() {
+            let key = link_key(&outgoing.link);
+            if let Some(set) = self.by_key.get_mut(&key) {
+                set.remove(path);
+                if set.is_empty() {
+                    self.by_key.remove(&key);
+                }
+            }
+            if let Some(to) = outgoing.to.take() {
+                unlink(&mut self.linked_from, path, &to);
+            }
+        }
+    }
+
+    /// Resolves again every link under `keys` (the names of a note that came or went),
+    /// and every link of `also` (a note whose text is new).
+    fn reresolve(&mut self, keys: &[String], also: Option<&str>) {
+        let mut sources: BTreeSet<String> =
+            keys.iter().filter_map(|key| self.by_key.get(key)).flatten().cloned().collect();
+        sources.extend(also.map(str::to_string));
+        for source in sources {
+            let Some(mut links) = self.outgoing.remove(&source) else { continue };
+            for target in links.iter().filter_map(|l| l.to.as_ref()) {
+                unlink(&mut self.linked_from, &source, target);
+            }
+            for outgoing in &mut links {
+                outgoing.to = self.resolver.resolve(&source, &outgoing.link).map(str::to_string);
+                if let Some(to) = &outgoing.to {
+                    self.linked_from.entry(to.clone()).or_default().insert(source.clone());
+                }
+            }
+            self.outgoing.insert(source, links);
+        }
+    }
+}
+
+/// `source` no longer links to `target`.
+fn unlink(linked_from: &mut HashMap<String, BTreeSet<String>>, source: &str, target: &str) {
+    if let Some(set) = linked_from.get_mut(target) {
+        set.remove(source);
+        if set.is_empty() {
+            linked_from.remove(target);
+        }
+    }
+}
