@@ -47,10 +47,20 @@ pub struct Link {
 /// Every link in `text` (a whole note, frontmatter included: that block is skipped), in
 /// the order they are written.
 pub fn parse_links(text: &str) -> Vec<Link> {
+    links_from(text, frontmatter_end(text))
+}
+
+/// Every link in a note's body (the text after its frontmatter; a first line of `---` is a
+/// rule there, not a frontmatter), in the order they are written.
+pub fn parse_body_links(body: &str) -> Vec<Link> {
+    links_from(body, 0)
+}
+
+/// The links of `text` from byte `body_start` on.
+fn links_from(text: &str, body_start: usize) -> Vec<Link> {
     let mut links = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
     let mut offset = 0;
-    let body_start = frontmatter_end(text);
     for (index, line) in text.split_inclusive('\n').enumerate() {
         let start = offset;
         offset += line.len();

@@ -891,3 +891,31 @@ async fn patch_edits_the_notes_and_a_refused_edit_changes_nothing() {
         .await
         .expect_error(404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entrys_links_and_backlinks_are_answered_with_it_and_on_their_own() {
+    let kb = KbServer::start_with_vault(&[], |vault| {
+        for (file, text) in [
+            ("people/priya.md", "---\nname: Priya Raman\naliases: [Pri]\n---\nRuns the meetup.\n"),
+            ("projects/kiln.md", "---\nname: Kiln\n---\nAsk [[Priya]] about firing.\n```\n[[Priya]]\n```\n"),
+            ("ideas/glaze.md", "---\nname: Glaze\n---\nFrom [[Pri|her]]; see [kiln](../projects/kiln.md).\n"),
+        ] {
+            std::fs::create_dir_all(vault.join(file).parent().unwrap()).unwrap();
+            std::fs::write(vault.join(file), text).unwrap();
+        }
+    })
+    .await;
+    let entry = kb.get("/api/entries/projects/kiln.md").await.expect(200);
+    assert_eq!(
+        entry["links"],
+        json!([{"path": "people/priya.md", "name": "Priya Raman", "line": "Ask [[Priya]] about firing."}])
+    );
+    assert_eq!(entry["backlinks"][0]["path"], "ideas/glaze.md");
+    let links = kb.get("/api/entries/people/priya.md/links").await.expect(200);
+    let from: Vec<&str> =
+        links["backlinks"].as_array().unwrap().iter().map(|b| b["path"].as_str().unwrap()).collect();
+    assert_eq!(from, ["ideas/glaze.md", "projects/kiln.md"]);
+    assert_eq!(links["links"], json!([]));
+    let missing = kb.get("/api/entries/people/nobody.md/links").await;
+    assert_eq!(missing.status, 404);
+}

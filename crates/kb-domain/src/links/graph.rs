@@ -6,7 +6,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::resolve::link_key;
-use super::{Link, LinkResolver, parse_links};
+use super::{Link, LinkResolver, parse_body_links};
 
 /// One link of a note, with the line it is on and where it leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,14 +44,15 @@ pub struct LinkGraph {
 }
 
 impl LinkGraph {
-    /// Adds the note at `path`, or takes its new text and aliases.
-    pub fn upsert(&mut self, path: &str, text: &str, aliases: &[String]) {
+    /// Adds the note at `path`, or takes its new body (the text after its frontmatter) and
+    /// aliases.
+    pub fn upsert(&mut self, path: &str, body: &str, aliases: &[String]) {
         // The names it had: links that led to it by an alias it no longer has go elsewhere.
         let known = self.resolver.keys_of(path);
         self.forget_links_of(path);
         self.resolver.insert(path, aliases);
-        let lines: Vec<&str> = text.lines().collect();
-        let links = parse_links(text)
+        let lines: Vec<&str> = body.lines().collect();
+        let links = parse_body_links(body)
             .into_iter()
             .map(|link| {
                 let line_text = lines.get(link.line - 1).map_or("", |line| line.trim()).to_string();

@@ -284,7 +284,7 @@ fn change() -> impl Strategy<Value = Change> {
 /// Markdown link from the root, or inside code) or an alias.
 fn note_text(links: &[(usize, u8)]) -> String {
     let places = FOLDERS.len() * NAMES.len();
-    let mut text = String::from("---\naliases: [x]\n---\n");
+    let mut text = String::from("# Note\n---\n");
     for (to, how) in links {
         if *to >= places {
             text.push_str(&format!("about [[{}]]\n", ALIASES[to - places]));
@@ -328,7 +328,7 @@ proptest! {
             let mut backlinks: std::collections::BTreeMap<String, Vec<(String, usize)>> = Default::default();
             for (path, (text, _)) in &vault {
                 let expected: Vec<(Link, Option<&str>)> =
-                    parse_links(text).into_iter().map(|l| { let to = resolver.resolve(path, &l); (l, to) }).collect();
+                    parse_body_links(text).into_iter().map(|l| { let to = resolver.resolve(path, &l); (l, to) }).collect();
                 let got: Vec<(Link, Option<&str>)> =
                     graph.links_of(path).iter().map(|o| (o.link.clone(), o.to.as_deref())).collect();
                 prop_assert_eq!(&got, &expected, "links of {}", path);

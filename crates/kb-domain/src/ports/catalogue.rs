@@ -7,6 +7,7 @@ use super::entries::RepositoryError;
 use crate::category::Category;
 use crate::digest_orders::DigestCandidates;
 use crate::entry::{Entry, EntrySummary};
+use crate::links::LinkGraph;
 use crate::names::NameRelation;
 use crate::nudges::{NudgeCandidates, NudgeSettings};
 use crate::path::EntryPath;
@@ -53,6 +54,55 @@ pub struct MalformedFile {
     pub reason: String,
 }
 
+/// A note an entry links to, or that links to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedNote {
+    /// Where the note is (`None`: the link leads to no note).
+    pub path: Option<EntryPath>,
+    /// The note's name; the link's target as written when it leads to none.
+    pub name: String,
+    /// The line that links, trimmed.
+    pub line: String,
+}
+
+/// An entry's links, in the order written, and the links to it from other entries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EntryLinks {
+    /// What it links to.
+    pub links: Vec<LinkedNote>,
+    /// What links to it.
+    pub backlinks: Vec<LinkedNote>,
+}
+
+impl EntryLinks {
+    /// The links and backlinks of the entry at `path` in `graph`, each note named by
+    /// `name_of` (its name in the catalogue).
+    pub fn of(
+        graph: &LinkGraph,
+        path: &EntryPath,
+        name_of: impl Fn(&EntryPath) -> Option<String>,
+    ) -> EntryLinks {
+        let key = path.to_string();
+        let note = |to: Option<&str>, written: &str, line: &str| {
+            let path = to.and_then(|to| EntryPath::parse(to).ok());
+            let name = path.as_ref().and_then(&name_of).unwrap_or_else(|| written.to_string());
+            LinkedNote { path, name, line: line.to_string() }
+        };
+        EntryLinks {
+            links: graph
+                .links_of(&key)
+                .iter()
+                .map(|l| note(l.to.as_deref(), &l.link.target, &l.line_text))
+                .collect(),
+            backlinks: graph
+                .backlinks_of(&key)
+                .iter()
+                .map(|b| note(Some(&b.from), &b.from, &b.line_text))
+                .collect(),
+        }
+    }
+}
+
 /// The vault's catalogue: answers about every entry from memory, without reading the
 /// files again.
 pub trait EntryCatalogue: Send + Sync {
@@ -63,6 +113,9 @@ pub trait EntryCatalogue: Send + Sync {
     /// ([`crate::names::relate`]), case, accents and punctuation aside; the same names first.
     /// Costs the entries sharing the name's first word, not the vault.
     fn find_by_name(&self, name: &str) -> Result<Vec<NameMatch>, RepositoryError>;
+    /// The entry's links (`[[wikilinks]]` and Markdown links, resolved as Obsidian does)
+    /// and the links to it, from memory; none for an entry the catalogue does not know (yet).
+    fn links(&self, path: &EntryPath) -> Result<EntryLinks, RepositoryError>;
     /// Every readable entry's summary with its aliases, for a whole-vault duplicate scan.
     fn named_entries(&self) -> Result<Vec<(EntrySummary, Vec<String>)>, RepositoryError>;
     /// The catalogue records a digest on `today` at `now` reads (see [`DigestCandidates`]):

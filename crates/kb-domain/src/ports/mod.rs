@@ -19,7 +19,9 @@ mod observer;
 mod revisions;
 mod search;
 
-pub use self::catalogue::{EntryCatalogue, ListFilter, ListPage, MalformedFile, NameMatch};
+pub use self::catalogue::{
+    EntryCatalogue, EntryLinks, LinkedNote, ListFilter, ListPage, MalformedFile, NameMatch,
+};
 pub use self::chat_model::ChatModel;
 pub use self::clock::{Clock, FixedClock, SystemClock};
 pub use self::conversations::{ConversationStore, StoreError};

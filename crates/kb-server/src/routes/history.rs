@@ -2,8 +2,9 @@
 //! undo and delete (docs/HISTORY.md).
 //!
 //! `/api/entries/{*path}` is one catch-all route, so the history actions are told apart
-//! here by the path's tail (`…/history`, `…/history/{id}`, `…/restore`); every other
-//! request goes on to the entries handlers unchanged.
+//! here by the path's tail (`…/history`, `…/history/{id}`, `…/restore`), and so is an
+//! entry's links (`…/links`); every other request goes on to the entries handlers
+//! unchanged.
 
 use axum::body::Body;
 use axum::extract::{FromRequest, Path, Request, State};
@@ -33,6 +34,13 @@ pub struct UndoBody {
     force: bool,
 }
 
+/// `{links, backlinks}`: what an entry links to and what links to it.
+#[derive(Debug, Serialize)]
+pub struct LinksAnswer {
+    links: Vec<kb_core::tools::get::LinkView>,
+    backlinks: Vec<kb_core::tools::get::LinkView>,
+}
+
 /// What a GET under `/api/entries/` asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Wanted<'a> {
@@ -40,6 +48,8 @@ enum Wanted<'a> {
     History(&'a str),
     /// `{path}/history/{id}`.
     Revision(&'a str, i64),
+    /// `{path}/links`.
+    Links(&'a str),
     /// Anything else: the entry itself.
     Entry,
 }
@@ -47,6 +57,9 @@ enum Wanted<'a> {
 fn wanted(path: &str) -> Wanted<'_> {
     if let Some(entry) = path.strip_suffix("/history") {
         return Wanted::History(entry);
+    }
+    if let Some(entry) = path.strip_suffix("/links") {
+        return Wanted::Links(entry);
     }
     if let Some((rest, id)) = path.rsplit_once('/')
         && let Some(entry) = rest.strip_suffix("/history")
@@ -59,6 +72,7 @@ fn wanted(path: &str) -> Wanted<'_> {
 
 /// `GET /api/entries/{path}/history` → `{revisions}` newest first;
 /// `GET /api/entries/{path}/history/{id}` → the revision with `before` and `after`;
+/// `GET /api/entries/{path}/links` → `{links, backlinks}` (as get_entry answers them);
 /// any other GET is the entry (`{entry}`).
 pub async fn get(State(state): State<AppState>, Path(path): Path<String>, request: Request) -> Response {
     let history = state.assistant.history();
@@ -69,6 +83,12 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
         },
         Wanted::Revision(entry, id) => match history.revision(entry, id).await {
             Ok(text) => ApiJson(RevisionAnswer::from(&text)).into_response(),
+            Err(failure) => ApiError::from(failure).into_response(),
+        },
+        Wanted::Links(entry) => match state.assistant.entries().get(entry).await {
+            Ok(found) => {
+                ApiJson(LinksAnswer { links: found.links, backlinks: found.backlinks }).into_response()
+            }
             Err(failure) => ApiError::from(failure).into_response(),
         },
         Wanted::Entry => entries::get.call(request, state).await,
@@ -144,6 +164,7 @@ mod tests {
         assert_eq!(wanted("projects/a.md/history"), Wanted::History("projects/a.md"));
         assert_eq!(wanted("projects/a.md/history/42"), Wanted::Revision("projects/a.md", 42));
         assert_eq!(wanted("projects/a.md"), Wanted::Entry);
+        assert_eq!(wanted("projects/a.md/links"), Wanted::Links("projects/a.md"));
         assert_eq!(wanted("projects/a.md/history/x"), Wanted::Entry);
     }
 }

@@ -8,12 +8,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use kb_domain::links::LinkGraph;
 use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
-    CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryPath, EntrySummary, ListFilter,
-    ListPage, MalformedFile, NameMatch,
+    CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryLinks, EntryPath, EntrySummary,
+    ListFilter, ListPage, MalformedFile, NameMatch,
 };
 
 /// What is remembered of one entry.
@@ -127,6 +128,8 @@ pub(crate) struct Cache {
     digest: DigestOrders,
     /// For each folded name and alias, the entries that have it.
     by_name: BTreeMap<String, BTreeSet<EntryPath>>,
+    /// Every entry's `[[wikilinks]]` and Markdown links, and its backlinks.
+    links: LinkGraph,
     /// Counts the changes, so a snapshot knows whether it is older than another.
     version: u64,
 }
@@ -150,7 +153,15 @@ impl Cache {
         for name in folded_names(&record) {
             self.by_name.entry(name).or_default().insert(entry.path.clone());
         }
+        self.links.upsert(&entry.path.to_string(), &entry.body, &record.aliases);
         self.entries.insert(entry.path.clone(), Cached { record, refers_to });
+    }
+
+    /// The links of the entry at `path` and the links to it; `None` when it is not known.
+    pub(crate) fn links(&self, path: &EntryPath) -> Option<EntryLinks> {
+        self.entries.contains_key(path).then(|| {
+            EntryLinks::of(&self.links, path, |p| self.entries.get(p).map(|c| c.record.name().to_string()))
+        })
     }
 
     /// The entries that refer to `path`, by path.
@@ -195,6 +206,7 @@ impl Cache {
     pub(crate) fn mark_malformed(&mut self, file: &MalformedFile) {
         self.version += 1;
         self.forget(&file.path);
+        self.links.remove(&file.path.to_string());
         self.entries.remove(&file.path);
         self.malformed.insert(file.path.clone(), file.reason.clone());
     }
@@ -204,6 +216,7 @@ impl Cache {
         self.version += 1;
         self.malformed.remove(path);
         self.forget(path);
+        self.links.remove(&path.to_string());
         self.entries.remove(path).is_some()
     }
 

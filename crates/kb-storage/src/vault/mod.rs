@@ -350,6 +350,10 @@ impl EntryCatalogue for Vault {
         Ok(self.lock().cache.named_entries())
     }
 
+    fn links(&self, path: &EntryPath) -> Result<kb_domain::EntryLinks, RepositoryError> {
+        Ok(self.lock().cache.links(path).unwrap_or_default())
+    }
+
     fn digest_candidates(
         &self,
         today: NaiveDate,

@@ -385,3 +385,35 @@ fn a_sweep_catches_files_made_and_removed_behind_its_back_in_folders_it_found_in
     assert_eq!(listed.len(), 2, "{listed:?}");
     assert!(listed.contains(&kept.path.to_string()) && listed.contains(&"ideas/glaze.md".to_string()));
 }
+
+#[test]
+fn links_and_backlinks_follow_creates_updates_moves_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+    let priya = vault.create_as(new_entry(Category::People, "Priya"), &by).unwrap();
+    let mut kiln = new_entry(Category::Projects, "Kiln");
+    kiln.body = "Ask [[Priya]] about firing.\n".into();
+    let kiln = vault.create_as(kiln, &by).unwrap();
+    let backlinks = |p: &EntryPath| -> Vec<String> {
+        vault.links(p).unwrap().backlinks.iter().map(|n| format!("{} {}", n.name, n.line)).collect()
+    };
+    assert_eq!(backlinks(&priya.path), ["Kiln Ask [[Priya]] about firing."]);
+    // Moved: a link by name still leads to it, at its new path.
+    let moved = vault.move_entry(&priya.path, Category::Projects).unwrap().entry;
+    assert_eq!(vault.links(&kiln.path).unwrap().links[0].path.as_ref(), Some(&moved.path));
+    assert_eq!(backlinks(&moved.path), ["Kiln Ask [[Priya]] about firing."]);
+    assert!(backlinks(&priya.path).is_empty());
+    // The link taken out of the notes: no backlink.
+    let update =
+        EntryUpdate::from_json_object(json!({"content": "Fire it.\n"}).as_object().unwrap().clone()).unwrap();
+    vault.update(&kiln.path, &update).unwrap();
+    assert!(backlinks(&moved.path).is_empty());
+    // Deleted: the links to it lead nowhere.
+    let mut note = new_entry(Category::Ideas, "Glaze");
+    note.body = "From [[Priya]].\n".into();
+    let glaze = vault.create_as(note, &by).unwrap();
+    vault.delete(&moved.path).unwrap();
+    let links = vault.links(&glaze.path).unwrap().links;
+    assert_eq!((links[0].path.as_ref(), links[0].name.as_str()), (None, "Priya"));
+}

@@ -144,6 +144,19 @@ impl EntryWriter for MemoryRepository {
 }
 
 impl EntryCatalogue for MemoryRepository {
+    fn links(&self, path: &EntryPath) -> Result<kb_domain::EntryLinks, RepositoryError> {
+        // Built from every entry at each call: the memory repository holds few.
+        let entries = self.lock();
+        if !entries.contains_key(path) {
+            return Ok(kb_domain::EntryLinks::default());
+        }
+        let mut graph = kb_domain::links::LinkGraph::default();
+        for entry in entries.values() {
+            graph.upsert(&entry.path.to_string(), &entry.body, &kb_domain::CatalogueEntry::of(entry).aliases);
+        }
+        Ok(kb_domain::EntryLinks::of(&graph, path, |p| entries.get(p).map(Entry::name)))
+    }
+
     fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
         let entries = self.lock();
         let mut matching: Vec<&Entry> = entries

@@ -1,6 +1,6 @@
 //! get_entry: one entry as it is on disk.
 
-use kb_domain::Category;
+use kb_domain::{Category, LinkedNote};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,11 +36,32 @@ pub struct EntryView {
     pub content: String,
 }
 
+/// A note linked from or to the entry.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct LinkView {
+    /// Its path; null when the link leads to no note.
+    pub path: Option<String>,
+    /// Its name (the link as written when it leads to no note).
+    pub name: String,
+    /// The line that links.
+    pub line: String,
+}
+
+impl From<LinkedNote> for LinkView {
+    fn from(note: LinkedNote) -> LinkView {
+        LinkView { path: note.path.map(|p| p.to_string()), name: note.name, line: note.line }
+    }
+}
+
 /// What get_entry answers.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GetEntryData {
     /// The entry.
     pub entry: EntryView,
+    /// What its notes link to (`[[wikilinks]]` and Markdown links), in the order written.
+    pub links: Vec<LinkView>,
+    /// The entries whose notes link to it.
+    pub backlinks: Vec<LinkView>,
     /// How a name given for path was resolved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved: Option<Resolution>,
@@ -67,7 +88,9 @@ impl Tool for GetEntry {
     ) -> Result<ToolOutput<GetEntryData>, ToolError> {
         let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let repo = services.repository.clone();
-        let entry = run_blocking(move || repo.get(&path)).await??;
+        let (entry, links) =
+            run_blocking(move || Ok::<_, kb_domain::RepositoryError>((repo.get(&path)?, repo.links(&path)?)))
+                .await??;
         let touched = entry.path.clone();
         Ok(ToolOutput::data(GetEntryData {
             entry: EntryView {
@@ -77,6 +100,8 @@ impl Tool for GetEntry {
                 frontmatter: entry.frontmatter.to_json(),
                 content: entry.body,
             },
+            links: links.links.into_iter().map(LinkView::from).collect(),
+            backlinks: links.backlinks.into_iter().map(LinkView::from).collect(),
             resolved: resolution,
         })
         .touching(touched))

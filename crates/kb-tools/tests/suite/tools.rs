@@ -21,11 +21,44 @@ async fn get_entry_returns_what_is_stored() {
     assert_eq!(
         data_of(&r),
         &json!({"entry": {"path": "people/sarah.md", "category": "people", "name": "Sarah",
-            "frontmatter": {"name": "Sarah", "context": "met at conf", "mood": "sunny"}, "content": "Likes climbing.\n"}})
+            "frontmatter": {"name": "Sarah", "context": "met at conf", "mood": "sunny"}, "content": "Likes climbing.\n"},
+            "links": [], "backlinks": []})
     );
     let r = call(&services, &ctx(), "get_entry", json!({"path": "projects/x.md"})).await;
     assert_eq!(error_of(&r), "Entry not found: projects/x.md");
     assert_eq!(r.error_code, Some(ErrorCode::NotFound));
+}
+
+#[tokio::test]
+async fn get_entry_answers_what_an_entry_links_to_and_what_links_to_it() {
+    let (services, repo) = services();
+    seed(
+        &repo,
+        "people/priya.md",
+        "---\nname: Priya Raman\naliases: [Pri]\n---\nRuns the robotics meetup.\n",
+    );
+    seed(
+        &repo,
+        "projects/kiln.md",
+        "---\nname: Kiln build\n---\nAsk [[priya|Priya]] about firing.\n`[[not a link]]`\nSee [[Glaze notes]].\n",
+    );
+    seed(&repo, "ideas/glaze.md", "---\nname: Glaze\n---\nFrom [[Pri]]: try ash glaze.\n");
+    let r = call(&services, &ctx(), "get_entry", json!({"path": "projects/kiln.md"})).await;
+    assert_eq!(
+        data_of(&r)["links"],
+        json!([
+            {"path": "people/priya.md", "name": "Priya Raman", "line": "Ask [[priya|Priya]] about firing."},
+            {"path": null, "name": "Glaze notes", "line": "See [[Glaze notes]]."},
+        ])
+    );
+    let r = call(&services, &ctx(), "get_entry", json!({"path": "people/priya.md"})).await;
+    assert_eq!(
+        data_of(&r)["backlinks"],
+        json!([
+            {"path": "ideas/glaze.md", "name": "Glaze", "line": "From [[Pri]]: try ash glaze."},
+            {"path": "projects/kiln.md", "name": "Kiln build", "line": "Ask [[priya|Priya]] about firing."},
+        ])
+    );
 }
 
 #[tokio::test]
