@@ -148,6 +148,52 @@ impl JsonSchema for Limit {
     }
 }
 
+/// How many links away build_context looks: 1, 2 or 3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Depth(u8);
+
+impl Depth {
+    /// The deepest build_context looks.
+    pub const MAX: u8 = 3;
+
+    /// The depth (1 when none was given).
+    pub fn effective(depth: Option<Depth>) -> u8 {
+        depth.map_or(1, |d| d.0)
+    }
+}
+
+impl TryFrom<u64> for Depth {
+    type Error = String;
+
+    fn try_from(depth: u64) -> Result<Depth, String> {
+        match u8::try_from(depth) {
+            Ok(d @ 1..=Depth::MAX) => Ok(Depth(d)),
+            _ => Err(format!("depth must be 1, 2 or 3, got {depth}")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Depth {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Depth, D::Error> {
+        let depth = u64::deserialize(deserializer)?;
+        Depth::try_from(depth).map_err(de::Error::custom)
+    }
+}
+
+impl JsonSchema for Depth {
+    fn schema_name() -> Cow<'static, str> {
+        "Depth".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer", "minimum": 1, "maximum": Depth::MAX})
+    }
+}
+
 /// Validates a path given by the LLM, saying why it is refused.
 pub fn entry_path(text: &str) -> Result<EntryPath, ToolError> {
     EntryPath::parse(text).map_err(|e| ToolError::new(ErrorCode::InvalidPath, format!("invalid path: {e}")))

@@ -1,6 +1,6 @@
-//! kb-tools: the tool registry and kb's eleven tools (classify_and_capture, list_entries,
+//! kb-tools: the tool registry and kb's twelve tools (classify_and_capture, list_entries,
 //! get_entry, generate_digest, update_entry, move_entry, search_entries, delete_entry,
-//! undo_last_change, find_duplicates, merge_entries), registered in
+//! undo_last_change, find_duplicates, merge_entries, build_context), registered in
 //! [`standard_registry`] in the order the model sees them. Tool arguments that name an
 //! entry take a path or a name ([`resolve`]).
 //!

@@ -918,4 +918,18 @@ async fn an_entrys_links_and_backlinks_are_answered_with_it_and_on_their_own() {
     assert_eq!(links["links"], json!([]));
     let missing = kb.get("/api/entries/people/nobody.md/links").await;
     assert_eq!(missing.status, 404);
+
+    // build_context over HTTP: the notes around an entry, two links away.
+    let context = kb.get("/api/entries/projects/kiln.md/context?depth=2").await.expect(200);
+    assert_eq!(context["entry"]["name"], "Kiln");
+    let around: Vec<(&str, u64)> = context["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["path"].as_str().unwrap(), n["distance"].as_u64().unwrap()))
+        .collect();
+    assert!(around.contains(&("people/priya.md", 1)) && around.contains(&("ideas/glaze.md", 1)), "{context}");
+    assert_eq!(context["total"], 2);
+    let refused = kb.get("/api/entries/projects/kiln.md/context?depth=9").await;
+    assert_eq!(refused.status, 400, "{}", refused.text());
 }

@@ -137,15 +137,22 @@ async fn exercise(client: &mut Client, vault: &Path) {
     assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("kb"));
 
     let tools = client.service.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 11, "{:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    assert_eq!(tools.len(), 12, "{:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
     for tool in &tools {
         assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", tool.name);
         let output =
             tool.output_schema.as_ref().unwrap_or_else(|| panic!("{} has no output schema", tool.name));
         assert_eq!(output.get("type"), Some(&json!("object")), "{}", tool.name);
         let hints = tool.annotations.as_ref().expect("annotations");
-        let read_only = ["list_entries", "get_entry", "search_entries", "generate_digest", "find_duplicates"]
-            .contains(&tool.name.as_ref());
+        let read_only = [
+            "list_entries",
+            "get_entry",
+            "search_entries",
+            "generate_digest",
+            "find_duplicates",
+            "build_context",
+        ]
+        .contains(&tool.name.as_ref());
         assert_eq!(hints.read_only_hint, Some(read_only), "{}", tool.name);
         let destructive = ["delete_entry", "merge_entries"].contains(&tool.name.as_ref());
         assert_eq!(hints.destructive_hint, Some(destructive), "{}", tool.name);

@@ -51,8 +51,9 @@ TOOLS = {
     "undo_last_change",
     "find_duplicates",
     "merge_entries",
+    "build_context",
 }
-READ_ONLY = {"list_entries", "get_entry", "search_entries", "generate_digest", "find_duplicates"}
+READ_ONLY = {"list_entries", "get_entry", "search_entries", "generate_digest", "find_duplicates", "build_context"}
 DESTRUCTIVE = {"delete_entry", "merge_entries"}
 CATEGORIES = ("people", "projects", "ideas", "admin", "inbox")
 
@@ -274,7 +275,7 @@ async def step_initialize(session: ClientSession) -> None:
 async def step_list_tools(session: ClientSession) -> None:
     listed = await session.list_tools()
     names = [tool.name for tool in listed.tools]
-    check(sorted(names) == sorted(TOOLS) and len(names) == len(TOOLS), f"exactly the 11 tools, got {names}")
+    check(sorted(names) == sorted(TOOLS) and len(names) == len(TOOLS), f"exactly the {len(TOOLS)} tools, got {names}")
     check(listed.next_cursor is None, f"all tools on one page, got cursor {listed.next_cursor!r}")
     for tool in listed.tools:
         schema = tool.input_schema or {}

@@ -101,6 +101,16 @@ impl LinkGraph {
             .collect()
     }
 
+    /// The notes the note at `path` links to, each once, by path.
+    pub fn targets_of(&self, path: &str) -> BTreeSet<&str> {
+        self.links_of(path).iter().filter_map(|l| l.to.as_deref()).collect()
+    }
+
+    /// The notes that link to the note at `path`, by path.
+    pub fn sources_of(&self, path: &str) -> impl Iterator<Item = &str> {
+        self.linked_from.get(path).into_iter().flatten().map(String::as_str)
+    }
+
     /// Takes the links of `path` out of the key index and the backlinks they made.
     fn forget_links_of(&mut self, path: &str) {
         let Some(links) = self.outgoing.get_mut(path) else { return };

@@ -103,6 +103,80 @@ impl EntryLinks {
     }
 }
 
+/// How a note near an entry is linked to the note it was reached from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// That note links to it.
+    LinkedTo,
+    /// It links to that note.
+    LinksHere,
+}
+
+/// A note reached from an entry by following links, either way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearbyNote {
+    /// The note.
+    pub entry: EntrySummary,
+    /// How many links away it is (1: linked to or from the entry itself).
+    pub distance: u8,
+    /// How it is linked to the note it was reached from.
+    pub relation: Relation,
+    /// The note it was reached from.
+    pub via: EntryPath,
+}
+
+/// An entry with the notes around it by their links (see [`EntryCatalogue::context`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryContext {
+    /// The entry.
+    pub entry: EntrySummary,
+    /// The notes within the depth asked, nearest first, then newest first.
+    pub nearby: Vec<NearbyNote>,
+}
+
+impl EntryContext {
+    /// The context of the entry at `path` in `graph` to `depth`, each note's summary from
+    /// `summary_of` (notes without one, such as files kb cannot read, are passed over);
+    /// `None` when `path` has no summary.
+    pub fn of(
+        graph: &LinkGraph,
+        path: &EntryPath,
+        depth: u8,
+        summary_of: impl Fn(&EntryPath) -> Option<EntrySummary>,
+    ) -> Option<EntryContext> {
+        let entry = summary_of(path)?;
+        let mut seen = std::collections::HashSet::from([path.to_string()]);
+        let mut frontier = vec![path.clone()];
+        let mut nearby = Vec::new();
+        for distance in 1..=depth {
+            let mut next = Vec::new();
+            for from in &frontier {
+                let key = from.to_string();
+                let out = graph.targets_of(&key).into_iter().map(|to| (to, Relation::LinkedTo));
+                let inward = graph.sources_of(&key).map(|by| (by, Relation::LinksHere));
+                for (other, relation) in out.chain(inward) {
+                    if !seen.insert(other.to_string()) {
+                        continue;
+                    }
+                    let Some(summary) = EntryPath::parse(other).ok().and_then(|p| summary_of(&p)) else {
+                        continue;
+                    };
+                    next.push(summary.path.clone());
+                    nearby.push(NearbyNote { entry: summary, distance, relation, via: from.clone() });
+                }
+            }
+            frontier = next;
+        }
+        nearby.sort_by(|a, b| {
+            a.distance
+                .cmp(&b.distance)
+                .then_with(|| b.entry.updated_at.cmp(&a.entry.updated_at))
+                .then_with(|| a.entry.path.cmp(&b.entry.path))
+        });
+        Some(EntryContext { entry, nearby })
+    }
+}
+
 /// The vault's catalogue: answers about every entry from memory, without reading the
 /// files again.
 pub trait EntryCatalogue: Send + Sync {
@@ -116,6 +190,10 @@ pub trait EntryCatalogue: Send + Sync {
     /// The entry's links (`[[wikilinks]]` and Markdown links, resolved as Obsidian does)
     /// and the links to it, from memory; none for an entry the catalogue does not know (yet).
     fn links(&self, path: &EntryPath) -> Result<EntryLinks, RepositoryError>;
+    /// The entry at `path` with every note within `depth` links of it, either way (what it
+    /// links to, what links to it, and so on), nearest first and newest first at each
+    /// distance; from memory, reading no file. `NotFound` when the catalogue does not know it.
+    fn context(&self, path: &EntryPath, depth: u8) -> Result<EntryContext, RepositoryError>;
     /// Every readable entry's summary with its aliases, for a whole-vault duplicate scan.
     fn named_entries(&self) -> Result<Vec<(EntrySummary, Vec<String>)>, RepositoryError>;
     /// The catalogue records a digest on `today` at `now` reads (see [`DigestCandidates`]):

@@ -58,6 +58,7 @@ fn render_one(outcome: &Outcome) -> String {
         "undo_last_change" => undone(&data),
         "find_duplicates" => duplicates(&data),
         "merge_entries" => merged(&data),
+        "build_context" => context(&data),
         _ => "Done.".to_string(),
     }
 }
@@ -67,6 +68,8 @@ fn guess_tool(data: &Value) -> &'static str {
     let has = |key: &str| data.get(key).is_some();
     if has("groups") {
         "find_duplicates"
+    } else if has("related") {
+        "build_context"
     } else if has("merged") && has("referencesUpdated") {
         "merge_entries"
     } else if has("deleted") {
@@ -152,6 +155,21 @@ fn which_one(result: &Value) -> Option<String> {
 }
 
 /// Duplicate groups, each with its reason.
+/// An entry and the notes around it, one line each.
+fn context(data: &Value) -> String {
+    let entry = data.get("entry").cloned().unwrap_or_default();
+    let mut lines = vec![format!("{}: {}", text(&entry, "name"), text(&entry, "summary"))];
+    let related: Vec<&Value> = data.get("related").and_then(Value::as_array).into_iter().flatten().collect();
+    if related.is_empty() {
+        lines.push("Nothing links to it, and it links to nothing.".to_string());
+    }
+    for note in related {
+        let how = if text(note, "relation") == "links_here" { "links here" } else { "linked" };
+        lines.push(format!("- {} ({how}): {}", text(note, "name"), text(note, "summary")));
+    }
+    lines.join("\n")
+}
+
 fn duplicates(data: &Value) -> String {
     let groups: Vec<&Value> = data.get("groups").and_then(Value::as_array).into_iter().flatten().collect();
     if groups.is_empty() {

@@ -10,7 +10,8 @@ use axum::body::Body;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
-use kb_core::{ConversationId, LaterChanges, UndoOf};
+use kb_core::tools::context::BuildContext;
+use kb_core::{CaptureSource, ConversationId, LaterChanges, UndoOf};
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_BODY_BYTES, entries};
@@ -34,6 +35,31 @@ pub struct UndoBody {
     force: bool,
 }
 
+/// The query of `GET /api/entries/{path}/context`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextQuery {
+    depth: Option<String>,
+    limit: Option<String>,
+}
+
+/// build_context's arguments from the path and query (`?depth=1..3&limit=`): numbers as
+/// numbers, anything else as written, for the tool's own check to name.
+fn context_args(entry: &str, uri: &axum::http::Uri) -> Result<serde_json::Value, ApiError> {
+    let query = axum::extract::Query::<ContextQuery>::try_from_uri(uri)
+        .map_err(|rejection| ApiError::bad_request(rejection.body_text()))?;
+    let mut args = serde_json::Map::from_iter([("path".to_string(), serde_json::Value::from(entry))]);
+    for (key, value) in [("depth", &query.depth), ("limit", &query.limit)] {
+        if let Some(value) = value {
+            let value = value
+                .parse::<u64>()
+                .map_or_else(|_| serde_json::Value::from(value.as_str()), serde_json::Value::from);
+            args.insert(key.to_string(), value);
+        }
+    }
+    Ok(serde_json::Value::Object(args))
+}
+
 /// `{links, backlinks}`: what an entry links to and what links to it.
 #[derive(Debug, Serialize)]
 pub struct LinksAnswer {
@@ -50,6 +76,8 @@ enum Wanted<'a> {
     Revision(&'a str, i64),
     /// `{path}/links`.
     Links(&'a str),
+    /// `{path}/context`.
+    Context(&'a str),
     /// Anything else: the entry itself.
     Entry,
 }
@@ -60,6 +88,9 @@ fn wanted(path: &str) -> Wanted<'_> {
     }
     if let Some(entry) = path.strip_suffix("/links") {
         return Wanted::Links(entry);
+    }
+    if let Some(entry) = path.strip_suffix("/context") {
+        return Wanted::Context(entry);
     }
     if let Some((rest, id)) = path.rsplit_once('/')
         && let Some(entry) = rest.strip_suffix("/history")
@@ -73,6 +104,7 @@ fn wanted(path: &str) -> Wanted<'_> {
 /// `GET /api/entries/{path}/history` → `{revisions}` newest first;
 /// `GET /api/entries/{path}/history/{id}` → the revision with `before` and `after`;
 /// `GET /api/entries/{path}/links` → `{links, backlinks}` (as get_entry answers them);
+/// `GET /api/entries/{path}/context?depth=1..3&limit=` → what build_context answers;
 /// any other GET is the entry (`{entry}`).
 pub async fn get(State(state): State<AppState>, Path(path): Path<String>, request: Request) -> Response {
     let history = state.assistant.history();
@@ -90,6 +122,16 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
                 ApiJson(LinksAnswer { links: found.links, backlinks: found.backlinks }).into_response()
             }
             Err(failure) => ApiError::from(failure).into_response(),
+        },
+        Wanted::Context(entry) => match context_args(entry, request.uri()) {
+            Ok(args) => match state.assistant.decode::<BuildContext>(args) {
+                Ok(args) => match state.assistant.run::<BuildContext>(args, CaptureSource::Api).await {
+                    Ok(context) => ApiJson(context).into_response(),
+                    Err(failure) => ApiError::from(failure).into_response(),
+                },
+                Err(failure) => ApiError::from(failure).into_response(),
+            },
+            Err(error) => error.into_response(),
         },
         Wanted::Entry => entries::get.call(request, state).await,
     }
@@ -165,6 +207,7 @@ mod tests {
         assert_eq!(wanted("projects/a.md/history/42"), Wanted::Revision("projects/a.md", 42));
         assert_eq!(wanted("projects/a.md"), Wanted::Entry);
         assert_eq!(wanted("projects/a.md/links"), Wanted::Links("projects/a.md"));
+        assert_eq!(wanted("projects/a.md/context"), Wanted::Context("projects/a.md"));
         assert_eq!(wanted("projects/a.md/history/x"), Wanted::Entry);
     }
 }

@@ -13,8 +13,8 @@ use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
-    CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryLinks, EntryPath, EntrySummary,
-    ListFilter, ListPage, MalformedFile, NameMatch,
+    CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryContext, EntryLinks, EntryPath,
+    EntrySummary, ListFilter, ListPage, MalformedFile, NameMatch,
 };
 
 /// What is remembered of one entry.
@@ -155,6 +155,12 @@ impl Cache {
         }
         self.links.upsert(&entry.path.to_string(), &entry.body, &record.aliases);
         self.entries.insert(entry.path.clone(), Cached { record, refers_to });
+    }
+
+    /// The entry at `path` with the notes within `depth` links of it; `None` when it is not
+    /// known.
+    pub(crate) fn context(&self, path: &EntryPath, depth: u8) -> Option<EntryContext> {
+        EntryContext::of(&self.links, path, depth, |p| self.entries.get(p).map(|c| c.record.summary.clone()))
     }
 
     /// The links of the entry at `path` and the links to it; `None` when it is not known.

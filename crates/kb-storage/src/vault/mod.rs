@@ -350,6 +350,10 @@ impl EntryCatalogue for Vault {
         Ok(self.lock().cache.named_entries())
     }
 
+    fn context(&self, path: &EntryPath, depth: u8) -> Result<kb_domain::EntryContext, RepositoryError> {
+        self.lock().cache.context(path, depth).ok_or_else(|| RepositoryError::NotFound(path.clone()))
+    }
+
     fn links(&self, path: &EntryPath) -> Result<kb_domain::EntryLinks, RepositoryError> {
         Ok(self.lock().cache.links(path).unwrap_or_default())
     }

@@ -143,18 +143,30 @@ impl EntryWriter for MemoryRepository {
     }
 }
 
+/// The links between `entries`, built at each call: the memory repository holds few.
+fn link_graph(entries: &BTreeMap<EntryPath, Entry>) -> kb_domain::links::LinkGraph {
+    let mut graph = kb_domain::links::LinkGraph::default();
+    for entry in entries.values() {
+        graph.upsert(&entry.path.to_string(), &entry.body, &kb_domain::CatalogueEntry::of(entry).aliases);
+    }
+    graph
+}
+
 impl EntryCatalogue for MemoryRepository {
     fn links(&self, path: &EntryPath) -> Result<kb_domain::EntryLinks, RepositoryError> {
-        // Built from every entry at each call: the memory repository holds few.
         let entries = self.lock();
         if !entries.contains_key(path) {
             return Ok(kb_domain::EntryLinks::default());
         }
-        let mut graph = kb_domain::links::LinkGraph::default();
-        for entry in entries.values() {
-            graph.upsert(&entry.path.to_string(), &entry.body, &kb_domain::CatalogueEntry::of(entry).aliases);
-        }
-        Ok(kb_domain::EntryLinks::of(&graph, path, |p| entries.get(p).map(Entry::name)))
+        Ok(kb_domain::EntryLinks::of(&link_graph(&entries), path, |p| entries.get(p).map(Entry::name)))
+    }
+
+    fn context(&self, path: &EntryPath, depth: u8) -> Result<kb_domain::EntryContext, RepositoryError> {
+        let entries = self.lock();
+        kb_domain::EntryContext::of(&link_graph(&entries), path, depth, |p| {
+            entries.get(p).map(Entry::summary)
+        })
+        .ok_or_else(|| RepositoryError::NotFound(path.clone()))
     }
 
     fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {

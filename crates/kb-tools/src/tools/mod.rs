@@ -1,6 +1,7 @@
 //! kb's tools, one module each, and the one place they are registered.
 
 pub mod capture;
+pub mod context;
 pub mod delete;
 pub mod digest;
 pub mod duplicates;
@@ -13,6 +14,7 @@ pub mod undo;
 pub mod update;
 
 pub use capture::ClassifyAndCapture;
+pub use context::BuildContext;
 pub use delete::DeleteEntry;
 pub use digest::GenerateDigest;
 pub use duplicates::FindDuplicates;
@@ -40,5 +42,6 @@ pub fn standard_registry() -> Result<ToolRegistry, RegistryError> {
         .register(UndoLastChange)
         .register(FindDuplicates)
         .register(MergeEntries)
+        .register(BuildContext)
         .build()
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::support::*;
 
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 12] = [
     "classify_and_capture",
     "list_entries",
     "get_entry",
@@ -21,6 +21,7 @@ const TOOLS: [&str; 11] = [
     "undo_last_change",
     "find_duplicates",
     "merge_entries",
+    "build_context",
 ];
 
 #[test]

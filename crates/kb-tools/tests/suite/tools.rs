@@ -5,7 +5,7 @@ use std::sync::Arc;
 use kb_domain::{Category, EntryPath, EntryReader, LlmError};
 use kb_tools::testing::{ScriptedChatModel, ScriptedClassifier};
 use kb_tools::{DigestKind, ErrorCode, LlmDigestWriter};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::support::*;
 
@@ -385,4 +385,55 @@ async fn search_entries_finds_every_term_and_ignores_an_empty_query() {
     assert_eq!(data_of(&r)["entries"][0]["path"], "projects/api.md");
     let r = call(&services, &ctx(), "search_entries", json!({"query": "   "})).await;
     assert_eq!(data_of(&r), &json!({"entries": [], "total": 0}));
+}
+
+#[tokio::test]
+async fn build_context_answers_the_notes_around_an_entry_nearest_and_newest_first() {
+    let (services, repo) = services();
+    let note = |name: &str, updated: &str, body: &str| {
+        format!("---\nname: {name}\nupdated_at: {updated}T09:00:00Z\n---\n{body}\n")
+    };
+    seed(&repo, "people/priya.md", &note("Priya", "2026-11-01", "Runs the meetup; see [[Kiln]]."));
+    seed(&repo, "projects/kiln.md", &note("Kiln", "2026-11-20", "Build it with [[Glaze]]."));
+    seed(&repo, "ideas/glaze.md", &note("Glaze", "2026-11-10", "Ash glaze."));
+    seed(&repo, "ideas/meetup.md", &note("Meetup talk", "2026-11-25", "Ask [[Priya]]."));
+    seed(&repo, "admin/tax.md", &note("Tax", "2026-11-26", "Nothing linked."));
+
+    let r = call(&services, &ctx(), "build_context", json!({"path": "Priya"})).await;
+    let data = data_of(&r);
+    assert_eq!(data["entry"]["path"], "people/priya.md");
+    let related = |data: &Value| -> Vec<(String, u64, String, String)> {
+        data["related"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                let s = |k: &str| n[k].as_str().unwrap().to_string();
+                (s("path"), n["distance"].as_u64().unwrap(), s("relation"), s("via"))
+            })
+            .collect()
+    };
+    let at = |p: &str, d: u64, r: &str, v: &str| (p.to_string(), d, r.to_string(), v.to_string());
+    assert_eq!(
+        related(data),
+        [
+            at("ideas/meetup.md", 1, "links_here", "people/priya.md"),
+            at("projects/kiln.md", 1, "linked_to", "people/priya.md")
+        ],
+        "newest first at one link"
+    );
+    assert_eq!(data["total"], 2);
+
+    let r =
+        call(&services, &ctx(), "build_context", json!({"path": "people/priya.md", "depth": 2, "limit": 2}))
+            .await;
+    let data = data_of(&r);
+    assert_eq!(data["total"], 3, "the glaze note is two links away");
+    assert_eq!(related(data).len(), 2, "capped at the limit");
+    let r = call(&services, &ctx(), "build_context", json!({"path": "people/priya.md", "depth": 2})).await;
+    assert_eq!(related(data_of(&r))[2], at("ideas/glaze.md", 2, "linked_to", "projects/kiln.md"));
+
+    let r = call(&services, &ctx(), "build_context", json!({"path": "people/priya.md", "depth": 4})).await;
+    assert!(error_of(&r).contains("\"depth\": must be at most 3, got 4"), "{}", error_of(&r));
+    assert_eq!(r.error_code, Some(ErrorCode::InvalidArguments));
 }
