@@ -844,6 +844,30 @@ async fn an_entrys_markdown_renders_tables_code_and_links_and_its_html_never_run
     )
     .await;
     assert_eq!(page.execute("return location.hash;", json!([])).await, json!("#/entry/admin/lease.md"));
+
+    // The lease lists the entry that links to it, with the line, and that note opens it.
+    let from = page.wait_for("#entry-view [data-testid=linked-from] a.entry-link").await;
+    let listed = page
+        .execute(
+            "return document.querySelector('#entry-view [data-testid=linked-from] li').textContent;",
+            json!([]),
+        )
+        .await;
+    assert!(listed.as_str().unwrap().starts_with("Shed — See [the supplier]"), "{listed}");
+    page.click(&from).await;
+    page.wait_until(
+        "the shed entry again",
+        "return document.querySelector('#entry-view #entry-name')?.textContent === 'Shed';",
+        json!([]),
+    )
+    .await;
+    let links_to = page
+        .execute(
+            "return [...document.querySelectorAll('#entry-view [data-testid=links-to] a.entry-link')].map((a) => a.dataset.path);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(links_to, json!(["admin/lease.md"]));
     page.quit().await;
 }
 

@@ -12,7 +12,7 @@ mod tests;
 
 use std::ops::Range;
 
-pub use graph::{Backlink, LinkGraph, OutgoingLink};
+pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink};
 pub use resolve::{LinkResolver, link_key};
 
 /// How a link is written.

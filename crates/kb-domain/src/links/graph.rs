@@ -8,12 +8,44 @@ use std::collections::{BTreeSet, HashMap};
 use super::resolve::link_key;
 use super::{Link, LinkResolver, parse_body_links};
 
+/// The most characters of a line kept beside a link: a long paragraph is one line, and
+/// the graph keeps a line for every link of the vault.
+pub const LINE_CHARS: usize = 160;
+
+/// The line of `text` holding `span`, trimmed, or the part of it around the span when it
+/// is longer than [`LINE_CHARS`] (an `…` where it was cut).
+fn line_around(text: &str, span: &std::ops::Range<usize>) -> String {
+    let start = text[..span.start].rfind('\n').map_or(0, |n| n + 1);
+    let end = text[span.start..].find('\n').map_or(text.len(), |n| span.start + n);
+    let line = text[start..end].trim();
+    if line.chars().count() <= LINE_CHARS {
+        return line.to_string();
+    }
+    // Up to a third of the room before the link, the rest from it on.
+    let line_start = start + (text[start..end].len() - text[start..end].trim_start().len());
+    let before: Vec<(usize, char)> = text[line_start..span.start].char_indices().collect();
+    let keep_before = before.len().min(LINE_CHARS / 3);
+    let from = before.get(before.len() - keep_before).map_or(span.start, |(i, _)| line_start + i);
+    let rest = &text[from..line_start + line.len()];
+    let cut: String = rest.chars().take(LINE_CHARS).collect();
+    let mut snippet = String::new();
+    if from > line_start {
+        snippet.push('…');
+    }
+    snippet.push_str(cut.trim());
+    if cut.len() < rest.len() {
+        snippet.push('…');
+    }
+    snippet
+}
+
 /// One link of a note, with the line it is on and where it leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutgoingLink {
     /// The link as written.
     pub link: Link,
-    /// The text of its line, trimmed.
+    /// The text of its line, trimmed (around the link when the line is long, see
+    /// [`LINE_CHARS`]).
     pub line_text: String,
     /// The note it leads to (`None`: no note, an unresolved link).
     pub to: Option<String>,
@@ -51,13 +83,9 @@ impl LinkGraph {
         let known = self.resolver.keys_of(path);
         self.forget_links_of(path);
         self.resolver.insert(path, aliases);
-        let lines: Vec<&str> = body.lines().collect();
         let links = parse_body_links(body)
             .into_iter()
-            .map(|link| {
-                let line_text = lines.get(link.line - 1).map_or("", |line| line.trim()).to_string();
-                OutgoingLink { link, line_text, to: None }
-            })
+            .map(|link| OutgoingLink { line_text: line_around(body, &link.target_span), link, to: None })
             .collect();
         self.outgoing.insert(path.to_string(), links);
         for outgoing in &self.outgoing[path] {

@@ -364,3 +364,16 @@ fn a_backlink_carries_the_line_that_links() {
     assert_eq!(graph.links_of("Home.md")[0].to, None);
     assert!(graph.backlinks_of("people/Priya.md").is_empty());
 }
+
+#[test]
+fn a_long_line_is_kept_around_its_link() {
+    let long = format!("{} see [[Priya]] about {}", "word ".repeat(100), "more ".repeat(100));
+    let mut graph = LinkGraph::default();
+    graph.upsert("a.md", &format!("intro\n{long}\nlast\n"), &[]);
+    let line = &graph.links_of("a.md")[0].line_text;
+    assert!(line.starts_with('…') && line.ends_with('…'), "{line}");
+    assert!(line.contains("see [[Priya]] about"), "{line}");
+    assert!(line.chars().count() <= LINE_CHARS + 2, "{line}");
+    graph.upsert("b.md", "  short [[Priya]] line  \n", &[]);
+    assert_eq!(graph.links_of("b.md")[0].line_text, "short [[Priya]] line");
+}

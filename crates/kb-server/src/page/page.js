@@ -883,7 +883,7 @@
         ]),
         noticeNode,
         el("div", { className: "entry-path" }, [el("span", { className: "badge", text: entry.category }), " " + entry.path]),
-        fields, body, historySection(entry.path),
+        fields, body, linksSection(data), historySection(entry.path),
       ].filter(Boolean));
     } catch (e) {
       if (load !== entryLoads) return;
@@ -901,6 +901,22 @@
     }
     view.scrollIntoView({ block: "nearest" });
     view.focus({ preventScroll: true });
+  }
+
+  // ---------- entry links ----------
+
+  // What the entry links to and what links to it (`data.links`, `data.backlinks` of
+  // get_entry), each note a link that opens it, with the line that links; none: nothing.
+  function linksSection(data) {
+    const list = (title, testid, notes) => notes.length === 0 ? [] : [
+      el("h3", { text: title }),
+      el("ul", { className: "link-list", "data-testid": testid }, notes.map((note) => el("li", {}, [
+        note.path ? entryLink(note.path, note.name) : el("span", { className: "unresolved", title: "no such note", text: note.name }),
+        el("span", { className: "meta", text: " — " + note.line }),
+      ]))),
+    ];
+    const parts = [...list("Links to", "links-to", data.links || []), ...list("Linked from", "linked-from", data.backlinks || [])];
+    return parts.length === 0 ? null : el("section", { className: "entry-links", "data-testid": "entry-links" }, parts);
   }
 
   // ---------- entry history ----------
