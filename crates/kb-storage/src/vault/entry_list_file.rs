@@ -138,7 +138,6 @@ impl EntryListFile {
         if snapshot.version < written.version {
             return;
         }
-        let text = entry_list::render(&snapshot);
         let Some(mut file) = written.file.clone() else { return };
         if !written.kept {
             if fs::symlink_metadata(&file).is_err() {
@@ -146,6 +145,7 @@ impl EntryListFile {
             }
             written.kept = true;
         }
+        let text = entry_list::render(&snapshot);
         // The whole file is read only once, at open: afterwards the text kb last wrote is
         // known, and only the file's first bytes are read to see it is still kb's.
         if rewrite == Rewrite::WhenChanged && !written.text.is_empty() && text == written.text {
