@@ -134,6 +134,23 @@ pub fn entry(data: &Value) -> String {
         out.push_str(body);
         out.push('\n');
     }
+    out.push_str(&linked_notes("links to", data.get("links")));
+    out.push_str(&linked_notes("linked from", data.get("backlinks")));
+    out
+}
+
+/// A get_entry answer's `links` or `backlinks` under `title`, a note a line with the line
+/// that links (nothing when there are none).
+fn linked_notes(title: &str, notes: Option<&Value>) -> String {
+    let notes = notes.and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    if notes.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n{title}:\n");
+    for note in notes {
+        let path = note.get("path").and_then(Value::as_str).unwrap_or("(no such note)");
+        out.push_str(&format!("  {path}  {} — {}\n", text(note, "name"), text(note, "line")));
+    }
     out
 }
 
@@ -235,5 +252,25 @@ mod tests {
         assert!(text.starts_with("Priya\npeople/p.md\n"), "{text}");
         assert!(text.contains("tags:        robotics, meetup\n"), "{text}");
         assert!(text.ends_with("\nMet at the meetup.\n"), "{text}");
+    }
+
+    #[test]
+    fn an_entry_lists_what_it_links_to_and_what_links_to_it() {
+        let data = json!({"entry": {"path": "projects/kiln.md", "name": "Kiln", "content": "Ask [[Priya]].\n"},
+            "links": [{"path": "people/priya.md", "name": "Priya", "line": "Ask [[Priya]]."},
+                      {"path": null, "name": "Glaze notes", "line": "See [[Glaze notes]]."}],
+            "backlinks": [{"path": "ideas/glaze.md", "name": "Glaze", "line": "For the [[Kiln]]."}]});
+        assert!(
+            entry(&data).ends_with(
+                "Ask [[Priya]].\n\nlinks to:\n  people/priya.md  Priya — Ask [[Priya]].\n  \
+                 (no such note)  Glaze notes — See [[Glaze notes]].\n\nlinked from:\n  \
+                 ideas/glaze.md  Glaze — For the [[Kiln]].\n"
+            ),
+            "{}",
+            entry(&data)
+        );
+        let alone =
+            json!({"entry": {"path": "a/b.md", "name": "B", "content": "x\n"}, "links": [], "backlinks": []});
+        assert!(entry(&alone).ends_with("\nx\n"), "no section without links");
     }
 }
