@@ -7,6 +7,7 @@
 
 mod graph;
 mod resolve;
+mod retarget;
 #[cfg(test)]
 mod tests;
 
@@ -14,6 +15,7 @@ use std::ops::Range;
 
 pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink};
 pub use resolve::{LinkResolver, link_key};
+pub use retarget::retarget_wikilinks;
 
 /// How a link is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::resolve::link_key;
+use super::resolve::{link_key, stem, without_md};
 use super::{Link, LinkResolver, parse_body_links};
 
 /// The most characters of a line kept beside a link: a long paragraph is one line, and
@@ -137,6 +137,28 @@ impl LinkGraph {
     /// The notes that link to the note at `path`, by path.
     pub fn sources_of(&self, path: &str) -> impl Iterator<Item = &str> {
         self.linked_from.get(path).into_iter().flatten().map(String::as_str)
+    }
+
+    /// What resolves the vault's links: the state a move starts from, for
+    /// [`retarget_wikilinks`](super::retarget_wikilinks).
+    pub fn resolver(&self) -> &LinkResolver {
+        &self.resolver
+    }
+
+    /// The notes whose wikilinks moving the note at `from` to `to` may change, by path: those
+    /// linking to it; those with a link naming `to`'s file name or one of `from`'s aliases
+    /// (the note may arrive nearer to them than the one they lead to); and the note itself
+    /// (it reads its links from a new folder). The others need not be read.
+    pub fn notes_touched_by_move(&self, from: &str, to: &str) -> BTreeSet<&str> {
+        let arriving = stem(without_md(to)).to_lowercase();
+        let keys = self.resolver.aliases_of(from).iter().chain(std::iter::once(&arriving));
+        let mut notes: BTreeSet<&str> =
+            keys.filter_map(|key| self.by_key.get(key)).flatten().map(String::as_str).collect();
+        notes.extend(self.sources_of(from));
+        if let Some((path, _)) = self.outgoing.get_key_value(from) {
+            notes.insert(path);
+        }
+        notes
     }
 
     /// Takes the links of `path` out of the key index and the backlinks they made.

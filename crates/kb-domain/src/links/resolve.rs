@@ -4,6 +4,9 @@
 //! root, from the linking note's folder (Markdown links), or else the end of a path; and a
 //! target that names no file may be one of a note's `aliases:`. kb's `name:` field is not a
 //! link target.
+//!
+//! [`LinkResolver::resolve_moved`] reads the vault as it will be once a note has moved,
+//! without copying it, so a move can tell how to rewrite the links it touches.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -68,20 +71,63 @@ impl LinkResolver {
 
     /// The note `link`, written in the note at `from`, leads to.
     pub fn resolve(&self, from: &str, link: &Link) -> Option<&str> {
-        self.resolve_target(from, &link.target, link.form)
+        self.resolve_target(from, &link.target, link.form, None)
+    }
+
+    /// The note `link`, written in the note at `source`, would lead to once the note at
+    /// `from` is at `to`: moved there (`to` is no note yet: it takes `from`'s aliases) or
+    /// merged into it (`to` is a note: it keeps its own aliases, `from`'s go). The note at
+    /// `from` itself then reads its links from `to`. Nothing is copied: this costs what
+    /// [`LinkResolver::resolve`] costs, whatever the size of the vault.
+    pub fn resolve_moved<'a>(
+        &'a self,
+        source: &str,
+        link: &Link,
+        from: &str,
+        to: &'a str,
+    ) -> Option<&'a str> {
+        self.resolve_written(source, &link.target, link.form, (from, to))
+    }
+
+    /// The note a link of `form` whose target is written `target`, in the note at `source`,
+    /// would lead to once the note at `from` is at `to` (see [`LinkResolver::resolve_moved`]).
+    pub(super) fn resolve_written<'a>(
+        &'a self,
+        source: &str,
+        target: &str,
+        form: LinkForm,
+        (from, to): (&str, &'a str),
+    ) -> Option<&'a str> {
+        if from == to {
+            return self.resolve_target(source, target, form, None);
+        }
+        let moved = Moved { from, to, to_is_new: !self.aliases.contains_key(to) };
+        let source = if source == from { to } else { source };
+        self.resolve_target(source, target, form, Some(moved))
+    }
+
+    /// The aliases of the note at `path`, lowercased.
+    pub(super) fn aliases_of(&self, path: &str) -> &[String] {
+        self.aliases.get(path).map_or(&[], Vec::as_slice)
     }
 
     /// The note `target` names: read from the linking note's folder (a Markdown link not
     /// starting with `/`), then from the vault root, then (unless it starts with `/`) as the
-    /// end of a path, a file name, or an alias.
-    fn resolve_target(&self, from: &str, target: &str, form: LinkForm) -> Option<&str> {
+    /// end of a path, a file name, or an alias. With `moved`, as if that note had moved.
+    fn resolve_target<'a>(
+        &'a self,
+        from: &str,
+        target: &str,
+        form: LinkForm,
+        moved: Option<Moved<'_, 'a>>,
+    ) -> Option<&'a str> {
         let written = target.trim();
         let rooted = written.starts_with('/');
         let wanted = without_md(written.trim_start_matches('/')).to_lowercase();
         if wanted.is_empty() {
             return None;
         }
-        let found_at = |path: Option<String>| path.and_then(|p| self.by_path.get(&p)).map(String::as_str);
+        let found_at = |key: Option<String>| key.and_then(|key| self.note_at(&key, moved));
         if form == LinkForm::Markdown && !rooted {
             let here = found_at(normalize(&join(folder(from), &wanted)));
             if here.is_some() {
@@ -94,17 +140,69 @@ impl LinkResolver {
         if at_root.is_some() || rooted {
             return at_root;
         }
-        let namesakes = self.by_stem.get(stem(&wanted));
+        let mut namesakes = self.namesakes(stem(&wanted), moved).peekable();
         if wanted.contains('/') {
             let suffix = format!("/{wanted}");
-            let ends = namesakes.into_iter().flatten().filter(|path| key_of(path).ends_with(&suffix));
-            return nearest(from, ends);
+            return nearest(from, namesakes.filter(|path| key_of(path).ends_with(&suffix)));
         }
-        match namesakes {
-            Some(namesakes) => nearest(from, namesakes.iter()),
-            None => self.by_alias.get(&wanted).and_then(|aliased| nearest(from, aliased.iter())),
+        if namesakes.peek().is_some() {
+            return nearest(from, namesakes);
         }
+        nearest(from, self.aliased(&wanted, moved))
     }
+
+    /// The note whose lowercased path without `.md` is `key`.
+    fn note_at<'a>(&'a self, key: &str, moved: Option<Moved<'_, 'a>>) -> Option<&'a str> {
+        if let Some(moved) = moved
+            && key_of(moved.to) == key
+        {
+            return Some(moved.to);
+        }
+        let found = self.by_path.get(key).map(String::as_str);
+        found.filter(|path| moved.is_none_or(|moved| *path != moved.from))
+    }
+
+    /// The notes whose lowercased file name without `.md` is `name`.
+    fn namesakes<'a>(&'a self, name: &str, moved: Option<Moved<'_, 'a>>) -> impl Iterator<Item = &'a str> {
+        let arriving = moved.filter(|moved| stem(&key_of(moved.to)) == name).map(|moved| moved.to);
+        self.known(self.by_stem.get(name), moved).chain(arriving)
+    }
+
+    /// The notes with the lowercased alias `alias`.
+    fn aliased<'a>(&'a self, alias: &str, moved: Option<Moved<'_, 'a>>) -> impl Iterator<Item = &'a str> {
+        let arriving = moved
+            .filter(|moved| {
+                // A moved note takes its aliases along; a note merged into keeps its own.
+                let carrier = if moved.to_is_new { moved.from } else { moved.to };
+                self.aliases_of(carrier).iter().any(|known| known == alias)
+            })
+            .map(|moved| moved.to);
+        self.known(self.by_alias.get(alias), moved).chain(arriving)
+    }
+
+    /// The notes of `set` but the two a move changes (those the caller adds back as they
+    /// will be).
+    fn known<'a>(
+        &'a self,
+        set: Option<&'a BTreeSet<String>>,
+        moved: Option<Moved<'_, 'a>>,
+    ) -> impl Iterator<Item = &'a str> {
+        set.into_iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(move |path| moved.is_none_or(|moved| *path != moved.from && *path != moved.to))
+    }
+}
+
+/// A note moving, as [`LinkResolver::resolve_moved`] reads the vault.
+#[derive(Debug, Clone, Copy)]
+struct Moved<'f, 'a> {
+    /// Where it was.
+    from: &'f str,
+    /// Where it goes.
+    to: &'a str,
+    /// Whether no note is at `to` yet (a move, not a merge).
+    to_is_new: bool,
 }
 
 /// The lowercased last component of what a link names (without `.md`): only a note with
@@ -125,14 +223,14 @@ fn forget(map: &mut HashMap<String, BTreeSet<String>>, key: &str, path: &str) {
 
 /// Of several notes, the one nearest `from`: in its folder, then the one sharing the most
 /// folders with it, then the one nearest the vault root, then the first by path.
-fn nearest<'a>(from: &str, candidates: impl Iterator<Item = &'a String>) -> Option<&'a str> {
+fn nearest<'a>(from: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let from_folder = folder(from).to_lowercase();
-    let key = |path: &'a String| {
+    let key = |path: &'a str| {
         let there = folder(path).to_lowercase();
         let elsewhere = there != from_folder;
         (elsewhere, usize::MAX - shared_folders(&from_folder, &there), path.matches('/').count(), path)
     };
-    candidates.min_by_key(|path| key(path)).map(String::as_str)
+    candidates.min_by_key(|path| key(path))
 }
 
 /// A note's lowercased path without `.md`.
@@ -141,7 +239,7 @@ fn key_of(path: &str) -> String {
 }
 
 /// The path without a final `.md` (any case).
-fn without_md(path: &str) -> &str {
+pub(super) fn without_md(path: &str) -> &str {
     if path.len() >= 3
         && path.is_char_boundary(path.len() - 3)
         && path[path.len() - 3..].eq_ignore_ascii_case(".md")
@@ -153,7 +251,7 @@ fn without_md(path: &str) -> &str {
 }
 
 /// The last component of a path.
-fn stem(path: &str) -> &str {
+pub(super) fn stem(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
