@@ -120,6 +120,7 @@ fn seed(vault: &Vault) {
                 );
                 fields.set("suggested_category", json!("projects"));
             }
+            Category::Other => unreachable!("the five folders only"),
         }
         fields.set("tags", json!([w(next(WORDS.len())).to_lowercase()]));
         fields.set("custom_note", json!(format!("kept {i}")));

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 /// The categories a person may filter by.
-const CATEGORIES: [&str; 5] = ["people", "projects", "ideas", "admin", "inbox"];
+const CATEGORIES: [&str; 6] = ["people", "projects", "ideas", "admin", "inbox", "other"];
 
 /// `kb`: a local-first knowledge base you talk to.
 #[derive(Debug, Parser)]
@@ -69,6 +69,9 @@ pub enum Command {
         /// Only entries with this status (active, waiting, blocked, someday, done, pending).
         #[arg(long, value_name = "S")]
         status: Option<String>,
+        /// Only notes in this folder of the vault or below it, like `Journal/2025`.
+        #[arg(long, value_name = "F")]
+        folder: Option<String>,
         /// At most this many (default 10, at most 100).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100))]
         limit: Option<u64>,

@@ -97,8 +97,12 @@ impl Assistant {
         let options = OpenOptions { language: config.search_language, ..options };
         let zone = config.time_zone.as_deref().and_then(crate::clock::parse_zone);
         let clock: Arc<dyn Clock> = Arc::new(ZonedClock::new(zone));
-        let storage =
-            Storage { dir: config.kb_dir.clone(), database: config.database_url(), git: config.git };
+        let storage = Storage {
+            dir: config.kb_dir.clone(),
+            database: config.database_url(),
+            git: config.git,
+            exclude: config.exclude.clone(),
+        };
         let vault_clock = Arc::clone(&clock);
         let changes = ChangeFeed::default();
         let feed = changes.clone();
@@ -317,6 +321,8 @@ struct Storage {
     database: String,
     /// Whether changes are also committed to git.
     git: crate::config::GitMode,
+    /// What the vault leaves out (`KB_EXCLUDE`).
+    exclude: Vec<String>,
 }
 
 fn open_vault_and_index(
@@ -325,7 +331,7 @@ fn open_vault_and_index(
     options: OpenOptions,
     changes: ChangeFeed,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
-    let Storage { dir, database, git } = storage;
+    let Storage { dir, database, git, exclude } = storage;
     let (dir, git) = (dir.as_path(), *git);
     if git == crate::config::GitMode::Commit {
         // Checked before anything is opened. The vault's folder is made on first use anyway;
@@ -338,7 +344,7 @@ fn open_vault_and_index(
     if git == crate::config::GitMode::Commit {
         history = Arc::new(kb_storage::history::GitCommits::new(history, dir)?);
     }
-    let vault = Arc::new(Vault::open_with_history(dir, clock, history)?);
+    let vault = Arc::new(Vault::open_excluding(dir, clock, history, exclude)?);
     let index = Arc::new(crate::index::open_index_of(vault.files(), vault.root(), options)?);
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
     vault.add_observer(Arc::new(changes.clone()));

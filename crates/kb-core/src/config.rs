@@ -52,6 +52,10 @@ pub struct Config {
     pub git: GitMode,
     /// The language search stems words in (`KB_LANGUAGE`, `english`).
     pub search_language: kb_search::SearchLanguage,
+    /// Files and folders of the vault kb leaves out, as `.gitignore` patterns
+    /// (`KB_EXCLUDE`, comma-separated), beside what the vault's `.gitignore` and
+    /// `.kbignore` ignore.
+    pub exclude: Vec<String>,
     /// Scheduled digests, nudges and where digests are sent.
     pub outreach: OutreachConfig,
 }
@@ -96,6 +100,7 @@ impl Config {
             watch: false,
             git: GitMode::Off,
             search_language: kb_search::SearchLanguage::default(),
+            exclude: Vec::new(),
             outreach: OutreachConfig::default(),
         }
     }
@@ -149,6 +154,10 @@ impl Config {
                 "commit" => GitMode::Commit,
                 _ => return Err(ConfigError::Invalid { name: "KB_GIT", value, expected: "off or commit" }),
             };
+        }
+        if let Some(value) = lookup("KB_EXCLUDE") {
+            config.exclude =
+                value.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_string).collect();
         }
         config.outreach = outreach(&lookup)?;
         config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;

@@ -12,9 +12,14 @@ use crate::error::CoreError;
 
 /// Opens (rebuilding or catching up as needed) the search index of the existing vault
 /// folder `vault_dir` without opening the vault itself: nothing in the vault is created
-/// or written but the index (`kb reindex`).
-pub fn open_index(vault_dir: &Path, options: OpenOptions) -> Result<TantivyIndex, CoreError> {
-    open_index_of(EntryFiles::new(vault_dir)?, vault_dir, options)
+/// or written but the index (`kb reindex`). The vault leaves out what `exclude` names
+/// (`.gitignore` patterns, [`crate::Config::exclude`]).
+pub fn open_index(
+    vault_dir: &Path,
+    exclude: &[String],
+    options: OpenOptions,
+) -> Result<TantivyIndex, CoreError> {
+    open_index_of(EntryFiles::excluding(vault_dir, exclude)?, vault_dir, options)
 }
 
 /// Opens the index of the vault at `vault_dir` whose entry files are `files`.

@@ -48,6 +48,9 @@ fn vault_before_the_pull() -> tempfile::TempDir {
     for category in Category::ALL {
         std::fs::create_dir_all(dir.path().join(category.as_str())).unwrap();
     }
+    // Notes the person keeps kb out of: by the vault's .gitignore and .kbignore.
+    std::fs::write(dir.path().join(".gitignore"), "*.tmp.md\n").unwrap();
+    std::fs::write(dir.path().join(".kbignore"), "Scratch/\n").unwrap();
     for n in 0..BEFORE {
         write_entry(dir.path(), &rel(n), &format!("Note {n}"), &format!("original text of note{n:05}"));
     }
@@ -87,9 +90,10 @@ fn pull(root: &Path) {
     noise(root, 0);
 }
 
-/// Files that are not entries, in and around the vault, and entries only read.
+/// Files that are not notes (or that the vault's patterns leave out), in and around the
+/// vault, and entries only read.
 fn noise(root: &Path, round: usize) {
-    for dir in [".git/objects/ab", ".kb/cache", "ideas/sub"] {
+    for dir in [".git/objects/ab", ".kb/cache", "ideas/sub", "Scratch/deep"] {
         std::fs::create_dir_all(root.join(dir)).unwrap();
     }
     for n in 0..50 {
@@ -98,9 +102,10 @@ fn noise(root: &Path, round: usize) {
             format!(".git/objects/ab/obj-{round}-{n}.md"),
             format!(".kb/cache/kb-{round}-{n}.md"),
             format!("ideas/notes-{round}-{n}.txt"),
-            format!("ideas/sub/deep-{round}-{n}.md"),
+            format!("ideas/sub/deep-{round}-{n}.md~"),
             format!("ideas/.hidden-{round}-{n}.md"),
-            format!("readme-{round}-{n}.md"),
+            format!("Scratch/deep/left-out-{round}-{n}.md"),
+            format!("readme-{round}-{n}.tmp.md"),
         ] {
             std::fs::write(root.join(file), &text).unwrap();
         }

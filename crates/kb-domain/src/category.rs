@@ -1,11 +1,13 @@
-//! The five category folders of the vault and the schema of each.
+//! The five category folders of the vault and the schema of each, and the category of the
+//! person's own notes outside them ([`Category::Other`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::fields::{keys, statuses};
 
-/// One of the five category folders an entry lives in.
+/// What kind of note an entry is: one of the five category folders it lives in, or
+/// [`Category::Other`] for a note anywhere else in the vault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
     /// People you know: `people/`.
@@ -18,6 +20,10 @@ pub enum Category {
     Admin,
     /// Captures kb was unsure of, waiting for the person: `inbox/`.
     Inbox,
+    /// A note the person keeps outside the five folders (`Journal/2025/x.md`, `Reading.md`):
+    /// kb reads, finds, links and edits it as it is, with no schema and no field of kb's.
+    /// Not a folder: nothing is captured or moved "into" it.
+    Other,
 }
 
 /// The kind of value a known frontmatter field holds.
@@ -95,7 +101,7 @@ const INBOX_FIELDS: &[FieldSpec] = &[
 ];
 
 impl Category {
-    /// Every category, in folder order.
+    /// Every category folder, in folder order ([`Category::Other`] is no folder).
     pub const ALL: [Category; 5] =
         [Category::People, Category::Projects, Category::Ideas, Category::Admin, Category::Inbox];
 
@@ -111,7 +117,13 @@ impl Category {
             Category::Ideas => "ideas",
             Category::Admin => "admin",
             Category::Inbox => "inbox",
+            Category::Other => "other",
         }
+    }
+
+    /// Whether this is one of the five category folders (not [`Category::Other`]).
+    pub fn is_folder(self) -> bool {
+        self != Category::Other
     }
 
     /// Parses a category from its folder name or its singular form
@@ -135,11 +147,16 @@ impl Category {
             Category::Ideas => IDEA_FIELDS,
             Category::Admin => ADMIN_FIELDS,
             Category::Inbox => INBOX_FIELDS,
+            Category::Other => &[],
         }
     }
 
-    /// The spec of a known field of this category (common or own), if `key` is one.
+    /// The spec of a known field of this category (common or own), if `key` is one. A
+    /// note outside the category folders has no schema: it knows no field.
     pub fn field(self, key: &str) -> Option<FieldSpec> {
+        if self == Category::Other {
+            return None;
+        }
         COMMON_FIELDS.iter().chain(self.own_fields()).find(|spec| spec.name == key).copied()
     }
 
@@ -166,15 +183,19 @@ impl fmt::Display for Category {
 
 /// A word that names no category.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown category {0:?}: expected one of people, projects, ideas, admin, inbox")]
+#[error("unknown category {0:?}: expected one of people, projects, ideas, admin, inbox, other")]
 pub struct UnknownCategory(pub String);
 
 impl FromStr for Category {
     type Err = UnknownCategory;
 
-    /// Parses the exact folder name (`people`, `projects`, `ideas`, `admin`, `inbox`).
+    /// Parses the exact name (`people`, `projects`, `ideas`, `admin`, `inbox`, `other`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Category::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| UnknownCategory(s.to_string()))
+        Category::ALL
+            .into_iter()
+            .chain([Category::Other])
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownCategory(s.to_string()))
     }
 }
 

@@ -54,8 +54,12 @@ pub fn edit_document(
     let new_body = body.unwrap_or(&text[spans.body.clone()]);
     let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
     let Some(yaml) = spans.yaml else {
-        // No block to edit: one is written, above the body as it was.
+        // No block to edit: one is written, above the body as it was — unless no field is
+        // set, when the file stays without one.
         let frontmatter = with_changes(Frontmatter::new(), changes);
+        if frontmatter.is_empty() {
+            return Ok(EditedDocument { text: format!("{bom}{new_body}"), written: Written::InPlace });
+        }
         return Ok(rendered(bom, &frontmatter, new_body));
     };
     let expected = with_changes(parse_frontmatter_yaml(&text[yaml.clone()])?, changes);

@@ -105,6 +105,7 @@ impl Entry {
             Category::People => fm.get_str(keys::CONTEXT).map(str::to_string),
             Category::Admin => fm.get_str(keys::DUE_DATE).map(|d| format!("Due {d}")),
             Category::Inbox => fm.get_str(keys::ORIGINAL_TEXT).map(str::to_string),
+            Category::Other => None,
         };
         let text = primary
             .filter(|s| !s.trim().is_empty())
@@ -293,7 +294,8 @@ impl EntryUpdate {
         self.check(entry.category())?;
         let body = self.body.as_ref().map(|edit| edit.apply(&entry.body)).transpose()?;
         let mut changed: Vec<String> = self.fields.keys().cloned().collect();
-        entry.frontmatter = with_changes(std::mem::take(&mut entry.frontmatter), &self.changes(now));
+        let changes = self.changes(entry.category(), now);
+        entry.frontmatter = with_changes(std::mem::take(&mut entry.frontmatter), &changes);
         if let Some(body) = body {
             entry.body = body;
             changed.push("content".to_string());
@@ -314,7 +316,7 @@ impl EntryUpdate {
         let mut updated = entry.clone();
         let updated_fields = self.apply(&mut updated, now)?;
         let new_body = self.body.is_some().then_some(updated.body.as_str());
-        let (text, written) = match edit_document(text, &self.changes(now), new_body) {
+        let (text, written) = match edit_document(text, &self.changes(entry.category(), now), new_body) {
             Ok(edited) => (edited.text, edited.written),
             // Not the text of a readable entry (so not the one `entry` came from): the
             // entry is written as kb renders it.
@@ -323,21 +325,26 @@ impl EntryUpdate {
         Ok(UpdatedDocument { entry: updated, text, written, updated_fields })
     }
 
-    /// The frontmatter changes the update makes as of `now`: its fields, then `updated_at`.
-    fn changes(&self, now: DateTime<Utc>) -> Frontmatter {
+    /// The frontmatter changes the update makes to an entry of `category` as of `now`: its
+    /// fields, then `updated_at` — except on a person's own note outside the category
+    /// folders, which gets no field it was not asked for.
+    fn changes(&self, category: Category, now: DateTime<Utc>) -> Frontmatter {
         let mut changes = self.fields.clone();
-        changes.set(keys::UPDATED_AT, Value::String(format_timestamp(now)));
+        if category.is_folder() {
+            changes.set(keys::UPDATED_AT, Value::String(format_timestamp(now)));
+        }
         changes
     }
 
-    /// Refuses an empty update, fields kb manages, and known fields with wrong values.
+    /// Refuses an empty update, fields kb manages (on entries of the category folders:
+    /// a person's own note has none), and known fields with wrong values.
     fn check(&self, category: Category) -> Result<(), UpdateError> {
         if self.fields.is_empty() && self.body.is_none() {
             return Err(UpdateError::Empty);
         }
         for (key, value) in self.fields.iter() {
             match key.as_str() {
-                keys::ID | keys::CREATED_AT | keys::UPDATED_AT => {
+                keys::ID | keys::CREATED_AT | keys::UPDATED_AT if category.is_folder() => {
                     return Err(UpdateError::Managed(key.clone()));
                 }
                 "category" => return Err(UpdateError::Category),
@@ -456,6 +463,26 @@ mod tests {
         let err = failing.apply_to_document(&entry, text, now()).unwrap_err();
         assert!(matches!(err, UpdateError::Body(BodyEditError::CountMismatch { found: 0, .. })), "{err}");
         assert_eq!(EntryUpdate::default().apply_to_document(&entry, text, now()), Err(UpdateError::Empty));
+    }
+
+    #[test]
+    fn an_update_of_a_persons_own_note_changes_only_what_was_asked() {
+        let path = EntryPath::parse("Journal/2025/Day one.md").unwrap();
+        let text = "Walked to the lake.\r\n";
+        let entry = Entry::from_document(path.clone(), text).unwrap();
+        let append = BodyEdit::Append("Saw herons.".into());
+        let update = EntryUpdate { fields: Frontmatter::new(), body: Some(append) };
+        let done = update.apply_to_document(&entry, text, now()).unwrap();
+        assert!(done.text.starts_with("Walked to the lake.\r\n"), "{:?}", done.text);
+        assert!(done.text.contains("Saw herons."), "{:?}", done.text);
+        assert!(!done.text.contains("updated_at") && !done.text.contains("---"), "{:?}", done.text);
+
+        let text = "---\nmood: calm\nupdated_at: last week\n---\nBody\n";
+        let entry = Entry::from_document(path, text).unwrap();
+        let mut fields = Frontmatter::new();
+        fields.set("updated_at", json!("today"));
+        let done = EntryUpdate { fields, body: None }.apply_to_document(&entry, text, now()).unwrap();
+        assert_eq!(done.text, "---\nmood: calm\nupdated_at: today\n---\nBody\n");
     }
 
     #[test]

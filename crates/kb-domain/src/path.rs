@@ -1,5 +1,5 @@
 //! `EntryPath`: the only way a path from outside (HTTP, tool arguments, CLI, a directory
-//! walk) becomes the path of an entry in the vault.
+//! walk) becomes the path of a note in the vault.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -9,15 +9,24 @@ use serde::{Deserialize, Serialize};
 use crate::category::Category;
 use crate::slug::Slug;
 
-/// The vault-relative path of an entry: `{category}/{file}.md`, always `/`-separated.
+/// The vault-relative path of a note, always `/`-separated: `{category}/{file}.md` for an
+/// entry of a category folder (`projects/clientco.md`, or in a sub-folder of one,
+/// `projects/2025/clientco.md`), any other path for the person's own notes
+/// (`Journal/2025/Day one.md`, `Reading.md`: [`Category::Other`]).
 ///
-/// Holding one proves the path names a Markdown file directly inside a category folder:
-/// relative, no `..`, no hidden file, no NUL, no backslash.
+/// Holding one proves the path names a visible Markdown file inside the vault: relative,
+/// no `..`, no hidden file or folder (so never `.kb/`, `.git/` or `.obsidian/`), no NUL or
+/// other control character, no backslash.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct EntryPath {
+    /// The category its first folder names, else [`Category::Other`]. First, so paths sort
+    /// by category in folder order.
     category: Category,
-    file_name: String,
+    /// The whole path.
+    text: String,
+    /// Where the file name starts in `text` (0 for a note at the vault's root).
+    name_at: usize,
 }
 
 /// Why a path was refused.
@@ -35,7 +44,10 @@ pub enum InvalidPath {
     /// The path uses `..`, `.`, a backslash or an empty segment.
     #[error("path {0:?} is not a plain relative path (no '..', '.', '\\\\' or '//')")]
     NotPlain(String),
-    /// The path is not `category/file.md`.
+    /// A folder of the path is hidden (`.kb/`, `.git/`, `.obsidian/`, ...).
+    #[error("path {0:?} is inside a hidden folder, which holds no notes")]
+    HiddenFolder(String),
+    /// The path was to be directly inside a category folder and is not.
     #[error("path {0:?} must be category/name.md with category one of people, projects, ideas, admin, inbox")]
     WrongFolder(String),
     /// The file is not a visible Markdown file.
@@ -65,58 +77,106 @@ impl EntryPath {
         if parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
             return Err(InvalidPath::NotPlain(owned()));
         }
-        let [folder, file_name] = parts.as_slice() else {
-            return Err(InvalidPath::WrongFolder(owned()));
+        let Some((file_name, folders)) = parts.split_last() else {
+            return Err(InvalidPath::Empty);
         };
-        let category: Category = folder.parse().map_err(|_| InvalidPath::WrongFolder(owned()))?;
-        EntryPath::in_category(category, file_name).map_err(|_| InvalidPath::NotMarkdown(owned()))
+        if folders.iter().any(|folder| folder.starts_with('.')) {
+            return Err(InvalidPath::HiddenFolder(owned()));
+        }
+        if !is_note_file_name(file_name) {
+            return Err(InvalidPath::NotMarkdown(owned()));
+        }
+        let category = match folders.first() {
+            Some(folder) => folder.parse().unwrap_or(Category::Other),
+            None => Category::Other,
+        };
+        Ok(EntryPath { category, text: text.to_string(), name_at: text.len() - file_name.len() })
     }
 
-    /// The path of a file called `file_name` inside `category`'s folder.
+    /// The path of a file called `file_name` directly inside `category`'s folder
+    /// ([`Category::Other`] has none: refused).
     pub fn in_category(category: Category, file_name: &str) -> Result<EntryPath, InvalidPath> {
-        let stem = file_name.strip_suffix(".md").unwrap_or_default();
+        if !category.is_folder() {
+            return Err(InvalidPath::WrongFolder(file_name.to_string()));
+        }
         let plain = !file_name.contains(['/', '\\', ':']) && !file_name.chars().any(char::is_control);
-        if stem.is_empty() || stem.starts_with('.') || !plain || file_name == ".." {
+        if !plain || !is_note_file_name(file_name) {
             return Err(InvalidPath::NotMarkdown(file_name.to_string()));
         }
-        Ok(EntryPath { category, file_name: file_name.to_string() })
+        let folder = category.as_str();
+        Ok(EntryPath { category, text: format!("{folder}/{file_name}"), name_at: folder.len() + 1 })
     }
 
-    /// The path kb gives a new entry: `{category}/{slug}.md`.
+    /// The path kb gives a new entry: `{category}/{slug}.md` (at the vault's root for
+    /// [`Category::Other`], which has no folder).
     pub fn for_slug(category: Category, slug: &Slug) -> EntryPath {
-        EntryPath { category, file_name: format!("{slug}.md") }
+        if category.is_folder() {
+            let folder = category.as_str();
+            EntryPath { category, text: format!("{folder}/{slug}.md"), name_at: folder.len() + 1 }
+        } else {
+            EntryPath { category, text: format!("{slug}.md"), name_at: 0 }
+        }
     }
 
-    /// The category folder the entry is in.
+    /// The category of the note: the category folder it is in (directly or in a sub-folder),
+    /// else [`Category::Other`].
     pub fn category(&self) -> Category {
         self.category
     }
 
+    /// Whether this is a note outside the five category folders.
+    pub fn is_other(&self) -> bool {
+        self.category == Category::Other
+    }
+
+    /// The folder the file is in, vault-relative without a trailing `/` (`""` at the root;
+    /// `projects` directly in a category folder; `Journal/2025`).
+    pub fn folder(&self) -> &str {
+        self.text[..self.name_at].trim_end_matches('/')
+    }
+
+    /// Whether the file is directly inside its category folder (no sub-folder).
+    pub fn is_directly_in_category(&self) -> bool {
+        self.category.is_folder() && self.folder() == self.category.as_str()
+    }
+
     /// The file name, with its `.md`.
     pub fn file_name(&self) -> &str {
-        &self.file_name
+        &self.text[self.name_at..]
     }
 
     /// The file name without `.md`.
     pub fn stem(&self) -> &str {
-        self.file_name.strip_suffix(".md").unwrap_or(&self.file_name)
+        let name = self.file_name();
+        name.strip_suffix(".md").unwrap_or(name)
+    }
+
+    /// The path as text: what [`fmt::Display`] writes, without an allocation.
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
 
     /// Where the file is under `vault_root` (a pure join: no file is touched).
     pub fn under(&self, vault_root: &Path) -> PathBuf {
-        vault_root.join(self.category.as_str()).join(&self.file_name)
+        self.text.split('/').fold(vault_root.to_path_buf(), |path, part| path.join(part))
     }
+}
+
+/// Whether `name` is a visible Markdown file name: `.md`, with something before it, not
+/// starting with `.`.
+fn is_note_file_name(name: &str) -> bool {
+    name.strip_suffix(".md").is_some_and(|stem| !stem.is_empty() && !stem.starts_with('.'))
 }
 
 impl fmt::Display for EntryPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.category, self.file_name)
+        f.write_str(&self.text)
     }
 }
 
 impl From<EntryPath> for String {
     fn from(path: EntryPath) -> String {
-        path.to_string()
+        path.text
     }
 }
 
@@ -141,6 +201,27 @@ mod tests {
         assert_eq!(p.stem(), "clientco");
         assert_eq!(p.to_string(), "projects/clientco.md");
         assert!(EntryPath::parse("ideas/Café au lait.md").is_ok());
+        assert!(p.is_directly_in_category());
+    }
+
+    #[test]
+    fn any_visible_markdown_file_is_a_note() {
+        let cases = [
+            ("notes/x.md", Category::Other, "notes", "x"),
+            ("Journal/2025/Day one.md", Category::Other, "Journal/2025", "Day one"),
+            ("index.md", Category::Other, "", "index"),
+            ("projects/2025/x.md", Category::Projects, "projects/2025", "x"),
+            ("Projects/x.md", Category::Other, "Projects", "x"),
+            ("people.md", Category::Other, "", "people"),
+        ];
+        for (text, category, folder, stem) in cases {
+            let path = EntryPath::parse(text).unwrap();
+            assert_eq!((path.category(), path.folder(), path.stem()), (category, folder, stem), "{text}");
+            assert_eq!(path.as_str(), text);
+            assert!(!path.is_directly_in_category(), "{text}");
+        }
+        assert_eq!(EntryPath::for_slug(Category::Other, &Slug::from_name("a b")).as_str(), "a-b.md");
+        assert!(EntryPath::in_category(Category::Other, "x.md").is_err());
     }
 
     #[test]
@@ -158,14 +239,13 @@ mod tests {
             "projects/x.txt",
             "projects/.md",
             "projects/.x.md",
-            "notes/x.md",
-            "projects/sub/x.md",
-            "index.md",
             "projects/x.md\0",
             "projects",
-            "Projects/x.md",
             "projects/x.md/",
             ".kb/x.md",
+            ".obsidian/x.md",
+            "notes/.git/x.md",
+            ".md",
         ] {
             assert!(EntryPath::parse(bad).is_err(), "{bad:?} was accepted");
         }
@@ -174,7 +254,7 @@ mod tests {
     fn stays_inside(path: &EntryPath) -> bool {
         let joined = path.under(Path::new("/vault"));
         joined.starts_with("/vault")
-            && joined.components().count() == 4
+            && joined.components().count() == 2 + path.as_str().split('/').count()
             && joined.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
     }
 

@@ -3,9 +3,11 @@
 //! rule is written); the search index uses it to follow the vault without knowing how the
 //! vault lies on disk.
 //!
-//! The rule: only visible `.md` files directly inside a category folder
-//! (`{category}/{name}.md`) are entries; sub-folders, hidden files and anything else are
-//! not. A symlinked file or category folder counts only when it resolves inside the vault.
+//! The rule: every visible `.md` file of the vault is a note, in any folder (an entry of a
+//! category inside a category folder, one of the person's other notes anywhere else), but
+//! for hidden files and folders (`.kb/`, `.git/`, `.obsidian/`), what the vault's ignore
+//! patterns leave out, and kb's own entry list file. A symlinked file or category folder
+//! counts only when it resolves inside the vault.
 
 use std::path::Path;
 
@@ -54,9 +56,18 @@ pub trait VaultFiles: Send + Sync {
     fn root(&self) -> &Path;
 
     /// Every entry file of the vault with its stamp, from folder listings and metadata
-    /// only: no file is opened. A category folder that cannot be listed is skipped (with
-    /// a warning).
+    /// only: no file is opened. A folder that cannot be listed is skipped (with a
+    /// warning).
     fn entry_files(&self) -> Vec<(EntryPath, Stamp)>;
+
+    /// Every folder of the vault notes may be in, the root first, as absolute paths under
+    /// [`VaultFiles::root`]: what a file watcher watches. From folder listings only.
+    fn note_folders(&self) -> Vec<std::path::PathBuf>;
+
+    /// The vault-relative path (`Journal/2025`) of an absolute folder path under
+    /// [`VaultFiles::root`] when notes may be in it (visible, not left out by the vault's
+    /// patterns); `None` for the root and any other path. Only the path is looked at.
+    fn note_folder_of(&self, folder: &Path) -> Option<String>;
 
     /// The stamp of the entry file at `path`, or `None` when there is no entry file there
     /// (missing, not a regular file, leading out of the vault).

@@ -214,7 +214,7 @@ fn oracle(
                     inbox.push((secs(c), path));
                 }
             }
-            Category::Ideas => {}
+            Category::Ideas | Category::Other => {}
         }
     }
     let mut out = Vec::new();

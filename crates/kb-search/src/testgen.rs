@@ -242,6 +242,8 @@ pub fn entry(i: usize, seed: u64) -> (EntryPath, String) {
                 ["people", "projects", "ideas", "admin"][rng.below(4)]
             ));
         }
+        // Generated vaults fill the category folders only.
+        Category::Other => {}
     }
     let tags: Vec<String> = (0..1 + rng.below(3)).map(|_| word(rng.zipf().min(200))).collect();
     fm.push(format!("tags: [{}]", tags.iter().map(|t| yaml_text(t)).collect::<Vec<_>>().join(", ")));

@@ -1,9 +1,10 @@
 //! [`VaultWatcher`]: follows edits made outside kb (an editor, Obsidian, `git pull`) while
 //! kb runs, so they reach the index within about a second.
 //!
-//! File events are mapped to entry paths as they arrive; events on anything that is not an
-//! entry (`.kb/`, `.git/`, sub-folders, files that are not visible `.md` files in a
-//! category folder) and events that only say a file was opened or read are dropped there.
+//! Every folder notes may be in is watched (not `.kb/`, `.git/`, `.obsidian/` or folders the
+//! vault's patterns leave out). File events are mapped to note paths as they arrive; events
+//! on anything that is not a note (files that are not visible `.md` files, hidden or left
+//! out ones) and events that only say a file was opened or read are dropped there.
 //! What is left gathers into one batch until the vault has been quiet for [`DEBOUNCE`] (or,
 //! in a vault that never rests, for at most [`MAX_GATHER`]). A batch is one pass: its paths
 //! are brought in line with their files in one call ([`TantivyIndex::sync_paths`]: one
@@ -12,8 +13,8 @@
 //! — kb's own writes, already indexed by the change observer — is not read again. Events
 //! arriving while a batch is handled form the next one, so a `git pull` that changes
 //! thousands of files is one batch, or a few, never one per file. Events that cannot be
-//! mapped to single files (a category folder made, removed or renamed; the system losing
-//! events) make the batch a full [`TantivyIndex::reconcile`].
+//! mapped to single files (a folder made, removed or renamed; the system losing events)
+//! make the batch a full [`TantivyIndex::reconcile`], and folders made since are watched.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -23,8 +24,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use kb_domain::sync::lock;
-use kb_domain::{Category, EntryPath, VaultFiles};
+use kb_domain::{EntryPath, VaultFiles};
 use notify::event::{AccessKind, AccessMode};
+use notify::event::{ModifyKind, RemoveKind};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::error::WatchError;
@@ -45,9 +47,9 @@ pub type OnChange = Arc<dyn Fn(&[EntryPath]) + Send + Sync>;
 /// Watches a vault for outside edits while it lives; dropping it stops watching (after
 /// the batch being handled, if any, is done).
 pub struct VaultWatcher {
-    /// The system's watcher (shared with the worker, which watches category folders made
-    /// later).
-    watcher: Arc<Mutex<RecommendedWatcher>>,
+    /// The system's watcher and the folders it watches (shared with the worker, which
+    /// watches folders made later).
+    watches: Arc<Mutex<Watches>>,
     batcher: Arc<Batcher>,
     worker: Option<JoinHandle<()>>,
     root: PathBuf,
@@ -60,41 +62,43 @@ impl std::fmt::Debug for VaultWatcher {
 }
 
 impl VaultWatcher {
-    /// Starts watching the vault of `index`: its root and each category folder.
+    /// Starts watching the vault of `index`: every folder notes may be in.
     pub fn start(index: Arc<TantivyIndex>, on_change: Option<OnChange>) -> Result<VaultWatcher, WatchError> {
         let root = index.vault_root().to_path_buf();
         let error = |e: notify::Error| WatchError { path: root.clone(), reason: e.to_string() };
         let batcher = Arc::new(Batcher::default());
         let intake = Arc::clone(&batcher);
         let files = Arc::clone(index.files());
-        let mut watcher = RecommendedWatcher::new(
-            move |event: notify::Result<Event>| intake.take(files.as_ref(), event),
+        let intake_files = Arc::clone(&files);
+        let watcher = RecommendedWatcher::new(
+            move |event: notify::Result<Event>| intake.take(intake_files.as_ref(), event),
             notify::Config::default(),
         )
         .map_err(error)?;
-        // The root (for category folders made, removed or renamed) and each category
-        // folder, not deeper: kb's own state in `.kb/` (the index's files change on every
-        // commit), `.git/` and sub-folders hold no entries, and their events would only
-        // crowd the queue.
-        watcher.watch(&root, RecursiveMode::NonRecursive).map_err(error)?;
-        watch_folders(&mut watcher, &root);
-        let watcher = Arc::new(Mutex::new(watcher));
+        // Each folder on its own, not the root recursively: kb's own state in `.kb/` (the
+        // index's files change on every commit), `.git/` and left-out folders hold no notes,
+        // and their events would only crowd the queue.
+        let mut watches = Watches { watcher, folders: HashSet::new() };
+        watches.watcher.watch(&root, RecursiveMode::NonRecursive).map_err(error)?;
+        watches.folders.insert(root.clone());
+        watches.follow(files.as_ref());
+        let watches = Arc::new(Mutex::new(watches));
         let worker = {
-            let (batcher, watcher) = (Arc::clone(&batcher), Arc::clone(&watcher));
+            let (batcher, watches) = (Arc::clone(&batcher), Arc::clone(&watches));
             std::thread::Builder::new()
                 .name("kb-vault-watcher".into())
                 .spawn(move || {
                     while let Some(plan) = batcher.next() {
                         if plan.rescan {
-                            // A category folder made (again) since: its files are followed too.
-                            watch_folders(&mut lock(&watcher), index.vault_root());
+                            // A folder made (again) since: its files are followed too.
+                            lock(&watches).follow(files.as_ref());
                         }
                         handle(&index, on_change.as_ref(), plan, &batcher.handled);
                     }
                 })
                 .map_err(|e| WatchError { path: root.clone(), reason: e.to_string() })?
         };
-        Ok(VaultWatcher { watcher, batcher, worker: Some(worker), root })
+        Ok(VaultWatcher { watches, batcher, worker: Some(worker), root })
     }
 
     /// How many batches of outside edits this watcher has handled (each is one pass over
@@ -107,10 +111,10 @@ impl VaultWatcher {
 impl Drop for VaultWatcher {
     /// Stops taking events, drops what is waiting, and lets the batch being handled end.
     fn drop(&mut self) {
-        if let Ok(mut watcher) = self.watcher.lock() {
-            let _ = watcher.unwatch(&self.root);
-            for category in Category::ALL {
-                let _ = watcher.unwatch(&self.root.join(category.as_str()));
+        if let Ok(mut watches) = self.watches.lock() {
+            let Watches { watcher, folders } = &mut *watches;
+            for folder in folders.drain() {
+                let _ = watcher.unwatch(&folder);
             }
         }
         lock(&self.batcher.pending).stopped = true;
@@ -123,15 +127,23 @@ impl Drop for VaultWatcher {
     }
 }
 
-/// Watches each category folder that exists (again, after it was made anew: a removed
-/// folder's watch ends with it).
-fn watch_folders(watcher: &mut RecommendedWatcher, root: &Path) {
-    for category in Category::ALL {
-        let folder = root.join(category.as_str());
-        if folder.is_dir()
-            && let Err(error) = watcher.watch(&folder, RecursiveMode::NonRecursive)
-        {
-            tracing::warn!(%error, folder = %folder.display(), "category folder cannot be watched");
+/// The system's watcher and the folders it was asked to watch.
+struct Watches {
+    watcher: RecommendedWatcher,
+    folders: HashSet<PathBuf>,
+}
+
+impl Watches {
+    /// Watches each folder notes may be in that exists now (again, after it was made anew:
+    /// a removed folder's watch ends with it, so every folder is asked again).
+    fn follow(&mut self, files: &dyn VaultFiles) {
+        for folder in files.note_folders() {
+            match self.watcher.watch(&folder, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.folders.insert(folder);
+                }
+                Err(error) => tracing::warn!(%error, folder = %folder.display(), "folder cannot be watched"),
+            }
         }
     }
 }
@@ -219,9 +231,9 @@ struct Plan {
     paths: Vec<EntryPath>,
     /// The same paths, to keep them unique at any size.
     seen: HashSet<EntryPath>,
-    /// Category folders made, removed or renamed: files may have come into them before
-    /// the watcher followed them.
-    folders: HashSet<Category>,
+    /// Folders made, removed or renamed (vault-relative): files may have come into them
+    /// before the watcher followed them.
+    folders: HashSet<String>,
 }
 
 impl Plan {
@@ -245,20 +257,38 @@ impl Plan {
                 if self.seen.insert(entry.clone()) {
                     self.paths.push(entry);
                 }
-            } else if let Some(category) = folder_of_event(files.root(), &path) {
+            } else if let Some(folder) = folder_of_event(files, kind, &path) {
                 relevant = true;
                 self.rescan = true;
-                self.folders.insert(category);
+                self.folders.insert(folder);
             }
         }
         relevant
     }
 }
 
-/// Whether the event is about a whole category folder (made, removed or renamed). Events
-/// on the root itself are not: its listing changes whenever kb writes its entry list file.
-fn folder_of_event(root: &Path, path: &Path) -> Option<Category> {
-    path.strip_prefix(root).ok()?.to_str()?.parse::<Category>().ok()
+/// The folder an event is about, when it is about a whole folder notes may be in (made,
+/// removed or renamed), vault-relative. Events on the root itself are not: its listing
+/// changes whenever kb writes its entry list file.
+fn folder_of_event(files: &dyn VaultFiles, kind: &EventKind, path: &Path) -> Option<String> {
+    let folder = files.note_folder_of(path)?;
+    // A path that is no folder now is one only if the event says so: a folder removed, or
+    // renamed away (a name without an extension: a file's rename would name its type).
+    let was_folder = matches!(kind, EventKind::Remove(RemoveKind::Folder))
+        || (matches!(kind, EventKind::Modify(ModifyKind::Name(_))) && path.extension().is_none());
+    (was_folder || path.is_dir()).then_some(folder)
+}
+
+/// Whether `path` is in one of `folders` (vault-relative), directly or deeper.
+fn in_any_folder(path: &EntryPath, folders: &HashSet<String>) -> bool {
+    let mut folder = path.folder();
+    while !folder.is_empty() {
+        if folders.contains(folder) {
+            return true;
+        }
+        folder = folder.rsplit_once('/').map_or("", |(parent, _)| parent);
+    }
+    false
 }
 
 /// Handles one batch: one sync of its paths (or one reconcile), counts it in `handled`,
@@ -280,7 +310,7 @@ fn handle(index: &TantivyIndex, on_change: Option<&OnChange>, plan: Plan, handle
                         .entry_files()
                         .into_iter()
                         .map(|(path, _)| path)
-                        .filter(|path| plan.folders.contains(&path.category()));
+                        .filter(|path| in_any_folder(path, &plan.folders));
                     for path in plan.paths.into_iter().chain(arrived) {
                         if known.insert(path.clone()) {
                             changed.push(path);
@@ -353,7 +383,15 @@ mod tests {
         let b = EntryPath::parse("ideas/b.md").unwrap();
         assert!(!got.rescan);
         assert_eq!(got.paths, vec![a, b]);
-        assert!(plan(&files, [(false, write, vec![p("ideas")])]).rescan);
+        assert!(!plan(&files, [(false, write, vec![p("ideas")])]).rescan, "no folder there");
+        std::fs::create_dir_all(p("Journal/2025")).unwrap();
+        let made = plan(&files, [(false, EventKind::Create(CreateKind::Folder), vec![p("Journal/2025")])]);
+        assert!(made.rescan && made.folders.contains("Journal/2025"));
+        let removed = EventKind::Remove(notify::event::RemoveKind::Folder);
+        assert!(plan(&files, [(false, removed, vec![p("Work")])]).folders.contains("Work"));
+        let note = EntryPath::parse("Journal/2025/Day one.md").unwrap();
+        assert_eq!(plan(&files, [(false, write, vec![p("Journal/2025/Day one.md")])]).paths, vec![note]);
+        assert!(!plan(&files, [(false, removed, vec![p(".obsidian/plugins")])]).rescan);
         // The root itself changes whenever kb writes its entry list file: no rescan for that.
         assert!(!plan(&files, [(false, write, vec![v.clone()])]).rescan);
         assert!(plan(&files, [(true, EventKind::Other, vec![])]).rescan);
@@ -374,9 +412,10 @@ mod tests {
             (write, ".git/index"),
             (write, ".kb/index/meta.json"),
             (write, "ideas/notes.txt"),
-            (write, "ideas/sub/deep.md"),
+            (write, "ideas/sub/deep.md~"),
             (write, "ideas/.hidden.md"),
-            (write, "index.md"),
+            (write, ".obsidian/workspace.md"),
+            (write, "Notes/.trash/old.md"),
         ] {
             assert!(!plan.add(&files, &kind, vec![v.join(path)]), "{path} {kind:?}");
         }

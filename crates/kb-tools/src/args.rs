@@ -10,7 +10,8 @@ use serde::de::{self, Deserializer, Visitor};
 
 use crate::result::{ErrorCode, ToolError};
 
-/// Any category folder (filters).
+/// Any category (filters): a category folder, or `other` for the person's own notes
+/// anywhere else in the vault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CategoryArg {
@@ -24,6 +25,8 @@ pub enum CategoryArg {
     Admin,
     /// inbox/
     Inbox,
+    /// notes outside the five category folders
+    Other,
 }
 
 impl From<CategoryArg> for Category {
@@ -34,6 +37,7 @@ impl From<CategoryArg> for Category {
             CategoryArg::Ideas => Category::Ideas,
             CategoryArg::Admin => Category::Admin,
             CategoryArg::Inbox => Category::Inbox,
+            CategoryArg::Other => Category::Other,
         }
     }
 }

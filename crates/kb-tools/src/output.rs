@@ -9,7 +9,8 @@ use serde::{Serialize, Serializer};
 
 // The schema of a `Category` field (`#[schemars(with = "CategoryName")]`): the folder
 // name. Its doc line below is the description clients read in the tool's outputSchema.
-/// One of the five category folders an entry lives in.
+/// One of the five category folders an entry lives in, or `other` for a note anywhere
+/// else in the vault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CategoryName {
@@ -23,6 +24,8 @@ pub enum CategoryName {
     Admin,
     /// Captures kb was unsure of, waiting for the person: `inbox/`.
     Inbox,
+    /// A note of the person's outside the five folders, in any folder.
+    Other,
 }
 
 impl From<Category> for CategoryName {
@@ -33,6 +36,7 @@ impl From<Category> for CategoryName {
             Category::Ideas => CategoryName::Ideas,
             Category::Admin => CategoryName::Admin,
             Category::Inbox => CategoryName::Inbox,
+            Category::Other => CategoryName::Other,
         }
     }
 }
@@ -68,6 +72,8 @@ pub struct ListedEntry {
     #[serde(serialize_with = "category")]
     #[schemars(with = "CategoryName")]
     pub category: Category,
+    /// The folder it is in, vault-relative (`projects`, `Journal/2025`; empty at the root).
+    pub folder: String,
     /// Its name.
     pub name: String,
     /// Its status, when it has one.
@@ -82,6 +88,7 @@ pub struct ListedEntry {
 impl From<EntrySummary> for ListedEntry {
     fn from(summary: EntrySummary) -> ListedEntry {
         ListedEntry {
+            folder: summary.path.folder().to_string(),
             path: summary.path.to_string(),
             category: summary.category,
             name: summary.name,

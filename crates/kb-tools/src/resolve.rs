@@ -5,6 +5,9 @@
 //! "Priya Raman"), and a single clearly-best search hit. One match: the tool goes on and
 //! says what it resolved. Several: nothing changes and the candidates come back so the
 //! person is asked. None: "Entry not found" with the nearest names.
+//!
+//! A reference holding a `/` or ending in `.md` is first taken as a vault path, with or
+//! without its `.md`, when there is a note there (`Journal/2025/Day one`, in any folder).
 
 use kb_domain::names::{fold_name, reference_keys};
 use kb_domain::{Category, EntryPath, EntrySummary, NameRelation, SearchHit, SearchQuery};
@@ -87,6 +90,9 @@ pub async fn resolve_entry(
     argument: &'static str,
     services: &ToolServices,
 ) -> Result<Resolved, ToolError> {
+    if let Some(path) = existing_note_path(reference.trim(), services).await {
+        return Ok(Resolved { path, resolution: None });
+    }
     if is_path_like(reference) {
         return Ok(Resolved { path: entry_path(reference.trim())?, resolution: None });
     }
@@ -163,6 +169,24 @@ pub async fn resolve_entry(
         return Err(ToolError::new(ErrorCode::NotFound, format!("Entry not found: “{reference}”.")));
     }
     Err(ambiguous(reference, argument, candidates))
+}
+
+/// The path of the note `reference` names as a vault path (with or without its `.md`),
+/// when it holds a `/` or ends in `.md` and there is a note there.
+async fn existing_note_path(reference: &str, services: &ToolServices) -> Option<EntryPath> {
+    let ends_in_md = reference.to_ascii_lowercase().ends_with(".md");
+    if !reference.contains('/') && !ends_in_md {
+        return None;
+    }
+    let written = [Some(reference.to_string()), (!ends_in_md).then(|| format!("{reference}.md"))];
+    for path in written.into_iter().flatten().filter_map(|text| EntryPath::parse(&text).ok()) {
+        let repo = services.repository.clone();
+        let wanted = path.clone();
+        if let Ok(Ok(_)) = run_blocking(move || repo.get(&wanted)).await {
+            return Some(path);
+        }
+    }
+    None
 }
 
 /// For a destructive call that runs at once (an API or CLI request, no question asked):

@@ -30,17 +30,20 @@ pub struct Filter<'a> {
     pub category: Option<&'a str>,
     /// Only this status.
     pub status: Option<&'a str>,
+    /// Only notes in this folder or below it.
+    pub folder: Option<&'a str>,
     /// At most this many.
     pub limit: Option<u64>,
     /// Skipping this many first.
     pub offset: Option<u64>,
 }
 
-/// `kb list [--category C] [--status S] [--limit N] [--offset N]`.
+/// `kb list [--category C] [--status S] [--folder F] [--limit N] [--offset N]`.
 pub async fn list(kb: &Assistant, filter: Filter<'_>, format: Format) -> Result<(), CliError> {
     let query = ListQuery {
         category: filter.category.map(str::to_string),
         status: filter.status.map(str::to_string),
+        folder: filter.folder.map(str::to_string),
         limit: filter.limit,
         offset: filter.offset,
     };

@@ -39,13 +39,15 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             let options = kb_core::CaptureOptions { hints, merge_into: into, create_new: new };
             entries::capture(&kb, &text.join(" "), &options, format).await
         }
-        Command::List { category, status, limit, offset } => {
-            entries::list(
-                &kb,
-                Filter { category: category.as_deref(), status: status.as_deref(), limit, offset },
-                format,
-            )
-            .await
+        Command::List { category, status, folder, limit, offset } => {
+            let filter = Filter {
+                category: category.as_deref(),
+                status: status.as_deref(),
+                folder: folder.as_deref(),
+                limit,
+                offset,
+            };
+            entries::list(&kb, filter, format).await
         }
         Command::Show { path } => entries::show_entry(&kb, &path, format).await,
         Command::Update(args) => changes::update(&kb, &args, format).await,

@@ -24,7 +24,7 @@ pub fn run(config: &Config, format: Format) -> Result<(), CliError> {
     }
     let bar = progress_bar();
     let options = OpenOptions { progress: Some(report_to(bar.clone())), language: config.search_language };
-    let opened = kb_core::open_index(root, options);
+    let opened = kb_core::open_index(root, &config.exclude, options);
     bar.finish_and_clear();
     let index = opened.map_err(|e| CliError::runtime(e.to_string()))?;
     let stats = index.open_stats();

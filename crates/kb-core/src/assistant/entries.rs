@@ -35,9 +35,11 @@ pub struct CaptureOptions {
 /// Which entries [`Entries::list`] answers, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListQuery {
-    /// Only this category (`people`, `projects`, `ideas`, `admin`, `inbox`, or the
-    /// singular).
+    /// Only this category (`people`, `projects`, `ideas`, `admin`, `inbox`, or `other`
+    /// for the notes outside the category folders).
     pub category: Option<String>,
+    /// Only notes in this folder or below it (vault-relative, like `Journal/2025`).
+    pub folder: Option<String>,
     /// Only entries with this status.
     pub status: Option<String>,
     /// How many at most (default 10, at most 100).
@@ -126,6 +128,7 @@ impl<'a> Entries<'a> {
             status: query.status.clone(),
             limit: kb_domain::paging::page_size(query.limit),
             offset: query.offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX)),
+            folder: query.folder.clone(),
         };
         let vault = Arc::clone(&self.kb.vault);
         in_vault(move || vault.list(&filter)).await

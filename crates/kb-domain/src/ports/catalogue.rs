@@ -19,6 +19,9 @@ pub struct ListFilter {
     pub category: Option<Category>,
     /// Only this status.
     pub status: Option<String>,
+    /// Only notes in this folder or below it (vault-relative, `Journal/2025`, no trailing
+    /// `/`).
+    pub folder: Option<String>,
     /// At most this many (callers cap it).
     pub limit: usize,
     /// Skip this many first.

@@ -123,6 +123,8 @@ pub fn classify(text: &str, today: NaiveDate, forced: Option<Category>) -> Value
         Category::Ideas => {
             answer.insert(keys::ONE_LINER.into(), json!(capitalise(&sentence)));
         }
+        // Never chosen: nothing is captured outside the category folders.
+        Category::Other => {}
     }
     answer.insert(keys::TAGS.into(), json!(tags(&words, &names)));
     Value::Object(answer)

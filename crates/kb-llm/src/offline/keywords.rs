@@ -155,6 +155,8 @@ pub fn table(category: Category) -> &'static [(&'static str, u32)] {
         Category::Projects => PROJECT_WORDS,
         Category::Ideas => IDEA_WORDS,
         Category::Admin | Category::Inbox => ADMIN_WORDS,
+        // Never chosen: nothing is captured outside the category folders.
+        Category::Other => &[],
     }
 }
 

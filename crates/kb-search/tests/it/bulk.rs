@@ -54,7 +54,7 @@ fn pull(v: &TestVault) {
 /// Files that are not entries, in and around the vault, and entries only read.
 fn noise(v: &TestVault, round: usize) {
     let root = v.root();
-    for dir in [".git/objects/ab", ".kb/cache", "ideas/sub", "docs"] {
+    for dir in [".git/objects/ab", ".kb/cache", "ideas/sub", ".obsidian/plugins"] {
         fs::create_dir_all(root.join(dir)).unwrap();
     }
     for n in 0..50 {
@@ -64,10 +64,10 @@ fn noise(v: &TestVault, round: usize) {
             format!(".git/refs-{round}-{n}"),
             format!(".kb/cache/kb-{round}-{n}.md"),
             format!("ideas/notes-{round}-{n}.txt"),
-            format!("ideas/sub/deep-{round}-{n}.md"),
+            format!("ideas/sub/deep-{round}-{n}.md.bak"),
             format!("ideas/.hidden-{round}-{n}.md"),
-            format!("docs/readme-{round}-{n}.md"),
-            format!("readme-{round}-{n}.md"),
+            format!(".obsidian/plugins/readme-{round}-{n}.md"),
+            format!("readme-{round}-{n}.txt"),
         ] {
             fs::write(root.join(file), &text).unwrap();
         }

@@ -79,6 +79,7 @@ fn own_field(category: Category) -> &'static str {
         Category::Ideas => "one_liner",
         Category::Admin => "extra_note",
         Category::Inbox => "original_text",
+        Category::Other => "summary",
     }
 }
 

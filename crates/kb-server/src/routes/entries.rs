@@ -13,6 +13,7 @@ use crate::state::AppState;
 pub struct ListParams {
     category: Option<String>,
     status: Option<String>,
+    folder: Option<String>,
     limit: Option<u64>,
     offset: Option<u64>,
 }
@@ -24,7 +25,7 @@ pub struct MoveBody {
     target_category: String,
 }
 
-/// `GET /api/entries?category&status&limit&offset` → `{entries, total}`.
+/// `GET /api/entries?category&status&folder&limit&offset` → `{entries, total}`.
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(params): ApiQuery<ListParams>,
@@ -32,6 +33,7 @@ pub async fn list(
     let query = kb_core::ListQuery {
         category: params.category,
         status: params.status,
+        folder: params.folder,
         limit: params.limit,
         offset: params.offset,
     };

@@ -62,6 +62,11 @@ fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
     keys
 }
 
+/// Whether `path` is in `folder` (vault-relative) or a folder below it.
+fn is_in_folder(path: &EntryPath, folder: &str) -> bool {
+    path.folder().strip_prefix(folder).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// A record's folded name and aliases.
 fn folded_names(record: &CatalogueEntry) -> BTreeSet<String> {
     std::iter::once(record.name())
@@ -149,7 +154,11 @@ impl Cache {
         for view in view_keys(&record) {
             self.views.entry(view).or_default().insert(key.clone(), Arc::clone(&record));
         }
-        self.digest.insert(&record);
+        // Digests and nudges are about the entries of the category folders: the person's
+        // other notes have no status, due date or follow-up of kb's.
+        if record.category().is_folder() {
+            self.digest.insert(&record);
+        }
         for name in folded_names(&record) {
             self.by_name.entry(name).or_default().insert(entry.path.clone());
         }
@@ -168,6 +177,31 @@ impl Cache {
         self.entries.contains_key(path).then(|| {
             EntryLinks::of(&self.links, path, |p| self.entries.get(p).map(|c| c.record.name().to_string()))
         })
+    }
+
+    /// The notes whose `[[wikilinks]]` moving (or merging) the note at `from` to `to` may
+    /// change (see [`LinkGraph::notes_touched_by_move`]), `from` itself left out.
+    pub(crate) fn wikilink_sources(&self, from: &EntryPath, to: &EntryPath) -> Vec<EntryPath> {
+        self.links
+            .notes_touched_by_move(from.as_str(), to.as_str())
+            .into_iter()
+            .filter(|source| *source != from.as_str())
+            .filter_map(|source| EntryPath::parse(source).ok())
+            .collect()
+    }
+
+    /// The text of the note at `source` with its `[[wikilinks]]` that led to `from` leading
+    /// to `to` (see [`kb_domain::links::retarget_wikilinks`]), as the vault is before the
+    /// move; `None` when none changes.
+    pub(crate) fn retarget_wikilinks(
+        &self,
+        source: &EntryPath,
+        text: &str,
+        from: &EntryPath,
+        to: &EntryPath,
+    ) -> Option<String> {
+        let resolver = self.links.resolver();
+        kb_domain::links::retarget_wikilinks(source.as_str(), text, from.as_str(), to.as_str(), resolver)
     }
 
     /// The entries that refer to `path`, by path.
@@ -313,9 +347,23 @@ impl Cache {
             return ListPage { entries: Vec::new(), total: 0 };
         };
         let limit = if filter.limit == 0 { usize::MAX } else { filter.limit };
-        let entries =
-            view.values().skip(filter.offset).take(limit).map(|record| record.summary.clone()).collect();
-        ListPage { entries, total: view.len() }
+        let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')).filter(|f| !f.is_empty())
+        else {
+            let entries =
+                view.values().skip(filter.offset).take(limit).map(|record| record.summary.clone()).collect();
+            return ListPage { entries, total: view.len() };
+        };
+        // A folder has no order of its own: its notes are picked out of the view (the cost of
+        // the view, not of the vault).
+        let mut total = 0;
+        let mut entries = Vec::new();
+        for record in view.values().filter(|record| is_in_folder(&record.summary.path, folder)) {
+            if total >= filter.offset && entries.len() < limit {
+                entries.push(record.summary.clone());
+            }
+            total += 1;
+        }
+        ListPage { entries, total }
     }
 }
 
@@ -387,10 +435,40 @@ mod tests {
             status: Some("active".into()),
             limit: 1,
             offset: 1,
+            ..ListFilter::default()
         });
         assert_eq!(page.total, 2);
         assert_eq!(page.entries.len(), 1);
         assert_eq!(page.entries[0].path.to_string(), "projects/undated.md");
+    }
+
+    #[test]
+    fn other_notes_list_by_folder_and_below() {
+        let mut cache = Cache::default();
+        for path in ["Journal/2025/a.md", "Journal/b.md", "Journal 2/c.md", "Work/d.md", "e.md", "ideas/f.md"]
+        {
+            cache.insert(&entry(path, "text"));
+        }
+        let list = |category: Option<Category>, folder: &str, offset: usize| {
+            let filter = ListFilter {
+                category,
+                folder: Some(folder.into()),
+                limit: 1,
+                offset,
+                ..ListFilter::default()
+            };
+            let page = cache.list(&filter);
+            (page.total, page.entries.iter().map(|s| s.path.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(list(Some(Category::Other), "Journal", 0), (2, vec!["Journal/2025/a.md".to_string()]));
+        assert_eq!(list(Some(Category::Other), "Journal/", 1), (2, vec!["Journal/b.md".to_string()]));
+        assert_eq!(list(None, "Journal/2025", 0).0, 1);
+        assert_eq!(list(Some(Category::Other), "", 0).0, 5, "no folder: every other note");
+        assert_eq!(list(None, "ideas", 0), (1, vec!["ideas/f.md".to_string()]));
+        assert_eq!(
+            cache.list(&ListFilter { category: Some(Category::Other), ..ListFilter::default() }).total,
+            5
+        );
     }
 
     #[test]
@@ -521,6 +599,7 @@ mod tests {
                 status: status.map(|s| STATUSES.get(s).copied().unwrap_or("blocked").to_string()),
                 limit,
                 offset,
+                ..ListFilter::default()
             };
             proptest::prop_assert_eq!(cache.list(&filter), brute_force(&truth, &filter));
             proptest::prop_assert_eq!(cache.len(), truth.len());

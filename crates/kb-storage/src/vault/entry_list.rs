@@ -11,9 +11,9 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use kb_domain::Category;
 use kb_domain::entry::one_line;
 use kb_domain::references::encode_link_target;
+use kb_domain::{Category, EntryPath};
 
 use super::cache::EntryListSnapshot;
 
@@ -33,6 +33,27 @@ pub(crate) enum Owner {
     Kb,
     /// Anything else: the person's, never overwritten.
     Person,
+}
+
+/// Whether `path` is at a name kb's entry list file may have (at the vault root).
+fn has_entry_list_name(path: &EntryPath) -> bool {
+    path.folder().is_empty() && [ENTRY_LIST_FILE, ALTERNATE_FILE].contains(&path.file_name())
+}
+
+/// Whether the note file at `path`, `file` on disk, is kb's own entry list file: only a
+/// file at one of its names is opened (its first bytes read).
+pub(crate) fn is_kb_list_file(path: &EntryPath, file: &Path) -> bool {
+    has_entry_list_name(path) && matches!(owner(file), Ok(Owner::Kb))
+}
+
+/// Whether the note file at `path`, holding `bytes`, is kb's own entry list file (at the
+/// vault root, under one of its names, beginning with [`GENERATED_HEADER`]): not a note.
+pub(crate) fn is_kb_list(path: &EntryPath, bytes: &[u8]) -> bool {
+    has_entry_list_name(path) && {
+        let head = &bytes[..bytes.len().min(GENERATED_HEADER.len() + 8)];
+        let head: Vec<u8> = head.iter().copied().filter(|b| *b != b'\r').collect();
+        head.starts_with(GENERATED_HEADER.as_bytes())
+    }
 }
 
 /// Who the file at `file` belongs to (reads its first bytes only).
@@ -107,6 +128,7 @@ fn heading(category: Category) -> &'static str {
         Category::Ideas => "Ideas",
         Category::Admin => "Admin",
         Category::Inbox => "Inbox",
+        Category::Other => "Other notes",
     }
 }
 

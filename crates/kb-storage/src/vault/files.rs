@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kb_domain::{Category, EntryPath, FileRead, RepositoryError, Stamp, VaultFiles};
+use kb_domain::{EntryPath, FileRead, RepositoryError, Stamp, VaultFiles};
 
 use super::safe_path::Root;
 use super::scan;
@@ -19,9 +19,16 @@ pub struct EntryFiles {
 }
 
 impl EntryFiles {
-    /// The entry files of the existing vault folder `root` (nothing is created).
+    /// The entry files of the existing vault folder `root` (nothing is created), leaving
+    /// out what its `.gitignore` and `.kbignore` ignore.
     pub fn new(root: impl Into<PathBuf>) -> Result<EntryFiles, RepositoryError> {
         Ok(EntryFiles { root: Root::new(root.into())? })
+    }
+
+    /// As [`EntryFiles::new`], also leaving out what `patterns` (`.gitignore` patterns, as
+    /// `KB_EXCLUDE` gives them) name.
+    pub fn excluding(root: impl Into<PathBuf>, patterns: &[String]) -> Result<EntryFiles, RepositoryError> {
+        Ok(EntryFiles { root: Root::excluding(root.into(), patterns)? })
     }
 
     /// The entry files of a vault whose root is already resolved.
@@ -36,16 +43,15 @@ impl VaultFiles for EntryFiles {
     }
 
     fn entry_files(&self) -> Vec<(EntryPath, Stamp)> {
-        let mut found = Vec::new();
-        for category in Category::ALL {
-            match scan::list_folder(&self.root, category) {
-                Ok(files) => found.extend(files),
-                Err(error) => {
-                    tracing::warn!(%error, folder = category.as_str(), "category folder cannot be listed; skipped");
-                }
-            }
-        }
-        found
+        scan::note_files(&self.root)
+    }
+
+    fn note_folders(&self) -> Vec<PathBuf> {
+        scan::note_folders(&self.root)
+    }
+
+    fn note_folder_of(&self, folder: &Path) -> Option<String> {
+        scan::note_folder_of(&self.root, folder)
     }
 
     fn stamp(&self, path: &EntryPath) -> Option<Stamp> {

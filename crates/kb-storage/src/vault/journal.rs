@@ -194,7 +194,7 @@ fn finish(root: &Root, journal: &MoveJournal) -> Result<(), RepositoryError> {
             return Ok(());
         }
         fs::remove_file(&old_file).map_err(|e| io_error(&old_file, e))?;
-        atomic::sync_dir(&root.folder(journal.old.category())).map_err(|e| io_error(&old_file, e))?;
+        atomic::sync_dir(&root.folder_of(&journal.old)).map_err(|e| io_error(&old_file, e))?;
     }
     for referrer in &journal.referrers {
         retarget_file(root, referrer, &journal.old, &journal.new)?;

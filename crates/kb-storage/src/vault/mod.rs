@@ -43,6 +43,7 @@ mod reread;
 mod revisions;
 mod safe_path;
 mod scan;
+mod scope;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -111,7 +112,7 @@ impl Vault {
     /// `.kb/`, finishes interrupted moves when no other kb process has the vault open,
     /// reads every entry once and writes the entry list file if it changed.
     pub fn open(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Result<Vault, RepositoryError> {
-        Vault::open_with(root.into(), clock, None)
+        Vault::open_with(root.into(), clock, None, &[])
     }
 
     /// [`Vault::open`], recording every change in `history` (see [`Vault::check_history`]
@@ -121,7 +122,19 @@ impl Vault {
         clock: Arc<dyn Clock>,
         history: Arc<dyn RevisionLog>,
     ) -> Result<Vault, RepositoryError> {
-        Vault::open_with(root.into(), clock, Some(history))
+        Vault::open_with(root.into(), clock, Some(history), &[])
+    }
+
+    /// [`Vault::open_with_history`], also leaving out of the vault the files and folders
+    /// `exclude` names (`.gitignore` patterns, as `KB_EXCLUDE` gives them), beside what
+    /// its `.gitignore` and `.kbignore` ignore.
+    pub fn open_excluding(
+        root: impl Into<PathBuf>,
+        clock: Arc<dyn Clock>,
+        history: Arc<dyn RevisionLog>,
+        exclude: &[String],
+    ) -> Result<Vault, RepositoryError> {
+        Vault::open_with(root.into(), clock, Some(history), exclude)
     }
 
     #[tracing::instrument(skip_all, fields(root))]
@@ -129,6 +142,7 @@ impl Vault {
         dir: PathBuf,
         clock: Arc<dyn Clock>,
         history: Option<Arc<dyn RevisionLog>>,
+        exclude: &[String],
     ) -> Result<Vault, RepositoryError> {
         tracing::Span::current().record("root", tracing::field::display(dir.display()));
         // Only kb's own state folder is made (with the vault's, when there is none yet): a
@@ -136,7 +150,7 @@ impl Vault {
         // someone already keeps adds nothing to it.
         let state_folder = dir.join(safe_path::STATE_DIR);
         fs::create_dir_all(&state_folder).map_err(|e| io_error(&state_folder, e))?;
-        let root = Root::new(dir)?;
+        let root = Root::excluding(dir, exclude)?;
         let state_dir = root.state_dir();
         let presence = match Presence::join(&state_dir).map_err(|e| io_error(&state_dir, e))? {
             Joined::Alone(presence) => {

@@ -1,28 +1,45 @@
 //! Where entries are on disk, and the check that a path stays inside the vault: every file
-//! and category folder kb reads or writes is resolved (symlinks followed) and must lie
-//! under the vault's canonical root.
+//! and folder kb reads or writes is resolved (symlinks followed) and must lie under the
+//! vault's canonical root.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use kb_domain::{Category, EntryPath, RepositoryError};
 
-/// The vault's root folder, as given and as resolved.
+use super::scope::Scope;
+
+/// The vault's root folder, as given and as resolved, with the paths kb leaves out of it.
 #[derive(Debug, Clone)]
 pub(crate) struct Root {
     dir: PathBuf,
     canonical: PathBuf,
+    scope: Arc<Scope>,
 }
 
 /// Folder of kb's own state inside the vault.
 pub(crate) const STATE_DIR: &str = ".kb";
 
 impl Root {
-    /// Resolves an existing root folder.
+    /// Resolves an existing root folder, leaving out what its `.gitignore` and `.kbignore`
+    /// ignore.
     pub(crate) fn new(dir: PathBuf) -> Result<Root, RepositoryError> {
+        Root::excluding(dir, &[])
+    }
+
+    /// Resolves an existing root folder, leaving out what its `.gitignore` and `.kbignore`
+    /// ignore and what `patterns` (`.gitignore` patterns) name.
+    pub(crate) fn excluding(dir: PathBuf, patterns: &[String]) -> Result<Root, RepositoryError> {
         let canonical = fs::canonicalize(&dir).map_err(|e| io_error(&dir, e))?;
-        Ok(Root { dir, canonical })
+        let scope = Arc::new(Scope::load(&canonical, patterns));
+        Ok(Root { dir, canonical, scope })
+    }
+
+    /// The paths kb leaves out of the vault.
+    pub(crate) fn scope(&self) -> &Scope {
+        &self.scope
     }
 
     /// The root as given.
@@ -45,6 +62,14 @@ impl Root {
         path.under(&self.dir)
     }
 
+    /// The folder an entry's file is in (a pure join).
+    pub(crate) fn folder_of(&self, path: &EntryPath) -> PathBuf {
+        match path.folder() {
+            "" => self.dir.clone(),
+            folder => folder.split('/').fold(self.dir.clone(), |dir, part| dir.join(part)),
+        }
+    }
+
     /// kb's state folder, `.kb/`.
     pub(crate) fn state_dir(&self) -> PathBuf {
         self.dir.join(STATE_DIR)
@@ -61,15 +86,22 @@ impl Root {
         }
     }
 
-    /// The file of an existing entry, refused when it or its folder leads outside the
-    /// vault; `NotFound` when there is no such file.
+    /// The file of an existing entry, refused when it or a folder it is in leads outside
+    /// the vault, or when the vault's scope leaves it out; `NotFound` when there is no such
+    /// file.
     pub(crate) fn checked_file(&self, path: &EntryPath) -> Result<PathBuf, RepositoryError> {
-        match self.checked_folder(path.category()) {
-            Err(RepositoryError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+        if self.scope.excludes(path.as_str(), false) {
+            return Err(RepositoryError::NotFound(path.clone()));
+        }
+        let folder = self.folder_of(path);
+        match fs::canonicalize(&folder) {
+            Ok(resolved) if resolved.starts_with(&self.canonical) => {}
+            Ok(_) => return Err(RepositoryError::OutsideVault(path.folder().to_string())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(RepositoryError::NotFound(path.clone()));
             }
-            other => other?,
-        };
+            Err(e) => return Err(io_error(&folder, e)),
+        }
         let file = self.file(path);
         match fs::symlink_metadata(&file) {
             Ok(_) => {}
@@ -102,6 +134,16 @@ impl Root {
     /// Whether a category's folder is a symlink.
     pub(crate) fn folder_is_symlink(&self, category: Category) -> bool {
         fs::symlink_metadata(self.folder(category)).is_ok_and(|m| m.file_type().is_symlink())
+    }
+
+    /// Whether a folder `path` is in may be a symlink: its category folder is one, or it is
+    /// deeper than a category folder's own files (its folders are then resolved to check).
+    pub(crate) fn folder_may_be_linked(&self, path: &EntryPath) -> bool {
+        if path.is_directly_in_category() {
+            self.folder_is_symlink(path.category())
+        } else {
+            !path.folder().is_empty()
+        }
     }
 
     /// Whether an existing file (perhaps a symlink) resolves inside the vault.

@@ -1,20 +1,26 @@
-//! Which files are entries, and reading them: one file ([`read_entry`], [`read_stamped`])
-//! or every entry file of the vault ([`list_folder`], [`scan`]). This is the one place the
-//! rule is written; the vault and the [`kb_domain::VaultFiles`] port both use it. Reading
-//! never writes.
+//! Which files are notes, and reading them: one file ([`read_entry`], [`read_stamped`])
+//! or every note of the vault ([`note_files`], [`scan`]). This is the one place the rule is
+//! written; the vault and the [`kb_domain::VaultFiles`] port both use it. Reading never
+//! writes.
 //!
-//! Only visible `.md` files directly inside a category folder are entries; sub-folders,
-//! hidden files and anything else are left alone. A symlinked file or category folder
-//! counts only when it resolves inside the vault. A file whose frontmatter does not parse
-//! (or that is not UTF-8) is reported as malformed, with a warning, and skipped.
+//! Every visible `.md` file of the vault is a note, in any folder: an entry of a category
+//! when it is in a category folder (or a sub-folder of one), else one of the person's other
+//! notes. Left out: hidden files and folders (`.kb/`, `.git/`, `.obsidian/`, `.trash/`),
+//! what the vault's [`super::scope::Scope`] excludes, and kb's own entry list file. A
+//! symlinked file or category folder counts only when it resolves inside the vault; other
+//! symlinked folders are not walked into (their notes would be found twice). A file whose
+//! frontmatter does not parse (or that is not UTF-8) is reported as malformed, with a
+//! warning, and skipped.
 
 use std::fs::{self, Metadata};
 use std::io;
-use std::path::{Component, Path};
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use kb_domain::{Category, Entry, EntryPath, FileRead, MalformedFile, RepositoryError, Stamp};
+use walkdir::WalkDir;
 
+use super::entry_list;
 use super::safe_path::{Root, io_error};
 
 /// What reading a file found.
@@ -26,9 +32,11 @@ pub(crate) enum Found {
     Malformed(MalformedFile),
 }
 
-/// Reads the entry at `path` from `file`: `Ok(None)` when the file is gone.
+/// Reads the entry at `path` from `file`: `Ok(None)` when the file is gone (or is kb's own
+/// entry list file).
 pub(crate) fn read_entry(file: &Path, path: &EntryPath) -> Result<Option<Found>, RepositoryError> {
     match fs::read(file) {
+        Ok(bytes) if entry_list::is_kb_list(path, &bytes) => Ok(None),
         Ok(bytes) => Ok(Some(parse_entry(path, &bytes))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_error(file, e)),
@@ -60,6 +68,9 @@ pub(crate) fn read_existing_document(
     path: &EntryPath,
 ) -> Result<(Entry, String), RepositoryError> {
     let bytes = match fs::read(file) {
+        Ok(bytes) if entry_list::is_kb_list(path, &bytes) => {
+            return Err(RepositoryError::NotFound(path.clone()));
+        }
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(RepositoryError::NotFound(path.clone())),
         Err(e) => return Err(io_error(file, e)),
@@ -77,6 +88,7 @@ pub(crate) fn read_stamped(root: &Root, path: &EntryPath) -> FileRead {
         return FileRead::Missing;
     };
     let bytes = match fs::read(root.file(path)) {
+        Ok(bytes) if entry_list::is_kb_list(path, &bytes) => return FileRead::Missing,
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return FileRead::Missing,
         Err(e) => return FileRead::Malformed(format!("cannot read: {e}")),
@@ -93,34 +105,123 @@ pub(crate) fn read_stamped(root: &Root, path: &EntryPath) -> FileRead {
 /// Reads every entry file of the vault, handing each result to `found`. Malformed files
 /// are logged here.
 pub(crate) fn scan(root: &Root, mut found: impl FnMut(Found)) -> Result<(), RepositoryError> {
-    for category in Category::ALL {
-        for (path, _) in list_folder(root, category)? {
-            match read_entry(&root.file(&path), &path)? {
-                Some(Found::Malformed(m)) => {
-                    tracing::warn!(path = %m.path, reason = %m.reason, "skipping malformed entry file");
-                    found(Found::Malformed(m));
-                }
-                Some(entry) => found(entry),
-                None => {}
+    for (path, _) in note_files(root) {
+        match read_entry(&root.file(&path), &path)? {
+            Some(Found::Malformed(m)) => {
+                tracing::warn!(path = %m.path, reason = %m.reason, "skipping malformed entry file");
+                found(Found::Malformed(m));
             }
+            Some(entry) => found(entry),
+            None => {}
         }
     }
     Ok(())
 }
 
-/// The entry files of a category folder with their stamps, sorted, from the listing and
-/// metadata only (no file is opened). A missing folder has none; so has one leading
-/// outside the vault (with a warning).
-pub(crate) fn list_folder(
-    root: &Root,
-    category: Category,
-) -> Result<Vec<(EntryPath, Stamp)>, RepositoryError> {
+/// Every note file of the vault with its stamp, sorted, from folder listings and metadata
+/// only (no file is opened). A folder that cannot be listed is skipped with a warning; a
+/// category folder leading outside the vault has none.
+pub(crate) fn note_files(root: &Root) -> Vec<(EntryPath, Stamp)> {
     let mut found = Vec::new();
-    for item in folder_items(root, category)? {
-        found.extend(entry_of_item(root, category, &item));
+    walk(root, root.dir(), &mut found);
+    // A symlinked category folder is walked on its own (the walk does not follow links),
+    // when it resolves inside the vault.
+    for category in Category::ALL {
+        if root.folder_is_symlink(category) {
+            match root.checked_folder(category) {
+                Ok(folder) => walk(root, &folder, &mut found),
+                Err(_) => {
+                    tracing::warn!(
+                        folder = category.as_str(),
+                        "category folder leads outside the vault; skipped"
+                    );
+                }
+            }
+        }
     }
     found.sort_by(|(a, _), (b, _)| a.cmp(b));
-    Ok(found)
+    found
+}
+
+/// Every folder of the vault notes may be in, the root first, under the root as given:
+/// the folders [`note_files`] walks.
+pub(crate) fn note_folders(root: &Root) -> Vec<std::path::PathBuf> {
+    let mut folders = vec![root.dir().to_path_buf()];
+    let mut starts = vec![root.dir().to_path_buf()];
+    starts.extend(
+        Category::ALL
+            .into_iter()
+            .filter(|c| root.folder_is_symlink(*c))
+            .filter_map(|c| root.checked_folder(c).ok()),
+    );
+    for (n, start) in starts.iter().enumerate() {
+        if n > 0 {
+            folders.push(start.clone());
+        }
+        let items = walk_items(root, start).filter_map(Result::ok).filter(|item| item.file_type().is_dir());
+        folders.extend(items.map(|item| item.path().to_path_buf()));
+    }
+    folders
+}
+
+/// The vault-relative path of an absolute folder under the vault's canonical root when
+/// notes may be in it (see [`kb_domain::VaultFiles::note_folder_of`]).
+pub(crate) fn note_folder_of(root: &Root, folder: &Path) -> Option<String> {
+    let rel = folder.strip_prefix(root.canonical()).ok()?.to_str()?;
+    let rel = if std::path::MAIN_SEPARATOR == '/' { rel.to_string() } else { rel.replace('\\', "/") };
+    let visible = !rel.is_empty() && rel.split('/').all(|part| !part.is_empty() && !part.starts_with('.'));
+    (visible && !root.scope().excludes(&rel, true)).then_some(rel)
+}
+
+/// The items under `start` (the root, or a symlinked category folder) a walk for notes
+/// looks at: hidden ones and folders the vault's scope leaves out are not entered.
+fn walk_items(root: &Root, start: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
+    let base = root.clone();
+    WalkDir::new(start).min_depth(1).into_iter().filter_entry(move |item| {
+        let Some(rel) = relative(&base, item.path()) else { return false };
+        let visible = !item.file_name().to_string_lossy().starts_with('.');
+        visible && !(item.file_type().is_dir() && base.scope().excludes(&rel, true))
+    })
+}
+
+/// Adds the note files under `start` (the root, or a symlinked category folder) to `found`.
+fn walk(root: &Root, start: &Path, found: &mut Vec<(EntryPath, Stamp)>) {
+    let scope = root.scope();
+    for item in walk_items(root, start) {
+        let item = match item {
+            Ok(item) => item,
+            Err(error) => {
+                tracing::warn!(%error, "a folder of the vault cannot be listed; skipped");
+                continue;
+            }
+        };
+        if item.file_type().is_dir() {
+            continue;
+        }
+        let Some(rel) = relative(root, item.path()) else { continue };
+        let Ok(path) = EntryPath::parse(&rel) else { continue };
+        if scope.excludes(&rel, false) || entry_list::is_kb_list_file(&path, item.path()) {
+            continue;
+        }
+        let stamp = if item.path_is_symlink() {
+            stamp_of_path(root, &path)
+        } else {
+            item.metadata().ok().filter(Metadata::is_file).map(|meta| stamp_of(&meta))
+        };
+        found.extend(stamp.map(|stamp| (path, stamp)));
+    }
+}
+
+/// The vault-relative text of a path under the vault's root as given, `/`-separated;
+/// `None` when it is not under it or not UTF-8 (with a warning: such a file cannot be
+/// named).
+fn relative(root: &Root, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(root.dir()).ok()?;
+    let Some(text) = rel.to_str() else {
+        tracing::warn!(file = %file.display(), "file name is not UTF-8; not a note");
+        return None;
+    };
+    Some(if std::path::MAIN_SEPARATOR == '/' { text.to_string() } else { text.replace('\\', "/") })
 }
 
 /// The entry files of one category folder, from the listing alone: unlike [`list_folder`]
@@ -130,6 +231,9 @@ pub(crate) fn list_folder_paths(root: &Root, category: Category) -> Result<Vec<E
     let mut found = Vec::new();
     for item in folder_items(root, category)? {
         let Some((path, kind)) = entry_name_of_item(category, &item) else { continue };
+        if root.scope().excludes(path.as_str(), false) {
+            continue;
+        }
         if kind.is_file() || (kind.is_symlink() && stamp_of_path(root, &path).is_some()) {
             found.push(path);
         }
@@ -171,25 +275,17 @@ fn entry_name_of_item(category: Category, item: &fs::DirEntry) -> Option<(EntryP
     Some((path, item.file_type().ok()?))
 }
 
-/// The entry path and stamp of a folder item, when it is an entry file.
-fn entry_of_item(root: &Root, category: Category, item: &fs::DirEntry) -> Option<(EntryPath, Stamp)> {
-    let (path, kind) = entry_name_of_item(category, item)?;
-    let stamp = if kind.is_symlink() {
-        stamp_of_path(root, &path)?
-    } else {
-        item.metadata().ok().filter(Metadata::is_file).map(|meta| stamp_of(&meta))?
-    };
-    Some((path, stamp))
-}
-
 /// The stamp of the entry file at `path`, or `None` when there is no entry file there
 /// (missing, not a regular file, a symlink — of the file or its folder — leading out of
 /// the vault). Symlinks are resolved only when there is one.
 pub(crate) fn stamp_of_path(root: &Root, path: &EntryPath) -> Option<Stamp> {
+    if root.scope().excludes(path.as_str(), false) {
+        return None;
+    }
     let file = root.file(path);
     let link = fs::symlink_metadata(&file).ok()?;
     let file_linked = link.file_type().is_symlink();
-    if (file_linked || root.folder_is_symlink(path.category())) && !root.is_inside(&file) {
+    if (file_linked || root.folder_may_be_linked(path)) && !root.is_inside(&file) {
         tracing::warn!(file = %file.display(), "symlink leads outside the vault; not an entry");
         return None;
     }
@@ -198,18 +294,13 @@ pub(crate) fn stamp_of_path(root: &Root, path: &EntryPath) -> Option<Stamp> {
 }
 
 /// The entry path of an absolute file path under the vault's canonical root (as a file
-/// watcher reports it), when it names a possible entry file directly inside a category
-/// folder. Only the path is looked at.
+/// watcher reports it), when it names a possible note file: a visible `.md` file the
+/// vault's scope does not leave out. Only the path is looked at.
 pub(crate) fn entry_path_of(root: &Root, file: &Path) -> Option<EntryPath> {
-    let rel = file.strip_prefix(root.canonical()).ok()?;
-    let mut parts = rel.components();
-    let (Some(Component::Normal(folder)), Some(Component::Normal(name)), None) =
-        (parts.next(), parts.next(), parts.next())
-    else {
-        return None;
-    };
-    let category: Category = folder.to_str()?.parse().ok()?;
-    EntryPath::in_category(category, name.to_str()?).ok()
+    let rel = file.strip_prefix(root.canonical()).ok()?.to_str()?;
+    let rel = if std::path::MAIN_SEPARATOR == '/' { rel.to_string() } else { rel.replace('\\', "/") };
+    let path = EntryPath::parse(&rel).ok()?;
+    (!root.scope().excludes(&rel, false)).then_some(path)
 }
 
 /// The stamp of a file from its metadata.
@@ -229,11 +320,7 @@ mod tests {
     use super::*;
 
     fn entries(root: &Root) -> Vec<String> {
-        let mut found: Vec<String> = Category::ALL
-            .into_iter()
-            .flat_map(|c| list_folder(root, c).unwrap())
-            .map(|(p, _)| p.to_string())
-            .collect();
+        let mut found: Vec<String> = note_files(root).into_iter().map(|(p, _)| p.to_string()).collect();
         found.sort();
         found
     }
@@ -243,8 +330,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path().to_path_buf()).unwrap();
         let v = root.canonical().to_path_buf();
-        assert_eq!(entry_path_of(&root, &v.join("ideas/x.md")).unwrap().to_string(), "ideas/x.md");
-        for other in ["ideas/sub/x.md", "ideas/.x.md", "ideas/x.md~", "index.md", "notes/x.md", "ideas"] {
+        for note in ["ideas/x.md", "ideas/sub/x.md", "index.md", "notes/x.md", "Journal/2025/Day 1.md"] {
+            assert_eq!(entry_path_of(&root, &v.join(note)).unwrap().as_str(), note);
+        }
+        for other in ["ideas/.x.md", "ideas/x.md~", "ideas", ".obsidian/x.md", ".kb/x.md", "a/.trash/x.md"] {
             assert!(entry_path_of(&root, &v.join(other)).is_none(), "{other}");
         }
         assert!(entry_path_of(&root, Path::new("/w/ideas/x.md")).is_none());
@@ -264,10 +353,13 @@ mod tests {
         fs::create_dir(v.join("ideas/dir.md")).unwrap();
         fs::write(v.join("ideas/c.txt"), "x").unwrap();
         fs::write(v.join("index.md"), "x").unwrap();
+        fs::create_dir_all(v.join(".obsidian")).unwrap();
+        fs::write(v.join(".obsidian/workspace.md"), "x").unwrap();
         fs::write(outside.path().join("secret.md"), "secret").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.md"), v.join("ideas/out.md")).unwrap();
         std::os::unix::fs::symlink(v.join("ideas/a.md"), v.join("people/in.md")).unwrap();
-        assert_eq!(entries(&root), ["ideas/a.md", "people/in.md"]);
+        std::os::unix::fs::symlink(outside.path(), v.join("Linked")).unwrap();
+        assert_eq!(entries(&root), ["ideas/a.md", "ideas/sub/b.md", "index.md", "people/in.md"]);
         let out = EntryPath::parse("ideas/out.md").unwrap();
         assert!(matches!(read_stamped(&root, &out), FileRead::Missing));
         assert_eq!(stamp_of_path(&root, &out), None);
@@ -287,6 +379,49 @@ mod tests {
         assert!(entries(&root).is_empty());
         let secret = EntryPath::parse("ideas/secret.md").unwrap();
         assert!(matches!(read_stamped(&root, &secret), FileRead::Missing));
+    }
+
+    #[test]
+    fn every_note_of_a_folder_tree_is_found_but_what_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = dir.path();
+        for folder in ["Journal/2025", "Work/Clients", "Archive/old", ".git/refs", "Templates"] {
+            fs::create_dir_all(v.join(folder)).unwrap();
+        }
+        for file in [
+            "Journal/2025/Day one.md",
+            "Work/Clients/Acme.md",
+            "Archive/old/x.md",
+            ".git/refs/y.md",
+            "Templates/Daily.md",
+            "Reading.md",
+            "draft.tmp.md",
+        ] {
+            fs::write(v.join(file), "text").unwrap();
+        }
+        fs::write(v.join(".gitignore"), "*.tmp.md\n").unwrap();
+        fs::write(v.join(".kbignore"), "Archive/\n").unwrap();
+        fs::write(v.join("kb-index.md"), "# Knowledge base\n\n_Generated by kb_\n").unwrap();
+        let root = Root::excluding(v.to_path_buf(), &["Templates".into()]).unwrap();
+        assert_eq!(entries(&root), ["Journal/2025/Day one.md", "Reading.md", "Work/Clients/Acme.md"]);
+        let kb_list = EntryPath::parse("kb-index.md").unwrap();
+        assert!(matches!(read_stamped(&root, &kb_list), FileRead::Missing));
+        let left_out = EntryPath::parse("Archive/old/x.md").unwrap();
+        assert_eq!(stamp_of_path(&root, &left_out), None);
+        assert!(entry_path_of(&root, &root.canonical().join("Templates/Daily.md")).is_none());
+        let folders: Vec<String> = note_folders(&root)
+            .iter()
+            .map(|f| f.strip_prefix(v).unwrap().to_string_lossy().into_owned())
+            .collect();
+        let mut sorted = folders.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["", "Journal", "Journal/2025", "Work", "Work/Clients"]);
+        assert_eq!(folders[0], "", "the root comes first");
+        let canonical = root.canonical();
+        assert_eq!(note_folder_of(&root, &canonical.join("Work/Clients")).as_deref(), Some("Work/Clients"));
+        for not_one in ["", ".git", "Archive", "Archive/old", "Templates"] {
+            assert_eq!(note_folder_of(&root, &canonical.join(not_one)), None, "{not_one}");
+        }
     }
 
     #[test]

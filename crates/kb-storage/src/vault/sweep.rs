@@ -68,7 +68,11 @@ impl Vault {
             self.check_entry_list_file();
             return 0;
         }
-        let is_listed = |path: &EntryPath| listed.iter().any(|(category, _)| path.category() == *category);
+        // A sweep lists the files directly in the category folders: notes deeper down or
+        // elsewhere are the watcher's alone.
+        let is_listed = |path: &EntryPath| {
+            path.is_directly_in_category() && listed.iter().any(|(category, _)| path.category() == *category)
+        };
         let known = self.lock().cache.known_paths_where(is_listed);
         let known_set: HashSet<&EntryPath> = known.iter().collect();
         let stale = known.iter().filter(|path| !on_disk.contains(path));

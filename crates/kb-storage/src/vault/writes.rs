@@ -234,7 +234,7 @@ impl EntryWriter for Vault {
             self.observe_after_failure(std::slice::from_ref(path));
             return Err(io_error(&file, e));
         }
-        let folder = self.root.folder(path.category());
+        let folder = self.root.folder_of(path);
         if let Err(e) = atomic::sync_dir(&folder) {
             tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a delete");
         }

@@ -87,7 +87,7 @@ fn corpora_read_without_panic_or_rewrite() {
 }
 
 #[test]
-fn a_corpus_folder_as_it_is_opens_as_an_empty_vault() {
+fn a_corpus_folder_as_it_is_opens_with_every_note_and_changes_nothing() {
     let Some(corpora) = corpora_root() else { return };
     let dir = tempfile::tempdir().unwrap();
     let source = corpora.join("dataview-test-vault");
@@ -107,7 +107,21 @@ fn a_corpus_folder_as_it_is_opens_as_an_empty_vault() {
         assert_eq!(dir.path().join(c.as_str()).exists(), source.join(c.as_str()).exists(), "{c}");
     }
     assert!(!dir.path().join("index.md").exists() || source.join("index.md").exists());
-    assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
-    assert!(vault.malformed().is_empty());
+    // Every visible markdown file is a note, known readable or malformed, in its folder.
+    let notes: Vec<String> = walkdir::WalkDir::new(&source)
+        .into_iter()
+        .filter_entry(|item| !item.file_name().to_string_lossy().starts_with('.'))
+        .map(Result::unwrap)
+        .filter(|item| item.file_type().is_file() && item.path().extension().is_some_and(|e| e == "md"))
+        .map(|item| item.path().strip_prefix(&source).unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(notes.len() > 10, "{notes:?}");
+    let listed = vault.list(&ListFilter::default()).unwrap();
+    assert_eq!(listed.total + vault.malformed().len(), notes.len());
+    let other = ListFilter { category: Some(Category::Other), limit: 0, ..ListFilter::default() };
+    for note in vault.list(&other).unwrap().entries {
+        assert!(notes.contains(&note.path.to_string()), "{}", note.path);
+        assert!(note.path.folder().is_empty() || dir.path().join(note.path.folder()).is_dir());
+    }
     assert_eq!(hashes(dir.path()), before);
 }

@@ -111,6 +111,10 @@ impl Tool for FindDuplicates {
                 run_blocking(move || repo.named_entries()).await??
             }
         };
+        // The person's own notes outside the category folders are theirs to name as they
+        // like (many daily notes share a name): only entries are told as duplicates.
+        let entries: Vec<_> =
+            entries.into_iter().filter(|(summary, _)| summary.category.is_folder()).collect();
         let groups = duplicate_groups(&entries);
         let total = groups.len();
         Ok(ToolOutput::data(FindDuplicatesData {

@@ -14,8 +14,8 @@ use crate::tool::{Tool, ToolCategory, ToolHints};
 /// Arguments of get_entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct GetEntryArgs {
-    /// The entry: its path (like projects/clientco-integration.md) or its name as the person says it
-    /// ("Priya", "the passport renewal").
+    /// The entry: its path in the vault (like projects/clientco-integration.md, or any note such as
+    /// Journal/2025/Day one.md) or its name as the person says it ("Priya", "the passport renewal").
     pub path: String,
 }
 
@@ -28,6 +28,8 @@ pub struct EntryView {
     #[serde(serialize_with = "crate::output::category")]
     #[schemars(with = "crate::output::CategoryName")]
     pub category: Category,
+    /// The folder it is in, vault-relative (`projects`, `Journal/2025`; empty at the root).
+    pub folder: String,
     /// Its name.
     pub name: String,
     /// Its frontmatter, in file order.
@@ -96,6 +98,7 @@ impl Tool for GetEntry {
             entry: EntryView {
                 path: entry.path.to_string(),
                 category: entry.category(),
+                folder: entry.path.folder().to_string(),
                 name: entry.name(),
                 frontmatter: entry.frontmatter.to_json(),
                 content: entry.body,

@@ -18,6 +18,9 @@ pub struct ListEntriesArgs {
     pub category: Option<CategoryArg>,
     /// Only entries with this status (for example active, waiting, blocked, someday, pending, done).
     pub status: Option<String>,
+    /// Only notes in this folder of the vault or below it (like "Journal/2025"): the person's
+    /// own folders hold notes of category "other".
+    pub folder: Option<String>,
     /// How many entries to return at most (default 10, at most 100).
     pub limit: Option<Limit>,
 }
@@ -29,7 +32,7 @@ pub struct ListEntries;
 impl Tool for ListEntries {
     const NAME: &'static str = "list_entries";
     const DESCRIPTION: &'static str = "List entries of the knowledge base, most recently updated first, optionally \
-        filtered by category and status. Use when the user asks to see, show or list their entries (\"my active \
+        filtered by category, status and folder. Use when the user asks to see, show or list their entries (\"my active \
         projects\", \"what's in my inbox\").";
     const CATEGORY: ToolCategory = ToolCategory::Query;
     const HINTS: ToolHints = ToolHints::READ_ONLY;
@@ -47,6 +50,7 @@ impl Tool for ListEntries {
             status: args.status.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
             limit: Limit::effective(args.limit),
             offset: 0,
+            folder: args.folder.map(|f| f.trim().trim_matches('/').to_string()).filter(|f| !f.is_empty()),
         };
         let limit = filter.limit;
         let repo = services.repository.clone();

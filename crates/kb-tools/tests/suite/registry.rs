@@ -36,7 +36,7 @@ fn the_standard_registry_has_every_tool() {
     );
     assert_eq!(
         registry.get("list_entries").unwrap().parameters["properties"]["category"]["enum"],
-        json!(["people", "projects", "ideas", "admin", "inbox"])
+        json!(["people", "projects", "ideas", "admin", "inbox", "other"])
     );
     assert_eq!(registry.get("generate_digest").unwrap().parameters["required"], json!(["type"]));
     assert_eq!(registry.get("update_entry").unwrap().parameters["properties"]["updates"]["type"], "object");
@@ -101,7 +101,7 @@ async fn each_kind_of_bad_argument_is_explained() {
         (
             "list_entries",
             "{\"category\": \"work\"}",
-            "expected one of people, projects, ideas, admin, inbox, got \"work\"",
+            "expected one of people, projects, ideas, admin, inbox, other, got \"work\"",
         ),
         (
             "move_entry",
@@ -133,7 +133,8 @@ async fn each_kind_of_bad_argument_is_explained() {
 async fn paths_outside_the_vault_are_refused_and_nothing_is_written() {
     let (services, repo) = services();
     seed(&repo, "ideas/x.md", "---\nname: X\n---\nbody");
-    for bad in ["../x.md", "/etc/passwd", "ideas/../../x.md", "notes/x.md", "ideas/x.txt", "ideas\\x.md"] {
+    for bad in ["../x.md", "/etc/passwd", "ideas/../../x.md", ".obsidian/x.md", "ideas/x.txt", "ideas\\x.md"]
+    {
         for (tool, args) in [
             ("get_entry", json!({"path": bad})),
             ("update_entry", json!({"path": bad, "updates": {"status": "done"}})),

@@ -20,7 +20,7 @@ async fn get_entry_returns_what_is_stored() {
     let r = call(&services, &ctx(), "get_entry", json!({"path": "people/sarah.md"})).await;
     assert_eq!(
         data_of(&r),
-        &json!({"entry": {"path": "people/sarah.md", "category": "people", "name": "Sarah",
+        &json!({"entry": {"path": "people/sarah.md", "category": "people", "folder": "people", "name": "Sarah",
             "frontmatter": {"name": "Sarah", "context": "met at conf", "mood": "sunny"}, "content": "Likes climbing.\n"},
             "links": [], "backlinks": []})
     );
