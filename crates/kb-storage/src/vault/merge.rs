@@ -71,7 +71,8 @@ impl Vault {
         // is made now, so the whole merge is in history before any file changes.
         let mut referrers: Vec<EntryPath> = Vec::new();
         for source in sources {
-            for referrer in state.cache.referrers_of(source) {
+            let wikilinked = state.cache.wikilink_sources(source, target);
+            for referrer in state.cache.referrers_of(source).into_iter().chain(wikilinked) {
                 if &referrer != target && !sources.contains(&referrer) && !referrers.contains(&referrer) {
                     referrers.push(referrer);
                 }
@@ -85,6 +86,9 @@ impl Vault {
             let mut after = before.clone();
             for source in sources {
                 if let Some(changed) = retarget_references(&referrer, &after, source, target) {
+                    after = changed;
+                }
+                if let Some(changed) = state.cache.retarget_wikilinks(&referrer, &after, source, target) {
                     after = changed;
                 }
             }
@@ -151,9 +155,9 @@ impl Vault {
             }
         }
         // The merge has happened: a folder that cannot be synced is reported, not undone.
-        let mut folders = vec![self.root.folder(target.category())];
+        let mut folders = vec![self.root.folder_of(target)];
         for source in &read {
-            let folder = self.root.folder(source.path.category());
+            let folder = self.root.folder_of(&source.path);
             if !folders.contains(&folder) {
                 folders.push(folder);
             }

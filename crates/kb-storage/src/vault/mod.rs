@@ -281,10 +281,17 @@ impl Vault {
         self.observers.notify(changes);
     }
 
-    /// [`Vault::changed`] for a change kb made as asked (not one it followed): from now on
-    /// the entry list file is kept, created if it is not there.
+    /// [`Vault::changed`] for a change kb made as asked (not one it followed): once it
+    /// touches an entry of a category folder, the entry list file is kept from now on,
+    /// created if it is not there (an edit of the person's other notes creates none).
     fn made(&self, state: &mut State, changes: &[EntryChange]) {
-        self.entry_list.keep();
+        let touches_an_entry = changes.iter().any(|change| match change {
+            EntryChange::Upserted(entry) => entry.category().is_folder(),
+            EntryChange::Removed(path) => path.category().is_folder(),
+        });
+        if touches_an_entry {
+            self.entry_list.keep();
+        }
         self.changed(state, changes);
     }
 

@@ -60,7 +60,7 @@ impl Vault {
         let _writing = self.writes.hold();
         let old_file = self.forget_if_missing(&mut state, path, self.root.checked_writable_file(path))?;
         let moving = self.moving(path, target, &old_file)?;
-        let referrers: Vec<EntryPath> =
+        let mut referrers: Vec<EntryPath> =
             state.cache.referrers_of(path).into_iter().filter(|r| r != path).collect();
         let journal = JournalFile::new(&self.root);
         let old_stamp = scan::stamp_of_path(&self.root, path);
@@ -77,14 +77,26 @@ impl Vault {
                 })
             },
         )?;
+        // Notes whose [[wikilinks]] lead to the entry (or would lead elsewhere once it
+        // moved) are rewritten too; their list depends on the new path.
+        for source in state.cache.wikilink_sources(path, &new_path) {
+            if !referrers.contains(&source) {
+                referrers.push(source);
+            }
+        }
         let span = tracing::Span::current();
         span.record("new_path", tracing::field::display(&new_path));
         span.record("references", referrers.len());
         // The entry's links to itself, and other entries' references to it, are pointed at
         // the new path, all in memory first.
-        let moved_text = retarget_references(&new_path, &moving.document, path, &new_path)
+        let own_links = retarget_references(&new_path, &moving.document, path, &new_path);
+        let own_text = own_links.as_deref().unwrap_or(&moving.document);
+        let moved_text = state
+            .cache
+            .retarget_wikilinks(path, own_text, path, &new_path)
+            .or(own_links)
             .unwrap_or_else(|| moving.document.clone());
-        let rewrites = self.rewrites(&referrers, path, &new_path);
+        let rewrites = self.rewrites(&state.cache, &referrers, path, &new_path);
         let recorded = move_record(&moving, path, &new_path, &moved_text, &rewrites);
         let revisions = match self.history.record_first(by, None, recorded) {
             Ok(revisions) => revisions,
@@ -100,7 +112,7 @@ impl Vault {
             self.observe_after_failure(&[path.clone(), new_path.clone()]);
             return Err(error);
         }
-        self.sync_folders(path.category(), target);
+        self.sync_folders(path, &new_path);
         let mut unwritten = Vec::new();
         if moved_text != moving.document
             && let Err(e) = atomic::write_atomic(&self.root.file(&new_path), moved_text.as_bytes())
@@ -152,13 +164,21 @@ impl Vault {
 
     /// The files of `referrers` with their references to `old` pointed at `new` (those
     /// that cannot be read, or have nothing to change, are left out).
-    fn rewrites(&self, referrers: &[EntryPath], old: &EntryPath, new: &EntryPath) -> Vec<Rewrite> {
+    fn rewrites(
+        &self,
+        cache: &Cache,
+        referrers: &[EntryPath],
+        old: &EntryPath,
+        new: &EntryPath,
+    ) -> Vec<Rewrite> {
         referrers
             .iter()
             .filter_map(|referrer| {
                 let file = self.root.checked_writable_file(referrer).ok()?;
                 let before = fs::read_to_string(&file).ok()?;
-                let after = retarget_references(referrer, &before, old, new)?;
+                let references = retarget_references(referrer, &before, old, new);
+                let text = references.as_deref().unwrap_or(&before);
+                let after = cache.retarget_wikilinks(referrer, text, old, new).or(references)?;
                 Some(Rewrite { referrer: referrer.clone(), file, before, after })
             })
             .collect()
@@ -192,8 +212,8 @@ impl Vault {
 
     /// Syncs the two folders of a move. The move has happened: a folder that cannot be
     /// synced is reported, not undone.
-    fn sync_folders(&self, from: Category, to: Category) {
-        for folder in [self.root.folder(from), self.root.folder(to)] {
+    fn sync_folders(&self, from: &EntryPath, to: &EntryPath) {
+        for folder in [self.root.folder_of(from), self.root.folder_of(to)] {
             if let Err(e) = atomic::sync_dir(&folder) {
                 tracing::warn!(error = %e, folder = %folder.display(), "could not sync a folder after a move");
             }

@@ -8,6 +8,7 @@ mod corpora;
 mod crash;
 mod history;
 mod moves;
+mod notes;
 mod roundtrip;
 mod safety;
 mod symlinks;
