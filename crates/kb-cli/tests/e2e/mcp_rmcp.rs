@@ -195,6 +195,15 @@ async fn exercise(client: &mut Client, vault: &Path) {
     assert!(client.read("kb://index").await.unwrap().contains("Priya Raman"));
     assert_eq!(error_code(client.read("kb://entries/people/nobody").await.unwrap_err()), -32002);
     assert_eq!(error_code(client.read("kb://entries/../../secret").await.unwrap_err()), -32602);
+    // The person's own notes, in any folder, by their vault path.
+    std::fs::create_dir_all(vault.join("Journal/2025")).unwrap();
+    std::fs::write(vault.join("Journal/2025/Day one.md"), "Walked to the lake.\n").unwrap();
+    let note = client.read("kb://vault/Journal/2025/Day%20one.md").await.unwrap();
+    assert_eq!(note, "Walked to the lake.\n");
+    assert_eq!(error_code(client.read("kb://vault/.obsidian/app.md").await.unwrap_err()), -32602);
+    let templates = client.service.list_all_resource_templates().await.unwrap();
+    let templates: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+    assert!(templates.contains(&"kb://vault/{+path}"), "{templates:?}");
 
     // An edit made outside kb reaches the subscriber.
     let uri = "kb://entries/people/priya-raman";

@@ -1,8 +1,11 @@
-//! The vault as MCP resources: `kb://index` (the entry list file kb keeps) and one resource per
-//! entry, `kb://entries/{category}/{slug}` (its markdown file as it is on disk).
+//! The vault as MCP resources: `kb://index` (the entry list file kb keeps), one resource per
+//! entry of a category folder, `kb://entries/{category}/{slug}`, and one per note anywhere
+//! in the vault, `kb://vault/{+path}` (its path, `.md` included, percent-encoded where a
+//! URI needs it): each its markdown file as it is on disk.
 
 use kb_core::domain::EntrySummary;
 use kb_core::{Assistant, EntryPath, ErrorCode};
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 
@@ -10,6 +13,26 @@ use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceCon
 pub const ENTRY_LIST_URI: &str = "kb://index";
 /// Where entry URIs start; the rest is `{category}/{slug}`.
 pub const ENTRY_PREFIX: &str = "kb://entries/";
+/// Where note URIs start; the rest is the note's vault path.
+pub const VAULT_PREFIX: &str = "kb://vault/";
+/// What a vault path keeps encoded in a URI: what RFC 3986 does not allow unencoded in a
+/// path (`/` stays, as `{+path}` expands it).
+const ENCODED: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b']')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
 /// Entries listed per `resources/list` page.
 pub const PAGE_SIZE: u64 = 100;
 const MARKDOWN: &str = "text/markdown";
@@ -19,7 +42,7 @@ const MARKDOWN: &str = "text/markdown";
 pub enum KbUri {
     /// `kb://index`, the entry list.
     EntryList,
-    /// `kb://entries/{category}/{slug}`.
+    /// `kb://entries/{category}/{slug}` or `kb://vault/{+path}`.
     Entry(EntryPath),
 }
 
@@ -31,24 +54,37 @@ pub fn parse_uri(uri: &str) -> Result<KbUri, McpError> {
     let invalid = || {
         McpError::invalid_params(
             format!(
-                "not a kb resource: {uri:?} (kb has {ENTRY_LIST_URI} and {ENTRY_PREFIX}{{category}}/{{slug}})"
+                "not a kb resource: {uri:?} (kb has {ENTRY_LIST_URI}, {ENTRY_PREFIX}{{category}}/{{slug}} and \
+                 {VAULT_PREFIX}{{+path}})"
             ),
             None,
         )
     };
+    if let Some(rest) = uri.strip_prefix(VAULT_PREFIX) {
+        let path = percent_decode_str(rest).decode_utf8().map_err(|_| invalid())?;
+        return EntryPath::parse(&path).map(KbUri::Entry).map_err(|_| invalid());
+    }
     let rest = uri.strip_prefix(ENTRY_PREFIX).ok_or_else(invalid)?;
     if rest.ends_with(".md") {
         return Err(invalid());
     }
-    EntryPath::parse(&format!("{rest}.md")).map(KbUri::Entry).map_err(|_| invalid())
+    match EntryPath::parse(&format!("{rest}.md")) {
+        Ok(path) if path.is_directly_in_category() => Ok(KbUri::Entry(path)),
+        _ => Err(invalid()),
+    }
 }
 
-/// The URI of the entry at `path`.
-pub fn entry_uri(path: &str) -> String {
-    format!("{ENTRY_PREFIX}{}", path.strip_suffix(".md").unwrap_or(path))
+/// The URI of the note at `path`: `kb://entries/…` for an entry directly in its category
+/// folder, `kb://vault/…` for any other note.
+pub fn entry_uri(path: &EntryPath) -> String {
+    if path.is_directly_in_category() {
+        format!("{ENTRY_PREFIX}{}", path.as_str().strip_suffix(".md").unwrap_or(path.as_str()))
+    } else {
+        format!("{VAULT_PREFIX}{}", utf8_percent_encode(path.as_str(), ENCODED))
+    }
 }
 
-/// The one resource template: an entry by category and slug.
+/// The resource templates: an entry by category and slug, a note by its vault path.
 pub fn templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new(format!("{ENTRY_PREFIX}{{category}}/{{slug}}"), "entry")
@@ -56,6 +92,13 @@ pub fn templates() -> Vec<ResourceTemplate> {
             .with_description(
                 "One entry's markdown file (YAML frontmatter and body): category is people, projects, ideas, \
                  admin or inbox; slug is its file name without .md.",
+            )
+            .with_mime_type(MARKDOWN),
+        ResourceTemplate::new(format!("{VAULT_PREFIX}{{+path}}"), "note")
+            .with_title("A note of the vault")
+            .with_description(
+                "Any markdown note of the vault by its path, .md included (Journal/2025/Day one.md): the \
+                 person's own notes in any folder, and kb's entries.",
             )
             .with_mime_type(MARKDOWN),
     ]
@@ -95,9 +138,9 @@ pub async fn list(assistant: &Assistant, cursor: Option<&str>) -> Result<ListRes
 }
 
 fn entry_resource(summary: &EntrySummary) -> Resource {
-    let path = summary.path.to_string();
-    let mut resource =
-        Resource::new(entry_uri(&path), path).with_mime_type(MARKDOWN).with_title(summary.name.clone());
+    let mut resource = Resource::new(entry_uri(&summary.path), summary.path.to_string())
+        .with_mime_type(MARKDOWN)
+        .with_title(summary.name.clone());
     if !summary.summary.is_empty() {
         resource = resource.with_description(summary.summary.clone());
     }
@@ -144,6 +187,16 @@ mod tests {
         ] {
             assert!(parse_uri(bad).is_err(), "{bad}");
         }
-        assert_eq!(entry_uri("ideas/glass-shed.md"), "kb://entries/ideas/glass-shed");
+        let path = |text: &str| EntryPath::parse(text).unwrap();
+        assert_eq!(entry_uri(&path("ideas/glass-shed.md")), "kb://entries/ideas/glass-shed");
+        assert_eq!(entry_uri(&path("Journal/2025/Day one.md")), "kb://vault/Journal/2025/Day%20one.md");
+        for note in ["Journal/2025/Day one.md", "ideas/sub/x.md", "Q&A #3 [draft].md", "Café.md"] {
+            assert_eq!(parse_uri(&entry_uri(&path(note))).ok(), Some(KbUri::Entry(path(note))), "{note}");
+        }
+        for bad in
+            ["kb://vault/../x.md", "kb://vault/.obsidian/x.md", "kb://vault/x", "kb://vault/%2e%2e/x.md"]
+        {
+            assert!(parse_uri(bad).is_err(), "{bad}");
+        }
     }
 }
