@@ -288,7 +288,7 @@ fn append_section(
 /// the text is in `category`'s folder.
 fn own_notes(source: &Entry, category: Category) -> String {
     let document = render_document(&Frontmatter::new(), &source.body);
-    rebase_own_links(&document, &source.path, category)
+    rebase_own_links(&document, &source.path, category.as_str())
         .and_then(|rebased| rebased.strip_prefix("---\n---\n").map(str::to_string))
         .unwrap_or_else(|| source.body.clone())
 }

@@ -79,12 +79,14 @@ pub fn retarget_references(
     Some(out)
 }
 
-/// The text of an entry moving from `from` into the folder of `to_category`, with each link
-/// written from its own folder (`[b](b.md)`, `./b.md`) changed to lead where it led before
-/// (`../projects/b.md`); `None` when nothing needs to change. Links from the vault root and
-/// through `../` lead to the same place from every category folder and stay as written.
-pub fn rebase_own_links(document: &str, from: &EntryPath, to_category: Category) -> Option<String> {
-    if from.category() == to_category {
+/// The text of a note moving from `from` into the folder `to_folder` (vault-relative, like
+/// `projects`), with each link written from its own folder (`[b](b.md)`, `./b.md`,
+/// `../x.md`) changed to lead where it led before (`../projects/b.md`); `None` when nothing
+/// needs to change. Links from the vault root, and relative links that lead to the same
+/// place from the new folder (`../people/p.md` between two category folders), stay as
+/// written.
+pub fn rebase_own_links(document: &str, from: &EntryPath, to_folder: &str) -> Option<String> {
+    if from.folder() == to_folder {
         return None;
     }
     let spans = document_spans(document).ok()?;
@@ -92,11 +94,14 @@ pub fn rebase_own_links(document: &str, from: &EntryPath, to_category: Category)
     let mut edits = Vec::new();
     for link in body_links(body) {
         let raw = link.target(body);
-        if let Some((path, LinkStyle::Relative { up: false, .. })) = resolve_link(from, raw) {
-            let range = link.target_range.start + spans.body.start..link.target_range.end + spans.body.start;
-            let suffix = raw.find(['#', '?']).map_or("", |i| &raw[i..]);
-            edits.push((range, format!("{}{suffix}", encode_link_target(&format!("../{path}")))));
+        let Some((path, LinkStyle::Relative { .. })) = resolve_link(from, raw) else { continue };
+        let decoded = decoded_target(raw);
+        if decoded.as_deref().and_then(|d| relative_to(to_folder, d)).as_ref() == Some(&path) {
+            continue;
         }
+        let range = link.target_range.start + spans.body.start..link.target_range.end + spans.body.start;
+        let suffix = raw.find(['#', '?']).map_or("", |i| &raw[i..]);
+        edits.push((range, format!("{}{suffix}", encode_link_target(&relative_path(to_folder, &path)))));
     }
     (!edits.is_empty()).then(|| splice(document, edits))
 }
@@ -313,48 +318,78 @@ impl LinkStyle {
         let suffix = old.find(['#', '?']).map_or("", |i| &old[i..]);
         let path = match self {
             LinkStyle::Root { slash } => format!("{}{to}", if slash { "/" } else { "" }),
-            LinkStyle::Relative { up: false, dot } if to.category() == referrer.category() => {
+            LinkStyle::Relative { up: false, dot } if to.folder() == referrer.folder() => {
                 format!("{}{}", if dot { "./" } else { "" }, to.file_name())
             }
-            LinkStyle::Relative { .. } => format!("../{to}"),
+            // A link that climbed keeps climbing, to the vault root and down again.
+            LinkStyle::Relative { up: true, .. } if !referrer.folder().is_empty() => {
+                let depth = referrer.folder().split('/').count();
+                format!("{}{to}", "../".repeat(depth))
+            }
+            LinkStyle::Relative { .. } => relative_path(referrer.folder(), to),
         };
         format!("{}{suffix}", encode_link_target(&path))
     }
 }
 
+/// The link from inside `folder` (vault-relative) to the note at `to`: its file name in
+/// the same folder, `./sub/b.md` below it, else through as many `../` as needed
+/// (`../projects/b.md`).
+fn relative_path(folder: &str, to: &EntryPath) -> String {
+    let from: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
+    let target: Vec<&str> = to.as_str().split('/').collect();
+    let (target_folders, _) = target.split_at(target.len() - 1);
+    let common = from.iter().zip(target_folders).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = vec![".."; from.len() - common];
+    parts.extend(&target[common..]);
+    let path = parts.join("/");
+    // Into a sub-folder: `./` says the link is read from here, not from the vault root.
+    if common == from.len() && parts.len() > 1 { format!("./{path}") } else { path }
+}
+
+/// A link target as a path: its `#section` or `?query` cut, escapes and percent-encoding
+/// undone.
+fn decoded_target(raw: &str) -> Option<String> {
+    let without_suffix = raw.find(['#', '?']).map_or(raw, |i| &raw[..i]);
+    percent_decode(&unescape(without_suffix))
+}
+
 /// The entry a raw link target names, seen from `referrer`, and how it was written.
 fn resolve_link(referrer: &EntryPath, raw: &str) -> Option<(EntryPath, LinkStyle)> {
-    let without_suffix = raw.find(['#', '?']).map_or(raw, |i| &raw[..i]);
-    let decoded = percent_decode(&unescape(without_suffix))?;
+    let decoded = decoded_target(raw)?;
     if decoded.contains("://") || decoded.is_empty() {
         return None;
     }
     if let Some(rooted) = decoded.strip_prefix('/') {
         return EntryPath::parse(rooted).ok().map(|p| (p, LinkStyle::Root { slash: true }));
     }
-    if let Some(path) = relative_to(referrer.category(), &decoded) {
+    if let Some(path) = relative_to(referrer.folder(), &decoded) {
         let style = LinkStyle::Relative { up: decoded.starts_with("../"), dot: decoded.starts_with("./") };
         return Some((path, style));
     }
     EntryPath::parse(&decoded).ok().map(|p| (p, LinkStyle::Root { slash: false }))
 }
 
-/// The entry `target` names when read from inside `folder`, if it names one.
-fn relative_to(folder: Category, target: &str) -> Option<EntryPath> {
-    let mut parts = vec![folder.as_str().to_string()];
+/// The note `target` names when read from inside `folder` (vault-relative), if it is
+/// written from there: a plain file name (`b.md`), or a path through `./` or `../`. A path
+/// with folders and no such start (`ideas/i.md`) is read from the vault root, as Obsidian
+/// writes its links.
+fn relative_to(folder: &str, target: &str) -> Option<EntryPath> {
+    let from_here = !target.contains('/') || target.starts_with("./") || target.starts_with("../");
+    if !from_here {
+        return None;
+    }
+    let mut parts: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
     for part in target.split('/') {
         match part {
             "" | "." => {}
             ".." => {
                 parts.pop()?;
             }
-            other => parts.push(other.to_string()),
+            other => parts.push(other),
         }
     }
-    match parts.as_slice() {
-        [category, name] => EntryPath::parse(&format!("{category}/{name}")).ok(),
-        _ => None,
-    }
+    EntryPath::parse(&parts.join("/")).ok()
 }
 
 /// Removes Markdown backslash escapes before ASCII punctuation.

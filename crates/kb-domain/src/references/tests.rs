@@ -76,13 +76,32 @@ fn unrelated_documents_are_left_alone() {
 #[test]
 fn a_moving_entrys_own_folder_links_still_lead_where_they_did() {
     let doc = "---\nname: x\n---\n[b](b.md) [c](./c%20d.md#top) [up](../people/p.md) [root](ideas/i.md)\n";
-    let out = rebase_own_links(doc, &path("projects/x.md"), Category::Ideas).unwrap();
+    let out = rebase_own_links(doc, &path("projects/x.md"), "ideas").unwrap();
     assert_eq!(
         out,
         "---\nname: x\n---\n[b](../projects/b.md) [c](../projects/c%20d.md#top) [up](../people/p.md) [root](ideas/i.md)\n"
     );
-    assert_eq!(rebase_own_links(doc, &path("projects/x.md"), Category::Projects), None);
-    assert_eq!(rebase_own_links("[up](../people/p.md)", &path("projects/x.md"), Category::Ideas), None);
+    assert_eq!(rebase_own_links(doc, &path("projects/x.md"), "projects"), None);
+    assert_eq!(rebase_own_links("[up](../people/p.md)", &path("projects/x.md"), "ideas"), None);
+    // Between folders of any depth: each relative link is written anew from the new folder.
+    let deep = "[a](a.md) [up](../Work/w.md) [root](ideas/i.md)\n";
+    let out = rebase_own_links(deep, &path("Journal/2025/x.md"), "projects").unwrap();
+    assert_eq!(out, "[a](../Journal/2025/a.md) [up](../Journal/Work/w.md) [root](ideas/i.md)\n");
+    let back = rebase_own_links(&out, &path("projects/x.md"), "Journal/2025").unwrap();
+    assert_eq!(back, "[a](a.md) [up](../Work/w.md) [root](ideas/i.md)\n");
+}
+
+#[test]
+fn links_from_notes_in_any_folder_follow_a_move() {
+    let doc = "See [w](../Work/w.md), [same](w2.md) and [root](/Work/w.md).\n";
+    assert_eq!(
+        retarget("Journal/j.md", doc, "Work/w.md", "projects/w.md").as_deref(),
+        Some("See [w](../projects/w.md), [same](w2.md) and [root](/projects/w.md).\n")
+    );
+    assert_eq!(
+        retarget("Journal/j.md", doc, "Journal/w2.md", "Journal/2025/w2.md").as_deref(),
+        Some("See [w](../Work/w.md), [same](./2025/w2.md) and [root](/Work/w.md).\n")
+    );
 }
 
 #[test]

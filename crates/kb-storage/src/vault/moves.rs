@@ -158,7 +158,7 @@ impl Vault {
         });
         // Links written from the entry's own folder must still lead where they did.
         let rendered = render_document(&frontmatter, &body);
-        let document = rebase_own_links(&rendered, path, target).unwrap_or(rendered);
+        let document = rebase_own_links(&rendered, path, target.as_str()).unwrap_or(rendered);
         Ok(Moving { old_text, frontmatter, body, id, document })
     }
 
