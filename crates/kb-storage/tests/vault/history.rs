@@ -395,6 +395,44 @@ fn a_forced_undo_keeps_every_file_it_replaces() {
 }
 
 #[test]
+fn a_restore_over_an_edit_kb_has_not_recorded_keeps_that_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(ChangeSource::Cli);
+    let entry = vault.create_as(new_entry(Category::Projects, "Paint the fence", "white"), &by).unwrap();
+    let file = entry.path.under(dir.path());
+    let captured = fs::read(&file).unwrap();
+    let first = vault.history(&entry.path).unwrap()[0].id;
+    vault.update_as(&entry.path, &set("status", json!("waiting")), &by).unwrap();
+
+    // An edit by hand that keeps the entry's id, which kb has not seen (no refresh).
+    let kept_id = fs::read_to_string(&file).unwrap() + "\nBought the paint myself.\n";
+    fs::write(&file, &kept_id).unwrap();
+    let restored = vault.restore_as(&entry.path, first, &by).unwrap();
+    assert_eq!(restored.path, entry.path);
+    assert!(restored.revision.is_some(), "the restore was recorded");
+    assert_eq!(fs::read(&file).unwrap(), captured, "the restore happened");
+    assert!(befores(&vault, &entry.path).contains(&Some(kept_id.clone())), "the hand edit is in history");
+
+    // The whole file written over by hand, without the entry's id: still the entry's file,
+    // replaced by the restore, and the person's text kept in the entry's history.
+    vault.update_as(&entry.path, &set("status", json!("done")), &by).unwrap();
+    let mine = "My own fence notes.\n";
+    fs::write(&file, mine).unwrap();
+    let restored = vault.restore_as(&entry.path, first, &by).unwrap();
+    assert_eq!(restored.path, entry.path, "restored in place, not beside");
+    assert_eq!(fs::read(&file).unwrap(), captured);
+    assert_eq!(snapshot(dir.path()).len(), 1, "no second file");
+    let history = vault.history(&entry.path).unwrap();
+    let newest = vault.revision(&entry.path, history[0].id).unwrap();
+    assert!(newest.revision.description.starts_with("Restored"), "{:?}", newest.revision.description);
+    assert_eq!(newest.before.as_deref(), Some(mine), "recorded before it was replaced");
+    // Undone, the restore gives the person's text back exactly.
+    vault.undo_as(&UndoScope::Anyone, LaterChanges::Refuse, &by).unwrap();
+    assert_eq!(fs::read_to_string(&file).unwrap(), mine);
+}
+
+#[test]
 fn a_delete_that_cannot_be_recorded_is_not_made() {
     let dir = tempfile::tempdir().unwrap();
     let vault = open(dir.path());
