@@ -1,7 +1,8 @@
 //! undo_last_change: reverts the most recent change kb made in this conversation (over
 //! MCP: in this MCP session; from the CLI or the REST API without a conversation: the most
-//! recent change kb made, anyone's), exactly, and says what it did and where it came from. Undoing again walks further back. A file changed since is never thrown away:
-//! the undo is refused, naming it, unless forced.
+//! recent change kb made, anyone's), exactly, and says what it did and where it came from.
+//! Undoing again walks further back. A file changed since is never thrown away: the undo
+//! is refused, naming it, unless forced.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
