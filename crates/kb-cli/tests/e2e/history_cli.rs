@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::common::{KbServer, url_path};
+use crate::common::{KbServer, entry_files, url_path};
 use serde_json::{Value, json};
 
 /// Runs `kb --kb-dir VAULT ARGS…` with no model configured.
@@ -113,6 +113,77 @@ fn history_restore_delete_and_undo_from_the_command_line() {
     // Forced, it goes ahead: the update is undone.
     ok(&vault, &["undo", "--force"]);
     assert_eq!(read(&vault, &path), captured);
+}
+
+#[test]
+fn a_forced_undo_over_a_persons_own_file_keeps_their_text() {
+    let root = tempfile::tempdir().unwrap();
+    let vault: PathBuf = root.path().join("vault");
+    let path = capture(&vault, "Paint the fence");
+    assert_eq!(path, "projects/paint-the-fence.md");
+    let captured = read(&vault, &path);
+    ok(&vault, &["delete", &path]);
+    // The person writes their own entry at that path, by hand; no kb runs meanwhile.
+    let mine = "---\nname: Paint the fence\n---\nMy own plan: sand it first, then two coats of white.\n";
+    std::fs::write(vault.join(&path), mine).unwrap();
+
+    // Without --force the undo refuses, names the file and leaves it alone.
+    let message = fails(&vault, &["undo"], 1);
+    assert!(message.contains(&path), "{message}");
+    assert_eq!(read(&vault, &path), mine.as_bytes());
+    // Forced, the deleted entry comes back over it...
+    let said = ok(&vault, &["undo", "--force"]);
+    assert!(said.starts_with(&format!("undone: Deleted {path}")), "{said}");
+    assert!(said.contains("a change made by cli"), "{said}");
+    assert_eq!(read(&vault, &path), captured);
+    // ...and the person's text is in the entry's history, as the table shows it.
+    let table = ok(&vault, &["history", &path]);
+    assert!(table.contains(&format!("Replaced {path}, written since")), "{table}");
+    let revisions = json_of(&vault, &["history", &path])["revisions"].as_array().unwrap().clone();
+    let replaced = revisions
+        .iter()
+        .find(|r| r["description"].as_str().unwrap().starts_with("Replaced"))
+        .unwrap_or_else(|| panic!("no revision keeps the person's file: {revisions:#?}"));
+    let id = replaced["id"].as_i64().unwrap().to_string();
+    // Restoring that revision gives the person's text back, exactly, in the one file.
+    let said = ok(&vault, &["restore", &path, &id]);
+    assert!(said.starts_with(&format!("restored {path} to revision {id}")), "{said}");
+    assert_eq!(read(&vault, &path), mine.as_bytes());
+    assert_eq!(entry_files(&vault), [path.as_str()]);
+}
+
+#[test]
+fn restore_by_a_former_path_restores_where_the_entry_is_now_and_says_so() {
+    let root = tempfile::tempdir().unwrap();
+    let vault: PathBuf = root.path().join("vault");
+    let filed = json_of(&vault, &["capture", "Glass shed", "--hints", "[ideas]"]);
+    assert_eq!(filed["path"], "ideas/glass-shed.md");
+    let captured = read(&vault, "ideas/glass-shed.md");
+    let first = json_of(&vault, &["history", "ideas/glass-shed.md"])["revisions"][0]["id"].as_i64().unwrap();
+    ok(&vault, &["move", "ideas/glass-shed.md", "projects"]);
+    ok(&vault, &["update", "projects/glass-shed.md", "--set", "status=someday"]);
+
+    let said = ok(&vault, &["restore", "ideas/glass-shed.md", &first.to_string()]);
+    let lines: Vec<&str> = said.lines().collect();
+    assert!(lines[0].starts_with(&format!("restored projects/glass-shed.md to revision {first}")), "{said}");
+    assert_eq!(
+        lines.get(1).copied(),
+        Some(
+            "the entry has moved from ideas/glass-shed.md to projects/glass-shed.md since; \
+             it was restored where it is now"
+        ),
+        "{said}"
+    );
+    assert_eq!(read(&vault, "projects/glass-shed.md"), captured);
+    // One file, one entry: no second "Glass shed" at the old path.
+    assert_eq!(entry_files(&vault), ["projects/glass-shed.md"]);
+    let listed = json_of(&vault, &["list"]);
+    assert_eq!(listed["total"], 1, "{listed}");
+    assert_eq!(listed["entries"][0]["path"], "projects/glass-shed.md");
+    // --json carries the same note.
+    let again = json_of(&vault, &["restore", "ideas/glass-shed.md", &first.to_string()]);
+    assert_eq!(again["path"], "projects/glass-shed.md");
+    assert!(again["note"].as_str().unwrap().contains("restored where it is now"), "{again}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
