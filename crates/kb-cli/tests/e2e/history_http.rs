@@ -161,3 +161,65 @@ async fn undo_walks_back_and_refuses_over_an_outside_edit() {
     assert_eq!(none.expect_error(409), "nothing_to_undo");
     kb.post("/api/undo", &json!({"forced": true})).await.expect_error(400);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_by_a_former_path_restores_where_the_entry_is_now_and_says_so() {
+    let kb = KbServer::start(&[]).await;
+    let filed = kb.post("/api/capture", &json!({"text": "Glass shed", "hints": "[ideas]"})).await.expect(200);
+    assert_eq!(filed["path"], "ideas/glass-shed.md");
+    let captured = read(&kb, "ideas/glass-shed.md");
+    let first = id(&history(&kb, "ideas/glass-shed.md").await[0]);
+    let moved = kb
+        .post("/api/entries/ideas/glass-shed.md/move", &json!({"targetCategory": "projects"}))
+        .await
+        .expect(200);
+    assert_eq!(moved["newPath"], "projects/glass-shed.md");
+    kb.patch("/api/entries/projects/glass-shed.md", &json!({"status": "someday"})).await.expect(200);
+
+    let restored =
+        kb.post("/api/entries/ideas/glass-shed.md/restore", &json!({"revision": first})).await.expect(200);
+    assert_eq!(restored["path"], "projects/glass-shed.md");
+    assert!(restored["revision"].is_i64(), "{restored}");
+    assert_eq!(
+        restored["note"],
+        "the entry has moved from ideas/glass-shed.md to projects/glass-shed.md since; \
+         it was restored where it is now"
+    );
+    assert_eq!(read(&kb, "projects/glass-shed.md"), captured);
+    // Exactly one file of that name, and one entry listed.
+    assert_eq!(kb.entry_files(), ["projects/glass-shed.md"]);
+    let listed = kb.get("/api/entries").await.expect(200);
+    assert_eq!(listed["total"], 1, "{listed}");
+    // Restored where it is, the entry answers no note.
+    let here =
+        kb.post("/api/entries/projects/glass-shed.md/restore", &json!({"revision": first})).await.expect(200);
+    assert!(here.get("note").is_none(), "{here}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_says_a_change_came_from_the_api_or_a_chat() {
+    let kb = KbServer::start(&[]).await;
+    assert_eq!(kb.get("/healthz").await.expect(200)["model"], "offline");
+
+    // A capture and an update over the HTTP API: undone, each is `by: "api"`.
+    let path = capture(&kb, "Clean the gutters").await;
+    kb.patch(&format!("/api/entries/{}", url_path(&path)), &json!({"status": "done"})).await.expect(200);
+    let undone = kb.post("/api/undo", &json!({})).await.expect(200);
+    assert!(undone["undone"].as_str().unwrap().starts_with("Updated status"), "{undone}");
+    assert_eq!(undone["by"], "api", "{undone}");
+    let undone = kb.post("/api/undo", &json!({})).await.expect(200);
+    assert!(undone["undone"].as_str().unwrap().starts_with("Captured \"Clean the gutters\""), "{undone}");
+    assert_eq!(undone["by"], "api", "{undone}");
+    assert!(kb.entry_files().is_empty());
+
+    // A capture in a chat turn: undone over the API without a conversation, `by: "chat"`.
+    let turn = kb.post("/api/chat", &json!({"message": "remember to renew passport"})).await.expect(200);
+    let files = kb.entry_files();
+    assert_eq!(files.len(), 1, "the chat filed one entry: {turn}");
+    let revisions = history(&kb, &files[0]).await;
+    assert_eq!(revisions[0]["source"], "chat", "{revisions:#?}");
+    let undone = kb.post("/api/undo", &json!({})).await.expect(200);
+    assert_eq!(undone["by"], "chat", "{undone}");
+    assert_eq!(undone["files"][0]["pathBefore"], files[0].as_str(), "{undone}");
+    assert!(kb.entry_files().is_empty(), "the chat's capture is undone");
+}
