@@ -86,12 +86,14 @@ pub enum Command {
     },
     /// Change fields or the notes of an entry.
     Update(UpdateArgs),
-    /// Move an entry to another category (people, projects, ideas or admin).
+    /// Move an entry to another category (people, projects, ideas or admin), or any note to
+    /// another path of the vault.
     Move {
         /// The entry's path in the vault, like `inbox/garden-shed.md`.
         path: String,
-        /// The category to move it into.
-        #[arg(value_name = "CATEGORY")]
+        /// The category to move it into, or the vault path to move it to (holding a `/` or
+        /// ending in `.md`, like `Archive/garden-shed.md`).
+        #[arg(value_name = "CATEGORY|PATH")]
         category: String,
     },
     /// Search the vault (every word must match).

@@ -17,7 +17,6 @@ use std::ops::Range;
 use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::Value;
 
-use crate::category::Category;
 use crate::entry::Entry;
 use crate::frontmatter::{Frontmatter, document_spans, parse_frontmatter_yaml, render_document};
 use crate::path::EntryPath;

@@ -13,6 +13,7 @@ use crate::category::Category;
 use crate::entry::Entry;
 use crate::fields::{check_field, format_timestamp, keys};
 use crate::frontmatter::Frontmatter;
+use crate::path::EntryPath;
 
 /// Why a move was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,6 +24,12 @@ pub enum MoveError {
     /// The entry is already there.
     #[error("entry is already in {0}")]
     SameCategory(Category),
+    /// The note is already at that path.
+    #[error("the note is already at {0}")]
+    SamePath(EntryPath),
+    /// Another file is at the path a note was to move to.
+    #[error("{0} is taken by another file: choose another path")]
+    PathTaken(EntryPath),
 }
 
 /// The frontmatter and body an entry has after moving to `target` at `now`.

@@ -49,9 +49,15 @@ fn body_edit(args: &UpdateArgs) -> Option<Value> {
     Some(edit)
 }
 
-/// `kb move PATH CATEGORY`: the category is checked by move_entry (never the inbox).
-pub async fn move_entry(kb: &Assistant, path: &str, category: &str, format: Format) -> Result<(), CliError> {
-    let data = kb.entries().move_to(path, category).await?;
+/// `kb move PATH CATEGORY|TARGET_PATH`: the category is checked by move_entry (never the
+/// inbox); a target path moves the note there.
+pub async fn move_entry(kb: &Assistant, path: &str, target: &str, format: Format) -> Result<(), CliError> {
+    // A target with a folder or ending in .md is a path; anything else names a category.
+    let data = if target.contains('/') || target.to_ascii_lowercase().ends_with(".md") {
+        kb.entries().move_to_path(path, target).await?
+    } else {
+        kb.entries().move_to(path, target).await?
+    };
     show(format, &data, output::moved)
 }
 

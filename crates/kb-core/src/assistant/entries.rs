@@ -161,6 +161,13 @@ impl<'a> Entries<'a> {
         self.kb.run::<MoveEntry>(args, self.source).await
     }
 
+    /// Moves a note to exactly `target`, a vault path (move_entry's `targetPath`): another
+    /// folder or name, or a category folder, which adopts a note of the person's.
+    pub async fn move_to_path(self, reference: &str, target: &str) -> Result<MoveEntryData, ToolFailure> {
+        let args = self.kb.decode::<MoveEntry>(json!({ "path": reference, "targetPath": target }))?;
+        self.kb.run::<MoveEntry>(args, self.source).await
+    }
+
     /// Deletes an entry at once (delete_entry, asked by the person, so not proposed first).
     pub async fn delete(self, reference: &str) -> Result<DeleteEntryData, ToolFailure> {
         self.kb.run::<DeleteEntry>(DeleteEntryArgs { path: reference.to_string() }, self.source).await

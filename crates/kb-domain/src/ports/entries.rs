@@ -162,6 +162,16 @@ pub trait EntryWriter: Send + Sync {
         target: Category,
         by: &ChangeContext,
     ) -> Result<MoveOutcome, RepositoryError>;
+    /// Moves a note to exactly `target` (another folder or file name; refused when a file is
+    /// there), as asked by `by`. Into another category folder it is adopted as a move into
+    /// that category is (frontmatter transformed, an id of kb's); otherwise its text is kept
+    /// but for links written from its folder. Links to it follow, as for any move.
+    fn move_to_path_as(
+        &self,
+        path: &EntryPath,
+        target: &EntryPath,
+        by: &ChangeContext,
+    ) -> Result<MoveOutcome, RepositoryError>;
     /// Deletes an entry, as asked by `by`; the revision recording it, when history is kept.
     fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError>;
     /// Merges `sources` into `target` as one change, as asked by `by`: the target keeps its

@@ -22,7 +22,8 @@ pub struct ListParams {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MoveBody {
-    target_category: String,
+    target_category: Option<String>,
+    target_path: Option<String>,
 }
 
 /// `GET /api/entries?category&status&folder&limit&offset` → `{entries, total}`.
@@ -88,7 +89,8 @@ fn patch_parts(body: Value) -> Result<(Option<Value>, Option<Value>), ApiError> 
     Ok((updates, edit))
 }
 
-/// `POST /api/entries/{path}/move {targetCategory}` → `{oldPath, newPath, category}`.
+/// `POST /api/entries/{path}/move {targetCategory}` or `{targetPath}` → `{oldPath, newPath,
+/// category}`.
 pub async fn post_action(
     State(state): State<AppState>,
     Path(path): Path<String>,
@@ -97,7 +99,13 @@ pub async fn post_action(
     let Some(entry_path) = path.strip_suffix("/move") else {
         return Err(ApiError::not_found(format!("no such action: POST /api/entries/{path}")));
     };
-    Ok(ApiJson(state.assistant.entries().move_to(entry_path, &body.target_category).await?))
+    let entries = state.assistant.entries();
+    let moved = match (body.target_category, body.target_path) {
+        (Some(category), None) => entries.move_to(entry_path, &category).await?,
+        (None, Some(target)) => entries.move_to_path(entry_path, &target).await?,
+        _ => return Err(ApiError::bad_request("give targetCategory or targetPath (one of them)")),
+    };
+    Ok(ApiJson(moved))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use kb_domain::fields::keys;
 use kb_domain::frontmatter::render_document;
 use kb_domain::references::{rebase_own_links, retarget_references};
+use kb_domain::transform::MoveError;
 use kb_domain::{
     Category, ChangeContext, Entry, EntryChange, EntryPath, FileChange, Frontmatter, MoveOutcome,
     RepositoryError, Slug, transform_for_move,
@@ -27,10 +28,47 @@ struct Moving {
     frontmatter: Frontmatter,
     /// Its notes.
     body: String,
-    /// Its `id` (kept, or given back from history, or new).
+    /// Its `id` (kept, or given back from history, or new); empty for a note of the
+    /// person's that stays outside the category folders (kb gives it none).
     id: String,
     /// The new file's text, its links rebased to the new folder.
     document: String,
+}
+
+/// Where a move takes a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Destination {
+    /// Into a category folder, under a name made from the entry's name by kb's slug rules.
+    Category(Category),
+    /// To exactly this path (refused when a file is there).
+    Path(EntryPath),
+}
+
+impl Destination {
+    /// The category the note has once moved.
+    fn category(&self) -> Category {
+        match self {
+            Destination::Category(category) => *category,
+            Destination::Path(path) => path.category(),
+        }
+    }
+
+    /// The folder the note is in once moved, vault-relative.
+    fn folder(&self) -> &str {
+        match self {
+            Destination::Category(category) => category.as_str(),
+            Destination::Path(path) => path.folder(),
+        }
+    }
+}
+
+impl std::fmt::Display for Destination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Destination::Category(category) => write!(f, "{category}"),
+            Destination::Path(path) => write!(f, "{path}"),
+        }
+    }
 }
 
 /// Another entry's file, rewritten so its references lead to the moved entry's new path.
@@ -53,30 +91,42 @@ impl Vault {
     pub(super) fn move_to(
         &self,
         path: &EntryPath,
-        target: Category,
+        target: Destination,
         by: &ChangeContext,
     ) -> Result<MoveOutcome, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();
         let old_file = self.forget_if_missing(&mut state, path, self.root.checked_writable_file(path))?;
-        let moving = self.moving(path, target, &old_file)?;
+        if let Destination::Path(new) = &target {
+            if new == path {
+                return Err(MoveError::SamePath(new.clone()).into());
+            }
+            if state.cache.is_taken(new) || fs::symlink_metadata(self.root.file(new)).is_ok() {
+                return Err(MoveError::PathTaken(new.clone()).into());
+            }
+        }
+        let moving = self.moving(path, &target, &old_file)?;
         let mut referrers: Vec<EntryPath> =
             state.cache.referrers_of(path).into_iter().filter(|r| r != path).collect();
         let journal = JournalFile::new(&self.root);
         let old_stamp = scan::stamp_of_path(&self.root, path);
-        let new_path = self.place_new(
-            &state.cache,
-            NewFile::new(target, &Slug::from_name(&moving.name(path)), moving.document.as_bytes()),
-            |new| {
-                journal.write(&MoveJournal {
-                    old: path.clone(),
-                    new: new.clone(),
-                    id: moving.id.clone(),
-                    referrers: referrers.clone(),
-                    old_stamp,
-                })
-            },
-        )?;
+        let before_placing = |new: &EntryPath| {
+            journal.write(&MoveJournal {
+                old: path.clone(),
+                new: new.clone(),
+                id: moving.id.clone(),
+                referrers: referrers.clone(),
+                old_stamp,
+            })
+        };
+        let new_path = match &target {
+            Destination::Category(category) => self.place_new(
+                &state.cache,
+                NewFile::new(*category, &Slug::from_name(&moving.name(path)), moving.document.as_bytes()),
+                before_placing,
+            )?,
+            Destination::Path(new) => self.place_at(new, moving.document.as_bytes(), before_placing)?,
+        };
         // Notes whose [[wikilinks]] lead to the entry (or would lead elsewhere once it
         // moved) are rewritten too; their list depends on the new path.
         for source in state.cache.wikilink_sources(path, &new_path) {
@@ -144,10 +194,27 @@ impl Vault {
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }
 
-    /// Reads the entry at `path` (in `old_file`) and makes what it becomes in `target`.
-    fn moving(&self, path: &EntryPath, target: Category, old_file: &Path) -> Result<Moving, RepositoryError> {
+    /// Reads the entry at `path` (in `old_file`) and makes what it becomes at `target`: in
+    /// another category, its frontmatter transformed and an id of kb's; in the same category
+    /// or outside the category folders, its text as it is.
+    fn moving(
+        &self,
+        path: &EntryPath,
+        target: &Destination,
+        old_file: &Path,
+    ) -> Result<Moving, RepositoryError> {
         let (entry, old_text) = scan::read_existing_document(old_file, path)?;
-        let (frontmatter, body) = transform_for_move(&entry, target, self.clock.now())?;
+        let category = target.category();
+        let adopted = matches!(target, Destination::Category(_)) || category != path.category();
+        if !adopted || !category.is_folder() {
+            // Only the folder changes: the bytes are kept, but for links written from it.
+            let document =
+                rebase_own_links(&old_text, path, target.folder()).unwrap_or_else(|| old_text.clone());
+            let id = entry.id().unwrap_or_default().to_string();
+            let Entry { frontmatter, body, .. } = entry;
+            return Ok(Moving { old_text, frontmatter, body, id, document });
+        }
+        let (frontmatter, body) = transform_for_move(&entry, category, self.clock.now())?;
         // A file that lost the id kb gave it (a restore or an undo to a version from
         // before) gets that id back, so its history stays one entry's.
         let (frontmatter, id) = with_id(frontmatter, || {
@@ -158,7 +225,7 @@ impl Vault {
         });
         // Links written from the entry's own folder must still lead where they did.
         let rendered = render_document(&frontmatter, &body);
-        let document = rebase_own_links(&rendered, path, target.as_str()).unwrap_or(rendered);
+        let document = rebase_own_links(&rendered, path, target.folder()).unwrap_or(rendered);
         Ok(Moving { old_text, frontmatter, body, id, document })
     }
 
@@ -265,13 +332,14 @@ fn move_record(
     moved_text: &str,
     rewrites: &[Rewrite],
 ) -> Vec<FileChange> {
+    let to = if new.is_directly_in_category() { new.category().to_string() } else { new.to_string() };
     let mut recorded = vec![FileChange {
-        entry_id: Some(moving.id.clone()),
+        entry_id: Some(moving.id.clone()).filter(|id| !id.is_empty()),
         path_before: Some(old.clone()),
         path_after: Some(new.clone()),
         before: Some(moving.old_text.clone().into_bytes()),
         after: Some(moved_text.as_bytes().to_vec()),
-        description: format!("Moved {old} to {}", new.category()),
+        description: format!("Moved {old} to {to}"),
     }];
     for Rewrite { referrer, before, after, .. } in rewrites {
         recorded.push(FileChange {

@@ -94,6 +94,28 @@ impl Vault {
         ))
     }
 
+    /// Creates the new file at exactly `path` (its folders made when needed); refused when
+    /// a file is there. `before` runs just before (the move journal).
+    pub(super) fn place_at(
+        &self,
+        path: &EntryPath,
+        bytes: &[u8],
+        before: impl FnOnce(&EntryPath) -> Result<(), RepositoryError>,
+    ) -> Result<EntryPath, RepositoryError> {
+        let folder = self.root.folder_of(path);
+        fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
+        if !self.root.is_inside(&folder) {
+            return Err(RepositoryError::OutsideVault(path.folder().to_string()));
+        }
+        before(path)?;
+        let file = self.root.file(path);
+        if atomic::create_new(&file, bytes).map_err(|e| io_error(&file, e))? {
+            Ok(path.clone())
+        } else {
+            Err(kb_domain::transform::MoveError::PathTaken(path.clone()).into())
+        }
+    }
+
     /// Creates an entry; when `namesakes` refuses them, only when no entry of its category
     /// has a related name (checked under the same locks as the write).
     fn create_entry(
@@ -206,7 +228,17 @@ impl EntryWriter for Vault {
         target: Category,
         by: &ChangeContext,
     ) -> Result<MoveOutcome, RepositoryError> {
-        self.move_to(path, target, by)
+        self.move_to(path, super::moves::Destination::Category(target), by)
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %path, target = %target, new_path, references))]
+    fn move_to_path_as(
+        &self,
+        path: &EntryPath,
+        target: &EntryPath,
+        by: &ChangeContext,
+    ) -> Result<MoveOutcome, RepositoryError> {
+        self.move_to(path, super::moves::Destination::Path(target.clone()), by)
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]

@@ -150,3 +150,44 @@ fn a_move_rewrites_the_wikilinks_that_led_to_the_entry_and_one_undo_puts_them_ba
     vault.undo_as(&UndoScope::Anyone, LaterChanges::Refuse, &cli()).unwrap();
     assert_eq!(snapshot(root), before, "one undo puts every file back");
 }
+
+#[test]
+fn a_note_moves_to_any_path_as_it_is_and_into_a_category_as_an_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let kiln = "Fire the kiln; see [w](../Work.md) and [[Reading]].\n";
+    write(root, "Journal/2025/Kiln idea.md", kiln);
+    write(root, "Journal/Work.md", "work\n");
+    write(root, "Reading.md", "- Dune\n");
+    write(root, "Index of ideas.md", "[[Journal/2025/Kiln idea]] and [[Reading|books]]\n");
+    let vault = open(root);
+    let before = snapshot(root);
+
+    // To another folder: the same bytes, but for the link written from its old folder.
+    let kiln_path = path("Journal/2025/Kiln idea.md");
+    let taken = vault.move_to_path_as(&kiln_path, &path("Reading.md"), &cli()).unwrap_err();
+    assert!(taken.to_string().contains("taken"), "{taken}");
+    assert_eq!(snapshot(root), before, "a refused move changes nothing");
+    let moved = vault.move_to_path_as(&kiln_path, &path("Archive/Kiln idea.md"), &cli()).unwrap();
+    assert_eq!(moved.entry.category(), Category::Other);
+    let read = |rel: &str| fs::read_to_string(root.join(rel)).unwrap();
+    assert_eq!(read("Archive/Kiln idea.md"), "Fire the kiln; see [w](../Journal/Work.md) and [[Reading]].\n");
+    assert!(!root.join("Journal/2025/Kiln idea.md").exists());
+    assert_eq!(read("Index of ideas.md"), "[[Archive/Kiln idea]] and [[Reading|books]]\n");
+
+    // Into a category: adopted, with kb's fields, named by kb's slug rules.
+    let adopted = vault.move_entry_as(&path("Reading.md"), Category::Ideas, &cli()).unwrap();
+    assert_eq!(adopted.entry.path.as_str(), "ideas/reading.md");
+    assert_eq!(adopted.entry.name(), "Reading");
+    assert!(adopted.entry.id().is_some());
+    assert!(read("ideas/reading.md").ends_with("---\n- Dune\n"), "{}", read("ideas/reading.md"));
+    // A bare [[Reading]] still leads to it (file names match case aside): left as written.
+    assert_eq!(read("Index of ideas.md"), "[[Archive/Kiln idea]] and [[Reading|books]]\n");
+
+    for _ in 0..2 {
+        vault.undo_as(&UndoScope::Anyone, LaterChanges::Refuse, &cli()).unwrap();
+    }
+    let mut after = snapshot(root);
+    after.remove("index.md");
+    assert_eq!(after, before, "two undos put every file back");
+}

@@ -92,6 +92,32 @@ impl EntryWriter for MemoryRepository {
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }
 
+    fn move_to_path_as(
+        &self,
+        path: &EntryPath,
+        target: &EntryPath,
+        _by: &ChangeContext,
+    ) -> Result<MoveOutcome, RepositoryError> {
+        let mut entries = self.lock();
+        let entry = entries.get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))?;
+        if target == path {
+            return Err(kb_domain::transform::MoveError::SamePath(target.clone()).into());
+        }
+        if entries.contains_key(target) {
+            return Err(kb_domain::transform::MoveError::PathTaken(target.clone()).into());
+        }
+        let adopted = target.category() != path.category() && target.category().is_folder();
+        let (frontmatter, body) = if adopted {
+            transform_for_move(&entry, target.category(), self.clock.now())?
+        } else {
+            (entry.frontmatter, entry.body)
+        };
+        entries.remove(path);
+        let moved = Entry { path: target.clone(), frontmatter, body };
+        entries.insert(target.clone(), moved.clone());
+        Ok(MoveOutcome { old_path: path.clone(), entry: moved })
+    }
+
     fn delete_as(
         &self,
         path: &EntryPath,

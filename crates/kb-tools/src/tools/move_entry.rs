@@ -1,14 +1,16 @@
-//! move_entry: move an entry to another category, transforming its frontmatter.
+//! move_entry: move an entry to another category, transforming its frontmatter; or move
+//! any note to another path of the vault (`targetPath`), which adopts a note of the
+//! person's into a category when the path is in a category folder.
 
-use kb_domain::Category;
+use kb_domain::{Category, EntryPath};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::args::FilingCategoryArg;
+use crate::args::{FilingCategoryArg, entry_path};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, resolve_entry};
-use crate::result::{StateUpdate, ToolError, ToolOutput};
+use crate::result::{ErrorCode, StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of move_entry.
@@ -17,9 +19,14 @@ pub struct MoveEntryArgs {
     /// The entry: its current path (like inbox/garden-shed.md) or its name as the person says it ("the
     /// bakery idea").
     pub path: String,
-    /// The category to move it into.
+    /// The category to move it into (named by kb's rules). Give this or targetPath.
     #[serde(rename = "targetCategory")]
-    pub target_category: FilingCategoryArg,
+    pub target_category: Option<FilingCategoryArg>,
+    /// Instead of a category: the exact vault path to move it to, like "Archive/2024/garden-shed.md"
+    /// or "projects/garden-shed.md" (a note of the person's moved into a category folder becomes an
+    /// entry of that category).
+    #[serde(rename = "targetPath")]
+    pub target_path: Option<String>,
 }
 
 /// What move_entry answers.
@@ -39,6 +46,12 @@ pub struct MoveEntryData {
     pub resolved: Option<Resolution>,
 }
 
+/// Where move_entry was asked to take the note.
+enum Target {
+    Category(Category),
+    Path(EntryPath),
+}
+
 /// The move_entry tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MoveEntry;
@@ -47,7 +60,8 @@ impl Tool for MoveEntry {
     const NAME: &'static str = "move_entry";
     const DESCRIPTION: &'static str = "Move an entry to a different category, keeping everything written in it. \
         Use when the user reclassifies an entry (\"actually that should be a project\"), usually the entry filed \
-        most recently, or to file an inbox entry once the user has said where it belongs.";
+        most recently, or to file an inbox entry once the user has said where it belongs. With targetPath \
+        instead, move any note to another folder or file name of the vault. Links to it follow the move.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
     const HINTS: ToolHints = ToolHints { read_only: false, destructive: false, idempotent: true };
     type Args = MoveEntryArgs;
@@ -59,11 +73,24 @@ impl Tool for MoveEntry {
         ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<MoveEntryData>, ToolError> {
+        let target = match (args.target_category, args.target_path) {
+            (Some(category), None) => Target::Category(category.into()),
+            (None, Some(path)) => Target::Path(entry_path(path.trim())?),
+            _ => {
+                return Err(ToolError::new(
+                    ErrorCode::InvalidArguments,
+                    "give targetCategory or targetPath (one of them)",
+                ));
+            }
+        };
         let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
-        let target: Category = args.target_category.into();
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
-        let outcome = run_blocking(move || repo.move_entry_as(&path, target, &by)).await??;
+        let outcome = run_blocking(move || match target {
+            Target::Category(category) => repo.move_entry_as(&path, category, &by),
+            Target::Path(new) => repo.move_to_path_as(&path, &new, &by),
+        })
+        .await??;
         let new_path = outcome.entry.path.clone();
         Ok(ToolOutput {
             data: MoveEntryData {

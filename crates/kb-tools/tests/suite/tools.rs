@@ -263,6 +263,46 @@ async fn moving_an_inbox_capture_keeps_the_persons_words() {
 }
 
 #[tokio::test]
+async fn move_entry_takes_a_note_to_a_path_or_a_category_never_both() {
+    let (services, repo) = services();
+    seed(&repo, "Journal/2025/Kiln.md", "Fire the kiln.\n");
+    let both =
+        json!({"path": "Journal/2025/Kiln.md", "targetCategory": "ideas", "targetPath": "Archive/Kiln.md"});
+    for args in [both, json!({"path": "Journal/2025/Kiln.md"})] {
+        let r = call(&services, &ctx(), "move_entry", args).await;
+        assert_eq!(r.error_code, Some(ErrorCode::InvalidArguments));
+        assert!(error_of(&r).contains("targetCategory or targetPath"), "{:?}", r.error);
+    }
+    let r = call(
+        &services,
+        &ctx(),
+        "move_entry",
+        json!({"path": "Journal/2025/Kiln", "targetPath": "Archive/Kiln.md"}),
+    )
+    .await;
+    assert_eq!(
+        data_of(&r),
+        &json!({"oldPath": "Journal/2025/Kiln.md", "newPath": "Archive/Kiln.md", "category": "other"})
+    );
+    let moved = repo.get(&EntryPath::parse("Archive/Kiln.md").unwrap()).unwrap();
+    assert_eq!((moved.body.as_str(), moved.frontmatter.is_empty()), ("Fire the kiln.\n", true));
+    let r =
+        call(&services, &ctx(), "move_entry", json!({"path": "Archive/Kiln.md", "targetPath": "../x.md"}))
+            .await;
+    assert_eq!(r.error_code, Some(ErrorCode::InvalidPath));
+    let r = call(
+        &services,
+        &ctx(),
+        "move_entry",
+        json!({"path": "Archive/Kiln.md", "targetPath": "projects/kiln.md"}),
+    )
+    .await;
+    assert_eq!(data_of(&r)["category"], "projects");
+    let adopted = repo.get(&EntryPath::parse("projects/kiln.md").unwrap()).unwrap();
+    assert_eq!((adopted.name().as_str(), adopted.status()), ("Kiln", Some("active")));
+}
+
+#[tokio::test]
 async fn taken_slugs_get_suffixes() {
     let answer = classification(Category::Ideas, 0.9, "Same name");
     let (services, repo) = services_with(Arc::new(ScriptedClassifier::always(Ok(answer))), None);
