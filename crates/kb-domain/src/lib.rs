@@ -83,10 +83,10 @@ pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
 pub use ports::{
     ChangeObserver, ChatModel, Clock, ConversationStore, EntryCatalogue, EntryChange, EntryContext,
-    EntryLinks, EntryReader, EntryRepository, EntryWriter, FixedClock, LaterChanges, LinkedNote, ListFilter,
-    ListPage, MalformedFile, MergeOutcome, MoveOutcome, NameMatch, NearbyNote, Relation, RepositoryError,
-    RestoreOutcome, RevisionHistory, RevisionText, SearchError, SearchHit, SearchIndex, SearchQuery,
-    SearchResults, StoreError, SystemClock, UndoOutcome, UpdateOutcome,
+    EntryLinks, EntryReader, EntryRepository, EntryWriter, FixedClock, FolderCount, LaterChanges, LinkedNote,
+    ListFilter, ListPage, MalformedFile, MergeOutcome, MoveOutcome, NameMatch, NearbyNote, Relation,
+    RepositoryError, RestoreOutcome, RevisionHistory, RevisionText, SearchError, SearchHit, SearchIndex,
+    SearchQuery, SearchResults, StoreError, SystemClock, UndoOutcome, UpdateOutcome,
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};

@@ -3,7 +3,7 @@
 //! conversation summary.
 
 use chrono::NaiveDate;
-use kb_domain::EntrySummary;
+use kb_domain::{EntrySummary, FolderCount};
 
 /// The prompt's text, with `{today}`, `{timezone}`, `{overview}` and `{conversation}`
 /// slots.
@@ -26,6 +26,8 @@ pub struct PromptInputs<'a> {
     pub time_zone: Option<&'a str>,
     /// Entries of the vault, most recent first, for the vault overview.
     pub entries: &'a [EntrySummary],
+    /// The top folders of the person's own notes, for the vault overview.
+    pub folders: &'a [FolderCount],
     /// How many tokens the vault overview may take.
     pub overview_token_budget: usize,
     /// The summary of turns older than the window, if any.
@@ -40,7 +42,8 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
         _ => NO_SUMMARY.to_string(),
     };
     let today = inputs.today.format("%A %Y-%m-%d").to_string();
-    let overview = vault_overview(inputs.entries, inputs.overview_token_budget);
+    let mut overview = vault_overview(inputs.entries, inputs.overview_token_budget);
+    overview.push_str(&own_folders(inputs.folders));
     fill(
         TEMPLATE,
         &[
@@ -100,6 +103,37 @@ pub fn vault_overview(entries: &[EntrySummary], token_budget: usize) -> String {
     out
 }
 
+/// The line saying where the person's own notes are, when they have any: each top folder
+/// (the biggest first, at most [`FOLDERS_SHOWN`]) with how many notes it holds.
+pub fn own_folders(folders: &[FolderCount]) -> String {
+    if folders.is_empty() {
+        return String::new();
+    }
+    let mut biggest: Vec<&FolderCount> = folders.iter().collect();
+    biggest.sort_by(|a, b| b.notes.cmp(&a.notes).then_with(|| a.folder.cmp(&b.folder)));
+    let named: Vec<String> = biggest
+        .iter()
+        .take(FOLDERS_SHOWN)
+        .map(|f| {
+            if f.folder.is_empty() {
+                format!("the vault root ({})", f.notes)
+            } else {
+                format!("{}/ ({})", f.folder, f.notes)
+            }
+        })
+        .collect();
+    let more = folders.len().saturating_sub(FOLDERS_SHOWN);
+    let more = if more > 0 { format!(" and {more} more folders") } else { String::new() };
+    format!(
+        "The person's own notes (category other, outside the category folders) are in {}{more}: find them with \
+         search_entries, list them with list_entries (category other, folder), read one with get_entry by its path.\n",
+        named.join(", ")
+    )
+}
+
+/// How many top folders of the person's own notes the overview names.
+pub const FOLDERS_SHOWN: usize = 12;
+
 /// One entry's line in the vault overview.
 fn overview_line(entry: &EntrySummary) -> String {
     let status = entry.status.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default();
@@ -136,5 +170,19 @@ mod tests {
         let all = vault_overview(&entries[..2], 10_000);
         assert!(!all.contains("not shown"));
         assert_eq!(vault_overview(&[], 100), EMPTY_OVERVIEW);
+    }
+
+    #[test]
+    fn the_persons_own_folders_are_named_biggest_first() {
+        let folder = |name: &str, notes| FolderCount { folder: name.into(), notes };
+        assert_eq!(own_folders(&[]), "");
+        let line = own_folders(&[folder("", 3), folder("Journal", 412), folder("Work", 88)]);
+        assert!(line.contains("in Journal/ (412), Work/ (88), the vault root (3):"), "{line}");
+        let many: Vec<FolderCount> = (0..20).map(|n| folder(&format!("F{n:02}"), 100 - n)).collect();
+        let line = own_folders(&many);
+        assert!(
+            line.contains("F00/ (100)") && line.contains("and 8 more folders") && !line.contains("F12/"),
+            "{line}"
+        );
     }
 }

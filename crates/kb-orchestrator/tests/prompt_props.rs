@@ -55,6 +55,7 @@ proptest! {
             today,
             time_zone: time_zone.as_deref(),
             entries: &entries,
+            folders: &[],
             overview_token_budget: budget,
             summary: summary.as_deref(),
         });

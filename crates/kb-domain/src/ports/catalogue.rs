@@ -28,6 +28,17 @@ pub struct ListFilter {
     pub offset: usize,
 }
 
+/// A top folder of the person's own notes (outside the category folders) and how many
+/// notes it holds, sub-folders included; the folder is empty for the notes at the vault
+/// root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderCount {
+    /// The folder, vault-relative (`Journal`), or empty for the root.
+    pub folder: String,
+    /// How many notes are in it and below it.
+    pub notes: usize,
+}
+
 /// A page of entries, newest `updated_at` first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListPage {
@@ -193,6 +204,9 @@ pub trait EntryCatalogue: Send + Sync {
     /// The entry's links (`[[wikilinks]]` and Markdown links, resolved as Obsidian does)
     /// and the links to it, from memory; none for an entry the catalogue does not know (yet).
     fn links(&self, path: &EntryPath) -> Result<EntryLinks, RepositoryError>;
+    /// The top folders of the person's own notes with how many each holds, by folder (the
+    /// root's first when there are notes there); from memory.
+    fn other_note_folders(&self) -> Result<Vec<FolderCount>, RepositoryError>;
     /// The entry at `path` with every note within `depth` links of it, either way (what it
     /// links to, what links to it, and so on), nearest first and newest first at each
     /// distance; from memory, reading no file. `NotFound` when the catalogue does not know it.

@@ -20,8 +20,8 @@ mod revisions;
 mod search;
 
 pub use self::catalogue::{
-    EntryCatalogue, EntryContext, EntryLinks, LinkedNote, ListFilter, ListPage, MalformedFile, NameMatch,
-    NearbyNote, Relation,
+    EntryCatalogue, EntryContext, EntryLinks, FolderCount, LinkedNote, ListFilter, ListPage, MalformedFile,
+    NameMatch, NearbyNote, Relation,
 };
 pub use self::chat_model::ChatModel;
 pub use self::clock::{Clock, FixedClock, SystemClock};

@@ -279,22 +279,27 @@ impl Orchestrator {
     async fn prompt(&self, summary: Option<&str>, today: NaiveDate) -> String {
         let repository = Arc::clone(&self.services.repository);
         let filter = ListFilter { limit: OVERVIEW_ENTRIES, ..ListFilter::default() };
-        let listed = tokio::task::spawn_blocking(move || repository.list(&filter)).await;
-        let entries = match listed {
-            Ok(Ok(page)) => page.entries,
+        let listed = tokio::task::spawn_blocking(move || {
+            let page = repository.list(&filter)?;
+            Ok::<_, kb_domain::RepositoryError>((page, repository.other_note_folders()?))
+        })
+        .await;
+        let (entries, folders) = match listed {
+            Ok(Ok((page, folders))) => (page.entries, folders),
             Ok(Err(error)) => {
                 tracing::warn!(%error, "the entries could not be listed for the vault overview");
-                Vec::new()
+                (Vec::new(), Vec::new())
             }
             Err(error) => {
                 tracing::warn!(%error, "listing the entries for the vault overview failed");
-                Vec::new()
+                (Vec::new(), Vec::new())
             }
         };
         system_prompt(&PromptInputs {
             today,
             time_zone: self.settings.time_zone.as_deref(),
             entries: &entries,
+            folders: &folders,
             overview_token_budget: self.settings.overview_token_budget,
             summary,
         })

@@ -14,7 +14,7 @@ use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
     CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryContext, EntryLinks, EntryPath,
-    EntrySummary, ListFilter, ListPage, MalformedFile, NameMatch,
+    EntrySummary, FolderCount, ListFilter, ListPage, MalformedFile, NameMatch,
 };
 
 /// What is remembered of one entry.
@@ -60,6 +60,11 @@ fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
         keys.push((Some(category), Some(status.to_string())));
     }
     keys
+}
+
+/// The first folder of `path` (`""` at the root).
+fn top_folder(path: &EntryPath) -> &str {
+    path.folder().split('/').next().unwrap_or_default()
 }
 
 /// Whether `path` is in `folder` (vault-relative) or a folder below it.
@@ -135,6 +140,8 @@ pub(crate) struct Cache {
     by_name: BTreeMap<String, BTreeSet<EntryPath>>,
     /// Every entry's `[[wikilinks]]` and Markdown links, and its backlinks.
     links: LinkGraph,
+    /// How many of the person's own notes each top folder holds (`""`: the root).
+    other_folders: BTreeMap<String, usize>,
     /// Counts the changes, so a snapshot knows whether it is older than another.
     version: u64,
 }
@@ -158,6 +165,8 @@ impl Cache {
         // other notes have no status, due date or follow-up of kb's.
         if record.category().is_folder() {
             self.digest.insert(&record);
+        } else {
+            *self.other_folders.entry(top_folder(&entry.path).to_string()).or_default() += 1;
         }
         for name in folded_names(&record) {
             self.by_name.entry(name).or_default().insert(entry.path.clone());
@@ -204,6 +213,14 @@ impl Cache {
         kb_domain::links::retarget_wikilinks(source.as_str(), text, from.as_str(), to.as_str(), resolver)
     }
 
+    /// The top folders of the person's own notes with how many each holds.
+    pub(crate) fn other_note_folders(&self) -> Vec<FolderCount> {
+        self.other_folders
+            .iter()
+            .map(|(folder, notes)| FolderCount { folder: folder.clone(), notes: *notes })
+            .collect()
+    }
+
     /// The entries that refer to `path`, by path.
     pub(crate) fn referrers_of(&self, path: &EntryPath) -> Vec<EntryPath> {
         self.referrers.get(path).map(|set| set.iter().cloned().collect()).unwrap_or_default()
@@ -222,6 +239,15 @@ impl Cache {
             }
         }
         self.digest.remove(&old.record);
+        if path.is_other() {
+            let top = top_folder(path);
+            if let Some(count) = self.other_folders.get_mut(top) {
+                *count -= 1;
+                if *count == 0 {
+                    self.other_folders.remove(top);
+                }
+            }
+        }
         for name in folded_names(&old.record) {
             if let Some(set) = self.by_name.get_mut(&name) {
                 set.remove(path);
@@ -469,6 +495,17 @@ mod tests {
             cache.list(&ListFilter { category: Some(Category::Other), ..ListFilter::default() }).total,
             5
         );
+        let folders = |cache: &Cache| -> Vec<(String, usize)> {
+            cache.other_note_folders().into_iter().map(|f| (f.folder, f.notes)).collect()
+        };
+        let expected =
+            [("", 1), ("Journal", 2), ("Journal 2", 1), ("Work", 1)].map(|(f, n)| (f.to_string(), n));
+        assert_eq!(folders(&cache), expected);
+        cache.remove(&EntryPath::parse("Journal/2025/a.md").unwrap());
+        cache.remove(&EntryPath::parse("Work/d.md").unwrap());
+        cache.insert(&entry("Journal/b.md", "changed"));
+        let expected = [("", 1), ("Journal", 1), ("Journal 2", 1)].map(|(f, n)| (f.to_string(), n));
+        assert_eq!(folders(&cache), expected);
     }
 
     #[test]

@@ -379,6 +379,10 @@ impl EntryCatalogue for Vault {
         Ok(self.lock().cache.links(path).unwrap_or_default())
     }
 
+    fn other_note_folders(&self) -> Result<Vec<kb_domain::FolderCount>, RepositoryError> {
+        Ok(self.lock().cache.other_note_folders())
+    }
+
     fn digest_candidates(
         &self,
         today: NaiveDate,
