@@ -6,6 +6,7 @@ mod entries;
 mod history;
 mod mcp;
 mod outreach;
+mod progress;
 mod reindex;
 mod serve;
 mod tidy;
@@ -81,8 +82,14 @@ fn config(kb_dir: Option<PathBuf>) -> Result<Config, CliError> {
     Ok(Config::from_env(kb_dir)?)
 }
 
-/// Opens kb, its changes recorded as the command line's.
+/// Opens kb, its changes recorded as the command line's; while the search index is built
+/// or caught up (a first start on a big vault), a progress bar shows on a terminal.
 async fn open(config: Config) -> Result<Assistant, CliError> {
+    let bar = progress::bar();
+    let options =
+        kb_search::OpenOptions { progress: Some(progress::report_to(bar.clone())), ..Default::default() };
+    let opened = Assistant::open_with_progress(config, options).await;
+    bar.finish_and_clear();
     // What the command line changes is recorded as coming from it.
-    Ok(Assistant::open(config).await?.with_source(kb_core::CaptureSource::Cli))
+    Ok(opened?.with_source(kb_core::CaptureSource::Cli))
 }

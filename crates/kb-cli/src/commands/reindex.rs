@@ -5,14 +5,13 @@
 //! It opens only the index (not the whole assistant) so it can report what the opening
 //! itself found: opening is where the work happens.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kb_core::Config;
-use kb_search::{IndexProgress, OpenOptions, OpenStats, ProgressFn};
+use kb_search::{OpenOptions, OpenStats};
 use serde_json::{Value, json};
 
+use super::progress;
 use crate::failure::CliError;
 use crate::output::{self, Format};
 
@@ -22,8 +21,10 @@ pub fn run(config: &Config, format: Format) -> Result<(), CliError> {
     if !root.is_dir() {
         return Err(CliError::runtime(format!("no vault at {}: nothing to index", root.display())));
     }
-    let bar = progress_bar();
-    let options = OpenOptions { progress: Some(report_to(bar.clone())), language: config.search_language };
+    let bar = progress::bar();
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let options =
+        OpenOptions { progress: Some(progress::report_to(bar.clone())), language: config.search_language };
     let opened = kb_core::open_index(root, &config.exclude, options);
     bar.finish_and_clear();
     let index = opened.map_err(|e| CliError::runtime(e.to_string()))?;
@@ -33,24 +34,6 @@ pub fn run(config: &Config, format: Format) -> Result<(), CliError> {
     } else {
         output::print_text(&stats_text(stats))
     }
-}
-
-fn progress_bar() -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} files ({eta})")
-        .map(|style| style.progress_chars("=> "))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
-}
-
-fn report_to(bar: ProgressBar) -> ProgressFn {
-    Arc::new(move |progress: IndexProgress| {
-        bar.set_message(if progress.rebuilding { "rebuilding the index" } else { "reading changed files" });
-        bar.set_length(progress.total as u64);
-        bar.set_position(progress.done as u64);
-    })
 }
 
 fn stats_json(stats: &OpenStats) -> Value {

@@ -15,5 +15,6 @@ mod mcp_bad_input;
 mod mcp_python;
 mod mcp_rmcp;
 mod outreach;
+mod own_notes;
 mod processes;
 mod references;

@@ -3,7 +3,9 @@
 (function () {
   const $ = (sel) => document.querySelector(sel);
   const CATEGORIES = ["people", "projects", "ideas", "admin", "inbox"];
-  const ENTRY_PATH = /^(people|projects|ideas|admin|inbox)\/[A-Za-z0-9._-]+\.md$/;
+  // A note's vault path: visible folders and a visible .md file, in any folder.
+  // (No `:`, so no URL scheme reads as a path.)
+  const ENTRY_PATH = /^(?:[^/\\.:\u0000-\u001f][^/\\:\u0000-\u001f]*\/)*[^/\\.:\u0000-\u001f][^/\\:\u0000-\u001f]*\.md$/;
   const PAGE_SIZE = 20;
 
   // ---------- escaping and markdown ----------
