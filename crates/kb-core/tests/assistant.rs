@@ -131,8 +131,19 @@ async fn a_vault_someone_already_keeps_is_left_as_it_was_by_a_start_a_search_and
     assert!(before.len() > 30, "the corpus is there: {} files and folders", before.len());
 
     let kb = Assistant::open(Config { watch: true, ..Config::offline(dir.path()) }).await.unwrap();
-    kb.entries().search(&SearchRequest::new("books")).await.unwrap();
-    kb.entries().list(&ListQuery::default()).await.unwrap();
+    let found = kb.entries().search(&SearchRequest::new("books")).await.unwrap();
+    assert!(found.total > 0, "the person's notes are searched");
+    // Every visible markdown file is a note kb knows, in its own folder.
+    let visible = |p: &std::path::Path| p.iter().all(|part| !part.to_string_lossy().starts_with('.'));
+    let notes = before.keys().filter(|p| p.extension().is_some_and(|e| e == "md") && visible(p)).count();
+    let listed = kb.entries().list(&ListQuery { limit: Some(1), ..ListQuery::default() }).await.unwrap();
+    assert_eq!(listed.total + kb.health().malformed_files, notes);
+    // Links resolve as Obsidian resolves them: Home's [[example tasks]] leads into tasks/.
+    let home = kb.entries().get("Home.md").await.unwrap();
+    let targets: Vec<String> = home.links.iter().filter_map(|l| l.path.clone()).collect();
+    assert!(targets.contains(&"tasks/example tasks.md".to_string()), "{targets:?}");
+    let tasks = kb.entries().get("tasks/example tasks.md").await.unwrap();
+    assert!(tasks.backlinks.iter().any(|l| l.path.as_deref() == Some("Home.md")), "{:?}", tasks.backlinks);
     kb.entries().digest("daily").await.unwrap();
     kb.entries().digest("weekly").await.unwrap();
     // Long enough for the background work a start sets off (sweeps, the entry list writer).
