@@ -30,6 +30,10 @@ pub enum MoveError {
     /// Another file is at the path a note was to move to.
     #[error("{0} is taken by another file: choose another path")]
     PathTaken(EntryPath),
+    /// The path a note was to move to is one kb leaves out (`.gitignore`, `.kbignore`,
+    /// `KB_EXCLUDE`).
+    #[error("{0} is left out of kb by the vault's ignore patterns: choose another path")]
+    LeftOut(EntryPath),
 }
 
 /// The frontmatter and body an entry has after moving to `target` at `now`.

@@ -104,6 +104,9 @@ impl Vault {
             if state.cache.is_taken(new) || fs::symlink_metadata(self.root.file(new)).is_ok() {
                 return Err(MoveError::PathTaken(new.clone()).into());
             }
+            if self.root.scope().excludes(new.as_str(), false) {
+                return Err(MoveError::LeftOut(new.clone()).into());
+            }
         }
         let moving = self.moving(path, &target, &old_file)?;
         let mut referrers: Vec<EntryPath> =

@@ -160,6 +160,7 @@ fn a_note_moves_to_any_path_as_it_is_and_into_a_category_as_an_entry() {
     write(root, "Journal/Work.md", "work\n");
     write(root, "Reading.md", "- Dune\n");
     write(root, "Index of ideas.md", "[[Journal/2025/Kiln idea]] and [[Reading|books]]\n");
+    write(root, ".gitignore", "build/\n");
     let vault = open(root);
     let before = snapshot(root);
 
@@ -167,6 +168,8 @@ fn a_note_moves_to_any_path_as_it_is_and_into_a_category_as_an_entry() {
     let kiln_path = path("Journal/2025/Kiln idea.md");
     let taken = vault.move_to_path_as(&kiln_path, &path("Reading.md"), &cli()).unwrap_err();
     assert!(taken.to_string().contains("taken"), "{taken}");
+    let ignored = vault.move_to_path_as(&kiln_path, &path("build/Kiln.md"), &cli()).unwrap_err();
+    assert!(ignored.to_string().contains("left out"), "{ignored}");
     assert_eq!(snapshot(root), before, "a refused move changes nothing");
     let moved = vault.move_to_path_as(&kiln_path, &path("Archive/Kiln idea.md"), &cli()).unwrap();
     assert_eq!(moved.entry.category(), Category::Other);
