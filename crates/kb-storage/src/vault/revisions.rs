@@ -9,11 +9,10 @@ use std::fs;
 
 use kb_domain::{
     ChangeContext, ContentHash, Entry, EntryChange, EntryPath, FileChange, HistoryError, ObservedFile,
-    RepositoryError, RestoreOutcome, Revision, RevisionText, Slug,
+    RepositoryError, RestoreOutcome, Revision, RevisionText,
 };
 
 use super::safe_path::io_error;
-use super::writes::NewFile;
 use super::{State, Vault, atomic};
 use crate::history::content_hash;
 
@@ -231,23 +230,35 @@ impl Vault {
             .and_then(|newest| newest.entry_id.clone()))
     }
 
-    /// `wanted` when no file is there, else the first free `slug-2`, `slug-3`, … in its
-    /// category; the file is created there with `bytes`.
+    /// `wanted` when no file is there, else the first free `name-2`, `name-3`, … in the
+    /// same folder (made again when it is gone); the file is created there with `bytes`.
     fn free_path_like(
         &self,
         state: &State,
         wanted: &EntryPath,
         bytes: &[u8],
     ) -> Result<EntryPath, RepositoryError> {
-        let file = self.root.file(wanted);
-        if !state.cache.is_taken(wanted)
-            && fs::symlink_metadata(&file).is_err()
-            && atomic::create_new(&file, bytes).map_err(|e| io_error(&file, e))?
-        {
-            return Ok(wanted.clone());
+        let folder = self.root.folder_of(wanted);
+        fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
+        if !self.root.is_inside(&folder) {
+            return Err(RepositoryError::OutsideVault(wanted.folder().to_string()));
         }
-        let slug = Slug::from_name(wanted.stem());
-        self.place_new(&state.cache, NewFile::new(wanted.category(), &slug, bytes), |_| Ok(()))
+        let prefix = if wanted.folder().is_empty() { String::new() } else { format!("{}/", wanted.folder()) };
+        for n in 1..=super::writes::MAX_SUFFIX {
+            let candidate = if n == 1 {
+                wanted.clone()
+            } else {
+                EntryPath::parse(&format!("{prefix}{}-{n}.md", wanted.stem()))?
+            };
+            let file = self.root.file(&candidate);
+            if state.cache.is_taken(&candidate) || fs::symlink_metadata(&file).is_ok() {
+                continue;
+            }
+            if atomic::create_new(&file, bytes).map_err(|e| io_error(&file, e))? {
+                return Ok(candidate);
+            }
+        }
+        Err(io_error(&folder, std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free name")))
     }
 
     /// Updates the cache for the file at `path`, now `bytes` (`None`: gone); the change

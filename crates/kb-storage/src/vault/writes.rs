@@ -20,7 +20,7 @@ use super::safe_path::io_error;
 use super::{State, Vault, atomic, scan};
 
 /// How many collision suffixes are tried before giving up on a slug.
-const MAX_SUFFIX: u32 = 100_000;
+pub(super) const MAX_SUFFIX: u32 = 100_000;
 
 /// Whether a new entry may share its name with an entry of its category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

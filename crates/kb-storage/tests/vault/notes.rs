@@ -323,3 +323,21 @@ proptest::proptest! {
         proptest::prop_assert_eq!(end, start);
     }
 }
+
+#[test]
+fn a_deleted_note_comes_back_in_its_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Journal/2025/Day one.md", "Walked to the lake.\n");
+    let vault = open(root);
+    let day = path("Journal/2025/Day one.md");
+    vault.refresh(&day).unwrap();
+    let deleted = vault.delete_as(&day, &cli()).unwrap().unwrap();
+    fs::remove_dir_all(root.join("Journal")).unwrap();
+    let history = vault.history(&day).unwrap();
+    let before_delete = history.iter().find(|r| r.id != deleted.id).map_or(deleted.id, |r| r.id);
+    let restored = vault.restore_as(&day, before_delete, &cli()).unwrap();
+    assert_eq!(restored.path, day);
+    assert_eq!(fs::read_to_string(root.join("Journal/2025/Day one.md")).unwrap(), "Walked to the lake.\n");
+    assert!(!root.join("other").exists(), "no folder named after the category");
+}
