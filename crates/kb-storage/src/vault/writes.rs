@@ -71,6 +71,11 @@ impl Vault {
         mut before: impl FnMut(&EntryPath) -> Result<(), RepositoryError>,
     ) -> Result<EntryPath, RepositoryError> {
         let NewFile { category, slug, bytes } = new;
+        if !category.is_folder() {
+            // Nothing is filed outside the category folders: a note of the person's is
+            // placed at its own path (see `place_at`).
+            return Err(RepositoryError::InvalidPath(kb_domain::InvalidPath::WrongFolder(slug.to_string())));
+        }
         // A category folder deleted while kb runs is made again.
         let folder = self.root.folder(category);
         fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
