@@ -14,6 +14,7 @@ mod commands;
 mod failure;
 mod output;
 mod repl;
+mod terminal;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -112,6 +112,17 @@ pub fn search_hits(data: &Value) -> String {
 
 /// A get_entry answer: the name, the path, the fields, then the body.
 pub fn entry(data: &Value) -> String {
+    entry_with(data, |body| format!("{body}\n"))
+}
+
+/// A get_entry answer for a terminal that takes colour: as [`entry`], with the body's
+/// markdown rendered.
+pub fn styled_entry(data: &Value) -> String {
+    entry_with(data, crate::terminal::markdown)
+}
+
+/// A get_entry answer with the body (trimmed at its end) shown by `body`.
+fn entry_with(data: &Value, body: impl Fn(&str) -> String) -> String {
     let entry = data.get("entry").unwrap_or(data);
     let mut out = format!("{}\n{}\n", text(entry, "name"), text(entry, "path"));
     if let Some(fields) = entry.get("frontmatter").and_then(Value::as_object) {
@@ -128,11 +139,10 @@ pub fn entry(data: &Value) -> String {
             ));
         }
     }
-    let body = text(entry, "content").trim_end();
-    if !body.is_empty() {
+    let content = text(entry, "content").trim_end();
+    if !content.is_empty() {
         out.push('\n');
-        out.push_str(body);
-        out.push('\n');
+        out.push_str(&body(content));
     }
     out.push_str(&linked_notes("links to", data.get("links")));
     out.push_str(&linked_notes("linked from", data.get("backlinks")));

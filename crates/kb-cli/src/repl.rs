@@ -1,32 +1,52 @@
 //! `kb chat`: the conversation in a terminal. Without `--conversation` or `--new` it lists
 //! recent conversations and lets the person pick one by number (Enter starts a new one).
-//! Each line read is one chat turn; `quit`, `exit` or end of input (Ctrl-D) end it. Lines
-//! come from stdin, so a pipe can drive it too. `--verbose` prints the tool calls of each
+//! Each line read is one chat turn; `quit`, `exit`, `/quit` or end of input (Ctrl-D) end
+//! it; `/new` starts a new conversation, `/undo` undoes this conversation's last change and
+//! `/help` lists these. Lines come from stdin, so a pipe can drive it too; on a terminal
+//! they are read with line editing, and what was typed is kept in the vault's
+//! `.kb/chat-history` for the next session (Up recalls it). On a terminal each tool of a
+//! turn shows as a line while the turn runs (✓ or ✗ and what it did) and, when the terminal
+//! takes colour, the answer's markdown is rendered. `--verbose` prints the tool calls of each
 //! turn and their results, read back from the stored messages; `--json` prints each turn's
 //! answer as one JSON line instead of the prompts.
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 
-use kb_core::{Assistant, ChatResponse, Conversation, ConversationId, Message};
+use kb_core::domain::turn_events::TurnEvent;
+use kb_core::{Assistant, ChatResponse, Conversation, ConversationId, LaterChanges, Message, UndoOf};
 use kb_domain::Role;
 use kb_server::dto::{ChatAnswer, MessageJson};
+use rustyline::error::ReadlineError;
 use serde_json::Value;
 
 use crate::cli::ChatArgs;
 use crate::failure::CliError;
 use crate::output::Format;
+use crate::terminal;
 
 /// How many recent conversations the picker offers.
 const PICK_FROM: usize = 10;
 /// How many earlier messages are shown when going on with a conversation.
 const RECAP_MESSAGES: usize = 4;
+/// The file under the vault that keeps the lines typed in `kb chat`, for the next session.
+const HISTORY_FILE: &str = ".kb/chat-history";
+/// How many typed lines the history keeps.
+const HISTORY_LINES: usize = 1000;
+/// What `/help` prints.
+const HELP: &str = "Type a message to talk to kb. Commands:
+  /new    start a new conversation
+  /undo   undo the last change kb made in this conversation
+  /help   show this
+  /quit   leave (also quit, exit or Ctrl-D)";
 
 /// Runs the REPL until `quit`, `exit` or end of input.
 pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), CliError> {
-    let stdin = std::io::stdin();
-    let echo = !stdin.is_terminal();
-    let mut input = stdin.lock();
-    let banner = format!("kb chat ({} model) — type quit or exit to leave", kb.model_name());
+    let mut input = Input::open(kb.vault_root());
+    let echo = !input.is_terminal();
+    let styled = terminal::styled();
+    let banner =
+        format!("kb chat ({} model) — type /help for commands, quit or exit to leave", kb.model_name());
     let mut current = match (&args.conversation, args.new) {
         (Some(id), _) => {
             // An unknown id ends here, before anything is shown.
@@ -34,7 +54,7 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
             if !format.is_json() {
                 say(&banner)?;
             }
-            Some(recap(found, format)?)
+            Some(recap(found, format, styled)?)
         }
         (None, true) if format.is_json() => None,
         (None, true) => {
@@ -44,14 +64,12 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
         (None, false) => match pick(kb, &mut input, echo, format, &banner).await? {
             Pick::Quit => return Ok(()),
             Pick::New => None,
-            Pick::Existing(id) => Some(recap(kb.chat().conversation(&id).await?, format)?),
+            Pick::Existing(id) => Some(recap(kb.chat().conversation(&id).await?, format, styled)?),
         },
     };
     loop {
-        if !format.is_json() {
-            prompt("you> ")?;
-        }
-        let Some(line) = read_line(&mut input)? else {
+        let you = if format.is_json() { "" } else { "you> " };
+        let Some(line) = input.read(you, false, true)? else {
             if !format.is_json() {
                 say("")?;
             }
@@ -64,8 +82,13 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
         if text.is_empty() {
             continue;
         }
-        if text == "quit" || text == "exit" {
-            break;
+        match Command::of(text) {
+            Some(Command::Quit) => break,
+            Some(command) => {
+                command.run(kb, &mut current, format).await?;
+                continue;
+            }
+            None => {}
         }
         let seen = match (&current, args.verbose) {
             (Some(id), true) => {
@@ -76,11 +99,14 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
         // The answer is printed as it is written, unless the turn is printed whole (JSON,
         // or verbose with its tool calls first).
         let live = !format.is_json() && !args.verbose;
+        // On a terminal the tools show as they run; on one that takes colour the answer is
+        // rendered once it is whole rather than printed as written.
+        let shown = Live { tools: shows_tools(&input), stream: !styled, styled };
         let (answer, printed) = if live {
             let (sender, events) = tokio::sync::mpsc::unbounded_channel();
             let (answer, printed) = tokio::join!(
                 kb.chat().send_with_events(current.as_ref(), text, sender),
-                print_deltas(events)
+                follow(events, shown)
             );
             (answer, printed?)
         } else {
@@ -94,7 +120,7 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
                 } else {
                     Vec::new()
                 };
-                show_turn(&response, &tools, format, printed)?;
+                show_turn(&response, &tools, format, printed, styled)?;
             }
             Err(error) => {
                 if printed {
@@ -120,7 +146,7 @@ enum Pick {
 /// Lists recent conversations and reads the person's choice.
 async fn pick(
     kb: &Assistant,
-    input: &mut impl BufRead,
+    input: &mut Input,
     echo: bool,
     format: Format,
     banner: &str,
@@ -139,8 +165,8 @@ async fn pick(
         out(&format!("  {:>2}. {}  ({when})", n + 1, conversation.title))?;
     }
     loop {
-        prompt_to(format, "Pick a number, or press Enter for a new conversation: ")?;
-        let Some(line) = read_line(input)? else { return Ok(Pick::Quit) };
+        let question = "Pick a number, or press Enter for a new conversation: ";
+        let Some(line) = input.read(question, format.is_json(), false)? else { return Ok(Pick::Quit) };
         let choice = line.trim();
         if echo {
             out(choice)?;
@@ -162,6 +188,7 @@ async fn pick(
 fn recap(
     (conversation, messages): (Conversation, Vec<Message>),
     format: Format,
+    styled: bool,
 ) -> Result<ConversationId, CliError> {
     if !format.is_json() {
         say(&format!("Going on with \"{}\"", conversation.title))?;
@@ -170,6 +197,11 @@ fn recap(
             .filter(|m| matches!(m.role, Role::User | Role::Assistant) && m.tool_calls.is_empty())
             .collect();
         for message in &said[said.len().saturating_sub(RECAP_MESSAGES)..] {
+            if message.role == Role::Assistant && styled {
+                say("kb>")?;
+                prompt(&terminal::markdown(message.content.trim()))?;
+                continue;
+            }
             let who = if message.role == Role::User { "you" } else { "kb" };
             say(&format!("{who}> {}", message.content.trim()))?;
         }
@@ -192,35 +224,81 @@ async fn new_tool_messages(kb: &Assistant, id: &ConversationId, seen: usize) -> 
     }
 }
 
-/// Prints the answer's pieces as they arrive, after `kb> `, as the whole answer would be
-/// printed (trimmed at both ends); answers whether it printed any (the line is then ended,
-/// and the answer not printed again).
-async fn print_deltas(
-    mut events: tokio::sync::mpsc::UnboundedReceiver<kb_core::domain::turn_events::TurnEvent>,
+/// What a turn shows while it runs.
+#[derive(Debug, Clone, Copy)]
+struct Live {
+    /// A line per tool as it runs (on a terminal).
+    tools: bool,
+    /// The answer's pieces as they arrive (else the answer is printed once whole).
+    stream: bool,
+    /// Whether the output takes colour.
+    styled: bool,
+}
+
+/// Whether the person types at a terminal (so the tool lines can be shown and rewritten).
+fn shows_tools(input: &Input) -> bool {
+    input.is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// Follows a turn's events: a line per tool (`  … name` while it runs, then `  ✓ what it
+/// did` or `  ✗ why not`) when `live.tools`, and the answer's pieces after `kb> ` as they
+/// arrive when `live.stream`, as the whole answer would be printed (trimmed at both ends).
+/// Answers whether it printed the answer (the line is then ended, and the answer not
+/// printed again).
+async fn follow(
+    mut events: tokio::sync::mpsc::UnboundedReceiver<TurnEvent>,
+    live: Live,
 ) -> Result<bool, CliError> {
     let mut printed = false;
     // Whitespace held back until more text follows it (none is printed at the end).
     let mut held = String::new();
+    // The tool whose line is open (written without its end, to be rewritten when it ends).
+    let mut running: Option<String> = None;
     while let Some(event) = events.recv().await {
-        let kb_core::domain::turn_events::TurnEvent::MessageDelta { text } = event else { continue };
-        let body = text.trim_end();
-        if body.trim().is_empty() {
-            if printed {
-                held.push_str(&text);
+        match event {
+            TurnEvent::ToolStarted { name, .. } if live.tools => {
+                if running.take().is_some() {
+                    say("")?;
+                }
+                prompt(&format!("  … {name}"))?;
+                running = Some(name);
             }
-            continue;
+            TurnEvent::ToolFinished { name, success, summary, path } if live.tools => {
+                if let Some(open) = running.take() {
+                    // The open line is rewritten when it is this tool's, else ended.
+                    prompt(if open == name { "\r\x1b[2K" } else { "\n" })?;
+                }
+                let mut line = format!("  {} {}", terminal::mark(success, live.styled), summary.trim());
+                if let Some(path) = path.filter(|path| !summary.contains(path.as_str())) {
+                    line.push_str(&format!(" ({path})"));
+                }
+                say(&line)?;
+            }
+            TurnEvent::MessageDelta { text } if live.stream => {
+                if running.take().is_some() {
+                    say("")?;
+                }
+                let body = text.trim_end();
+                if body.trim().is_empty() {
+                    if printed {
+                        held.push_str(&text);
+                    }
+                    continue;
+                }
+                if printed {
+                    prompt(&held)?;
+                    prompt(body)?;
+                } else {
+                    prompt("kb> ")?;
+                    prompt(body.trim_start())?;
+                    printed = true;
+                }
+                held = text[body.len()..].to_string();
+            }
+            _ => {}
         }
-        if printed {
-            prompt(&held)?;
-            prompt(body)?;
-        } else {
-            prompt("kb> ")?;
-            prompt(body.trim_start())?;
-            printed = true;
-        }
-        held = text[body.len()..].to_string();
     }
-    if printed {
+    if printed || running.is_some() {
         say("")?;
     }
     Ok(printed)
@@ -233,6 +311,7 @@ fn show_turn(
     tools: &[Message],
     format: Format,
     printed: bool,
+    styled: bool,
 ) -> Result<(), CliError> {
     if format.is_json() {
         let mut value = serde_json::to_value(ChatAnswer::from(response))?;
@@ -252,7 +331,10 @@ fn show_turn(
             say(&format!("  [tool result] {}", message.content.trim()))?;
         }
     }
-    if !printed {
+    if !printed && styled {
+        say("kb>")?;
+        prompt(&terminal::markdown(response.message.content.trim()))?;
+    } else if !printed {
         say(&format!("kb> {}", response.message.content.trim()))?;
     }
     if let Some(entry) = &response.entry {
@@ -295,13 +377,162 @@ fn note(text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The picker's question: on stderr in JSON mode.
-fn prompt_to(format: Format, text: &str) -> Result<(), CliError> {
-    if format.is_json() {
-        let mut err = std::io::stderr().lock();
-        write!(err, "{text}")?;
-        Ok(())
-    } else {
-        prompt(text)
+/// A line the person types that kb answers itself rather than sending it to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Quit,
+    New,
+    Undo,
+    Help,
+    /// A word starting with `/` that is no command.
+    Unknown,
+}
+
+impl Command {
+    /// The command `text` (trimmed) is, if it is one: `quit`, `exit`, or one word after `/`.
+    fn of(text: &str) -> Option<Command> {
+        if text == "quit" || text == "exit" {
+            return Some(Command::Quit);
+        }
+        let word = text.strip_prefix('/').filter(|word| !word.contains(char::is_whitespace))?;
+        Some(match word.to_ascii_lowercase().as_str() {
+            "quit" | "exit" | "q" => Command::Quit,
+            "new" => Command::New,
+            "undo" => Command::Undo,
+            "help" | "?" => Command::Help,
+            _ => Command::Unknown,
+        })
+    }
+
+    /// Does what the command asks (all but `Quit`, which ends the loop); what it says goes
+    /// to stderr in JSON mode, except what `/undo` undid, which is a JSON line.
+    async fn run(
+        self,
+        kb: &Assistant,
+        current: &mut Option<ConversationId>,
+        format: Format,
+    ) -> Result<(), CliError> {
+        let tell = |text: &str| if format.is_json() { note(text) } else { say(text) };
+        match self {
+            Command::Quit => Ok(()),
+            Command::Help => tell(HELP),
+            Command::Unknown => tell("unknown command: /help lists them"),
+            Command::New => {
+                *current = None;
+                tell("(a new conversation: your next message starts it)")
+            }
+            Command::Undo => {
+                let Some(id) = current.clone() else {
+                    return tell("nothing to undo: this conversation has changed nothing yet");
+                };
+                match kb.history().undo(UndoOf::Conversation(id), LaterChanges::Refuse).await {
+                    Ok(data) if format.is_json() => say(&serde_json::to_string(&data)?),
+                    Ok(data) => prompt(&crate::commands::history::undone(&serde_json::to_value(&data)?)),
+                    Err(error) => note(&format!("error: {}", CliError::from(error))),
+                }
+            }
+        }
+    }
+}
+
+/// Where the typed lines come from: stdin as it is (a pipe, a file), or, when stdin is a
+/// terminal, a line editor whose history is kept in a file between sessions.
+enum Input {
+    /// Lines read from stdin as they come.
+    Lines(std::io::StdinLock<'static>),
+    /// A terminal, read with line editing.
+    Editor {
+        /// The line editor.
+        editor: Box<rustyline::DefaultEditor>,
+        /// The history file (none when it cannot be kept).
+        history: Option<PathBuf>,
+    },
+}
+
+impl Input {
+    /// The line editor when stdin is a terminal (with the history under `vault`), else stdin.
+    fn open(vault: &Path) -> Input {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            return Input::Lines(stdin.lock());
+        }
+        let config = rustyline::Config::builder()
+            .max_history_size(HISTORY_LINES)
+            .map(|config| config.auto_add_history(false).build());
+        let editor = match config.and_then(rustyline::DefaultEditor::with_config) {
+            Ok(editor) => editor,
+            Err(error) => {
+                tracing::warn!(%error, "no line editing: reading stdin as it comes");
+                return Input::Lines(stdin.lock());
+            }
+        };
+        let mut editor = Box::new(editor);
+        let history = vault.join(HISTORY_FILE);
+        match editor.load_history(&history) {
+            Ok(()) => {}
+            Err(ReadlineError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => tracing::warn!(%error, path = %history.display(), "cannot read the chat history"),
+        }
+        Input::Editor { editor, history: Some(history) }
+    }
+
+    /// Whether the lines come from a terminal.
+    fn is_terminal(&self) -> bool {
+        matches!(self, Input::Editor { .. })
+    }
+
+    /// Reads one line after `question` (on stderr when `to_stderr`); `None` at end of input.
+    /// A line typed at the terminal is kept in the history when `remember`.
+    fn read(&mut self, question: &str, to_stderr: bool, remember: bool) -> Result<Option<String>, CliError> {
+        match self {
+            Input::Lines(input) => {
+                if to_stderr {
+                    let mut err = std::io::stderr().lock();
+                    write!(err, "{question}")?;
+                } else if !question.is_empty() {
+                    prompt(question)?;
+                }
+                read_line(input)
+            }
+            Input::Editor { editor, history } => {
+                let shown = if to_stderr {
+                    let mut err = std::io::stderr().lock();
+                    write!(err, "{question}")?;
+                    ""
+                } else {
+                    question
+                };
+                let line = match editor.readline(shown) {
+                    Ok(line) => line,
+                    // Ctrl-C drops the line being typed.
+                    Err(ReadlineError::Interrupted) => return Ok(Some(String::new())),
+                    Err(ReadlineError::Eof) => return Ok(None),
+                    Err(error) => {
+                        return Err(CliError::runtime(format!("cannot read the terminal: {error}")));
+                    }
+                };
+                if remember && !line.trim().is_empty() {
+                    remember_line(editor, history, line.trim());
+                }
+                Ok(Some(line))
+            }
+        }
+    }
+}
+
+/// Adds `line` to the editor's history and appends it to the history file (a warning, once,
+/// if the file cannot be written: the session goes on without it).
+fn remember_line(editor: &mut rustyline::DefaultEditor, history: &mut Option<PathBuf>, line: &str) {
+    if let Err(error) = editor.add_history_entry(line) {
+        tracing::warn!(%error, "cannot keep the line in the history");
+    }
+    let Some(path) = history.as_deref() else { return };
+    let written = match path.parent().map(std::fs::create_dir_all) {
+        Some(Err(error)) => Err(ReadlineError::Io(error)),
+        _ => editor.append_history(path),
+    };
+    if let Err(error) = written {
+        tracing::warn!(%error, path = %path.display(), "cannot write the chat history");
+        *history = None;
     }
 }

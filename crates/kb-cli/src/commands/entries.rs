@@ -54,7 +54,9 @@ pub async fn list(kb: &Assistant, filter: Filter<'_>, format: Format) -> Result<
 /// `kb show PATH`.
 pub async fn show_entry(kb: &Assistant, path: &str, format: Format) -> Result<(), CliError> {
     let data = kb.entries().get(path).await?;
-    show(format, &data, output::entry)
+    // On a terminal that takes colour the body's markdown is rendered; else it is as written.
+    let human = if crate::terminal::styled() { output::styled_entry } else { output::entry };
+    show(format, &data, human)
 }
 
 /// `kb search QUERY [--category C] [--limit N]`.

@@ -78,7 +78,7 @@ fn restored(revision: i64, data: &Value) -> String {
 }
 
 /// What `kb undo` undid, where that change came from, and each file it put back.
-fn undone(data: &Value) -> String {
+pub(crate) fn undone(data: &Value) -> String {
     let mut out = format!("undone: {}\n", text(data, "undone"));
     if let Some(by) = data.get("by").and_then(Value::as_str) {
         out.push_str(&format!("  a change made by {by}\n"));

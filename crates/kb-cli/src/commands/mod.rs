@@ -3,7 +3,7 @@
 mod changes;
 mod conversations;
 mod entries;
-mod history;
+pub(crate) mod history;
 mod mcp;
 mod outreach;
 mod progress;

@@ -18,3 +18,4 @@ mod outreach;
 mod own_notes;
 mod processes;
 mod references;
+mod terminal;
