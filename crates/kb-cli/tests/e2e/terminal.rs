@@ -36,6 +36,11 @@ impl Terminal {
         Some(Terminal { root: tempfile::tempdir().unwrap(), started: Cell::new(0) })
     }
 
+    /// A sandbox for kb in pipes only (no tmux needed).
+    fn piped_only() -> Terminal {
+        Terminal { root: tempfile::tempdir().unwrap(), started: Cell::new(0) }
+    }
+
     fn vault(&self) -> PathBuf {
         self.root.path().join("vault")
     }
@@ -230,4 +235,21 @@ fn chat_shows_tools_renders_answers_and_remembers_what_was_typed() {
     terminal.wait_for("the question recalled", |screen| {
         screen.lines().any(|line| line == format!("you> {question}"))
     });
+}
+
+#[test]
+fn chat_commands_undo_start_anew_and_help() {
+    let terminal = Terminal::piped_only();
+    let idea = terminal.vault().join("ideas/a-cello-tuner-that-uses-a-drone.md");
+    let out = terminal.piped(
+        &["chat", "--new"],
+        "Idea: a cello tuner that uses a drone\n/undo\n/new\n/undo\n/help\n/bogus\n/quit\nnot sent\n",
+    );
+    assert!(out.contains("removed ideas/a-cello-tuner-that-uses-a-drone.md"), "{out}");
+    assert!(!idea.exists(), "the capture was undone");
+    assert!(out.contains("a new conversation"), "{out}");
+    assert!(out.contains("nothing to undo: this conversation has changed nothing yet"), "{out}");
+    assert!(out.contains("/undo   undo the last change kb made in this conversation"), "{out}");
+    assert!(out.contains("unknown command: /help lists them"), "{out}");
+    assert!(!out.contains("not sent"), "the session ended at /quit: {out}");
 }
