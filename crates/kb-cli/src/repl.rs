@@ -6,7 +6,8 @@
 //! they are read with line editing, and what was typed is kept in the vault's
 //! `.kb/chat-history` for the next session (Up recalls it). On a terminal each tool of a
 //! turn shows as a line while the turn runs (✓ or ✗ and what it did) and, when the terminal
-//! takes colour, the answer's markdown is rendered. `--verbose` prints the tool calls of each
+//! takes colour, the answer printed as it came is replaced, once whole, by its rendered
+//! markdown. `--verbose` prints the tool calls of each
 //! turn and their results, read back from the stored messages; `--json` prints each turn's
 //! answer as one JSON line instead of the prompts.
 
@@ -99,9 +100,9 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
         // The answer is printed as it is written, unless the turn is printed whole (JSON,
         // or verbose with its tool calls first).
         let live = !format.is_json() && !args.verbose;
-        // On a terminal the tools show as they run; on one that takes colour the answer is
-        // rendered once it is whole rather than printed as written.
-        let shown = Live { tools: shows_tools(&input), stream: !styled, styled };
+        // On a terminal the tools show as they run; on one that takes colour the answer,
+        // once whole, replaces what was printed as it came, rendered.
+        let shown = Live { tools: shows_tools(&input), styled };
         let (answer, printed) = if live {
             let (sender, events) = tokio::sync::mpsc::unbounded_channel();
             let (answer, printed) = tokio::join!(
@@ -229,9 +230,7 @@ async fn new_tool_messages(kb: &Assistant, id: &ConversationId, seen: usize) -> 
 struct Live {
     /// A line per tool as it runs (on a terminal).
     tools: bool,
-    /// The answer's pieces as they arrive (else the answer is printed once whole).
-    stream: bool,
-    /// Whether the output takes colour.
+    /// Whether the output takes colour (the answer is then rendered once whole).
     styled: bool,
 }
 
@@ -242,9 +241,10 @@ fn shows_tools(input: &Input) -> bool {
 
 /// Follows a turn's events: a line per tool (`  … name` while it runs, then `  ✓ what it
 /// did` or `  ✗ why not`) when `live.tools`, and the answer's pieces after `kb> ` as they
-/// arrive when `live.stream`, as the whole answer would be printed (trimmed at both ends).
-/// Answers whether it printed the answer (the line is then ended, and the answer not
-/// printed again).
+/// arrive, as the whole answer would be printed (trimmed at both ends). When `live.styled`
+/// the answer is then taken back off the screen, to be printed again rendered (below it
+/// when it cannot be taken back). Answers whether the answer stays printed (the line is
+/// then ended, and the answer not printed again).
 async fn follow(
     mut events: tokio::sync::mpsc::UnboundedReceiver<TurnEvent>,
     live: Live,
@@ -254,9 +254,14 @@ async fn follow(
     let mut held = String::new();
     // The tool whose line is open (written without its end, to be rewritten when it ends).
     let mut running: Option<String> = None;
+    // The answer as printed so far, and whether a tool line came after it began (it cannot
+    // then be taken back whole).
+    let mut streamed = String::new();
+    let mut interleaved = false;
     while let Some(event) = events.recv().await {
         match event {
             TurnEvent::ToolStarted { name, .. } if live.tools => {
+                interleaved |= printed;
                 if running.take().is_some() {
                     say("")?;
                 }
@@ -264,6 +269,7 @@ async fn follow(
                 running = Some(name);
             }
             TurnEvent::ToolFinished { name, success, summary, path } if live.tools => {
+                interleaved |= printed;
                 if let Some(open) = running.take() {
                     // The open line is rewritten when it is this tool's, else ended.
                     prompt(if open == name { "\r\x1b[2K" } else { "\n" })?;
@@ -274,7 +280,7 @@ async fn follow(
                 }
                 say(&line)?;
             }
-            TurnEvent::MessageDelta { text } if live.stream => {
+            TurnEvent::MessageDelta { text } => {
                 if running.take().is_some() {
                     say("")?;
                 }
@@ -285,23 +291,53 @@ async fn follow(
                     }
                     continue;
                 }
-                if printed {
-                    prompt(&held)?;
-                    prompt(body)?;
+                let piece = if printed {
+                    format!("{held}{body}")
                 } else {
-                    prompt("kb> ")?;
-                    prompt(body.trim_start())?;
                     printed = true;
-                }
+                    format!("kb> {}", body.trim_start())
+                };
+                prompt(&piece)?;
+                streamed.push_str(&piece);
                 held = text[body.len()..].to_string();
             }
             _ => {}
         }
     }
+    if live.styled && printed {
+        // Rendered in its place, or (taller than the screen, or with tool lines within it)
+        // below it.
+        let whole = !interleaved && running.is_none();
+        if !(whole && take_back(&streamed)?) {
+            say("")?;
+        }
+        return Ok(false);
+    }
     if printed || running.is_some() {
         say("")?;
     }
     Ok(printed)
+}
+
+/// Takes `text`, just printed with the cursor at its end, back off the terminal when all of
+/// it is still on the screen; answers whether it did.
+fn take_back(text: &str) -> Result<bool, CliError> {
+    let Ok((columns, rows)) = termimad::crossterm::terminal::size() else { return Ok(false) };
+    let columns = usize::from(columns.max(1));
+    // The rows it took: each line at least one, a long line wrapping onto more.
+    let used: usize = text.split('\n').map(|line| line.chars().count().div_ceil(columns).max(1)).sum();
+    if used >= usize::from(rows) {
+        return Ok(false);
+    }
+    let up = used - 1;
+    // Back to the start of its first row, then clear to the end of the screen.
+    let mut undo = String::from("\r");
+    if up > 0 {
+        undo.push_str(&format!("\x1b[{up}A"));
+    }
+    undo.push_str("\x1b[J");
+    prompt(&undo)?;
+    Ok(true)
 }
 
 /// Prints one turn: its tool calls (verbose), the answer (unless it was printed as it

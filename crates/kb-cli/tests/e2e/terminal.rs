@@ -72,6 +72,11 @@ impl Terminal {
     /// Starts `kb --kb-dir VAULT ARGS…` on a new 100×40 terminal (the last one ended
     /// first), `env` set for it; the screen shows `[kb exited]` when it ends.
     fn start(&self, args: &[&str], env: &[(&str, &str)]) {
+        self.start_sized(args, env, 40);
+    }
+
+    /// As [`Terminal::start`], on a terminal `rows` high.
+    fn start_sized(&self, args: &[&str], env: &[(&str, &str)], rows: u16) {
         self.stop();
         let script = self.root.path().join("run.sh");
         let mut text = String::from("#!/bin/sh\n");
@@ -87,7 +92,7 @@ impl Terminal {
         self.started.set(self.started.get() + 1);
         let mut command = self.tmux();
         clean(&mut command);
-        command.args(["new-session", "-d", "-x", "100", "-y", "40", "sh"]).arg(&script);
+        command.args(["new-session", "-d", "-x", "100", "-y", &rows.to_string(), "sh"]).arg(&script);
         assert!(command.status().unwrap().success(), "tmux did not start");
     }
 
@@ -235,6 +240,19 @@ fn chat_shows_tools_renders_answers_and_remembers_what_was_typed() {
     terminal.wait_for("the question recalled", |screen| {
         screen.lines().any(|line| line == format!("you> {question}"))
     });
+}
+
+#[test]
+fn an_answer_taller_than_the_screen_is_rendered_below_it() {
+    let Some(terminal) = Terminal::new() else { return };
+    priya(&terminal);
+    terminal.start_sized(&["chat", "--new"], &[], 12);
+    terminal.wait_for("the prompt", |screen| screen.contains("you>"));
+    terminal.type_line("what do I know about Priya?");
+    let screen = terminal.wait_for("the answer and the next prompt", |screen| {
+        screen.contains("│Mon│lab │") && screen.lines().last() == Some("you>")
+    });
+    assert!(!screen.contains("**") && !screen.contains("## "), "raw markdown on screen:\n{screen}");
 }
 
 #[test]
