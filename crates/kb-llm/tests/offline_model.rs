@@ -100,7 +100,6 @@ async fn plain_english_reaches_the_right_tool_with_the_right_arguments() {
         ("what if we built a tiny app for sharing tools with neighbours", "classify_and_capture", json!({})),
         ("hi, had coffee with Marcus, he wants an intro to Dana", "classify_and_capture", json!({})),
         // lists
-        ("what's on my plate", "list_entries", json!({"category": "projects", "status": "active"})),
         ("list my projects", "list_entries", json!({"category": "projects"})),
         ("show people", "list_entries", json!({"category": "people"})),
         ("what's in the inbox?", "list_entries", json!({"category": "inbox"})),
@@ -123,14 +122,16 @@ async fn plain_english_reaches_the_right_tool_with_the_right_arguments() {
         // searches
         ("find Priya", "search_entries", json!({"query": "Priya"})),
         ("search for passport renewal", "search_entries", json!({"query": "passport renewal"})),
-        ("anything about the robotics meetup?", "search_entries", json!({"query": "robotics meetup"})),
-        ("what do I know about Priya", "search_entries", json!({"query": "Priya"})),
+        ("anything about the robotics meetup?", "get_entry", json!({"path": "the robotics meetup"})),
+        // A question about someone shows their entry whole (the tool resolves the name).
+        ("what do I know about Priya", "get_entry", json!({"path": "Priya"})),
         ("look up ClientCo", "search_entries", json!({"query": "ClientCo"})),
-        ("who is Dana?", "search_entries", json!({"query": "Dana"})),
+        ("who is Dana?", "get_entry", json!({"path": "Dana"})),
         ("search ideas for gardening", "search_entries", json!({"query": "gardening", "category": "ideas"})),
         ("find drones in my ideas", "search_entries", json!({"query": "drones", "category": "ideas"})),
         // digests
         ("daily digest", "generate_digest", json!({"type": "daily"})),
+        ("what's on my plate", "generate_digest", json!({"type": "daily"})),
         ("What should I focus on today?", "generate_digest", json!({"type": "daily"})),
         ("weekly review", "generate_digest", json!({"type": "weekly"})),
         ("give me my weekly summary", "generate_digest", json!({"type": "weekly"})),

@@ -120,6 +120,18 @@ fn field_at(w: &[String], i: usize) -> Option<(&'static str, usize)> {
         .map(|(phrase, key)| (*key, i + phrase.split(' ').count()))
 }
 
+/// The kb field the words at `i` name ("due date", "next step"), and where the words after
+/// it begin.
+pub(super) fn field_named(w: &[String], i: usize) -> Option<(&'static str, usize)> {
+    field_at(w, i)
+}
+
+/// The value of `field` said by the words of the message's core from `i` on, or a question
+/// back (see [`value`]).
+pub(super) fn value_of(u: &Utterance, field: &str, i: usize, today: NaiveDate) -> Result<Value, String> {
+    value(u, field, i, today)
+}
+
 fn skip(w: &[String], mut i: usize, words: &[&str]) -> usize {
     while w.get(i).is_some_and(|x| words.contains(&x.as_str())) {
         i += 1;
@@ -232,8 +244,20 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         {
             return Some(update_of(Subject::Named(name), keys::DUE_DATE, Ok(json!(date))));
         }
-        let status = status_word(w.get(after)?)?;
-        return is_pointer(&subject).then(|| update_of(subject, keys::STATUS, Ok(json!(status))));
+        if is_pointer(&subject) {
+            let status = status_word(w.get(after)?)?;
+            return Some(update_of(subject, keys::STATUS, Ok(json!(status))));
+        }
+        // "set the cello project to someday", "put the kitchen renovation on hold": a name,
+        // when a status and nothing more follows it.
+        let end = (1..w.len())
+            .find(|&k| matches!(w[k].as_str(), "to" | "as" | "on" | "back"))
+            .filter(|&k| k > 1)?;
+        let (status, last) = super::facts::status_at(&w, skip(&w, end, &["to", "as"]))?;
+        let base = u.core_start();
+        return (last == w.len()).then(|| {
+            update_of(Subject::Named(u.span(base + 1, base + end)), keys::STATUS, Ok(json!(status)))
+        });
     }
     // "next action for projects/x.md: email Sarah", "due date for that is Friday"
     if let Some((field, i)) = field_at(&w, 0)
@@ -246,9 +270,17 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     for lead in ["i finished", "i completed", "i am done with", "done with", "finished", "completed", "close"]
     {
         if starts_with(&w, lead) {
-            let (subject, i) = scan_subject(&w, lead.split(' ').count())?;
-            return (is_pointer(&subject) && i >= w.len())
-                .then(|| update_of(subject, keys::STATUS, Ok(json!(statuses::DONE))));
+            let from = lead.split(' ').count();
+            let (subject, i) = scan_subject(&w, from)?;
+            // "finished the kitchen renovation": a short name, said whole.
+            let subject = match subject {
+                Subject::Named(_) if i - from <= 4 => {
+                    Subject::Named(u.span(u.core_start() + from, u.core_start() + i))
+                }
+                Subject::Named(_) => return None,
+                pointer => pointer,
+            };
+            return (i >= w.len()).then(|| update_of(subject, keys::STATUS, Ok(json!(statuses::DONE))));
         }
     }
     // "that is done", "it is due Friday", "projects/x.md is blocked"

@@ -1,8 +1,8 @@
 //! What the person asked for, read from their last message by fixed rules, in order:
-//! small talk, help, explicit captures, undo, deletes, merges, duplicates, digests, updates,
-//! moves, showing one
-//! entry, searches, lists ([`super::queries`], [`super::changes`]), questions it cannot
-//! route, and — for any other statement — a capture.
+//! small talk, help, digests, questions about one entry, explicit captures, undo, deletes,
+//! merges, duplicates, updates, statements about an entry named in words ([`super::facts`]),
+//! moves, showing one entry, searches, lists ([`super::queries`], [`super::changes`]),
+//! questions it cannot route, and — for any other statement — a capture.
 
 use chrono::NaiveDate;
 use kb_domain::Category;
@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::keywords::{FAREWELLS, GREETINGS, SMALL_TALK, THANKS};
 use super::utterance::{Utterance, find_phrase, starts_with};
-use super::{changes, queries, tidy};
+use super::{changes, facts, queries, tidy};
 
 /// The entry a request points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,15 +118,17 @@ pub fn understand(message: &str, today: NaiveDate) -> Intent {
     if let Some(intent) = small_talk(&all) {
         return intent;
     }
-    let rules: [&Rule; 12] = [
+    let rules: [&Rule; 14] = [
         &help,
+        &queries::digest,
+        &queries::about,
         &explicit_capture,
         &changes::undo,
         &changes::remove,
         &tidy::merge,
         &tidy::duplicates,
-        &queries::digest,
         &|u| changes::update(u, today),
+        &|u| facts::said(u, today),
         &changes::relocate,
         &queries::get,
         &queries::search,

@@ -11,8 +11,9 @@
 //! ([`ChatRequest::today`], [`StructuredRequest::today`], [`StructuredRequest::forced_category`]);
 //! without a date, the model's clock says what day it is.
 //!
-//! - [`utterance`] reads a message into words; [`intent`], [`queries`] and [`changes`] decide
-//!   what it asks;
+//! - [`utterance`] reads a message into words; [`intent`], [`queries`], [`changes`] and
+//!   [`facts`] decide what it asks; [`fallback`] says what to do when the entry a message
+//!   names is not in the vault;
 //!   [`plan`] turns that into a tool call or a sentence.
 //! - [`transcript`] finds the last message, the results after it and the entry "that" means;
 //!   [`render`] writes the final answer from tool results.
@@ -22,6 +23,8 @@
 pub mod changes;
 pub mod classify;
 pub mod dates;
+pub mod facts;
+pub mod fallback;
 pub mod fit;
 pub mod intent;
 pub mod keywords;
@@ -80,6 +83,10 @@ impl OfflineModel {
     pub fn answer(&self, request: &ChatRequest) -> ChatCompletion {
         let transcript = Transcript::read(&request.messages);
         if !transcript.outcomes.is_empty() {
+            let today = self.today(request.today);
+            if let Some(next) = fallback::after_a_miss(&transcript, today, &request.tools) {
+                return next;
+            }
             return plan::say(render::render(&transcript.outcomes));
         }
         let Some(message) = transcript.last_user.as_deref() else {

@@ -14,9 +14,10 @@ pub const CAPABILITIES: &str = "kb is running without a language model, so I fol
 - file anything you tell me (\"met Priya at the robotics meetup\", \"renew passport by Dec 15\", \"idea: …\")\n\
 - list entries (\"list my projects\", \"what's in the inbox\")\n\
 - show one (\"show projects/clientco.md\")\n\
-- search (\"find Priya\", \"what do I know about ClientCo\")\n\
-- write a digest (\"daily digest\", \"weekly review\")\n\
-- update or move entries by name or what I just filed (\"mark the passport thing done\", \"actually that's a project\")\n\
+- tell you about one (\"what do I know about Priya?\", \"how's the cello project going?\")\n\
+- search (\"find Priya\", \"search for passport\")\n\
+- write a digest (\"what's on my plate today?\", \"anything due this week?\", \"how did this week go?\")\n\
+- update or move entries by name or what I just filed (\"the cello project is blocked\", \"Priya's birthday is March 3\", \"actually that's a project\")\n\
 - delete an entry (\"delete the old site\"; I ask first) and undo the last change (\"undo that\")\n\
 - find duplicates (\"any duplicates of Priya?\") and merge entries (\"merge Priya into Priya Raman\"; I ask first).";
 

@@ -1,6 +1,7 @@
-//! Requests that read the vault: a digest, one entry ("show projects/x.md", "open it"),
-//! a search ("find Priya", "what do I know about ClientCo") or a list ("list my projects",
-//! "what's on my plate").
+//! Requests that read the vault: a digest ("what's on my plate today?", "how did this week
+//! go?"), a question about one entry ("what do I know about Priya?", "how's the cello project
+//! going?"), one entry shown ("show projects/x.md", "open it"), a search ("find Priya") or a
+//! list ("list my projects", "which projects are blocked?").
 
 use kb_domain::Category;
 use kb_domain::category::{ADMIN_STATUSES, PROJECT_STATUSES};
@@ -11,54 +12,84 @@ use super::intent::{Intent, Subject};
 use super::keywords::{STOPWORDS, category_word, status_word};
 use super::utterance::{Utterance, find_phrase, starts_with};
 
-/// A request for the daily digest or the weekly review.
+/// A request for the daily digest or the weekly review: a question about what is on, due,
+/// urgent or next ("what's on my plate today?", "anything due this week?", "what should I
+/// focus on"), or about how the week went ("how did this week go?"), made only of such
+/// words (so "catch me up on Priya" or "what's next for the cello project" are not).
+/// Looking ahead, even over a week, is the daily digest (it holds what is due and active);
+/// looking back over the week is the weekly review.
 pub fn digest(u: &Utterance) -> Option<Intent> {
     let core = u.core();
     let has = |phrases: &[&str]| phrases.iter().any(|p| find_phrase(&core, p).is_some());
-    let weekly_words = ["weekly", "week"];
-    let weekly = has(&weekly_words);
-    let asks_weekly = has(&[
-        "weekly review",
-        "weekly summary",
-        "weekly report",
-        "weekly recap",
-        "weekly digest",
-        "week in review",
-        "review my week",
-        "review of my week",
-        "recap my week",
-        "summary of my week",
-        "summarize my week",
-        "summarise my week",
-        "how was my week",
-        "how did my week go",
-    ]);
-    let asks_daily = has(&[
-        "digest",
-        "daily review",
-        "daily summary",
-        "daily briefing",
-        "morning briefing",
-        "what should i focus on",
-        "what should i work on",
-        "what should i do today",
-        "plan my day",
-        "my day look",
-        "summary of my day",
-        "priorities for today",
-        "today's priorities",
-        "top priorities",
-        "focus today",
-    ]);
+    let looks_back = has(WEEKLY_ASKS)
+        || (core.iter().any(|w| w == "week") && core.iter().any(|w| LOOKING_BACK.contains(&w.as_str())));
+    let looks_ahead = has(DAILY_ASKS);
     let plain = core
         .iter()
         .all(|w| DIGEST_WORDS.contains(&w.as_str()) || w.starts_with("week") || w.starts_with("dai"));
-    let asks_whole = has(&["what should i", "how was my", "how did my", "plan my day", "my day look"]);
-    ((asks_weekly || asks_daily) && (plain || asks_whole))
-        .then_some(Intent::Digest { weekly: asks_weekly || weekly })
+    let said_of_oneself = core.first().is_some_and(|w| matches!(w.as_str(), "i" | "we"));
+    ((looks_back || looks_ahead) && plain && !said_of_oneself)
+        .then_some(Intent::Digest { weekly: looks_back })
 }
 
-/// Words a request for a digest may be made of ("give me my weekly review, please").
+/// Phrases that ask what is on, due or next: the daily digest.
+const DAILY_ASKS: &[&str] = &[
+    "digest",
+    "daily",
+    "briefing",
+    "brief me",
+    "catch me up",
+    "rundown",
+    "on my plate",
+    "agenda",
+    "focus",
+    "work on",
+    "working on",
+    "due",
+    "overdue",
+    "urgent",
+    "coming up",
+    "attention",
+    "need to do",
+    "have to do",
+    "need to get done",
+    "have today",
+    "on today",
+    "on for today",
+    "should i start",
+    "should i do",
+    "start my day",
+    "my day",
+    "today look",
+    "plan for today",
+    "todays plan",
+    "today's plan",
+    "plan my day",
+    "what is next",
+    "priorities",
+    "priority",
+];
+
+/// Phrases that ask how the week went: the weekly review.
+const WEEKLY_ASKS: &[&str] = &[
+    "weekly",
+    "week in review",
+    "review the week",
+    "review my week",
+    "recap my week",
+    "recap the week",
+    "summary of my week",
+    "summarize my week",
+    "summarise my week",
+    "how was my week",
+    "how did my week go",
+];
+
+/// Words that, beside "week", look back on it ("what did I get done this week?").
+const LOOKING_BACK: &[&str] =
+    &["did", "was", "went", "go", "happened", "review", "recap", "summary", "summarize", "summarise", "last"];
+
+/// Words a request for a digest may be made of ("good morning! what's on my plate today?").
 const DIGEST_WORDS: &[&str] = &[
     "give",
     "me",
@@ -117,13 +148,212 @@ const DIGEST_WORDS: &[&str] = &[
     "summarize",
     "summarise",
     "priorities",
+    "priority",
     "top",
     "focus",
     "on",
     "latest",
     "new",
     "fresh",
+    "plate",
+    "agenda",
+    "working",
+    "work",
+    "be",
+    "due",
+    "overdue",
+    "urgent",
+    "coming",
+    "up",
+    "needs",
+    "attention",
+    "have",
+    "got",
+    "done",
+    "should",
+    "where",
+    "how",
+    "does",
+    "look",
+    "looking",
+    "looks",
+    "brief",
+    "catch",
+    "rundown",
+    "plan",
+    "next",
+    "anything",
+    "any",
+    "there",
+    "soon",
+    "right",
+    "week",
+    "good",
+    "it",
+    "go",
+    "went",
+    "going",
+    "happened",
+    "did",
+    "was",
+    "are",
+    "am",
+    "which",
+    "things",
+    "stuff",
+    "hi",
+    "hey",
+    "hello",
+    "so",
+    "far",
+    "left",
+    "day",
+    "else",
+    "most",
+    "important",
+    "first",
+    "we",
+    "at",
+    "last",
 ];
+
+/// Ways of asking what the vault holds on someone or something, before its name.
+const ABOUT_LEADS: &[&str] = &[
+    "what do i know about",
+    "what do i know on",
+    "what do you know about",
+    "what can you tell me about",
+    "what have i got on",
+    "what have i got about",
+    "what have i on",
+    "what do i have on",
+    "what do i have about",
+    "what do we have on",
+    "what is there on",
+    "what is there about",
+    "do i have anything on",
+    "do i have anything about",
+    "do we have anything on",
+    "have i got anything on",
+    "anything on",
+    "anything about",
+    "everything about",
+    "everything on",
+    "everything i know about",
+    "tell me about",
+    "tell me more about",
+    "tell me everything about",
+    "remind me about",
+    "remind me who",
+    "remind me what",
+    "who is",
+    "who was",
+    "who are",
+    "info on",
+    "info about",
+    "details on",
+    "details about",
+    "what about",
+    "fill me in on",
+    "catch me up on",
+    "bring me up to speed on",
+    "update me on",
+    "give me an update on",
+    "what is the deal with",
+    "what is the story with",
+    "what is up with",
+    "what is happening with",
+    "what is going on with",
+    "where am i with",
+    "where are we with",
+    "where are we on",
+    "where am i on",
+    "how is",
+    "how are",
+    "when is",
+];
+
+/// Words that may close such a question without being part of the name ("who is Priya
+/// again?", "how's the cello project going?", "when is the passport renewal due?").
+const ABOUT_TAILS: &[&str] = &[
+    "again",
+    "is",
+    "are",
+    "was",
+    "going",
+    "doing",
+    "coming",
+    "along",
+    "progressing",
+    "due",
+    "please",
+    "now",
+    "lately",
+    "so",
+    "far",
+    "these",
+    "days",
+    "at",
+];
+
+/// "what do I know about Priya?", "tell me about the cello project", "who's Priya?": the entry
+/// of that name, shown whole with its notes (the tool resolves the name; a name no entry has
+/// becomes a search once the tool says so). A question that only names a category ("tell me
+/// about my projects") is left to the list rules.
+pub fn about(u: &Utterance) -> Option<Intent> {
+    let core = u.core();
+    let base = u.core_start();
+    // "what's Priya's birthday?": the entry that holds the answer.
+    if starts_with(&core, "what is")
+        && let Some(owner) = core.iter().position(|w| w == "'s")
+        && owner > 2
+        && owner + 1 < core.len()
+    {
+        return Some(Intent::Get(Subject::Named(u.span(base + 2, base + owner))));
+    }
+    let lead = ABOUT_LEADS.iter().find(|p| starts_with(&core, p))?;
+    let from = lead.split(' ').count();
+    let mut to = core.len();
+    while to > from && ABOUT_TAILS.contains(&core[to - 1].as_str()) {
+        to -= 1;
+    }
+    let tails = core.len() - to;
+    // "how is it going" is small talk; "how is the cello project" without "going" is not asked.
+    if matches!(*lead, "how is" | "how are") && tails == 0 {
+        return None;
+    }
+    let named = &core[from..to];
+    let pronoun = |w: &String| {
+        matches!(w.as_str(), "it" | "you" | "that" | "this" | "things" | "everything" | "i" | "we")
+    };
+    if named.is_empty() || named.iter().all(pronoun) {
+        return None;
+    }
+    let only_category = named
+        .iter()
+        .all(|w| category_word(w).is_some() || matches!(w.as_str(), "my" | "the" | "all" | "our"));
+    if only_category {
+        return None;
+    }
+    let name = u.span(base + from, base + to);
+    (!name.is_empty()).then(|| Intent::Get(Subject::Named(name)))
+}
+
+/// The words of a name worth searching for: without articles and words such as "project".
+pub fn search_words(name: &str) -> String {
+    let u = Utterance::new(name);
+    let words = u.texts();
+    let useful = |w: &String| {
+        !STOPWORDS.contains(&w.as_str())
+            && category_word(w).is_none()
+            && w != "'s"
+            && !matches!(w.as_str(), "thing" | "stuff" | "one")
+    };
+    let (Some(from), Some(to)) = (words.iter().position(useful), words.iter().rposition(useful)) else {
+        return name.trim().to_string();
+    };
+    u.span(from, to + 1)
+}
 
 /// A request to show one entry.
 pub fn get(u: &Utterance) -> Option<Intent> {
@@ -222,6 +452,11 @@ const SEARCH_LEADS: &[&str] = &[
     "info on",
     "info about",
     "where did i put",
+    "where did i write about",
+    "where did i mention",
+    "where did i note",
+    "where did i save",
+    "where is",
     "when is",
     "when are",
     "when was",
