@@ -121,7 +121,20 @@ fn names_entry(w: &[String], end: usize) -> bool {
 fn status(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     let w = u.core();
     let base = u.core_start();
+    if let Some(intent) = stuck_on(u) {
+        return Some(intent);
+    }
     let copula = (1..w.len()).find(|&k| matches!(w[k].as_str(), "is" | "are" | "was"));
+    // "cello project blocked": a name and a status, nothing between.
+    if copula.is_none()
+        && !u.original.contains(':')
+        && let Some(k) =
+            (1..w.len()).find(|&k| status_at(&w, k).is_some_and(|(_, after)| ends_statement(&w, after)))
+        && names_entry(&w, k)
+        && let Some((status, _)) = status_at(&w, k)
+    {
+        return Some(update(u.span(base, base + k), keys::STATUS, json!(status)));
+    }
     // "cello project: blocked" — the name before a colon.
     let colon = u.original.find(':').and_then(|at| u.words.iter().position(|x| x.start > at));
     let (end, i) = match (copula, colon) {
@@ -152,6 +165,22 @@ fn status(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     let closes = ends_statement(&w, after)
         || (status == "waiting" && w.get(after).is_some_and(|x| x == "on" || x == "for"));
     closes.then(|| update(name, keys::STATUS, json!(status)))
+}
+
+/// "blocked on the cello project", "we're stuck on the kitchen renovation": the entry named
+/// after "on" is blocked.
+fn stuck_on(u: &Utterance) -> Option<Intent> {
+    let w = u.core();
+    let base = u.core_start();
+    let from = ["i am", "we are", "i was", "we were", "still"]
+        .iter()
+        .find(|p| starts_with(&w, p))
+        .map_or(0, |p| p.split(' ').count());
+    let (status, after) = status_at(&w, from)?;
+    let with = w.get(after).is_some_and(|x| x == "on" || x == "with");
+    let named = w.len().saturating_sub(after + 1);
+    (status == "blocked" && with && (1..=6).contains(&named))
+        .then(|| update(u.span(base + after + 1, base + w.len()), keys::STATUS, json!(status)))
 }
 
 /// The status said at word `i`, and where the words after it begin.
@@ -191,8 +220,10 @@ fn fact(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         .find(':')
         .and_then(|at| u.words.iter().position(|x| x.start > at))
         .map(|c| c.saturating_sub(base));
-    let copula =
-        (owner + 1..w.len()).find(|&k| matches!(w[k].as_str(), "is" | "are" | "=") || Some(k) == colon)?;
+    // "Priya's birthday is March 3", "Priya's birthday's March 3", "Priya's birthday: March 3"
+    let copula = (owner + 1..w.len()).find(|&k| {
+        matches!(w[k].as_str(), "is" | "are" | "=") || (w[k] == "'s" && k > owner + 1) || Some(k) == colon
+    })?;
     let mut field_from = owner + 1;
     while w.get(field_from).is_some_and(|x| matches!(x.as_str(), "new" | "current" | "latest" | "actual")) {
         field_from += 1;

@@ -264,6 +264,18 @@ const ABOUT_LEADS: &[&str] = &[
     "what is up with",
     "what is happening with",
     "what is going on with",
+    "what is new with",
+    "what is the latest on",
+    "what is the latest with",
+    "any updates on",
+    "any update on",
+    "any news on",
+    "any news about",
+    "how is it going with",
+    "how are things with",
+    "how are things going with",
+    "where do things stand with",
+    "where do things stand on",
     "where am i with",
     "where are we with",
     "where are we on",
@@ -310,6 +322,14 @@ pub fn about(u: &Utterance) -> Option<Intent> {
         && owner + 1 < core.len()
     {
         return Some(Intent::Get(Subject::Named(u.span(base + 2, base + owner))));
+    }
+    // "is the passport renewal done?": the entry, whose status answers it.
+    if matches!(core.first().map(String::as_str), Some("is" | "are"))
+        && core.len() > 2
+        && core.last().is_some_and(|w| status_word(w).is_some())
+        && !matches!(core[1].as_str(), "it" | "that" | "this" | "anything" | "everything" | "there")
+    {
+        return Some(Intent::Get(Subject::Named(u.span(base + 1, base + core.len() - 1))));
     }
     let lead = ABOUT_LEADS.iter().find(|p| starts_with(&core, p))?;
     let from = lead.split(' ').count();
