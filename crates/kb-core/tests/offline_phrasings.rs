@@ -671,17 +671,32 @@ fn rows() -> Vec<(&'static str, &'static str, Value, Effect)> {
     ]
 }
 
+/// How many rows run at once.
+const AT_ONCE: usize = 4;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everyday_phrasing_routes_to_the_right_tool_over_a_real_vault() {
     let rows = rows();
     assert!(rows.len() >= 150, "{} rows", rows.len());
+    // Each row has its own vault; a few run at once.
+    let mut running = tokio::task::JoinSet::new();
     let mut failures = Vec::new();
-    for (message, tools, args, effect) in &rows {
-        let outcome = turn(message).await;
-        if let Some(why) = check(message, tools, args, *effect, &outcome) {
-            failures.push(why);
+    for (index, (message, tools, args, effect)) in rows.iter().cloned().enumerate() {
+        if running.len() >= AT_ONCE
+            && let Some(done) = running.join_next().await
+        {
+            failures.extend(done.unwrap());
         }
+        running.spawn(async move {
+            let outcome = turn(message).await;
+            check(message, tools, &args, effect, &outcome).map(|why| (index, why))
+        });
     }
+    while let Some(done) = running.join_next().await {
+        failures.extend(done.unwrap());
+    }
+    failures.sort();
+    let failures: Vec<String> = failures.into_iter().map(|(_, why)| why).collect();
     let passed = rows.len() - failures.len();
     eprintln!("{passed}/{} rows pass", rows.len());
     assert!(failures.is_empty(), "{passed}/{} rows pass; failing:\n{}", rows.len(), failures.join("\n"));
