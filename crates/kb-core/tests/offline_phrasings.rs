@@ -122,6 +122,10 @@ fn check(message: &str, tools: &str, args: &Value, effect: Effect, outcome: &Out
     if called != expected {
         return fail(format!("called {called:?}, expected {expected:?}"));
     }
+    // After a second call, the answer tells what it found, not the miss that led to it.
+    if expected.len() > 1 && outcome.answer.contains("not found") {
+        return fail("the answer tells of the miss".to_string());
+    }
     if !contains(&last_args, args) {
         return fail(format!("arguments {last_args} lack {args}"));
     }
@@ -643,6 +647,39 @@ fn rows() -> Vec<(&'static str, &'static str, Value, Effect)> {
             "update_entry",
             json!({"updates": {"status": "done"}}),
             Changed("projects/kitchen-renovation.md", "status: done"),
+        ),
+        ("remind me what's due", "generate_digest", json!({"type": "daily"}), Nothing),
+        ("Do I have anything due?", "generate_digest", json!({"type": "daily"}), Nothing),
+        ("what's happening today?", "generate_digest", json!({"type": "daily"}), Nothing),
+        (
+            "The ClientCo integration is blocked by legal",
+            "update_entry",
+            json!({"updates": {"status": "blocked"}}),
+            Changed("projects/clientco-integration.md", "status: blocked"),
+        ),
+        (
+            "set priya's birthday to march 3",
+            "update_entry",
+            json!({"path": "priya", "updates": {"birthday": "march 3"}}),
+            Changed("people/priya-raman.md", "birthday: march 3"),
+        ),
+        (
+            "add José's email: jose@example.org",
+            "update_entry",
+            json!({"updates": {"email": "jose@example.org"}}),
+            Changed("people/jose-alvarez.md", "jose@example.org"),
+        ),
+        (
+            "What do I know about the Álvarez family?",
+            "get_entry>search_entries",
+            json!({"query": "Álvarez family"}),
+            Nothing,
+        ),
+        (
+            "Sam Lee moved to Bergen",
+            "classify_and_capture",
+            json!({}),
+            Changed("people/sam-lee.md", "Bergen"),
         ),
         // New things are filed.
         ("met Dana at the climbing gym, she runs a bakery", "classify_and_capture", json!({}), Filed("")),

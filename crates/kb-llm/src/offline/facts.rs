@@ -162,8 +162,10 @@ fn status(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         };
     }
     let (status, after) = status_at(&w, i)?;
+    // "waiting on Sarah", "blocked by legal": the status, with what it waits on.
     let closes = ends_statement(&w, after)
-        || (status == "waiting" && w.get(after).is_some_and(|x| x == "on" || x == "for"));
+        || (matches!(status, "waiting" | "blocked")
+            && w.get(after).is_some_and(|x| matches!(x.as_str(), "on" | "for" | "by" | "until")));
     closes.then(|| update(name, keys::STATUS, json!(status)))
 }
 
@@ -211,8 +213,11 @@ fn ends_statement(w: &[String], i: usize) -> bool {
 fn fact(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     let w = u.core();
     let base = u.core_start();
+    // "set Priya's birthday to March 3", "add Priya's birthday: March 3"
+    let lead =
+        usize::from(w.first().is_some_and(|x| matches!(x.as_str(), "set" | "change" | "update" | "add")));
     let owner = w.iter().position(|x| x == "'s")?;
-    if !names_entry(&w, owner) {
+    if owner <= lead || !names_entry(&w[lead..], owner - lead) {
         return None;
     }
     let colon = u
@@ -222,7 +227,10 @@ fn fact(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         .map(|c| c.saturating_sub(base));
     // "Priya's birthday is March 3", "Priya's birthday's March 3", "Priya's birthday: March 3"
     let copula = (owner + 1..w.len()).find(|&k| {
-        matches!(w[k].as_str(), "is" | "are" | "=") || (w[k] == "'s" && k > owner + 1) || Some(k) == colon
+        matches!(w[k].as_str(), "is" | "are" | "=")
+            || (w[k] == "'s" && k > owner + 1)
+            || (lead == 1 && matches!(w[k].as_str(), "to" | "as"))
+            || Some(k) == colon
     })?;
     let mut field_from = owner + 1;
     while w.get(field_from).is_some_and(|x| matches!(x.as_str(), "new" | "current" | "latest" | "actual")) {
@@ -238,7 +246,7 @@ fn fact(u: &Utterance, today: NaiveDate) -> Option<Intent> {
     while w.get(from).is_some_and(|x| matches!(x.as_str(), "on" | "called" | "named" | "now")) {
         from += 1;
     }
-    let name = without_possessive(&u.span(base, base + owner));
+    let name = without_possessive(&u.span(base + lead, base + owner));
     let value = match field.as_str() {
         keys::DUE_DATE
         | keys::STATUS

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::intent::{self, Intent, Subject};
 use super::plan::{self, Known};
 use super::queries::{self, search_words};
-use super::transcript::Transcript;
+use super::transcript::{Outcome, Transcript};
 use super::utterance::Utterance;
 
 /// Verbs that open a command to change an entry; a miss on one is reported, not filed.
@@ -65,6 +65,15 @@ pub fn after_a_miss(
         _ => return None,
     };
     Some(plan::plan(next, Known::default(), tools, transcript.calls_so_far))
+}
+
+/// The results to describe: after a miss that a second call followed, only what that call
+/// found (the search, the capture), not the "not found" that led to it.
+pub fn worth_telling(outcomes: &[Outcome]) -> &[Outcome] {
+    match outcomes {
+        [first, rest @ ..] if !rest.is_empty() && missed(&first.content) => rest,
+        all => all,
+    }
 }
 
 /// Whether a tool result says no entry has the name or path given.

@@ -87,7 +87,7 @@ impl OfflineModel {
             if let Some(next) = fallback::after_a_miss(&transcript, today, &request.tools) {
                 return next;
             }
-            return plan::say(render::render(&transcript.outcomes));
+            return plan::say(render::render(fallback::worth_telling(&transcript.outcomes)));
         }
         let Some(message) = transcript.last_user.as_deref() else {
             return plan::say(plan::CAPABILITIES);

@@ -56,6 +56,7 @@ const DAILY_ASKS: &[&str] = &[
     "have today",
     "on today",
     "on for today",
+    "happening today",
     "should i start",
     "should i do",
     "start my day",
@@ -215,6 +216,10 @@ const DIGEST_WORDS: &[&str] = &[
     "we",
     "at",
     "last",
+    "remind",
+    "tell",
+    "list",
+    "happening",
 ];
 
 /// Ways of asking what the vault holds on someone or something, before its name.
