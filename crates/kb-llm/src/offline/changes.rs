@@ -272,15 +272,21 @@ pub fn update(u: &Utterance, today: NaiveDate) -> Option<Intent> {
         if starts_with(&w, lead) {
             let from = lead.split(' ').count();
             let (subject, i) = scan_subject(&w, from)?;
-            // "finished the kitchen renovation": a short name, said whole.
-            let subject = match subject {
+            if i < w.len() {
+                return None;
+            }
+            // "finished the kitchen renovation": a short name, said whole, looked up first
+            // (a statement, see super::facts).
+            return match subject {
                 Subject::Named(_) if i - from <= 4 => {
-                    Subject::Named(u.span(u.core_start() + from, u.core_start() + i))
+                    let mut updates = Map::new();
+                    updates.insert(keys::STATUS.to_string(), json!(statuses::DONE));
+                    let name = u.span(u.core_start() + from, u.core_start() + i);
+                    Some(Intent::Tell { name, updates })
                 }
-                Subject::Named(_) => return None,
-                pointer => pointer,
+                Subject::Named(_) => None,
+                pointer => Some(update_of(pointer, keys::STATUS, Ok(json!(statuses::DONE)))),
             };
-            return (i >= w.len()).then(|| update_of(subject, keys::STATUS, Ok(json!(statuses::DONE))));
         }
     }
     // "that is done", "it is due Friday", "projects/x.md is blocked"

@@ -2,15 +2,15 @@
 //! command: a status ("the cello project is blocked", "kitchen renovation: done", "ClientCo
 //! is waiting on Sarah"), a due date ("the passport renewal is due Dec 20"), or a fact about
 //! someone or something ("Priya's birthday is March 3", "Sam's phone is 555 0100"). Each
-//! becomes an update of the entry so named; the tool resolves the name, and when no entry
-//! has it the statement is filed instead (see [`super::fallback`]).
+//! becomes an update of the entry so named, once a look-up finds it by that name; when
+//! none has it the statement is filed instead (see [`super::fallback`]).
 
 use chrono::NaiveDate;
 use kb_domain::fields::keys;
 use serde_json::{Map, Value, json};
 
 use super::changes;
-use super::intent::{Intent, Subject};
+use super::intent::Intent;
 use super::keywords::status_word;
 use super::utterance::{Utterance, starts_with};
 
@@ -292,7 +292,7 @@ fn without_possessive(name: &str) -> String {
 fn update(name: String, field: &str, value: Value) -> Intent {
     let mut updates = Map::new();
     updates.insert(field.to_string(), value);
-    Intent::Update { subject: Subject::Named(name), updates }
+    Intent::Tell { name, updates }
 }
 
 #[cfg(test)]
@@ -305,7 +305,7 @@ mod tests {
 
     fn named(name: &str, updates: Value) -> Option<Intent> {
         let Value::Object(updates) = updates else { unreachable!() };
-        Some(Intent::Update { subject: Subject::Named(name.into()), updates })
+        Some(Intent::Tell { name: name.into(), updates })
     }
 
     #[test]

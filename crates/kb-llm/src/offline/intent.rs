@@ -77,6 +77,15 @@ pub enum Intent {
         /// The fields and their new values.
         updates: Map<String, Value>,
     },
+    /// A statement about an entry named in words ("the cello project is blocked", "Priya's
+    /// birthday is March 3"): the entry is looked up first, and updated only when found by
+    /// its name (see [`super::fallback`]).
+    Tell {
+        /// The name as said.
+        name: String,
+        /// The fields and their new values.
+        updates: Map<String, Value>,
+    },
     /// Move an entry to another category.
     Move {
         /// Which entry.

@@ -123,6 +123,7 @@ pub fn plan(
             Ok(path) => ("update_entry", json!({ "path": path, "updates": updates })),
             Err(answer) => return answer,
         },
+        Intent::Tell { name, .. } => ("get_entry", json!({ "path": name })),
         Intent::Move { subject, target } => {
             if target == kb_domain::Category::Inbox {
                 return say("I can only move entries into people, projects, ideas or admin.");
