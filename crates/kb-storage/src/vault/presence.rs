@@ -83,8 +83,17 @@ impl WriteLock {
     /// filesystem has no locks, changes go ahead unserialised (as within one process they
     /// still are, by the vault's own lock).
     pub(crate) fn hold(&self) -> Writing<'_> {
-        if let Err(error) = self.file.lock() {
-            tracing::debug!(%error, "the vault's write lock is not available here");
+        loop {
+            match self.file.lock() {
+                Ok(()) => break,
+                // A wait cut short by a signal is no answer: without this retry, a change
+                // would go ahead beside another process's.
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    tracing::debug!(%error, "the vault's write lock is not available here");
+                    break;
+                }
+            }
         }
         Writing { file: &self.file }
     }
