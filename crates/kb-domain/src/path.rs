@@ -135,6 +135,18 @@ impl EntryPath {
         self.text[..self.name_at].trim_end_matches('/')
     }
 
+    /// Whether the file is in `folder` (vault-relative, without a trailing `/`) or a folder
+    /// below it; every note is within the root, `""`.
+    pub fn is_within(&self, folder: &str) -> bool {
+        folder.is_empty()
+            || self.folder().strip_prefix(folder).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    }
+
+    /// The first folder of the path (`Journal` for `Journal/2025/x.md`; `""` at the root).
+    pub fn top_folder(&self) -> &str {
+        self.folder().split('/').next().unwrap_or_default()
+    }
+
     /// Whether the file is directly inside its category folder (no sub-folder).
     pub fn is_directly_in_category(&self) -> bool {
         self.category.is_folder() && self.folder() == self.category.as_str()
@@ -221,6 +233,13 @@ mod tests {
             assert!(!path.is_directly_in_category(), "{text}");
         }
         assert_eq!(EntryPath::for_slug(Category::Other, &Slug::from_name("a b")).as_str(), "a-b.md");
+        let deep = EntryPath::parse("Journal/2025/Day one.md").unwrap();
+        assert_eq!(deep.top_folder(), "Journal");
+        for (folder, within) in
+            [("", true), ("Journal", true), ("Journal/2025", true), ("Jour", false), ("Journal/2", false)]
+        {
+            assert_eq!(deep.is_within(folder), within, "{folder}");
+        }
         assert!(EntryPath::in_category(Category::Other, "x.md").is_err());
     }
 

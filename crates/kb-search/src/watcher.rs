@@ -281,14 +281,7 @@ fn folder_of_event(files: &dyn VaultFiles, kind: &EventKind, path: &Path) -> Opt
 
 /// Whether `path` is in one of `folders` (vault-relative), directly or deeper.
 fn in_any_folder(path: &EntryPath, folders: &HashSet<String>) -> bool {
-    let mut folder = path.folder();
-    while !folder.is_empty() {
-        if folders.contains(folder) {
-            return true;
-        }
-        folder = folder.rsplit_once('/').map_or("", |(parent, _)| parent);
-    }
-    false
+    folders.iter().any(|folder| !folder.is_empty() && path.is_within(folder))
 }
 
 /// Handles one batch: one sync of its paths (or one reconcile), counts it in `handled`,

@@ -62,16 +62,6 @@ fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
     keys
 }
 
-/// The first folder of `path` (`""` at the root).
-fn top_folder(path: &EntryPath) -> &str {
-    path.folder().split('/').next().unwrap_or_default()
-}
-
-/// Whether `path` is in `folder` (vault-relative) or a folder below it.
-fn is_in_folder(path: &EntryPath, folder: &str) -> bool {
-    path.folder().strip_prefix(folder).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
-
 /// A record's folded name and aliases.
 fn folded_names(record: &CatalogueEntry) -> BTreeSet<String> {
     std::iter::once(record.name())
@@ -166,7 +156,7 @@ impl Cache {
         if record.category().is_folder() {
             self.digest.insert(&record);
         } else {
-            *self.other_folders.entry(top_folder(&entry.path).to_string()).or_default() += 1;
+            *self.other_folders.entry(entry.path.top_folder().to_string()).or_default() += 1;
         }
         for name in folded_names(&record) {
             self.by_name.entry(name).or_default().insert(entry.path.clone());
@@ -240,7 +230,7 @@ impl Cache {
         }
         self.digest.remove(&old.record);
         if path.is_other() {
-            let top = top_folder(path);
+            let top = path.top_folder();
             if let Some(count) = self.other_folders.get_mut(top) {
                 *count -= 1;
                 if *count == 0 {
@@ -383,7 +373,7 @@ impl Cache {
         // the view, not of the vault).
         let mut total = 0;
         let mut entries = Vec::new();
-        for record in view.values().filter(|record| is_in_folder(&record.summary.path, folder)) {
+        for record in view.values().filter(|record| record.summary.path.is_within(folder)) {
             if total >= filter.offset && entries.len() < limit {
                 entries.push(record.summary.clone());
             }

@@ -177,8 +177,7 @@ fn walked_folders(root: &Root) -> Vec<std::path::PathBuf> {
 /// The vault-relative path of an absolute folder under the vault's canonical root when
 /// notes may be in it (see [`kb_domain::VaultFiles::note_folder_of`]).
 pub(crate) fn note_folder_of(root: &Root, folder: &Path) -> Option<String> {
-    let rel = folder.strip_prefix(root.canonical()).ok()?.to_str()?;
-    let rel = if std::path::MAIN_SEPARATOR == '/' { rel.to_string() } else { rel.replace('\\', "/") };
+    let rel = slashed(folder.strip_prefix(root.canonical()).ok()?.to_str()?);
     let visible = !rel.is_empty() && rel.split('/').all(|part| !part.is_empty() && !part.starts_with('.'));
     (visible && !root.scope().excludes(&rel, true)).then_some(rel)
 }
@@ -231,7 +230,12 @@ fn relative(root: &Root, file: &Path) -> Option<String> {
         tracing::warn!(file = %file.display(), "file name is not UTF-8; not a note");
         return None;
     };
-    Some(if std::path::MAIN_SEPARATOR == '/' { text.to_string() } else { text.replace('\\', "/") })
+    Some(slashed(text))
+}
+
+/// A vault-relative path as kb writes it: `/`-separated on every system.
+fn slashed(rel: &str) -> String {
+    if std::path::MAIN_SEPARATOR == '/' { rel.to_string() } else { rel.replace('\\', "/") }
 }
 
 /// The entry files of one category folder, from the listing alone: unlike [`list_folder`]
@@ -309,8 +313,7 @@ pub(crate) fn stamp_of_path(root: &Root, path: &EntryPath) -> Option<Stamp> {
 /// looked at (and, at the entry list's names, the file's first bytes: kb rewrites that file
 /// after its changes, and its events must not have it read whole).
 pub(crate) fn entry_path_of(root: &Root, file: &Path) -> Option<EntryPath> {
-    let rel = file.strip_prefix(root.canonical()).ok()?.to_str()?;
-    let rel = if std::path::MAIN_SEPARATOR == '/' { rel.to_string() } else { rel.replace('\\', "/") };
+    let rel = slashed(file.strip_prefix(root.canonical()).ok()?.to_str()?);
     let path = EntryPath::parse(&rel).ok()?;
     let kept_in = !root.scope().excludes(&rel, false) && !entry_list::is_kb_list_file(&path, file);
     kept_in.then_some(path)

@@ -182,7 +182,7 @@ impl EntryCatalogue for MemoryRepository {
     fn other_note_folders(&self) -> Result<Vec<kb_domain::FolderCount>, RepositoryError> {
         let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
         for path in self.lock().keys().filter(|p| p.is_other()) {
-            *counts.entry(path.folder().split('/').next().unwrap_or_default().to_string()).or_default() += 1;
+            *counts.entry(path.top_folder().to_string()).or_default() += 1;
         }
         Ok(counts.into_iter().map(|(folder, notes)| kb_domain::FolderCount { folder, notes }).collect())
     }
@@ -209,14 +209,7 @@ impl EntryCatalogue for MemoryRepository {
             .values()
             .filter(|e| filter.category.is_none_or(|c| e.category() == c))
             .filter(|e| filter.status.as_deref().is_none_or(|s| e.status() == Some(s)))
-            .filter(|e| {
-                filter.folder.as_deref().is_none_or(|f| {
-                    e.path
-                        .folder()
-                        .strip_prefix(f)
-                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-                })
-            })
+            .filter(|e| filter.folder.as_deref().is_none_or(|f| e.path.is_within(f)))
             .collect();
         matching.sort_by(|a, b| b.updated_at().cmp(&a.updated_at()).then_with(|| a.path.cmp(&b.path)));
         let total = matching.len();
