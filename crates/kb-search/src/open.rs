@@ -107,68 +107,132 @@ impl TantivyIndex {
     ) -> Result<TantivyIndex, OpenError> {
         let root = files.root();
         fs::read_dir(root).map_err(|source| OpenError::Vault { path: root.to_path_buf(), source })?;
-        let folder_error = |source| OpenError::Folder { path: index_dir.to_path_buf(), source };
-        let tantivy_error = |e: tantivy::TantivyError| match e {
-            tantivy::TantivyError::LockFailure(..) => OpenError::Locked { path: index_dir.to_path_buf() },
-            other => OpenError::Index { path: index_dir.to_path_buf(), reason: other.to_string() },
-        };
-        fs::create_dir_all(index_dir).map_err(folder_error)?;
-        let presence = Presence::join(index_dir).map_err(folder_error)?;
-        let language = options.language;
-        let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir, language)))
-            .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
-        match loaded {
-            Ok((index, reader, stamps)) => {
-                presence.share().map_err(folder_error)?;
-                let parts = Parts {
-                    files,
-                    index_dir: index_dir.to_path_buf(),
-                    index,
-                    reader,
-                    stamps,
-                    presence,
-                    language,
-                };
-                let mut this = TantivyIndex::assemble(parts).map_err(tantivy_error)?;
-                // Only the owner writes; another process that owns the index keeps it current.
-                if this.is_owner() {
-                    let (sync, _) = this.reconcile_local(options.progress.as_ref()).map_err(|e| {
-                        OpenError::Index { path: index_dir.to_path_buf(), reason: e.to_string() }
-                    })?;
-                    this.set_open_stats(OpenStats { rebuild_reason: None, sync });
+        fs::create_dir_all(index_dir).map_err(|source| folder_error(index_dir, source))?;
+        match open_existing(&files, index_dir, &options)? {
+            Reused::Ready(this) => Ok(this),
+            Reused::Rebuild { reason, presence } => rebuild(files, index_dir, &options, presence, reason),
+            // The index on disk opened but could not be brought up to date (a process killed
+            // mid-commit can leave it so): it is derived, so it is rebuilt from the vault when
+            // no other process is using it.
+            Reused::CatchUpFailed(error) => {
+                let presence = Presence::join(index_dir).map_err(|source| folder_error(index_dir, source))?;
+                if !presence.alone {
+                    return Err(error);
                 }
-                Ok(this)
-            }
-            // Another process has this index open: what looks unreadable may be its rebuild
-            // in progress, and clearing the folder would delete its live segments.
-            Err(_) if !presence.alone => Err(OpenError::Locked { path: index_dir.to_path_buf() }),
-            Err(reason) => {
-                tracing::info!(%reason, index = %index_dir.display(), "rebuilding the search index from the vault");
-                wipe(index_dir).map_err(folder_error)?;
-                let directory = IndexDirectory::open(index_dir).map_err(tantivy_error)?;
-                let index = Index::create(directory, build_schema(), tantivy::IndexSettings::default())
-                    .map_err(tantivy_error)?;
-                register(&index, language);
-                let (stamps, sync) =
-                    bulk_build(files.as_ref(), &index, options.progress.as_ref()).map_err(tantivy_error)?;
-                write_meta(index_dir, language).map_err(folder_error)?;
-                let reader = make_reader(&index).map_err(tantivy_error)?;
-                presence.share().map_err(folder_error)?;
-                let parts = Parts {
-                    files,
-                    index_dir: index_dir.to_path_buf(),
-                    index,
-                    reader,
-                    stamps,
-                    presence,
-                    language,
-                };
-                let mut this = TantivyIndex::assemble(parts).map_err(tantivy_error)?;
-                this.set_open_stats(OpenStats { rebuild_reason: Some(reason), sync });
-                Ok(this)
+                tracing::warn!(%error, "the search index could not catch up with the vault; rebuilding it");
+                rebuild(files, index_dir, &options, presence, error.to_string())
             }
         }
     }
+}
+
+/// What trying the index on disk came to.
+enum Reused {
+    /// It is open and up to date.
+    Ready(TantivyIndex),
+    /// It cannot be used as it is (`reason`); this process may rebuild it (`presence` alone).
+    Rebuild { reason: String, presence: Presence },
+    /// It opened, but catching up with the vault failed; this process's hold is let go.
+    CatchUpFailed(OpenError),
+}
+
+/// Opens the index on disk and, as the owner, catches it up with the vault.
+fn open_existing(
+    files: &Arc<dyn VaultFiles>,
+    index_dir: &Path,
+    options: &OpenOptions,
+) -> Result<Reused, OpenError> {
+    let presence = Presence::join(index_dir).map_err(|source| folder_error(index_dir, source))?;
+    let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir, options.language)))
+        .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
+    let (index, reader, stamps) = match loaded {
+        Ok(loaded) => loaded,
+        // Another process has this index open: what looks unreadable may be its rebuild in
+        // progress, and clearing the folder would delete its live segments.
+        Err(_) if !presence.alone => return Err(OpenError::Locked { path: index_dir.to_path_buf() }),
+        Err(reason) => return Ok(Reused::Rebuild { reason, presence }),
+    };
+    presence.share().map_err(|source| folder_error(index_dir, source))?;
+    let parts = Parts {
+        files: Arc::clone(files),
+        index_dir: index_dir.to_path_buf(),
+        index,
+        reader,
+        stamps,
+        presence,
+        language: options.language,
+    };
+    let mut this = TantivyIndex::assemble(parts).map_err(|e| tantivy_error(index_dir, e))?;
+    // Only the owner writes; another process that owns the index keeps it current.
+    if this.is_owner() {
+        match this.reconcile_local(options.progress.as_ref()) {
+            Ok((sync, _)) => this.set_open_stats(OpenStats { rebuild_reason: None, sync }),
+            Err(e) => {
+                let reason = with_causes(&e);
+                return Ok(Reused::CatchUpFailed(OpenError::Index { path: index_dir.to_path_buf(), reason }));
+            }
+        }
+    }
+    Ok(Reused::Ready(this))
+}
+
+/// Clears the index folder and builds the index anew from the vault, holding `presence`
+/// alone until it is built.
+fn rebuild(
+    files: Arc<dyn VaultFiles>,
+    index_dir: &Path,
+    options: &OpenOptions,
+    presence: Presence,
+    reason: String,
+) -> Result<TantivyIndex, OpenError> {
+    let tantivy_error = |e| tantivy_error(index_dir, e);
+    let folder_error = |source| folder_error(index_dir, source);
+    tracing::info!(%reason, index = %index_dir.display(), "rebuilding the search index from the vault");
+    wipe(index_dir).map_err(folder_error)?;
+    let directory = IndexDirectory::open(index_dir).map_err(tantivy_error)?;
+    let index =
+        Index::create(directory, build_schema(), tantivy::IndexSettings::default()).map_err(tantivy_error)?;
+    register(&index, options.language);
+    let (stamps, sync) =
+        bulk_build(files.as_ref(), &index, options.progress.as_ref()).map_err(tantivy_error)?;
+    write_meta(index_dir, options.language).map_err(folder_error)?;
+    let reader = make_reader(&index).map_err(tantivy_error)?;
+    presence.share().map_err(folder_error)?;
+    let parts = Parts {
+        files,
+        index_dir: index_dir.to_path_buf(),
+        index,
+        reader,
+        stamps,
+        presence,
+        language: options.language,
+    };
+    let mut this = TantivyIndex::assemble(parts).map_err(tantivy_error)?;
+    this.set_open_stats(OpenStats { rebuild_reason: Some(reason), sync });
+    Ok(this)
+}
+
+fn folder_error(index_dir: &Path, source: std::io::Error) -> OpenError {
+    OpenError::Folder { path: index_dir.to_path_buf(), source }
+}
+
+fn tantivy_error(index_dir: &Path, e: tantivy::TantivyError) -> OpenError {
+    match e {
+        tantivy::TantivyError::LockFailure(..) => OpenError::Locked { path: index_dir.to_path_buf() },
+        other => OpenError::Index { path: index_dir.to_path_buf(), reason: other.to_string() },
+    }
+}
+
+/// An error and the errors under it, as one line.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        line.push_str(": ");
+        line.push_str(&next.to_string());
+        cause = next.source();
+    }
+    line
 }
 
 type Loaded = (Index, IndexReader, HashMap<EntryPath, Stamp>);
