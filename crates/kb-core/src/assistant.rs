@@ -50,6 +50,7 @@ pub struct Assistant {
     source: CaptureSource,
     changes: ChangeFeed,
     outbox: crate::outreach::Outbox,
+    idempotency: crate::idempotency::IdempotencyKeys,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -121,6 +122,9 @@ impl Assistant {
             None
         };
         let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
+        let idempotency = crate::idempotency::IdempotencyKeys::new(Arc::new(
+            kb_storage::idempotency::SqliteIdempotencyStore::beside(&store),
+        ));
         let outreach_store =
             kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
         let outbox = crate::outreach::Outbox::new(
@@ -178,6 +182,7 @@ impl Assistant {
             source: CaptureSource::Api,
             changes,
             outbox,
+            idempotency,
         })
     }
 
@@ -207,6 +212,11 @@ impl Assistant {
     /// Nudges, digests and their delivery.
     pub fn outreach(&self) -> Outreach<'_> {
         Outreach::new(self, self.source)
+    }
+
+    /// The answers kept for requests sent with an `Idempotency-Key`.
+    pub fn idempotency_keys(&self) -> &crate::idempotency::IdempotencyKeys {
+        &self.idempotency
     }
 
     /// The tools by name, as an MCP client calls them.

@@ -47,6 +47,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 mod follow;
+pub mod idempotency;
 pub mod index;
 pub mod outreach;
 

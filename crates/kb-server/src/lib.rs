@@ -7,11 +7,13 @@
 //! call needs `Authorization: Bearer TOKEN`, and kb refuses to listen beyond loopback
 //! without one; token or not, requests a page of another site makes a browser send are
 //! refused ([`auth`]). [`mcp`] is kb as an MCP server: over stdio for `kb mcp`, and over
-//! streamable HTTP at `/mcp` under the same rule.
+//! streamable HTTP at `/mcp` under the same rule. A `POST` that creates or changes
+//! something and carries an `Idempotency-Key` is answered once ([`idempotency`]).
 
 pub mod auth;
 pub mod dto;
 pub mod error;
+pub mod idempotency;
 pub mod mcp;
 pub mod routes;
 pub mod serve;

@@ -4,8 +4,10 @@
 //! [`kb_domain::ConversationStore`]) on sqlx; [`history`] is the revision history (the
 //! [`kb_domain::RevisionLog`]) in the same database, also committed to git with
 //! `KB_GIT=commit`; [`outreach`] keeps digest schedules, digests and their deliveries there
-//! (the [`kb_domain::outreach::OutreachStore`]). [`background`] runs the work behind a
-//! request (the entry list file, folder sweeps) at a low CPU priority.
+//! (the [`kb_domain::outreach::OutreachStore`]); [`idempotency`] keeps there the answers
+//! to requests sent with an `Idempotency-Key` (the [`kb_domain::ports::IdempotencyStore`]).
+//! [`background`] runs the work behind a request (the entry list file, folder sweeps) at a
+//! low CPU priority.
 //!
 //! Depends only on kb-domain; knows nothing of search, tools, the orchestrator or delivery.
 
@@ -13,5 +15,6 @@ pub mod background;
 pub mod conversations;
 mod database;
 pub mod history;
+pub mod idempotency;
 pub mod outreach;
 pub mod vault;

@@ -10,6 +10,7 @@ mod concurrency;
 mod history_cli;
 mod history_http;
 mod http;
+mod idempotency;
 mod kill_mid_change;
 mod mcp_bad_input;
 mod mcp_python;

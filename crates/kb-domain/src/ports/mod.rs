@@ -15,6 +15,7 @@ mod chat_model;
 mod clock;
 mod conversations;
 mod entries;
+mod idempotency;
 mod observer;
 mod revisions;
 mod search;
@@ -29,6 +30,7 @@ pub use self::conversations::{ConversationStore, StoreError};
 pub use self::entries::{
     EntryReader, EntryRepository, EntryWriter, MergeOutcome, MoveOutcome, RepositoryError, UpdateOutcome,
 };
+pub use self::idempotency::{Claim, IdempotencyStore, KeptAnswer, KeyClaim};
 pub use self::observer::{ChangeObserver, EntryChange};
 pub use self::revisions::{LaterChanges, RestoreOutcome, RevisionHistory, RevisionText, UndoOutcome};
 pub use self::search::{SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults};

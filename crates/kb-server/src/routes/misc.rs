@@ -179,7 +179,7 @@ async fn page_file(file: &'static PageFile, request: HeaderMap) -> Response {
 }
 
 /// The 64-bit FNV-1a hash of `bytes`: a file's version tag.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 

@@ -17,13 +17,18 @@ use axum::routing::{get, post};
 use tower_http::trace::TraceLayer;
 
 use crate::auth::{guard, guard_health, require_json_post};
+use crate::idempotency::idempotent;
 use crate::state::AppState;
+
+pub(crate) use misc::fnv1a;
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
+    // The POSTs that create or change something answer a repeated `Idempotency-Key` once.
+    let once = || middleware::from_fn_with_state(state.clone(), idempotent);
     let api = Router::new()
         .route("/chat", post(chat::chat))
         .route("/conversations", get(conversations::list))
@@ -36,17 +41,17 @@ pub fn router(state: AppState) -> Router {
             "/entries/{*path}",
             get(history::get).patch(entries::update).post(history::post_action).delete(history::delete),
         )
-        .route("/undo", post(history::undo))
+        .route("/undo", post(history::undo).route_layer(once()))
         .route("/duplicates", get(tidy::duplicates))
-        .route("/merge", post(tidy::merge))
-        .route("/capture", post(misc::capture))
+        .route("/merge", post(tidy::merge).route_layer(once()))
+        .route("/capture", post(misc::capture).route_layer(once()))
         .route("/search", get(misc::search))
-        .route("/digest", post(misc::digest))
+        .route("/digest", post(misc::digest).route_layer(once()))
         .route("/index", get(misc::entry_list))
         .route("/nudges", get(outreach::nudges))
-        .route("/nudges/snooze", post(outreach::snooze))
-        .route("/nudges/done", post(outreach::done))
-        .route("/digests", get(outreach::digests).post(outreach::send))
+        .route("/nudges/snooze", post(outreach::snooze).route_layer(once()))
+        .route("/nudges/done", post(outreach::done).route_layer(once()))
+        .route("/digests", get(outreach::digests).post(outreach::send).route_layer(once()))
         .fallback(misc::api_not_found)
         // Inside out: a POST must say JSON, after the Origin and token (or Host) checks.
         .route_layer(middleware::from_fn(require_json_post))

@@ -53,6 +53,11 @@ impl SqliteConversationStore {
         Ok(SqliteConversationStore { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
+    /// Its connections, for another store of the same database.
+    pub(crate) fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
     /// Closes every connection (waiting for them to be returned).
     pub async fn close(&self) {
         self.pool.close().await;
