@@ -13,7 +13,7 @@ mod tests;
 
 use std::ops::Range;
 
-pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink};
+pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink, links_in};
 pub use resolve::{LinkResolver, link_key};
 pub use retarget::retarget_wikilinks;
 

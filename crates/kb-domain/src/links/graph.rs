@@ -39,6 +39,18 @@ fn line_around(text: &str, span: &std::ops::Range<usize>) -> String {
     snippet
 }
 
+/// The links of a note's body (the text after its frontmatter), each with the text of its
+/// line as the graph keeps it.
+pub fn links_in(body: &str) -> Vec<(Link, String)> {
+    parse_body_links(body)
+        .into_iter()
+        .map(|link| {
+            let line = line_around(body, &link.target_span);
+            (link, line)
+        })
+        .collect()
+}
+
 /// One link of a note, with the line it is on and where it leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutgoingLink {
@@ -79,14 +91,18 @@ impl LinkGraph {
     /// Adds the note at `path`, or takes its new body (the text after its frontmatter) and
     /// aliases.
     pub fn upsert(&mut self, path: &str, body: &str, aliases: &[String]) {
+        self.upsert_parsed(path, links_in(body), aliases);
+    }
+
+    /// [`LinkGraph::upsert`] with the note's links already parsed (see [`links_in`]): each
+    /// link with the text of its line.
+    pub fn upsert_parsed(&mut self, path: &str, links: Vec<(Link, String)>, aliases: &[String]) {
         // The names it had: links that led to it by an alias it no longer has go elsewhere.
         let known = self.resolver.keys_of(path);
         self.forget_links_of(path);
         self.resolver.insert(path, aliases);
-        let links = parse_body_links(body)
-            .into_iter()
-            .map(|link| OutgoingLink { line_text: line_around(body, &link.target_span), link, to: None })
-            .collect();
+        let links =
+            links.into_iter().map(|(link, line_text)| OutgoingLink { link, line_text, to: None }).collect();
         self.outgoing.insert(path.to_string(), links);
         for outgoing in &self.outgoing[path] {
             self.by_key.entry(link_key(&outgoing.link)).or_default().insert(path.to_string());
@@ -94,6 +110,33 @@ impl LinkGraph {
         let mut affected = self.resolver.keys_of(path);
         affected.extend(known);
         self.reresolve(&affected, Some(path));
+    }
+
+    /// The graph of a whole vault at once: every note (path, links with their lines as
+    /// [`links_in`] gives them, aliases) is known before any link is resolved, so each link
+    /// is resolved once, however many notes share a name.
+    pub fn of_notes(
+        notes: impl IntoIterator<Item = (String, Vec<(Link, String)>, Vec<String>)>,
+    ) -> LinkGraph {
+        let mut graph = LinkGraph::default();
+        for (path, links, aliases) in notes {
+            graph.resolver.insert(&path, &aliases);
+            for (link, _) in &links {
+                graph.by_key.entry(link_key(link)).or_default().insert(path.clone());
+            }
+            let links = links.into_iter().map(|(link, line_text)| OutgoingLink { link, line_text, to: None });
+            graph.outgoing.insert(path, links.collect());
+        }
+        let LinkGraph { resolver, outgoing, linked_from, .. } = &mut graph;
+        for (source, links) in outgoing.iter_mut() {
+            for outgoing in links.iter_mut() {
+                outgoing.to = resolver.resolve(source, &outgoing.link).map(str::to_string);
+                if let Some(to) = &outgoing.to {
+                    linked_from.entry(to.clone()).or_default().insert(source.clone());
+                }
+            }
+        }
+        graph
     }
 
     /// Forgets the note at `path`: its links, and where others' links led to it.

@@ -338,11 +338,18 @@ proptest! {
                     }
                 }
             }
+            // The graph of the whole vault made at once (as a start from the saved
+            // catalogue makes it) is the same graph.
+            let at_once = LinkGraph::of_notes(
+                vault.iter().map(|(p, (text, aliases))| (p.clone(), links_in(text), aliases.clone())),
+            );
             for path in vault.keys() {
                 let got: Vec<(String, usize)> =
                     graph.backlinks_of(path).into_iter().map(|b| (b.from, b.link.line)).collect();
                 let expected = backlinks.get(path).cloned().unwrap_or_default();
                 prop_assert_eq!(&got, &expected, "backlinks of {}", path);
+                prop_assert_eq!(at_once.links_of(path), graph.links_of(path), "links of {} at once", path);
+                prop_assert_eq!(at_once.backlinks_of(path), graph.backlinks_of(path), "backlinks of {} at once", path);
             }
         }
     }

@@ -8,13 +8,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use kb_domain::links::LinkGraph;
+use kb_domain::links::{Link, LinkGraph};
 use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
     CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryContext, EntryLinks, EntryPath,
-    EntrySummary, FolderCount, ListFilter, ListPage, MalformedFile, NameMatch,
+    EntrySummary, FolderCount, ListFilter, ListPage, MalformedFile, NameMatch, Stamp,
 };
 
 /// What is remembered of one entry.
@@ -23,6 +23,35 @@ struct Cached {
     record: Arc<CatalogueEntry>,
     /// The entries it refers to.
     refers_to: BTreeSet<EntryPath>,
+    /// The stamp of the file the record was read from, when known (a record kb made from
+    /// its own write has none until it is checked against its file).
+    stamp: Option<Stamp>,
+}
+
+impl KnownEntry {
+    /// What the cache keeps of `entry`, read from a file whose stamp was `stamp`.
+    pub(crate) fn read(entry: &Entry, stamp: Stamp) -> KnownEntry {
+        KnownEntry {
+            record: Arc::new(CatalogueEntry::of(entry)),
+            refers_to: referenced_paths(entry),
+            links: kb_domain::links::links_in(&entry.body),
+            stamp,
+        }
+    }
+}
+
+/// One entry as the saved catalogue keeps it (see [`super::saved_catalogue`]): all the
+/// cache knows of it, without its file.
+#[derive(Debug, Clone)]
+pub(crate) struct KnownEntry {
+    /// Its catalogue record.
+    pub(crate) record: Arc<CatalogueEntry>,
+    /// The entries it refers to.
+    pub(crate) refers_to: BTreeSet<EntryPath>,
+    /// Its links with the text of their lines (see [`kb_domain::links::links_in`]).
+    pub(crate) links: Vec<(Link, String)>,
+    /// The stamp of the file it was read from.
+    pub(crate) stamp: Stamp,
 }
 
 /// An entry's place in the newest-first order: newest `updated_at` first, undated last,
@@ -137,16 +166,48 @@ pub(crate) struct Cache {
 }
 
 impl Cache {
-    /// Records an entry as it is on disk now.
+    /// Records an entry as kb has just written it (the stamp of its file is not known).
     pub(crate) fn insert(&mut self, entry: &Entry) {
+        self.insert_read(entry, None);
+    }
+
+    /// Records an entry as it was read from its file, with that file's stamp when known.
+    pub(crate) fn insert_read(&mut self, entry: &Entry, stamp: Option<Stamp>) {
         self.version += 1;
         self.malformed.remove(&entry.path);
         self.forget(&entry.path);
-        let refers_to = referenced_paths(entry);
-        for target in &refers_to {
-            self.referrers.entry(target.clone()).or_default().insert(entry.path.clone());
-        }
         let record = Arc::new(CatalogueEntry::of(entry));
+        self.links.upsert(entry.path.as_str(), &entry.body, &record.aliases);
+        self.add(entry.path.clone(), record, referenced_paths(entry), stamp);
+    }
+
+    /// The cache of the entries `known` (as the saved catalogue keeps them), with every
+    /// link resolved once.
+    pub(crate) fn of_known(known: Vec<(EntryPath, KnownEntry)>) -> Cache {
+        let mut cache = Cache::default();
+        let mut notes = Vec::with_capacity(known.len());
+        for (path, entry) in known {
+            let record = entry.record;
+            notes.push((path.to_string(), entry.links, record.aliases.clone()));
+            cache.add(path, record, entry.refers_to, Some(entry.stamp));
+        }
+        cache.links = LinkGraph::of_notes(notes);
+        cache.version = 1;
+        cache
+    }
+
+    /// Adds an entry's record to the references, the views, the digest orders and the
+    /// names (not to the links).
+    fn add(
+        &mut self,
+        path: EntryPath,
+        record: Arc<CatalogueEntry>,
+        refers_to: BTreeSet<EntryPath>,
+        stamp: Option<Stamp>,
+    ) {
+        for target in &refers_to {
+            self.referrers.entry(target.clone()).or_default().insert(path.clone());
+        }
         let key = OrderKey::of(&record);
         for view in view_keys(&record) {
             self.views.entry(view).or_default().insert(key.clone(), Arc::clone(&record));
@@ -156,13 +217,59 @@ impl Cache {
         if record.category().is_folder() {
             self.digest.insert(&record);
         } else {
-            *self.other_folders.entry(entry.path.top_folder().to_string()).or_default() += 1;
+            *self.other_folders.entry(path.top_folder().to_string()).or_default() += 1;
         }
         for name in folded_names(&record) {
-            self.by_name.entry(name).or_default().insert(entry.path.clone());
+            self.by_name.entry(name).or_default().insert(path.clone());
         }
-        self.links.upsert(&entry.path.to_string(), &entry.body, &record.aliases);
-        self.entries.insert(entry.path.clone(), Cached { record, refers_to });
+        self.entries.insert(path, Cached { record, refers_to, stamp });
+    }
+
+    /// Every entry whose file's stamp is known, as the saved catalogue keeps it, and the
+    /// paths of those whose stamp is not (kb wrote them since they were read).
+    pub(crate) fn known_entries(&self) -> (Vec<(EntryPath, KnownEntry)>, Vec<EntryPath>) {
+        let mut known = Vec::with_capacity(self.entries.len());
+        let mut unstamped = Vec::new();
+        for (path, cached) in &self.entries {
+            let Some(stamp) = cached.stamp else {
+                unstamped.push(path.clone());
+                continue;
+            };
+            let links =
+                self.links.links_of(path.as_str()).iter().map(|l| (l.link.clone(), l.line_text.clone()));
+            let entry = KnownEntry {
+                record: Arc::clone(&cached.record),
+                refers_to: cached.refers_to.clone(),
+                links: links.collect(),
+                stamp,
+            };
+            known.push((path.clone(), entry));
+        }
+        (known, unstamped)
+    }
+
+    /// Gives the entry at `path` the stamp of its file, read just now as `read`, when the
+    /// cache's record, references and links are what that file gives.
+    pub(crate) fn confirm_stamp(&mut self, path: &EntryPath, read: &KnownEntry) {
+        let same_links = self
+            .links
+            .links_of(path.as_str())
+            .iter()
+            .map(|l| (&l.link, &l.line_text))
+            .eq(read.links.iter().map(|(link, line)| (link, line)));
+        if let Some(cached) = self.entries.get_mut(path)
+            && cached.stamp.is_none()
+            && *cached.record == *read.record
+            && cached.refers_to == read.refers_to
+            && same_links
+        {
+            cached.stamp = Some(read.stamp);
+        }
+    }
+
+    /// Counts the changes made to the cache: equal versions, equal caches.
+    pub(crate) fn version(&self) -> u64 {
+        self.version
     }
 
     /// The entry at `path` with the notes within `depth` links of it; `None` when it is not

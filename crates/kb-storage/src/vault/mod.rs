@@ -28,6 +28,7 @@
 
 mod atomic;
 mod cache;
+mod catalogue;
 mod entry_list;
 mod entry_list_file;
 mod entry_list_schedule;
@@ -42,6 +43,7 @@ mod recorder;
 mod reread;
 mod revisions;
 mod safe_path;
+mod saved_catalogue;
 mod scan;
 mod scope;
 mod sweep;
@@ -52,6 +54,7 @@ mod writes;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -94,6 +97,8 @@ pub struct Vault {
     writes: WriteLock,
     /// Where each change is recorded, when history is kept.
     history: Recorder,
+    /// The cache version this process last saved the catalogue from (0: none yet).
+    catalogue_saved: AtomicU64,
 }
 
 /// What the main lock guards: the cache.
@@ -163,12 +168,16 @@ impl Vault {
             Joined::Shared(presence) => presence,
         };
         let writes = WriteLock::open(&state_dir).map_err(|e| io_error(&state_dir, e))?;
-        let mut cache = Cache::default();
-        scan::scan(&root, |found| match found {
-            Found::Entry(entry) => cache.insert(&entry),
-            Found::Malformed(file) => cache.mark_malformed(&file),
-        })?;
-        tracing::info!(entries = cache.len(), malformed = cache.malformed().len(), "vault opened");
+        let opened = catalogue::open(&root);
+        let cache = opened.cache;
+        let catalogue_saved = AtomicU64::new(if opened.saved { cache.version() } else { 0 });
+        tracing::info!(
+            entries = cache.len(),
+            malformed = cache.malformed().len(),
+            from_saved = opened.from_saved,
+            read = opened.read,
+            "vault opened"
+        );
         let entry_list = EntryListFile::choose(root.dir());
         let history = Recorder::new(history, Arc::clone(&clock));
         let vault = Vault {
@@ -181,6 +190,7 @@ impl Vault {
             _presence: presence,
             writes,
             history,
+            catalogue_saved,
         };
         vault.write_entry_list_now();
         Ok(vault)

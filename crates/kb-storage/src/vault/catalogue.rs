@@ -1,0 +1,149 @@
+//! Building the cache when the vault opens, from the saved catalogue and the files whose
+//! stamps differ from it (see [`super::saved_catalogue`]), and saving the catalogue again:
+//! at open when much had to be read, and from a long-lived process now and then.
+
+use std::sync::atomic::Ordering;
+use std::time::SystemTime;
+
+use kb_domain::{EntryPath, FileRead, MalformedFile};
+
+use super::cache::{Cache, KnownEntry};
+use super::safe_path::Root;
+use super::saved_catalogue::{self, SavedCatalogue};
+use super::{Vault, scan};
+
+/// At open, the catalogue is saved again when at least this many files had to be read or
+/// were gone: fewer cost the next start less than writing the whole catalogue would.
+const SAVE_AFTER_READS: usize = 64;
+
+/// Files read at open by one thread; more are read by several.
+const READS_PER_THREAD: usize = 256;
+
+/// What opening found.
+pub(crate) struct Opened {
+    /// The cache of the vault as it is on disk.
+    pub(crate) cache: Cache,
+    /// Entries taken from the saved catalogue.
+    pub(crate) from_saved: usize,
+    /// Files read.
+    pub(crate) read: usize,
+    /// Whether the catalogue was saved as this cache has it.
+    pub(crate) saved: bool,
+}
+
+/// The cache of the vault at `root`: each file's saved entry when its stamp says it is
+/// current, the file read otherwise; the catalogue saved again when much was read.
+pub(crate) fn open(root: &Root) -> Opened {
+    let state_dir = root.state_dir();
+    // Taken before any stamp is, so every stamp saved is older than it (the racy check).
+    let began = SystemTime::now();
+    let mut saved = SavedCatalogue::load(&state_dir);
+    let had_saved = saved.len() > 0;
+    let mut known = Vec::new();
+    let mut to_read = Vec::new();
+    for (path, stamp) in scan::note_files(root) {
+        match saved.take_if_current(&path, stamp) {
+            Some(entry) => known.push((path, entry)),
+            None => to_read.push(path),
+        }
+    }
+    // What is left of the saved catalogue is gone from the vault.
+    let gone = saved.len();
+    let from_saved = known.len();
+    let (read, malformed) = read_all(root, &to_read);
+    known.extend(read);
+    let mut saved = false;
+    if !had_saved || to_read.len() + gone >= SAVE_AFTER_READS {
+        match saved_catalogue::save(&state_dir, &known, began) {
+            Ok(()) => saved = true,
+            Err(error) => {
+                tracing::warn!(%error, "the catalogue cannot be saved; the next start reads the vault again");
+            }
+        }
+    }
+    let mut cache = Cache::of_known(known);
+    for file in &malformed {
+        tracing::warn!(path = %file.path, reason = %file.reason, "skipping malformed entry file");
+        cache.mark_malformed(file);
+    }
+    Opened { cache, from_saved, read: to_read.len(), saved }
+}
+
+/// Reads the files at `paths`: the entries with their stamps, and the malformed files.
+/// Many files are read by several threads.
+fn read_all(root: &Root, paths: &[EntryPath]) -> (Vec<(EntryPath, KnownEntry)>, Vec<MalformedFile>) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let per_thread = paths.len().div_ceil(threads).max(READS_PER_THREAD);
+    let mut read = Vec::with_capacity(paths.len());
+    let mut malformed = Vec::new();
+    std::thread::scope(|scope| {
+        let parts: Vec<_> =
+            paths.chunks(per_thread).map(|part| scope.spawn(move || read_part(root, part))).collect();
+        for part in parts {
+            // A thread that panicked read nothing of use: its files are read here instead.
+            let (entries, bad) = part.join().unwrap_or_else(|_| (Vec::new(), Vec::new()));
+            read.extend(entries);
+            malformed.extend(bad);
+        }
+    });
+    (read, malformed)
+}
+
+fn read_part(root: &Root, paths: &[EntryPath]) -> (Vec<(EntryPath, KnownEntry)>, Vec<MalformedFile>) {
+    let mut read = Vec::with_capacity(paths.len());
+    let mut malformed = Vec::new();
+    for path in paths {
+        match scan::read_stamped(root, path) {
+            FileRead::Entry(entry, stamp) => read.push((path.clone(), KnownEntry::read(&entry, stamp))),
+            FileRead::Malformed(reason) => malformed.push(MalformedFile { path: path.clone(), reason }),
+            FileRead::Missing => {}
+        }
+    }
+    (read, malformed)
+}
+
+impl Vault {
+    /// Saves the catalogue when the cache changed since it was last saved by this process:
+    /// what a long-lived process does now and then and when it closes, so that the next
+    /// start reads only what changed after. The entries kb wrote itself are checked against
+    /// their files first (read again), so only what a file holds is saved with its stamp.
+    pub fn save_catalogue(&self) {
+        let began = SystemTime::now();
+        let (version, (mut known, unstamped)) = {
+            let state = self.lock();
+            (state.cache.version(), state.cache.known_entries())
+        };
+        if self.catalogue_saved.load(Ordering::Acquire) == version {
+            return;
+        }
+        let (checked, _) = read_all(&self.root, &unstamped);
+        {
+            let mut state = self.lock();
+            for (path, entry) in &checked {
+                state.cache.confirm_stamp(path, entry);
+            }
+        }
+        known.extend(checked);
+        match saved_catalogue::save(&self.root.state_dir(), &known, began) {
+            Ok(()) => self.catalogue_saved.store(version, Ordering::Release),
+            Err(error) => tracing::warn!(%error, "the catalogue cannot be saved"),
+        }
+    }
+
+    /// Saves the catalogue every `every` in a background thread (see
+    /// [`Vault::save_catalogue`]) while the vault is open.
+    pub fn save_catalogue_in_background(self: &std::sync::Arc<Self>, every: std::time::Duration) {
+        let vault = std::sync::Arc::downgrade(self);
+        let started = std::thread::Builder::new().name("kb-catalogue-save".into()).spawn(move || {
+            crate::background::yield_to_requests();
+            loop {
+                std::thread::sleep(every);
+                let Some(vault) = vault.upgrade() else { return };
+                vault.save_catalogue();
+            }
+        });
+        if let Err(error) = started {
+            tracing::warn!(%error, "could not start saving the catalogue in the background");
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The saved catalogue: what the cache knows of each entry (its catalogue record, the
+//! entries it refers to, its links) with the stamp of the file it was read from, kept in
+//! `.kb/catalogue.bin` so that a kb process starts without reading every file.
+//!
+//! It is validated, not trusted, the way git's index is: an entry is taken from it only
+//! when its file's stamp (modification time and size, from the folder walk every start
+//! makes) is the one saved, and the file was not modified in the last
+//! two seconds ([`RACY_WINDOW_NS`]) before the catalogue was saved (a file written again within the same
+//! tick of the file system's clock can keep its stamp: such an entry is read again, as git
+//! checks a "racily clean" file). Files added, changed, renamed or deleted while no kb ran
+//! are therefore found by the walk alone, appends that leave their folder's time as it was
+//! included. The file is derived: a missing, damaged or older one (another format, another
+//! kb version) is ignored and written anew.
+//!
+//! The file is `postcard` (a compact serde format): a header naming the format and the kb
+//! version, the time it was saved, and the entries.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use kb_domain::links::{Link, LinkForm};
+use kb_domain::{CatalogueEntry, EntryPath, EntrySummary, Stamp};
+use serde::{Deserialize, Serialize};
+
+use super::atomic;
+use super::cache::KnownEntry;
+
+/// The file's name in the vault's `.kb/` folder.
+pub(crate) const CATALOGUE_FILE: &str = "catalogue.bin";
+
+/// Changes whenever what is saved, or how a record is made from a file, changes.
+const FORMAT: u32 = 1;
+
+/// A file modified this close to (or after) the moment the catalogue was saved may have
+/// been written again since with the same stamp: its entry is read again. Two seconds
+/// covers the coarsest clocks of common file systems (FAT's).
+const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// The entries of a saved catalogue, by path, and when it was saved.
+#[derive(Debug, Default)]
+pub(crate) struct SavedCatalogue {
+    entries: HashMap<EntryPath, KnownEntry>,
+    saved_at_ns: i64,
+}
+
+impl SavedCatalogue {
+    /// The saved catalogue of the vault whose state folder is `state_dir`; empty when there
+    /// is none or it cannot be used (with the reason logged).
+    pub(crate) fn load(state_dir: &Path) -> SavedCatalogue {
+        let file = state_dir.join(CATALOGUE_FILE);
+        let bytes = match std::fs::read(&file) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return SavedCatalogue::default(),
+            Err(error) => {
+                tracing::warn!(file = %file.display(), %error, "the saved catalogue cannot be read; reading every file");
+                return SavedCatalogue::default();
+            }
+        };
+        match decode(&bytes) {
+            Ok(saved) => saved,
+            Err(reason) => {
+                tracing::info!(file = %file.display(), %reason, "the saved catalogue is not used; reading every file");
+                SavedCatalogue::default()
+            }
+        }
+    }
+
+    /// How many entries it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The saved entry at `path` when it can stand for the file there now, whose stamp is
+    /// `stamp`: the same stamp as saved, and not racily so.
+    pub(crate) fn take_if_current(&mut self, path: &EntryPath, stamp: Stamp) -> Option<KnownEntry> {
+        let saved = self.entries.remove(path)?;
+        let racy = stamp.mtime_ns >= self.saved_at_ns.saturating_sub(RACY_WINDOW_NS);
+        (saved.stamp == stamp && !racy).then_some(saved)
+    }
+}
+
+/// Saves `entries` as the vault's catalogue (atomically: a temporary file renamed over the
+/// old one, so a reader sees one whole catalogue or the other). `saved_at` must be taken
+/// before any of their stamps was.
+pub(crate) fn save(
+    state_dir: &Path,
+    entries: &[(EntryPath, KnownEntry)],
+    saved_at: SystemTime,
+) -> std::io::Result<()> {
+    let file: PathBuf = state_dir.join(CATALOGUE_FILE);
+    let saved_at_ns =
+        saved_at.duration_since(UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_nanos()).ok()).unwrap_or(0);
+    let saved = SavedFile {
+        format: FORMAT,
+        kb_version: env!("CARGO_PKG_VERSION").to_string(),
+        saved_at_ns,
+        entries: entries.iter().map(|(path, entry)| SavedEntry::of(path, entry)).collect(),
+    };
+    let bytes = postcard::to_stdvec(&saved).map_err(std::io::Error::other)?;
+    atomic::write_atomic(&file, &bytes)
+}
+
+/// The catalogue in `bytes`, or why it cannot be used.
+fn decode(bytes: &[u8]) -> Result<SavedCatalogue, String> {
+    let header: (u32, String) =
+        postcard::take_from_bytes(bytes).map(|(h, _)| h).map_err(|e| e.to_string())?;
+    if header.0 != FORMAT || header.1 != env!("CARGO_PKG_VERSION") {
+        return Err(format!(
+            "saved by kb {} (format {}), this is kb {}",
+            header.1,
+            header.0,
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    let saved: SavedFile = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+    let mut entries = HashMap::with_capacity(saved.entries.len());
+    for entry in saved.entries {
+        let (path, known) = entry.known().ok_or("an entry's path is not valid")?;
+        entries.insert(path, known);
+    }
+    Ok(SavedCatalogue { entries, saved_at_ns: saved.saved_at_ns })
+}
+
+/// The file as written: the format and kb version come first, so an older file is told
+/// apart before the rest is decoded.
+#[derive(Serialize, Deserialize)]
+struct SavedFile {
+    format: u32,
+    kb_version: String,
+    saved_at_ns: i64,
+    entries: Vec<SavedEntry>,
+}
+
+/// One entry as written.
+#[derive(Serialize, Deserialize)]
+struct SavedEntry {
+    path: String,
+    mtime_ns: i64,
+    size: u64,
+    name: String,
+    status: Option<String>,
+    updated_at: Option<(i64, u32)>,
+    summary: String,
+    created_at: Option<(i64, u32)>,
+    due_date: Option<i32>,
+    next_action: Option<String>,
+    follow_ups: Vec<String>,
+    last_touched: Option<i32>,
+    tags: Vec<String>,
+    suggested_category: Option<String>,
+    aliases: Vec<String>,
+    refers_to: Vec<String>,
+    links: Vec<SavedLink>,
+}
+
+/// One link as written.
+#[derive(Serialize, Deserialize)]
+struct SavedLink {
+    /// 0 wiki, 1 embed, 2 Markdown.
+    form: u8,
+    target: String,
+    heading: Option<String>,
+    alias: Option<String>,
+    line: u32,
+    start: u32,
+    end: u32,
+    line_text: String,
+}
+
+impl SavedEntry {
+    fn of(path: &EntryPath, known: &KnownEntry) -> SavedEntry {
+        let record = &known.record;
+        SavedEntry {
+            path: path.to_string(),
+            mtime_ns: known.stamp.mtime_ns,
+            size: known.stamp.size,
+            name: record.summary.name.clone(),
+            status: record.summary.status.clone(),
+            updated_at: record.summary.updated_at.map(instant),
+            summary: record.summary.summary.clone(),
+            created_at: record.created_at.map(instant),
+            due_date: record.due_date.map(|d| chrono::Datelike::num_days_from_ce(&d)),
+            next_action: record.next_action.clone(),
+            follow_ups: record.follow_ups.clone(),
+            last_touched: record.last_touched.map(|d| chrono::Datelike::num_days_from_ce(&d)),
+            tags: record.tags.clone(),
+            suggested_category: record.suggested_category.clone(),
+            aliases: record.aliases.clone(),
+            refers_to: known.refers_to.iter().map(ToString::to_string).collect(),
+            links: known.links.iter().map(|(link, line_text)| SavedLink::of(link, line_text)).collect(),
+        }
+    }
+
+    /// The entry back, `None` when a path in it is not valid (a damaged file).
+    fn known(self) -> Option<(EntryPath, KnownEntry)> {
+        let path = EntryPath::parse(&self.path).ok()?;
+        let refers_to: BTreeSet<EntryPath> =
+            self.refers_to.iter().map(|p| EntryPath::parse(p).ok()).collect::<Option<_>>()?;
+        let record = CatalogueEntry {
+            summary: EntrySummary {
+                path: path.clone(),
+                category: path.category(),
+                name: self.name,
+                status: self.status,
+                updated_at: self.updated_at.and_then(from_instant),
+                summary: self.summary,
+            },
+            created_at: self.created_at.and_then(from_instant),
+            due_date: self.due_date.and_then(NaiveDate::from_num_days_from_ce_opt),
+            next_action: self.next_action,
+            follow_ups: self.follow_ups,
+            last_touched: self.last_touched.and_then(NaiveDate::from_num_days_from_ce_opt),
+            tags: self.tags,
+            suggested_category: self.suggested_category,
+            aliases: self.aliases,
+        };
+        let links = self.links.into_iter().map(SavedLink::link).collect::<Option<_>>()?;
+        let stamp = Stamp::new(self.mtime_ns, self.size);
+        Some((path, KnownEntry { record: std::sync::Arc::new(record), refers_to, links, stamp }))
+    }
+}
+
+impl SavedLink {
+    fn of(link: &Link, line_text: &str) -> SavedLink {
+        let number = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        SavedLink {
+            form: match link.form {
+                LinkForm::Wiki => 0,
+                LinkForm::Embed => 1,
+                LinkForm::Markdown => 2,
+            },
+            target: link.target.clone(),
+            heading: link.heading.clone(),
+            alias: link.alias.clone(),
+            line: number(link.line),
+            start: number(link.target_span.start),
+            end: number(link.target_span.end),
+            line_text: line_text.to_string(),
+        }
+    }
+
+    fn link(self) -> Option<(Link, String)> {
+        let form = match self.form {
+            0 => LinkForm::Wiki,
+            1 => LinkForm::Embed,
+            2 => LinkForm::Markdown,
+            _ => return None,
+        };
+        let link = Link {
+            form,
+            target: self.target,
+            heading: self.heading,
+            alias: self.alias,
+            line: self.line as usize,
+            target_span: self.start as usize..self.end as usize,
+        };
+        Some((link, self.line_text))
+    }
+}
+
+/// A moment as seconds and nanoseconds since the Unix epoch.
+fn instant(at: DateTime<Utc>) -> (i64, u32) {
+    (at.timestamp(), at.timestamp_subsec_nanos())
+}
+
+fn from_instant((secs, nanos): (i64, u32)) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(secs, nanos)
+}
