@@ -12,6 +12,10 @@
 //! renders (as streamed deltas do).
 //! And a turn watched while it runs, against a slow scripted model: the tool's line shows
 //! it running, then what it filed; the answer grows on the page before the turn completes.
+//! And the page as a phone's app (`web_page/phone.rs`): installable (the manifest valid,
+//! the service worker controlling the page and keeping its files), a capture typed with the
+//! network off shown waiting, the page reopened offline, and the capture filed exactly once
+//! when the network is back; a share (`/share?…`) filed with the token asked for once.
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
 //! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`,
 //! `target/web-page-today-phone.png`, `target/web-page-markdown.png`, `target/web-page-streaming.png`
@@ -20,6 +24,8 @@
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
 
+#[path = "web_page/phone.rs"]
+mod phone;
 #[path = "web_page/slow_model.rs"]
 mod slow_model;
 #[path = "web_page/webdriver.rs"]
@@ -329,8 +335,8 @@ async fn the_page_asks_for_the_token_and_shows_errors_inline() {
     .await;
     // (Kept by the dialog's close event, which fires a moment after it closes.)
     page.wait_until(
-        "the token kept for the session",
-        "return sessionStorage.getItem('kb-token') === 's3cret-token';",
+        "the token kept in this browser",
+        "return localStorage.getItem('kb-token') === 's3cret-token';",
         json!([]),
     )
     .await;

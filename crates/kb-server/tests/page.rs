@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The web page's files over HTTP: `/` and the styles, script and libraries it loads, each
-//! with its content type, cache header and version tag, none behind the API token.
+//! The web page's files over HTTP: `/` (and `/share`) and the styles, script and libraries
+//! it loads, its manifest, icons and service worker, each with its content type, cache
+//! header and version tag, none behind the API token.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -46,6 +47,18 @@ async fn get(addr: std::net::SocketAddr, path: &str, extra: &str) -> Answer {
     Answer { status, headers, body: body.to_string() }
 }
 
+/// `GET path`'s body as bytes (an image).
+async fn get_bytes(addr: std::net::SocketAddr, path: &str) -> Vec<u8> {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let start = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(raw.starts_with(b"HTTP/1.1 200"), "{path}");
+    raw.split_off(start)
+}
+
 #[tokio::test]
 async fn the_page_and_its_files_are_served_with_their_types_and_no_token() {
     let dir = vault_dir("page");
@@ -65,6 +78,43 @@ async fn the_page_and_its_files_are_served_with_their_types_and_no_token() {
     assert!(!page.body.contains("<style") && !page.body.contains("<script>"), "no inline style or script");
     let policy = page.header("content-security-policy").expect("a Content-Security-Policy");
     assert!(policy.contains("script-src 'self'") && policy.contains("default-src 'none'"), "{policy}");
+    // Its manifest and service worker are kb's own, and the policy lets only those in.
+    assert!(page.body.contains(r#"<link rel="manifest" href="/manifest.webmanifest">"#));
+    assert!(policy.contains("manifest-src 'self'") && policy.contains("worker-src 'self'"), "{policy}");
+    assert!(!policy.contains("unsafe") && !policy.contains('*'), "{policy}");
+
+    // The share route is the same page, whatever the query.
+    let share = get(addr, "/share?title=T&text=Buy%20milk&url=https%3A%2F%2Fexample.org", "").await;
+    assert_eq!(share.status, 200);
+    assert_eq!(share.body, page.body);
+    assert_eq!(share.header("content-security-policy"), Some(policy));
+
+    // The manifest: an installable app with its icons at kb, and the share target.
+    let manifest = get(addr, "/manifest.webmanifest", "").await;
+    assert_eq!(manifest.status, 200);
+    assert_eq!(manifest.header("content-type"), Some("application/manifest+json"));
+    let manifest: serde_json::Value = serde_json::from_str(&manifest.body).expect("the manifest is JSON");
+    assert_eq!(manifest["name"], "kb");
+    assert_eq!(manifest["display"], "standalone");
+    assert_eq!(manifest["start_url"], "/");
+    assert_eq!(manifest["share_target"]["action"], "/share");
+    assert_eq!(manifest["share_target"]["method"], "GET");
+    for (src, sizes) in [("/icons/kb-192.png", "192x192"), ("/icons/kb-512.png", "512x512")] {
+        let icons = manifest["icons"].as_array().unwrap();
+        assert!(icons.iter().any(|i| i["src"] == src && i["sizes"] == sizes), "{src} in {icons:?}");
+        let icon = get_bytes(addr, src).await;
+        assert!(icon.starts_with(b"\x89PNG\r\n\x1a\n"), "{src} is a PNG");
+        let size = u32::from_be_bytes(icon[16..20].try_into().unwrap());
+        assert_eq!(format!("{size}x{size}"), sizes, "{src}");
+    }
+
+    // The service worker, at the root so its scope is the whole page, under its own strict
+    // policy; it keeps no answer of the API.
+    let worker = get(addr, "/sw.js", "").await;
+    assert_eq!(worker.status, 200);
+    assert_eq!(worker.header("content-type"), Some("text/javascript; charset=utf-8"));
+    assert_eq!(worker.header("content-security-policy"), Some("default-src 'none'; connect-src 'self'"));
+    assert!(worker.body.contains("\"/page.js\"") && !worker.body.contains("\"/api"), "{}", worker.body);
 
     // Each file: 200 without the token, its type, checked back each time, tagged.
     for (path, content_type, sample) in [
@@ -72,6 +122,9 @@ async fn the_page_and_its_files_are_served_with_their_types_and_no_token() {
         ("/page.js", "text/javascript; charset=utf-8", "function renderMarkdown"),
         ("/vendor/marked.umd.js", "text/javascript; charset=utf-8", "marked v18"),
         ("/vendor/purify.min.js", "text/javascript; charset=utf-8", "DOMPurify 3"),
+        ("/manifest.webmanifest", "application/manifest+json", "share_target"),
+        ("/sw.js", "text/javascript; charset=utf-8", "addEventListener(\"fetch\""),
+        ("/icons/kb.svg", "image/svg+xml", "<svg"),
     ] {
         let file = get(addr, path, "").await;
         assert_eq!(file.status, 200, "{path}: {}", file.body);

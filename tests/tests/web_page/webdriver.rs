@@ -1,6 +1,6 @@
 //! A small W3C WebDriver client over chromedriver's HTTP API: just what the web page test
-//! needs (navigate, find, click, type, run a script, resize, screenshot), plus the
-//! chromedriver process itself, killed when dropped.
+//! needs (navigate, find, click, type, run a script, resize, screenshot, DevTools
+//! commands), plus the chromedriver process itself, killed when dropped.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -160,6 +160,23 @@ impl Session {
     /// Runs `script` in the page with `args`; answers its return value.
     pub async fn execute(&self, script: &str, args: Value) -> Value {
         self.post("/execute/sync", json!({ "script": script, "args": args })).await
+    }
+
+    /// Reloads the page.
+    pub async fn refresh(&self) {
+        self.post("/refresh", json!({})).await;
+    }
+
+    /// Runs the Chrome DevTools Protocol command `cmd` with `params` on the page (through
+    /// chromedriver's `goog/cdp/execute`); answers its result.
+    pub async fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.post("/goog/cdp/execute", json!({ "cmd": cmd, "params": params })).await
+    }
+
+    /// Runs the asynchronous `script` in the page (it ends by calling its last argument
+    /// with the answer); answers that.
+    pub async fn execute_async(&self, script: &str) -> Value {
+        self.post("/execute/async", json!({ "script": script, "args": [] })).await
     }
 
     /// Clicks `element`.

@@ -153,6 +153,9 @@
     constructor(status, code, message) { super(message); this.status = status; this.code = code; }
   }
 
+  // The API token, asked for once and kept in this browser (a phone's home-screen app
+  // opens without asking again).
+  const TOKEN_KEY = "kb-token";
   let tokenWaiter = null;
   function askForToken(wrong) {
     if (!tokenWaiter) {
@@ -165,7 +168,7 @@
           dialog.removeEventListener("close", done);
           tokenWaiter = null;
           const token = input.value.trim();
-          if (token) sessionStorage.setItem("kb-token", token);
+          if (token) localStorage.setItem(TOKEN_KEY, token);
           resolve(Boolean(token));
         };
         dialog.addEventListener("close", done);
@@ -176,24 +179,25 @@
     return tokenWaiter;
   }
 
-  // One request with the session's token (a 401 asks for it and tries again). Answers the
-  // response when it is OK; throws an ApiError with the API's code and message otherwise.
-  async function request(method, path, body, accept) {
+  // One request with the kept token (a 401 asks for it and tries again), with `extra`
+  // headers if given. Answers the response when it is OK; throws an ApiError with the API's
+  // code and message otherwise (status 0, code "unreachable", when kb cannot be reached).
+  async function request(method, path, body, accept, extra, signal) {
     for (let attempt = 0; attempt < 4; attempt++) {
-      const headers = { "Accept": accept };
+      const headers = Object.assign({ "Accept": accept }, extra || {});
       // kb refuses a POST that does not say JSON, even one without a body.
       if (body !== undefined || method === "POST") headers["Content-Type"] = "application/json";
-      const token = sessionStorage.getItem("kb-token");
+      const token = localStorage.getItem(TOKEN_KEY);
       if (token) headers["Authorization"] = "Bearer " + token;
       let response;
       try {
-        response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        response = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
       } catch (e) {
-        throw new ApiError(0, "network", "kb cannot be reached — is `kb serve` still running?");
+        throw new ApiError(0, "unreachable", "kb cannot be reached — is `kb serve` still running?");
       }
       if (response.status === 401) {
         const hadToken = Boolean(token);
-        sessionStorage.removeItem("kb-token");
+        localStorage.removeItem(TOKEN_KEY);
         if (await askForToken(hadToken)) continue;
         throw new ApiError(401, "unauthorized", "This kb needs its API token.");
       }
@@ -213,8 +217,8 @@
     return type.includes("json") ? response.json().catch(() => null) : response.text();
   }
 
-  async function api(method, path, body) {
-    const response = await request(method, path, body, "application/json");
+  async function api(method, path, body, extra, signal) {
+    const response = await request(method, path, body, "application/json", extra, signal);
     if (response.status === 204) return null;
     return responseData(response);
   }
@@ -624,6 +628,14 @@
     const log = $("#chat-log");
     appendUser(text);
     input.value = "";
+    if (!navigator.onLine) {
+      // No connection: kept, and filed as a capture once kb can be reached.
+      queueCapture(text);
+      sending = false;
+      $("#send").disabled = false;
+      input.focus();
+      return;
+    }
     const live = liveTurn();
     log.scrollTop = log.scrollHeight;
     try {
@@ -632,8 +644,13 @@
       await showAnswer(await chatStream(body, live), live.msg);
     } catch (e) {
       live.fail();
-      log.append(el("div", { className: "error", role: "alert", "data-testid": "chat-error", text: e.message + (e.status === 429 || e.status === 503 ? " Try again in a moment." : "") }));
-      if (!input.value) input.value = text;
+      if (e.code === "unreachable") {
+        // kb did not get it: kept, and filed as a capture once kb can be reached.
+        queueCapture(text);
+      } else {
+        log.append(el("div", { className: "error", role: "alert", "data-testid": "chat-error", text: e.message + (e.status === 429 || e.status === 503 ? " Try again in a moment." : "") }));
+        if (!input.value) input.value = text;
+      }
     } finally {
       sending = false;
       $("#send").disabled = false;
@@ -650,6 +667,137 @@
     appendAssistant(data.message.content, { toolsUsed: data.toolsUsed || [], entry: data.entry || null }, msg);
     if (data.entry) { refreshBrowse(); loadStatus(); }
     if (isNew) await loadConversations(); else loadConversations();
+  }
+
+  // ---------- captures waiting for kb ----------
+
+  // A capture typed while kb cannot be reached (or shared from another app) waits in this
+  // browser (localStorage, so a reload or a closed app keeps it) with a key made when it
+  // was queued. It is sent when the browser is back online, when the page opens, and every
+  // little while as long as something waits; kb answers a key it has seen with its first
+  // result, so however often it is sent it is filed once.
+  const OUTBOX_KEY = "kb-outbox";
+  const RETRY_MS = 10000;
+  // A send that hangs (a network that drops packets) is given up after this, and tried again.
+  const SEND_TIMEOUT_MS = 8000;
+  let flushing = false;
+  let flushAgain = false;
+  // Stops the send under way (given up after SEND_TIMEOUT_MS, or when the network is back:
+  // one started while it was away may never finish).
+  let sendController = null;
+  let retryTimer = null;
+
+  function newKey() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    // Outside a secure context (plain http to another machine) randomUUID is missing.
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
+  }
+
+  function readOutbox() {
+    try {
+      const items = JSON.parse(localStorage.getItem(OUTBOX_KEY) || "[]");
+      return Array.isArray(items) ? items.filter((i) => i && typeof i.key === "string" && typeof i.text === "string") : [];
+    } catch (_) { return []; }
+  }
+
+  function writeOutbox(items) {
+    if (items.length) localStorage.setItem(OUTBOX_KEY, JSON.stringify(items));
+    else localStorage.removeItem(OUTBOX_KEY);
+  }
+
+  function dropFromOutbox(key) {
+    writeOutbox(readOutbox().filter((i) => i.key !== key));
+  }
+
+  // Keeps `text` to be filed, shows it waiting, and tries to send it now.
+  function queueCapture(text) {
+    writeOutbox(readOutbox().concat([{ key: newKey(), text, at: new Date().toISOString() }]));
+    renderOutbox();
+    flushOutbox();
+  }
+
+  function renderOutbox() {
+    const items = readOutbox();
+    const box = $("#outbox");
+    box.hidden = items.length === 0;
+    $("#outbox-list").replaceChildren(...items.map((item) => el("li", { "data-key": item.key }, [
+      el("span", { className: "outbox-text", text: item.text }),
+      el("span", { className: "outbox-state", text: "waiting" }),
+    ])));
+  }
+
+  function retrySoon() {
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(flushOutbox, RETRY_MS);
+  }
+
+  // Sends what waits, oldest first, each with its key; stops at the first that kb cannot
+  // take now (unreachable, busy, asking for the token) and tries again later.
+  async function flushOutbox() {
+    if (flushing) {
+      // Asked while a run is under way (the network came back): run again once it ends.
+      flushAgain = true;
+      return;
+    }
+    flushing = true;
+    flushAgain = false;
+    clearTimeout(retryTimer);
+    try {
+      for (const item of readOutbox()) {
+        let filed;
+        const controller = new AbortController();
+        sendController = controller;
+        const giveUp = setTimeout(() => controller.abort(), SEND_TIMEOUT_MS);
+        try {
+          filed = await api("POST", "/api/capture", { text: item.text }, { "Idempotency-Key": item.key },
+            sendController.signal);
+        } catch (e) {
+          if (e.status === 0 || e.status === 401 || e.status === 409 || e.status === 429 || e.status >= 500) {
+            retrySoon();
+            return;
+          }
+          // kb refused it for good (too long, …): not sent again; said here.
+          dropFromOutbox(item.key);
+          $("#chat-log").append(el("div", { className: "error", role: "alert", "data-testid": "chat-error", text: "Not filed: “" + item.text + "”: " + e.message }));
+          continue;
+        } finally {
+          clearTimeout(giveUp);
+          sendController = null;
+        }
+        dropFromOutbox(item.key);
+        const said = item.text.length > 80 ? item.text.slice(0, 79) + "…" : item.text;
+        const filedMsg = appendAssistant("", { toolsUsed: ["capture"], entry: filed });
+        filedMsg.replaceChildren(el("p", { text: "Filed “" + said + "” as " + (filed.name || filed.path) + " in " + (filed.category || "kb") + "." }));
+        refreshBrowse();
+        loadStatus();
+      }
+    } finally {
+      flushing = false;
+      renderOutbox();
+      if (flushAgain) flushOutbox();
+    }
+  }
+
+  // The page opened by a share (`/share?title=&text=&url=`, from the manifest's
+  // share_target): what was shared becomes a capture, sent as a waiting one is.
+  function takeShare() {
+    if (location.pathname !== "/share") return;
+    const params = new URLSearchParams(location.search);
+    const parts = [];
+    for (const name of ["title", "text", "url"]) {
+      const value = (params.get(name) || "").trim();
+      // Apps often put the link in the text too: once is enough.
+      if (value && !parts.some((p) => p.includes(value))) parts.push(value);
+    }
+    history.replaceState(null, "", "/");
+    if (!parts.length) return;
+    const text = parts.join("\n");
+    appendUser(text);
+    queueCapture(text);
   }
 
   // ---------- search ----------
@@ -699,28 +847,33 @@
   // ---------- browse ----------
 
   let browseOffset = 0;
+  // Each list asked for gets a number: an answer to an older one than the newest is dropped
+  // (two refreshes at once would otherwise both add their page).
+  let browseSeq = 0;
   async function browse(append) {
+    const seq = ++browseSeq;
     const category = $("#category-select").value;
     const list = $("#entry-list");
     showError($("#browse-error"), null);
-    if (!append) browseOffset = 0;
+    const from = append ? browseOffset : 0;
     try {
-      let url = "/api/entries?limit=" + PAGE_SIZE + "&offset=" + browseOffset;
+      let url = "/api/entries?limit=" + PAGE_SIZE + "&offset=" + from;
       if (category) url += "&category=" + encodeURIComponent(category);
       const data = await api("GET", url);
+      if (seq !== browseSeq) return;
       const items = (data.entries || []).map((e) => el("li", {}, [
         entryLink(e.path, e.name), " ", el("span", { className: "badge", text: e.category }),
         e.status ? el("span", { className: "meta", text: " · " + e.status }) : null,
         e.summary ? el("p", { className: "snippet", text: e.summary }) : null,
       ]));
       if (append) list.append(...items); else list.replaceChildren(...items);
-      browseOffset += items.length;
+      browseOffset = from + items.length;
       $("#browse-count").textContent = data.total === 0
         ? "No entries" + (category ? " in " + category : "") + " yet."
         : "Showing " + browseOffset + " of " + data.total;
       $("#browse-more").hidden = browseOffset >= data.total;
     } catch (e) {
-      showError($("#browse-error"), e);
+      if (seq === browseSeq) showError($("#browse-error"), e);
     }
   }
   function refreshBrowse() { browse(false); }
@@ -1153,6 +1306,18 @@
       else if (!path && shownPath) closeEntry();
     });
     $("#token-form").addEventListener("submit", () => { /* method=dialog closes it */ });
+    window.addEventListener("online", () => {
+      if (sendController) sendController.abort();
+      flushOutbox();
+    });
+    // Another tab of kb changed what waits.
+    window.addEventListener("storage", (ev) => { if (ev.key === OUTBOX_KEY) renderOutbox(); });
+    if ("serviceWorker" in navigator) {
+      navigator.serviceWorker.register("/sw.js").catch((e) => console.warn("kb: no offline copy of the page:", e));
+    }
+    renderOutbox();
+    takeShare();
+    if (readOutbox().length) flushOutbox();
     loadStatus();
     loadConversations().then(refreshBrowse);
     const initial = pathFromHash();

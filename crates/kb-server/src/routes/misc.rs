@@ -1,58 +1,14 @@
-//! Capture, search, digest, the entry list, health and the web page.
+//! Capture, search, digest, the entry list and health.
 
-use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
 use kb_core::CaptureOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiJson, ApiQuery};
 use crate::state::AppState;
-
-/// A file of the web page, embedded in the binary and served at `path`.
-struct PageFile {
-    path: &'static str,
-    content_type: &'static str,
-    body: &'static str,
-}
-
-/// The web page: its HTML, styles and script, and the libraries it renders markdown with
-/// (`src/page/vendor/README.md` names their versions and origin).
-static PAGE_FILES: [PageFile; 5] = [
-    PageFile {
-        path: "/",
-        content_type: "text/html; charset=utf-8",
-        body: include_str!("../page/index.html"),
-    },
-    PageFile {
-        path: "/page.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_str!("../page/page.css"),
-    },
-    PageFile {
-        path: "/page.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../page/page.js"),
-    },
-    PageFile {
-        path: "/vendor/marked.umd.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../page/vendor/marked.umd.js"),
-    },
-    PageFile {
-        path: "/vendor/purify.min.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../page/vendor/purify.min.js"),
-    },
-];
-
-/// What the page may load and run: only its own files (no inline script or style, no
-/// other origin), fetches to kb itself, and it is never framed.
-const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-                           connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// Body of `POST /api/capture`.
 #[derive(Debug, Deserialize)]
@@ -144,43 +100,6 @@ pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
         fields.insert("outreach".into(), outreach);
     }
     ApiJson(health)
-}
-
-/// The routes of the web page: `/`, `/page.css`, `/page.js` and `/vendor/…`, open to anyone
-/// (the API behind them asks for the token).
-pub fn page_routes() -> Router<AppState> {
-    PAGE_FILES.iter().fold(Router::new(), |router, file| {
-        router.route(file.path, get(move |request: HeaderMap| page_file(file, request)))
-    })
-}
-
-/// One file of the page. Browsers check back each time (`no-cache`, as a new kb binary may
-/// bring new files at the same paths) and get 304 while the file's tag still matches.
-async fn page_file(file: &'static PageFile, request: HeaderMap) -> Response {
-    let etag = format!("\"{:016x}\"", fnv1a(file.body.as_bytes()));
-    let fresh = request
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|tags| tags.split(',').any(|tag| tag.trim() == etag || tag.trim() == "*"));
-    let mut headers = HeaderMap::new();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    if let Ok(value) = HeaderValue::from_str(&etag) {
-        headers.insert(header::ETAG, value);
-    }
-    if file.content_type.starts_with("text/html") {
-        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_POLICY));
-    }
-    if fresh {
-        return (StatusCode::NOT_MODIFIED, headers).into_response();
-    }
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(file.content_type));
-    (headers, file.body).into_response()
-}
-
-/// The 64-bit FNV-1a hash of `bytes`: a file's version tag.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Any path kb does not serve.

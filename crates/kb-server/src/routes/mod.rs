@@ -6,6 +6,7 @@ mod entries;
 mod history;
 mod misc;
 mod outreach;
+mod page;
 mod tidy;
 
 use std::sync::Arc;
@@ -19,8 +20,6 @@ use tower_http::trace::TraceLayer;
 use crate::auth::{guard, guard_health, require_json_post};
 use crate::idempotency::idempotent;
 use crate::state::AppState;
-
-pub(crate) use misc::fnv1a;
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -67,11 +66,18 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .merge(mcp)
         .route("/healthz", health)
-        // The web page: `/`, `/page.css`, `/page.js`, `/vendor/…` (no token: the API asks).
-        .merge(misc::page_routes())
+        // The web page: `/`, `/share`, `/page.css`, `/page.js`, `/vendor/…`, the manifest,
+        // the icons and `/sw.js` (no token: the API asks).
+        .merge(page::page_routes())
         .fallback(misc::api_not_found)
         .method_not_allowed_fallback(misc::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: a page file's version tag, a request body's
+/// fingerprint.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }

@@ -1,0 +1,63 @@
+// kb's service worker: keeps the page's own files so the page opens when kb cannot be
+// reached (a phone out of Wi-Fi range). Network first: while kb answers, every file comes
+// from kb (and the copy kept is refreshed); only when it does not does the kept copy serve.
+// The API is never kept nor answered from here: /api, /mcp and /healthz go to kb as if
+// there were no worker, so an answer is always kb's own, never a stale one.
+"use strict";
+
+const CACHE = "kb-page-v1";
+
+// The page (at `/` and `/share`, the same HTML) and every file it loads.
+const PAGE_FILES = [
+  "/", "/page.css", "/page.js", "/vendor/marked.umd.js", "/vendor/purify.min.js",
+  "/manifest.webmanifest", "/icons/kb-192.png", "/icons/kb-512.png", "/icons/kb.svg",
+];
+
+// How long a page file may take from kb before the kept copy is served instead.
+const NETWORK_WAIT_MS = 4000;
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(PAGE_FILES)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil((async () => {
+    for (const key of await caches.keys()) {
+      if (key !== CACHE) await caches.delete(key);
+    }
+    await self.clients.claim();
+  })());
+});
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET") return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  // Opening the page (with a share's query, or an entry's #/entry/… hash) is the page.
+  const navigating = request.mode === "navigate";
+  const key = navigating && (url.pathname === "/" || url.pathname === "/share") ? "/" : url.pathname;
+  if (!PAGE_FILES.includes(key) || (navigating && key !== "/")) return;
+  event.respondWith(networkFirst(request, key));
+});
+
+// kb's answer when it comes in time (kept for later); the kept copy otherwise.
+async function networkFirst(request, key) {
+  const cache = await caches.open(CACHE);
+  const fromKb = fetch(request).then(async (response) => {
+    if (response.ok) await cache.put(key, response.clone());
+    return response;
+  });
+  fromKb.catch(() => { /* kb unreachable: the kept copy answers */ });
+  const kept = await cache.match(key);
+  if (!kept) return fromKb;
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(kept), NETWORK_WAIT_MS); });
+  try {
+    return await Promise.race([fromKb, late]);
+  } catch (_) {
+    return kept;
+  } finally {
+    clearTimeout(timer);
+  }
+}
