@@ -40,6 +40,13 @@ pub enum Command {
         /// The address to listen on (loopback unless KB_API_TOKEN is set).
         #[arg(long, env = "KB_ADDR", default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
+        /// Serve HTTPS with this certificate chain (PEM; needs --tls-key). A phone's browser
+        /// runs the page's offline copy and capture queue only over HTTPS.
+        #[arg(long, value_name = "FILE", env = "KB_TLS_CERT")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+        #[arg(long, value_name = "FILE", env = "KB_TLS_KEY")]
+        tls_key: Option<std::path::PathBuf>,
     },
     /// Serve kb to an MCP client (Claude Desktop, VS Code, Cursor…) over stdin and stdout: its
     /// tools, its entries as resources, and its digests as prompts.

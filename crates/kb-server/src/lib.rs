@@ -1,5 +1,6 @@
 //! kb-server: the axum HTTP backend ([`routes`], described in `docs/HTTP.md`) and the web
-//! page, over kb-core's [`kb_core::Assistant`]; [`mod@serve`] starts and stops it.
+//! page, over kb-core's [`kb_core::Assistant`]; [`mod@serve`] starts and stops it, over
+//! plain HTTP or HTTPS ([`tls`]).
 //!
 //! Every `/api` answer but `GET /api/index` (Markdown) is JSON in camelCase, in the shape
 //! of the matching tool's `data` where a tool answers it; errors are `{"error": {"code", "message"}}` with
@@ -18,7 +19,9 @@ pub mod mcp;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod tls;
 
 pub use routes::router;
 pub use serve::{ServeError, Server, check_listen_address, serve};
 pub use state::AppState;
+pub use tls::TlsFiles;

@@ -1,7 +1,9 @@
-//! Starting and stopping the server: the loopback rule, binding, graceful shutdown on
-//! SIGINT/SIGTERM (in-flight turns finish; the database is closed cleanly).
+//! Starting and stopping the server: the loopback rule, binding, plain HTTP or HTTPS
+//! ([`crate::tls`]), graceful shutdown on SIGINT/SIGTERM (in-flight turns finish; the
+//! database is closed cleanly).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use kb_core::{Assistant, Config};
@@ -9,6 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::routes::router;
 use crate::state::AppState;
+use crate::tls::TlsFiles;
 
 /// Why the server refuses to start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -18,6 +21,15 @@ pub enum ServeError {
         "refusing to listen on {0} without KB_API_TOKEN: set a token or use a loopback address like 127.0.0.1"
     )]
     OpenWithoutToken(SocketAddr),
+    /// `--tls-cert` without `--tls-key`, or the other way round.
+    #[error("{0}: give both --tls-cert and --tls-key, or neither")]
+    TlsFlags(&'static str),
+    /// A TLS file that cannot be read.
+    #[error("cannot read the TLS file {path}: {1}", path = .0.display())]
+    TlsUnreadable(PathBuf, String),
+    /// A TLS file that is not a PEM certificate chain or private key kb can use.
+    #[error("the TLS file {path} cannot be used: {1}", path = .0.display())]
+    TlsInvalid(PathBuf, String),
 }
 
 /// Refuses a non-loopback address unless a token protects the API.
@@ -29,13 +41,27 @@ pub fn check_listen_address(addr: SocketAddr, has_token: bool) -> Result<(), Ser
 pub struct Server {
     listener: TcpListener,
     state: AppState,
+    /// Serves HTTPS with this, when set.
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl Server {
-    /// Opens kb (following outside edits) and binds `addr`. `KB_API_TOKEN` is read here.
-    pub async fn bind(mut config: Config, addr: SocketAddr) -> anyhow::Result<Server> {
+    /// Opens kb (following outside edits) and binds `addr`, for plain HTTP.
+    /// `KB_API_TOKEN` is read here.
+    pub async fn bind(config: Config, addr: SocketAddr) -> anyhow::Result<Server> {
+        Server::bind_with_tls(config, addr, None).await
+    }
+
+    /// [`Server::bind`], serving HTTPS with the certificate and key of `tls` when given
+    /// (both files are read first: a bad one stops kb before the vault is opened).
+    pub async fn bind_with_tls(
+        mut config: Config,
+        addr: SocketAddr,
+        tls: Option<&TlsFiles>,
+    ) -> anyhow::Result<Server> {
         let token = std::env::var("KB_API_TOKEN").ok().filter(|t| !t.trim().is_empty());
         check_listen_address(addr, token.is_some())?;
+        let tls = tls.map(TlsFiles::acceptor).transpose()?;
         // The address first: a second `kb serve` on it stops before touching the vault.
         let listener = TcpListener::bind(addr).await.map_err(|error| match error.kind() {
             std::io::ErrorKind::AddrInUse => anyhow::anyhow!(
@@ -49,12 +75,18 @@ impl Server {
         if assistant.model_name() == "offline" {
             tracing::info!("no OPENAI_API_KEY: kb runs its built-in offline model");
         }
-        Ok(Server { listener, state: AppState::new(assistant, token) })
+        Ok(Server { listener, state: AppState::new(assistant, token), tls })
     }
 
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
         Ok(self.listener.local_addr()?)
+    }
+
+    /// The page's address: `https://…/` when serving HTTPS, `http://…/` otherwise.
+    pub fn url(&self) -> anyhow::Result<String> {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        Ok(format!("{scheme}://{}/", self.local_addr()?))
     }
 
     /// The model kb answers with.
@@ -73,7 +105,10 @@ impl Server {
             shutdown_signal().await;
             mcp_sessions.cancel();
         };
-        axum::serve(self.listener, router(self.state)).with_graceful_shutdown(stopping).await?;
+        match self.tls {
+            Some(acceptor) => crate::tls::serve(self.listener, acceptor, router(self.state), stopping).await,
+            None => axum::serve(self.listener, router(self.state)).with_graceful_shutdown(stopping).await?,
+        }
         schedules.abort();
         tracing::info!("kb stopped: in-flight requests finished");
         assistant.close().await;
@@ -90,10 +125,10 @@ fn logged_progress() -> kb_core::IndexOpenOptions {
     kb_core::IndexOpenOptions { progress: Some(progress), ..Default::default() }
 }
 
-/// Binds and serves in one call.
-pub async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<()> {
-    let server = Server::bind(config, addr).await?;
-    tracing::info!(url = %format!("http://{}/", server.local_addr()?), "kb is listening");
+/// Binds and serves in one call (HTTPS with `tls`).
+pub async fn serve(config: Config, addr: SocketAddr, tls: Option<&TlsFiles>) -> anyhow::Result<()> {
+    let server = Server::bind_with_tls(config, addr, tls).await?;
+    tracing::info!(url = %server.url()?, "kb is listening");
     server.run().await
 }
 

@@ -26,7 +26,9 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let format = Format::of(cli.json);
     let command = match cli.command {
         // These two open what they need themselves.
-        Command::Serve { addr } => return serve::run(config, addr).await,
+        Command::Serve { addr, tls_cert, tls_key } => {
+            return serve::run(config, addr, tls_cert, tls_key).await;
+        }
         Command::Reindex => return reindex::run(&config, format),
         Command::Mcp => return mcp::run(config).await,
         command => command,

@@ -1,24 +1,33 @@
-//! `kb serve`: the HTTP API and web page of kb-server, until SIGINT or SIGTERM.
+//! `kb serve`: the HTTP API and web page of kb-server (over HTTPS with `--tls-cert` and
+//! `--tls-key`), until SIGINT or SIGTERM.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use kb_core::Config;
-use kb_server::{ServeError, Server};
+use kb_server::{ServeError, Server, TlsFiles};
 
 use crate::failure::CliError;
 
-/// Serves kb on `addr` and prints its URL. kb-server reads `KB_API_TOKEN`, refuses a
-/// non-loopback address without it (a usage error here), follows outside edits and shuts
-/// down gracefully.
-pub async fn run(config: Config, addr: SocketAddr) -> Result<(), CliError> {
-    let server = Server::bind(config, addr).await.map_err(|error| {
+/// Serves kb on `addr` (HTTPS with the PEM files `tls_cert` and `tls_key`: both or
+/// neither) and prints its URL. kb-server reads `KB_API_TOKEN`, refuses a non-loopback
+/// address without it or a TLS file it cannot use (usage errors here), follows outside
+/// edits and shuts down gracefully.
+pub async fn run(
+    config: Config,
+    addr: SocketAddr,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+) -> Result<(), CliError> {
+    let tls = TlsFiles::from_flags(tls_cert, tls_key).map_err(|error| CliError::usage(error.to_string()))?;
+    let server = Server::bind_with_tls(config, addr, tls.as_ref()).await.map_err(|error| {
         if error.downcast_ref::<ServeError>().is_some() {
             CliError::usage(format!("{error:#}"))
         } else {
             CliError::from(error)
         }
     })?;
-    let url = format!("http://{}/", server.local_addr()?);
+    let url = server.url()?;
     let model = server.model_name();
     let note = if model == "offline" { " (no OPENAI_API_KEY set: built-in offline model)" } else { "" };
     println!("kb is listening on {url} — model: {model}{note}. Ctrl-C stops it.");

@@ -20,3 +20,4 @@ mod own_notes;
 mod processes;
 mod references;
 mod terminal;
+mod tls;

@@ -1,0 +1,171 @@
+//! HTTPS for `kb serve --tls-cert FILE --tls-key FILE`: the certificate chain and private
+//! key are read from PEM files at start (a missing, unreadable or invalid file stops kb
+//! with a clear error before it opens the vault), and each connection is a TLS handshake
+//! (rustls, aws-lc-rs) then HTTP/1.1 served by the same router as plain HTTP.
+//!
+//! A phone needs this: a service worker (the page's offline copy and capture queue) only
+//! runs in a secure context, which `http://192.168.x.x` is not.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::rustls::crypto::aws_lc_rs;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::serve::ServeError;
+
+/// How long a client may take over its TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The PEM files HTTPS is served with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain: the server's certificate first, then any intermediates.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+impl TlsFiles {
+    /// The TLS files `--tls-cert` and `--tls-key` name: both or neither.
+    pub fn from_flags(cert: Option<PathBuf>, key: Option<PathBuf>) -> Result<Option<TlsFiles>, ServeError> {
+        match (cert, key) {
+            (Some(cert), Some(key)) => Ok(Some(TlsFiles { cert, key })),
+            (None, None) => Ok(None),
+            (Some(_), None) => {
+                Err(ServeError::TlsFlags("--tls-cert needs --tls-key (the certificate's private key)"))
+            }
+            (None, Some(_)) => {
+                Err(ServeError::TlsFlags("--tls-key needs --tls-cert (the certificate chain)"))
+            }
+        }
+    }
+
+    /// Reads both files and makes the TLS acceptor (HTTP/1.1 offered by ALPN).
+    pub fn acceptor(&self) -> Result<TlsAcceptor, ServeError> {
+        let certs = read_certificates(&self.cert)?;
+        let key = read_key(&self.key)?;
+        let mut config = ServerConfig::builder_with_provider(Arc::new(aws_lc_rs::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ServeError::TlsInvalid(self.cert.clone(), e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .map_err(|e| {
+                ServeError::TlsInvalid(self.key.clone(), format!("it does not go with the certificate: {e}"))
+            })?;
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(TlsAcceptor::from(Arc::new(config)))
+    }
+}
+
+/// Reads `path` whole, or says why not.
+fn read(path: &Path) -> Result<Vec<u8>, ServeError> {
+    std::fs::read(path).map_err(|e| ServeError::TlsUnreadable(path.to_path_buf(), e.to_string()))
+}
+
+/// The certificates of the PEM file at `path` (at least one).
+fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, ServeError> {
+    let pem = read(path)?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ServeError::TlsInvalid(path.to_path_buf(), e.to_string()))?;
+    if certs.is_empty() {
+        return Err(ServeError::TlsInvalid(path.to_path_buf(), "no CERTIFICATE section in it".into()));
+    }
+    Ok(certs)
+}
+
+/// The private key of the PEM file at `path`.
+fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, ServeError> {
+    let pem = read(path)?;
+    PrivateKeyDer::from_pem_slice(&pem)
+        .map_err(|e| ServeError::TlsInvalid(path.to_path_buf(), format!("no private key in it ({e})")))
+}
+
+/// Serves `app` over TLS on `listener` until `stopping` completes; then stops accepting,
+/// lets each connection finish the request it is answering, and returns once all closed.
+pub async fn serve(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    app: Router,
+    stopping: impl Future<Output = ()>,
+) {
+    let connections = TaskTracker::new();
+    let closing = CancellationToken::new();
+    tokio::pin!(stopping);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stopping => break,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _peer)) => tcp,
+            Err(error) => {
+                // Out of file descriptors and the like: wait a moment rather than spin.
+                tracing::warn!(%error, "cannot accept a connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        connections.spawn(connection(tcp, acceptor.clone(), app.clone(), closing.clone()));
+    }
+    closing.cancel();
+    connections.close();
+    connections.wait().await;
+}
+
+/// One connection: the handshake, then HTTP/1.1 until the client hangs up or kb stops.
+async fn connection(
+    tcp: tokio::net::TcpStream,
+    acceptor: TlsAcceptor,
+    app: Router,
+    closing: CancellationToken,
+) {
+    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(error)) => return tracing::debug!(%error, "TLS handshake failed"),
+        Err(_) => return tracing::debug!("TLS handshake timed out"),
+    };
+    let service = TowerToHyperService::new(app);
+    let http = hyper::server::conn::http1::Builder::new();
+    let served = http.serve_connection(TokioIo::new(tls), service).with_upgrades();
+    tokio::pin!(served);
+    let result = tokio::select! {
+        result = served.as_mut() => result,
+        () = closing.cancelled() => {
+            served.as_mut().graceful_shutdown();
+            served.await
+        }
+    };
+    if let Err(error) = result {
+        tracing::debug!(%error, "HTTPS connection ended with an error");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tls_flags_come_together() {
+        let (cert, key) = (PathBuf::from("c.pem"), PathBuf::from("k.pem"));
+        assert_eq!(TlsFiles::from_flags(None, None), Ok(None));
+        assert_eq!(
+            TlsFiles::from_flags(Some(cert.clone()), Some(key.clone())),
+            Ok(Some(TlsFiles { cert: cert.clone(), key: key.clone() }))
+        );
+        assert!(matches!(TlsFiles::from_flags(Some(cert), None), Err(ServeError::TlsFlags(_))));
+        assert!(matches!(TlsFiles::from_flags(None, Some(key)), Err(ServeError::TlsFlags(_))));
+    }
+}
