@@ -9,7 +9,7 @@ use kb_domain::{EntryPath, FileRead, MalformedFile};
 
 use super::cache::{Cache, KnownEntry};
 use super::safe_path::Root;
-use super::saved_catalogue::{self, SavedCatalogue};
+use super::saved_catalogue::{self, SavedCatalogue, Taken};
 use super::{Vault, scan};
 
 /// At open, the catalogue is saved again when at least this many files had to be read or
@@ -32,7 +32,8 @@ pub(crate) struct Opened {
 }
 
 /// The cache of the vault at `root`: each file's saved entry when its stamp says it is
-/// current, the file read otherwise; the catalogue saved again when much was read.
+/// current, the file read otherwise; the catalogue saved again when much was read, or when
+/// files were read only because they were modified close to the last save.
 pub(crate) fn open(root: &Root) -> Opened {
     let state_dir = root.state_dir();
     // Taken before any stamp is, so every stamp saved is older than it (the racy check).
@@ -41,10 +42,15 @@ pub(crate) fn open(root: &Root) -> Opened {
     let had_saved = saved.len() > 0;
     let mut known = Vec::new();
     let mut to_read = Vec::new();
+    let mut racy = 0;
     for (path, stamp) in scan::note_files(root) {
-        match saved.take_if_current(&path, stamp) {
-            Some(entry) => known.push((path, entry)),
-            None => to_read.push(path),
+        match saved.take(&path, stamp) {
+            Taken::Current(entry) => known.push((path, entry)),
+            Taken::Changed => to_read.push(path),
+            Taken::Racy => {
+                racy += 1;
+                to_read.push(path);
+            }
         }
     }
     // What is left of the saved catalogue is gone from the vault.
@@ -53,7 +59,7 @@ pub(crate) fn open(root: &Root) -> Opened {
     let (read, malformed) = read_all(root, &to_read);
     known.extend(read);
     let mut saved = false;
-    if !had_saved || to_read.len() + gone >= SAVE_AFTER_READS {
+    if !had_saved || racy > 0 || to_read.len() + gone >= SAVE_AFTER_READS {
         match saved_catalogue::save(&state_dir, &known, began) {
             Ok(()) => saved = true,
             Err(error) => {

@@ -314,8 +314,16 @@ impl Vault {
 }
 
 impl Drop for Vault {
-    /// A change the background writer has not written yet is written now.
     fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+impl Vault {
+    /// Writes the entry list file when a change is waiting for the background writer: done
+    /// when the vault is dropped; a process about to exit may call it and skip freeing the
+    /// vault.
+    pub fn flush(&self) {
         let schedule = self.entry_list.schedule();
         if schedule.is_deferred() && schedule.is_due() {
             self.write_entry_list_now();

@@ -72,13 +72,30 @@ impl SavedCatalogue {
         self.entries.len()
     }
 
-    /// The saved entry at `path` when it can stand for the file there now, whose stamp is
-    /// `stamp`: the same stamp as saved, and not racily so.
-    pub(crate) fn take_if_current(&mut self, path: &EntryPath, stamp: Stamp) -> Option<KnownEntry> {
-        let saved = self.entries.remove(path)?;
-        let racy = stamp.mtime_ns >= self.saved_at_ns.saturating_sub(RACY_WINDOW_NS);
-        (saved.stamp == stamp && !racy).then_some(saved)
+    /// The saved entry at `path`, taken out, when it can stand for the file there now,
+    /// whose stamp is `stamp`: the same stamp as saved, and not racily so.
+    pub(crate) fn take(&mut self, path: &EntryPath, stamp: Stamp) -> Taken {
+        let Some(saved) = self.entries.remove(path) else { return Taken::Changed };
+        if saved.stamp != stamp {
+            Taken::Changed
+        } else if stamp.mtime_ns >= self.saved_at_ns.saturating_sub(RACY_WINDOW_NS) {
+            Taken::Racy
+        } else {
+            Taken::Current(saved)
+        }
     }
+}
+
+/// What the saved catalogue has for a file.
+pub(crate) enum Taken {
+    /// Its entry, current.
+    Current(KnownEntry),
+    /// Nothing, or an entry of another stamp: the file is read.
+    Changed,
+    /// An entry of the same stamp, but the file was modified too close to the save for the
+    /// stamp to tell: the file is read (and the catalogue saved again, so that the next
+    /// start need not).
+    Racy,
 }
 
 /// Saves `entries` as the vault's catalogue (atomically: a temporary file renamed over the
