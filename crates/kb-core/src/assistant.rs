@@ -39,6 +39,8 @@ pub struct Assistant {
     vault: Arc<Vault>,
     index: Arc<TantivyIndex>,
     _watcher: Option<VaultWatcher>,
+    /// Whether this process lives long (watches the vault): it saves the catalogue.
+    watching: bool,
     store: Arc<SqliteConversationStore>,
     registry: Arc<ToolRegistry>,
     services: ToolServices,
@@ -115,6 +117,7 @@ impl Assistant {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.
             vault.write_entry_list_in_background();
+            vault.save_catalogue_in_background(SAVE_CATALOGUE_EVERY);
             index.commit_in_background();
             check_history_in_background(&vault);
             start_watcher(&vault, &index, &changes)
@@ -173,6 +176,7 @@ impl Assistant {
             vault,
             index,
             _watcher: watcher,
+            watching: config.watch,
             store,
             registry,
             services,
@@ -312,13 +316,29 @@ impl Assistant {
         }
     }
 
+    /// [`Assistant::close`] for a process about to exit: what dropping would do (the
+    /// entry list file written, the search index put on disk) is done, but the memory is
+    /// left for the system to take back at exit, which costs nothing, where freeing a large
+    /// vault's catalogue and index takes a noticeable time after the answer is printed.
+    pub async fn close_before_exit(self) {
+        self.close().await;
+        self.vault.flush();
+        self.index.close();
+        std::mem::forget(self);
+    }
+
     /// Brings the index in line with the vault on disk (the `kb reindex` command).
     pub fn reindex(&self) -> Result<kb_search::SyncStats, kb_domain::SearchError> {
         self.index.reconcile()
     }
 
-    /// Closes the database cleanly (the vault and index need nothing).
+    /// Closes the database cleanly; a process that watched the vault also saves its
+    /// catalogue, so that the next start reads only what changes after.
     pub async fn close(&self) {
+        if self.watching {
+            let vault = Arc::clone(&self.vault);
+            let _ = tokio::task::spawn_blocking(move || vault.save_catalogue()).await;
+        }
         self.store.close().await;
     }
 }
@@ -386,6 +406,9 @@ fn check_history_in_background(vault: &Arc<Vault>) {
         tracing::warn!(%error, "could not start comparing the vault with its history");
     }
 }
+
+/// How often a watching process saves the vault's catalogue when it changed.
+const SAVE_CATALOGUE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How often a watching process checks the vault's folders against its view of them.
 const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_millis(500);

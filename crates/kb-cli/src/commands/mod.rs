@@ -74,7 +74,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Merge { target, sources } => tidy::merge(&kb, &target, &sources, format).await,
         Command::Serve { .. } | Command::Reindex | Command::Mcp => Ok(()),
     };
-    kb.close().await;
+    // The process exits next: the memory is left to the system.
+    kb.close_before_exit().await;
     result
 }
 

@@ -102,8 +102,8 @@ impl Handles {
     }
 
     /// Gives the writer up (the index is closing): the others may take it over.
-    pub(super) fn release_writer(&mut self) -> Option<IndexWriter> {
-        let writer = self.writer.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+    pub(super) fn release_writer(&self) -> Option<IndexWriter> {
+        let writer = lock(&self.writer).take();
         self.owner.store(false, Ordering::Release);
         writer
     }

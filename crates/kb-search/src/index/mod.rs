@@ -89,9 +89,18 @@ pub(crate) struct Parts {
 }
 
 impl Drop for TantivyIndex {
-    /// The owner lets merges finish and puts the whole index on disk (see
-    /// the `directory` module), so the next start after a machine restart need not rebuild it.
     fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl TantivyIndex {
+    /// Indexes what is queued, and the owner lets merges finish, gives up the writer and
+    /// puts the whole index on disk (see the `directory` module), so the next start after a
+    /// machine restart need not rebuild it. Done when the index is dropped; a process about
+    /// to exit may call it and skip freeing the index. Searches still answer after it;
+    /// changes go to the next owner.
+    pub fn close(&self) {
         // Stop answering before the writer goes: once it is released another process may
         // take over and bind its own socket.
         self.link.stop_server();

@@ -62,10 +62,15 @@ const KNOWN_METHODS: [&str; 12] = [
     "subscriptions/listen",
 ];
 
+/// kb as it opens: `None` until it is open, then the assistant or why it could not be
+/// opened. `kb mcp` answers `initialize` at once and opens kb meanwhile; a request that
+/// needs kb waits for it.
+pub type Opening = tokio::sync::watch::Receiver<Option<Result<Arc<Assistant>, Arc<str>>>>;
+
 /// One MCP connection's view of kb.
 #[derive(Clone)]
 pub struct KbMcp {
-    assistant: Arc<Assistant>,
+    assistant: Opening,
     subscriptions: Arc<Subscriptions>,
     /// Tool calls under way: each runs to its end even when the client goes away
     /// mid-call, and `kb mcp` waits for them before it exits.
@@ -85,11 +90,31 @@ impl std::fmt::Debug for KbMcp {
 impl KbMcp {
     /// A handler for one connection to `assistant`.
     pub fn new(assistant: Arc<Assistant>) -> KbMcp {
+        let (_, opened) = tokio::sync::watch::channel(Some(Ok(assistant)));
+        KbMcp::opening(opened)
+    }
+
+    /// A handler for one connection to kb while it opens (see [`Opening`]).
+    pub fn opening(assistant: Opening) -> KbMcp {
         KbMcp {
             assistant,
             subscriptions: Arc::default(),
             calls: TaskTracker::new(),
             session: kb_core::domain::ChangeContext::new_session().into(),
+        }
+    }
+
+    /// kb, once it is open (an error when it could not be opened).
+    async fn assistant(&self) -> Result<Arc<Assistant>, McpError> {
+        let mut opening = self.assistant.clone();
+        let opened = opening
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| McpError::internal_error("kb stopped while opening", None))?;
+        match opened.as_ref() {
+            Some(Ok(assistant)) => Ok(Arc::clone(assistant)),
+            Some(Err(why)) => Err(McpError::internal_error(format!("kb could not be opened: {why}"), None)),
+            None => Err(McpError::internal_error("kb is not open", None)),
         }
     }
 
@@ -119,7 +144,7 @@ impl ServerHandler for KbMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools::listed(&self.assistant)))
+        Ok(ListToolsResult::with_all_items(tools::listed(&*self.assistant().await?)))
     }
 
     async fn call_tool(
@@ -127,7 +152,7 @@ impl ServerHandler for KbMcp {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let assistant = Arc::clone(&self.assistant);
+        let assistant = self.assistant().await?;
         let session = Arc::clone(&self.session);
         let call = self.calls.spawn(async move { tools::call(&assistant, request, &session).await });
         match call.await {
@@ -141,7 +166,7 @@ impl ServerHandler for KbMcp {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        resources::list(&self.assistant, request.and_then(|r| r.cursor).as_deref()).await
+        resources::list(&*self.assistant().await?, request.and_then(|r| r.cursor).as_deref()).await
     }
 
     async fn list_resource_templates(
@@ -157,7 +182,7 @@ impl ServerHandler for KbMcp {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        resources::read(&self.assistant, &request.uri).await.map(ReadResourceResponse::from)
+        resources::read(&*self.assistant().await?, &request.uri).await.map(ReadResourceResponse::from)
     }
 
     #[allow(deprecated)]
@@ -167,8 +192,9 @@ impl ServerHandler for KbMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         resources::parse_uri(&request.uri)?;
+        let assistant = self.assistant().await?;
         self.subscriptions.add(request.uri);
-        notify::follow_for(&self.assistant, &self.subscriptions, context.peer);
+        notify::follow_for(&assistant, &self.subscriptions, context.peer);
         Ok(())
     }
 
@@ -187,7 +213,7 @@ impl ServerHandler for KbMcp {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        notify::listen(&self.assistant, context).await;
+        notify::listen(&*self.assistant().await?, context).await;
         Ok(())
     }
 
@@ -211,8 +237,14 @@ impl ServerHandler for KbMcp {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Every connected client is notified that the list of entries changed.
-        notify::follow_for(&self.assistant, &self.subscriptions, context.peer);
+        // Every connected client is notified that the list of entries changed (once kb is
+        // open: the answer to `initialize` does not wait for it).
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Ok(assistant) = this.assistant().await {
+                notify::follow_for(&assistant, &this.subscriptions, context.peer);
+            }
+        });
     }
 
     async fn list_prompts(
@@ -228,19 +260,20 @@ impl ServerHandler for KbMcp {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        prompts::get(&self.assistant, &request.name, request.arguments.as_ref())
+        prompts::get(&*self.assistant().await?, &request.name, request.arguments.as_ref())
             .await
             .map(GetPromptResponse::from)
     }
 }
 
-/// Serves one MCP client over this process's stdin and stdout until it disconnects.
-pub async fn serve_stdio(assistant: Arc<Assistant>) -> anyhow::Result<()> {
+/// Serves one MCP client over this process's stdin and stdout until it disconnects,
+/// answering as soon as kb is open (see [`Opening`]).
+pub async fn serve_stdio(assistant: Opening) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio();
     let framed = stdio::frame(stdin, stdout);
     let transport =
         rmcp::transport::async_rw::AsyncRwTransport::new_server(framed.server_in, framed.server_out);
-    let handler = KbMcp::new(assistant);
+    let handler = KbMcp::opening(assistant);
     let running = handler.clone().serve(transport).await?;
     let ended = running.waiting().await;
     // A client that hung up mid-call: the call still finishes (and is recorded) first.
