@@ -264,8 +264,32 @@ fn load_existing(dir: &Path, language: SearchLanguage) -> Result<Loaded, String>
     }
     register(&index, language);
     let reader = make_reader(&index).map_err(|e| format!("index cannot be read: {e}"))?;
-    let stamps = load_stamps(&reader.searcher()).map_err(|e| format!("index cannot be read: {e}"))?;
+    let mut stamps = load_stamps(&reader.searcher()).map_err(|e| format!("index cannot be read: {e}"))?;
+    forget_racy_stamps(dir, &mut stamps);
     Ok((index, reader, stamps))
+}
+
+/// A file modified this close to (or after) the index's last commit may have been written
+/// again since with the same stamp (a file system's clock ticks coarser than nanoseconds).
+const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// Forgets the stamps of the entries whose files were modified within [`RACY_WINDOW_NS`]
+/// of the index's last commit (the time tantivy's `meta.json` was written), so that the
+/// catch-up reads them again: the stamp cannot tell their version apart from a later one,
+/// as git's index cannot tell a "racily clean" file.
+fn forget_racy_stamps(dir: &Path, stamps: &mut HashMap<EntryPath, Stamp>) {
+    let committed = fs::metadata(dir.join("meta.json"))
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|since| i64::try_from(since.as_nanos()).ok());
+    // With no commit time known, every stamp is doubted.
+    let settled_before = committed.map_or(i64::MAX, |at| at.saturating_sub(RACY_WINDOW_NS));
+    for stamp in stamps.values_mut() {
+        if stamp.mtime_ns >= settled_before {
+            *stamp = Stamp::NONE;
+        }
+    }
 }
 
 /// The stamps of every indexed entry, from fast fields (no stored document is read).

@@ -19,5 +19,6 @@ mod outreach;
 mod own_notes;
 mod processes;
 mod references;
+mod startup;
 mod terminal;
 mod tls;
