@@ -34,6 +34,7 @@ mod entry_list_file;
 mod entry_list_schedule;
 mod files;
 mod folder_marks;
+mod history_checked;
 mod journal;
 mod merge;
 mod moves;

@@ -9,11 +9,12 @@ use std::fs;
 
 use kb_domain::{
     ChangeContext, ContentHash, Entry, EntryChange, EntryPath, FileChange, HistoryError, ObservedFile,
-    RepositoryError, RestoreOutcome, Revision, RevisionText,
+    RepositoryError, RestoreOutcome, Revision, RevisionText, Stamp,
 };
 
+use super::history_checked::HistoryChecked;
 use super::safe_path::io_error;
-use super::{State, Vault, atomic};
+use super::{State, Vault, atomic, scan};
 use crate::history::content_hash;
 
 /// How many differing files [`Vault::check_history`] records under one hold of the
@@ -46,22 +47,46 @@ impl Vault {
     /// Brings history in line with the files: every entry file whose bytes are not what
     /// history last recorded at its path (edited while kb was not running, or by a kb
     /// process killed between writing and recording), and every recorded file that is
-    /// gone, is recorded as a change from outside. Reads every entry file, so long-running
+    /// gone, is recorded as a change from outside. Reads only the files whose stamp or
+    /// history changed since the last check found them in agreement (see
+    /// `history_checked`), the first time every file, so long-running
     /// processes call it off the request path; the files are compared without any lock,
     /// and only those that differ are read again and recorded, a few at a time under the
     /// vault's locks with pauses between, so changes in every process go on meanwhile.
     /// Returns how many files were recorded.
     pub fn check_history(&self) -> Result<usize, RepositoryError> {
         let log = self.history.log()?;
+        let state_dir = self.root.state_dir();
+        let checked = HistoryChecked::load(&state_dir);
+        // Taken before any stamp is, so that the racy check of the next check holds.
+        let began = std::time::SystemTime::now();
+        let stamps: HashMap<EntryPath, Stamp> = scan::note_files(&self.root).into_iter().collect();
         let paths = self.lock().cache.known_paths();
         let mut heads: HashMap<EntryPath, ContentHash> = log.heads()?.into_iter().collect();
         let mut differing = Vec::new();
+        let mut agreeing = Vec::new();
         for path in paths {
             let head = heads.remove(&path);
-            let Ok(bytes) = fs::read(self.root.file(&path)) else { continue };
-            if head.as_ref() != Some(&content_hash(&bytes)) {
-                differing.push(path);
+            let stamp = stamps.get(&path).copied();
+            if let (Some(stamp), Some(head)) = (stamp, &head)
+                && checked.agrees(&path, stamp, head)
+            {
+                agreeing.push((path, stamp, head.clone()));
+                continue;
             }
+            let Ok(bytes) = fs::read(self.root.file(&path)) else { continue };
+            match head {
+                Some(head) if head == content_hash(&bytes) => {
+                    // The stamp was taken before the read: at worst older than the bytes.
+                    if let Some(stamp) = stamp {
+                        agreeing.push((path, stamp, head));
+                    }
+                }
+                _ => differing.push(path),
+            }
+        }
+        if let Err(error) = HistoryChecked::save(&state_dir, &agreeing, began) {
+            tracing::warn!(%error, "what the history check found cannot be saved; the next check reads every file");
         }
         // Recorded files no longer there.
         differing

@@ -266,6 +266,42 @@ fn a_change_kb_could_not_record_is_caught_up_at_the_next_check() {
     assert_eq!(text.after.unwrap().as_bytes(), fs::read(&file).unwrap());
 }
 
+#[test]
+fn a_check_after_checks_that_found_agreement_still_finds_every_outside_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let kite = vault.create_as(new_entry(Category::Ideas, "Kite", "red"), &chat("c")).unwrap().path;
+    let boat = vault.create_as(new_entry(Category::Ideas, "Boat", "blue"), &chat("c")).unwrap().path;
+    assert_eq!(vault.check_history().unwrap(), 0);
+    assert_eq!(vault.check_history().unwrap(), 0, "what agreed is taken as agreeing");
+
+    // An edit of another size, and, right after the check, a rewrite of the same size
+    // given back its modification time: its stamp is the one checked.
+    let kite_file = kite.under(dir.path());
+    fs::write(
+        &kite_file,
+        fs::read_to_string(&kite_file).unwrap()
+            + "
+longer now
+",
+    )
+    .unwrap();
+    let boat_file = boat.under(dir.path());
+    let before = fs::metadata(&boat_file).unwrap().modified().unwrap();
+    fs::write(&boat_file, fs::read_to_string(&boat_file).unwrap().replace("blue", "teal")).unwrap();
+    fs::File::options().write(true).open(&boat_file).unwrap().set_modified(before).unwrap();
+
+    let reopened = open(dir.path());
+    assert_eq!(reopened.check_history().unwrap(), 2);
+    for path in [&kite, &boat] {
+        let latest = reopened.history(path).unwrap();
+        assert_eq!(latest[0].source, ChangeSource::Outside, "{path}");
+        let text = reopened.revision(path, latest[0].id).unwrap();
+        assert_eq!(text.after.unwrap().as_bytes(), fs::read(path.under(dir.path())).unwrap());
+    }
+    assert_eq!(reopened.check_history().unwrap(), 0);
+}
+
 /// One step of the undo property.
 #[derive(Debug, Clone)]
 enum Step {
