@@ -673,11 +673,14 @@
 
   // A capture typed while kb cannot be reached (or shared from another app) waits in this
   // browser (localStorage, so a reload or a closed app keeps it) with a key made when it
-  // was queued. It is sent when the browser is back online, when the page opens, and every
-  // little while as long as something waits; kb answers a key it has seen with its first
-  // result, so however often it is sent it is filed once.
+  // was queued. It is sent when the browser is back online, when the page opens, and again
+  // a second later, then two, four… up to every 30 seconds, as long as something waits (a
+  // network just back often is not ready at once); kb answers a key it has seen with its
+  // first result, so however often it is sent it is filed once.
   const OUTBOX_KEY = "kb-outbox";
-  const RETRY_MS = 10000;
+  const FIRST_RETRY_MS = 1000;
+  const LAST_RETRY_MS = 30000;
+  let retryMs = FIRST_RETRY_MS;
   // A send that hangs (a network that drops packets) is given up after this, and tried again.
   const SEND_TIMEOUT_MS = 8000;
   let flushing = false;
@@ -732,7 +735,8 @@
 
   function retrySoon() {
     clearTimeout(retryTimer);
-    retryTimer = setTimeout(flushOutbox, RETRY_MS);
+    retryTimer = setTimeout(flushOutbox, retryMs);
+    retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
   }
 
   // Sends what waits, oldest first, each with its key; stops at the first that kb cannot
@@ -769,6 +773,7 @@
           sendController = null;
         }
         dropFromOutbox(item.key);
+        retryMs = FIRST_RETRY_MS;
         const said = item.text.length > 80 ? item.text.slice(0, 79) + "…" : item.text;
         const filedMsg = appendAssistant("", { toolsUsed: ["capture"], entry: filed });
         filedMsg.replaceChildren(el("p", { text: "Filed “" + said + "” as " + (filed.name || filed.path) + " in " + (filed.category || "kb") + "." }));
@@ -1308,6 +1313,7 @@
     $("#token-form").addEventListener("submit", () => { /* method=dialog closes it */ });
     window.addEventListener("online", () => {
       if (sendController) sendController.abort();
+      retryMs = FIRST_RETRY_MS;
       flushOutbox();
     });
     // Another tab of kb changed what waits.
