@@ -18,8 +18,8 @@
 //! when the network is back; a share (`/share?…`) filed with the token asked for once.
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
 //! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`,
-//! `target/web-page-today-phone.png`, `target/web-page-markdown.png`, `target/web-page-streaming.png`
-//! and `target/web-page-streamed.png`.
+//! `target/web-page-today-phone.png`, `target/web-page-markdown.png`, `target/web-page-streaming.png`,
+//! `target/web-page-streamed.png` and `target/web-page-offline.png`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.

@@ -136,6 +136,9 @@ async fn the_page_installs_as_an_app_that_opens_and_queues_captures_offline() {
     page.refresh().await;
     let waiting = page.text_of("#outbox li").await;
     assert!(waiting.contains("Renew passport by Dec 15"), "after a reload: {waiting}");
+    page.resize(390, 844).await;
+    page.screenshot(&crate::target_dir().join("web-page-offline.png")).await;
+    page.resize(1280, 900).await;
 
     // The network is back: it is filed, once, and the page says where.
     network.offline(&page, false).await;
