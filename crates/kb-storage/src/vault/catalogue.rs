@@ -29,6 +29,9 @@ pub(crate) struct Opened {
     pub(crate) read: usize,
     /// Whether the catalogue was saved as this cache has it.
     pub(crate) saved: bool,
+    /// Whether the vault differs from the saved catalogue (files read or gone, or no
+    /// catalogue): the entry list file may then be out of date.
+    pub(crate) changed: bool,
 }
 
 /// The cache of the vault at `root`: each file's saved entry when its stamp says it is
@@ -72,7 +75,8 @@ pub(crate) fn open(root: &Root) -> Opened {
         tracing::warn!(path = %file.path, reason = %file.reason, "skipping malformed entry file");
         cache.mark_malformed(file);
     }
-    Opened { cache, from_saved, read: to_read.len(), saved }
+    let changed = !had_saved || !to_read.is_empty() || gone > 0;
+    Opened { cache, from_saved, read: to_read.len(), saved, changed }
 }
 
 /// Reads the files at `paths`: the entries with their stamps, and the malformed files.

@@ -1,11 +1,11 @@
 //! The markdown vault adapter: [`Vault`], kb's [`kb_domain::EntryRepository`] over a folder of
 //! markdown files with YAML frontmatter, one entry per file.
 //!
-//! - `open` creates the root, the category folders and `.kb/`, joins the kb processes of
-//!   the vault (`presence`), finishes interrupted moves when it is the only one
-//!   (`journal`), and scans `{category}/*.md` once (`scan`) into an in-memory
-//!   `cache` of summaries and references, from which `list` and `index.md`
-//!   (`entry_list`) are answered without reading the files again.
+//! - `open` creates `.kb/`, joins the kb processes of the vault (`presence`), finishes
+//!   interrupted moves when it is the only one (`journal`), and builds the in-memory
+//!   `cache` of records, references and links from the saved catalogue, reading only the
+//!   files whose stamps changed (`catalogue`, `saved_catalogue`); `list` and `index.md`
+//!   (`entry_list`) are answered from it without reading the files again.
 //! - A move points every reference to the entry (frontmatter paths, Markdown links) at its
 //!   new path in the same change, editing only those references' bytes.
 //! - `get`, `update`, `move_entry` and `delete` read the file on disk at that moment;
@@ -114,9 +114,10 @@ impl std::fmt::Debug for Vault {
 }
 
 impl Vault {
-    /// Opens (creating when needed) the vault at `root`: makes the category folders and
-    /// `.kb/`, finishes interrupted moves when no other kb process has the vault open,
-    /// reads every entry once and writes the entry list file if it changed.
+    /// Opens (creating when needed) the vault at `root`: makes `.kb/`, finishes
+    /// interrupted moves when no other kb process has the vault open, builds its view of
+    /// the entries from the saved catalogue and the files that changed since, and writes
+    /// the entry list file if files changed.
     pub fn open(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Result<Vault, RepositoryError> {
         Vault::open_with(root.into(), clock, None, &[])
     }
@@ -170,7 +171,7 @@ impl Vault {
         };
         let writes = WriteLock::open(&state_dir).map_err(|e| io_error(&state_dir, e))?;
         let opened = catalogue::open(&root);
-        let cache = opened.cache;
+        let (cache, changed) = (opened.cache, opened.changed);
         let catalogue_saved = AtomicU64::new(if opened.saved { cache.version() } else { 0 });
         tracing::info!(
             entries = cache.len(),
@@ -193,7 +194,13 @@ impl Vault {
             history,
             catalogue_saved,
         };
-        vault.write_entry_list_now();
+        // When the vault is as the catalogue saved it, the entry list file is as the last kb
+        // process left it after its last change: rendering the whole list again would
+        // cost a large vault's start for nothing (a long-running process checks it anyway,
+        // in the background).
+        if changed {
+            vault.write_entry_list_now();
+        }
         Ok(vault)
     }
 
@@ -261,6 +268,12 @@ impl Vault {
         let writer = Arc::clone(&schedule);
         let started = std::thread::Builder::new().name("kb-entry-list".into()).spawn(move || {
             crate::background::yield_to_requests();
+            // First the file as the vault is now: an open that found the vault as saved did
+            // not write it.
+            match vault.upgrade() {
+                Some(vault) => vault.write_entry_list_now(),
+                None => return,
+            }
             // Waits holding only the schedule, so the vault can close meanwhile.
             while writer.next(&vault).is_some() {
                 let Some(vault) = vault.upgrade() else { return };
