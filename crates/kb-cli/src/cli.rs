@@ -40,12 +40,12 @@ pub enum Command {
         /// The address to listen on (loopback unless KB_API_TOKEN is set).
         #[arg(long, env = "KB_ADDR", default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
-        /// Serve HTTPS with this certificate chain (PEM; needs --tls-key). A phone's browser
-        /// runs the page's offline copy and capture queue only over HTTPS.
-        #[arg(long, value_name = "FILE", env = "KB_TLS_CERT")]
+        /// Serve HTTPS with this certificate chain (PEM; needs --tls-key; or KB_TLS_CERT). A
+        /// phone's browser runs the page's offline copy and capture queue only over HTTPS.
+        #[arg(long, value_name = "FILE")]
         tls_cert: Option<std::path::PathBuf>,
-        /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
-        #[arg(long, value_name = "FILE", env = "KB_TLS_KEY")]
+        /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1; or KB_TLS_KEY).
+        #[arg(long, value_name = "FILE")]
         tls_key: Option<std::path::PathBuf>,
     },
     /// Serve kb to an MCP client (Claude Desktop, VS Code, Cursor…) over stdin and stdout: its

@@ -19,6 +19,8 @@ pub async fn run(
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
 ) -> Result<(), CliError> {
+    let tls_cert = tls_cert.or_else(|| path_from_env("KB_TLS_CERT"));
+    let tls_key = tls_key.or_else(|| path_from_env("KB_TLS_KEY"));
     let tls = TlsFiles::from_flags(tls_cert, tls_key).map_err(|error| CliError::usage(error.to_string()))?;
     let server = Server::bind_with_tls(config, addr, tls.as_ref()).await.map_err(|error| {
         if error.downcast_ref::<ServeError>().is_some() {
@@ -33,4 +35,9 @@ pub async fn run(
     println!("kb is listening on {url} — model: {model}{note}. Ctrl-C stops it.");
     server.run().await?;
     Ok(())
+}
+
+/// The path the environment variable `name` holds (a blank value counts as unset).
+fn path_from_env(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|value| !value.to_string_lossy().trim().is_empty()).map(PathBuf::from)
 }

@@ -29,9 +29,10 @@ fn kb_serve(vault: &Path, args: &[&str]) -> Command {
     command
 }
 
-/// Runs `kb serve` with `args`, which must fail at once: its exit code and stderr.
-async fn refused(vault: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let run = kb_serve(vault, args).stdout(Stdio::null()).stderr(Stdio::piped()).output();
+/// Runs `kb serve` with `args` and `env`, which must fail at once: its exit code and stderr.
+async fn refused(vault: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let run =
+        kb_serve(vault, args).envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped()).output();
     let output =
         tokio::time::timeout(Duration::from_secs(30), run).await.expect("kb serve should stop").unwrap();
     (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
@@ -135,10 +136,19 @@ async fn kb_refuses_tls_flags_and_files_it_cannot_use() {
     ];
     for (flags, says) in cases {
         let args: Vec<&str> = addr.iter().copied().chain(flags.iter().map(String::as_str)).collect();
-        let (code, stderr) = refused(&vault, &args).await;
+        let (code, stderr) = refused(&vault, &args, &[]).await;
         assert_eq!(code, Some(2), "kb serve {args:?}: {stderr}");
         assert!(stderr.contains(says), "kb serve {args:?} should say {says:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+    // The variables stand for the flags; a blank one counts as unset.
+    let cert_file = file("cert.pem");
+    let (code, stderr) = refused(&vault, &addr, &[("KB_TLS_CERT", &cert_file)]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--tls-cert needs --tls-key"), "{stderr}");
+    let key_file = file("key.pem");
+    let (code, stderr) = refused(&vault, &addr, &[("KB_TLS_CERT", " "), ("KB_TLS_KEY", &key_file)]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--tls-key needs --tls-cert"), "{stderr}");
     assert!(!vault.join(".kb").exists(), "a bad TLS file stops kb before the vault is opened");
 }
