@@ -1,6 +1,7 @@
-//! `Idempotency-Key` on `POST /api/capture`, across two `kb serve` processes on one vault:
-//! a capture sent again with its key (a phone's queued capture resent, to either process)
-//! answers the first result and files nothing new; many sent at once file once.
+//! `Idempotency-Key` on `POST /api/capture` (and a move), across two `kb serve` processes
+//! on one vault: a capture sent again with its key (a phone's queued capture resent, to
+//! either process) answers the first result and files nothing new; many sent at once file
+//! once.
 
 use serde_json::json;
 use tokio::task::JoinSet;
@@ -27,6 +28,16 @@ async fn a_capture_sent_again_with_its_key_is_filed_once_by_any_process() {
     assert_eq!(again.expect(200), filed_body, "a repeat answers the first result");
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(first.entry_files().len(), 1, "files: {:?}", first.entry_files());
+
+    // A move sent twice with its key moves once and answers the first result twice (without
+    // the key the second would find nothing left to move).
+    let body = json!({ "targetCategory": "projects" }).to_string();
+    let target = "/api/entries/admin/renew-passport.md/move";
+    let moved = first.request("POST", target, &[("Idempotency-Key", "move-1")], Some(body.as_bytes())).await;
+    let moved_body = moved.expect(200);
+    let again = second.request("POST", target, &[("Idempotency-Key", "move-1")], Some(body.as_bytes())).await;
+    assert_eq!(again.expect(200), moved_body);
+    assert_eq!(first.entry_files(), vec!["projects/renew-passport.md".to_string()]);
 
     // The key with another capture is refused; a key that is not visible ASCII too.
     let reused = capture(&first, "8d0c7a9e-3f1b-4c2a-9e57-0b7d2f6c1a01", "Something else").await;

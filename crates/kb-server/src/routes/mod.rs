@@ -38,7 +38,12 @@ pub fn router(state: AppState) -> Router {
         .route("/entries", get(entries::list))
         .route(
             "/entries/{*path}",
-            get(history::get).patch(entries::update).post(history::post_action).delete(history::delete),
+            get(history::get)
+                .patch(entries::update)
+                .post(history::post_action)
+                .delete(history::delete)
+                // Only the POSTs (move, restore): the layer passes every other method.
+                .route_layer(once()),
         )
         .route("/undo", post(history::undo).route_layer(once()))
         .route("/duplicates", get(tidy::duplicates))
