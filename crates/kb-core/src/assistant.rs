@@ -375,7 +375,11 @@ fn open_vault_and_index(
         history = Arc::new(kb_storage::history::GitCommits::new(history, dir)?);
     }
     let vault = Arc::new(Vault::open_excluding(dir, clock, history, exclude)?);
-    let index = Arc::new(crate::index::open_index_of(vault.files(), vault.root(), options)?);
+    // The index opening uses the walk of the folders the vault's opening made, then no more.
+    let files = vault.files();
+    let index = crate::index::open_index_of(files.clone(), vault.root(), options);
+    files.end_lending();
+    let index = Arc::new(index?);
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
     vault.add_observer(Arc::new(changes.clone()));
     // Other kb processes on this vault send their changes to the one that owns the index;

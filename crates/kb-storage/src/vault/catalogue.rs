@@ -3,11 +3,12 @@
 //! at open when much had to be read, and from a long-lived process now and then.
 
 use std::sync::atomic::Ordering;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use kb_domain::{EntryPath, FileRead, MalformedFile};
 
 use super::cache::{Cache, KnownEntry};
+use super::files::Walk;
 use super::safe_path::Root;
 use super::saved_catalogue::{self, SavedCatalogue, Taken};
 use super::{Vault, scan};
@@ -29,6 +30,8 @@ pub(crate) struct Opened {
     pub(crate) read: usize,
     /// Whether the catalogue was saved as this cache has it.
     pub(crate) saved: bool,
+    /// The walk of the vault's folders that found the files.
+    pub(crate) walked: Walk,
     /// Whether the vault differs from the saved catalogue (files read or gone, or no
     /// catalogue): the entry list file may then be out of date.
     pub(crate) changed: bool,
@@ -46,13 +49,14 @@ pub(crate) fn open(root: &Root) -> Opened {
     let mut known = Vec::new();
     let mut to_read = Vec::new();
     let mut racy = 0;
-    for (path, stamp) in scan::note_files(root) {
-        match saved.take(&path, stamp) {
-            Taken::Current(entry) => known.push((path, entry)),
-            Taken::Changed => to_read.push(path),
+    let walked = Walk { files: scan::note_files(root), taken: Instant::now() };
+    for (path, stamp) in &walked.files {
+        match saved.take(path, *stamp) {
+            Taken::Current(entry) => known.push((path.clone(), entry)),
+            Taken::Changed => to_read.push(path.clone()),
             Taken::Racy => {
                 racy += 1;
-                to_read.push(path);
+                to_read.push(path.clone());
             }
         }
     }
@@ -76,7 +80,7 @@ pub(crate) fn open(root: &Root) -> Opened {
         cache.mark_malformed(file);
     }
     let changed = !had_saved || !to_read.is_empty() || gone > 0;
-    Opened { cache, from_saved, read: to_read.len(), saved, changed }
+    Opened { cache, from_saved, read: to_read.len(), saved, changed, walked }
 }
 
 /// Reads the files at `paths`: the entries with their stamps, and the malformed files.

@@ -100,6 +100,9 @@ pub struct Vault {
     history: Recorder,
     /// The cache version this process last saved the catalogue from (0: none yet).
     catalogue_saved: AtomicU64,
+    /// The walk of the folders made at open, for the first [`Vault::files`] (the index's
+    /// opening) to use instead of walking again.
+    first_walk: Mutex<Option<files::Walk>>,
 }
 
 /// What the main lock guards: the cache.
@@ -171,7 +174,7 @@ impl Vault {
         };
         let writes = WriteLock::open(&state_dir).map_err(|e| io_error(&state_dir, e))?;
         let opened = catalogue::open(&root);
-        let (cache, changed) = (opened.cache, opened.changed);
+        let (cache, changed, walked) = (opened.cache, opened.changed, opened.walked);
         let catalogue_saved = AtomicU64::new(if opened.saved { cache.version() } else { 0 });
         tracing::info!(
             entries = cache.len(),
@@ -193,6 +196,7 @@ impl Vault {
             writes,
             history,
             catalogue_saved,
+            first_walk: Mutex::new(Some(walked)),
         };
         // When the vault is as the catalogue saved it, the entry list file is as the last kb
         // process left it after its last change: rendering the whole list again would
@@ -210,9 +214,13 @@ impl Vault {
     }
 
     /// The vault's entry files, read-only (the [`kb_domain::VaultFiles`] port, for the
-    /// search index): the same rule of which files are entries as the vault's own.
+    /// search index): the same rule of which files are entries as the vault's own. The
+    /// first call lends the walk of the folders made at open, for the index opening right
+    /// after to use (so a start walks the vault once); call [`EntryFiles::end_lending`]
+    /// once that opening is done.
     pub fn files(&self) -> EntryFiles {
-        EntryFiles::of_root(self.root.clone())
+        let walk = kb_domain::sync::lock(&self.first_walk).take();
+        EntryFiles::lending(self.root.clone(), walk)
     }
 
     /// How many times the background writer (see [`Vault::write_entry_list_in_background`])
