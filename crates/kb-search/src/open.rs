@@ -109,7 +109,7 @@ impl TantivyIndex {
         fs::read_dir(root).map_err(|source| OpenError::Vault { path: root.to_path_buf(), source })?;
         fs::create_dir_all(index_dir).map_err(|source| folder_error(index_dir, source))?;
         match open_existing(&files, index_dir, &options)? {
-            Reused::Ready(this) => Ok(this),
+            Reused::Ready(this) => Ok(*this),
             Reused::Rebuild { reason, presence } => rebuild(files, index_dir, &options, presence, reason),
             // The index on disk opened but could not be brought up to date (a process killed
             // mid-commit can leave it so): it is derived, so it is rebuilt from the vault when
@@ -129,7 +129,7 @@ impl TantivyIndex {
 /// What trying the index on disk came to.
 enum Reused {
     /// It is open and up to date.
-    Ready(TantivyIndex),
+    Ready(Box<TantivyIndex>),
     /// It cannot be used as it is (`reason`); this process may rebuild it (`presence` alone).
     Rebuild { reason: String, presence: Presence },
     /// It opened, but catching up with the vault failed; this process's hold is let go.
@@ -173,7 +173,7 @@ fn open_existing(
             }
         }
     }
-    Ok(Reused::Ready(this))
+    Ok(Reused::Ready(Box::new(this)))
 }
 
 /// Clears the index folder and builds the index anew from the vault, holding `presence`
