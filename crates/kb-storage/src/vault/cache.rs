@@ -407,6 +407,7 @@ impl Cache {
     }
 
     /// How many readable entries there are.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }

@@ -22,8 +22,8 @@ const READS_PER_THREAD: usize = 256;
 
 /// What opening found.
 pub(crate) struct Opened {
-    /// The cache of the vault as it is on disk.
-    pub(crate) cache: Cache,
+    /// The entries of the vault as it is on disk, for its cache.
+    pub(crate) entries: Unbuilt,
     /// Entries taken from the saved catalogue.
     pub(crate) from_saved: usize,
     /// Files read.
@@ -44,12 +44,15 @@ pub(crate) fn open(root: &Root) -> Opened {
     let state_dir = root.state_dir();
     // Taken before any stamp is, so every stamp saved is older than it (the racy check).
     let began = SystemTime::now();
+    let clock = Instant::now();
     let mut saved = SavedCatalogue::load(&state_dir);
+    let loaded = clock.elapsed();
     let had_saved = saved.len() > 0;
     let mut known = Vec::new();
     let mut to_read = Vec::new();
     let mut racy = 0;
     let walked = Walk { files: scan::note_files(root), taken: Instant::now() };
+    let listed = clock.elapsed();
     for (path, stamp) in &walked.files {
         match saved.take(path, *stamp) {
             Taken::Current(entry) => known.push((path.clone(), entry)),
@@ -65,6 +68,7 @@ pub(crate) fn open(root: &Root) -> Opened {
     let from_saved = known.len();
     let (read, malformed) = read_all(root, &to_read);
     known.extend(read);
+    let read_at = clock.elapsed();
     let mut saved = false;
     if !had_saved || racy > 0 || to_read.len() + gone >= SAVE_AFTER_READS {
         match saved_catalogue::save(&state_dir, &known, began) {
@@ -74,13 +78,42 @@ pub(crate) fn open(root: &Root) -> Opened {
             }
         }
     }
-    let mut cache = Cache::of_known(known);
-    for file in &malformed {
-        tracing::warn!(path = %file.path, reason = %file.reason, "skipping malformed entry file");
-        cache.mark_malformed(file);
-    }
+    tracing::debug!(
+        load_ms = loaded.as_millis(),
+        walk_ms = (listed - loaded).as_millis(),
+        read_ms = (read_at - listed).as_millis(),
+        save_ms = (clock.elapsed() - read_at).as_millis(),
+        "where the vault's opening went"
+    );
     let changed = !had_saved || !to_read.is_empty() || gone > 0;
-    Opened { cache, from_saved, read: to_read.len(), saved, changed, walked }
+    Opened { entries: Unbuilt { known, malformed }, from_saved, read: to_read.len(), saved, changed, walked }
+}
+
+/// The vault's entries as opening found them, before the cache is built from them: the
+/// cache is built when first needed, so a command that needs only the search index (a
+/// search) does not pay for it.
+pub(crate) struct Unbuilt {
+    known: Vec<(EntryPath, KnownEntry)>,
+    malformed: Vec<MalformedFile>,
+}
+
+impl Unbuilt {
+    /// How many readable entries and malformed files there are.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.known.len(), self.malformed.len())
+    }
+
+    /// The cache of these entries.
+    pub(crate) fn build(self) -> Cache {
+        let clock = Instant::now();
+        let mut cache = Cache::of_known(self.known);
+        for file in &self.malformed {
+            tracing::warn!(path = %file.path, reason = %file.reason, "skipping malformed entry file");
+            cache.mark_malformed(file);
+        }
+        tracing::debug!(build_ms = clock.elapsed().as_millis(), "the vault's view is built");
+        cache
+    }
 }
 
 /// Reads the files at `paths`: the entries with their stamps, and the malformed files.

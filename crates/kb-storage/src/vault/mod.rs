@@ -108,6 +108,10 @@ pub struct Vault {
 /// What the main lock guards: the cache.
 struct State {
     cache: Cache,
+    /// What the cache is built from when it is first needed (see [`Vault::lock`]).
+    unbuilt: Option<catalogue::Unbuilt>,
+    /// Whether the catalogue was saved at open as the cache is when built.
+    saved_when_built: bool,
 }
 
 impl std::fmt::Debug for Vault {
@@ -174,11 +178,10 @@ impl Vault {
         };
         let writes = WriteLock::open(&state_dir).map_err(|e| io_error(&state_dir, e))?;
         let opened = catalogue::open(&root);
-        let (cache, changed, walked) = (opened.cache, opened.changed, opened.walked);
-        let catalogue_saved = AtomicU64::new(if opened.saved { cache.version() } else { 0 });
+        let (entries, malformed) = opened.entries.counts();
         tracing::info!(
-            entries = cache.len(),
-            malformed = cache.malformed().len(),
+            entries,
+            malformed,
             from_saved = opened.from_saved,
             read = opened.read,
             "vault opened"
@@ -188,21 +191,25 @@ impl Vault {
         let vault = Vault {
             root,
             clock,
-            state: Mutex::new(State { cache }),
+            state: Mutex::new(State {
+                cache: Cache::default(),
+                unbuilt: Some(opened.entries),
+                saved_when_built: opened.saved,
+            }),
             entry_list,
             observers: Observers::default(),
             sweeps: SweepState::default(),
             _presence: presence,
             writes,
             history,
-            catalogue_saved,
-            first_walk: Mutex::new(Some(walked)),
+            catalogue_saved: AtomicU64::new(0),
+            first_walk: Mutex::new(Some(opened.walked)),
         };
         // When the vault is as the catalogue saved it, the entry list file is as the last kb
         // process left it after its last change: rendering the whole list again would
         // cost a large vault's start for nothing (a long-running process checks it anyway,
         // in the background).
-        if changed {
+        if opened.changed {
             vault.write_entry_list_now();
         }
         Ok(vault)
@@ -258,9 +265,18 @@ impl Vault {
 
     /// The lock serialising changes. A panic while holding it leaves the cache as
     /// consistent as the files (each step updates it after the disk), so poisoning is
-    /// ignored. The entry list file's lock is taken after it or alone.
+    /// ignored. The entry list file's lock is taken after it or alone. The first lock
+    /// builds the cache from what the opening found.
     fn lock(&self) -> MutexGuard<'_, State> {
-        kb_domain::sync::lock(&self.state)
+        let mut state = kb_domain::sync::lock(&self.state);
+        // The first use builds the cache from what opening found.
+        if let Some(unbuilt) = state.unbuilt.take() {
+            state.cache = unbuilt.build();
+            if state.saved_when_built {
+                self.catalogue_saved.store(state.cache.version(), std::sync::atomic::Ordering::Release);
+            }
+        }
+        state
     }
 
     /// From now on writes the entry list file off the request path: one background thread
