@@ -30,8 +30,6 @@ pub(crate) struct Opened {
     pub(crate) read: usize,
     /// Whether the catalogue was saved as this cache has it.
     pub(crate) saved: bool,
-    /// The walk of the vault's folders that found the files.
-    pub(crate) walked: Walk,
     /// Whether the vault differs from the saved catalogue (files read or gone, or no
     /// catalogue): the entry list file may then be out of date.
     pub(crate) changed: bool,
@@ -40,7 +38,7 @@ pub(crate) struct Opened {
 /// The cache of the vault at `root`: each file's saved entry when its stamp says it is
 /// current, the file read otherwise; the catalogue saved again when much was read, or when
 /// files were read only because they were modified close to the last save.
-pub(crate) fn open(root: &Root) -> Opened {
+pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
     let state_dir = root.state_dir();
     // Taken before any stamp is, so every stamp saved is older than it (the racy check).
     let began = SystemTime::now();
@@ -51,9 +49,14 @@ pub(crate) fn open(root: &Root) -> Opened {
     let mut known = Vec::new();
     let mut to_read = Vec::new();
     let mut racy = 0;
-    let walked = Walk { files: scan::note_files(root), taken: Instant::now() };
+    // A walk made a moment ago by the index's opening stands for the vault now; the save's
+    // time is then when that walk began, before its stamps.
+    let (walked, began) = match recent {
+        Some(walk) => (walk.files, walk.began.min(began)),
+        None => (scan::note_files(root), began),
+    };
     let listed = clock.elapsed();
-    for (path, stamp) in &walked.files {
+    for (path, stamp) in &walked {
         match saved.take(path, *stamp) {
             Taken::Current(entry) => known.push((path.clone(), entry)),
             Taken::Changed => to_read.push(path.clone()),
@@ -86,7 +89,7 @@ pub(crate) fn open(root: &Root) -> Opened {
         "where the vault's opening went"
     );
     let changed = !had_saved || !to_read.is_empty() || gone > 0;
-    Opened { entries: Unbuilt { known, malformed }, from_saved, read: to_read.len(), saved, changed, walked }
+    Opened { entries: Unbuilt { known, malformed }, from_saved, read: to_read.len(), saved, changed }
 }
 
 /// The vault's entries as opening found them, before the cache is built from them: the

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use kb_domain::{EntryPath, FileRead, RepositoryError, Stamp, VaultFiles};
 
@@ -18,21 +18,57 @@ use super::scan;
 #[derive(Debug, Clone)]
 pub struct EntryFiles {
     root: Root,
-    /// The walk of the vault its opening made, lent once to the first reader that lists
-    /// the files soon after (the index opening right after the vault), so a start walks
-    /// the vault's folders once.
-    lent_walk: Arc<Mutex<Option<Walk>>>,
+    /// Where a walk is kept for the vault's cache, while that is wanted.
+    recent: RecentWalk,
 }
 
 /// The note files of a vault with their stamps, and when they were listed.
 #[derive(Debug)]
 pub(crate) struct Walk {
     pub(crate) files: Vec<(EntryPath, Stamp)>,
-    pub(crate) taken: Instant,
+    /// When the listing began (before any stamp was taken).
+    pub(crate) began: SystemTime,
+    taken: Instant,
 }
 
-/// A walk lent is used only this soon after it was made: the files may change after.
-const LENT_WALK_FOR: Duration = Duration::from_secs(2);
+/// A walk is used by another only this soon after it was made: the files may change after.
+const FRESH_FOR: Duration = Duration::from_secs(2);
+
+/// The last walk of the vault's folders the index's opening made, shared by the vault and
+/// its [`EntryFiles`], kept until the vault's cache takes it or the opening ends.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RecentWalk {
+    inner: Arc<Mutex<RecentState>>,
+}
+
+#[derive(Debug, Default)]
+struct RecentState {
+    walk: Option<Walk>,
+    /// No walk is kept any more.
+    ended: bool,
+}
+
+impl RecentWalk {
+    /// Keeps a copy of `files`, listed just now from `began` on, unless keeping has ended.
+    fn keep(&self, files: &[(EntryPath, Stamp)], began: SystemTime) {
+        let mut state = kb_domain::sync::lock(&self.inner);
+        if !state.ended {
+            state.walk = Some(Walk { files: files.to_vec(), began, taken: Instant::now() });
+        }
+    }
+
+    /// The walk kept, when it is recent enough to stand for the vault now.
+    pub(crate) fn take(&self) -> Option<Walk> {
+        let walk = kb_domain::sync::lock(&self.inner).walk.take()?;
+        (walk.taken.elapsed() < FRESH_FOR).then_some(walk)
+    }
+
+    /// Keeps no walk from now on.
+    fn end(&self) {
+        let mut state = kb_domain::sync::lock(&self.inner);
+        state.ended = true;
+    }
+}
 
 impl EntryFiles {
     /// The entry files of the existing vault folder `root` (nothing is created), leaving
@@ -49,19 +85,22 @@ impl EntryFiles {
 
     /// The entry files of a vault whose root is already resolved.
     pub(crate) fn of_root(root: Root) -> EntryFiles {
-        EntryFiles { root, lent_walk: Arc::default() }
+        EntryFiles {
+            root,
+            recent: RecentWalk { inner: Arc::new(Mutex::new(RecentState { walk: None, ended: true })) },
+        }
     }
 
-    /// Ends the lending of the walk made at open (see [`super::Vault::files`]): the index
-    /// is open, and a later listing (a process taking the index over from another) must
-    /// see the files as they are then.
+    /// Ends the keeping of walks for the vault's cache (see [`super::Vault::files`]): the
+    /// index is open, and a later walk (a process taking the index over from another) is
+    /// its own. A walk kept already stays for the cache's first build, while recent.
     pub fn end_lending(&self) {
-        kb_domain::sync::lock(&self.lent_walk).take();
+        self.recent.end();
     }
 
-    /// [`EntryFiles::of_root`], lending `walk` (see the field's doc).
-    pub(crate) fn lending(root: Root, walk: Option<Walk>) -> EntryFiles {
-        EntryFiles { root, lent_walk: Arc::new(Mutex::new(walk)) }
+    /// [`EntryFiles::of_root`], keeping its walks for the vault's cache.
+    pub(crate) fn keeping_walks(root: Root, recent: RecentWalk) -> EntryFiles {
+        EntryFiles { root, recent }
     }
 }
 
@@ -71,11 +110,10 @@ impl VaultFiles for EntryFiles {
     }
 
     fn entry_files(&self) -> Vec<(EntryPath, Stamp)> {
-        let lent = kb_domain::sync::lock(&self.lent_walk).take();
-        match lent {
-            Some(walk) if walk.taken.elapsed() < LENT_WALK_FOR => walk.files,
-            _ => scan::note_files(&self.root),
-        }
+        let began = SystemTime::now();
+        let files = scan::note_files(&self.root);
+        self.recent.keep(&files, began);
+        files
     }
 
     fn note_folders(&self) -> Vec<PathBuf> {

@@ -100,18 +100,16 @@ pub struct Vault {
     history: Recorder,
     /// The cache version this process last saved the catalogue from (0: none yet).
     catalogue_saved: AtomicU64,
-    /// The walk of the folders made at open, for the first [`Vault::files`] (the index's
-    /// opening) to use instead of walking again.
-    first_walk: Mutex<Option<files::Walk>>,
+    /// The walk of the folders the index's opening made, for the cache's first build to
+    /// use instead of walking again.
+    recent_walk: files::RecentWalk,
 }
 
 /// What the main lock guards: the cache.
 struct State {
     cache: Cache,
-    /// What the cache is built from when it is first needed (see [`Vault::lock`]).
-    unbuilt: Option<catalogue::Unbuilt>,
-    /// Whether the catalogue was saved at open as the cache is when built.
-    saved_when_built: bool,
+    /// Whether the cache holds the vault's entries yet (see [`Vault::lock`]).
+    built: bool,
 }
 
 impl std::fmt::Debug for Vault {
@@ -177,25 +175,14 @@ impl Vault {
             Joined::Shared(presence) => presence,
         };
         let writes = WriteLock::open(&state_dir).map_err(|e| io_error(&state_dir, e))?;
-        let opened = catalogue::open(&root);
-        let (entries, malformed) = opened.entries.counts();
-        tracing::info!(
-            entries,
-            malformed,
-            from_saved = opened.from_saved,
-            read = opened.read,
-            "vault opened"
-        );
         let entry_list = EntryListFile::choose(root.dir());
         let history = Recorder::new(history, Arc::clone(&clock));
+        // The entries are read when first needed (see `Vault::lock`): a command that needs
+        // only the search index never reads them.
         let vault = Vault {
             root,
             clock,
-            state: Mutex::new(State {
-                cache: Cache::default(),
-                unbuilt: Some(opened.entries),
-                saved_when_built: opened.saved,
-            }),
+            state: Mutex::new(State { cache: Cache::default(), built: false }),
             entry_list,
             observers: Observers::default(),
             sweeps: SweepState::default(),
@@ -203,15 +190,8 @@ impl Vault {
             writes,
             history,
             catalogue_saved: AtomicU64::new(0),
-            first_walk: Mutex::new(Some(opened.walked)),
+            recent_walk: files::RecentWalk::default(),
         };
-        // When the vault is as the catalogue saved it, the entry list file is as the last kb
-        // process left it after its last change: rendering the whole list again would
-        // cost a large vault's start for nothing (a long-running process checks it anyway,
-        // in the background).
-        if opened.changed {
-            vault.write_entry_list_now();
-        }
         Ok(vault)
     }
 
@@ -221,13 +201,11 @@ impl Vault {
     }
 
     /// The vault's entry files, read-only (the [`kb_domain::VaultFiles`] port, for the
-    /// search index): the same rule of which files are entries as the vault's own. The
-    /// first call lends the walk of the folders made at open, for the index opening right
-    /// after to use (so a start walks the vault once); call [`EntryFiles::end_lending`]
-    /// once that opening is done.
+    /// search index): the same rule of which files are entries as the vault's own. Until
+    /// [`EntryFiles::end_lending`], a walk of the folders it makes (the index's opening) is
+    /// kept for the cache's first build, so a start walks the vault once.
     pub fn files(&self) -> EntryFiles {
-        let walk = kb_domain::sync::lock(&self.first_walk).take();
-        EntryFiles::lending(self.root.clone(), walk)
+        EntryFiles::keeping_walks(self.root.clone(), self.recent_walk.clone())
     }
 
     /// How many times the background writer (see [`Vault::write_entry_list_in_background`])
@@ -269,14 +247,38 @@ impl Vault {
     /// builds the cache from what the opening found.
     fn lock(&self) -> MutexGuard<'_, State> {
         let mut state = kb_domain::sync::lock(&self.state);
-        // The first use builds the cache from what opening found.
-        if let Some(unbuilt) = state.unbuilt.take() {
-            state.cache = unbuilt.build();
-            if state.saved_when_built {
-                self.catalogue_saved.store(state.cache.version(), std::sync::atomic::Ordering::Release);
-            }
+        if !state.built {
+            self.build(&mut state);
         }
         state
+    }
+
+    /// Builds the cache at its first use: from the saved catalogue and the files whose
+    /// stamps changed (see `catalogue`), with the walk of the folders the index's opening
+    /// made a moment ago when there is one; then writes the entry list file if files
+    /// changed since the catalogue was saved.
+    fn build(&self, state: &mut State) {
+        state.built = true;
+        let opened = catalogue::open(&self.root, self.recent_walk.take());
+        let (entries, malformed) = opened.entries.counts();
+        tracing::info!(
+            entries,
+            malformed,
+            from_saved = opened.from_saved,
+            read = opened.read,
+            "vault opened"
+        );
+        state.cache = opened.entries.build();
+        if opened.saved {
+            self.catalogue_saved.store(state.cache.version(), std::sync::atomic::Ordering::Release);
+        }
+        // When the vault is as the catalogue saved it, the entry list file is as the last
+        // kb process left it after its last change: rendering the whole list again would
+        // cost a large vault's start for nothing (a long-running process checks it anyway,
+        // in the background).
+        if opened.changed {
+            self.entry_list_due(state);
+        }
     }
 
     /// From now on writes the entry list file off the request path: one background thread

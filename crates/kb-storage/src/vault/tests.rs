@@ -56,12 +56,15 @@ fn opening_adds_nothing_to_the_vault_until_kb_files_an_entry() {
 }
 
 #[test]
-fn an_entry_list_file_already_there_is_kept_up_to_date_from_the_first_open() {
+fn an_entry_list_file_already_there_is_kept_up_to_date_from_the_first_use() {
     let dir = tempfile::tempdir().unwrap();
     let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
     open(dir.path()).create_as(new_entry(Category::Ideas, "Kiln"), &by).unwrap();
     put(dir.path().join("people/priya.md"), "---\nname: Priya\n---\nmet at the meetup\n").unwrap();
     let vault = open(dir.path());
+    // Opening reads nothing; the first use of the entries reads what changed since the
+    // catalogue was saved, and puts the entry list right.
+    assert_eq!(vault.list(&kb_domain::ListFilter::default()).unwrap().total, 2);
     let list = fs::read_to_string(dir.path().join("index.md")).unwrap();
     assert_eq!(list, vault.entry_list_markdown());
     assert!(list.contains("Priya"), "{list}");
