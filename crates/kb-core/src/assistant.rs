@@ -107,12 +107,14 @@ impl Assistant {
             exclude: config.exclude.clone(),
         };
         let vault_clock = Arc::clone(&clock);
+        let watch = config.watch;
         let changes = ChangeFeed::default();
         let feed = changes.clone();
-        let (vault, index) =
-            tokio::task::spawn_blocking(move || open_vault_and_index(&storage, vault_clock, options, feed))
-                .await
-                .map_err(CoreError::Task)??;
+        let (vault, index) = tokio::task::spawn_blocking(move || {
+            open_vault_and_index(&storage, vault_clock, options, feed, watch)
+        })
+        .await
+        .map_err(CoreError::Task)??;
         let watcher = if config.watch {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.
@@ -360,6 +362,7 @@ fn open_vault_and_index(
     clock: Arc<dyn Clock>,
     options: OpenOptions,
     changes: ChangeFeed,
+    watch: bool,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
     let Storage { dir, database, git, exclude } = storage;
     let (dir, git) = (dir.as_path(), *git);
@@ -380,6 +383,11 @@ fn open_vault_and_index(
     let index = crate::index::open_index_of(files.clone(), vault.root(), options);
     files.end_lending();
     let index = Arc::new(index?);
+    if watch {
+        // A long-running process follows the vault from its view at start: it reads the
+        // entries now (a one-shot command reads them only if it needs them).
+        vault.read_entries();
+    }
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
     vault.add_observer(Arc::new(changes.clone()));
     // Other kb processes on this vault send their changes to the one that owns the index;

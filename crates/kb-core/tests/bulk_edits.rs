@@ -274,6 +274,7 @@ fn a_sweep_that_finds_many_files_reaches_the_search_index_once() {
     let vault = Vault::open(root, Arc::new(ZonedClock::new(None))).unwrap();
     let index = Arc::new(TantivyIndex::open(Arc::new(vault.files()), &root.join(".kb/index")).unwrap());
     vault.add_observer(Arc::clone(&index) as Arc<dyn ChangeObserver>);
+    vault.read_entries();
     let commits = index.commit_count();
 
     // Files the vault never saw change (no watcher here), and some gone.

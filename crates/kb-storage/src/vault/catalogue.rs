@@ -28,8 +28,12 @@ pub(crate) struct Opened {
     pub(crate) from_saved: usize,
     /// Files read.
     pub(crate) read: usize,
-    /// Whether the catalogue was saved as this cache has it.
-    pub(crate) saved: bool,
+    /// Whether the catalogue should be saved again once the cache is built: it was missing,
+    /// or many files had to be read, or some only because they were that recent.
+    pub(crate) save: bool,
+    /// When the walk that took the stamps began: every stamp is newer (see
+    /// [`saved_catalogue::save`]).
+    pub(crate) began: SystemTime,
     /// Whether the vault differs from the saved catalogue (files read or gone, or no
     /// catalogue): the entry list file may then be out of date.
     pub(crate) changed: bool,
@@ -61,7 +65,12 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
             Taken::Current(entry) => known.push((path.clone(), entry)),
             Taken::Changed => to_read.push(path.clone()),
             Taken::Racy => {
-                racy += 1;
+                // Saving again settles it only once it is older than the racy window.
+                if stamp.mtime_ns
+                    < saved_catalogue::nanos(began).saturating_sub(saved_catalogue::RACY_WINDOW_NS)
+                {
+                    racy += 1;
+                }
                 to_read.push(path.clone());
             }
         }
@@ -72,24 +81,15 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
     let (read, malformed) = read_all(root, &to_read);
     known.extend(read);
     let read_at = clock.elapsed();
-    let mut saved = false;
-    if !had_saved || racy > 0 || to_read.len() + gone >= SAVE_AFTER_READS {
-        match saved_catalogue::save(&state_dir, &known, began) {
-            Ok(()) => saved = true,
-            Err(error) => {
-                tracing::warn!(%error, "the catalogue cannot be saved; the next start reads the vault again");
-            }
-        }
-    }
+    let save = !had_saved || racy > 0 || to_read.len() + gone >= SAVE_AFTER_READS;
     tracing::debug!(
         load_ms = loaded.as_millis(),
         walk_ms = (listed - loaded).as_millis(),
         read_ms = (read_at - listed).as_millis(),
-        save_ms = (clock.elapsed() - read_at).as_millis(),
         "where the vault's opening went"
     );
     let changed = !had_saved || !to_read.is_empty() || gone > 0;
-    Opened { entries: Unbuilt { known, malformed }, from_saved, read: to_read.len(), saved, changed }
+    Opened { entries: Unbuilt { known, malformed }, from_saved, read: to_read.len(), save, changed, began }
 }
 
 /// The vault's entries as opening found them, before the cache is built from them: the
@@ -157,11 +157,13 @@ impl Vault {
     /// what a long-lived process does now and then and when it closes, so that the next
     /// start reads only what changed after. The entries kb wrote itself are checked against
     /// their files first (read again), so only what a file holds is saved with its stamp.
+    /// The time saved is when the vault's opening walk began, before every stamp in the
+    /// cache was taken, so an entry read at open from a file modified just before is
+    /// still read again by the next start (the racy check).
     pub fn save_catalogue(&self) {
-        let began = SystemTime::now();
-        let (version, (mut known, unstamped)) = {
+        let (version, (mut known, unstamped), began) = {
             let state = self.lock();
-            (state.cache.version(), state.cache.known_entries())
+            (state.cache.version(), state.cache.known_entries(), state.stamps_since)
         };
         if self.catalogue_saved.load(Ordering::Acquire) == version {
             return;
@@ -177,6 +179,18 @@ impl Vault {
         match saved_catalogue::save(&self.root.state_dir(), &known, began) {
             Ok(()) => self.catalogue_saved.store(version, Ordering::Release),
             Err(error) => tracing::warn!(%error, "the catalogue cannot be saved"),
+        }
+    }
+
+    /// Saves the catalogue of `cache`, just built from the opening's walk begun at
+    /// `began`: every entry in it has its stamp.
+    pub(super) fn save_opened(&self, cache: &Cache, began: SystemTime) {
+        let (known, _) = cache.known_entries();
+        match saved_catalogue::save(&self.root.state_dir(), &known, began) {
+            Ok(()) => self.catalogue_saved.store(cache.version(), Ordering::Release),
+            Err(error) => {
+                tracing::warn!(%error, "the catalogue cannot be saved; the next start reads the vault again");
+            }
         }
     }
 

@@ -110,6 +110,8 @@ struct State {
     cache: Cache,
     /// Whether the cache holds the vault's entries yet (see [`Vault::lock`]).
     built: bool,
+    /// When the walk whose stamps the cache holds began (see [`Vault::save_catalogue`]).
+    stamps_since: std::time::SystemTime,
 }
 
 impl std::fmt::Debug for Vault {
@@ -182,7 +184,11 @@ impl Vault {
         let vault = Vault {
             root,
             clock,
-            state: Mutex::new(State { cache: Cache::default(), built: false }),
+            state: Mutex::new(State {
+                cache: Cache::default(),
+                built: false,
+                stamps_since: std::time::UNIX_EPOCH,
+            }),
             entry_list,
             observers: Observers::default(),
             sweeps: SweepState::default(),
@@ -193,6 +199,12 @@ impl Vault {
             recent_walk: files::RecentWalk::default(),
         };
         Ok(vault)
+    }
+
+    /// Reads the entries now, when nothing has yet: the vault's view of them starts from
+    /// the files as they are at this moment (else from its first use).
+    pub fn read_entries(&self) {
+        drop(self.lock());
     }
 
     /// The vault's root folder.
@@ -269,15 +281,18 @@ impl Vault {
             "vault opened"
         );
         state.cache = opened.entries.build();
-        if opened.saved {
-            self.catalogue_saved.store(state.cache.version(), std::sync::atomic::Ordering::Release);
-        }
+        state.stamps_since = opened.began;
         // When the vault is as the catalogue saved it, the entry list file is as the last
         // kb process left it after its last change: rendering the whole list again would
         // cost a large vault's start for nothing (a long-running process checks it anyway,
         // in the background).
         if opened.changed {
             self.entry_list_due(state);
+        }
+        // Saved after the entry list is written: a process stopped in between leaves the
+        // old catalogue, and the next start sees the changes (and writes the list) again.
+        if opened.save {
+            self.save_opened(&state.cache, opened.began);
         }
     }
 

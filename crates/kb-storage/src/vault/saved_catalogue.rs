@@ -4,7 +4,8 @@
 //!
 //! It is validated, not trusted, the way git's index is: an entry is taken from it only
 //! when its file's stamp (modification time and size, from the folder walk every start
-//! makes) is the one saved, and the file was not modified in the last
+//! makes, or the index's opening made a moment before) is the one saved, and the file was
+//! not modified in the last
 //! two seconds ([`RACY_WINDOW_NS`]) before the catalogue was saved (a file written again within the same
 //! tick of the file system's clock can keep its stamp: such an entry is read again, as git
 //! checks a "racily clean" file). Files added, changed, renamed or deleted while no kb ran
@@ -36,7 +37,7 @@ const FORMAT: u32 = 1;
 /// A file modified this close to (or after) the moment the catalogue was saved may have
 /// been written again since with the same stamp: its entry is read again. Two seconds
 /// covers the coarsest clocks of common file systems (FAT's).
-const RACY_WINDOW_NS: i64 = 2_000_000_000;
+pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
 /// The entries of a saved catalogue, by path, and when it was saved.
 #[derive(Debug, Default)]
@@ -107,8 +108,7 @@ pub(crate) fn save(
     saved_at: SystemTime,
 ) -> std::io::Result<()> {
     let file: PathBuf = state_dir.join(CATALOGUE_FILE);
-    let saved_at_ns =
-        saved_at.duration_since(UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_nanos()).ok()).unwrap_or(0);
+    let saved_at_ns = nanos(saved_at);
     let saved = SavedFile {
         format: FORMAT,
         kb_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -117,6 +117,11 @@ pub(crate) fn save(
     };
     let bytes = postcard::to_stdvec(&saved).map_err(std::io::Error::other)?;
     atomic::write_atomic(&file, &bytes)
+}
+
+/// A moment as nanoseconds since the Unix epoch (0 before it).
+pub(crate) fn nanos(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_nanos()).ok()).unwrap_or(0)
 }
 
 /// The catalogue in `bytes`, or why it cannot be used.
