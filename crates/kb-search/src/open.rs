@@ -4,9 +4,10 @@
 //!
 //! A warm open reads only metadata: the stamps (path, mtime, size) of indexed entries come
 //! from fast fields, those of the files from a directory walk, and only files whose stamp
-//! differs are read. The meta file `kb-index.json` in the index folder names the schema
-//! version; it is written only once a rebuild has committed, so a rebuild cut short is
-//! started again at the next open.
+//! differs are read, and those modified within two seconds of the last commit (whose
+//! stamps cannot tell one version from the next, see [`RACY_WINDOW_NS`]). The meta file
+//! `kb-index.json` in the index folder names the schema version; it is written only once a
+//! rebuild has committed, so a rebuild cut short is started again at the next open.
 
 use std::collections::HashMap;
 use std::fs;
