@@ -114,6 +114,13 @@ fn changes_made_while_down_are_seen_at_the_next_open() {
     v.write_entry("ideas/a.md", "A", "alpha");
     v.write_entry("ideas/b.md", "B", "beta");
     v.write_entry("ideas/c.md", "C", "gamma");
+    // Files written an hour ago: a file modified within two seconds of the index's last
+    // commit is read again at the next open (its stamp cannot tell), these are not.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for name in ["a", "b", "c"] {
+        let file = fs::File::options().write(true).open(v.root().join(format!("ideas/{name}.md"))).unwrap();
+        file.set_modified(hour_ago).unwrap();
+    }
     let index = v.open();
     assert!(index.open_stats().rebuild_reason.is_some());
     assert_eq!(index.len(), 3);
