@@ -316,6 +316,11 @@ impl LinkStyle {
     fn render(self, old: &str, referrer: &EntryPath, to: &EntryPath) -> String {
         let suffix = old.find(['#', '?']).map_or("", |i| &old[i..]);
         let path = match self {
+            // A note at the vault root, written without a folder, would be read from the
+            // referring note's folder: it is written from there instead (`../note.md`).
+            LinkStyle::Root { slash: false } if to.folder().is_empty() && !referrer.folder().is_empty() => {
+                relative_path(referrer.folder(), to)
+            }
             LinkStyle::Root { slash } => format!("{}{to}", if slash { "/" } else { "" }),
             LinkStyle::Relative { up: false, dot } if to.folder() == referrer.folder() => {
                 format!("{}{}", if dot { "./" } else { "" }, to.file_name())

@@ -341,3 +341,20 @@ fn a_deleted_note_comes_back_in_its_own_folder() {
     assert_eq!(fs::read_to_string(root.join("Journal/2025/Day one.md")).unwrap(), "Walked to the lake.\n");
     assert!(!root.join("other").exists(), "no folder named after the category");
 }
+
+#[test]
+fn a_link_from_the_root_to_a_note_moved_to_the_root_is_read_from_the_linking_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Anna.md", "# Anna\n\nNotes\n- [rel](Archive/Reading.md)\n");
+    write(root, "Archive/Reading.md", "# Reading\n");
+    let vault = open(root);
+    let anna = |root: &Path| fs::read_to_string(root.join("Journal/Anna moved.md")).unwrap();
+    vault.move_to_path_as(&path("Anna.md"), &path("Journal/Anna moved.md"), &cli()).unwrap();
+    assert_eq!(anna(root), "# Anna\n\nNotes\n- [rel](Archive/Reading.md)\n", "a path from the root stays");
+    // At the root, the note's bare file name would be read from Journal/: the link climbs.
+    vault.move_to_path_as(&path("Archive/Reading.md"), &path("Reading moved.md"), &cli()).unwrap();
+    assert_eq!(anna(root), "# Anna\n\nNotes\n- [rel](../Reading%20moved.md)\n");
+    vault.move_to_path_as(&path("Reading moved.md"), &path("Reading moved moved.md"), &cli()).unwrap();
+    assert_eq!(anna(root), "# Anna\n\nNotes\n- [rel](../Reading%20moved%20moved.md)\n");
+}
