@@ -134,7 +134,7 @@ impl Session {
         found[ELEMENT_KEY].as_str().map(|id| Element(id.to_string()))
     }
 
-    /// Waits (up to 20 s) for `css` to select a displayed element.
+    /// Waits (up to 60 s: a loaded 2-core CI machine is slow) for `css` to select a displayed element.
     pub async fn wait_for(&self, css: &str) -> Element {
         let script = "const e = document.querySelector(arguments[0]); \
                       return !!e && !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);";
@@ -142,16 +142,16 @@ impl Session {
         self.try_find(css).await.unwrap_or_else(|| panic!("{css} vanished"))
     }
 
-    /// Waits (up to 20 s) until `script` (with `args`) returns true.
+    /// Waits (up to 60 s: a loaded 2-core CI machine is slow) until `script` (with `args`) returns true.
     pub async fn wait_until(&self, what: &str, script: &str, args: Value) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if self.execute(script, args.clone()).await == json!(true) {
                 return;
             }
             if Instant::now() > deadline {
                 let page = self.execute("return document.body.innerText;", json!([])).await;
-                panic!("waited 20 s for {what}; the page shows:\n{}", page.as_str().unwrap_or_default());
+                panic!("waited 60 s for {what}; the page shows:\n{}", page.as_str().unwrap_or_default());
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

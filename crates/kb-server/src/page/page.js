@@ -195,6 +195,8 @@
       } catch (e) {
         throw new ApiError(0, "unreachable", "kb cannot be reached — is `kb serve` still running?");
       }
+      // kb answered: captures that waited because it could not be reached go now.
+      kbReached();
       if (response.status === 401) {
         const hadToken = Boolean(token);
         localStorage.removeItem(TOKEN_KEY);
@@ -673,14 +675,17 @@
 
   // A capture typed while kb cannot be reached (or shared from another app) waits in this
   // browser (localStorage, so a reload or a closed app keeps it) with a key made when it
-  // was queued. It is sent when the browser is back online, when the page opens, and again
-  // a second later, then two, four… up to every 30 seconds, as long as something waits (a
-  // network just back often is not ready at once); kb answers a key it has seen with its
-  // first result, so however often it is sent it is filed once.
+  // was queued. It is sent when the browser is back online, when the page opens or is shown
+  // again, as soon as any other request reaches kb, and again a second later, then two,
+  // four, up to every 5 seconds, as long as something waits (a network just back often is
+  // not ready at once, and a slow machine may miss a few tries); kb answers a key it has
+  // seen with its first result, so however often it is sent it is filed once.
   const OUTBOX_KEY = "kb-outbox";
   const FIRST_RETRY_MS = 1000;
-  const LAST_RETRY_MS = 30000;
+  const LAST_RETRY_MS = 5000;
   let retryMs = FIRST_RETRY_MS;
+  // True while what waits was last stopped by kb not being reached.
+  let unreached = false;
   // A send that hangs (a network that drops packets) is given up after this, and tried again.
   const SEND_TIMEOUT_MS = 8000;
   let flushing = false;
@@ -733,6 +738,22 @@
     ])));
   }
 
+  // Sends what waits at once, the wait between tries back to its first (the network is
+  // back, the page is shown again, or kb just answered another request).
+  function flushNow() {
+    if (sendController) sendController.abort();
+    retryMs = FIRST_RETRY_MS;
+    flushOutbox();
+  }
+
+  // Called when a request reached kb: what waited for kb to be reached goes now.
+  function kbReached() {
+    if (!unreached || flushing) return;
+    unreached = false;
+    retryMs = FIRST_RETRY_MS;
+    flushOutbox();
+  }
+
   function retrySoon() {
     clearTimeout(retryTimer);
     retryTimer = setTimeout(flushOutbox, retryMs);
@@ -761,6 +782,7 @@
             sendController.signal);
         } catch (e) {
           if (e.status === 0 || e.status === 401 || e.status === 409 || e.status === 429 || e.status >= 500) {
+            unreached = e.status === 0;
             retrySoon();
             return;
           }
@@ -774,6 +796,7 @@
         }
         dropFromOutbox(item.key);
         retryMs = FIRST_RETRY_MS;
+        unreached = false;
         const said = item.text.length > 80 ? item.text.slice(0, 79) + "…" : item.text;
         const filedMsg = appendAssistant("", { toolsUsed: ["capture"], entry: filed });
         filedMsg.replaceChildren(el("p", { text: "Filed “" + said + "” as " + (filed.name || filed.path) + " in " + (filed.category || "kb") + "." }));
@@ -1311,11 +1334,12 @@
       else if (!path && shownPath) closeEntry();
     });
     $("#token-form").addEventListener("submit", () => { /* method=dialog closes it */ });
-    window.addEventListener("online", () => {
-      if (sendController) sendController.abort();
-      retryMs = FIRST_RETRY_MS;
-      flushOutbox();
+    window.addEventListener("online", flushNow);
+    // The app brought back to the front (a phone's tab switch or screen unlock): try again.
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible" && readOutbox().length && !flushing) flushNow();
     });
+    window.addEventListener("focus", () => { if (readOutbox().length && !flushing) flushNow(); });
     // Another tab of kb changed what waits.
     window.addEventListener("storage", (ev) => { if (ev.key === OUTBOX_KEY) renderOutbox(); });
     if ("serviceWorker" in navigator) {
