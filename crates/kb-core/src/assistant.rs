@@ -385,8 +385,16 @@ fn open_vault_and_index(
     let index = Arc::new(index?);
     if watch {
         // A long-running process follows the vault from its view at start: it reads the
-        // entries now (a one-shot command reads them only if it needs them).
-        vault.read_entries();
+        // entries at once, in the background, with the walk the index's opening just made
+        // (a one-shot command reads them only if it needs them). A request that needs them
+        // meanwhile waits for them; a search does not.
+        let reading = Arc::clone(&vault);
+        let started =
+            std::thread::Builder::new().name("kb-vault-read".into()).spawn(move || reading.read_entries());
+        if let Err(error) = started {
+            tracing::warn!(%error, "could not read the vault in the background; reading it now");
+            vault.read_entries();
+        }
     }
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
     vault.add_observer(Arc::new(changes.clone()));
