@@ -50,20 +50,20 @@ impl Network {
             page.cdp("Network.enable", json!({})).await;
             page.cdp("Network.emulateNetworkConditions", conditions.clone()).await;
         }
-        if self.workers.is_empty() {
+        // Switching back on reaches the service workers running now too: the one switched
+        // off may have been stopped and started again (a new target) meanwhile.
+        if self.workers.is_empty() || !off {
             let targets = page.cdp("Target.getTargets", json!({})).await;
             for target in targets["targetInfos"].as_array().into_iter().flatten() {
                 if target["type"] == "service_worker" {
-                    let attached = page
-                        .cdp(
-                            "Target.attachToTarget",
-                            json!({ "targetId": target["targetId"], "flatten": false }),
-                        )
-                        .await;
-                    self.workers.push(attached["sessionId"].as_str().unwrap().to_string());
+                    let params = json!({ "targetId": target["targetId"], "flatten": false });
+                    let attached = page.try_cdp("Target.attachToTarget", params).await;
+                    if let Some(session) = attached.as_ref().and_then(|a| a["sessionId"].as_str()) {
+                        self.workers.push(session.to_string());
+                    }
                 }
             }
-            assert!(!self.workers.is_empty(), "no service worker among {targets}");
+            assert!(!self.workers.is_empty() || !off, "no service worker among {targets}");
         }
         for session in &self.workers {
             for (id, method, params) in [
@@ -71,7 +71,13 @@ impl Network {
                 (2, "Network.emulateNetworkConditions", conditions.clone()),
             ] {
                 let message = json!({ "id": id, "method": method, "params": params }).to_string();
-                page.cdp("Target.sendMessageToTarget", json!({ "sessionId": session, "message": message }))
+                // A session whose worker has gone is refused; the worker running now has one
+                // of its own.
+                let _ = page
+                    .try_cdp(
+                        "Target.sendMessageToTarget",
+                        json!({ "sessionId": session, "message": message }),
+                    )
                     .await;
             }
         }
