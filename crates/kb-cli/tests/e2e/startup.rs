@@ -90,19 +90,21 @@ fn changes_made_while_no_kb_runs_are_seen_by_the_next_command() {
     }
     note(vault, "Journal/Monday.md", "Watered the beds.\n");
     note(vault, "Journal/Tuesday.md", "Quiet day.\n");
+    // A file whose frontmatter does not parse is skipped, and kept so in the catalogue.
+    note(vault, "Journal/Broken.md", "---\nname: [unclosed\n---\nNot an entry.\n");
 
     // The first command reads every file and saves the catalogue; once the files are older
     // than the racy window, the next takes every entry from it and reads none.
     let first = kb(vault, &["list", "--category", "other", "--limit", "1"]);
-    assert_eq!(opening(&first), (0, 102));
+    assert_eq!(opening(&first), (0, 103));
     assert!(vault.join(".kb/catalogue.bin").exists());
     std::thread::sleep(Duration::from_millis(2_100));
     // The files were written just before that save: too close for their stamps to tell,
     // so they are read once more, and the catalogue saved again.
     let settled = kb(vault, &["list", "--category", "other", "--limit", "1"]);
-    assert_eq!(opening(&settled), (0, 102));
+    assert_eq!(opening(&settled), (0, 103));
     let warm = kb(vault, &["list", "--category", "other", "--limit", "1"]);
-    assert_eq!(opening(&warm), (102, 0), "a warm start reads nothing");
+    assert_eq!(opening(&warm), (102, 0), "a warm start reads nothing, the malformed file included");
     assert_eq!(json(&warm)["total"], 102);
 
     // While no kb runs: a new note, an append (the folder's time is left as it was), a

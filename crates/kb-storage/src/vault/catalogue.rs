@@ -2,10 +2,11 @@
 //! stamps differ from it (see [`super::saved_catalogue`]), and saving the catalogue again:
 //! at open when much had to be read, and from a long-lived process now and then.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime};
 
-use kb_domain::{EntryPath, FileRead, MalformedFile};
+use kb_domain::{EntryPath, FileRead, MalformedFile, Stamp};
 
 use super::cache::{Cache, KnownEntry};
 use super::files::Walk;
@@ -53,6 +54,7 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
     let mut known = Vec::new();
     let mut to_read = Vec::new();
     let mut racy = 0;
+    let mut kept_malformed = Vec::new();
     // A walk made a moment ago by the index's opening stands for the vault now; the save's
     // time is then when that walk began, before its stamps.
     let (walked, began) = match recent {
@@ -64,6 +66,7 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
         match saved.take(path, *stamp) {
             Taken::Current(entry) => known.push((path.clone(), entry)),
             Taken::Changed => to_read.push(path.clone()),
+            Taken::Malformed(reason) => kept_malformed.push(MalformedFile { path: path.clone(), reason }),
             Taken::Racy => {
                 // Saving again settles it only once it is older than the racy window.
                 if stamp.mtime_ns
@@ -78,7 +81,21 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
     // What is left of the saved catalogue is gone from the vault.
     let gone = saved.len();
     let from_saved = known.len();
-    let (read, malformed) = read_all(root, &to_read);
+    let (read, read_malformed) = read_all(root, &to_read);
+    // Malformed files are kept with the stamps the walk gave them (taken before any read).
+    let stamps: HashMap<&EntryPath, Stamp> = if read_malformed.is_empty() && kept_malformed.is_empty() {
+        HashMap::new()
+    } else {
+        walked.iter().map(|(path, stamp)| (path, *stamp)).collect()
+    };
+    let malformed: Vec<(MalformedFile, Option<Stamp>)> = read_malformed
+        .into_iter()
+        .chain(kept_malformed)
+        .map(|file| {
+            let stamp = stamps.get(&file.path).copied();
+            (file, stamp)
+        })
+        .collect();
     known.extend(read);
     let read_at = clock.elapsed();
     let save = !had_saved || racy > 0 || to_read.len() + gone >= SAVE_AFTER_READS;
@@ -97,7 +114,8 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
 /// search) does not pay for it.
 pub(crate) struct Unbuilt {
     known: Vec<(EntryPath, KnownEntry)>,
-    malformed: Vec<MalformedFile>,
+    /// The files that are not readable entries, with their stamps when the walk gave one.
+    malformed: Vec<(MalformedFile, Option<Stamp>)>,
 }
 
 impl Unbuilt {
@@ -106,16 +124,19 @@ impl Unbuilt {
         (self.known.len(), self.malformed.len())
     }
 
-    /// The cache of these entries.
-    pub(crate) fn build(self) -> Cache {
+    /// The cache of these entries, and the malformed files with their stamps (for the
+    /// catalogue).
+    pub(crate) fn build(self) -> (Cache, Vec<(EntryPath, Stamp, String)>) {
         let clock = Instant::now();
         let mut cache = Cache::of_known(self.known);
-        for file in &self.malformed {
+        let mut stamped = Vec::new();
+        for (file, stamp) in self.malformed {
             tracing::warn!(path = %file.path, reason = %file.reason, "skipping malformed entry file");
-            cache.mark_malformed(file);
+            cache.mark_malformed(&file);
+            stamped.extend(stamp.map(|stamp| (file.path, stamp, file.reason)));
         }
         tracing::debug!(build_ms = clock.elapsed().as_millis(), "the vault's view is built");
-        cache
+        (cache, stamped)
     }
 }
 
@@ -176,17 +197,24 @@ impl Vault {
             }
         }
         known.extend(checked);
-        match saved_catalogue::save(&self.root.state_dir(), &known, began) {
+        // The malformed files are left out (the cache has no stamps for them): the next
+        // start reads them again, and saves them.
+        match saved_catalogue::save(&self.root.state_dir(), &known, &[], began) {
             Ok(()) => self.catalogue_saved.store(version, Ordering::Release),
             Err(error) => tracing::warn!(%error, "the catalogue cannot be saved"),
         }
     }
 
     /// Saves the catalogue of `cache`, just built from the opening's walk begun at
-    /// `began`: every entry in it has its stamp.
-    pub(super) fn save_opened(&self, cache: &Cache, began: SystemTime) {
+    /// `began` (every entry in it has its stamp), with the `malformed` files.
+    pub(super) fn save_opened(
+        &self,
+        cache: &Cache,
+        malformed: &[(EntryPath, Stamp, String)],
+        began: SystemTime,
+    ) {
         let (known, _) = cache.known_entries();
-        match saved_catalogue::save(&self.root.state_dir(), &known, began) {
+        match saved_catalogue::save(&self.root.state_dir(), &known, malformed, began) {
             Ok(()) => self.catalogue_saved.store(cache.version(), Ordering::Release),
             Err(error) => {
                 tracing::warn!(%error, "the catalogue cannot be saved; the next start reads the vault again");

@@ -280,7 +280,8 @@ impl Vault {
             read = opened.read,
             "vault opened"
         );
-        state.cache = opened.entries.build();
+        let (cache, malformed) = opened.entries.build();
+        state.cache = cache;
         state.stamps_since = opened.began;
         // When the vault is as the catalogue saved it, the entry list file is as the last
         // kb process left it after its last change: rendering the whole list again would
@@ -292,7 +293,7 @@ impl Vault {
         // Saved after the entry list is written: a process stopped in between leaves the
         // old catalogue, and the next start sees the changes (and writes the list) again.
         if opened.save {
-            self.save_opened(&state.cache, opened.began);
+            self.save_opened(&state.cache, &malformed, opened.began);
         }
     }
 

@@ -32,7 +32,7 @@ use super::cache::KnownEntry;
 pub(crate) const CATALOGUE_FILE: &str = "catalogue.bin";
 
 /// Changes whenever what is saved, or how a record is made from a file, changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// A file modified this close to (or after) the moment the catalogue was saved may have
 /// been written again since with the same stamp: its entry is read again. Two seconds
@@ -43,6 +43,8 @@ pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 #[derive(Debug, Default)]
 pub(crate) struct SavedCatalogue {
     entries: HashMap<EntryPath, KnownEntry>,
+    /// The files that were not readable entries, with their stamps and why.
+    malformed: HashMap<EntryPath, (Stamp, String)>,
     saved_at_ns: i64,
 }
 
@@ -68,21 +70,27 @@ impl SavedCatalogue {
         }
     }
 
-    /// How many entries it holds.
+    /// How many files it holds (entries and malformed files).
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() + self.malformed.len()
     }
 
-    /// The saved entry at `path`, taken out, when it can stand for the file there now,
-    /// whose stamp is `stamp`: the same stamp as saved, and not racily so.
+    /// The saved entry (or malformed file) at `path`, taken out, when it can stand for the
+    /// file there now, whose stamp is `stamp`: the same stamp as saved, and not racily so.
     pub(crate) fn take(&mut self, path: &EntryPath, stamp: Stamp) -> Taken {
-        let Some(saved) = self.entries.remove(path) else { return Taken::Changed };
-        if saved.stamp != stamp {
-            Taken::Changed
-        } else if stamp.mtime_ns >= self.saved_at_ns.saturating_sub(RACY_WINDOW_NS) {
-            Taken::Racy
-        } else {
-            Taken::Current(saved)
+        let racy = stamp.mtime_ns >= self.saved_at_ns.saturating_sub(RACY_WINDOW_NS);
+        if let Some(saved) = self.entries.remove(path) {
+            return match (saved.stamp == stamp, racy) {
+                (false, _) => Taken::Changed,
+                (true, true) => Taken::Racy,
+                (true, false) => Taken::Current(saved),
+            };
+        }
+        match self.malformed.remove(path) {
+            Some((saved, _)) if saved != stamp => Taken::Changed,
+            Some(_) if racy => Taken::Racy,
+            Some((_, reason)) => Taken::Malformed(reason),
+            None => Taken::Changed,
         }
     }
 }
@@ -97,6 +105,8 @@ pub(crate) enum Taken {
     /// stamp to tell: the file is read (and the catalogue saved again, so that the next
     /// start need not).
     Racy,
+    /// A file that is not a readable entry, as it was saved, with the reason.
+    Malformed(String),
 }
 
 /// Saves `entries` as the vault's catalogue (atomically: a temporary file renamed over the
@@ -105,6 +115,7 @@ pub(crate) enum Taken {
 pub(crate) fn save(
     state_dir: &Path,
     entries: &[(EntryPath, KnownEntry)],
+    malformed: &[(EntryPath, Stamp, String)],
     saved_at: SystemTime,
 ) -> std::io::Result<()> {
     let file: PathBuf = state_dir.join(CATALOGUE_FILE);
@@ -114,6 +125,10 @@ pub(crate) fn save(
         kb_version: env!("CARGO_PKG_VERSION").to_string(),
         saved_at_ns,
         entries: entries.iter().map(|(path, entry)| SavedEntry::of(path, entry)).collect(),
+        malformed: malformed
+            .iter()
+            .map(|(path, stamp, reason)| (path.to_string(), stamp.mtime_ns, stamp.size, reason.clone()))
+            .collect(),
     };
     let bytes = postcard::to_stdvec(&saved).map_err(std::io::Error::other)?;
     atomic::write_atomic(&file, &bytes)
@@ -142,7 +157,12 @@ fn decode(bytes: &[u8]) -> Result<SavedCatalogue, String> {
         let (path, known) = entry.known().ok_or("an entry's path is not valid")?;
         entries.insert(path, known);
     }
-    Ok(SavedCatalogue { entries, saved_at_ns: saved.saved_at_ns })
+    let mut malformed = HashMap::with_capacity(saved.malformed.len());
+    for (path, mtime_ns, size, reason) in saved.malformed {
+        let path = EntryPath::parse(&path).map_err(|_| "a malformed file's path is not valid")?;
+        malformed.insert(path, (Stamp::new(mtime_ns, size), reason));
+    }
+    Ok(SavedCatalogue { entries, malformed, saved_at_ns: saved.saved_at_ns })
 }
 
 /// The file as written: the format and kb version come first, so an older file is told
@@ -153,6 +173,8 @@ struct SavedFile {
     kb_version: String,
     saved_at_ns: i64,
     entries: Vec<SavedEntry>,
+    /// Files that are not readable entries: path, modification time, size, why.
+    malformed: Vec<(String, i64, u64, String)>,
 }
 
 /// One entry as written.
