@@ -381,7 +381,7 @@ fn open_vault_and_index(
     // The index opening uses the walk of the folders the vault's opening made, then no more.
     let files = vault.files();
     let index = crate::index::open_index_of(files.clone(), vault.root(), options);
-    files.end_lending();
+    files.end_keeping_walks();
     let index = Arc::new(index?);
     if watch {
         // A long-running process follows the vault from its view at start: it reads the

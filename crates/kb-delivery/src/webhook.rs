@@ -221,7 +221,9 @@ impl WebhookChannel {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("kb/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|error| WebhookSetupError::Client { reason: error_chain(&error.without_url()) })?;
+            .map_err(|error| WebhookSetupError::Client {
+                reason: kb_domain::Chain(&error.without_url()).to_string(),
+            })?;
         let secrets = url_secrets(&url);
         Ok(WebhookChannel {
             client,
@@ -305,7 +307,7 @@ impl WebhookChannel {
                 self.timeout.as_secs_f64()
             ));
         }
-        let detail = crate::scrub(&crate::excerpt(&error_chain(&error), 300), &self.secrets);
+        let detail = crate::scrub(&crate::excerpt(&kb_domain::Chain(&error).to_string(), 300), &self.secrets);
         let text = format!("webhook {} could not be reached: {detail}", self.host);
         if error.is_builder() || error.is_redirect() {
             DeliveryError::permanent(text)
@@ -384,18 +386,6 @@ fn url_secrets(url: &Url) -> Vec<String> {
     secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
     secrets.dedup();
     secrets
-}
-
-/// An error and its causes, joined with `: `.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The start of an error answer's body, on one line (at most about 1 KiB is read).

@@ -33,6 +33,19 @@ impl Stamp {
     pub const fn new(mtime_ns: i64, size: u64) -> Stamp {
         Stamp { mtime_ns, size }
     }
+
+    /// How close to the moment a stamp was taken a file's modification may be and the stamp
+    /// still not tell it from a later version: a file system's clock ticks coarser than
+    /// nanoseconds (up to two seconds, on FAT), so a file written again within the same
+    /// tick, with the same size, keeps its stamp. Git calls such a file "racily clean".
+    pub const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+    /// Whether this stamp, taken at or after `taken_at_ns` (nanoseconds since the Unix
+    /// epoch), tells the file's version: the file was modified well before (see
+    /// [`Stamp::RACY_WINDOW_NS`]). A stamp that does not must be read again.
+    pub const fn settled_at(self, taken_at_ns: i64) -> bool {
+        self.mtime_ns < taken_at_ns.saturating_sub(Stamp::RACY_WINDOW_NS)
+    }
 }
 
 /// What reading one entry file gave.

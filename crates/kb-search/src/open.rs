@@ -5,7 +5,7 @@
 //! A warm open reads only metadata: the stamps (path, mtime, size) of indexed entries come
 //! from fast fields, those of the files from a directory walk, and only files whose stamp
 //! differs are read, and those modified within two seconds of the last commit (whose
-//! stamps cannot tell one version from the next, see [`RACY_WINDOW_NS`]). The meta file
+//! stamps cannot tell one version from the next, see [`Stamp::RACY_WINDOW_NS`]). The meta file
 //! `kb-index.json` in the index folder names the schema version; it is written only once a
 //! rebuild has committed, so a rebuild cut short is started again at the next open.
 
@@ -169,7 +169,7 @@ fn open_existing(
         match this.reconcile_local(options.progress.as_ref()) {
             Ok((sync, _)) => this.set_open_stats(OpenStats { rebuild_reason: None, sync }),
             Err(e) => {
-                let reason = with_causes(&e);
+                let reason = kb_domain::Chain(&e).to_string();
                 return Ok(Reused::CatchUpFailed(OpenError::Index { path: index_dir.to_path_buf(), reason }));
             }
         }
@@ -224,18 +224,6 @@ fn tantivy_error(index_dir: &Path, e: tantivy::TantivyError) -> OpenError {
     }
 }
 
-/// An error and the errors under it, as one line.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut line = error.to_string();
-    let mut cause = error.source();
-    while let Some(next) = cause {
-        line.push_str(": ");
-        line.push_str(&next.to_string());
-        cause = next.source();
-    }
-    line
-}
-
 type Loaded = (Index, IndexReader, HashMap<EntryPath, Stamp>);
 
 /// Opens the index on disk if it is there, of this schema version and `language`, and
@@ -270,11 +258,7 @@ fn load_existing(dir: &Path, language: SearchLanguage) -> Result<Loaded, String>
     Ok((index, reader, stamps))
 }
 
-/// A file modified this close to (or after) the index's last commit may have been written
-/// again since with the same stamp (a file system's clock ticks coarser than nanoseconds).
-const RACY_WINDOW_NS: i64 = 2_000_000_000;
-
-/// Forgets the stamps of the entries whose files were modified within [`RACY_WINDOW_NS`]
+/// Forgets the stamps of the entries whose files were modified within [`Stamp::RACY_WINDOW_NS`]
 /// of the index's last commit (the time tantivy's `meta.json` was written), so that the
 /// catch-up reads them again: the stamp cannot tell their version apart from a later one,
 /// as git's index cannot tell a "racily clean" file.
@@ -285,9 +269,9 @@ fn forget_racy_stamps(dir: &Path, stamps: &mut HashMap<EntryPath, Stamp>) {
         .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
         .and_then(|since| i64::try_from(since.as_nanos()).ok());
     // With no commit time known, every stamp is doubted.
-    let settled_before = committed.map_or(i64::MAX, |at| at.saturating_sub(RACY_WINDOW_NS));
+    let committed = committed.unwrap_or(i64::MIN);
     for stamp in stamps.values_mut() {
-        if stamp.mtime_ns >= settled_before {
+        if !stamp.settled_at(committed) {
             *stamp = Stamp::NONE;
         }
     }

@@ -166,19 +166,15 @@ pub(crate) struct Cache {
 }
 
 impl Cache {
-    /// Records an entry as kb has just written it (the stamp of its file is not known).
+    /// Records an entry as kb has just written it (the stamp of its file is not known
+    /// until a save checks it, see [`Cache::confirm_stamp`]).
     pub(crate) fn insert(&mut self, entry: &Entry) {
-        self.insert_read(entry, None);
-    }
-
-    /// Records an entry as it was read from its file, with that file's stamp when known.
-    pub(crate) fn insert_read(&mut self, entry: &Entry, stamp: Option<Stamp>) {
         self.version += 1;
         self.malformed.remove(&entry.path);
         self.forget(&entry.path);
-        let record = Arc::new(CatalogueEntry::of(entry));
-        self.links.upsert(entry.path.as_str(), &entry.body, &record.aliases);
-        self.add(entry.path.clone(), record, referenced_paths(entry), stamp);
+        let KnownEntry { record, refers_to, links, .. } = KnownEntry::read(entry, Stamp::NONE);
+        self.links.upsert_parsed(entry.path.as_str(), links, &record.aliases);
+        self.add(entry.path.clone(), record, refers_to, None);
     }
 
     /// The cache of the entries `known` (as the saved catalogue keeps them), with every

@@ -69,9 +69,7 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
             Taken::Malformed(reason) => kept_malformed.push(MalformedFile { path: path.clone(), reason }),
             Taken::Racy => {
                 // Saving again settles it only once it is older than the racy window.
-                if stamp.mtime_ns
-                    < saved_catalogue::nanos(began).saturating_sub(saved_catalogue::RACY_WINDOW_NS)
-                {
+                if stamp.settled_at(saved_catalogue::nanos(began)) {
                     racy += 1;
                 }
                 to_read.push(path.clone());

@@ -94,7 +94,7 @@ impl EntryFiles {
     /// Ends the keeping of walks for the vault's cache (see [`super::Vault::files`]): the
     /// index is open, and a later walk (a process taking the index over from another) is
     /// its own. A walk kept already stays for the cache's first build, while recent.
-    pub fn end_lending(&self) {
+    pub fn end_keeping_walks(&self) {
         self.recent.end();
     }
 

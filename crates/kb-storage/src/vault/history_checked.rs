@@ -21,9 +21,6 @@ const FILE: &str = "history-checked.bin";
 /// Changes whenever what is saved changes.
 const FORMAT: u32 = 1;
 
-/// See the module doc.
-const RACY_WINDOW_NS: i64 = 2_000_000_000;
-
 /// The files found in agreement with history by the last check.
 #[derive(Debug, Default)]
 pub(crate) struct HistoryChecked {
@@ -59,7 +56,7 @@ impl HistoryChecked {
     /// is as the last check found it in agreement with history.
     pub(crate) fn agrees(&self, path: &EntryPath, stamp: Stamp, head: &ContentHash) -> bool {
         let Some((mtime, size, checked_head)) = self.files.get(path.as_str()) else { return false };
-        let settled = stamp.mtime_ns < self.checked_at_ns.saturating_sub(RACY_WINDOW_NS);
+        let settled = stamp.settled_at(self.checked_at_ns);
         settled && *mtime == stamp.mtime_ns && *size == stamp.size && *checked_head == head.to_string()
     }
 

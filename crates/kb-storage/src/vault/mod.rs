@@ -214,7 +214,7 @@ impl Vault {
 
     /// The vault's entry files, read-only (the [`kb_domain::VaultFiles`] port, for the
     /// search index): the same rule of which files are entries as the vault's own. Until
-    /// [`EntryFiles::end_lending`], a walk of the folders it makes (the index's opening) is
+    /// [`EntryFiles::end_keeping_walks`], a walk of the folders it makes (the index's opening) is
     /// kept for the cache's first build, so a start walks the vault once.
     pub fn files(&self) -> EntryFiles {
         EntryFiles::keeping_walks(self.root.clone(), self.recent_walk.clone())

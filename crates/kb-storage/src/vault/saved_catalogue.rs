@@ -6,7 +6,7 @@
 //! when its file's stamp (modification time and size, from the folder walk every start
 //! makes, or the index's opening made a moment before) is the one saved, and the file was
 //! not modified in the last
-//! two seconds ([`RACY_WINDOW_NS`]) before the catalogue was saved (a file written again within the same
+//! two seconds ([`Stamp::RACY_WINDOW_NS`]) before the catalogue was saved (a file written again within the same
 //! tick of the file system's clock can keep its stamp: such an entry is read again, as git
 //! checks a "racily clean" file). Files added, changed, renamed or deleted while no kb ran
 //! are therefore found by the walk alone, appends that leave their folder's time as it was
@@ -33,11 +33,6 @@ pub(crate) const CATALOGUE_FILE: &str = "catalogue.bin";
 
 /// Changes whenever what is saved, or how a record is made from a file, changes.
 const FORMAT: u32 = 2;
-
-/// A file modified this close to (or after) the moment the catalogue was saved may have
-/// been written again since with the same stamp: its entry is read again. Two seconds
-/// covers the coarsest clocks of common file systems (FAT's).
-pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
 /// The entries of a saved catalogue, by path, and when it was saved.
 #[derive(Debug, Default)]
@@ -78,7 +73,7 @@ impl SavedCatalogue {
     /// The saved entry (or malformed file) at `path`, taken out, when it can stand for the
     /// file there now, whose stamp is `stamp`: the same stamp as saved, and not racily so.
     pub(crate) fn take(&mut self, path: &EntryPath, stamp: Stamp) -> Taken {
-        let racy = stamp.mtime_ns >= self.saved_at_ns.saturating_sub(RACY_WINDOW_NS);
+        let racy = !stamp.settled_at(self.saved_at_ns);
         if let Some(saved) = self.entries.remove(path) {
             return match (saved.stamp == stamp, racy) {
                 (false, _) => Taken::Changed,
