@@ -43,6 +43,7 @@ mod query;
 mod rank;
 pub mod schema;
 pub mod snippet;
+pub mod sockets;
 #[cfg(feature = "testgen")]
 pub mod testgen;
 mod watcher;
@@ -54,4 +55,4 @@ pub use ingest::{IndexProgress, ProgressFn};
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
 pub use owner::OnForwarded;
 pub use schema::{SCHEMA_VERSION, TextField};
-pub use watcher::{DEBOUNCE, MAX_GATHER, OnChange, VaultWatcher};
+pub use watcher::{DEBOUNCE, MAX_GATHER, OnChange, VaultWatcher, WatchSettler};

@@ -15,7 +15,7 @@
 //! who owns the index; whoever owns it replaces a socket left behind by a dead owner.
 
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,14 +27,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::{Reread, TantivyIndex};
 use crate::open::SyncStats;
+pub(crate) use crate::sockets::SocketPlace;
 
 /// The socket's name in the index folder.
 const SOCKET_FILE: &str = "kb-owner.sock";
-/// Unix socket paths longer than this do not fit the system's limit (108 bytes on Linux,
-/// 104 on macOS): such an index's socket lives in a private folder of this user instead.
-const MAX_SOCKET_PATH: usize = 100;
-/// The private folder made for sockets in `$XDG_RUNTIME_DIR`.
-const RUNTIME_FOLDER: &str = "kb";
+/// The start of the socket's name in a private folder (`kb-{hash}.sock`).
+const SOCKET_PREFIX: &str = "kb";
 /// How long a sender waits for the owner to answer (and the owner for a request). A
 /// change whose answer does not come in time still reaches the index: the owner's file
 /// watcher sees the file.
@@ -113,98 +111,10 @@ impl From<SyncStatsWire> for SyncStats {
     }
 }
 
-/// A place where the owner of an index may answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SocketPlace {
-    /// The socket's path.
-    pub(crate) path: PathBuf,
-    /// The private folder of this user holding the socket, checked before each use (and
-    /// made by an owner when missing); `None` for the socket in the index folder.
-    pub(crate) private: Option<PathBuf>,
-}
-
-/// Where the owner of the index in `index_dir` may answer, in the order it tries them:
-/// beside the index; then (for when that path is too long for a socket, or the filesystem
-/// there has no sockets, as exFAT and SMB shares do not) in a private folder of this user,
-/// `$XDG_RUNTIME_DIR/kb/`, else `kb-{uid}/` in the temporary folder, under a name made from
-/// the index's path. Never directly in the temporary folder, where another user could take
-/// the name first. Senders try each: processes started with and without
-/// `$XDG_RUNTIME_DIR` still find one another.
+/// Where the owner of the index in `index_dir` may answer, in the order it tries them
+/// (see [`crate::sockets::socket_places`]).
 pub(crate) fn socket_paths(index_dir: &Path) -> Vec<SocketPlace> {
-    socket_places(index_dir, &private_folders())
-}
-
-/// This user's private folders for sockets, in the order they are tried.
-fn private_folders() -> Vec<PathBuf> {
-    let uid = rustix::process::getuid().as_raw();
-    let mut folders = Vec::new();
-    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
-        && runtime.is_absolute()
-    {
-        folders.push(runtime.join(RUNTIME_FOLDER));
-    }
-    // Where systemd makes `$XDG_RUNTIME_DIR`: also found by a process started without it
-    // (from cron, say) while the owner has it.
-    #[cfg(target_os = "linux")]
-    folders.push(PathBuf::from(format!("/run/user/{uid}")).join(RUNTIME_FOLDER));
-    folders.push(std::env::temp_dir().join(format!("kb-{uid}")));
-    folders.dedup();
-    folders
-}
-
-/// [`socket_paths`] with the private folders given.
-fn socket_places(index_dir: &Path, private: &[PathBuf]) -> Vec<SocketPlace> {
-    let dir = std::fs::canonicalize(index_dir).unwrap_or_else(|_| index_dir.to_path_buf());
-    let name = format!("kb-{:016x}.sock", path_hash(&dir));
-    let beside = SocketPlace { path: dir.join(SOCKET_FILE), private: None };
-    let elsewhere =
-        private.iter().map(|folder| SocketPlace { path: folder.join(&name), private: Some(folder.clone()) });
-    std::iter::once(beside)
-        .chain(elsewhere)
-        .filter(|place| place.path.as_os_str().len() <= MAX_SOCKET_PATH)
-        .collect()
-}
-
-/// A hash of `path` that every build of kb computes alike (64-bit FNV-1a).
-fn path_hash(path: &Path) -> u64 {
-    use std::os::unix::ffi::OsStrExt as _;
-    path.as_os_str()
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
-}
-
-/// [`check_private`], first making `folder` when it is missing (mode 0700).
-fn make_private(folder: &Path) -> io::Result<()> {
-    match std::fs::DirBuilder::new().mode(0o700).create(folder) {
-        // Exactly 0700, whatever the umask.
-        Ok(()) => std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    check_private(folder)
-}
-
-/// Checks that `folder` is this user's own: a folder (not a link to one), owned by this
-/// user, that no one else may read, write or enter.
-fn check_private(folder: &Path) -> io::Result<()> {
-    let meta = std::fs::symlink_metadata(folder)?;
-    let refused = |why: &str| {
-        Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("{} is not used for kb's socket: {why}", folder.display()),
-        ))
-    };
-    if !meta.file_type().is_dir() {
-        return refused("it is not a folder");
-    }
-    if meta.uid() != rustix::process::getuid().as_raw() {
-        return refused("it belongs to another user");
-    }
-    if meta.mode() & 0o077 != 0 {
-        return refused("other users may open it (it should have mode 0700)");
-    }
-    Ok(())
+    crate::sockets::socket_places(index_dir, SOCKET_FILE, SOCKET_PREFIX)
 }
 
 /// Why a request could not be answered by an owner.
@@ -219,12 +129,7 @@ pub(crate) enum SendError {
 /// answer. A socket in a private folder that is not this user's own is never used.
 pub(crate) fn send(sockets: &[SocketPlace], request: &Request) -> Result<Answer, SendError> {
     for socket in sockets {
-        if let Some(folder) = &socket.private
-            && let Err(error) = check_private(folder)
-        {
-            if error.kind() != io::ErrorKind::NotFound {
-                tracing::debug!(%error, "skipping a place of the index owner's socket");
-            }
+        if !socket.usable() {
             continue;
         }
         match send_to(&socket.path, request) {
@@ -304,11 +209,7 @@ impl OwnerServer {
     ) -> io::Result<OwnerServer> {
         let mut failure = io::Error::new(io::ErrorKind::NotFound, "no place for the socket");
         for socket in sockets {
-            let bound = match &socket.private {
-                Some(folder) => make_private(folder).and_then(|()| bind(&socket.path)),
-                None => bind(&socket.path),
-            };
-            match bound {
+            match socket.bind() {
                 Ok(listener) => {
                     return OwnerServer::serve(index, socket.path.clone(), listener, on_forwarded);
                 }
@@ -349,16 +250,6 @@ impl OwnerServer {
         let bound = identity(&socket);
         Ok(OwnerServer { socket, bound, stop })
     }
-}
-
-/// Binds `socket`, first removing one a dead owner left there.
-fn bind(socket: &Path) -> io::Result<UnixListener> {
-    match std::fs::remove_file(socket) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    UnixListener::bind(socket)
 }
 
 impl Drop for OwnerServer {
@@ -438,99 +329,9 @@ fn run(index: &TantivyIndex, request: Request) -> (Answer, Vec<EntryPath>) {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
     use super::*;
-
-    /// A private folder made under `base` (as kb makes `$XDG_RUNTIME_DIR/kb`).
-    fn made(base: &Path) -> PathBuf {
-        let folder = base.join("kb");
-        make_private(&folder).unwrap();
-        folder
-    }
-
-    #[test]
-    fn the_socket_is_beside_the_index_or_in_a_private_folder_never_directly_in_tmp() {
-        let base = tempfile::tempdir().unwrap();
-        let private = [base.path().join("run/kb"), base.path().join("kb-1000")];
-        let index = base.path().join("vault/.kb/index");
-        std::fs::create_dir_all(&index).unwrap();
-        let index = std::fs::canonicalize(&index).unwrap();
-        let name = format!("kb-{:016x}.sock", path_hash(&index));
-        let places = socket_places(&index, &private);
-        assert_eq!(places[0], SocketPlace { path: index.join(SOCKET_FILE), private: None });
-        let elsewhere: Vec<(PathBuf, Option<PathBuf>)> =
-            places[1..].iter().map(|p| (p.path.clone(), p.private.clone())).collect();
-        assert_eq!(
-            elsewhere,
-            private.iter().map(|f| (f.join(&name), Some(f.clone()))).collect::<Vec<_>>(),
-            "in each private folder, under a name made from the index's path"
-        );
-
-        // A path too long for a socket: the private folders alone.
-        let long = base.path().join("v".repeat(120)).join(".kb/index");
-        let places = socket_places(&long, &private);
-        assert!(places.iter().all(|p| p.private.is_some()), "{places:?}");
-        assert_eq!(places.len(), 2);
-
-        // What kb uses outside tests: private folders, none of them the temporary folder.
-        let temp = std::env::temp_dir();
-        for place in socket_paths(&long) {
-            let folder = place.private.unwrap();
-            assert_ne!(folder, temp);
-            assert_eq!(place.path.parent(), Some(folder.as_path()));
-        }
-    }
-
-    #[test]
-    fn the_name_is_the_same_in_every_build() {
-        // 64-bit FNV-1a test vectors.
-        assert_eq!(path_hash(Path::new("")), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(path_hash(Path::new("a")), 0xaf63_dc4c_8601_ec8c);
-    }
-
-    #[test]
-    fn a_private_folder_is_made_0700_and_checked_before_use() {
-        let base = tempfile::tempdir().unwrap();
-        let folder = made(base.path());
-        let meta = std::fs::symlink_metadata(&folder).unwrap();
-        assert_eq!(meta.mode() & 0o777, 0o700);
-        assert_eq!(meta.uid(), rustix::process::getuid().as_raw());
-        check_private(&folder).unwrap();
-        make_private(&folder).unwrap();
-
-        let missing = base.path().join("missing");
-        assert_eq!(check_private(&missing).unwrap_err().kind(), io::ErrorKind::NotFound);
-
-        // Others may open it: refused, made or not.
-        let open = base.path().join("open");
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
-        for attempt in [check_private, make_private] {
-            let refused = attempt(&open).unwrap_err();
-            assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
-            assert!(refused.to_string().contains("0700"), "{refused}");
-        }
-        // A link to a private folder, or a file: refused.
-        let link = base.path().join("link");
-        std::os::unix::fs::symlink(&folder, &link).unwrap();
-        assert!(make_private(&link).unwrap_err().to_string().contains("not a folder"));
-        let file = base.path().join("file");
-        std::fs::write(&file, "").unwrap();
-        assert!(make_private(&file).unwrap_err().to_string().contains("not a folder"));
-
-        // Another user's folder: refused.
-        let theirs = base.path().join("theirs");
-        std::fs::create_dir(&theirs).unwrap();
-        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let mine = rustix::process::getuid().as_raw();
-        let theirs = if std::os::unix::fs::chown(&theirs, Some(mine.wrapping_add(1)), None).is_ok() {
-            theirs
-        } else {
-            // Not root: a folder of root's stands for another user's.
-            PathBuf::from("/")
-        };
-        let refused = make_private(&theirs).unwrap_err();
-        assert!(refused.to_string().contains("another user"), "{refused}");
-    }
 
     /// Listens at `socket`, answering one request with an empty answer.
     fn answering(socket: &Path) -> std::thread::JoinHandle<()> {
@@ -546,7 +347,9 @@ mod tests {
     #[test]
     fn a_socket_in_a_folder_others_may_open_is_never_asked() {
         let base = tempfile::tempdir().unwrap();
-        let folder = made(base.path());
+        let folder = base.path().join("kb");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
         let place = SocketPlace { path: folder.join("kb-test.sock"), private: Some(folder.clone()) };
         let listener = answering(&place.path);
         // Loosened after the socket was made there (as another user's folder would be).

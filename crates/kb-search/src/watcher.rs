@@ -39,6 +39,13 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 /// is still followed, a batch at least this often.
 pub const MAX_GATHER: Duration = Duration::from_secs(1);
 
+/// The folder in the index folder where [`WatchSettler::settle`] makes its fences.
+const FENCE_FOLDER: &str = "watch-fences";
+
+/// How long [`WatchSettler::settle`] waits for its fence's event (a fence the system lost
+/// in an overflowing queue ends the wait).
+const FENCE_WAIT: Duration = Duration::from_secs(1);
+
 /// Called once per batch with the entry paths whose indexed entry changed because of an
 /// outside edit (so kb-core can refresh the vault's cache: `Vault::follow_all`); of every path of the batch
 /// when the index could not follow them (the vault's view follows the files all the same).
@@ -51,6 +58,8 @@ pub struct VaultWatcher {
     /// watches folders made later).
     watches: Arc<Mutex<Watches>>,
     batcher: Arc<Batcher>,
+    /// Where this watcher's fences are made, when it could watch that folder.
+    fences: Option<Arc<Fences>>,
     worker: Option<JoinHandle<()>>,
     root: PathBuf,
 }
@@ -66,7 +75,8 @@ impl VaultWatcher {
     pub fn start(index: Arc<TantivyIndex>, on_change: Option<OnChange>) -> Result<VaultWatcher, WatchError> {
         let root = index.vault_root().to_path_buf();
         let error = |e: notify::Error| WatchError { path: root.clone(), reason: e.to_string() };
-        let batcher = Arc::new(Batcher::default());
+        let fence_dir = index.index_dir().join(FENCE_FOLDER);
+        let batcher = Arc::new(Batcher { fence_dir: fence_dir.clone(), ..Batcher::default() });
         let intake = Arc::clone(&batcher);
         let files = Arc::clone(index.files());
         let intake_files = Arc::clone(&files);
@@ -82,6 +92,13 @@ impl VaultWatcher {
         watches.watcher.watch(&root, RecursiveMode::NonRecursive).map_err(error)?;
         watches.folders.insert(root.clone());
         watches.follow(files.as_ref());
+        let fences = match Fences::watched(&mut watches, fence_dir) {
+            Ok(fences) => Some(Arc::new(fences)),
+            Err(error) => {
+                tracing::warn!(%error, "outside edits cannot be settled on request");
+                None
+            }
+        };
         let watches = Arc::new(Mutex::new(watches));
         let worker = {
             let (batcher, watches) = (Arc::clone(&batcher), Arc::clone(&watches));
@@ -94,11 +111,20 @@ impl VaultWatcher {
                             lock(&watches).follow(files.as_ref());
                         }
                         handle(&index, on_change.as_ref(), plan, &batcher.handled);
+                        lock(&batcher.pending).done += 1;
+                        batcher.settled.notify_all();
                     }
                 })
                 .map_err(|e| WatchError { path: root.clone(), reason: e.to_string() })?
         };
-        Ok(VaultWatcher { watches, batcher, worker: Some(worker), root })
+        Ok(VaultWatcher { watches, batcher, fences, worker: Some(worker), root })
+    }
+
+    /// A handle that settles this watcher's outside edits (see [`WatchSettler::settle`]);
+    /// `None` when its fence folder could not be watched.
+    pub fn settler(&self) -> Option<WatchSettler> {
+        let fences = Arc::clone(self.fences.as_ref()?);
+        Some(WatchSettler { batcher: Arc::clone(&self.batcher), fences })
     }
 
     /// How many batches of outside edits this watcher has handled (each is one pass over
@@ -119,12 +145,133 @@ impl Drop for VaultWatcher {
         }
         lock(&self.batcher.pending).stopped = true;
         self.batcher.wake.notify_all();
+        self.batcher.settled.notify_all();
         if let Some(worker) = self.worker.take()
             && worker.thread().id() != std::thread::current().id()
         {
             let _ = worker.join();
         }
     }
+}
+
+/// Settles a [`VaultWatcher`]: waits until every outside edit made before the call is
+/// handled (indexed, and its `OnChange` called).
+#[derive(Clone)]
+pub struct WatchSettler {
+    batcher: Arc<Batcher>,
+    fences: Arc<Fences>,
+}
+
+impl std::fmt::Debug for WatchSettler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchSettler").field("fences", &self.fences.dir).finish()
+    }
+}
+
+impl WatchSettler {
+    /// Waits until every event the system queued before this call is handled: makes a
+    /// fence file in a watched folder of its own, waits for the fence's event (the
+    /// system delivers one watcher's events in order, so every earlier event has been
+    /// taken in by then), then has the batch holding those events handled at once rather
+    /// than after [`DEBOUNCE`], and waits for it. Whether the watcher settled within
+    /// `within`; `false` also when the fence cannot be made, its event was lost, or the
+    /// watcher stopped. Blocks: call it off an async runtime's threads.
+    pub fn settle(&self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        let number = self.fences.next.fetch_add(1, Ordering::AcqRel) + 1;
+        let fence = self.fences.dir.join(fence_name(number));
+        if let Err(error) = std::fs::File::create(&fence) {
+            tracing::warn!(%error, fence = %fence.display(), "cannot make a fence to settle outside edits");
+            return false;
+        }
+        let settled = self.wait_for_fence(number, deadline.min(Instant::now() + FENCE_WAIT))
+            && self.wait_for_batch(deadline);
+        if let Err(error) = std::fs::remove_file(&fence) {
+            tracing::debug!(%error, "a fence is left behind");
+        }
+        settled
+    }
+
+    /// Waits until the fence numbered `number` (or a later one) was taken in.
+    fn wait_for_fence(&self, number: u64, deadline: Instant) -> bool {
+        let batcher = &self.batcher;
+        let mut pending = lock(&batcher.pending);
+        while pending.fence_seen < number {
+            let now = Instant::now();
+            if pending.stopped || now >= deadline {
+                return false;
+            }
+            pending = batcher
+                .settled
+                .wait_timeout(pending, deadline - now)
+                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+        true
+    }
+
+    /// Has what is gathered handled now, and waits until it and any batch being handled
+    /// are done.
+    fn wait_for_batch(&self, deadline: Instant) -> bool {
+        let batcher = &self.batcher;
+        let mut pending = lock(&batcher.pending);
+        let target = if pending.first.is_some() {
+            pending.urgent = true;
+            batcher.wake.notify_all();
+            pending.taken + 1
+        } else {
+            pending.taken
+        };
+        while pending.done < target {
+            let now = Instant::now();
+            if pending.stopped || now >= deadline {
+                return false;
+            }
+            pending = batcher
+                .settled
+                .wait_timeout(pending, deadline - now)
+                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+        true
+    }
+}
+
+/// The fences of one watcher: files named `{pid}-{number}` in a folder it watches.
+struct Fences {
+    dir: PathBuf,
+    /// The last number given out.
+    next: AtomicU64,
+}
+
+impl Fences {
+    /// Makes the fence folder (removing fences that a process which died while settling
+    /// left there over a minute ago) and watches it.
+    fn watched(watches: &mut Watches, dir: PathBuf) -> std::io::Result<Fences> {
+        std::fs::create_dir_all(&dir)?;
+        for item in std::fs::read_dir(&dir)?.flatten() {
+            let age = item.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+            if age.is_some_and(|age| age > Duration::from_secs(60)) {
+                let _ = std::fs::remove_file(item.path());
+            }
+        }
+        watches.watcher.watch(&dir, RecursiveMode::NonRecursive).map_err(std::io::Error::other)?;
+        watches.folders.insert(dir.clone());
+        Ok(Fences { dir, next: AtomicU64::new(0) })
+    }
+}
+
+/// The name of this process's fence numbered `number`.
+fn fence_name(number: u64) -> String {
+    format!("{}-{number}", std::process::id())
+}
+
+/// The number of this process's fence at `path`, when it is one of `dir`.
+fn fence_number(dir: &Path, path: &Path) -> Option<u64> {
+    if path.parent()? != dir {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?;
+    let (pid, number) = name.split_once('-')?;
+    (pid == std::process::id().to_string()).then(|| number.parse().ok()).flatten()
 }
 
 /// The system's watcher and the folders it was asked to watch.
@@ -153,8 +300,12 @@ impl Watches {
 struct Batcher {
     pending: Mutex<Pending>,
     wake: Condvar,
+    /// Wakes whoever settles: a fence was taken in, or a batch is done.
+    settled: Condvar,
     /// Batches handled so far.
     handled: AtomicU64,
+    /// The folder of the fences (their events are no edits).
+    fence_dir: PathBuf,
 }
 
 #[derive(Default)]
@@ -165,6 +316,13 @@ struct Pending {
     last: Option<Instant>,
     /// The watcher is being dropped: the worker ends.
     stopped: bool,
+    /// The highest fence number taken in (see [`WatchSettler`]).
+    fence_seen: u64,
+    /// Someone is settling: the batch gathered is handled without waiting for quiet.
+    urgent: bool,
+    /// Batches handed to the worker, and those it has finished (`OnChange` included).
+    taken: u64,
+    done: u64,
 }
 
 impl Batcher {
@@ -172,6 +330,13 @@ impl Batcher {
     /// entries to the batch; an event about nothing kb follows is dropped here.
     fn take(&self, files: &dyn VaultFiles, event: notify::Result<Event>) {
         let mut pending = lock(&self.pending);
+        if let Ok(event) = &event
+            && let Some(number) = event.paths.iter().filter_map(|p| fence_number(&self.fence_dir, p)).max()
+        {
+            pending.fence_seen = pending.fence_seen.max(number);
+            self.settled.notify_all();
+            return;
+        }
         let relevant = match event {
             // Events may have been lost: look at everything.
             Ok(event) if event.need_rescan() => pending.plan.rescan_all(),
@@ -203,9 +368,11 @@ impl Batcher {
                     let now = Instant::now();
                     let quiet = now.saturating_duration_since(last);
                     let gathering = now.saturating_duration_since(first);
-                    if quiet >= DEBOUNCE || gathering >= MAX_GATHER {
+                    if pending.urgent || quiet >= DEBOUNCE || gathering >= MAX_GATHER {
                         pending.first = None;
                         pending.last = None;
+                        pending.urgent = false;
+                        pending.taken += 1;
                         return Some(std::mem::take(&mut pending.plan));
                     }
                     Some((DEBOUNCE - quiet).min(MAX_GATHER - gathering))

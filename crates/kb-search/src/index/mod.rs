@@ -172,6 +172,11 @@ impl TantivyIndex {
         self.open_stats = stats;
     }
 
+    /// The folder holding the index.
+    pub fn index_dir(&self) -> &Path {
+        &self.index_dir
+    }
+
     /// The vault this index follows (canonical).
     pub fn vault_root(&self) -> &Path {
         self.files.root()

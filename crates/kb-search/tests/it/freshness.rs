@@ -229,3 +229,43 @@ fn an_index_of_a_vault_that_is_not_there_cannot_be_opened() {
     let opened = TantivyIndex::open(files, &index_dir);
     assert!(matches!(opened, Err(kb_search::OpenError::Vault { .. })), "{opened:?}");
 }
+
+#[test]
+fn settling_has_every_earlier_outside_edit_handled_before_it_returns() {
+    let v = TestVault::new();
+    let index = Arc::new(v.open());
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = seen.clone();
+    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
+        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
+    });
+    let watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
+    let settler = watcher.settler().expect("the fence folder is watched");
+
+    // Each edit is followed the moment settle returns: no waiting for the debounce.
+    for round in 0..20 {
+        let word = format!("settled{round}");
+        v.write_entry(&format!("ideas/round{round}.md"), "Round", &word);
+        // Now and then the round before's file goes too.
+        let gone = (round % 3 == 1).then(|| format!("ideas/round{}.md", round - 1));
+        if gone.is_some() {
+            fs::remove_file(v.root().join(format!("ideas/round{}.md", round - 1))).unwrap();
+        }
+        assert!(settler.settle(Duration::from_secs(10)), "round {round} did not settle");
+        assert_eq!(search(&index, &word).total, 1, "round {round}: the write is not searchable");
+        assert!(seen.lock().unwrap().contains(&format!("ideas/round{round}.md")), "round {round}");
+        if let Some(gone) = gone {
+            let word = format!("settled{}", round - 1);
+            assert!(
+                !paths(&search(&index, &word)).contains(&gone),
+                "round {round}: the delete is not followed"
+            );
+        }
+    }
+    // Settling with nothing to follow returns at once, and leaves no fence behind.
+    assert!(settler.settle(Duration::from_secs(10)));
+    let fences = index.index_dir().join("watch-fences");
+    assert_eq!(fs::read_dir(&fences).unwrap().count(), 0, "fences are removed");
+    drop(watcher);
+    assert!(!settler.settle(Duration::from_millis(300)), "a stopped watcher settles nothing");
+}
