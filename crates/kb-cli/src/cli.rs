@@ -27,6 +27,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Open the vault in this process even when a `kb serve` on it could answer (by
+    /// default capture, list, show, search and digest are asked of it, which is faster).
+    #[arg(long, global = true, env = "KB_NO_SERVER")]
+    pub no_server: bool,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

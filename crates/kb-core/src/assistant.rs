@@ -39,6 +39,8 @@ pub struct Assistant {
     vault: Arc<Vault>,
     index: Arc<TantivyIndex>,
     _watcher: Option<VaultWatcher>,
+    /// Settles the watcher's outside edits on request (see [`Assistant::settle`]).
+    settler: Option<Settler>,
     /// Whether this process lives long (watches the vault): it saves the catalogue.
     watching: bool,
     store: Arc<SqliteConversationStore>,
@@ -115,16 +117,16 @@ impl Assistant {
         })
         .await
         .map_err(CoreError::Task)??;
-        let watcher = if config.watch {
+        let (watcher, settler) = if config.watch {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.
             vault.write_entry_list_in_background();
             vault.save_catalogue_in_background(SAVE_CATALOGUE_EVERY);
             index.commit_in_background();
             check_history_in_background(&vault);
-            start_watcher(&vault, &index, &changes)
+            start_watcher(&vault, &index, &changes).map_or((None, None), |(w, s)| (Some(w), s))
         } else {
-            None
+            (None, None)
         };
         let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
         let idempotency = crate::idempotency::IdempotencyKeys::new(Arc::new(
@@ -178,6 +180,7 @@ impl Assistant {
             vault,
             index,
             _watcher: watcher,
+            settler,
             watching: config.watch,
             store,
             registry,
@@ -190,6 +193,23 @@ impl Assistant {
             outbox,
             idempotency,
         })
+    }
+
+    /// Waits until every outside edit made before the call (an editor's save, another kb
+    /// process's change) is in this process's view and search index, as a command that
+    /// opened the vault just now would find them; whether that held within `within`.
+    /// `false` when this process does not follow outside edits, or could not settle (the
+    /// system lost events, or following them takes longer): then its answers may lag the
+    /// files by up to about a second.
+    pub async fn settle(&self, within: std::time::Duration) -> bool {
+        let Some(settler) = self.settler.clone() else { return false };
+        let began = std::time::Instant::now();
+        let settled = tokio::task::spawn_blocking(move || {
+            settler.watcher.settle(within)
+                && settler.following.caught_up(within.saturating_sub(began.elapsed()))
+        })
+        .await;
+        settled.unwrap_or(false)
     }
 
     /// The same kb, recording the changes made through its handles as coming from
@@ -473,17 +493,27 @@ fn start_watcher(
     vault: &Arc<Vault>,
     index: &Arc<TantivyIndex>,
     changes: &ChangeFeed,
-) -> Option<VaultWatcher> {
+) -> Option<(VaultWatcher, Option<Settler>)> {
     start_sweeps(vault);
     // The index followed the files already: the vault need not notify it again.
-    let on_change: OnChange = crate::follow::follow_in_background(vault, changes.clone());
+    let (on_change, following): (OnChange, _) = crate::follow::follow_in_background(vault, changes.clone());
     match VaultWatcher::start(Arc::clone(index), Some(on_change)) {
-        Ok(watcher) => Some(watcher),
+        Ok(watcher) => {
+            let settler = watcher.settler().map(|watcher| Settler { watcher, following });
+            Some((watcher, settler))
+        }
         Err(error) => {
             tracing::warn!(%error, "not following outside edits: the vault cannot be watched");
             None
         }
     }
+}
+
+/// What [`Assistant::settle`] waits for: the watcher's batches, then the follower thread.
+#[derive(Clone)]
+struct Settler {
+    watcher: kb_search::WatchSettler,
+    following: crate::follow::Following,
 }
 
 impl Assistant {

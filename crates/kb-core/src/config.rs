@@ -175,6 +175,21 @@ impl Config {
             .clone()
             .unwrap_or_else(|| format!("sqlite://{}", self.kb_dir.join(".kb").join("kb.sqlite").display()))
     }
+
+    /// What names the database however its URL is spelled: a SQLite file's canonical
+    /// path (once the file exists), else the URL itself. Two processes whose identities
+    /// are equal share one database.
+    pub fn database_identity(&self) -> String {
+        let url = self.database_url();
+        let file = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"));
+        let file = file.map(|rest| rest.split('?').next().unwrap_or(rest));
+        match file {
+            Some(file) if !file.is_empty() && !file.starts_with(':') => {
+                std::fs::canonicalize(file).map(|path| path.display().to_string()).unwrap_or(url)
+            }
+            _ => url,
+        }
+    }
 }
 
 /// The outreach settings: schedules, the stale-project threshold, email, webhook, retries.
@@ -259,6 +274,30 @@ mod tests {
         assert_eq!(c.kb_dir, PathBuf::from("kb"));
         assert_eq!(c.database_url(), "sqlite://kb/.kb/kb.sqlite");
         assert_eq!(c.threshold, 0.6);
+    }
+
+    #[test]
+    fn one_database_has_one_identity_however_its_url_is_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("kb.sqlite");
+        std::fs::write(&file, "").unwrap();
+        let spellings = [
+            format!("sqlite://{}", file.display()),
+            format!("sqlite:{}?mode=rwc", file.display()),
+            format!("sqlite://{}/./kb.sqlite", dir.path().display()),
+        ];
+        let identities: Vec<String> = spellings
+            .iter()
+            .map(|url| config(&[("DATABASE_URL", url)]).unwrap().database_identity())
+            .collect();
+        assert!(identities.iter().all(|i| *i == identities[0]), "{identities:?}");
+        let other = dir.path().join("other.sqlite");
+        std::fs::write(&other, "").unwrap();
+        let url = format!("sqlite://{}", other.display());
+        assert_ne!(config(&[("DATABASE_URL", &url)]).unwrap().database_identity(), identities[0]);
+        // Not a file: the URL itself.
+        let memory = config(&[("DATABASE_URL", "sqlite::memory:")]).unwrap();
+        assert_eq!(memory.database_identity(), "sqlite::memory:");
     }
 
     #[test]

@@ -9,12 +9,15 @@
 //! without one; token or not, requests a page of another site makes a browser send are
 //! refused ([`auth`]). [`mcp`] is kb as an MCP server: over stdio for `kb mcp`, and over
 //! streamable HTTP at `/mcp` under the same rule. A `POST` that creates or changes
-//! something and carries an `Idempotency-Key` is answered once ([`idempotency`]).
+//! something and carries an `Idempotency-Key` is answered once ([`idempotency`]). `kb serve`
+//! also answers this user's kb commands and `kb mcp` on the same vault on a local socket
+//! ([`local`]).
 
 pub mod auth;
 pub mod dto;
 pub mod error;
 pub mod idempotency;
+pub mod local;
 pub mod mcp;
 pub mod routes;
 pub mod serve;

@@ -43,6 +43,9 @@ pub struct Server {
     state: AppState,
     /// Serves HTTPS with this, when set.
     tls: Option<tokio_rustls::TlsAcceptor>,
+    /// The vault's folder and the database's identity, for the local socket.
+    kb_dir: PathBuf,
+    database: String,
 }
 
 impl Server {
@@ -71,11 +74,14 @@ impl Server {
             _ => anyhow::anyhow!("cannot listen on {addr}: {error}"),
         })?;
         config.watch = true;
-        let assistant = Arc::new(Assistant::open_with_progress(config, logged_progress()).await?);
+        let kb_dir = config.kb_dir.clone();
+        let assistant = Arc::new(Assistant::open_with_progress(config.clone(), logged_progress()).await?);
         if assistant.model_name() == "offline" {
             tracing::info!("no OPENAI_API_KEY: kb runs its built-in offline model");
         }
-        Ok(Server { listener, state: AppState::new(assistant, token), tls })
+        // Taken once the database exists: its file's canonical path.
+        let database = config.database_identity();
+        Ok(Server { listener, state: AppState::new(assistant, token), tls, kb_dir, database })
     }
 
     /// The address actually bound (useful with port 0).
@@ -101,6 +107,8 @@ impl Server {
         // `kb serve` is the process that sends the scheduled digests (one process wins
         // each run, however many run).
         let schedules = assistant.start_schedules();
+        // This user's kb commands and `kb mcp` on the vault are answered here too.
+        let local = crate::local::LocalSocket::start(&self.state, &self.kb_dir, self.database.clone());
         let stopping = async move {
             shutdown_signal().await;
             mcp_sessions.cancel();
@@ -110,6 +118,7 @@ impl Server {
             None => axum::serve(self.listener, router(self.state)).with_graceful_shutdown(stopping).await?,
         }
         schedules.abort();
+        drop(local);
         tracing::info!("kb stopped: in-flight requests finished");
         assistant.close().await;
         Ok(())

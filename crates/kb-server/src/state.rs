@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use kb_core::Assistant;
+use kb_core::assistant::{Entries, History, Outreach, Tools};
+use kb_core::{Assistant, CaptureSource};
 
 /// The state of the HTTP server.
 #[derive(Clone)]
@@ -14,6 +15,9 @@ pub struct AppState {
     /// Cancelled when the server stops: ends the MCP sessions' open streams, so a graceful
     /// shutdown does not wait for clients that never hang up.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Where the changes asked through these routes come from: `api`, or `cli` for the
+    /// commands `kb serve` answers on its local socket.
+    pub source: CaptureSource,
 }
 
 impl AppState {
@@ -23,6 +27,27 @@ impl AppState {
             assistant,
             token: token.filter(|t| !t.is_empty()).map(Arc::from),
             shutdown: tokio_util::sync::CancellationToken::new(),
+            source: CaptureSource::Api,
         }
+    }
+
+    /// The entries, changed as coming from [`AppState::source`].
+    pub fn entries(&self) -> Entries<'_> {
+        self.assistant.entries().by(self.source)
+    }
+
+    /// The history, changed as coming from [`AppState::source`].
+    pub fn history(&self) -> History<'_> {
+        self.assistant.history().by(self.source)
+    }
+
+    /// Digests and nudges, changed as coming from [`AppState::source`].
+    pub fn outreach(&self) -> Outreach<'_> {
+        self.assistant.outreach().by(self.source)
+    }
+
+    /// The tools, their changes coming from [`AppState::source`].
+    pub fn tools(&self) -> Tools<'_> {
+        self.assistant.tools().by(self.source)
     }
 }

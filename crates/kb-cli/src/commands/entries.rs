@@ -14,13 +14,16 @@ pub async fn capture(
     options: &kb_core::CaptureOptions,
     format: Format,
 ) -> Result<(), CliError> {
-    if text.trim().is_empty() {
-        return Err(CliError::usage("nothing to capture: TEXT is empty"));
-    }
+    check_text(text, "nothing to capture: TEXT is empty")?;
     let hints = options.hints.clone().filter(|h| !h.trim().is_empty());
     let options = kb_core::CaptureOptions { hints, ..options.clone() };
     let data = kb.entries().capture(text, &options).await?;
     show(format, &data, output::captured)
+}
+
+/// A usage error saying `empty` when `text` holds nothing but blanks.
+pub(crate) fn check_text(text: &str, empty: &str) -> Result<(), CliError> {
+    if text.trim().is_empty() { Err(CliError::usage(empty)) } else { Ok(()) }
 }
 
 /// What `kb list` shows.
@@ -67,9 +70,7 @@ pub async fn search(
     limit: Option<u64>,
     format: Format,
 ) -> Result<(), CliError> {
-    if query.trim().is_empty() {
-        return Err(CliError::usage("nothing to search for: QUERY is empty"));
-    }
+    check_text(query, "nothing to search for: QUERY is empty")?;
     let search = SearchRequest { category: category.map(str::to_string), limit, ..SearchRequest::new(query) };
     let data = kb.entries().search(&search).await?;
     show(format, &data, output::search_hits)

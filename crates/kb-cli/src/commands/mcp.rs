@@ -4,6 +4,8 @@
 //!
 //! The client's `initialize` is answered at once; kb opens meanwhile, and the first request
 //! that needs it waits for it. When kb cannot be opened, the command ends with that error.
+//! Beside a running `kb serve` on the vault, tool calls are asked of it first
+//! ([`kb_server::local`]), so they do not wait for kb to open here.
 
 use std::sync::Arc;
 
@@ -12,8 +14,14 @@ use kb_core::{Assistant, CaptureSource, Config};
 use crate::failure::CliError;
 
 /// Opens kb (following outside edits) while serving one MCP client, until it disconnects.
-pub async fn run(mut config: Config) -> Result<(), CliError> {
+pub async fn run(mut config: Config, no_server: bool) -> Result<(), CliError> {
     config.watch = true;
+    // Beside a running `kb serve`, tool calls are asked of it: answered at once.
+    let local = if no_server {
+        None
+    } else {
+        kb_server::local::LocalClient::new(&config.kb_dir, &config.database_identity())
+    };
     let (opened, opening) = tokio::sync::watch::channel(None);
     let open = async move {
         let assistant = Assistant::open(config).await.map(|a| Arc::new(a.with_source(CaptureSource::Mcp)));
@@ -21,7 +29,7 @@ pub async fn run(mut config: Config) -> Result<(), CliError> {
         let _ = opened.send(Some(shared));
         assistant
     };
-    let serve = kb_server::mcp::serve_stdio(opening);
+    let serve = kb_server::mcp::serve_stdio(opening, local);
     tokio::pin!(serve);
     let assistant = tokio::select! {
         assistant = open => assistant?,

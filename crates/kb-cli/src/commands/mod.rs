@@ -3,6 +3,7 @@
 mod changes;
 mod conversations;
 mod entries;
+mod forward;
 pub(crate) mod history;
 mod mcp;
 mod outreach;
@@ -30,9 +31,15 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             return serve::run(config, addr, tls_cert, tls_key).await;
         }
         Command::Reindex => return reindex::run(&config, format),
-        Command::Mcp => return mcp::run(config).await,
+        Command::Mcp => return mcp::run(config, cli.no_server).await,
         command => command,
     };
+    // Beside a running `kb serve`, it answers at once what it can.
+    if !cli.no_server
+        && let Some(answered) = forward::run(&config, &command, format).await
+    {
+        return answered;
+    }
     // The REPL follows edits made outside kb while it runs.
     let watch = matches!(command, Command::Chat(_));
     let kb = open(Config { watch, ..config }).await?;

@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use self::notify::Subscriptions;
+use crate::local::LocalClient;
 
 /// The largest JSON-RPC message kb reads from a client (a line on stdio, a request body
 /// over HTTP): larger ones are refused with a clear error and the connection stays up.
@@ -79,6 +80,9 @@ pub struct KbMcp {
     /// reaches only those: one per `kb mcp` process, one per `Mcp-Session-Id` over HTTP
     /// (each HTTP session has a handler of its own).
     session: Arc<str>,
+    /// For `kb mcp`: the `kb serve` of the same vault, asked each tool call first (see
+    /// [`crate::local`]); `None` over HTTP.
+    local: Option<LocalClient>,
 }
 
 impl std::fmt::Debug for KbMcp {
@@ -101,7 +105,14 @@ impl KbMcp {
             subscriptions: Arc::default(),
             calls: TaskTracker::new(),
             session: kb_core::domain::ChangeContext::new_session().into(),
+            local: None,
         }
+    }
+
+    /// This handler, asking `local` (the vault's `kb serve`) each tool call first, and
+    /// running the call itself only when no server answers or it declines.
+    pub fn beside(self, local: Option<LocalClient>) -> KbMcp {
+        KbMcp { local, ..self }
     }
 
     /// kb, once it is open (an error when it could not be opened).
@@ -152,9 +163,17 @@ impl ServerHandler for KbMcp {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let assistant = self.assistant().await?;
         let session = Arc::clone(&self.session);
-        let call = self.calls.spawn(async move { tools::call(&assistant, request, &session).await });
+        let (local, handler) = (self.local.clone(), self.clone());
+        let call = self.calls.spawn(async move {
+            if let Some(local) = local
+                && let Some(answered) = tools::ask_server(&local, &request, &session).await
+            {
+                return answered;
+            }
+            let assistant = handler.assistant().await?;
+            tools::call(&assistant, request, &session).await
+        });
         match call.await {
             Ok(result) => result.map(CallToolResponse::from),
             Err(error) => Err(McpError::internal_error(format!("the tool call failed: {error}"), None)),
@@ -268,12 +287,12 @@ impl ServerHandler for KbMcp {
 
 /// Serves one MCP client over this process's stdin and stdout until it disconnects,
 /// answering as soon as kb is open (see [`Opening`]).
-pub async fn serve_stdio(assistant: Opening) -> anyhow::Result<()> {
+pub async fn serve_stdio(assistant: Opening, local: Option<LocalClient>) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio();
     let framed = stdio::frame(stdin, stdout);
     let transport =
         rmcp::transport::async_rw::AsyncRwTransport::new_server(framed.server_in, framed.server_out);
-    let handler = KbMcp::opening(assistant);
+    let handler = KbMcp::opening(assistant).beside(local);
     let running = handler.clone().serve(transport).await?;
     let ended = running.waiting().await;
     // A client that hung up mid-call: the call still finishes (and is recorded) first.

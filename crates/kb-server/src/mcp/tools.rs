@@ -3,10 +3,13 @@
 
 use std::sync::Arc;
 
+use kb_core::assistant::Tools;
 use kb_core::{Assistant, ToolResult, ToolSpec};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
+
+use crate::local::{LocalClient, LocalError, Method, StatusCode};
 
 /// Every tool of the registry, as `tools/list` answers.
 pub fn listed(assistant: &Assistant) -> Vec<Tool> {
@@ -52,9 +55,42 @@ pub async fn call(
     if !tools.has(&request.name) {
         return Err(McpError::invalid_params(format!("Unknown tool: {}", request.name), None));
     }
-    let arguments = Value::Object(request.arguments.unwrap_or_default());
-    let result = tools.call(&request.name, &arguments).await;
-    Ok(to_call_result(result))
+    Ok(call_in(tools, &request.name, request.arguments.unwrap_or_default()).await)
+}
+
+/// Runs the tool `name` (which `tools` has) with `arguments`, as [`call`] does.
+pub async fn call_in(tools: Tools<'_>, name: &str, arguments: JsonObject) -> CallToolResult {
+    to_call_result(tools.call(name, &Value::Object(arguments)).await)
+}
+
+/// Asks the vault's `kb serve` to run the call (in session `session`): its answer, or
+/// `None` when no server answers or it declines, and the call is to run here.
+pub async fn ask_server(
+    local: &LocalClient,
+    request: &CallToolRequestParams,
+    session: &str,
+) -> Option<Result<CallToolResult, McpError>> {
+    let name = percent_encoding::utf8_percent_encode(&request.name, percent_encoding::NON_ALPHANUMERIC);
+    let body =
+        serde_json::json!({ "arguments": request.arguments.clone().unwrap_or_default(), "session": session });
+    let answer = match local.send(Method::POST, &format!("/mcp-tool/{name}"), Some(&body)).await {
+        Ok(answer) if answer.declined() => return None,
+        Ok(answer) => answer,
+        Err(LocalError::NoServer | LocalError::Request(_)) => return None,
+        Err(broken) => {
+            return Some(Err(McpError::internal_error(
+                format!("{broken}: whether the call was done is unknown"),
+                None,
+            )));
+        }
+    };
+    let message = || answer.body.pointer("/error/message").and_then(Value::as_str).unwrap_or("").to_string();
+    Some(match answer.status {
+        StatusCode::OK => serde_json::from_value(answer.body.clone())
+            .map_err(|e| McpError::internal_error(format!("kb serve's answer cannot be read: {e}"), None)),
+        StatusCode::NOT_FOUND => Err(McpError::invalid_params(message(), None)),
+        status => Err(McpError::internal_error(format!("kb serve answered {status}: {}", message()), None)),
+    })
 }
 
 fn to_call_result(result: ToolResult) -> CallToolResult {

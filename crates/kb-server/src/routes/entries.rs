@@ -38,7 +38,7 @@ pub async fn list(
         limit: params.limit,
         offset: params.offset,
     };
-    let page = state.assistant.entries().list(&query).await?;
+    let page = state.entries().list(&query).await?;
     Ok(ApiJson(kb_core::output::EntryList::from(page)))
 }
 
@@ -47,7 +47,7 @@ pub async fn get(
     State(state): State<AppState>,
     Path(path): Path<String>,
 ) -> Result<ApiJson<impl Serialize>, ApiError> {
-    Ok(ApiJson(state.assistant.entries().get(&path).await?))
+    Ok(ApiJson(state.entries().get(&path).await?))
 }
 
 /// `PATCH /api/entries/{path}` with `{updates?, body?}` (fields to set, an edit of the
@@ -58,7 +58,7 @@ pub async fn update(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<ApiJson<impl Serialize>, ApiError> {
     let (updates, body) = patch_parts(body)?;
-    Ok(ApiJson(state.assistant.entries().update(&path, &EntryEdit { updates, body }).await?))
+    Ok(ApiJson(state.entries().update(&path, &EntryEdit { updates, body }).await?))
 }
 
 /// The fields and the body edit a PATCH body asks for. It is `{updates?, body?}` when
@@ -99,7 +99,7 @@ pub async fn post_action(
     let Some(entry_path) = path.strip_suffix("/move") else {
         return Err(ApiError::not_found(format!("no such action: POST /api/entries/{path}")));
     };
-    let entries = state.assistant.entries();
+    let entries = state.entries();
     let moved = match (body.target_category, body.target_path) {
         (Some(category), None) => entries.move_to(entry_path, &category).await?,
         (None, Some(target)) => entries.move_to_path(entry_path, &target).await?,

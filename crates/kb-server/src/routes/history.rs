@@ -11,7 +11,7 @@ use axum::extract::{FromRequest, Path, Request, State};
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
 use kb_core::tools::context::BuildContext;
-use kb_core::{CaptureSource, ConversationId, LaterChanges, UndoOf};
+use kb_core::{ConversationId, LaterChanges, UndoOf};
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_BODY_BYTES, entries};
@@ -107,7 +107,7 @@ fn wanted(path: &str) -> Wanted<'_> {
 /// `GET /api/entries/{path}/context?depth=1..3&limit=` → what build_context answers;
 /// any other GET is the entry (`{entry}`).
 pub async fn get(State(state): State<AppState>, Path(path): Path<String>, request: Request) -> Response {
-    let history = state.assistant.history();
+    let history = state.history();
     match wanted(&path) {
         Wanted::History(entry) => match history.revisions(entry).await {
             Ok(revisions) => ApiJson(RevisionsAnswer { revisions: &revisions }).into_response(),
@@ -117,7 +117,7 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
             Ok(text) => ApiJson(RevisionAnswer::from(&text)).into_response(),
             Err(failure) => ApiError::from(failure).into_response(),
         },
-        Wanted::Links(entry) => match state.assistant.entries().get(entry).await {
+        Wanted::Links(entry) => match state.entries().get(entry).await {
             Ok(found) => {
                 ApiJson(LinksAnswer { links: found.links, backlinks: found.backlinks }).into_response()
             }
@@ -125,7 +125,7 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
         },
         Wanted::Context(entry) => match context_args(entry, request.uri()) {
             Ok(args) => match state.assistant.decode::<BuildContext>(args) {
-                Ok(args) => match state.assistant.run::<BuildContext>(args, CaptureSource::Api).await {
+                Ok(args) => match state.assistant.run::<BuildContext>(args, state.source).await {
                     Ok(context) => ApiJson(context).into_response(),
                     Err(failure) => ApiError::from(failure).into_response(),
                 },
@@ -149,7 +149,7 @@ pub async fn post_action(
     };
     let answer = async {
         let ApiJson(body) = ApiJson::<RestoreBody>::from_request(request, &state).await?;
-        Ok::<_, ApiError>(state.assistant.history().restore(entry, body.revision).await?)
+        Ok::<_, ApiError>(state.history().restore(entry, body.revision).await?)
     };
     match answer.await {
         Ok(restored) => ApiJson(RestoreAnswer::from(&restored)).into_response(),
@@ -162,7 +162,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Path(path): Path<String>,
 ) -> Result<ApiJson<impl Serialize>, ApiError> {
-    Ok(ApiJson(state.assistant.entries().delete(&path).await?))
+    Ok(ApiJson(state.entries().delete(&path).await?))
 }
 
 /// `POST /api/undo {conversationId?, force?}` (or no body) → `{undone, files}`: undoes the
@@ -177,7 +177,7 @@ pub async fn undo(
         None => UndoOf::Anyone,
     };
     let later = if body.force { LaterChanges::Replace } else { LaterChanges::Refuse };
-    Ok(ApiJson(state.assistant.history().undo(of, later).await?))
+    Ok(ApiJson(state.history().undo(of, later).await?))
 }
 
 /// A JSON body, or `None` when the body is empty.

@@ -56,7 +56,7 @@ pub async fn capture(
     }
     let options =
         CaptureOptions { hints: body.hints, merge_into: body.merge_into, create_new: body.create_new };
-    Ok(ApiJson(state.assistant.entries().capture(&body.text, &options).await?))
+    Ok(ApiJson(state.entries().capture(&body.text, &options).await?))
 }
 
 /// `GET /api/search?q&category&limit` → `{entries, total}`.
@@ -70,7 +70,7 @@ pub async fn search(
         limit: query.limit,
         as_typed: query.prefix.unwrap_or(false),
     };
-    Ok(ApiJson(state.assistant.entries().search(&search).await?))
+    Ok(ApiJson(state.entries().search(&search).await?))
 }
 
 /// `POST /api/digest {type}` → `{type, content}`.
@@ -78,15 +78,12 @@ pub async fn digest(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<DigestBody>,
 ) -> Result<ApiJson<impl Serialize>, ApiError> {
-    Ok(ApiJson(state.assistant.entries().digest(&body.r#type).await?))
+    Ok(ApiJson(state.entries().digest(&body.r#type).await?))
 }
 
 /// `GET /api/index`: the entry list (`index.md`) as `text/markdown`.
 pub async fn entry_list(State(state): State<AppState>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
-        state.assistant.entries().entry_list_markdown(),
-    )
+    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], state.entries().entry_list_markdown())
 }
 
 /// `GET /healthz`.
@@ -94,7 +91,7 @@ pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
     let health = state.assistant.health();
     let mut health = serde_json::to_value(crate::dto::HealthJson::from(&health)).unwrap_or_default();
     if let Value::Object(fields) = &mut health {
-        let status = state.assistant.outreach().status().await;
+        let status = state.outreach().status().await;
         let outreach =
             serde_json::to_value(crate::dto::OutreachStatusJson::from(&status)).unwrap_or_default();
         fields.insert("outreach".into(), outreach);

@@ -43,7 +43,7 @@ pub struct SendBody {
 
 /// `GET /api/nudges` → `{nudges}`.
 pub async fn nudges(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
-    let nudges = state.assistant.outreach().nudges().await?;
+    let nudges = state.outreach().nudges().await?;
     Ok(ApiJson(serde_json::to_value(crate::dto::NudgesJson::from(nudges.as_slice())).unwrap_or_default()))
 }
 
@@ -52,7 +52,7 @@ pub async fn snooze(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<SnoozeBody>,
 ) -> Result<ApiJson<Value>, ApiError> {
-    let snoozed = state.assistant.outreach().snooze(&body.key, body.days.unwrap_or(SNOOZE_DAYS)).await?;
+    let snoozed = state.outreach().snooze(&body.key, body.days.unwrap_or(SNOOZE_DAYS)).await?;
     Ok(ApiJson(json!({ "key": snoozed.key, "until": snoozed.until })))
 }
 
@@ -61,7 +61,7 @@ pub async fn done(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<DoneBody>,
 ) -> Result<ApiJson<impl serde::Serialize>, ApiError> {
-    Ok(ApiJson(state.assistant.outreach().done(&body.key).await?))
+    Ok(ApiJson(state.outreach().done(&body.key).await?))
 }
 
 /// `GET /api/digests?limit` → `{digests}`, newest first, each with its deliveries.
@@ -70,7 +70,7 @@ pub async fn digests(
     ApiQuery(query): ApiQuery<DigestsQuery>,
 ) -> Result<ApiJson<Value>, ApiError> {
     let limit = query.limit.unwrap_or(DIGESTS_LISTED).clamp(1, 100);
-    let digests = state.assistant.outreach().digests(limit).await?;
+    let digests = state.outreach().digests(limit).await?;
     Ok(ApiJson(serde_json::to_value(crate::dto::DigestsJson::from(digests.as_slice())).unwrap_or_default()))
 }
 
@@ -84,7 +84,7 @@ pub async fn send(
     if kind != "daily" && kind != "weekly" {
         return Err(ApiError::bad_request(format!("type must be daily or weekly, got {kind:?}")));
     }
-    let outreach = state.assistant.outreach();
+    let outreach = state.outreach();
     let digest = outreach.write_digest(kind, kb_core::domain::outreach::DigestTrigger::Manual).await?;
     let answer = json!({
         "id": digest.id,

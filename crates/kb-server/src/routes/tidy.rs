@@ -30,7 +30,7 @@ pub async fn duplicates(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<DuplicatesQuery>,
 ) -> Result<ApiJson<impl Serialize>, ApiError> {
-    Ok(ApiJson(state.assistant.entries().duplicates(query.name.as_deref()).await?))
+    Ok(ApiJson(state.entries().duplicates(query.name.as_deref()).await?))
 }
 
 /// `POST /api/merge {targetPath, sourcePaths}` → `{path, merged, referencesUpdated}`.
@@ -38,5 +38,5 @@ pub async fn merge(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<MergeBody>,
 ) -> Result<ApiJson<impl Serialize>, ApiError> {
-    Ok(ApiJson(state.assistant.entries().merge(&body.target_path, &body.source_paths).await?))
+    Ok(ApiJson(state.entries().merge(&body.target_path, &body.source_paths).await?))
 }
