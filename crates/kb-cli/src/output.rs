@@ -44,7 +44,9 @@ pub fn show(
     data: &impl serde::Serialize,
     human: impl Fn(&Value) -> String,
 ) -> Result<(), CliError> {
-    let value = serde_json::to_value(data)?;
+    // Through text, as kb serve answers: a number is written as its own type writes it
+    // (an f32 score as 13.525, not as the f64 it widens to).
+    let value: Value = serde_json::from_str(&serde_json::to_string(data)?)?;
     if format.is_json() { print_json(&value) } else { print_text(&human(&value)) }
 }
 

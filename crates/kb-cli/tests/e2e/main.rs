@@ -2,6 +2,7 @@
 //! driven as a person or a client would, one binary with one module per concern.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod beside_serve;
 mod chat_history;
 mod chat_stream;
 mod cli;

@@ -84,6 +84,7 @@ pub async fn ask_server(
             )));
         }
     };
+    tracing::debug!(tool = %request.name, "answered by kb serve");
     let message = || answer.body.pointer("/error/message").and_then(Value::as_str).unwrap_or("").to_string();
     Some(match answer.status {
         StatusCode::OK => serde_json::from_value(answer.body.clone())
