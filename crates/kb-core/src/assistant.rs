@@ -17,7 +17,7 @@ pub use self::tools::{ToolSpec, Tools};
 use std::path::Path;
 use std::sync::Arc;
 
-use kb_domain::{ChatModel, Clock, Confidence, ConversationStore, EntryCatalogue, EntryRepository};
+use kb_domain::{ChatModel, Clock, Confidence, ConversationStore, EntryRepository};
 use kb_llm::offline::OfflineModel;
 use kb_llm::openai::OpenAiChatModel;
 use kb_orchestrator::turn::{Orchestrator, TurnSettings};
@@ -83,8 +83,11 @@ pub struct Health {
     /// The entry list file (vault-relative): `index.md`, or `kb-index.md` when `index.md`
     /// is the person's own; `null` when both are.
     pub entry_list_file: Option<String>,
-    /// Files that look like entries but cannot be read.
+    /// Files that look like entries but cannot be read (0 until `vault_ready`).
     pub malformed_files: usize,
+    /// Whether the view of the vault is built: at start, a large vault's takes a second or
+    /// two, while search already answers; until then `entries` is the index's count.
+    pub vault_ready: bool,
     /// Things the person should know about the vault (for example that kb leaves their
     /// own `index.md` alone).
     pub notices: Vec<String>,
@@ -316,11 +319,11 @@ impl Assistant {
 
     /// What `/healthz` reports.
     pub fn health(&self) -> Health {
-        let entries = self
-            .vault
-            .list(&kb_domain::ListFilter { limit: 1, ..kb_domain::ListFilter::default() })
-            .map(|page| page.total)
-            .unwrap_or(0);
+        // Health never waits for the vault's view: while it is built (a second or two at
+        // start in a large vault) the index counts the same notes, and the files that
+        // cannot be read are counted once it is.
+        let built = self.vault.counts_if_built();
+        let (entries, malformed_files) = built.unwrap_or_else(|| (self.index.len(), 0));
         let index_problem = self.index.health().err();
         let entry_list_file = self
             .vault
@@ -333,7 +336,8 @@ impl Assistant {
             index_ready: index_problem.is_none(),
             index_problem,
             entry_list_file,
-            malformed_files: self.vault.malformed().len(),
+            malformed_files,
+            vault_ready: built.is_some(),
             notices: self.vault.entry_list_notice().into_iter().collect(),
         }
     }

@@ -157,3 +157,29 @@ async fn a_vault_someone_already_keeps_is_left_as_it_was_by_a_start_a_search_and
         before.iter().filter(|(path, bytes)| after.get(*path) != Some(bytes)).map(|(p, _)| p).collect();
     assert!(changed.is_empty(), "kb changed or removed {changed:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_answers_before_the_view_of_the_vault_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("ideas")).unwrap();
+    for n in 0..5 {
+        std::fs::write(
+            dir.path().join(format!("ideas/idea-{n}.md")),
+            format!("---\nname: Idea {n}\n---\nA thought.\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.path().join("ideas/broken.md"), "---\nname: [unclosed\n---\n").unwrap();
+    // A one-shot process builds its view of the vault only when something needs it.
+    let kb = Assistant::open(Config::offline(dir.path())).await.unwrap();
+    let early = kb.health();
+    assert!(!early.vault_ready, "health built the view: {early:?}");
+    assert!(early.index_ready);
+    assert_eq!(early.entries, 5, "the index counts the same notes");
+    assert!(!kb.health().vault_ready, "asking again does not build it either");
+
+    kb.entries().list(&ListQuery::default()).await.unwrap();
+    let built = kb.health();
+    assert!(built.vault_ready);
+    assert_eq!((built.entries, built.malformed_files), (5, 1));
+}

@@ -173,12 +173,6 @@ impl Session {
         self.post("/goog/cdp/execute", json!({ "cmd": cmd, "params": params })).await
     }
 
-    /// [`Session::cdp`], `None` when Chromium refuses it (a target gone meanwhile).
-    pub async fn try_cdp(&self, cmd: &str, params: Value) -> Option<Value> {
-        let body = json!({ "cmd": cmd, "params": params });
-        self.cmd(reqwest::Method::POST, "/goog/cdp/execute", Some(body)).await.ok()
-    }
-
     /// Runs the asynchronous `script` in the page (it ends by calling its last argument
     /// with the answer); answers that.
     pub async fn execute_async(&self, script: &str) -> Value {

@@ -5,7 +5,7 @@ use kb_core::Health;
 use serde::Serialize;
 
 /// `{version, model, entries, indexReady, indexProblem?, indexFile, malformedFiles,
-/// notices}`.
+/// vaultReady, notices}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HealthJson<'a> {
@@ -22,8 +22,10 @@ pub struct HealthJson<'a> {
     pub index_problem: Option<&'a str>,
     /// The entry list file (vault-relative), `null` when kb writes none.
     pub index_file: Option<&'a str>,
-    /// Files that look like entries but cannot be read.
+    /// Files that look like entries but cannot be read (0 until `vault_ready`).
     pub malformed_files: usize,
+    /// Whether the view of the vault is built (lists, names and digests answer at once).
+    pub vault_ready: bool,
     /// Things the person should know about the vault.
     pub notices: &'a [String],
 }
@@ -38,6 +40,7 @@ impl<'a> From<&'a Health> for HealthJson<'a> {
             index_problem: health.index_problem.as_deref(),
             index_file: health.entry_list_file.as_deref(),
             malformed_files: health.malformed_files,
+            vault_ready: health.vault_ready,
             notices: &health.notices,
         }
     }

@@ -253,6 +253,15 @@ impl Vault {
         fs::read_to_string(&file).map_err(|e| io_error(&file, e))
     }
 
+    /// How many entries and notes a list of everything counts, and how many files cannot
+    /// be read, when the vault's view is built already; `None` while it is being built or
+    /// before it is (nothing waits for it).
+    pub fn counts_if_built(&self) -> Option<(usize, usize)> {
+        let state = self.state.try_lock().ok()?;
+        let everything = ListFilter { limit: 1, ..ListFilter::default() };
+        state.built.then(|| (state.cache.list(&everything).total, state.cache.malformed().len()))
+    }
+
     /// The lock serialising changes. A panic while holding it leaves the cache as
     /// consistent as the files (each step updates it after the disk), so poisoning is
     /// ignored. The entry list file's lock is taken after it or alone. The first lock
