@@ -12,7 +12,7 @@ pub use self::chat::Chat;
 pub use self::entries::{CaptureOptions, Entries, EntryEdit, ListQuery, SearchRequest};
 pub use self::history::{History, Restored, UndoOf};
 pub use self::outreach::{Outreach, OutreachStatus, Snoozed};
-pub use self::tools::{ToolSpec, Tools};
+pub use self::tools::{ToolSpec, Tools, standard_specs};
 
 use std::path::Path;
 use std::sync::Arc;

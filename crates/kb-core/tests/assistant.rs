@@ -183,3 +183,12 @@ async fn health_answers_before_the_view_of_the_vault_is_built() {
     assert!(built.vault_ready);
     assert_eq!((built.entries, built.malformed_files), (5, 1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_listed_before_kb_opens_are_the_tools_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = Assistant::open(Config::offline(dir.path())).await.unwrap();
+    let before = kb_core::assistant::standard_specs().expect("the standard registry");
+    assert_eq!(before, kb.tools().specs());
+    assert!(before.iter().any(|spec| spec.definition.name == "search_entries"));
+}

@@ -47,16 +47,7 @@ impl<'a> Tools<'a> {
 
     /// Every tool, in the order the chat model sees them, with its schemas and hints.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let registry = &self.kb.registry;
-        registry
-            .definitions()
-            .into_iter()
-            .map(|definition| ToolSpec {
-                output_schema: registry.output_schema(&definition.name).cloned().unwrap_or(Value::Null),
-                hints: registry.hints(&definition.name).unwrap_or(ToolHints::ADDITIVE),
-                definition,
-            })
-            .collect()
+        specs_of(&self.kb.registry)
     }
 
     /// Whether a tool of that name exists.
@@ -70,4 +61,24 @@ impl<'a> Tools<'a> {
         let ctx = ToolContext { session: self.session.clone(), ..self.kb.direct_context(self.source) };
         self.kb.registry.execute(name, &arguments.to_string(), &ctx, &self.kb.services).await
     }
+}
+
+/// What [`Tools::specs`] answers, without opening kb (its tools are the standard registry's,
+/// whatever the vault): `kb mcp` lists them while kb opens. `None` if the registry cannot
+/// be made, which kb's own tests rule out.
+pub fn standard_specs() -> Option<Vec<ToolSpec>> {
+    kb_tools::standard_registry().ok().map(|registry| specs_of(&registry))
+}
+
+/// Every tool of `registry`, in its order, with its schemas and hints.
+fn specs_of(registry: &kb_tools::ToolRegistry) -> Vec<ToolSpec> {
+    registry
+        .definitions()
+        .into_iter()
+        .map(|definition| ToolSpec {
+            output_schema: registry.output_schema(&definition.name).cloned().unwrap_or(Value::Null),
+            hints: registry.hints(&definition.name).unwrap_or(ToolHints::ADDITIVE),
+            definition,
+        })
+        .collect()
 }

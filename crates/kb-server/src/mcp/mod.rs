@@ -155,7 +155,12 @@ impl ServerHandler for KbMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools::listed(&*self.assistant().await?)))
+        // The tools are the standard registry's: listed without waiting for kb to open.
+        let specs = match kb_core::assistant::standard_specs() {
+            Some(specs) => specs,
+            None => self.assistant().await?.tools().specs(),
+        };
+        Ok(ListToolsResult::with_all_items(tools::listed(specs)))
     }
 
     async fn call_tool(

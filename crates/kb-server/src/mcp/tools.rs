@@ -12,8 +12,8 @@ use serde_json::Value;
 use crate::local::{LocalClient, LocalError, Method, StatusCode};
 
 /// Every tool of the registry, as `tools/list` answers.
-pub fn listed(assistant: &Assistant) -> Vec<Tool> {
-    assistant.tools().specs().into_iter().map(to_mcp).collect()
+pub fn listed(specs: Vec<ToolSpec>) -> Vec<Tool> {
+    specs.into_iter().map(to_mcp).collect()
 }
 
 fn to_mcp(spec: ToolSpec) -> Tool {
