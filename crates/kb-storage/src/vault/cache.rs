@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use kb_domain::links::{Link, LinkGraph};
+use kb_domain::links::Link;
+
+use super::lazy_links::LazyLinks;
 use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
@@ -157,8 +159,9 @@ pub(crate) struct Cache {
     digest: DigestOrders,
     /// For each folded name and alias, the entries that have it.
     by_name: BTreeMap<String, BTreeSet<EntryPath>>,
-    /// Every entry's `[[wikilinks]]` and Markdown links, and its backlinks.
-    links: LinkGraph,
+    /// Every entry's `[[wikilinks]]` and Markdown links, and its backlinks (resolved when
+    /// first asked for).
+    links: LazyLinks,
     /// How many of the person's own notes each top folder holds (`""`: the root).
     other_folders: BTreeMap<String, usize>,
     /// Counts the changes, so a snapshot knows whether it is older than another.
@@ -187,7 +190,7 @@ impl Cache {
             notes.push((path.to_string(), entry.links, record.aliases.clone()));
             cache.add(path, record, entry.refers_to, Some(entry.stamp));
         }
-        cache.links = LinkGraph::of_notes(notes);
+        cache.links = LazyLinks::of_notes(notes);
         cache.version = 1;
         cache
     }
@@ -231,8 +234,11 @@ impl Cache {
                 unstamped.push(path.clone());
                 continue;
             };
-            let links =
-                self.links.links_of(path.as_str()).iter().map(|l| (l.link.clone(), l.line_text.clone()));
+            let links = self
+                .links
+                .written_links_of(path.as_str())
+                .into_iter()
+                .map(|(link, line)| (link.clone(), line.to_string()));
             let entry = KnownEntry {
                 record: Arc::clone(&cached.record),
                 refers_to: cached.refers_to.clone(),
@@ -249,10 +255,9 @@ impl Cache {
     pub(crate) fn confirm_stamp(&mut self, path: &EntryPath, read: &KnownEntry) {
         let same_links = self
             .links
-            .links_of(path.as_str())
-            .iter()
-            .map(|l| (&l.link, &l.line_text))
-            .eq(read.links.iter().map(|(link, line)| (link, line)));
+            .written_links_of(path.as_str())
+            .into_iter()
+            .eq(read.links.iter().map(|(link, line)| (link, line.as_str())));
         if let Some(cached) = self.entries.get_mut(path)
             && cached.stamp.is_none()
             && *cached.record == *read.record
@@ -270,21 +275,27 @@ impl Cache {
 
     /// The entry at `path` with the notes within `depth` links of it; `None` when it is not
     /// known.
-    pub(crate) fn context(&self, path: &EntryPath, depth: u8) -> Option<EntryContext> {
-        EntryContext::of(&self.links, path, depth, |p| self.entries.get(p).map(|c| c.record.summary.clone()))
+    pub(crate) fn context(&mut self, path: &EntryPath, depth: u8) -> Option<EntryContext> {
+        let entries = &self.entries;
+        EntryContext::of(self.links.graph(), path, depth, |p| {
+            entries.get(p).map(|c| c.record.summary.clone())
+        })
     }
 
     /// The links of the entry at `path` and the links to it; `None` when it is not known.
-    pub(crate) fn links(&self, path: &EntryPath) -> Option<EntryLinks> {
-        self.entries.contains_key(path).then(|| {
-            EntryLinks::of(&self.links, path, |p| self.entries.get(p).map(|c| c.record.name().to_string()))
-        })
+    pub(crate) fn links(&mut self, path: &EntryPath) -> Option<EntryLinks> {
+        let entries = &self.entries;
+        let graph = self.links.graph();
+        entries
+            .contains_key(path)
+            .then(|| EntryLinks::of(graph, path, |p| entries.get(p).map(|c| c.record.name().to_string())))
     }
 
     /// The notes whose `[[wikilinks]]` moving (or merging) the note at `from` to `to` may
     /// change (see [`LinkGraph::notes_touched_by_move`]), `from` itself left out.
-    pub(crate) fn wikilink_sources(&self, from: &EntryPath, to: &EntryPath) -> Vec<EntryPath> {
+    pub(crate) fn wikilink_sources(&mut self, from: &EntryPath, to: &EntryPath) -> Vec<EntryPath> {
         self.links
+            .graph()
             .notes_touched_by_move(from.as_str(), to.as_str())
             .into_iter()
             .filter(|source| *source != from.as_str())
@@ -296,13 +307,13 @@ impl Cache {
     /// to `to` (see [`kb_domain::links::retarget_wikilinks`]), as the vault is before the
     /// move; `None` when none changes.
     pub(crate) fn retarget_wikilinks(
-        &self,
+        &mut self,
         source: &EntryPath,
         text: &str,
         from: &EntryPath,
         to: &EntryPath,
     ) -> Option<String> {
-        let resolver = self.links.resolver();
+        let resolver = self.links.graph().resolver();
         kb_domain::links::retarget_wikilinks(source.as_str(), text, from.as_str(), to.as_str(), resolver)
     }
 

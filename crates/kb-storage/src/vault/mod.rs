@@ -36,6 +36,7 @@ mod files;
 mod folder_marks;
 mod history_checked;
 mod journal;
+mod lazy_links;
 mod merge;
 mod moves;
 mod observers;

@@ -149,7 +149,7 @@ impl Vault {
             .retarget_wikilinks(path, own_text, path, &new_path)
             .or(own_links)
             .unwrap_or_else(|| moving.document.clone());
-        let rewrites = self.rewrites(&state.cache, &referrers, path, &new_path);
+        let rewrites = self.rewrites(&mut state.cache, &referrers, path, &new_path);
         let recorded = move_record(&moving, path, &new_path, &moved_text, &rewrites);
         let revisions = match self.history.record_first(by, None, recorded) {
             Ok(revisions) => revisions,
@@ -236,7 +236,7 @@ impl Vault {
     /// that cannot be read, or have nothing to change, are left out).
     fn rewrites(
         &self,
-        cache: &Cache,
+        cache: &mut Cache,
         referrers: &[EntryPath],
         old: &EntryPath,
         new: &EntryPath,
