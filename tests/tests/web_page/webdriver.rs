@@ -3,6 +3,7 @@
 //! commands), plus the chromedriver process itself, killed when dropped.
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,7 +28,9 @@ impl Driver {
     /// Starts `binary` on a free port and waits until it answers `/status`.
     pub async fn start(binary: &Path) -> Driver {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        // In a process group of its own, with the browsers it starts: ended together.
         let child = Command::new(binary)
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -50,7 +53,10 @@ impl Driver {
 }
 
 impl Drop for Driver {
+    /// Ends chromedriver and every browser it started (they would outlive it otherwise).
     fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
