@@ -113,10 +113,11 @@ impl Assistant {
         };
         let vault_clock = Arc::clone(&clock);
         let watch = config.watch;
+        let preload = config.watch || config.entries_needed;
         let changes = ChangeFeed::default();
         let feed = changes.clone();
         let (vault, index) = tokio::task::spawn_blocking(move || {
-            open_vault_and_index(&storage, vault_clock, options, feed, watch)
+            open_vault_and_index(&storage, vault_clock, options, feed, Opening { watch, preload })
         })
         .await
         .map_err(CoreError::Task)??;
@@ -381,12 +382,19 @@ struct Storage {
     exclude: Vec<String>,
 }
 
+/// How the vault is opened: whether the process follows it, and whether its saved
+/// catalogue is loaded while the index opens.
+struct Opening {
+    watch: bool,
+    preload: bool,
+}
+
 fn open_vault_and_index(
     storage: &Storage,
     clock: Arc<dyn Clock>,
     options: OpenOptions,
     changes: ChangeFeed,
-    watch: bool,
+    Opening { watch, preload }: Opening,
 ) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
     let Storage { dir, database, git, exclude } = storage;
     let (dir, git) = (dir.as_path(), *git);
@@ -402,6 +410,10 @@ fn open_vault_and_index(
         history = Arc::new(kb_storage::history::GitCommits::new(history, dir)?);
     }
     let vault = Arc::new(Vault::open_excluding(dir, clock, history, exclude)?);
+    // The saved catalogue loads on the other core while the index opens.
+    if preload {
+        vault.load_catalogue_in_background();
+    }
     // The index opening uses the walk of the folders the vault's opening made, then no more.
     let files = vault.files();
     let index = crate::index::open_index_of(files.clone(), vault.root(), options);

@@ -48,6 +48,10 @@ pub struct Config {
     pub time_zone: Option<String>,
     /// Whether to follow edits made outside kb while it runs (on for servers and the REPL).
     pub watch: bool,
+    /// Whether the entries will be needed at once (a list, a digest, a change): their
+    /// saved catalogue then loads while the search index opens. A process that follows
+    /// the vault (`watch`) always does; a one-shot search need not.
+    pub entries_needed: bool,
     /// Whether each change is also committed to git (`KB_GIT`, `off`).
     pub git: GitMode,
     /// The language search stems words in (`KB_LANGUAGE`, `english`).
@@ -98,6 +102,7 @@ impl Config {
             conversation_window: 20,
             time_zone: None,
             watch: false,
+            entries_needed: false,
             git: GitMode::Off,
             search_language: kb_search::SearchLanguage::default(),
             exclude: Vec::new(),

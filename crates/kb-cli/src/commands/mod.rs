@@ -42,7 +42,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     }
     // The REPL follows edits made outside kb while it runs.
     let watch = matches!(command, Command::Chat(_));
-    let kb = open(Config { watch, ..config }).await?;
+    // A search reads no entries; the other commands mostly do: their saved catalogue loads
+    // while the index opens.
+    let entries_needed = !matches!(command, Command::Search { .. });
+    let kb = open(Config { watch, entries_needed, ..config }).await?;
     let result = match command {
         Command::Chat(args) => crate::repl::run(&kb, &args, format).await,
         Command::Capture { text, hints, into, new } => {

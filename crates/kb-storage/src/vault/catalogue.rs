@@ -42,13 +42,14 @@ pub(crate) struct Opened {
 
 /// The cache of the vault at `root`: each file's saved entry when its stamp says it is
 /// current, the file read otherwise; the catalogue saved again when much was read, or when
-/// files were read only because they were modified close to the last save.
-pub(crate) fn open(root: &Root, recent: Option<Walk>) -> Opened {
+/// files were read only because they were modified close to the last save. `loaded` is the
+/// saved catalogue when it was loaded ahead (it is validated all the same).
+pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalogue>) -> Opened {
     let state_dir = root.state_dir();
     // Taken before any stamp is, so every stamp saved is older than it (the racy check).
     let began = SystemTime::now();
     let clock = Instant::now();
-    let mut saved = SavedCatalogue::load(&state_dir);
+    let mut saved = loaded.unwrap_or_else(|| SavedCatalogue::load(&state_dir));
     let loaded = clock.elapsed();
     let had_saved = saved.len() > 0;
     let mut known = Vec::new();

@@ -104,6 +104,9 @@ pub struct Vault {
     /// The walk of the folders the index's opening made, for the cache's first build to
     /// use instead of walking again.
     recent_walk: files::RecentWalk,
+    /// The saved catalogue being loaded ahead of the first build (see
+    /// [`Vault::load_catalogue_in_background`]).
+    preloading: Mutex<Option<std::thread::JoinHandle<saved_catalogue::SavedCatalogue>>>,
 }
 
 /// What the main lock guards: the cache.
@@ -198,8 +201,24 @@ impl Vault {
             history,
             catalogue_saved: AtomicU64::new(0),
             recent_walk: files::RecentWalk::default(),
+            preloading: Mutex::new(None),
         };
         Ok(vault)
+    }
+
+    /// Starts loading the saved catalogue on a thread of its own, so the first use of the
+    /// entries finds it loaded: a start then loads it while the search index opens, rather
+    /// than after (about 0.4 s at 100,000 entries). A process that never needs the entries
+    /// (a one-shot search) leaves it unused.
+    pub fn load_catalogue_in_background(&self) {
+        let state_dir = self.root.state_dir();
+        let started = std::thread::Builder::new()
+            .name("kb-catalogue-load".into())
+            .spawn(move || saved_catalogue::SavedCatalogue::load(&state_dir));
+        match started {
+            Ok(loading) => *kb_domain::sync::lock(&self.preloading) = Some(loading),
+            Err(error) => tracing::debug!(%error, "the saved catalogue is loaded when first needed"),
+        }
     }
 
     /// Reads the entries now, when nothing has yet: the vault's view of them starts from
@@ -281,7 +300,9 @@ impl Vault {
     /// changed since the catalogue was saved.
     fn build(&self, state: &mut State) {
         state.built = true;
-        let opened = catalogue::open(&self.root, self.recent_walk.take());
+        // Loaded ahead when it was asked for (a thread that panicked: loaded here instead).
+        let loaded = kb_domain::sync::lock(&self.preloading).take().and_then(|loading| loading.join().ok());
+        let opened = catalogue::open(&self.root, self.recent_walk.take(), loaded);
         let (entries, malformed) = opened.entries.counts();
         tracing::info!(
             entries,
