@@ -192,11 +192,12 @@ impl WatchSettler {
         settled
     }
 
-    /// Waits until the fence numbered `number` (or a later one) was taken in.
+    /// Waits until the fence numbered `number` was taken in. Only its own counts: fences
+    /// of settles running at the same time may be made in another order than numbered.
     fn wait_for_fence(&self, number: u64, deadline: Instant) -> bool {
         let batcher = &self.batcher;
         let mut pending = lock(&batcher.pending);
-        while pending.fence_seen < number {
+        while !pending.fences_seen.remove(&number) {
             let now = Instant::now();
             if pending.stopped || now >= deadline {
                 return false;
@@ -316,8 +317,9 @@ struct Pending {
     last: Option<Instant>,
     /// The watcher is being dropped: the worker ends.
     stopped: bool,
-    /// The highest fence number taken in (see [`WatchSettler`]).
-    fence_seen: u64,
+    /// The fences made and taken in whose settle has not seen them yet (see
+    /// [`WatchSettler`]).
+    fences_seen: HashSet<u64>,
     /// Someone is settling: the batch gathered is handled without waiting for quiet.
     urgent: bool,
     /// Batches handed to the worker, and those it has finished (`OnChange` included).
@@ -331,10 +333,14 @@ impl Batcher {
     fn take(&self, files: &dyn VaultFiles, event: notify::Result<Event>) {
         let mut pending = lock(&self.pending);
         if let Ok(event) = &event
-            && let Some(number) = event.paths.iter().filter_map(|p| fence_number(&self.fence_dir, p)).max()
+            && let Some(number) = event.paths.iter().find_map(|p| fence_number(&self.fence_dir, p))
         {
-            pending.fence_seen = pending.fence_seen.max(number);
-            self.settled.notify_all();
+            // A fence's making is the one event its settle waits for; writing and removing
+            // it are no news.
+            if matches!(event.kind, EventKind::Create(_)) {
+                pending.fences_seen.insert(number);
+                self.settled.notify_all();
+            }
             return;
         }
         let relevant = match event {

@@ -269,3 +269,25 @@ fn settling_has_every_earlier_outside_edit_handled_before_it_returns() {
     drop(watcher);
     assert!(!settler.settle(Duration::from_millis(300)), "a stopped watcher settles nothing");
 }
+
+#[test]
+fn settles_running_at_once_each_see_the_edits_made_before_them() {
+    let v = TestVault::new();
+    let index = Arc::new(v.open());
+    let watcher = VaultWatcher::start(index.clone(), None).unwrap();
+    let settler = watcher.settler().expect("the fence folder is watched");
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            let (v, index, settler) = (&v, &index, settler.clone());
+            scope.spawn(move || {
+                for round in 0..10 {
+                    let word = format!("thread{thread}x{round}y");
+                    v.write_entry(&format!("ideas/t{thread}-r{round}.md"), "Concurrent", &word);
+                    assert!(settler.settle(Duration::from_secs(10)), "thread {thread} round {round}");
+                    let found = paths(&search(index, &word));
+                    assert!(found.contains(&format!("ideas/t{thread}-r{round}.md")), "{word}: {found:?}");
+                }
+            });
+        }
+    });
+}
