@@ -80,7 +80,7 @@ async fn commands_beside_kb_serve_are_answered_by_it_as_they_would_be_alone() {
         std::fs::write(vault.join(&note), format!("---\nname: Round {round}\n---\nSeen a {word} today.\n"))
             .unwrap();
         let found = served(&kb(&vault, &["search", &word], &[]));
-        assert_eq!(paths(&found), [note.clone()], "round {round}: {found}");
+        assert_eq!(paths(&found), std::slice::from_ref(&note), "round {round}: {found}");
         // Appended to, then shown.
         let mut file = std::fs::OpenOptions::new().append(true).open(vault.join(&note)).unwrap();
         writeln!(file, "Also a wombat{round}.").unwrap();
