@@ -1,7 +1,7 @@
 //! Where a kb process that serves other kb processes of the same vault listens: a Unix
 //! socket beside the state it serves (in `.kb/`), or, when that path is too long for a
 //! socket or the filesystem there has none, in a private folder of this user. The index's
-//! owner answers on one ([`crate::owner`]); `kb serve` answers kb's HTTP API on another,
+//! owner answers on one (see [`crate::TantivyIndex`]); `kb serve` answers kb's HTTP API on another,
 //! so a command beside it is answered at once.
 
 use std::io;
