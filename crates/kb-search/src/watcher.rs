@@ -195,19 +195,8 @@ impl WatchSettler {
     /// Waits until the fence numbered `number` was taken in. Only its own counts: fences
     /// of settles running at the same time may be made in another order than numbered.
     fn wait_for_fence(&self, number: u64, deadline: Instant) -> bool {
-        let batcher = &self.batcher;
-        let mut pending = lock(&batcher.pending);
-        while !pending.fences_seen.remove(&number) {
-            let now = Instant::now();
-            if pending.stopped || now >= deadline {
-                return false;
-            }
-            pending = batcher
-                .settled
-                .wait_timeout(pending, deadline - now)
-                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
-        }
-        true
+        let pending = lock(&self.batcher.pending);
+        self.batcher.wait_until(pending, deadline, |pending| pending.fences_seen.remove(&number))
     }
 
     /// Has what is gathered handled now, and waits until it and any batch being handled
@@ -222,17 +211,7 @@ impl WatchSettler {
         } else {
             pending.taken
         };
-        while pending.done < target {
-            let now = Instant::now();
-            if pending.stopped || now >= deadline {
-                return false;
-            }
-            pending = batcher
-                .settled
-                .wait_timeout(pending, deadline - now)
-                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
-        }
-        true
+        batcher.wait_until(pending, deadline, |pending| pending.done >= target)
     }
 }
 
@@ -328,6 +307,27 @@ struct Pending {
 }
 
 impl Batcher {
+    /// Waits on [`Batcher::settled`] until `done` holds; whether it did before `deadline`
+    /// (and before the watcher stopped).
+    fn wait_until(
+        &self,
+        mut pending: std::sync::MutexGuard<'_, Pending>,
+        deadline: Instant,
+        mut done: impl FnMut(&mut Pending) -> bool,
+    ) -> bool {
+        while !done(&mut pending) {
+            let now = Instant::now();
+            if pending.stopped || now >= deadline {
+                return false;
+            }
+            pending = self
+                .settled
+                .wait_timeout(pending, deadline - now)
+                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+        true
+    }
+
     /// Takes in one event from the system (on its thread): adds what it says about
     /// entries to the batch; an event about nothing kb follows is dropped here.
     fn take(&self, files: &dyn VaultFiles, event: notify::Result<Event>) {

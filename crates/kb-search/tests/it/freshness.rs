@@ -13,6 +13,16 @@ use crate::support::{TestVault, eventually, open_index, paths, search};
 
 const WITHIN: Duration = Duration::from_secs(2);
 
+/// An `OnChange` that records the paths it is called with, and what it recorded.
+fn recording() -> (Arc<Mutex<Vec<String>>>, OnChange) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = seen.clone();
+    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
+        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
+    });
+    (seen, on_change)
+}
+
 #[test]
 fn changes_reported_to_the_observer_are_searchable_at_once() {
     let v = TestVault::new();
@@ -42,11 +52,7 @@ fn changes_reported_to_the_observer_are_searchable_at_once() {
 fn outside_writes_renames_and_deletes_reach_the_index() {
     let v = TestVault::new();
     let index = Arc::new(v.open());
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = seen.clone();
-    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
-        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
-    });
+    let (seen, on_change) = recording();
     let _watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
 
     v.write_entry("ideas/outside.md", "Outside", "written by vim");
@@ -93,11 +99,7 @@ fn outside_writes_renames_and_deletes_reach_the_index() {
 fn kbs_own_writes_are_not_indexed_twice() {
     let v = TestVault::new();
     let index = Arc::new(v.open());
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = seen.clone();
-    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
-        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
-    });
+    let (seen, on_change) = recording();
     let _watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
     let entry = v.write_entry("ideas/own.md", "Own", "kb wrote this");
     index.entry_changed(&EntryChange::Upserted(entry));
@@ -234,11 +236,7 @@ fn an_index_of_a_vault_that_is_not_there_cannot_be_opened() {
 fn settling_has_every_earlier_outside_edit_handled_before_it_returns() {
     let v = TestVault::new();
     let index = Arc::new(v.open());
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = seen.clone();
-    let on_change: OnChange = Arc::new(move |paths: &[EntryPath]| {
-        sink.lock().unwrap().extend(paths.iter().map(ToString::to_string))
-    });
+    let (seen, on_change) = recording();
     let watcher = VaultWatcher::start(index.clone(), Some(on_change)).unwrap();
     let settler = watcher.settler().expect("the fence folder is watched");
 
