@@ -56,7 +56,7 @@ mod writes;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -101,6 +101,8 @@ pub struct Vault {
     history: Recorder,
     /// The cache version this process last saved the catalogue from (0: none yet).
     catalogue_saved: AtomicU64,
+    /// Whether the cache is built, readable without the lock (see [`Vault::counts_if_built`]).
+    built: AtomicBool,
     /// The walk of the folders the index's opening made, for the cache's first build to
     /// use instead of walking again.
     recent_walk: files::RecentWalk,
@@ -200,6 +202,7 @@ impl Vault {
             writes,
             history,
             catalogue_saved: AtomicU64::new(0),
+            built: AtomicBool::new(false),
             recent_walk: files::RecentWalk::default(),
             preloading: Mutex::new(None),
         };
@@ -275,11 +278,15 @@ impl Vault {
 
     /// How many entries and notes a list of everything counts, and how many files cannot
     /// be read, when the vault's view is built already; `None` while it is being built or
-    /// before it is (nothing waits for it).
+    /// before it is (nothing waits for the build; a built view's lock is waited for, as
+    /// every read of it does).
     pub fn counts_if_built(&self) -> Option<(usize, usize)> {
-        let state = self.state.try_lock().ok()?;
+        if !self.built.load(Ordering::Acquire) {
+            return None;
+        }
+        let state = self.lock();
         let everything = ListFilter { limit: 1, ..ListFilter::default() };
-        state.built.then(|| (state.cache.list(&everything).total, state.cache.malformed().len()))
+        Some((state.cache.list(&everything).total, state.cache.malformed().len()))
     }
 
     /// The lock serialising changes. A panic while holding it leaves the cache as
@@ -326,6 +333,7 @@ impl Vault {
         if opened.save {
             self.save_opened(&state.cache, &malformed, opened.began);
         }
+        self.built.store(true, Ordering::Release);
     }
 
     /// From now on writes the entry list file off the request path: one background thread
