@@ -56,6 +56,30 @@ impl SocketPlace {
         }
         UnixListener::bind(&self.path)
     }
+
+    /// [`SocketPlace::bind`], the socket usable by this user alone (mode 0600) from the
+    /// moment it has its name: it is made under a temporary name, closed to others, then
+    /// renamed into place, so no other user can connect in between, whatever the umask.
+    pub fn bind_owner_only(&self) -> io::Result<UnixListener> {
+        if let Some(folder) = &self.private {
+            make_private(folder)?;
+        }
+        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let temporary = self.path.with_file_name(format!(".{name}.{}", std::process::id()));
+        match std::fs::remove_file(&temporary) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let listener = UnixListener::bind(&temporary)?;
+        let placed = std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600))
+            .and_then(|()| std::fs::rename(&temporary, &self.path));
+        if let Err(error) = placed {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(error);
+        }
+        Ok(listener)
+    }
 }
 
 /// Where a socket named `file` for the folder `dir` may be, in the order a listener tries
@@ -144,6 +168,8 @@ fn check_private(folder: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::FileTypeExt as _;
+
     use super::*;
 
     /// A private folder made under `base` (as kb makes `$XDG_RUNTIME_DIR/kb`).
@@ -184,6 +210,22 @@ mod tests {
             assert_ne!(folder, temp);
             assert_eq!(place.path.parent(), Some(folder.as_path()));
         }
+    }
+
+    #[test]
+    fn a_socket_bound_for_its_owner_only_has_mode_0600_and_answers_at_its_name() {
+        let base = tempfile::tempdir().unwrap();
+        let place = SocketPlace { path: base.path().join("kb-serve.sock"), private: None };
+        // A socket a process that is gone left there is replaced.
+        drop(UnixListener::bind(&place.path).unwrap());
+        let listener = place.bind_owner_only().unwrap();
+        let meta = std::fs::symlink_metadata(&place.path).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        assert!(meta.file_type().is_socket());
+        let _client = std::os::unix::net::UnixStream::connect(&place.path).unwrap();
+        assert!(listener.accept().is_ok(), "the listener answers at the socket's name");
+        let left: Vec<_> = std::fs::read_dir(base.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, ["kb-serve.sock"], "no temporary name is left behind");
     }
 
     #[test]

@@ -16,7 +16,6 @@
 //! asked. One `kb serve` per vault answers there: the one holding `.kb/kb-serve.lock`.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -101,8 +100,7 @@ impl LocalSocket {
         }
         let mut failure = std::io::Error::new(std::io::ErrorKind::NotFound, "no place for the socket");
         for place in places(kb_dir) {
-            let bound = place.bind().and_then(|listener| {
-                std::fs::set_permissions(&place.path, std::fs::Permissions::from_mode(0o600))?;
+            let bound = place.bind_owner_only().and_then(|listener| {
                 listener.set_nonblocking(true)?;
                 tokio::net::UnixListener::from_std(listener)
             });
