@@ -35,6 +35,9 @@ use std::{fs, io};
 use kb_search::testgen::{entry, word, write_vault};
 use serde_json::{Value, json};
 
+mod common;
+use common::{cpu_time, letters, load_average, machine, source_state, tail};
+
 /// The generator's seed (the search and vault benchmarks' one).
 const SEED: u64 = 20_261_121;
 /// Samples of each row.
@@ -573,21 +576,6 @@ impl Drop for Server {
     }
 }
 
-/// The last lines of a log.
-fn tail(log: &str) -> String {
-    let lines: Vec<&str> = log.lines().collect();
-    lines[lines.len().saturating_sub(15)..].join("\n")
-}
-
-/// CPU time (user and system) process `pid` used so far, from `/proc` (clock ticks of
-/// 10 ms).
-fn cpu_time(pid: u32) -> Option<Duration> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
 /// Waits until process `pid` is idle (less than [`IDLE_SHARE`] of a core over
 /// [`IDLE_WINDOW`]), [`IDLE_LIMIT`] at most; answers the time from `since` to the start
 /// of that quiet window.
@@ -624,18 +612,6 @@ fn sample(rounds: usize, mut op: impl FnMut(usize) -> Duration) -> Figure {
         times.push(op(i));
     }
     Figure::samples(times)
-}
-
-/// A word of letters only, different for each `n`.
-fn letters(mut n: usize) -> String {
-    let mut out = String::new();
-    loop {
-        out.push((b'a' + (n % 26) as u8) as char);
-        n /= 26;
-        if n == 0 {
-            return out;
-        }
-    }
 }
 
 /// Capture texts the offline classifier files as new admin, idea or inbox entries (never
@@ -771,44 +747,6 @@ fn run(size: usize, bin: &Path, scratch: &Path) -> SizeRun {
 
 // ---------------------------------------------------------------------------------------
 // Output
-
-/// `git` facts about the work tree: the commit and whether product code had changes.
-fn source_state(workspace: &Path) -> String {
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(workspace)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let Some(head) = git(&["rev-parse", "--short", "HEAD"]) else { return "an unknown commit".into() };
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no", "--", "crates", "Cargo.toml"])
-        .is_some_and(|s| !s.is_empty());
-    if dirty { format!("{head} plus uncommitted changes in the work tree") } else { head }
-}
-
-/// The 1-minute load average (other work on the machine skews the figures).
-fn load_average() -> String {
-    fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
-}
-
-fn machine() -> String {
-    let cpu = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines().find_map(|l| {
-                l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
-            })
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    format!("{} cores, {cpu}", std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
 
 fn table(runs: &[SizeRun], before: &Before, now_label: &str, took: Duration) -> String {
     let mut out = String::new();
