@@ -29,7 +29,13 @@ pub struct Cli {
 
     /// Open the vault in this process even when a `kb serve` on it could answer (by
     /// default capture, list, show, search and digest are asked of it, which is faster).
-    #[arg(long, global = true, env = "KB_NO_SERVER")]
+    /// `KB_NO_SERVER` takes `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`.
+    #[arg(
+        long,
+        global = true,
+        env = "KB_NO_SERVER",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub no_server: bool,
 
     /// What to do.

@@ -113,6 +113,13 @@ async fn commands_beside_kb_serve_are_answered_by_it_as_they_would_be_alone() {
         assert_eq!(answer, alone(&vault, args), "kb {args:?}");
     }
 
+    // `KB_NO_SERVER=1`, as the docs spell it, opts out as `--no-server` does.
+    for value in ["1", "true"] {
+        let own = kb(&vault, &["list"], &[("KB_NO_SERVER", value)]);
+        assert_eq!(own.status.code(), Some(0), "{}", String::from_utf8_lossy(&own.stderr));
+        assert!(!answered_by_server(&own), "KB_NO_SERVER={value} was asked of kb serve");
+    }
+
     // Failures are the same too: an unknown entry is exit 1 with the same message.
     let missing = kb(&vault, &["show", "nobody-here"], &[]);
     let missing_alone = kb(&vault, &["show", "nobody-here", "--no-server"], &[]);
