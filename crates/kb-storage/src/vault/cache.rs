@@ -2,20 +2,23 @@
 //! order a list asks for, which entries refer to which, and the list of malformed files,
 //! all kept up to date by every change so that `list`, digests, `index.md` and a move's
 //! reference updates never read every file again, and a list page costs its own size.
+//! The orders, references and names are built when first asked for (see
+//! [`super::derived`]).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::links::Link;
 
+use super::derived::{Derived, Source, View, ViewKey};
 use super::lazy_links::LazyLinks;
 use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
-    CatalogueEntry, Category, DigestCandidates, DigestOrders, Entry, EntryContext, EntryLinks, EntryPath,
+    CatalogueEntry, Category, DigestCandidates, Entry, EntryContext, EntryLinks, EntryPath,
     EntrySummary, FolderCount, ListFilter, ListPage, MalformedFile, NameMatch, Stamp,
 };
 
@@ -59,14 +62,15 @@ pub(crate) struct KnownEntry {
 /// An entry's place in the newest-first order: newest `updated_at` first, undated last,
 /// ties by path.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct OrderKey {
+pub(crate) struct OrderKey {
     undated: bool,
     newest: Reverse<DateTime<Utc>>,
     path: EntryPath,
 }
 
 impl OrderKey {
-    fn of(record: &CatalogueEntry) -> OrderKey {
+    /// The place of `record`.
+    pub(crate) fn of(record: &CatalogueEntry) -> OrderKey {
         let updated = record.updated_at();
         OrderKey {
             undated: updated.is_none(),
@@ -74,32 +78,6 @@ impl OrderKey {
             path: record.summary.path.clone(),
         }
     }
-}
-
-/// The entries a list can ask for: all, one category, one status, or both.
-type ViewKey = (Option<Category>, Option<String>);
-
-/// The entries of one [`ViewKey`], newest first.
-type View = BTreeMap<OrderKey, Arc<CatalogueEntry>>;
-
-/// The views an entry belongs to.
-fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
-    let category = record.category();
-    let mut keys = vec![(None, None), (Some(category), None)];
-    if let Some(status) = record.status() {
-        keys.push((None, Some(status.to_string())));
-        keys.push((Some(category), Some(status.to_string())));
-    }
-    keys
-}
-
-/// A record's folded name and aliases.
-fn folded_names(record: &CatalogueEntry) -> BTreeSet<String> {
-    std::iter::once(record.name())
-        .chain(record.aliases.iter().map(String::as_str))
-        .map(fold_name)
-        .filter(|name| !name.is_empty())
-        .collect()
 }
 
 /// The folded names that may relate to the folded `wanted` (see [`relate`]): itself and
@@ -150,20 +128,13 @@ pub(crate) struct EntryListSnapshot {
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     entries: BTreeMap<EntryPath, Cached>,
-    /// Every list order kb answers, kept sorted as entries change.
-    views: HashMap<ViewKey, View>,
-    /// For each referred-to path, the entries that refer to it.
-    referrers: HashMap<EntryPath, BTreeSet<EntryPath>>,
     malformed: BTreeMap<EntryPath, String>,
-    /// The records in the orders a digest reads.
-    digest: DigestOrders,
-    /// For each folded name and alias, the entries that have it.
-    by_name: BTreeMap<String, BTreeSet<EntryPath>>,
+    /// The list orders, references, digest orders and names (each built when first asked
+    /// for).
+    derived: Derived,
     /// Every entry's `[[wikilinks]]` and Markdown links, and its backlinks (resolved when
     /// first asked for).
     links: LazyLinks,
-    /// How many of the person's own notes each top folder holds (`""`: the root).
-    other_folders: BTreeMap<String, usize>,
     /// Counts the changes, so a snapshot knows whether it is older than another.
     version: u64,
 }
@@ -180,23 +151,32 @@ impl Cache {
         self.add(entry.path.clone(), record, refers_to, None);
     }
 
-    /// The cache of the entries `known` (as the saved catalogue keeps them), with every
-    /// link resolved once.
+    /// The cache of the entries `known` (as the saved catalogue keeps them). Their links
+    /// are resolved, and the orders and names built, when first asked for.
     pub(crate) fn of_known(known: Vec<(EntryPath, KnownEntry)>) -> Cache {
-        let mut cache = Cache::default();
         let mut notes = Vec::with_capacity(known.len());
+        let mut entries = Vec::with_capacity(known.len());
         for (path, entry) in known {
             let record = entry.record;
             notes.push((path.to_string(), entry.links, record.aliases.clone()));
-            cache.add(path, record, entry.refers_to, Some(entry.stamp));
+            entries.push((path, Cached { record, refers_to: entry.refers_to, stamp: Some(entry.stamp) }));
         }
-        cache.links = LazyLinks::of_notes(notes);
-        cache.version = 1;
-        cache
+        Cache {
+            // Sorted once and built in one pass (the walk's order is the paths' already).
+            entries: entries.into_iter().collect(),
+            links: LazyLinks::of_notes(notes),
+            version: 1,
+            ..Cache::default()
+        }
     }
 
-    /// Adds an entry's record to the references, the views, the digest orders and the
-    /// names (not to the links).
+    /// The entries as the derived parts are worked out from.
+    fn sources(entries: &BTreeMap<EntryPath, Cached>) -> impl Iterator<Item = Source<'_>> {
+        entries.iter().map(|(path, cached)| Source { path, record: &cached.record, refers_to: &cached.refers_to })
+    }
+
+    /// Adds an entry's record to the entries and the derived parts built so far (not to
+    /// the links).
     fn add(
         &mut self,
         path: EntryPath,
@@ -204,23 +184,7 @@ impl Cache {
         refers_to: BTreeSet<EntryPath>,
         stamp: Option<Stamp>,
     ) {
-        for target in &refers_to {
-            self.referrers.entry(target.clone()).or_default().insert(path.clone());
-        }
-        let key = OrderKey::of(&record);
-        for view in view_keys(&record) {
-            self.views.entry(view).or_default().insert(key.clone(), Arc::clone(&record));
-        }
-        // Digests and nudges are about the entries of the category folders: the person's
-        // other notes have no status, due date or follow-up of kb's.
-        if record.category().is_folder() {
-            self.digest.insert(&record);
-        } else {
-            *self.other_folders.entry(path.top_folder().to_string()).or_default() += 1;
-        }
-        for name in folded_names(&record) {
-            self.by_name.entry(name).or_default().insert(path.clone());
-        }
+        self.derived.add(&Source { path: &path, record: &record, refers_to: &refers_to });
         self.entries.insert(path, Cached { record, refers_to, stamp });
     }
 
@@ -318,57 +282,25 @@ impl Cache {
     }
 
     /// The top folders of the person's own notes with how many each holds.
-    pub(crate) fn other_note_folders(&self) -> Vec<FolderCount> {
-        self.other_folders
+    pub(crate) fn other_note_folders(&mut self) -> Vec<FolderCount> {
+        self.derived
+            .other_folders(Cache::sources(&self.entries))
             .iter()
             .map(|(folder, notes)| FolderCount { folder: folder.clone(), notes: *notes })
             .collect()
     }
 
     /// The entries that refer to `path`, by path.
-    pub(crate) fn referrers_of(&self, path: &EntryPath) -> Vec<EntryPath> {
-        self.referrers.get(path).map(|set| set.iter().cloned().collect()).unwrap_or_default()
+    pub(crate) fn referrers_of(&mut self, path: &EntryPath) -> Vec<EntryPath> {
+        let referrers = self.derived.referrers(Cache::sources(&self.entries));
+        referrers.get(path).map(|set| set.iter().cloned().collect()).unwrap_or_default()
     }
 
-    /// Takes the entry at `path` out of the references and the views (not out of
-    /// `entries`); returns whether there was one.
+    /// Takes the entry at `path` out of the derived parts (not out of `entries`); returns
+    /// whether there was one.
     fn forget(&mut self, path: &EntryPath) -> bool {
         let Some(old) = self.entries.get(path) else { return false };
-        for target in &old.refers_to {
-            if let Some(set) = self.referrers.get_mut(target) {
-                set.remove(path);
-                if set.is_empty() {
-                    self.referrers.remove(target);
-                }
-            }
-        }
-        self.digest.remove(&old.record);
-        if path.is_other() {
-            let top = path.top_folder();
-            if let Some(count) = self.other_folders.get_mut(top) {
-                *count -= 1;
-                if *count == 0 {
-                    self.other_folders.remove(top);
-                }
-            }
-        }
-        for name in folded_names(&old.record) {
-            if let Some(set) = self.by_name.get_mut(&name) {
-                set.remove(path);
-                if set.is_empty() {
-                    self.by_name.remove(&name);
-                }
-            }
-        }
-        let key = OrderKey::of(&old.record);
-        for view_key in view_keys(&old.record) {
-            if let Some(view) = self.views.get_mut(&view_key) {
-                view.remove(&key);
-                if view.is_empty() {
-                    self.views.remove(&view_key);
-                }
-            }
-        }
+        self.derived.remove(&Source { path, record: &old.record, refers_to: &old.refers_to });
         true
     }
 
@@ -422,10 +354,11 @@ impl Cache {
     /// The entries whose folded name or an alias relates to `name` (see
     /// [`EntryCatalogue::find_by_name`](kb_domain::EntryCatalogue::find_by_name)): the
     /// same names first, then by path. Costs the names it relates to, not the vault.
-    pub(crate) fn find_by_name(&self, name: &str) -> Vec<NameMatch> {
+    pub(crate) fn find_by_name(&mut self, name: &str) -> Vec<NameMatch> {
         let wanted = fold_name(name);
+        let by_name = self.derived.by_name(Cache::sources(&self.entries));
         // An entry may be reached through its name and an alias both: each once.
-        let paths: BTreeSet<&EntryPath> = related_names(&self.by_name, &wanted).flatten().collect();
+        let paths: BTreeSet<&EntryPath> = related_names(by_name, &wanted).flatten().collect();
         let mut found: Vec<NameMatch> = paths
             .into_iter()
             .filter_map(|path| self.entries.get(path))
@@ -441,42 +374,41 @@ impl Cache {
     }
 
     /// What a digest on `today` at `now` reads (see [`DigestOrders::candidates`]).
-    pub(crate) fn digest_candidates(&self, today: NaiveDate, now: DateTime<Utc>) -> DigestCandidates {
-        self.digest.candidates(today, now)
+    pub(crate) fn digest_candidates(&mut self, today: NaiveDate, now: DateTime<Utc>) -> DigestCandidates {
+        self.derived.digest(Cache::sources(&self.entries)).candidates(today, now)
     }
 
     /// What the nudges on `today` at `now` read (see [`DigestOrders::nudge_candidates`]).
     pub(crate) fn nudge_candidates(
-        &self,
+        &mut self,
         today: NaiveDate,
         now: DateTime<Utc>,
         settings: NudgeSettings,
     ) -> NudgeCandidates {
-        self.digest.nudge_candidates(today, now, settings)
+        self.derived.digest(Cache::sources(&self.entries)).nudge_candidates(today, now, settings)
     }
 
     /// The entries of each category, newest first, for the entry list file.
-    pub(crate) fn entry_list_snapshot(&self) -> EntryListSnapshot {
+    pub(crate) fn entry_list_snapshot(&mut self) -> EntryListSnapshot {
         let categories = Category::ALL
             .iter()
             .map(|&category| {
-                let items = self
-                    .views
-                    .get(&(Some(category), None))
-                    .map(|view| view.values().cloned().collect())
-                    .unwrap_or_default();
-                (category, items)
+                let view = self.view(&(Some(category), None));
+                (category, view.values().cloned().collect())
             })
             .collect();
         EntryListSnapshot { version: self.version, categories }
     }
 
+    /// The entries of the view `key`, newest first.
+    fn view(&mut self, key: &ViewKey) -> &View {
+        self.derived.view(key, Cache::sources(&self.entries))
+    }
+
     /// A page of entries matching `filter`, newest `updated_at` first (undated last, then
     /// by path). A `limit` of 0 means no limit. Costs the page, not the vault.
-    pub(crate) fn list(&self, filter: &ListFilter) -> ListPage {
-        let Some(view) = self.views.get(&(filter.category, filter.status.clone())) else {
-            return ListPage { entries: Vec::new(), total: 0 };
-        };
+    pub(crate) fn list(&mut self, filter: &ListFilter) -> ListPage {
+        let view = self.view(&(filter.category, filter.status.clone()));
         let limit = if filter.limit == 0 { usize::MAX } else { filter.limit };
         let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')).filter(|f| !f.is_empty())
         else {
@@ -500,6 +432,7 @@ impl Cache {
 
 #[cfg(test)]
 mod tests {
+    use kb_domain::DigestOrders;
     use proptest::prelude::*;
 
     use super::*;
@@ -522,9 +455,14 @@ mod tests {
             entries in prop::collection::vec((0..12u8, a_name(), prop::collection::vec(a_name(), 0..3)), 1..30),
             removed in prop::collection::vec(0..12u8, 0..4),
             wanted in prop::collection::vec(a_name(), 1..6),
+            looked_after in 0..30usize,
         ) {
             let mut cache = Cache::default();
-            for (n, name, aliases) in &entries {
+            for (inserted, (n, name, aliases)) in entries.iter().enumerate() {
+                // The names are folded at the first lookup, then kept as entries change.
+                if inserted == looked_after {
+                    cache.find_by_name("priya");
+                }
                 let aliases = serde_json::to_string(aliases).unwrap();
                 let text = format!("---\nname: {name:?}\naliases: {aliases}\n---\n");
                 cache.insert(&entry(&format!("people/p{n}.md"), &text));
@@ -580,7 +518,7 @@ mod tests {
         {
             cache.insert(&entry(path, "text"));
         }
-        let list = |category: Option<Category>, folder: &str, offset: usize| {
+        let mut list = |category: Option<Category>, folder: &str, offset: usize| {
             let filter = ListFilter {
                 category,
                 folder: Some(folder.into()),
@@ -600,17 +538,17 @@ mod tests {
             cache.list(&ListFilter { category: Some(Category::Other), ..ListFilter::default() }).total,
             5
         );
-        let folders = |cache: &Cache| -> Vec<(String, usize)> {
+        let folders = |cache: &mut Cache| -> Vec<(String, usize)> {
             cache.other_note_folders().into_iter().map(|f| (f.folder, f.notes)).collect()
         };
         let expected =
             [("", 1), ("Journal", 2), ("Journal 2", 1), ("Work", 1)].map(|(f, n)| (f.to_string(), n));
-        assert_eq!(folders(&cache), expected);
+        assert_eq!(folders(&mut cache), expected);
         cache.remove(&EntryPath::parse("Journal/2025/a.md").unwrap());
         cache.remove(&EntryPath::parse("Work/d.md").unwrap());
         cache.insert(&entry("Journal/b.md", "changed"));
         let expected = [("", 1), ("Journal", 1), ("Journal 2", 1)].map(|(f, n)| (f.to_string(), n));
-        assert_eq!(folders(&cache), expected);
+        assert_eq!(folders(&mut cache), expected);
     }
 
     #[test]
@@ -632,13 +570,13 @@ mod tests {
         let target = EntryPath::parse("projects/p.md").unwrap();
         cache.insert(&entry("people/a.md", "---\nrelated_projects: [projects/p.md]\n---\n"));
         cache.insert(&entry("ideas/b.md", "See [p](../projects/p.md)."));
-        let names = |c: &Cache| c.referrers_of(&target).iter().map(ToString::to_string).collect::<Vec<_>>();
-        assert_eq!(names(&cache), ["people/a.md", "ideas/b.md"]);
+        let names = |c: &mut Cache| c.referrers_of(&target).iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(names(&mut cache), ["people/a.md", "ideas/b.md"]);
         cache.insert(&entry("people/a.md", "---\nrelated_projects: []\n---\n"));
-        assert_eq!(names(&cache), ["ideas/b.md"]);
+        assert_eq!(names(&mut cache), ["ideas/b.md"]);
         cache.remove(&EntryPath::parse("ideas/b.md").unwrap());
-        assert!(names(&cache).is_empty());
-        assert!(cache.referrers.is_empty());
+        assert!(names(&mut cache).is_empty());
+        assert!(cache.derived.no_referrers());
     }
 
     /// One step of a random history of the cache.
@@ -647,6 +585,9 @@ mod tests {
         Insert { slot: usize, category: usize, status: Option<usize>, day: Option<u32> },
         Remove { slot: usize, category: usize },
         Malformed { slot: usize, category: usize },
+        /// Asks for every derived part, so that it is built here and kept up to date by
+        /// the steps after (without one, each is built at the end from the entries).
+        Look,
     }
 
     const STATUSES: [&str; 3] = ["active", "done", "waiting"];
@@ -658,7 +599,23 @@ mod tests {
                 .prop_map(|(slot, category, status, day)| Step::Insert { slot, category, status, day }),
             2 => (0..12usize, 0..5usize).prop_map(|(slot, category)| Step::Remove { slot, category }),
             1 => (0..12usize, 0..5usize).prop_map(|(slot, category)| Step::Malformed { slot, category }),
+            1 => Just(Step::Look),
         ]
+    }
+
+    /// Builds every derived part of `cache` a list, a digest, a name or a move asks for.
+    fn look_at_everything(cache: &mut Cache) {
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 3).unwrap();
+        let now = today.and_hms_opt(12, 0, 0).unwrap().and_utc();
+        for category in std::iter::once(None).chain(Category::ALL.map(Some)) {
+            for status in std::iter::once(None).chain(STATUSES.map(|s| Some(s.to_string()))) {
+                cache.list(&ListFilter { category, status, ..ListFilter::default() });
+            }
+        }
+        cache.digest_candidates(today, now);
+        cache.find_by_name("e1");
+        cache.referrers_of(&slot_path(0, 0));
+        cache.other_note_folders();
     }
 
     fn slot_path(slot: usize, category: usize) -> EntryPath {
@@ -733,6 +690,7 @@ mod tests {
                         truth.remove(&path);
                         records.remove(&path);
                     }
+                    Step::Look => look_at_everything(&mut cache),
                 }
             }
             // Status 3 is one no entry has.

@@ -29,6 +29,7 @@
 mod atomic;
 mod cache;
 mod catalogue;
+mod derived;
 mod entry_list;
 mod entry_list_file;
 mod entry_list_schedule;
@@ -284,7 +285,7 @@ impl Vault {
         if !self.built.load(Ordering::Acquire) {
             return None;
         }
-        let state = self.lock();
+        let mut state = self.lock();
         let everything = ListFilter { limit: 1, ..ListFilter::default() };
         Some((state.cache.list(&everything).total, state.cache.malformed().len()))
     }
