@@ -3,7 +3,7 @@
 //! the links that could lead to it (those naming its file name or one of its aliases), so
 //! keeping the graph costs the size of the change, not of the vault.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::resolve::{link_key, stem, without_md};
 use super::{Link, LinkResolver, parse_body_links};
@@ -137,6 +137,40 @@ impl LinkGraph {
             }
         }
         graph
+    }
+
+    /// The part of a vault's graph that answers [`LinkGraph::links_of`] and
+    /// [`LinkGraph::backlinks_of`] for the note at `path` exactly as the graph of the whole
+    /// vault does: that note, the notes its links may lead to, and the notes with a link
+    /// that may lead to it (a link leads only to a note whose file name or alias is its
+    /// [`link_key`]). `notes` (path, links with their lines, aliases) is every note of the
+    /// vault, looked at twice; only the notes kept are resolved, so one note's links cost a
+    /// look at every name and link rather than resolving them all.
+    pub fn around<'a, N>(notes: N, path: &str) -> LinkGraph
+    where
+        N: IntoIterator<Item = (&'a str, &'a [(Link, String)], &'a [String])>,
+        N::IntoIter: Clone,
+    {
+        let notes = notes.into_iter();
+        let lowered = |aliases: &'a [String]| {
+            aliases.iter().map(|a| a.trim().to_lowercase()).filter(|a| !a.is_empty())
+        };
+        let name_key = |path: &str| stem(without_md(path)).to_lowercase();
+        // The keys under which a link may lead to the note, and those its own links name.
+        let mut its_keys: HashSet<String> = std::iter::once(name_key(path)).collect();
+        let mut named: HashSet<String> = HashSet::new();
+        if let Some((_, links, aliases)) = notes.clone().find(|(p, _, _)| *p == path) {
+            its_keys.extend(lowered(aliases));
+            named.extend(links.iter().map(|(link, _)| link_key(link)));
+        }
+        named.extend(its_keys.iter().cloned());
+        let kept = notes.filter(|(p, links, aliases)| {
+            *p == path
+                || named.contains(&name_key(p))
+                || lowered(aliases).any(|alias| named.contains(&alias))
+                || links.iter().any(|(link, _)| its_keys.contains(&link_key(link)))
+        });
+        LinkGraph::of_notes(kept.map(|(p, links, aliases)| (p.to_string(), links.to_vec(), aliases.to_vec())))
     }
 
     /// Forgets the note at `path`: its links, and where others' links led to it.

@@ -350,6 +350,15 @@ proptest! {
                 prop_assert_eq!(&got, &expected, "backlinks of {}", path);
                 prop_assert_eq!(at_once.links_of(path), graph.links_of(path), "links of {} at once", path);
                 prop_assert_eq!(at_once.backlinks_of(path), graph.backlinks_of(path), "backlinks of {} at once", path);
+                // The graph of only the notes around one note answers for it the same.
+                let written: Vec<(String, Vec<(Link, String)>, Vec<String>)> =
+                    vault.iter().map(|(p, (text, aliases))| (p.clone(), links_in(text), aliases.clone())).collect();
+                let around = LinkGraph::around(
+                    written.iter().map(|(p, links, aliases)| (p.as_str(), links.as_slice(), aliases.as_slice())),
+                    path,
+                );
+                prop_assert_eq!(around.links_of(path), at_once.links_of(path), "links of {} around it", path);
+                prop_assert_eq!(around.backlinks_of(path), at_once.backlinks_of(path), "backlinks of {} around it", path);
             }
         }
     }

@@ -247,12 +247,10 @@ impl Cache {
     }
 
     /// The links of the entry at `path` and the links to it; `None` when it is not known.
-    pub(crate) fn links(&mut self, path: &EntryPath) -> Option<EntryLinks> {
+    pub(crate) fn links(&self, path: &EntryPath) -> Option<EntryLinks> {
         let entries = &self.entries;
-        let graph = self.links.graph();
-        entries
-            .contains_key(path)
-            .then(|| EntryLinks::of(graph, path, |p| entries.get(p).map(|c| c.record.name().to_string())))
+        let name_of = |p: &EntryPath| entries.get(p).map(|c| c.record.name().to_string());
+        entries.contains_key(path).then(|| EntryLinks::of(&self.links.around(path.as_str()), path, name_of))
     }
 
     /// The notes whose `[[wikilinks]]` moving (or merging) the note at `from` to `to` may
