@@ -291,8 +291,9 @@ pub(crate) fn load_stamps(searcher: &Searcher) -> tantivy::Result<HashMap<EntryP
             names.push(EntryPath::parse(&String::from_utf8_lossy(stream.key())).ok());
         }
         for doc in segment.doc_ids_alive() {
-            let Some(Some(path)) =
-                paths.term_ords(doc).next().and_then(|ord| names.get(usize::try_from(ord).ok()?))
+            // Each path is one live document's: its name is taken, not copied.
+            let Some(path) =
+                paths.term_ords(doc).next().and_then(|ord| names.get_mut(usize::try_from(ord).ok()?)?.take())
             else {
                 continue;
             };
@@ -300,7 +301,7 @@ pub(crate) fn load_stamps(searcher: &Searcher) -> tantivy::Result<HashMap<EntryP
                 mtime_ns: mtime.first(doc).unwrap_or(Stamp::NONE.mtime_ns),
                 size: size.first(doc).unwrap_or(Stamp::NONE.size),
             };
-            stamps.insert(path.clone(), stamp);
+            stamps.insert(path, stamp);
         }
     }
     Ok(stamps)

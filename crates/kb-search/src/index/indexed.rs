@@ -90,14 +90,34 @@ impl Indexed {
         *stamps = indexed;
     }
 
-    /// How the files `on_disk` differ from what is indexed.
+    /// How the files `on_disk` (each path once, as a walk of the vault gives them) differ
+    /// from what is indexed.
     pub(super) fn differences(&self, on_disk: &[(EntryPath, Stamp)]) -> Differences {
         let stamps = lock(&self.stamps);
-        let present: HashSet<&EntryPath> = on_disk.iter().map(|(p, _)| p).collect();
-        let gone: Vec<EntryPath> = stamps.keys().filter(|p| !present.contains(p)).cloned().collect();
-        let changed: Vec<EntryPath> =
-            on_disk.iter().filter(|(p, s)| stamps.get(p) != Some(s)).map(|(p, _)| p.clone()).collect();
-        let added = changed.iter().filter(|p| !stamps.contains_key(*p)).count();
+        let mut changed = Vec::new();
+        let (mut indexed_on_disk, mut added) = (0, 0);
+        for (path, stamp) in on_disk {
+            match stamps.get(path) {
+                Some(indexed) => {
+                    indexed_on_disk += 1;
+                    if indexed != stamp {
+                        changed.push(path.clone());
+                    }
+                }
+                None => {
+                    added += 1;
+                    changed.push(path.clone());
+                }
+            }
+        }
+        // When every indexed path is on disk nothing is gone, and the indexed paths need not
+        // be looked up one by one (the usual start, at 100,000 entries a tenth of a second).
+        let gone: Vec<EntryPath> = if indexed_on_disk == stamps.len() {
+            Vec::new()
+        } else {
+            let present: HashSet<&EntryPath> = on_disk.iter().map(|(p, _)| p).collect();
+            stamps.keys().filter(|p| !present.contains(p)).cloned().collect()
+        };
         Differences { changed, gone, added }
     }
 
