@@ -49,6 +49,7 @@ mod safe_path;
 mod saved_catalogue;
 mod scan;
 mod scope;
+mod stamping;
 mod sweep;
 #[cfg(test)]
 mod tests;
