@@ -152,9 +152,8 @@ impl LinkGraph {
         N::IntoIter: Clone,
     {
         let notes = notes.into_iter();
-        let lowered = |aliases: &'a [String]| {
-            aliases.iter().map(|a| a.trim().to_lowercase()).filter(|a| !a.is_empty())
-        };
+        let lowered =
+            |aliases: &'a [String]| aliases.iter().map(|a| a.trim().to_lowercase()).filter(|a| !a.is_empty());
         let name_key = |path: &str| stem(without_md(path)).to_lowercase();
         // The keys under which a link may lead to the note, and those its own links name.
         let mut its_keys: HashSet<String> = std::iter::once(name_key(path)).collect();

@@ -5,6 +5,9 @@ use super::*;
 /// A link as (form, target, heading, alias).
 type Written = (LinkForm, String, Option<String>, Option<String>);
 
+/// A note as a graph is made of: its path, its links with their lines, its aliases.
+type Note = (String, Vec<(Link, String)>, Vec<String>);
+
 /// The links of `text` as (form, target, heading, alias).
 fn parsed(text: &str) -> Vec<Written> {
     parse_links(text).into_iter().map(|l| (l.form, l.target, l.heading, l.alias)).collect()
@@ -351,7 +354,7 @@ proptest! {
                 prop_assert_eq!(at_once.links_of(path), graph.links_of(path), "links of {} at once", path);
                 prop_assert_eq!(at_once.backlinks_of(path), graph.backlinks_of(path), "backlinks of {} at once", path);
                 // The graph of only the notes around one note answers for it the same.
-                let written: Vec<(String, Vec<(Link, String)>, Vec<String>)> =
+                let written: Vec<Note> =
                     vault.iter().map(|(p, (text, aliases))| (p.clone(), links_in(text), aliases.clone())).collect();
                 let around = LinkGraph::around(
                     written.iter().map(|(p, links, aliases)| (p.as_str(), links.as_slice(), aliases.as_slice())),

@@ -18,8 +18,8 @@ use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
-    CatalogueEntry, Category, DigestCandidates, Entry, EntryContext, EntryLinks, EntryPath,
-    EntrySummary, FolderCount, ListFilter, ListPage, MalformedFile, NameMatch, Stamp,
+    CatalogueEntry, Category, DigestCandidates, Entry, EntryContext, EntryLinks, EntryPath, EntrySummary,
+    FolderCount, ListFilter, ListPage, MalformedFile, NameMatch, Stamp,
 };
 
 /// What is remembered of one entry.
@@ -172,7 +172,11 @@ impl Cache {
 
     /// The entries as the derived parts are worked out from.
     fn sources(entries: &BTreeMap<EntryPath, Cached>) -> impl Iterator<Item = Source<'_>> {
-        entries.iter().map(|(path, cached)| Source { path, record: &cached.record, refers_to: &cached.refers_to })
+        entries.iter().map(|(path, cached)| Source {
+            path,
+            record: &cached.record,
+            refers_to: &cached.refers_to,
+        })
     }
 
     /// Adds an entry's record to the entries and the derived parts built so far (not to
@@ -568,7 +572,8 @@ mod tests {
         let target = EntryPath::parse("projects/p.md").unwrap();
         cache.insert(&entry("people/a.md", "---\nrelated_projects: [projects/p.md]\n---\n"));
         cache.insert(&entry("ideas/b.md", "See [p](../projects/p.md)."));
-        let names = |c: &mut Cache| c.referrers_of(&target).iter().map(ToString::to_string).collect::<Vec<_>>();
+        let names =
+            |c: &mut Cache| c.referrers_of(&target).iter().map(ToString::to_string).collect::<Vec<_>>();
         assert_eq!(names(&mut cache), ["people/a.md", "ideas/b.md"]);
         cache.insert(&entry("people/a.md", "---\nrelated_projects: []\n---\n"));
         assert_eq!(names(&mut cache), ["ideas/b.md"]);
@@ -580,9 +585,20 @@ mod tests {
     /// One step of a random history of the cache.
     #[derive(Debug, Clone)]
     enum Step {
-        Insert { slot: usize, category: usize, status: Option<usize>, day: Option<u32> },
-        Remove { slot: usize, category: usize },
-        Malformed { slot: usize, category: usize },
+        Insert {
+            slot: usize,
+            category: usize,
+            status: Option<usize>,
+            day: Option<u32>,
+        },
+        Remove {
+            slot: usize,
+            category: usize,
+        },
+        Malformed {
+            slot: usize,
+            category: usize,
+        },
         /// Asks for every derived part, so that it is built here and kept up to date by
         /// the steps after (without one, each is built at the end from the entries).
         Look,

@@ -177,7 +177,9 @@ impl Derived {
     /// The digest's orders, built now from `entries` if they are asked for the first time.
     pub(crate) fn digest<'e>(&mut self, entries: impl Iterator<Item = Source<'e>>) -> &DigestOrders {
         self.digest.get_or_insert_with(|| {
-            DigestOrders::of(entries.filter(|entry| entry.record.category().is_folder()).map(|entry| entry.record))
+            DigestOrders::of(
+                entries.filter(|entry| entry.record.category().is_folder()).map(|entry| entry.record),
+            )
         })
     }
 
