@@ -37,7 +37,13 @@ const FORMAT: u32 = 2;
 /// The entries of a saved catalogue, by path, and when it was saved.
 #[derive(Debug, Default)]
 pub(crate) struct SavedCatalogue {
-    entries: HashMap<EntryPath, KnownEntry>,
+    /// The entries, sorted by path (the order they are saved and walked in), each taken
+    /// at most once: looked up without hashing 100,000 paths twice.
+    entries: Vec<(EntryPath, Option<KnownEntry>)>,
+    /// Where the last entry taken was: the next is usually the one after.
+    next: usize,
+    /// How many entries are not taken.
+    untaken: usize,
     /// The files that were not readable entries, with their stamps and why.
     malformed: HashMap<EntryPath, (Stamp, String)>,
     saved_at_ns: i64,
@@ -65,16 +71,31 @@ impl SavedCatalogue {
         }
     }
 
-    /// How many files it holds (entries and malformed files).
+    /// How many files it holds (entries and malformed files) that are not taken.
     pub(crate) fn len(&self) -> usize {
-        self.entries.len() + self.malformed.len()
+        self.untaken + self.malformed.len()
+    }
+
+    /// The entry saved at `path`, taken out. Walked in the same order, each is the one
+    /// after the last; otherwise it is searched for.
+    fn take_entry(&mut self, path: &EntryPath) -> Option<KnownEntry> {
+        let at = match self.entries.get(self.next) {
+            Some((next, _)) if next == path => self.next,
+            _ => self.entries.binary_search_by(|(saved, _)| saved.cmp(path)).ok()?,
+        };
+        self.next = at + 1;
+        let taken = self.entries.get_mut(at)?.1.take();
+        if taken.is_some() {
+            self.untaken -= 1;
+        }
+        taken
     }
 
     /// The saved entry (or malformed file) at `path`, taken out, when it can stand for the
     /// file there now, whose stamp is `stamp`: the same stamp as saved, and not racily so.
     pub(crate) fn take(&mut self, path: &EntryPath, stamp: Stamp) -> Taken {
         let racy = !stamp.settled_at(self.saved_at_ns);
-        if let Some(saved) = self.entries.remove(path) {
+        if let Some(saved) = self.take_entry(path) {
             return match (saved.stamp == stamp, racy) {
                 (false, _) => Taken::Changed,
                 (true, true) => Taken::Racy,
@@ -119,7 +140,7 @@ pub(crate) fn save(
         format: FORMAT,
         kb_version: env!("CARGO_PKG_VERSION").to_string(),
         saved_at_ns,
-        entries: entries.iter().map(|(path, entry)| SavedEntry::of(path, entry)).collect(),
+        entries: in_order(entries).map(|(path, entry)| SavedEntry::of(path, entry)).collect(),
         malformed: malformed
             .iter()
             .map(|(path, stamp, reason)| (path.to_string(), stamp.mtime_ns, stamp.size, reason.clone()))
@@ -127,6 +148,14 @@ pub(crate) fn save(
     };
     let bytes = postcard::to_stdvec(&saved).map_err(std::io::Error::other)?;
     atomic::write_atomic(&file, &bytes)
+}
+
+/// `entries` by path, each path once (the first), as a saved catalogue holds them.
+fn in_order(entries: &[(EntryPath, KnownEntry)]) -> impl Iterator<Item = &(EntryPath, KnownEntry)> {
+    let mut ordered: Vec<&(EntryPath, KnownEntry)> = entries.iter().collect();
+    ordered.sort_by(|(a, _), (b, _)| a.cmp(b));
+    ordered.dedup_by(|(later, _), (first, _)| later == first);
+    ordered.into_iter()
 }
 
 /// A moment as nanoseconds since the Unix epoch (0 before it).
@@ -146,36 +175,43 @@ fn decode(bytes: &[u8]) -> Result<SavedCatalogue, String> {
             env!("CARGO_PKG_VERSION")
         ));
     }
-    let saved: SavedFile = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
-    let mut entries = HashMap::with_capacity(saved.entries.len());
+    let saved: SavedFile<'_> = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+    let mut entries = Vec::with_capacity(saved.entries.len());
     for entry in saved.entries {
         let (path, known) = entry.known().ok_or("an entry's path is not valid")?;
-        entries.insert(path, known);
+        entries.push((path, Some(known)));
     }
+    // Saved in order of path; a file that is not (or names a path twice) is damaged.
+    if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
+        return Err("the entries are not in order of path".to_string());
+    }
+    let untaken = entries.len();
     let mut malformed = HashMap::with_capacity(saved.malformed.len());
     for (path, mtime_ns, size, reason) in saved.malformed {
         let path = EntryPath::parse(&path).map_err(|_| "a malformed file's path is not valid")?;
         malformed.insert(path, (Stamp::new(mtime_ns, size), reason));
     }
-    Ok(SavedCatalogue { entries, malformed, saved_at_ns: saved.saved_at_ns })
+    Ok(SavedCatalogue { entries, next: 0, untaken, malformed, saved_at_ns: saved.saved_at_ns })
 }
 
 /// The file as written: the format and kb version come first, so an older file is told
 /// apart before the rest is decoded.
 #[derive(Serialize, Deserialize)]
-struct SavedFile {
+struct SavedFile<'a> {
     format: u32,
     kb_version: String,
     saved_at_ns: i64,
-    entries: Vec<SavedEntry>,
+    /// By path.
+    #[serde(borrow)]
+    entries: Vec<SavedEntry<'a>>,
     /// Files that are not readable entries: path, modification time, size, why.
     malformed: Vec<(String, i64, u64, String)>,
 }
 
-/// One entry as written.
+/// One entry as written. Its paths are read in place (each becomes an [`EntryPath`]).
 #[derive(Serialize, Deserialize)]
-struct SavedEntry {
-    path: String,
+struct SavedEntry<'a> {
+    path: &'a str,
     mtime_ns: i64,
     size: u64,
     name: String,
@@ -190,7 +226,8 @@ struct SavedEntry {
     tags: Vec<String>,
     suggested_category: Option<String>,
     aliases: Vec<String>,
-    refers_to: Vec<String>,
+    #[serde(borrow)]
+    refers_to: Vec<&'a str>,
     links: Vec<SavedLink>,
 }
 
@@ -208,11 +245,11 @@ struct SavedLink {
     line_text: String,
 }
 
-impl SavedEntry {
-    fn of(path: &EntryPath, known: &KnownEntry) -> SavedEntry {
+impl<'a> SavedEntry<'a> {
+    fn of(path: &'a EntryPath, known: &'a KnownEntry) -> SavedEntry<'a> {
         let record = &known.record;
         SavedEntry {
-            path: path.to_string(),
+            path: path.as_str(),
             mtime_ns: known.stamp.mtime_ns,
             size: known.stamp.size,
             name: record.summary.name.clone(),
@@ -227,14 +264,14 @@ impl SavedEntry {
             tags: record.tags.clone(),
             suggested_category: record.suggested_category.clone(),
             aliases: record.aliases.clone(),
-            refers_to: known.refers_to.iter().map(ToString::to_string).collect(),
+            refers_to: known.refers_to.iter().map(EntryPath::as_str).collect(),
             links: known.links.iter().map(|(link, line_text)| SavedLink::of(link, line_text)).collect(),
         }
     }
 
     /// The entry back, `None` when a path in it is not valid (a damaged file).
     fn known(self) -> Option<(EntryPath, KnownEntry)> {
-        let path = EntryPath::parse(&self.path).ok()?;
+        let path = EntryPath::parse(self.path).ok()?;
         let refers_to: BTreeSet<EntryPath> =
             self.refers_to.iter().map(|p| EntryPath::parse(p).ok()).collect::<Option<_>>()?;
         let record = CatalogueEntry {
@@ -306,4 +343,67 @@ fn instant(at: DateTime<Utc>) -> (i64, u32) {
 
 fn from_instant((secs, nanos): (i64, u32)) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp(secs, nanos)
+}
+
+#[cfg(test)]
+mod tests {
+    use kb_domain::Entry;
+
+    use super::*;
+
+    fn known(path: &str, name: &str) -> (EntryPath, KnownEntry) {
+        let path = EntryPath::parse(path).unwrap();
+        let text = format!("---\nname: {name}\n---\nSee [[Ada]].\n");
+        let entry = Entry::from_document(path.clone(), &text).unwrap();
+        (path, KnownEntry::read(&entry, Stamp::new(1_000_000_000, 40)))
+    }
+
+    fn name_of(taken: Taken) -> Option<String> {
+        match taken {
+            Taken::Current(entry) => Some(entry.record.summary.name.clone()),
+            _ => None,
+        }
+    }
+
+    /// Entries saved in any order come back by path, each taken once, whatever order they
+    /// are asked for in; what is not taken is what is gone.
+    #[test]
+    fn entries_are_taken_once_in_any_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let entries = [known("people/cy.md", "Cy"), known("ideas/b.md", "B"), known("admin/a.md", "A")];
+        save(dir.path(), &entries, &[], SystemTime::now()).unwrap();
+        let mut saved = SavedCatalogue::load(dir.path());
+        assert_eq!(saved.len(), 3);
+        let stamp = Stamp::new(1_000_000_000, 40);
+        let path = |p: &str| EntryPath::parse(p).unwrap();
+        assert_eq!(name_of(saved.take(&path("people/cy.md"), stamp)), Some("Cy".to_string()));
+        assert_eq!(name_of(saved.take(&path("admin/a.md"), stamp)), Some("A".to_string()));
+        assert!(matches!(saved.take(&path("admin/a.md"), stamp), Taken::Changed), "taken twice");
+        assert!(matches!(saved.take(&path("admin/zz.md"), stamp), Taken::Changed), "never saved");
+        assert_eq!(saved.len(), 1, "ideas/b.md is left: gone from the vault");
+        assert!(matches!(saved.take(&path("ideas/b.md"), Stamp::new(2_000_000_000, 40)), Taken::Changed));
+        assert_eq!(saved.len(), 0);
+        // The links come back with their lines.
+        let mut again = SavedCatalogue::load(dir.path());
+        let Taken::Current(entry) = again.take(&path("ideas/b.md"), stamp) else { panic!("not current") };
+        assert_eq!(entry.links.len(), 1);
+        assert_eq!(entry.links[0].1, "See [[Ada]].");
+    }
+
+    /// A catalogue whose entries are not in order of path (damaged, or written by hand) is
+    /// not used: every file is read instead.
+    #[test]
+    fn entries_out_of_order_are_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let entries = [known("people/cy.md", "Cy"), known("people/a.md", "A")];
+        let saved = SavedFile {
+            format: FORMAT,
+            kb_version: env!("CARGO_PKG_VERSION").to_string(),
+            saved_at_ns: nanos(SystemTime::now()),
+            entries: entries.iter().map(|(path, entry)| SavedEntry::of(path, entry)).collect(),
+            malformed: Vec::new(),
+        };
+        std::fs::write(dir.path().join(CATALOGUE_FILE), postcard::to_stdvec(&saved).unwrap()).unwrap();
+        assert_eq!(SavedCatalogue::load(dir.path()).len(), 0);
+    }
 }
