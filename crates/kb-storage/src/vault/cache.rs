@@ -124,6 +124,21 @@ pub(crate) struct EntryListSnapshot {
     pub(crate) categories: Vec<(Category, Vec<Arc<CatalogueEntry>>)>,
 }
 
+/// How some entries' changes alter the entry list, line by line (see
+/// [`super::entry_list::patch`]): what a one-shot command writes instead of the whole list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EntryListPatch {
+    /// The cache's [`Cache::version`] when it was made.
+    pub(crate) version: u64,
+    /// The changed paths: their lines go (those still entries come back in `lines`).
+    pub(crate) changed: Vec<EntryPath>,
+    /// The changed entries' lines, in list order: each with its category and the entry
+    /// whose line it follows (`None`: it comes first).
+    pub(crate) lines: Vec<(Category, String, Option<EntryPath>)>,
+    /// How many entries each category the changes touch holds now.
+    pub(crate) counts: Vec<(Category, usize)>,
+}
+
 /// Catalogue records of every readable entry, who refers to whom, and the malformed files.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
@@ -400,6 +415,34 @@ impl Cache {
             })
             .collect();
         EntryListSnapshot { version: self.version, categories }
+    }
+
+    /// How the entry list changes with the entries at `changed` (as they are now: an entry
+    /// gone or malformed has no line).
+    pub(crate) fn entry_list_patch(&mut self, changed: &[EntryPath]) -> EntryListPatch {
+        let mut categories: Vec<Category> =
+            changed.iter().map(EntryPath::category).filter(|c| c.is_folder()).collect();
+        categories.sort_by_key(|c| Category::ALL.iter().position(|all| all == c));
+        categories.dedup();
+        let mut patch =
+            EntryListPatch { version: self.version, changed: changed.to_vec(), ..EntryListPatch::default() };
+        for category in categories {
+            let mut here: Vec<(OrderKey, Arc<CatalogueEntry>)> = changed
+                .iter()
+                .filter(|path| path.category() == category)
+                .filter_map(|path| self.entries.get(path))
+                .map(|cached| (OrderKey::of(&cached.record), Arc::clone(&cached.record)))
+                .collect();
+            here.sort_by(|(a, _), (b, _)| a.cmp(b));
+            here.dedup_by(|(a, _), (b, _)| a == b);
+            let view = self.view(&(Some(category), None));
+            for (key, record) in here {
+                let after = view.range(..key).next_back().map(|(_, before)| before.summary.path.clone());
+                patch.lines.push((category, super::entry_list::item_line(&record.summary), after));
+            }
+            patch.counts.push((category, view.len()));
+        }
+        patch
     }
 
     /// The entries of the view `key`, newest first.

@@ -15,7 +15,7 @@ use kb_domain::entry::one_line;
 use kb_domain::references::encode_link_target;
 use kb_domain::{Category, EntryPath};
 
-use super::cache::EntryListSnapshot;
+use super::cache::{EntryListPatch, EntryListSnapshot};
 
 /// The file name of the entry list at the vault root.
 pub(crate) const ENTRY_LIST_FILE: &str = "index.md";
@@ -54,6 +54,11 @@ pub(crate) fn is_kb_list(path: &EntryPath, bytes: &[u8]) -> bool {
         let head: Vec<u8> = head.iter().copied().filter(|b| *b != b'\r').collect();
         head.starts_with(GENERATED_HEADER.as_bytes())
     }
+}
+
+/// Whether `text` is an entry list kb wrote (it begins with [`GENERATED_HEADER`]).
+pub(crate) fn is_kb_text(text: &str) -> bool {
+    text.starts_with(GENERATED_HEADER)
 }
 
 /// Who the file at `file` belongs to (reads its first bytes only).
@@ -108,17 +113,101 @@ pub(crate) fn render(snapshot: &EntryListSnapshot) -> String {
             out.push_str("_No entries yet._\n");
         }
         for item in items {
-            let item = &item.summary;
-            let name = escape_link_text(&one_line(&item.name, 200));
-            let target = encode_link_target(&item.path.to_string());
-            let _ = write!(out, "- [{name}]({target})");
-            if !item.summary.is_empty() {
-                let _ = write!(out, " — {}", item.summary);
-            }
-            out.push('\n');
+            out.push_str(&item_line(&item.summary));
         }
     }
     out
+}
+
+/// The line of `index.md` for one entry, with its line break.
+pub(crate) fn item_line(item: &kb_domain::EntrySummary) -> String {
+    let name = escape_link_text(&one_line(&item.name, 200));
+    let target = encode_link_target(item.path.as_str());
+    let mut line = format!("- [{name}]({target})");
+    if !item.summary.is_empty() {
+        let _ = write!(line, " — {}", item.summary);
+    }
+    line.push('\n');
+    line
+}
+
+/// What an entry's line links to, as written (see [`item_line`]); `None` for any other line.
+fn line_target(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("- [")?;
+    // The name's `[`, `]` and `\` are escaped: its end is the first `]` not escaped.
+    let mut chars = rest.char_indices();
+    let end = loop {
+        match chars.next()? {
+            (_, '\\') => {
+                chars.next()?;
+            }
+            (at, ']') => break at,
+            _ => {}
+        }
+    };
+    let target = rest[end..].strip_prefix("](")?;
+    target.split_once(')').map(|(target, _)| target)
+}
+
+/// The heading line of `category`'s section, up to its count.
+fn heading_start(category: Category) -> String {
+    format!("## {} (", heading(category))
+}
+
+/// `text` (kb's entry list as written) with the changes of `patch` made line by line:
+/// the changed entries' lines taken out, their new lines put after the entry before them,
+/// and the touched sections' counts set. `None` when the text does not hold what the patch
+/// expects (a section or a line missing, or a section whose lines do not number its
+/// entries once patched): the whole list is then rendered instead.
+pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
+    let removed: std::collections::HashSet<String> =
+        patch.changed.iter().map(|path| encode_link_target(path.as_str())).collect();
+    let mut lines: Vec<std::borrow::Cow<'_, str>> = text
+        .split_inclusive('\n')
+        .filter(|line| line_target(line).is_none_or(|target| !removed.contains(target)))
+        .map(std::borrow::Cow::Borrowed)
+        .collect();
+    let section_of = |lines: &[std::borrow::Cow<'_, str>], category: Category| -> Option<(usize, usize)> {
+        let start = heading_start(category);
+        let heading = lines.iter().position(|line| line.starts_with(&start))?;
+        let end = lines[heading + 1..]
+            .iter()
+            .position(|line| line.starts_with("## "))
+            .map_or(lines.len(), |n| heading + 1 + n);
+        Some((heading, end))
+    };
+    for (category, line, after) in &patch.lines {
+        let (heading, end) = section_of(&lines, *category)?;
+        let at = match after {
+            Some(after) => {
+                let target = encode_link_target(after.as_str());
+                heading
+                    + 1
+                    + lines[heading + 1..end].iter().position(|l| line_target(l) == Some(target.as_str()))?
+                    + 1
+            }
+            // First: after the heading and its blank line.
+            None => heading + 2,
+        };
+        lines.insert(at.min(end), std::borrow::Cow::Owned(line.clone()));
+    }
+    for (category, count) in &patch.counts {
+        let (heading, end) = section_of(&lines, *category)?;
+        let items = lines[heading + 1..end].iter().filter(|line| line_target(line).is_some()).count();
+        if items != *count {
+            return None;
+        }
+        lines[heading] = std::borrow::Cow::Owned(format!("{}{count})\n", heading_start(*category)));
+        let none_yet = lines[heading + 1..end].iter().position(|line| line.as_ref() == "_No entries yet._\n");
+        match (count, none_yet) {
+            (0, None) => lines.insert(heading + 2, std::borrow::Cow::Borrowed("_No entries yet._\n")),
+            (1.., Some(n)) => {
+                lines.remove(heading + 1 + n);
+            }
+            _ => {}
+        }
+    }
+    Some(lines.concat())
 }
 
 fn heading(category: Category) -> &'static str {
@@ -164,6 +253,86 @@ mod tests {
         assert!(text.contains("- [My (odd) note](ideas/My%20%28odd%29%20note.md) — first line\n"), "{text}");
         assert!(text.contains("## People (0)\n\n_No entries yet._\n"), "{text}");
         assert!(text.starts_with(GENERATED_HEADER));
+    }
+
+    /// One change to the vault, as the property below makes them.
+    #[derive(Debug, Clone)]
+    enum Change {
+        /// Writes the note at slot `slot` of folder `folder` (a name with the characters
+        /// a link's text escapes, a day, a summary line).
+        Write { slot: usize, folder: usize, day: Option<u32>, odd_name: bool },
+        /// Removes it.
+        Remove { slot: usize, folder: usize },
+    }
+
+    /// Category folders, and one of the person's own (never listed).
+    const FOLDERS: [&str; 4] = ["people", "projects", "inbox", "Journal"];
+
+    fn change() -> impl proptest::strategy::Strategy<Value = Change> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => (0..6usize, 0..FOLDERS.len(), proptest::option::of(1..4u32), any::<bool>())
+                .prop_map(|(slot, folder, day, odd_name)| Change::Write { slot, folder, day, odd_name }),
+            1 => (0..6usize, 0..FOLDERS.len()).prop_map(|(slot, folder)| Change::Remove { slot, folder }),
+        ]
+    }
+
+    fn apply(cache: &mut Cache, change: &Change) -> EntryPath {
+        let path = |slot: usize, folder: usize| {
+            EntryPath::parse(&format!("{}/n {slot} (x).md", FOLDERS[folder])).unwrap()
+        };
+        match *change {
+            Change::Write { slot, folder, day, odd_name } => {
+                let at = path(slot, folder);
+                let name = if odd_name { format!("[Ann] \\ *{slot}*") } else { format!("Note {slot}") };
+                let updated =
+                    day.map(|d| format!("updated_at: 2026-11-0{d}T10:00:00Z\n")).unwrap_or_default();
+                let text = format!("---\nname: {name:?}\n{updated}---\nLine with a [link](people/x.md).\n");
+                cache.insert(&Entry::from_document(at.clone(), &text).unwrap());
+                at
+            }
+            Change::Remove { slot, folder } => {
+                let at = path(slot, folder);
+                cache.remove(&at);
+                at
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// However entries came and changed, patching the list as written with a few changes
+        /// gives exactly the list rendered whole afterwards.
+        #[test]
+        fn a_patched_list_is_the_list_rendered_whole(
+            before in proptest::collection::vec(change(), 0..30),
+            changes in proptest::collection::vec(change(), 1..4),
+        ) {
+            let mut cache = Cache::default();
+            for change in &before {
+                apply(&mut cache, change);
+            }
+            let written = render(&cache.entry_list_snapshot());
+            let changed: Vec<EntryPath> = changes.iter().map(|change| apply(&mut cache, change)).collect();
+            let patch = cache.entry_list_patch(&changed);
+            let whole = render(&cache.entry_list_snapshot());
+            proptest::prop_assert_eq!(super::patch(&written, &patch), Some(whole));
+        }
+    }
+
+    /// A list that lacks a line the vault has (another process wrote it from an older
+    /// view) is not patched: the whole list is written instead.
+    #[test]
+    fn a_list_missing_a_line_is_not_patched() {
+        let mut cache = Cache::default();
+        let entry = |p: &str, t: &str| Entry::from_document(EntryPath::parse(p).unwrap(), t).unwrap();
+        cache.insert(&entry("people/a.md", "---\nname: A\nupdated_at: 2026-11-01T10:00:00Z\n---\n"));
+        let stale = render(&cache.entry_list_snapshot());
+        cache.insert(&entry("people/b.md", "---\nname: B\nupdated_at: 2026-11-02T10:00:00Z\n---\n"));
+        cache.insert(&entry("people/c.md", "---\nname: C\nupdated_at: 2026-11-03T10:00:00Z\n---\n"));
+        let patch = cache.entry_list_patch(&[EntryPath::parse("people/c.md").unwrap()]);
+        assert_eq!(super::patch(&stale, &patch), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::atomic;
-use super::cache::EntryListSnapshot;
+use super::cache::{EntryListPatch, EntryListSnapshot};
 use super::entry_list::{self, Owner};
 use super::entry_list_schedule::EntryListSchedule;
 
@@ -120,6 +120,43 @@ impl EntryListFile {
     /// last wrote and from what the file holds now (see [`EntryListFile::write_with`]).
     pub(crate) fn write(&self, snapshot: EntryListSnapshot) {
         self.write_with(snapshot, Rewrite::WhenChanged);
+    }
+
+    /// Brings the entry list file up to date with `patch`, changing only the changed
+    /// entries' lines of the file as it is now (read again: another kb process may have
+    /// written it), so one change costs a read and a write of the file, not rendering
+    /// every entry. When the file cannot be patched (there is none yet, it is not kb's, or
+    /// it does not hold what the patch expects) the whole list `full` gives is written, as
+    /// [`EntryListFile::write`] does.
+    pub(crate) fn write_patched(&self, patch: &EntryListPatch, full: impl FnOnce() -> EntryListSnapshot) {
+        {
+            let mut written = self.lock();
+            if patch.version < written.version {
+                return;
+            }
+            let Some(file) = written.file.clone() else { return };
+            let current = fs::read_to_string(&file).ok().filter(|text| entry_list::is_kb_text(text));
+            if let Some(current) = current
+                && let Some(text) = entry_list::patch(&current, patch)
+            {
+                written.kept = true;
+                written.stamp = if text == current {
+                    file_written(&file)
+                } else {
+                    match atomic::replace(&file, text.as_bytes()) {
+                        Ok(meta) => stamp_of(&meta),
+                        Err(e) => {
+                            tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
+                            file_written(&file)
+                        }
+                    }
+                };
+                written.text = text;
+                written.version = patch.version;
+                return;
+            }
+        }
+        self.write(full());
     }
 
     /// [`EntryListFile::write`] even when the text is what kb last wrote: another process

@@ -328,7 +328,7 @@ impl Vault {
         // cost a large vault's start for nothing (a long-running process checks it anyway,
         // in the background).
         if opened.changed {
-            self.entry_list_due(state);
+            self.entry_list_due(state, None);
         }
         // Saved after the entry list is written: a process stopped in between leaves the
         // old catalogue, and the next start sees the changes (and writes the list) again.
@@ -371,11 +371,16 @@ impl Vault {
         }
     }
 
-    /// Brings the entry list file up to date now or (in the background) soon.
-    fn entry_list_due(&self, state: &mut State) {
+    /// Brings the entry list file up to date now or (in the background) soon: now, when
+    /// the paths `changed` are known, by changing only their lines (see
+    /// [`EntryListFile::write_patched`]), else by writing the whole list.
+    fn entry_list_due(&self, state: &mut State, changed: Option<&[EntryPath]>) {
         let schedule = self.entry_list.schedule();
         if schedule.is_deferred() {
             schedule.mark_due();
+        } else if let Some(changed) = changed {
+            let patch = state.cache.entry_list_patch(changed);
+            self.entry_list.write_patched(&patch, || state.cache.entry_list_snapshot());
         } else {
             self.entry_list.write(state.cache.entry_list_snapshot());
         }
@@ -384,7 +389,14 @@ impl Vault {
     /// Brings the entry list file up to date, then notifies the observers (the changes of
     /// one operation together).
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
-        self.entry_list_due(state);
+        let paths: Vec<EntryPath> = changes
+            .iter()
+            .map(|change| match change {
+                EntryChange::Upserted(entry) => entry.path.clone(),
+                EntryChange::Removed(path) => path.clone(),
+            })
+            .collect();
+        self.entry_list_due(state, Some(&paths));
         self.observers.notify(changes);
     }
 

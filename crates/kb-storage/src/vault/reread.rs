@@ -139,7 +139,7 @@ impl Vault {
         self.sweeps.touch();
         match notify {
             Notify::Observers => self.changed(state, &[change]),
-            Notify::EntryListOnly => self.entry_list_due(state),
+            Notify::EntryListOnly => self.entry_list_due(state, None),
         }
     }
 }
