@@ -35,9 +35,9 @@ pub(crate) struct Opened {
     /// When the walk that took the stamps began: every stamp is newer (see
     /// [`saved_catalogue::save`]).
     pub(crate) began: SystemTime,
-    /// Whether the vault differs from the saved catalogue (files read or gone, or no
-    /// catalogue): the entry list file may then be out of date.
-    pub(crate) changed: bool,
+    /// How the vault differs from the saved catalogue, when it does: the entry list file
+    /// may then be out of date (see [`Changed`]).
+    pub(crate) changed: Option<Changed>,
 }
 
 /// The cache of the vault at `root`: each file's saved entry when its stamp says it is
@@ -78,7 +78,7 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
         }
     }
     // What is left of the saved catalogue is gone from the vault.
-    let gone = saved.len();
+    let gone = saved.untaken_paths();
     let from_saved = known.len();
     let (read, read_malformed) = read_all(root, &to_read);
     // Malformed files are kept with the stamps the walk gave them (taken before any read).
@@ -97,15 +97,28 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
         .collect();
     known.extend(read);
     let read_at = clock.elapsed();
-    let save = !had_saved || racy > 0 || to_read.len() + gone >= SAVE_AFTER_READS;
+    let save = !had_saved || racy > 0 || to_read.len() + gone.len() >= SAVE_AFTER_READS;
     tracing::debug!(
         load_ms = loaded.as_millis(),
         walk_ms = (listed - loaded).as_millis(),
         read_ms = (read_at - listed).as_millis(),
         "where the vault's opening went"
     );
-    let changed = !had_saved || !to_read.is_empty() || gone > 0;
-    Opened { entries: Unbuilt { known, malformed }, from_saved, read: to_read.len(), save, changed, began }
+    let read = to_read.len();
+    let changed = match (had_saved, to_read.is_empty() && gone.is_empty()) {
+        (false, _) => Some(Changed::Everything),
+        (true, true) => None,
+        (true, false) => Some(Changed::Files(to_read.into_iter().chain(gone).collect())),
+    };
+    Opened { entries: Unbuilt { known, malformed }, from_saved, read, save, changed, began }
+}
+
+/// How the vault differs from its saved catalogue.
+pub(crate) enum Changed {
+    /// There was no catalogue (or it could not be used): every file is new.
+    Everything,
+    /// The files read (new or changed since) and those gone.
+    Files(Vec<EntryPath>),
 }
 
 /// The vault's entries as opening found them, before the cache is built from them: the

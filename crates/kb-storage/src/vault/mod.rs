@@ -83,6 +83,10 @@ use self::safe_path::{Root, io_error};
 use self::scan::{Found, read_existing};
 use self::sweep::SweepState;
 
+/// The most changed paths the entry list file is patched for: each new line is placed by
+/// a look through its section, so more (a `git pull`) render the whole list at once.
+const PATCH_AT_MOST: usize = 64;
+
 /// The markdown vault on disk.
 pub struct Vault {
     root: Root,
@@ -326,9 +330,11 @@ impl Vault {
         // When the vault is as the catalogue saved it, the entry list file is as the last
         // kb process left it after its last change: rendering the whole list again would
         // cost a large vault's start for nothing (a long-running process checks it anyway,
-        // in the background).
-        if opened.changed {
-            self.entry_list_due(state, None);
+        // in the background). When some files changed since, only their lines change.
+        match &opened.changed {
+            None => {}
+            Some(catalogue::Changed::Everything) => self.entry_list_due(state, None),
+            Some(catalogue::Changed::Files(paths)) => self.entry_list_due(state, Some(paths)),
         }
         // Saved after the entry list is written: a process stopped in between leaves the
         // old catalogue, and the next start sees the changes (and writes the list) again.
@@ -372,13 +378,13 @@ impl Vault {
     }
 
     /// Brings the entry list file up to date now or (in the background) soon: now, when
-    /// the paths `changed` are known, by changing only their lines (see
+    /// the paths `changed` are known and few, by changing only their lines (see
     /// [`EntryListFile::write_patched`]), else by writing the whole list.
     fn entry_list_due(&self, state: &mut State, changed: Option<&[EntryPath]>) {
         let schedule = self.entry_list.schedule();
         if schedule.is_deferred() {
             schedule.mark_due();
-        } else if let Some(changed) = changed {
+        } else if let Some(changed) = changed.filter(|changed| changed.len() <= PATCH_AT_MOST) {
             let patch = state.cache.entry_list_patch(changed);
             self.entry_list.write_patched(&patch, || state.cache.entry_list_snapshot());
         } else {

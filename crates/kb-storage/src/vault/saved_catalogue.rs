@@ -76,6 +76,12 @@ impl SavedCatalogue {
         self.untaken + self.malformed.len()
     }
 
+    /// The paths of the entries and malformed files not taken.
+    pub(crate) fn untaken_paths(&self) -> Vec<EntryPath> {
+        let entries = self.entries.iter().filter(|(_, entry)| entry.is_some()).map(|(path, _)| path.clone());
+        entries.chain(self.malformed.keys().cloned()).collect()
+    }
+
     /// The entry saved at `path`, taken out. Walked in the same order, each is the one
     /// after the last; otherwise it is searched for.
     fn take_entry(&mut self, path: &EntryPath) -> Option<KnownEntry> {

@@ -420,3 +420,25 @@ fn links_and_backlinks_follow_creates_updates_moves_and_deletes() {
     let links = vault.links(&glaze.path).unwrap().links;
     assert_eq!((links[0].path.as_ref(), links[0].name.as_str()), (None, "Priya"));
 }
+
+/// Files added, edited and deleted while no kb ran reach `index.md` at the next open: the
+/// file is patched for them to exactly the list rendered whole.
+#[test]
+fn changes_made_while_kb_was_away_reach_the_entry_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    for name in ["Ada", "Bo", "Cy"] {
+        vault.create(new_entry(Category::People, name)).unwrap();
+    }
+    vault.save_catalogue();
+    drop(vault);
+    put(dir.path().join("people/dee.md"), "---\nname: Dee\nupdated_at: 2027-01-01T00:00:00Z\n---\n").unwrap();
+    put(dir.path().join("people/ada.md"), "---\nname: Ada Lovelace\n---\nEdited.\n").unwrap();
+    fs::remove_file(dir.path().join("people/bo.md")).unwrap();
+    let vault = open(dir.path());
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 3);
+    let text = fs::read_to_string(dir.path().join("index.md")).unwrap();
+    assert_eq!(text, vault.entry_list_markdown());
+    assert!(text.contains("## People (3)") && text.contains("[Dee](people/dee.md)"), "{text}");
+    assert!(text.contains("[Ada Lovelace](people/ada.md)") && !text.contains("bo.md"), "{text}");
+}
