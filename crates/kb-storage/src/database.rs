@@ -93,8 +93,20 @@ impl Checkpoints {
 }
 
 /// The checkpoint thread: a passive checkpoint every [`CHECKPOINT_EVERY`] until `stopped`
-/// hangs up.
+/// hangs up. When a passive checkpoint has copied the whole log and the log file is larger
+/// than [`WAL_SIZE_LIMIT`], the log is emptied (a `TRUNCATE` checkpoint that does not wait:
+/// with anyone reading or writing it gives up, and is tried again at the next round).
+/// SQLite cuts the log back only when a write starts it over: a process that wrote a burst
+/// and then only read (a server after its first start, idle) left it whole for every later
+/// command to read.
 fn checkpoint_until_stopped(options: SqliteConnectOptions, stopped: &mpsc::Receiver<()>) {
+    let wal = {
+        let mut name = options.get_filename().as_os_str().to_owned();
+        name.push("-wal");
+        PathBuf::from(name)
+    };
+    // This connection never waits for another: a checkpoint that would is tried later.
+    let options = options.busy_timeout(Duration::ZERO);
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return tracing::warn!(%error, "could not start checkpointing the database"),
@@ -114,9 +126,24 @@ fn checkpoint_until_stopped(options: SqliteConnectOptions, stopped: &mpsc::Recei
                     .ok();
             }
             let Some(open) = connection.as_mut() else { continue };
-            if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(open).await {
-                tracing::debug!(%error, "database checkpoint failed; tried again shortly");
-                connection = None;
+            // (whether it was blocked, frames in the log, frames copied)
+            let passive = sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
+                .fetch_one(&mut *open)
+                .await;
+            match passive {
+                Ok((_, frames, copied)) if frames > 0 && copied == frames => {
+                    let large = std::fs::metadata(&wal).is_ok_and(|meta| meta.len() > WAL_SIZE_LIMIT);
+                    if large
+                        && let Err(error) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(open).await
+                    {
+                        tracing::debug!(%error, "the log could not be emptied; tried again shortly");
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::debug!(%error, "database checkpoint failed; tried again shortly");
+                    connection = None;
+                }
             }
         }
         if let Some(connection) = connection {
@@ -220,12 +247,17 @@ mod tests {
         let wal = dir.path().join("kb.sqlite-wal");
         let size = || std::fs::metadata(&wal).map_or(0, |m| m.len());
         assert!(size() > WAL_SIZE_LIMIT, "the burst is in the log: {}", size());
-        // Checkpointed in the background; the next write starts the log over, cut back.
+        // Checkpointed and cut back in the background, with no write after the burst (a
+        // server idle after its first start): SQLite alone would keep the log whole until
+        // the next write.
         let began = std::time::Instant::now();
         while size() > WAL_SIZE_LIMIT && began.elapsed() < Duration::from_secs(20) {
             tokio::time::sleep(CHECKPOINT_EVERY).await;
-            sqlx::query("INSERT INTO burst (body) VALUES (x'00')").execute(pool).await.unwrap();
         }
         assert!(size() <= WAL_SIZE_LIMIT, "the log stays at {} bytes", size());
+        // The database holds the burst, and takes writes after.
+        let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM burst").fetch_one(pool).await.unwrap();
+        assert_eq!(rows, 48);
+        sqlx::query("INSERT INTO burst (body) VALUES (x'00')").execute(pool).await.unwrap();
     }
 }
