@@ -445,6 +445,20 @@ impl Cache {
         patch
     }
 
+    /// Builds every derived part now (each list order of a category, the names, the
+    /// digest's orders, the references, the other notes' folders) and resolves the links,
+    /// rather than at the first request that asks for them.
+    pub(crate) fn build_parts(&mut self) {
+        for category in std::iter::once(None).chain(Category::ALL.map(Some)) {
+            self.view(&(category, None));
+        }
+        self.derived.by_name(Cache::sources(&self.entries));
+        self.derived.digest(Cache::sources(&self.entries));
+        self.derived.referrers(Cache::sources(&self.entries));
+        self.derived.other_folders(Cache::sources(&self.entries));
+        self.links.graph();
+    }
+
     /// The entries of the view `key`, newest first.
     fn view(&mut self, key: &ViewKey) -> &View {
         self.derived.view(key, Cache::sources(&self.entries))

@@ -231,9 +231,12 @@ impl Vault {
     }
 
     /// Reads the entries now, when nothing has yet: the vault's view of them starts from
-    /// the files as they are at this moment (else from its first use).
+    /// the files as they are at this moment (else from its first use). Every part of the
+    /// view (list orders, names, digest facts) is built too, so that a long-running process
+    /// that calls this in the background at start answers its first requests without
+    /// building them.
     pub fn read_entries(&self) {
-        drop(self.lock());
+        self.lock().cache.build_parts();
     }
 
     /// The vault's root folder.
