@@ -104,6 +104,126 @@ pub struct DigestCandidates {
 /// One order: records under their key, ties broken by path.
 type Order<K> = BTreeMap<(K, EntryPath), Arc<CatalogueEntry>>;
 
+/// One place in an order: its key and the record.
+type Placed<K> = ((K, EntryPath), Arc<CatalogueEntry>);
+
+/// Where [`place`] puts a record's places: the orders themselves (one record inserted), or
+/// lists gathered to be sorted once ([`DigestOrders::of`]).
+struct Sinks<'a> {
+    actions: &'a mut dyn Sink<ActionKey>,
+    follow_ups: &'a mut dyn Sink<Option<NaiveDate>>,
+    due: &'a mut dyn Sink<NaiveDate>,
+    inbox_arrival: &'a mut dyn Sink<Option<DateTime<Utc>>>,
+    inbox_since: &'a mut dyn Sink<DateTime<Utc>>,
+    activity: &'a mut dyn Sink<Reverse<DateTime<Utc>>>,
+    projects_by_name: &'a mut dyn Sink<String>,
+    nudge_stale: &'a mut dyn Sink<DateTime<Utc>>,
+    nudge_due: &'a mut dyn Sink<NaiveDate>,
+    nudge_follow_ups: &'a mut dyn Sink<NaiveDate>,
+    nudge_inbox: &'a mut dyn Sink<DateTime<Utc>>,
+    created: &'a mut dyn Sink<Reverse<DateTime<Utc>>>,
+}
+
+/// The orders as lists, while [`DigestOrders::of`] gathers them.
+#[derive(Default)]
+struct Lists {
+    actions: Vec<Placed<ActionKey>>,
+    follow_ups: Vec<Placed<Option<NaiveDate>>>,
+    due: Vec<Placed<NaiveDate>>,
+    inbox_arrival: Vec<Placed<Option<DateTime<Utc>>>>,
+    inbox_since: Vec<Placed<DateTime<Utc>>>,
+    activity: Vec<Placed<Reverse<DateTime<Utc>>>>,
+    projects_by_name: Vec<Placed<String>>,
+    nudge_stale: Vec<Placed<DateTime<Utc>>>,
+    nudge_due: Vec<Placed<NaiveDate>>,
+    nudge_follow_ups: Vec<Placed<NaiveDate>>,
+    nudge_inbox: Vec<Placed<DateTime<Utc>>>,
+    created: Vec<Placed<Reverse<DateTime<Utc>>>>,
+}
+
+impl Lists {
+    fn sinks(&mut self) -> Sinks<'_> {
+        Sinks {
+            actions: &mut self.actions,
+            follow_ups: &mut self.follow_ups,
+            due: &mut self.due,
+            inbox_arrival: &mut self.inbox_arrival,
+            inbox_since: &mut self.inbox_since,
+            activity: &mut self.activity,
+            projects_by_name: &mut self.projects_by_name,
+            nudge_stale: &mut self.nudge_stale,
+            nudge_due: &mut self.nudge_due,
+            nudge_follow_ups: &mut self.nudge_follow_ups,
+            nudge_inbox: &mut self.nudge_inbox,
+            created: &mut self.created,
+        }
+    }
+}
+
+/// Puts `record` in every order it belongs to: the one place the rules of each order are
+/// written, for a record inserted and for a whole vault gathered.
+fn place(record: &Arc<CatalogueEntry>, sinks: &mut Sinks<'_>) {
+    if is_open_action(record) {
+        sinks.actions.put(placed(action_key(record), record));
+    }
+    if record.category() == Category::People && !record.follow_ups.is_empty() {
+        sinks.follow_ups.put(placed(record.last_touched, record));
+    }
+    if let Some(due) = record.due_date.filter(|_| is_actionable_not_done(record)) {
+        sinks.due.put(placed(due, record));
+    }
+    if record.category() == Category::Inbox {
+        sinks.inbox_arrival.put(placed(record.created_at, record));
+        if let Some(since) = inbox_since(record) {
+            sinks.inbox_since.put(placed(since, record));
+        }
+    }
+    if let Some(at) = last_activity(record) {
+        sinks.activity.put(placed(Reverse(at), record));
+    }
+    if is_loop_candidate(record) {
+        sinks.projects_by_name.put(placed(record.name().to_string(), record));
+    }
+    if let Some(updated) = record.updated_at().filter(|_| is_active_project(record)) {
+        sinks.nudge_stale.put(placed(updated, record));
+    }
+    if let Some(due) = record.due_date.filter(|_| is_admin_not_done(record)) {
+        sinks.nudge_due.put(placed(due, record));
+    }
+    if let Some(touched) = follow_up_touched(record) {
+        sinks.nudge_follow_ups.put(placed(touched, record));
+    }
+    if let Some(arrived) = inbox_arrival(record) {
+        sinks.nudge_inbox.put(placed(arrived, record));
+    }
+    if let Some(created) = record.created_at {
+        sinks.created.put(placed(Reverse(created), record));
+    }
+}
+
+/// `record`'s place under `key`.
+fn placed<K>(key: K, record: &Arc<CatalogueEntry>) -> Placed<K> {
+    ((key, record.summary.path.clone()), Arc::clone(record))
+}
+
+/// An order, or a list gathering one: what a record's place is put in.
+trait Sink<K> {
+    /// Puts one record's place.
+    fn put(&mut self, placed: Placed<K>);
+}
+
+impl<K: Ord> Sink<K> for Order<K> {
+    fn put(&mut self, (key, record): Placed<K>) {
+        self.insert(key, record);
+    }
+}
+
+impl<K> Sink<K> for Vec<Placed<K>> {
+    fn put(&mut self, placed: Placed<K>) {
+        self.push(placed);
+    }
+}
+
 /// The catalogue's records in every order a digest reads, kept in step by
 /// [`DigestOrders::insert`] and [`DigestOrders::remove`] (a few tree operations per change).
 #[derive(Debug, Clone, Default)]
@@ -131,53 +251,59 @@ pub struct DigestOrders {
 impl DigestOrders {
     /// The orders of `records`.
     pub fn of<'a>(records: impl IntoIterator<Item = &'a Arc<CatalogueEntry>>) -> DigestOrders {
-        let mut orders = DigestOrders::default();
+        // Each order is gathered as a list and sorted once (a map built from it in one
+        // pass), rather than inserted into record by record: a third of the time at 100,000.
+        let mut lists = Lists::default();
         for record in records {
-            orders.insert(record);
+            place(record, &mut lists.sinks());
         }
-        orders
+        let Lists {
+            actions,
+            follow_ups,
+            due,
+            inbox_arrival,
+            inbox_since,
+            activity,
+            projects_by_name,
+            nudge_stale,
+            nudge_due,
+            nudge_follow_ups,
+            nudge_inbox,
+            created,
+        } = lists;
+        DigestOrders {
+            actions: actions.into_iter().collect(),
+            follow_ups: follow_ups.into_iter().collect(),
+            due: due.into_iter().collect(),
+            inbox_arrival: inbox_arrival.into_iter().collect(),
+            inbox_since: inbox_since.into_iter().collect(),
+            activity: activity.into_iter().collect(),
+            projects_by_name: projects_by_name.into_iter().collect(),
+            nudge_stale: nudge_stale.into_iter().collect(),
+            nudge_due: nudge_due.into_iter().collect(),
+            nudge_follow_ups: nudge_follow_ups.into_iter().collect(),
+            nudge_inbox: nudge_inbox.into_iter().collect(),
+            created: created.into_iter().collect(),
+        }
     }
 
     /// Adds a record (remove the entry's previous record first).
     pub fn insert(&mut self, record: &Arc<CatalogueEntry>) {
-        let path = record.summary.path.clone();
-        let put = |record: &Arc<CatalogueEntry>| Arc::clone(record);
-        if is_open_action(record) {
-            self.actions.insert((action_key(record), path.clone()), put(record));
-        }
-        if record.category() == Category::People && !record.follow_ups.is_empty() {
-            self.follow_ups.insert((record.last_touched, path.clone()), put(record));
-        }
-        if let Some(due) = record.due_date.filter(|_| is_actionable_not_done(record)) {
-            self.due.insert((due, path.clone()), put(record));
-        }
-        if record.category() == Category::Inbox {
-            self.inbox_arrival.insert((record.created_at, path.clone()), put(record));
-            if let Some(since) = inbox_since(record) {
-                self.inbox_since.insert((since, path.clone()), put(record));
-            }
-        }
-        if let Some(at) = last_activity(record) {
-            self.activity.insert((Reverse(at), path.clone()), put(record));
-        }
-        if is_loop_candidate(record) {
-            self.projects_by_name.insert((record.name().to_string(), path.clone()), put(record));
-        }
-        if let Some(updated) = record.updated_at().filter(|_| is_active_project(record)) {
-            self.nudge_stale.insert((updated, path.clone()), put(record));
-        }
-        if let Some(due) = record.due_date.filter(|_| is_admin_not_done(record)) {
-            self.nudge_due.insert((due, path.clone()), put(record));
-        }
-        if let Some(touched) = follow_up_touched(record) {
-            self.nudge_follow_ups.insert((touched, path.clone()), put(record));
-        }
-        if let Some(arrived) = inbox_arrival(record) {
-            self.nudge_inbox.insert((arrived, path.clone()), put(record));
-        }
-        if let Some(created) = record.created_at {
-            self.created.insert((Reverse(created), path), put(record));
-        }
+        let mut sinks = Sinks {
+            actions: &mut self.actions,
+            follow_ups: &mut self.follow_ups,
+            due: &mut self.due,
+            inbox_arrival: &mut self.inbox_arrival,
+            inbox_since: &mut self.inbox_since,
+            activity: &mut self.activity,
+            projects_by_name: &mut self.projects_by_name,
+            nudge_stale: &mut self.nudge_stale,
+            nudge_due: &mut self.nudge_due,
+            nudge_follow_ups: &mut self.nudge_follow_ups,
+            nudge_inbox: &mut self.nudge_inbox,
+            created: &mut self.created,
+        };
+        place(record, &mut sinks);
     }
 
     /// Takes out a record that [`DigestOrders::insert`] added.
