@@ -152,6 +152,9 @@ pub(crate) struct Cache {
     links: LazyLinks,
     /// Counts the changes, so a snapshot knows whether it is older than another.
     version: u64,
+    /// Whether one entry's links are answered from the whole graph (resolved at the first
+    /// ask) rather than from the notes around it (see [`Cache::build_parts`]).
+    links_whole: bool,
 }
 
 impl Cache {
@@ -266,10 +269,16 @@ impl Cache {
     }
 
     /// The links of the entry at `path` and the links to it; `None` when it is not known.
-    pub(crate) fn links(&self, path: &EntryPath) -> Option<EntryLinks> {
+    pub(crate) fn links(&mut self, path: &EntryPath) -> Option<EntryLinks> {
         let entries = &self.entries;
         let name_of = |p: &EntryPath| entries.get(p).map(|c| c.record.name().to_string());
-        entries.contains_key(path).then(|| EntryLinks::of(&self.links.around(path.as_str()), path, name_of))
+        if !entries.contains_key(path) {
+            return None;
+        }
+        if self.links_whole {
+            return Some(EntryLinks::of(self.links.graph(), path, name_of));
+        }
+        Some(EntryLinks::of(&self.links.around(path.as_str()), path, name_of))
     }
 
     /// The notes whose `[[wikilinks]]` moving (or merging) the note at `from` to `to` may
@@ -446,8 +455,9 @@ impl Cache {
     }
 
     /// Builds every derived part now (each list order of a category, the names, the
-    /// digest's orders, the references, the other notes' folders) and resolves the links,
-    /// rather than at the first request that asks for them.
+    /// digest's orders, the references, the other notes' folders), rather than at the
+    /// first request that asks for it; from now on the links are resolved whole when one
+    /// entry's are first asked for (a long-running process answers many).
     pub(crate) fn build_parts(&mut self) {
         for category in std::iter::once(None).chain(Category::ALL.map(Some)) {
             self.view(&(category, None));
@@ -456,7 +466,7 @@ impl Cache {
         self.derived.digest(Cache::sources(&self.entries));
         self.derived.referrers(Cache::sources(&self.entries));
         self.derived.other_folders(Cache::sources(&self.entries));
-        self.links.graph();
+        self.links_whole = true;
     }
 
     /// The entries of the view `key`, newest first.

@@ -117,6 +117,15 @@ pub struct Vault {
     preloading: Mutex<Option<std::thread::JoinHandle<saved_catalogue::SavedCatalogue>>>,
 }
 
+/// Which parts of the view the first build makes (see [`Vault::read_entries`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parts {
+    /// Each part when first asked for (a one-shot command).
+    WhenAsked,
+    /// Every part at once (a long-running process, in the background at start).
+    All,
+}
+
 /// What the main lock guards: the cache.
 struct State {
     cache: Cache,
@@ -232,11 +241,16 @@ impl Vault {
 
     /// Reads the entries now, when nothing has yet: the vault's view of them starts from
     /// the files as they are at this moment (else from its first use). Every part of the
-    /// view (list orders, names, digest facts) is built too, so that a long-running process
-    /// that calls this in the background at start answers its first requests without
-    /// building them.
+    /// view (list orders, names, digest facts) is built too, before the view counts as
+    /// built, and the links are resolved whole at their first use rather than note by
+    /// note: a long-running process calls this in the background at start.
     pub fn read_entries(&self) {
-        self.lock().cache.build_parts();
+        let mut state = kb_domain::sync::lock(&self.state);
+        if state.built {
+            state.cache.build_parts();
+        } else {
+            self.build(&mut state, Parts::All);
+        }
     }
 
     /// The vault's root folder.
@@ -305,7 +319,7 @@ impl Vault {
     fn lock(&self) -> MutexGuard<'_, State> {
         let mut state = kb_domain::sync::lock(&self.state);
         if !state.built {
-            self.build(&mut state);
+            self.build(&mut state, Parts::WhenAsked);
         }
         state
     }
@@ -314,7 +328,7 @@ impl Vault {
     /// stamps changed (see `catalogue`), with the walk of the folders the index's opening
     /// made a moment ago when there is one; then writes the entry list file if files
     /// changed since the catalogue was saved.
-    fn build(&self, state: &mut State) {
+    fn build(&self, state: &mut State, parts: Parts) {
         state.built = true;
         // Loaded ahead when it was asked for (a thread that panicked: loaded here instead).
         let loaded = kb_domain::sync::lock(&self.preloading).take().and_then(|loading| loading.join().ok());
@@ -343,6 +357,10 @@ impl Vault {
         // old catalogue, and the next start sees the changes (and writes the list) again.
         if opened.save {
             self.save_opened(&state.cache, &malformed, opened.began);
+        }
+        // Built before the view counts as built: `/healthz` answers from the index meanwhile.
+        if parts == Parts::All {
+            state.cache.build_parts();
         }
         self.built.store(true, Ordering::Release);
     }
