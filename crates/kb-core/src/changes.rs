@@ -47,13 +47,7 @@ impl ChangeObserver for ChangeFeed {
     }
 
     fn entries_changed(&self, changes: &[EntryChange]) {
-        let paths: Vec<EntryPath> = changes
-            .iter()
-            .map(|change| match change {
-                EntryChange::Upserted(entry) => entry.path.clone(),
-                EntryChange::Removed(path) => path.clone(),
-            })
-            .collect();
+        let paths: Vec<EntryPath> = changes.iter().map(|change| change.path().clone()).collect();
         self.publish(&paths);
     }
 }

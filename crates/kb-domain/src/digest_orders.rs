@@ -107,24 +107,8 @@ type Order<K> = BTreeMap<(K, EntryPath), Arc<CatalogueEntry>>;
 /// One place in an order: its key and the record.
 type Placed<K> = ((K, EntryPath), Arc<CatalogueEntry>);
 
-/// Where [`place`] puts a record's places: the orders themselves (one record inserted), or
-/// lists gathered to be sorted once ([`DigestOrders::of`]).
-struct Sinks<'a> {
-    actions: &'a mut dyn Sink<ActionKey>,
-    follow_ups: &'a mut dyn Sink<Option<NaiveDate>>,
-    due: &'a mut dyn Sink<NaiveDate>,
-    inbox_arrival: &'a mut dyn Sink<Option<DateTime<Utc>>>,
-    inbox_since: &'a mut dyn Sink<DateTime<Utc>>,
-    activity: &'a mut dyn Sink<Reverse<DateTime<Utc>>>,
-    projects_by_name: &'a mut dyn Sink<String>,
-    nudge_stale: &'a mut dyn Sink<DateTime<Utc>>,
-    nudge_due: &'a mut dyn Sink<NaiveDate>,
-    nudge_follow_ups: &'a mut dyn Sink<NaiveDate>,
-    nudge_inbox: &'a mut dyn Sink<DateTime<Utc>>,
-    created: &'a mut dyn Sink<Reverse<DateTime<Utc>>>,
-}
-
-/// The orders as lists, while [`DigestOrders::of`] gathers them.
+/// A record's places (or a whole vault's) in each order, gathered before they are put in
+/// the orders.
 #[derive(Default)]
 struct Lists {
     actions: Vec<Placed<ActionKey>>,
@@ -141,87 +125,59 @@ struct Lists {
     created: Vec<Placed<Reverse<DateTime<Utc>>>>,
 }
 
-impl Lists {
-    fn sinks(&mut self) -> Sinks<'_> {
-        Sinks {
-            actions: &mut self.actions,
-            follow_ups: &mut self.follow_ups,
-            due: &mut self.due,
-            inbox_arrival: &mut self.inbox_arrival,
-            inbox_since: &mut self.inbox_since,
-            activity: &mut self.activity,
-            projects_by_name: &mut self.projects_by_name,
-            nudge_stale: &mut self.nudge_stale,
-            nudge_due: &mut self.nudge_due,
-            nudge_follow_ups: &mut self.nudge_follow_ups,
-            nudge_inbox: &mut self.nudge_inbox,
-            created: &mut self.created,
-        }
-    }
-}
-
 /// Puts `record` in every order it belongs to: the one place the rules of each order are
 /// written, for a record inserted and for a whole vault gathered.
-fn place(record: &Arc<CatalogueEntry>, sinks: &mut Sinks<'_>) {
+fn place(record: &Arc<CatalogueEntry>, lists: &mut Lists) {
     if is_open_action(record) {
-        sinks.actions.put(placed(action_key(record), record));
+        lists.actions.push(placed(action_key(record), record));
     }
     if record.category() == Category::People && !record.follow_ups.is_empty() {
-        sinks.follow_ups.put(placed(record.last_touched, record));
+        lists.follow_ups.push(placed(record.last_touched, record));
     }
     if let Some(due) = record.due_date.filter(|_| is_actionable_not_done(record)) {
-        sinks.due.put(placed(due, record));
+        lists.due.push(placed(due, record));
     }
     if record.category() == Category::Inbox {
-        sinks.inbox_arrival.put(placed(record.created_at, record));
+        lists.inbox_arrival.push(placed(record.created_at, record));
         if let Some(since) = inbox_since(record) {
-            sinks.inbox_since.put(placed(since, record));
+            lists.inbox_since.push(placed(since, record));
         }
     }
     if let Some(at) = last_activity(record) {
-        sinks.activity.put(placed(Reverse(at), record));
+        lists.activity.push(placed(Reverse(at), record));
     }
     if is_loop_candidate(record) {
-        sinks.projects_by_name.put(placed(record.name().to_string(), record));
+        lists.projects_by_name.push(placed(record.name().to_string(), record));
     }
     if let Some(updated) = record.updated_at().filter(|_| is_active_project(record)) {
-        sinks.nudge_stale.put(placed(updated, record));
+        lists.nudge_stale.push(placed(updated, record));
     }
     if let Some(due) = record.due_date.filter(|_| is_admin_not_done(record)) {
-        sinks.nudge_due.put(placed(due, record));
+        lists.nudge_due.push(placed(due, record));
     }
     if let Some(touched) = follow_up_touched(record) {
-        sinks.nudge_follow_ups.put(placed(touched, record));
+        lists.nudge_follow_ups.push(placed(touched, record));
     }
     if let Some(arrived) = inbox_arrival(record) {
-        sinks.nudge_inbox.put(placed(arrived, record));
+        lists.nudge_inbox.push(placed(arrived, record));
     }
     if let Some(created) = record.created_at {
-        sinks.created.put(placed(Reverse(created), record));
+        lists.created.push(placed(Reverse(created), record));
+    }
+}
+
+/// Puts `list` in `order`: made from it in one pass when the order is empty.
+fn merge<K: Ord>(order: &mut Order<K>, list: Vec<Placed<K>>) {
+    if order.is_empty() {
+        *order = list.into_iter().collect();
+    } else {
+        order.extend(list);
     }
 }
 
 /// `record`'s place under `key`.
 fn placed<K>(key: K, record: &Arc<CatalogueEntry>) -> Placed<K> {
     ((key, record.summary.path.clone()), Arc::clone(record))
-}
-
-/// An order, or a list gathering one: what a record's place is put in.
-trait Sink<K> {
-    /// Puts one record's place.
-    fn put(&mut self, placed: Placed<K>);
-}
-
-impl<K: Ord> Sink<K> for Order<K> {
-    fn put(&mut self, (key, record): Placed<K>) {
-        self.insert(key, record);
-    }
-}
-
-impl<K> Sink<K> for Vec<Placed<K>> {
-    fn put(&mut self, placed: Placed<K>) {
-        self.push(placed);
-    }
 }
 
 /// The catalogue's records in every order a digest reads, kept in step by
@@ -255,8 +211,15 @@ impl DigestOrders {
         // pass), rather than inserted into record by record: a third of the time at 100,000.
         let mut lists = Lists::default();
         for record in records {
-            place(record, &mut lists.sinks());
+            place(record, &mut lists);
         }
+        let mut orders = DigestOrders::default();
+        orders.absorb(lists);
+        orders
+    }
+
+    /// Puts the places of `lists` in the orders.
+    fn absorb(&mut self, lists: Lists) {
         let Lists {
             actions,
             follow_ups,
@@ -271,39 +234,25 @@ impl DigestOrders {
             nudge_inbox,
             created,
         } = lists;
-        DigestOrders {
-            actions: actions.into_iter().collect(),
-            follow_ups: follow_ups.into_iter().collect(),
-            due: due.into_iter().collect(),
-            inbox_arrival: inbox_arrival.into_iter().collect(),
-            inbox_since: inbox_since.into_iter().collect(),
-            activity: activity.into_iter().collect(),
-            projects_by_name: projects_by_name.into_iter().collect(),
-            nudge_stale: nudge_stale.into_iter().collect(),
-            nudge_due: nudge_due.into_iter().collect(),
-            nudge_follow_ups: nudge_follow_ups.into_iter().collect(),
-            nudge_inbox: nudge_inbox.into_iter().collect(),
-            created: created.into_iter().collect(),
-        }
+        merge(&mut self.actions, actions);
+        merge(&mut self.follow_ups, follow_ups);
+        merge(&mut self.due, due);
+        merge(&mut self.inbox_arrival, inbox_arrival);
+        merge(&mut self.inbox_since, inbox_since);
+        merge(&mut self.activity, activity);
+        merge(&mut self.projects_by_name, projects_by_name);
+        merge(&mut self.nudge_stale, nudge_stale);
+        merge(&mut self.nudge_due, nudge_due);
+        merge(&mut self.nudge_follow_ups, nudge_follow_ups);
+        merge(&mut self.nudge_inbox, nudge_inbox);
+        merge(&mut self.created, created);
     }
 
     /// Adds a record (remove the entry's previous record first).
     pub fn insert(&mut self, record: &Arc<CatalogueEntry>) {
-        let mut sinks = Sinks {
-            actions: &mut self.actions,
-            follow_ups: &mut self.follow_ups,
-            due: &mut self.due,
-            inbox_arrival: &mut self.inbox_arrival,
-            inbox_since: &mut self.inbox_since,
-            activity: &mut self.activity,
-            projects_by_name: &mut self.projects_by_name,
-            nudge_stale: &mut self.nudge_stale,
-            nudge_due: &mut self.nudge_due,
-            nudge_follow_ups: &mut self.nudge_follow_ups,
-            nudge_inbox: &mut self.nudge_inbox,
-            created: &mut self.created,
-        };
-        place(record, &mut sinks);
+        let mut lists = Lists::default();
+        place(record, &mut lists);
+        self.absorb(lists);
     }
 
     /// Takes out a record that [`DigestOrders::insert`] added.

@@ -12,6 +12,16 @@ pub enum EntryChange {
     Removed(EntryPath),
 }
 
+impl EntryChange {
+    /// The path the change is at.
+    pub fn path(&self) -> &EntryPath {
+        match self {
+            EntryChange::Upserted(entry) => &entry.path,
+            EntryChange::Removed(path) => path,
+        }
+    }
+}
+
 /// Something notified of every change to the vault.
 pub trait ChangeObserver: Send + Sync {
     /// Called after the change is on disk and before the call that made it returns.

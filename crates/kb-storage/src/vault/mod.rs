@@ -416,13 +416,7 @@ impl Vault {
     /// Brings the entry list file up to date, then notifies the observers (the changes of
     /// one operation together).
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
-        let paths: Vec<EntryPath> = changes
-            .iter()
-            .map(|change| match change {
-                EntryChange::Upserted(entry) => entry.path.clone(),
-                EntryChange::Removed(path) => path.clone(),
-            })
-            .collect();
+        let paths: Vec<EntryPath> = changes.iter().map(|change| change.path().clone()).collect();
         self.entry_list_due(state, Some(&paths));
         self.observers.notify(changes);
     }
