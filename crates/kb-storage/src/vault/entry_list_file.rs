@@ -140,17 +140,7 @@ impl EntryListFile {
                 && let Some(text) = entry_list::patch(&current, patch)
             {
                 written.kept = true;
-                written.stamp = if text == current {
-                    file_written(&file)
-                } else {
-                    match atomic::replace(&file, text.as_bytes()) {
-                        Ok(meta) => stamp_of(&meta),
-                        Err(e) => {
-                            tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
-                            file_written(&file)
-                        }
-                    }
-                };
+                written.stamp = if text == current { file_written(&file) } else { replace(&file, &text) };
                 written.text = text;
                 written.version = patch.version;
                 return;
@@ -206,15 +196,7 @@ impl EntryListFile {
         // must not pass for ours, or it would never be put right.
         written.stamp = match holds(&file, &text) {
             Some(stamp) => Some(stamp),
-            None => match atomic::replace(&file, text.as_bytes()) {
-                Ok(meta) => stamp_of(&meta),
-                Err(e) => {
-                    // The entry change itself is on disk; a stale entry list is repaired
-                    // next time.
-                    tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
-                    file_written(&file)
-                }
-            },
+            None => replace(&file, &text),
         };
         written.text = text;
         written.version = snapshot.version;
@@ -244,6 +226,19 @@ impl EntryListFile {
             written.disturbed = None;
         }
         self.rewrite(snapshot());
+    }
+}
+
+/// Replaces `file` with `text` (atomically), and its stamp as this process left it; when it
+/// cannot be written, the stamp it has (the entry change itself is on disk; a stale entry
+/// list is repaired next time).
+fn replace(file: &Path, text: &str) -> Option<Stamp> {
+    match atomic::replace(file, text.as_bytes()) {
+        Ok(meta) => stamp_of(&meta),
+        Err(e) => {
+            tracing::warn!(error = %e, file = %file.display(), "could not write the entry list file");
+            file_written(file)
+        }
     }
 }
 
