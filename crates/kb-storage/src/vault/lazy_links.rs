@@ -2,8 +2,9 @@
 //! over half of building kb's view of it (about 1 s of 1.6 s at 100,000 notes); a command
 //! that lists, counts, digests or files a note never needs it, so until something asks
 //! where links lead across the vault (a move's wikilinks, a context) the notes' links are
-//! only kept as written. One note's links and backlinks (`kb show`) are answered from the
-//! few notes around it, leaving the rest unresolved.
+//! only kept as written. In a one-shot command one note's links and backlinks (`kb show`)
+//! are answered from the few notes around it, leaving the rest unresolved; a long-running
+//! process, which answers many, resolves the whole graph at the first.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
