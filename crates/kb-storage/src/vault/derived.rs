@@ -48,17 +48,6 @@ fn in_view(record: &CatalogueEntry, key: &ViewKey) -> bool {
         && key.1.as_deref().is_none_or(|status| record.status() == Some(status))
 }
 
-/// The views an entry belongs to.
-fn view_keys(record: &CatalogueEntry) -> Vec<ViewKey> {
-    let category = record.category();
-    let mut keys = vec![(None, None), (Some(category), None)];
-    if let Some(status) = record.status() {
-        keys.push((None, Some(status.to_string())));
-        keys.push((Some(category), Some(status.to_string())));
-    }
-    keys
-}
-
 /// A record's folded name and aliases.
 pub(crate) fn folded_names(record: &CatalogueEntry) -> BTreeSet<String> {
     std::iter::once(record.name())
@@ -79,10 +68,8 @@ impl Derived {
         }
         if !self.views.is_empty() {
             let key = OrderKey::of(record);
-            for view in view_keys(record) {
-                if let Some(view) = self.views.get_mut(&view) {
-                    view.insert(key.clone(), Arc::clone(record));
-                }
+            for (_, view) in self.views.iter_mut().filter(|(view, _)| in_view(record, view)) {
+                view.insert(key.clone(), Arc::clone(record));
             }
         }
         // Digests and nudges are about the entries of the category folders: the person's
@@ -139,10 +126,8 @@ impl Derived {
         if !self.views.is_empty() {
             // An emptied view stays: it is built, with nothing in it.
             let key = OrderKey::of(record);
-            for view_key in view_keys(record) {
-                if let Some(view) = self.views.get_mut(&view_key) {
-                    view.remove(&key);
-                }
+            for (_, view) in self.views.iter_mut().filter(|(view, _)| in_view(record, view)) {
+                view.remove(&key);
             }
         }
     }
