@@ -10,6 +10,7 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The lock file's name inside `.kb/`.
 const LOCK_FILE: &str = "lock";
@@ -57,15 +58,22 @@ impl Presence {
     }
 }
 
-/// The lock every change to an entry holds, across kb processes.
-#[derive(Debug)]
+/// The lock every change to an entry holds, across kb processes and across the threads of
+/// this one.
 pub(crate) struct WriteLock {
     file: File,
+    /// The file's lock belongs to its open file, which every thread of this process shares:
+    /// a second thread's `flock` would succeed at once, and the first thread's release
+    /// would free the file for another process while the second still changes an entry.
+    /// Threads take turns here before they take the file's lock.
+    threads: Mutex<()>,
 }
 
 /// A change in progress: the write lock is released when this is dropped.
 pub(crate) struct Writing<'a> {
     file: &'a File,
+    /// Released after the file's lock (fields drop after `drop` runs).
+    _thread: MutexGuard<'a, ()>,
 }
 
 impl WriteLock {
@@ -76,13 +84,16 @@ impl WriteLock {
             .truncate(false)
             .write(true)
             .open(state_dir.join(WRITE_LOCK_FILE))?;
-        Ok(WriteLock { file })
+        Ok(WriteLock { file, threads: Mutex::new(()) })
     }
 
-    /// Waits until no other process is changing an entry, then holds the lock. Where the
-    /// filesystem has no locks, changes go ahead unserialised (as within one process they
-    /// still are, by the vault's own lock).
+    /// Waits until no other process or thread is changing an entry, then holds the lock.
+    /// Where the filesystem has no locks, changes go ahead unserialised between processes
+    /// (within this one they still take turns).
     pub(crate) fn hold(&self) -> Writing<'_> {
+        // A thread that panicked while holding the lock released the file's lock as it
+        // unwound: the turn is free again.
+        let thread = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             match self.file.lock() {
                 Ok(()) => break,
@@ -95,12 +106,74 @@ impl WriteLock {
                 }
             }
         }
-        Writing { file: &self.file }
+        Writing { file: &self.file, _thread: thread }
     }
 }
 
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
         let _ = self.file.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// How long a hold that should wait is given to (wrongly) get through.
+    const GRACE: Duration = Duration::from_millis(300);
+
+    #[test]
+    fn a_hold_keeps_out_the_other_threads_of_its_process_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = std::sync::Arc::new(WriteLock::open(dir.path()).unwrap());
+        let held = lock.hold();
+        let (tx, rx) = mpsc::channel();
+        let other = {
+            let lock = std::sync::Arc::clone(&lock);
+            std::thread::spawn(move || {
+                let writing = lock.hold();
+                tx.send(()).unwrap();
+                drop(writing);
+            })
+        };
+        assert!(rx.recv_timeout(GRACE).is_err(), "a second thread held the write lock beside the first");
+        drop(held);
+        rx.recv_timeout(Duration::from_secs(10)).expect("the second thread never got the lock");
+        other.join().unwrap();
+    }
+
+    #[test]
+    fn another_process_stays_out_while_a_second_thread_holds_after_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = std::sync::Arc::new(WriteLock::open(dir.path()).unwrap());
+        // Another process: its own open file, so its own lock.
+        let theirs = WriteLock::open(dir.path()).unwrap();
+        let first = ours.hold();
+        let (tx, rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let second = {
+            let ours = std::sync::Arc::clone(&ours);
+            std::thread::spawn(move || {
+                let writing = ours.hold();
+                tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+                drop(writing);
+            })
+        };
+        // The second thread waits (or, were threads not kept apart, holds beside the first).
+        std::thread::sleep(GRACE);
+        drop(first);
+        rx.recv_timeout(Duration::from_secs(10)).expect("the second thread never got the lock");
+        // The first thread's release must not have freed the lock the second now holds.
+        assert!(
+            matches!(theirs.file.try_lock(), Err(TryLockError::WouldBlock)),
+            "another process could change entries while this one's second thread held the lock"
+        );
+        release_tx.send(()).unwrap();
+        second.join().unwrap();
+        assert!(theirs.file.try_lock().is_ok(), "the lock was not released");
     }
 }

@@ -81,7 +81,7 @@ impl Vault {
         // All under one hold of the lock, and the observers notified once: a folder of files
         // pulled in is one search-index commit, not one per file.
         let mut state = self.lock();
-        let _writing = self.history.is_kept().then(|| self.writes.hold());
+        let writing = self.history.is_kept().then(|| self.writes.hold());
         let mut changes = Vec::new();
         let mut observed = Vec::new();
         for path in stale.chain(unknown) {
@@ -105,6 +105,10 @@ impl Vault {
             self.changed(&mut state, &changes);
         }
         self.history.observe(observed);
+        // Both locks go together: the write lock held past the vault's own would let
+        // another thread's change begin in this process meanwhile, and waiting for the
+        // vault's lock below while holding it would keep that change waiting for ever.
+        drop(writing);
         drop(state);
         if corrected > 0 {
             tracing::debug!(corrected, "the vault's view caught up with its folders");
