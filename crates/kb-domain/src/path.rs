@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -23,8 +24,9 @@ pub struct EntryPath {
     /// The category its first folder names, else [`Category::Other`]. First, so paths sort
     /// by category in folder order.
     category: Category,
-    /// The whole path.
-    text: String,
+    /// The whole path, shared by clones: a vault's view holds each path in several places
+    /// (its entries, its list orders, its names), and a clone is then no copy.
+    text: Arc<str>,
     /// Where the file name starts in `text` (0 for a note at the vault's root).
     name_at: usize,
 }
@@ -62,7 +64,14 @@ impl EntryPath {
         if text.is_empty() {
             return Err(InvalidPath::Empty);
         }
-        if text.chars().any(char::is_control) {
+        // Control characters outside ASCII (U+0080 to U+009F) are looked for only in a path
+        // that has any non-ASCII character.
+        let control = if text.is_ascii() {
+            text.bytes().any(|b| b.is_ascii_control())
+        } else {
+            text.chars().any(char::is_control)
+        };
+        if control {
             return Err(InvalidPath::ControlCharacter(owned()));
         }
         let bytes = text.as_bytes();
@@ -73,24 +82,24 @@ impl EntryPath {
         if text.contains('\\') {
             return Err(InvalidPath::NotPlain(owned()));
         }
-        let parts: Vec<&str> = text.split('/').collect();
-        if parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+        if text.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
             return Err(InvalidPath::NotPlain(owned()));
         }
-        let Some((file_name, folders)) = parts.split_last() else {
-            return Err(InvalidPath::Empty);
+        let (folders, file_name) = match text.rsplit_once('/') {
+            Some((folders, file_name)) => (Some(folders), file_name),
+            None => (None, text),
         };
-        if folders.iter().any(|folder| folder.starts_with('.')) {
+        if folders.is_some_and(|folders| folders.split('/').any(|folder| folder.starts_with('.'))) {
             return Err(InvalidPath::HiddenFolder(owned()));
         }
         if !is_note_file_name(file_name) {
             return Err(InvalidPath::NotMarkdown(owned()));
         }
-        let category = match folders.first() {
+        let category = match folders.and_then(|folders| folders.split('/').next()) {
             Some(folder) => folder.parse().unwrap_or(Category::Other),
             None => Category::Other,
         };
-        Ok(EntryPath { category, text: text.to_string(), name_at: text.len() - file_name.len() })
+        Ok(EntryPath { category, text: Arc::from(text), name_at: text.len() - file_name.len() })
     }
 
     /// The path of a file called `file_name` directly inside `category`'s folder
@@ -104,7 +113,11 @@ impl EntryPath {
             return Err(InvalidPath::NotMarkdown(file_name.to_string()));
         }
         let folder = category.as_str();
-        Ok(EntryPath { category, text: format!("{folder}/{file_name}"), name_at: folder.len() + 1 })
+        Ok(EntryPath {
+            category,
+            text: Arc::from(format!("{folder}/{file_name}")),
+            name_at: folder.len() + 1,
+        })
     }
 
     /// The path kb gives a new entry: `{category}/{slug}.md` (at the vault's root for
@@ -112,9 +125,9 @@ impl EntryPath {
     pub fn for_slug(category: Category, slug: &Slug) -> EntryPath {
         if category.is_folder() {
             let folder = category.as_str();
-            EntryPath { category, text: format!("{folder}/{slug}.md"), name_at: folder.len() + 1 }
+            EntryPath { category, text: Arc::from(format!("{folder}/{slug}.md")), name_at: folder.len() + 1 }
         } else {
-            EntryPath { category, text: format!("{slug}.md"), name_at: 0 }
+            EntryPath { category, text: Arc::from(format!("{slug}.md")), name_at: 0 }
         }
     }
 
@@ -188,7 +201,7 @@ impl fmt::Display for EntryPath {
 
 impl From<EntryPath> for String {
     fn from(path: EntryPath) -> String {
-        path.text
+        path.text.to_string()
     }
 }
 
