@@ -53,6 +53,7 @@ impl SavedCatalogue {
     /// The saved catalogue of the vault whose state folder is `state_dir`; empty when there
     /// is none or it cannot be used (with the reason logged).
     pub(crate) fn load(state_dir: &Path) -> SavedCatalogue {
+        let clock = std::time::Instant::now();
         let file = state_dir.join(CATALOGUE_FILE);
         let bytes = match std::fs::read(&file) {
             Ok(bytes) => bytes,
@@ -63,7 +64,11 @@ impl SavedCatalogue {
             }
         };
         match decode(&bytes) {
-            Ok(saved) => saved,
+            Ok(saved) => {
+                let (entries, load_ms) = (saved.entries.len(), clock.elapsed().as_millis());
+                tracing::debug!(entries, load_ms, "the saved catalogue is loaded");
+                saved
+            }
             Err(reason) => {
                 tracing::info!(file = %file.display(), %reason, "the saved catalogue is not used; reading every file");
                 SavedCatalogue::default()
@@ -181,12 +186,8 @@ fn decode(bytes: &[u8]) -> Result<SavedCatalogue, String> {
             env!("CARGO_PKG_VERSION")
         ));
     }
-    let saved: SavedFile<'_> = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
-    let mut entries = Vec::with_capacity(saved.entries.len());
-    for entry in saved.entries {
-        let (path, known) = entry.known().ok_or("an entry's path is not valid")?;
-        entries.push((path, Some(known)));
-    }
+    let saved: ReadFile = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+    let entries = saved.entries.0;
     // Saved in order of path; a file that is not (or names a path twice) is damaged.
     if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
         return Err("the entries are not in order of path".to_string());
@@ -202,7 +203,7 @@ fn decode(bytes: &[u8]) -> Result<SavedCatalogue, String> {
 
 /// The file as written: the format and kb version come first, so an older file is told
 /// apart before the rest is decoded.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct SavedFile<'a> {
     format: u32,
     kb_version: String,
@@ -213,6 +214,60 @@ struct SavedFile<'a> {
     /// Files that are not readable entries: path, modification time, size, why.
     malformed: Vec<(String, i64, u64, String)>,
 }
+
+/// The file as read: [`SavedFile`], its entries made into the cache's as they are read
+/// (a vault's worth of written entries is never held at once).
+#[derive(Deserialize)]
+struct ReadFile {
+    // Read past: `decode` checked them first.
+    _format: u32,
+    _kb_version: IgnoredText,
+    saved_at_ns: i64,
+    entries: ReadEntries,
+    malformed: Vec<(String, i64, u64, String)>,
+}
+
+/// Text read past without being kept.
+struct IgnoredText;
+
+impl<'de> Deserialize<'de> for IgnoredText {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&str>::deserialize(deserializer).map(|_| IgnoredText)
+    }
+}
+
+/// The saved entries, each as the cache keeps it, in the order saved.
+struct ReadEntries(Vec<(EntryPath, Option<KnownEntry>)>);
+
+impl<'de> Deserialize<'de> for ReadEntries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_seq(ReadEntriesVisitor)
+    }
+}
+
+struct ReadEntriesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ReadEntriesVisitor {
+    type Value = ReadEntries;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("the saved entries")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ReadEntries, A::Error> {
+        // The count is the file's own: a damaged one must not reserve more than it can hold.
+        let mut entries = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_RESERVED));
+        while let Some(entry) = seq.next_element::<SavedEntry<'de>>()? {
+            let (path, known) =
+                entry.known().ok_or_else(|| serde::de::Error::custom("an entry's path is not valid"))?;
+            entries.push((path, Some(known)));
+        }
+        Ok(ReadEntries(entries))
+    }
+}
+
+/// The most entries reserved for ahead of reading them.
+const MAX_RESERVED: usize = 1 << 20;
 
 /// One entry as written. Its paths are read in place (each becomes an [`EntryPath`]).
 #[derive(Serialize, Deserialize)]
@@ -411,5 +466,28 @@ mod tests {
         };
         std::fs::write(dir.path().join(CATALOGUE_FILE), postcard::to_stdvec(&saved).unwrap()).unwrap();
         assert_eq!(SavedCatalogue::load(dir.path()).len(), 0);
+    }
+
+    /// A catalogue naming a path that is not a note's (`../x.md`: damaged, or written by
+    /// hand) is not used at all, not even its valid entries.
+    #[test]
+    fn an_entry_with_an_invalid_path_spoils_the_catalogue() {
+        let dir = tempfile::tempdir().unwrap();
+        let entries = [known("people/a.md", "A"), known("people/b.md", "B")];
+        let mut written: Vec<SavedEntry<'_>> =
+            entries.iter().map(|(path, entry)| SavedEntry::of(path, entry)).collect();
+        written[1].path = "../b.md";
+        let saved = SavedFile {
+            format: FORMAT,
+            kb_version: env!("CARGO_PKG_VERSION").to_string(),
+            saved_at_ns: nanos(SystemTime::now()),
+            entries: written,
+            malformed: Vec::new(),
+        };
+        std::fs::write(dir.path().join(CATALOGUE_FILE), postcard::to_stdvec(&saved).unwrap()).unwrap();
+        assert_eq!(SavedCatalogue::load(dir.path()).len(), 0);
+        // The same entries with valid paths are used.
+        save(dir.path(), &entries, &[], SystemTime::now()).unwrap();
+        assert_eq!(SavedCatalogue::load(dir.path()).len(), 2);
     }
 }
