@@ -9,11 +9,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use chrono::{DateTime, NaiveDate, Utc};
-use kb_domain::links::Link;
-
 use super::derived::{Derived, Source, View, ViewKey};
-use super::lazy_links::LazyLinks;
+use super::lazy_links::{LazyLinks, NoteLinks};
+use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
@@ -39,7 +37,7 @@ impl KnownEntry {
         KnownEntry {
             record: Arc::new(CatalogueEntry::of(entry)),
             refers_to: referenced_paths(entry),
-            links: kb_domain::links::links_in(&entry.body),
+            links: NoteLinks::Parsed(kb_domain::links::links_in(&entry.body)),
             stamp,
         }
     }
@@ -54,7 +52,7 @@ pub(crate) struct KnownEntry {
     /// The entries it refers to.
     pub(crate) refers_to: BTreeSet<EntryPath>,
     /// Its links with the text of their lines (see [`kb_domain::links::links_in`]).
-    pub(crate) links: Vec<(Link, String)>,
+    pub(crate) links: NoteLinks,
     /// The stamp of the file it was read from.
     pub(crate) stamp: Stamp,
 }
@@ -165,7 +163,7 @@ impl Cache {
         self.malformed.remove(&entry.path);
         self.forget(&entry.path);
         let KnownEntry { record, refers_to, links, .. } = KnownEntry::read(entry, Stamp::NONE);
-        self.links.upsert_parsed(entry.path.as_str(), links, &record.aliases);
+        self.links.upsert(entry.path.as_str(), links, &record.aliases);
         self.add(entry.path.clone(), record, refers_to, None);
     }
 
@@ -220,15 +218,10 @@ impl Cache {
                 unstamped.push(path.clone());
                 continue;
             };
-            let links = self
-                .links
-                .written_links_of(path.as_str())
-                .into_iter()
-                .map(|(link, line)| (link.clone(), line.to_string()));
             let entry = KnownEntry {
                 record: Arc::clone(&cached.record),
                 refers_to: cached.refers_to.clone(),
-                links: links.collect(),
+                links: self.links.note_links(path.as_str()),
                 stamp,
             };
             known.push((path.clone(), entry));
@@ -239,11 +232,7 @@ impl Cache {
     /// Gives the entry at `path` the stamp of its file, read just now as `read`, when the
     /// cache's record, references and links are what that file gives.
     pub(crate) fn confirm_stamp(&mut self, path: &EntryPath, read: &KnownEntry) {
-        let same_links = self
-            .links
-            .written_links_of(path.as_str())
-            .into_iter()
-            .eq(read.links.iter().map(|(link, line)| (link, line.as_str())));
+        let same_links = self.links.note_links(path.as_str()).parsed() == read.links.parsed();
         if let Some(cached) = self.entries.get_mut(path)
             && cached.stamp.is_none()
             && *cached.record == *read.record

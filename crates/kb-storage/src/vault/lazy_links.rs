@@ -5,14 +5,57 @@
 //! only kept as written. In a one-shot command one note's links and backlinks (`kb show`)
 //! are answered from the few notes around it, leaving the rest unresolved; a long-running
 //! process, which answers many, resolves the whole graph at the first.
+//!
+//! Until a note's links are needed they stay as the saved catalogue keeps them
+//! ([`NoteLinks::Saved`]): a third of loading the catalogue went on making them.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use kb_domain::links::{Link, LinkGraph};
 
-/// A note's links as written (each with its line) and its aliases.
-type Written = (Vec<(Link, String)>, Vec<String>);
+use super::saved_catalogue;
+
+/// A note's links as written, each with the text of its line.
+#[derive(Debug, Clone)]
+pub(crate) enum NoteLinks {
+    /// Read from the note.
+    Parsed(Vec<(Link, String)>),
+    /// As the saved catalogue keeps them (see [`saved_catalogue::decode_links`]): read when
+    /// first needed.
+    Saved(Arc<[u8]>),
+}
+
+impl NoteLinks {
+    /// The links. A saved form that cannot be read (a damaged catalogue) gives none, and
+    /// says so in the log.
+    pub(crate) fn parsed(&self) -> Cow<'_, [(Link, String)]> {
+        match self {
+            NoteLinks::Parsed(links) => Cow::Borrowed(links),
+            NoteLinks::Saved(bytes) => Cow::Owned(decode(bytes)),
+        }
+    }
+
+    /// [`NoteLinks::parsed`], owned.
+    pub(crate) fn into_parsed(self) -> Vec<(Link, String)> {
+        match self {
+            NoteLinks::Parsed(links) => links,
+            NoteLinks::Saved(bytes) => decode(&bytes),
+        }
+    }
+}
+
+/// The links in `bytes`, the saved catalogue's form; none when they cannot be read.
+fn decode(bytes: &[u8]) -> Vec<(Link, String)> {
+    saved_catalogue::decode_links(bytes).unwrap_or_else(|| {
+        tracing::warn!("a note's links in the saved catalogue cannot be read; kept as none until it changes");
+        Vec::new()
+    })
+}
+
+/// A note's links as written and its aliases.
+type Written = (NoteLinks, Vec<String>);
 
 /// The link graph, or the notes it is to be made of.
 #[derive(Debug, Default)]
@@ -26,9 +69,7 @@ pub(crate) struct LazyLinks {
 impl LazyLinks {
     /// The links of these notes (path, links with their lines, aliases), resolved when
     /// first needed.
-    pub(crate) fn of_notes(
-        notes: impl IntoIterator<Item = (String, Vec<(Link, String)>, Vec<String>)>,
-    ) -> LazyLinks {
+    pub(crate) fn of_notes(notes: impl IntoIterator<Item = (String, NoteLinks, Vec<String>)>) -> LazyLinks {
         let written = notes.into_iter().map(|(path, links, aliases)| (path, (links, aliases))).collect();
         LazyLinks { graph: LinkGraph::default(), written: Some(written) }
     }
@@ -36,7 +77,8 @@ impl LazyLinks {
     /// The resolved graph, resolving it now if it is not yet.
     pub(crate) fn graph(&mut self) -> &LinkGraph {
         if let Some(notes) = self.written.take() {
-            let notes = notes.into_iter().map(|(path, (links, aliases))| (path, links, aliases));
+            let notes =
+                notes.into_iter().map(|(path, (links, aliases))| (path, links.into_parsed(), aliases));
             self.graph = LinkGraph::of_notes(notes);
         }
         &self.graph
@@ -49,20 +91,27 @@ impl LazyLinks {
     pub(crate) fn around(&self, path: &str) -> Cow<'_, LinkGraph> {
         match &self.written {
             None => Cow::Borrowed(&self.graph),
-            Some(notes) => Cow::Owned(LinkGraph::around(
-                notes.iter().map(|(p, (links, aliases))| (p.as_str(), links.as_slice(), aliases.as_slice())),
-                path,
-            )),
+            Some(notes) => {
+                // Every note's links are read: any may lead to this one.
+                let parsed: Vec<_> = notes
+                    .iter()
+                    .map(|(p, (links, aliases))| (p.as_str(), links.parsed(), aliases.as_slice()))
+                    .collect();
+                Cow::Owned(LinkGraph::around(
+                    parsed.iter().map(|(p, links, aliases)| (*p, links.as_ref(), *aliases)),
+                    path,
+                ))
+            }
         }
     }
 
     /// Records the note at `path` with these links and aliases (replacing what it had).
-    pub(crate) fn upsert_parsed(&mut self, path: &str, links: Vec<(Link, String)>, aliases: &[String]) {
+    pub(crate) fn upsert(&mut self, path: &str, links: NoteLinks, aliases: &[String]) {
         match &mut self.written {
             Some(notes) => {
                 notes.insert(path.to_string(), (links, aliases.to_vec()));
             }
-            None => self.graph.upsert_parsed(path, links, aliases),
+            None => self.graph.upsert_parsed(path, links.into_parsed(), aliases),
         }
     }
 
@@ -76,14 +125,14 @@ impl LazyLinks {
         }
     }
 
-    /// The links of the note at `path` as written, in order, each with its line.
-    pub(crate) fn written_links_of(&self, path: &str) -> Vec<(&Link, &str)> {
+    /// The links of the note at `path` as written, in order, each with its line (in the
+    /// form they are kept in: a saved form is not read).
+    pub(crate) fn note_links(&self, path: &str) -> NoteLinks {
         match &self.written {
-            Some(notes) => notes
-                .get(path)
-                .map(|(links, _)| links.iter().map(|(link, line)| (link, line.as_str())).collect())
-                .unwrap_or_default(),
-            None => self.graph.links_of(path).iter().map(|l| (&l.link, l.line_text.as_str())).collect(),
+            Some(notes) => notes.get(path).map_or(NoteLinks::Parsed(Vec::new()), |(links, _)| links.clone()),
+            None => NoteLinks::Parsed(
+                self.graph.links_of(path).iter().map(|l| (l.link.clone(), l.line_text.clone())).collect(),
+            ),
         }
     }
 }
@@ -94,8 +143,18 @@ mod tests {
 
     use super::*;
 
-    fn note(path: &str, body: &str, aliases: &[&str]) -> (String, Vec<(Link, String)>, Vec<String>) {
-        (path.to_string(), links_in(body), aliases.iter().map(ToString::to_string).collect())
+    fn note(path: &str, body: &str, aliases: &[&str]) -> (String, NoteLinks, Vec<String>) {
+        (
+            path.to_string(),
+            NoteLinks::Parsed(links_in(body)),
+            aliases.iter().map(ToString::to_string).collect(),
+        )
+    }
+
+    /// A note whose links are in the saved catalogue's form.
+    fn saved_note(path: &str, body: &str, aliases: &[&str]) -> (String, NoteLinks, Vec<String>) {
+        let bytes = saved_catalogue::encode_links(&links_in(body));
+        (path.to_string(), NoteLinks::Saved(bytes.into()), aliases.iter().map(ToString::to_string).collect())
     }
 
     /// Where every note's links lead and what links to it, as a person would read them.
@@ -114,26 +173,37 @@ mod tests {
 
     #[test]
     fn changes_made_before_resolving_end_as_if_made_to_the_graph() {
+        // Two notes as the saved catalogue keeps them, one as read from its file.
         let start = [
-            note("people/anna.md", "My sister. See [[Garden]].", &["Sis"]),
+            saved_note("people/anna.md", "My sister. See [[Garden]].", &["Sis"]),
             note("ideas/garden.md", "Plant [[Tomatoes]] with [[Sis]].", &[]),
-            note("ideas/tomatoes.md", "Red ones, ask [[Anna]].", &[]),
+            saved_note("ideas/tomatoes.md", "Red ones, ask [[Anna]].", &[]),
+            saved_note("ideas/herbs.md", "Basil, by [[Tomatoes]].", &[]),
         ];
         let mut lazy = LazyLinks::of_notes(start.clone());
-        let mut eager = LinkGraph::of_notes(start);
+        let mut eager = LinkGraph::of_notes(
+            start.into_iter().map(|(path, links, aliases)| (path, links.into_parsed(), aliases)),
+        );
         // Changed before anything asked where links lead: kept as written.
         let (path, links, aliases) = note("ideas/garden.md", "Plant [[Peppers]] with [[Anna]].", &["Plot"]);
-        lazy.upsert_parsed(&path, links.clone(), &aliases);
-        eager.upsert_parsed(&path, links, &aliases);
+        lazy.upsert(&path, links.clone(), &aliases);
+        eager.upsert_parsed(&path, links.into_parsed(), &aliases);
         let (path, links, aliases) = note("ideas/peppers.md", "Hot. Back to [[Plot]].", &[]);
-        lazy.upsert_parsed(&path, links.clone(), &aliases);
-        eager.upsert_parsed(&path, links, &aliases);
+        lazy.upsert(&path, links.clone(), &aliases);
+        eager.upsert_parsed(&path, links.into_parsed(), &aliases);
         lazy.remove("ideas/tomatoes.md");
         eager.remove("ideas/tomatoes.md");
-        assert_eq!(lazy.written_links_of("ideas/peppers.md").len(), 1);
-        assert!(lazy.written_links_of("ideas/tomatoes.md").is_empty());
+        assert_eq!(lazy.note_links("ideas/peppers.md").parsed().len(), 1);
+        assert!(lazy.note_links("ideas/tomatoes.md").parsed().is_empty());
+        // A saved note's links come back with their lines.
+        let herbs = lazy.note_links("ideas/herbs.md").into_parsed();
+        assert_eq!(
+            herbs.iter().map(|(_, line)| line.as_str()).collect::<Vec<_>>(),
+            ["Basil, by [[Tomatoes]]."]
+        );
 
-        let paths = ["people/anna.md", "ideas/garden.md", "ideas/tomatoes.md", "ideas/peppers.md"];
+        let paths =
+            ["people/anna.md", "ideas/garden.md", "ideas/tomatoes.md", "ideas/peppers.md", "ideas/herbs.md"];
         // One note's links, asked before anything is resolved, are those of the whole graph.
         for path in paths {
             assert_eq!(seen(&lazy.around(path), &[path]), seen(&eager, &[path]), "{path}");

@@ -27,12 +27,13 @@ use serde::{Deserialize, Serialize};
 
 use super::atomic;
 use super::cache::KnownEntry;
+use super::lazy_links::NoteLinks;
 
 /// The file's name in the vault's `.kb/` folder.
 pub(crate) const CATALOGUE_FILE: &str = "catalogue.bin";
 
 /// Changes whenever what is saved, or how a record is made from a file, changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// The entries of a saved catalogue, by path, and when it was saved.
 #[derive(Debug, Default)]
@@ -289,7 +290,45 @@ struct SavedEntry<'a> {
     aliases: Vec<String>,
     #[serde(borrow)]
     refers_to: Vec<&'a str>,
-    links: Vec<SavedLink>,
+    /// Its links, in the form [`encode_links`] gives them: read only when needed.
+    #[serde(borrow)]
+    links: SavedBytes<'a>,
+}
+
+/// Bytes written as one byte string, and read in place.
+struct SavedBytes<'a>(std::borrow::Cow<'a, [u8]>);
+
+impl Serialize for SavedBytes<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SavedBytes<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'de [u8]>::deserialize(deserializer).map(|bytes| SavedBytes(std::borrow::Cow::Borrowed(bytes)))
+    }
+}
+
+/// A note's links as the saved catalogue keeps them: nothing for none, else the
+/// [`SavedLink`]s in postcard.
+pub(crate) fn encode_links(links: &[(Link, String)]) -> Vec<u8> {
+    if links.is_empty() {
+        return Vec::new();
+    }
+    let saved: Vec<SavedLink> =
+        links.iter().map(|(link, line_text)| SavedLink::of(link, line_text)).collect();
+    // Plain data into a growing buffer: there is nothing postcard could refuse.
+    postcard::to_stdvec(&saved).unwrap_or_default()
+}
+
+/// The links [`encode_links`] gave `bytes`; `None` when they cannot be read.
+pub(crate) fn decode_links(bytes: &[u8]) -> Option<Vec<(Link, String)>> {
+    if bytes.is_empty() {
+        return Some(Vec::new());
+    }
+    let saved: Vec<SavedLink> = postcard::from_bytes(bytes).ok()?;
+    saved.into_iter().map(SavedLink::link).collect()
 }
 
 /// One link as written.
@@ -326,7 +365,10 @@ impl<'a> SavedEntry<'a> {
             suggested_category: record.suggested_category.clone(),
             aliases: record.aliases.clone(),
             refers_to: known.refers_to.iter().map(EntryPath::as_str).collect(),
-            links: known.links.iter().map(|(link, line_text)| SavedLink::of(link, line_text)).collect(),
+            links: SavedBytes(match &known.links {
+                NoteLinks::Saved(bytes) => std::borrow::Cow::Borrowed(bytes),
+                NoteLinks::Parsed(links) => std::borrow::Cow::Owned(encode_links(links)),
+            }),
         }
     }
 
@@ -353,7 +395,10 @@ impl<'a> SavedEntry<'a> {
             suggested_category: self.suggested_category,
             aliases: self.aliases,
         };
-        let links = self.links.into_iter().map(SavedLink::link).collect::<Option<_>>()?;
+        let links = match self.links.0.as_ref() {
+            [] => NoteLinks::Parsed(Vec::new()),
+            bytes => NoteLinks::Saved(bytes.into()),
+        };
         let stamp = Stamp::new(self.mtime_ns, self.size);
         Some((path, KnownEntry { record: std::sync::Arc::new(record), refers_to, links, stamp }))
     }
@@ -447,8 +492,9 @@ mod tests {
         // The links come back with their lines.
         let mut again = SavedCatalogue::load(dir.path());
         let Taken::Current(entry) = again.take(&path("ideas/b.md"), stamp) else { panic!("not current") };
-        assert_eq!(entry.links.len(), 1);
-        assert_eq!(entry.links[0].1, "See [[Ada]].");
+        let links = entry.links.parsed();
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].1, "See [[Ada]].");
     }
 
     /// A catalogue whose entries are not in order of path (damaged, or written by hand) is

@@ -442,3 +442,40 @@ fn changes_made_while_kb_was_away_reach_the_entry_list() {
     assert!(text.contains("## People (3)") && text.contains("[Dee](people/dee.md)"), "{text}");
     assert!(text.contains("[Ada Lovelace](people/ada.md)") && !text.contains("bo.md"), "{text}");
 }
+
+/// Links kept in the saved catalogue (read only when needed) answer as links read from the
+/// files do: one note's links and backlinks, a move's wikilink updates, and a catalogue
+/// saved again from them.
+#[test]
+fn links_from_the_saved_catalogue_answer_as_read_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = open(dir.path());
+    let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+    let priya = vault.create_as(new_entry(Category::People, "Priya"), &by).unwrap();
+    let mut kiln = new_entry(Category::Projects, "Kiln");
+    kiln.body = "Ask [[Priya]] about firing.\n".into();
+    let kiln = vault.create_as(kiln, &by).unwrap();
+    // Written an hour ago: the catalogue's stamps stand for them (not racily new).
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for path in [&priya.path, &kiln.path] {
+        let file = fs::File::options().write(true).open(dir.path().join(path.to_string())).unwrap();
+        file.set_modified(hour_ago).unwrap();
+    }
+    vault.save_catalogue();
+    drop(vault);
+    let backlinks = |vault: &Vault, p: &EntryPath| -> Vec<String> {
+        vault.links(p).unwrap().backlinks.iter().map(|n| format!("{} {}", n.name, n.line)).collect()
+    };
+    for _ in 0..2 {
+        // Opened from the catalogue (twice: the second saved from links never read).
+        let vault = open(dir.path());
+        assert_eq!(backlinks(&vault, &priya.path), ["Kiln Ask [[Priya]] about firing."]);
+        assert_eq!(vault.links(&kiln.path).unwrap().links[0].path.as_ref(), Some(&priya.path));
+        vault.create_as(new_entry(Category::Ideas, "Unrelated"), &by).unwrap();
+        vault.save_catalogue();
+    }
+    let vault = open(dir.path());
+    let moved = vault.move_entry(&kiln.path, Category::Ideas).unwrap().entry;
+    assert_eq!(backlinks(&vault, &priya.path), ["Kiln Ask [[Priya]] about firing."]);
+    assert_eq!(vault.links(&moved.path).unwrap().links[0].path.as_ref(), Some(&priya.path));
+}
