@@ -143,6 +143,7 @@ fn open_existing(
     index_dir: &Path,
     options: &OpenOptions,
 ) -> Result<Reused, OpenError> {
+    let clock = std::time::Instant::now();
     let presence = Presence::join(index_dir).map_err(|source| folder_error(index_dir, source))?;
     let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir, options.language)))
         .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
@@ -163,7 +164,10 @@ fn open_existing(
         presence,
         language: options.language,
     };
+    let load_ms = clock.elapsed().as_millis();
     let mut this = TantivyIndex::assemble(parts).map_err(|e| tantivy_error(index_dir, e))?;
+    let assemble_ms = clock.elapsed().as_millis() - load_ms;
+    tracing::debug!(load_ms, assemble_ms, "the search index is open");
     // Only the owner writes; another process that owns the index keeps it current.
     if this.is_owner() {
         match this.reconcile_local(options.progress.as_ref()) {

@@ -177,8 +177,15 @@ impl TantivyIndex {
         // (a change queued meanwhile is committed after, and found unchanged by the next).
         self.queue.wait_for_queued();
         self.handles.with_writer(|writer| {
+            let clock = std::time::Instant::now();
             let on_disk = self.files.entry_files();
+            let walk_ms = clock.elapsed().as_millis();
             let differences = self.indexed.differences(&on_disk);
+            tracing::debug!(
+                walk_ms,
+                compare_ms = clock.elapsed().as_millis() - walk_ms,
+                "the folders are walked and compared with the index"
+            );
             let (changed, gone) = (differences.changed, differences.gone);
             if changed.is_empty() && gone.is_empty() {
                 return Ok((SyncStats::default(), Vec::new()));
