@@ -416,6 +416,8 @@ fn open_vault_and_index(
     }
     // The index opening uses the walk of the folders the vault's opening made, then no more.
     let files = vault.files();
+    // The folders are walked while the index loads: its catch-up compares the two.
+    files.walk_ahead();
     let index = crate::index::open_index_of(files.clone(), vault.root(), options);
     files.end_keeping_walks();
     let index = Arc::new(index?);

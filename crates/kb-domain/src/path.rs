@@ -181,6 +181,12 @@ impl EntryPath {
         &self.text
     }
 
+    /// The path as text shared with this path (a count, not a copy): for maps keyed by the
+    /// text that hold many paths.
+    pub fn shared_text(&self) -> Arc<str> {
+        Arc::clone(&self.text)
+    }
+
     /// Where the file is under `vault_root` (a pure join: no file is touched).
     pub fn under(&self, vault_root: &Path) -> PathBuf {
         self.text.split('/').fold(vault_root.to_path_buf(), |path, part| path.join(part))

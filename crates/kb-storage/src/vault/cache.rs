@@ -174,7 +174,7 @@ impl Cache {
         let mut entries = Vec::with_capacity(known.len());
         for (path, entry) in known {
             let record = entry.record;
-            notes.push((path.to_string(), entry.links, record.aliases.clone()));
+            notes.push((path.shared_text(), entry.links, record.aliases.clone()));
             entries.push((path, Cached { record, refers_to: entry.refers_to, stamp: Some(entry.stamp) }));
         }
         Cache {

@@ -162,9 +162,12 @@ impl Derived {
     /// The digest's orders, built now from `entries` if they are asked for the first time.
     pub(crate) fn digest<'e>(&mut self, entries: impl Iterator<Item = Source<'e>>) -> &DigestOrders {
         self.digest.get_or_insert_with(|| {
-            DigestOrders::of(
+            let clock = std::time::Instant::now();
+            let orders = DigestOrders::of(
                 entries.filter(|entry| entry.record.category().is_folder()).map(|entry| entry.record),
-            )
+            );
+            tracing::debug!(build_ms = clock.elapsed().as_millis(), "the digest's orders are built");
+            orders
         })
     }
 

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use kb_domain::{EntryPath, FileRead, RepositoryError, Stamp, VaultFiles};
@@ -44,9 +45,15 @@ pub(crate) struct RecentWalk {
 #[derive(Debug, Default)]
 struct RecentState {
     walk: Option<Walk>,
+    /// A walk begun ahead of its first use (see [`EntryFiles::walk_ahead`]), for whichever
+    /// asks first: the index's opening, or else the vault's cache.
+    ahead: Option<WalkAhead>,
     /// No walk is kept any more.
     ended: bool,
 }
+
+/// A walk running on its own thread: the files with their stamps, and when it began.
+type WalkAhead = JoinHandle<(Vec<(EntryPath, Stamp)>, SystemTime)>;
 
 impl RecentWalk {
     /// Keeps a copy of `files`, listed just now from `began` on, unless keeping has ended.
@@ -57,10 +64,25 @@ impl RecentWalk {
         }
     }
 
-    /// The walk kept, when it is recent enough to stand for the vault now.
+    /// The walk kept, when it is recent enough to stand for the vault now, else the walk
+    /// begun ahead that no one took, once it is done.
     pub(crate) fn take(&self) -> Option<Walk> {
-        let walk = kb_domain::sync::lock(&self.inner).walk.take()?;
-        (walk.taken.elapsed() < FRESH_FOR).then_some(walk)
+        let (kept, ahead) = {
+            let mut state = kb_domain::sync::lock(&self.inner);
+            (state.walk.take(), state.ahead.take())
+        };
+        if let Some(walk) = kept.filter(|walk| walk.taken.elapsed() < FRESH_FOR) {
+            return Some(walk);
+        }
+        let (files, began) = ahead?.join().ok()?;
+        Some(Walk { files, began, taken: Instant::now() })
+    }
+
+    /// The walk begun ahead, taken out, once it is done (`None` when there is none, or it
+    /// failed).
+    fn take_ahead(&self) -> Option<(Vec<(EntryPath, Stamp)>, SystemTime)> {
+        let ahead = kb_domain::sync::lock(&self.inner).ahead.take()?;
+        ahead.join().ok()
     }
 
     /// Keeps no walk from now on.
@@ -87,7 +109,9 @@ impl EntryFiles {
     pub(crate) fn of_root(root: Root) -> EntryFiles {
         EntryFiles {
             root,
-            recent: RecentWalk { inner: Arc::new(Mutex::new(RecentState { walk: None, ended: true })) },
+            recent: RecentWalk {
+                inner: Arc::new(Mutex::new(RecentState { walk: None, ahead: None, ended: true })),
+            },
         }
     }
 
@@ -102,6 +126,24 @@ impl EntryFiles {
     pub(crate) fn keeping_walks(root: Root, recent: RecentWalk) -> EntryFiles {
         EntryFiles { root, recent }
     }
+
+    /// Begins the next walk of the folders now, on its own thread, so that it runs while
+    /// the caller opens other things (the search index). The next
+    /// [`VaultFiles::entry_files`] waits for it rather than walking; when the index's
+    /// opening makes none (another process owns the index), the vault's cache takes it. It
+    /// is as current as a walk made at this call: a file changed after its stamp was taken
+    /// is found as one changed just after the call would be (the watcher, the next walk).
+    pub fn walk_ahead(&self) {
+        let root = self.root.clone();
+        let started = std::thread::Builder::new().name("kb-walk".into()).spawn(move || {
+            let began = SystemTime::now();
+            (scan::note_files(&root), began)
+        });
+        match started {
+            Ok(walking) => kb_domain::sync::lock(&self.recent.inner).ahead = Some(walking),
+            Err(error) => tracing::debug!(%error, "the folders are walked when first needed"),
+        }
+    }
 }
 
 impl VaultFiles for EntryFiles {
@@ -110,8 +152,10 @@ impl VaultFiles for EntryFiles {
     }
 
     fn entry_files(&self) -> Vec<(EntryPath, Stamp)> {
-        let began = SystemTime::now();
-        let files = scan::note_files(&self.root);
+        let (files, began) = self.recent.take_ahead().unwrap_or_else(|| {
+            let began = SystemTime::now();
+            (scan::note_files(&self.root), began)
+        });
         self.recent.keep(&files, began);
         files
     }
@@ -134,5 +178,56 @@ impl VaultFiles for EntryFiles {
 
     fn entry_path_of(&self, file: &Path) -> Option<EntryPath> {
         scan::entry_path_of(&self.root, file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vault_with(notes: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for note in notes {
+            let file = dir.path().join(note);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, "---\nname: x\n---\n").unwrap();
+        }
+        dir
+    }
+
+    fn paths(files: &[(EntryPath, Stamp)]) -> Vec<String> {
+        let mut paths: Vec<String> = files.iter().map(|(path, _)| path.to_string()).collect();
+        paths.sort();
+        paths
+    }
+
+    /// A walk begun ahead answers the index's opening, and is kept for the cache after.
+    #[test]
+    fn a_walk_begun_ahead_answers_the_first_ask() {
+        let dir = vault_with(&["people/ada.md", "ideas/kiln.md", "Journal/day.md"]);
+        let recent = RecentWalk::default();
+        let files = EntryFiles::keeping_walks(Root::new(dir.path().to_path_buf()).unwrap(), recent.clone());
+        files.walk_ahead();
+        let walked = files.entry_files();
+        assert_eq!(paths(&walked), ["Journal/day.md", "ideas/kiln.md", "people/ada.md"]);
+        let kept = recent.take().expect("the walk was not kept for the cache");
+        assert_eq!(paths(&kept.files), paths(&walked));
+        // Taken once: the next ask walks again, and sees a file added since.
+        std::fs::write(dir.path().join("people/bo.md"), "---\nname: Bo\n---\n").unwrap();
+        assert_eq!(files.entry_files().len(), 4);
+    }
+
+    /// When the index's opening takes no walk (another process owns the index), the cache
+    /// takes the walk begun ahead, once.
+    #[test]
+    fn a_walk_no_index_took_goes_to_the_cache() {
+        let dir = vault_with(&["people/ada.md", "admin/tax.md"]);
+        let recent = RecentWalk::default();
+        let files = EntryFiles::keeping_walks(Root::new(dir.path().to_path_buf()).unwrap(), recent.clone());
+        files.walk_ahead();
+        files.end_keeping_walks();
+        let walk = recent.take().expect("the walk begun ahead was lost");
+        assert_eq!(paths(&walk.files), ["admin/tax.md", "people/ada.md"]);
+        assert!(recent.take().is_none(), "the same walk was handed out twice");
     }
 }

@@ -62,14 +62,15 @@ type Written = (NoteLinks, Vec<String>);
 pub(crate) struct LazyLinks {
     /// The graph, once resolved (empty while `written` holds the notes).
     graph: LinkGraph,
-    /// Until resolved: each note's links and aliases, by path.
-    written: Option<BTreeMap<String, Written>>,
+    /// Until resolved: each note's links and aliases, by path (the text the note's
+    /// [`kb_domain::EntryPath`] holds, shared).
+    written: Option<BTreeMap<Arc<str>, Written>>,
 }
 
 impl LazyLinks {
     /// The links of these notes (path, links with their lines, aliases), resolved when
     /// first needed.
-    pub(crate) fn of_notes(notes: impl IntoIterator<Item = (String, NoteLinks, Vec<String>)>) -> LazyLinks {
+    pub(crate) fn of_notes(notes: impl IntoIterator<Item = (Arc<str>, NoteLinks, Vec<String>)>) -> LazyLinks {
         let written = notes.into_iter().map(|(path, links, aliases)| (path, (links, aliases))).collect();
         LazyLinks { graph: LinkGraph::default(), written: Some(written) }
     }
@@ -77,8 +78,9 @@ impl LazyLinks {
     /// The resolved graph, resolving it now if it is not yet.
     pub(crate) fn graph(&mut self) -> &LinkGraph {
         if let Some(notes) = self.written.take() {
-            let notes =
-                notes.into_iter().map(|(path, (links, aliases))| (path, links.into_parsed(), aliases));
+            let notes = notes
+                .into_iter()
+                .map(|(path, (links, aliases))| (path.to_string(), links.into_parsed(), aliases));
             self.graph = LinkGraph::of_notes(notes);
         }
         &self.graph
@@ -95,7 +97,7 @@ impl LazyLinks {
                 // Every note's links are read: any may lead to this one.
                 let parsed: Vec<_> = notes
                     .iter()
-                    .map(|(p, (links, aliases))| (p.as_str(), links.parsed(), aliases.as_slice()))
+                    .map(|(p, (links, aliases))| (p.as_ref(), links.parsed(), aliases.as_slice()))
                     .collect();
                 Cow::Owned(LinkGraph::around(
                     parsed.iter().map(|(p, links, aliases)| (*p, links.as_ref(), *aliases)),
@@ -109,7 +111,7 @@ impl LazyLinks {
     pub(crate) fn upsert(&mut self, path: &str, links: NoteLinks, aliases: &[String]) {
         match &mut self.written {
             Some(notes) => {
-                notes.insert(path.to_string(), (links, aliases.to_vec()));
+                notes.insert(Arc::from(path), (links, aliases.to_vec()));
             }
             None => self.graph.upsert_parsed(path, links.into_parsed(), aliases),
         }
@@ -143,18 +145,18 @@ mod tests {
 
     use super::*;
 
-    fn note(path: &str, body: &str, aliases: &[&str]) -> (String, NoteLinks, Vec<String>) {
+    fn note(path: &str, body: &str, aliases: &[&str]) -> (Arc<str>, NoteLinks, Vec<String>) {
         (
-            path.to_string(),
+            Arc::from(path),
             NoteLinks::Parsed(links_in(body)),
             aliases.iter().map(ToString::to_string).collect(),
         )
     }
 
     /// A note whose links are in the saved catalogue's form.
-    fn saved_note(path: &str, body: &str, aliases: &[&str]) -> (String, NoteLinks, Vec<String>) {
+    fn saved_note(path: &str, body: &str, aliases: &[&str]) -> (Arc<str>, NoteLinks, Vec<String>) {
         let bytes = saved_catalogue::encode_links(&links_in(body));
-        (path.to_string(), NoteLinks::Saved(bytes.into()), aliases.iter().map(ToString::to_string).collect())
+        (Arc::from(path), NoteLinks::Saved(bytes.into()), aliases.iter().map(ToString::to_string).collect())
     }
 
     /// Where every note's links lead and what links to it, as a person would read them.
@@ -182,7 +184,7 @@ mod tests {
         ];
         let mut lazy = LazyLinks::of_notes(start.clone());
         let mut eager = LinkGraph::of_notes(
-            start.into_iter().map(|(path, links, aliases)| (path, links.into_parsed(), aliases)),
+            start.into_iter().map(|(path, links, aliases)| (path.to_string(), links.into_parsed(), aliases)),
         );
         // Changed before anything asked where links lead: kept as written.
         let (path, links, aliases) = note("ideas/garden.md", "Plant [[Peppers]] with [[Anna]].", &["Plot"]);
