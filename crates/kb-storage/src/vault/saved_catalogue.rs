@@ -14,7 +14,9 @@
 //! kb version) is ignored and written anew.
 //!
 //! The file is `postcard` (a compact serde format): a header naming the format and the kb
-//! version, the time it was saved, and the entries.
+//! version, the time it was saved, and the entries, each made into the cache's as it is
+//! read. An entry's links are one byte string in the file, kept as they are until a note's
+//! links are needed (see [`super::lazy_links::NoteLinks`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

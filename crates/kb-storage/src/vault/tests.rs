@@ -389,18 +389,26 @@ fn a_sweep_catches_files_made_and_removed_behind_its_back_in_folders_it_found_in
     assert!(listed.contains(&kept.path.to_string()) && listed.contains(&"ideas/glaze.md".to_string()));
 }
 
+/// Priya, and the Kiln project whose notes link to her.
+fn priya_and_kiln(vault: &Vault, by: &ChangeContext) -> (Entry, Entry) {
+    let priya = vault.create_as(new_entry(Category::People, "Priya"), by).unwrap();
+    let mut kiln = new_entry(Category::Projects, "Kiln");
+    kiln.body = "Ask [[Priya]] about firing.\n".into();
+    (priya, vault.create_as(kiln, by).unwrap())
+}
+
+/// The notes that link to `path`, each as its name and the line of the link.
+fn backlinks_of(vault: &Vault, path: &EntryPath) -> Vec<String> {
+    vault.links(path).unwrap().backlinks.iter().map(|n| format!("{} {}", n.name, n.line)).collect()
+}
+
 #[test]
 fn links_and_backlinks_follow_creates_updates_moves_and_deletes() {
     let dir = tempfile::tempdir().unwrap();
     let vault = open(dir.path());
     let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
-    let priya = vault.create_as(new_entry(Category::People, "Priya"), &by).unwrap();
-    let mut kiln = new_entry(Category::Projects, "Kiln");
-    kiln.body = "Ask [[Priya]] about firing.\n".into();
-    let kiln = vault.create_as(kiln, &by).unwrap();
-    let backlinks = |p: &EntryPath| -> Vec<String> {
-        vault.links(p).unwrap().backlinks.iter().map(|n| format!("{} {}", n.name, n.line)).collect()
-    };
+    let (priya, kiln) = priya_and_kiln(&vault, &by);
+    let backlinks = |p: &EntryPath| backlinks_of(&vault, p);
     assert_eq!(backlinks(&priya.path), ["Kiln Ask [[Priya]] about firing."]);
     // Moved: a link by name still leads to it, at its new path.
     let moved = vault.move_entry(&priya.path, Category::Projects).unwrap().entry;
@@ -451,10 +459,7 @@ fn links_from_the_saved_catalogue_answer_as_read_ones() {
     let dir = tempfile::tempdir().unwrap();
     let vault = open(dir.path());
     let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
-    let priya = vault.create_as(new_entry(Category::People, "Priya"), &by).unwrap();
-    let mut kiln = new_entry(Category::Projects, "Kiln");
-    kiln.body = "Ask [[Priya]] about firing.\n".into();
-    let kiln = vault.create_as(kiln, &by).unwrap();
+    let (priya, kiln) = priya_and_kiln(&vault, &by);
     // Written an hour ago: the catalogue's stamps stand for them (not racily new).
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     for path in [&priya.path, &kiln.path] {
@@ -463,19 +468,16 @@ fn links_from_the_saved_catalogue_answer_as_read_ones() {
     }
     vault.save_catalogue();
     drop(vault);
-    let backlinks = |vault: &Vault, p: &EntryPath| -> Vec<String> {
-        vault.links(p).unwrap().backlinks.iter().map(|n| format!("{} {}", n.name, n.line)).collect()
-    };
     for _ in 0..2 {
         // Opened from the catalogue (twice: the second saved from links never read).
         let vault = open(dir.path());
-        assert_eq!(backlinks(&vault, &priya.path), ["Kiln Ask [[Priya]] about firing."]);
+        assert_eq!(backlinks_of(&vault, &priya.path), ["Kiln Ask [[Priya]] about firing."]);
         assert_eq!(vault.links(&kiln.path).unwrap().links[0].path.as_ref(), Some(&priya.path));
         vault.create_as(new_entry(Category::Ideas, "Unrelated"), &by).unwrap();
         vault.save_catalogue();
     }
     let vault = open(dir.path());
     let moved = vault.move_entry(&kiln.path, Category::Ideas).unwrap().entry;
-    assert_eq!(backlinks(&vault, &priya.path), ["Kiln Ask [[Priya]] about firing."]);
+    assert_eq!(backlinks_of(&vault, &priya.path), ["Kiln Ask [[Priya]] about firing."]);
     assert_eq!(vault.links(&moved.path).unwrap().links[0].path.as_ref(), Some(&priya.path));
 }
