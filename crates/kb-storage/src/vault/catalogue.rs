@@ -51,7 +51,8 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
     let clock = Instant::now();
     let mut saved = loaded.unwrap_or_else(|| SavedCatalogue::load(&state_dir));
     let loaded = clock.elapsed();
-    let had_saved = saved.len() > 0;
+    // A catalogue with no entry is one all the same (an empty vault's): not saved again.
+    let had_saved = saved.was_found();
     let mut known = Vec::new();
     let mut to_read = Vec::new();
     let mut racy = 0;

@@ -50,6 +50,8 @@ pub(crate) struct SavedCatalogue {
     /// The files that were not readable entries, with their stamps and why.
     malformed: HashMap<EntryPath, (Stamp, String)>,
     saved_at_ns: i64,
+    /// Whether it was read from a usable file (an empty vault's holds no entry).
+    found: bool,
 }
 
 impl SavedCatalogue {
@@ -79,7 +81,14 @@ impl SavedCatalogue {
         }
     }
 
+    /// Whether it was read from a usable file, even one with no entry: else there was none,
+    /// or it could not be used.
+    pub(crate) fn was_found(&self) -> bool {
+        self.found
+    }
+
     /// How many files it holds (entries and malformed files) that are not taken.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.untaken + self.malformed.len()
     }
@@ -201,7 +210,7 @@ fn decode(bytes: &[u8]) -> Result<SavedCatalogue, String> {
         let path = EntryPath::parse(&path).map_err(|_| "a malformed file's path is not valid")?;
         malformed.insert(path, (Stamp::new(mtime_ns, size), reason));
     }
-    Ok(SavedCatalogue { entries, next: 0, untaken, malformed, saved_at_ns: saved.saved_at_ns })
+    Ok(SavedCatalogue { entries, next: 0, untaken, malformed, saved_at_ns: saved.saved_at_ns, found: true })
 }
 
 /// The file as written: the format and kb version come first, so an older file is told

@@ -481,3 +481,26 @@ fn links_from_the_saved_catalogue_answer_as_read_ones() {
     assert_eq!(backlinks_of(&vault, &priya.path), ["Kiln Ask [[Priya]] about firing."]);
     assert_eq!(vault.links(&moved.path).unwrap().links[0].path.as_ref(), Some(&priya.path));
 }
+
+/// A vault with no note keeps the catalogue its first use saved: later commands write no
+/// file (they saved it anew each time, with two fsyncs).
+#[test]
+fn an_empty_vaults_catalogue_is_saved_once() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".kb").join(super::saved_catalogue::CATALOGUE_FILE);
+    let saved_file = || fs::metadata(&file).map(|meta| meta.ino()).ok();
+    let vault = open(dir.path());
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
+    drop(vault);
+    let first = saved_file().expect("the first use saved no catalogue");
+    for _ in 0..2 {
+        let vault = open(dir.path());
+        assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
+        drop(vault);
+        assert_eq!(saved_file(), Some(first), "the catalogue was written again");
+    }
+    // A note added while no kb ran is still found.
+    put(dir.path().join("ideas/kiln.md"), "---\nname: Kiln\n---\n").unwrap();
+    assert_eq!(open(dir.path()).list(&ListFilter::default()).unwrap().total, 1);
+}
