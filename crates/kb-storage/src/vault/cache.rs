@@ -9,8 +9,6 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::derived::{Derived, Source, View, ViewKey};
-use super::lazy_links::{LazyLinks, NoteLinks};
 use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::names::{fold_name, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
@@ -19,6 +17,9 @@ use kb_domain::{
     CatalogueEntry, Category, DigestCandidates, Entry, EntryContext, EntryLinks, EntryPath, EntrySummary,
     FolderCount, ListFilter, ListPage, MalformedFile, NameMatch, Stamp,
 };
+
+use super::derived::{Derived, Source, View, ViewKey};
+use super::lazy_links::{LazyLinks, NoteLinks};
 
 /// What is remembered of one entry.
 #[derive(Debug, Clone)]
