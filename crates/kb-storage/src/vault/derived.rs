@@ -171,6 +171,11 @@ impl Derived {
         })
     }
 
+    /// The entries by folded name and alias, if they are built.
+    pub(crate) fn names(&self) -> Option<&BTreeMap<String, BTreeSet<EntryPath>>> {
+        self.by_name.as_ref()
+    }
+
     /// The entries by folded name and alias, built now from `entries` if they are asked
     /// for the first time.
     pub(crate) fn by_name<'e>(
