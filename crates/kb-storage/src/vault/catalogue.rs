@@ -2,11 +2,12 @@
 //! stamps differ from it (see [`super::saved_catalogue`]), and saving the catalogue again:
 //! at open when much had to be read, and from a long-lived process now and then.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime};
 
-use kb_domain::{EntryPath, FileRead, MalformedFile, Stamp};
+use kb_domain::{CatalogueEntry, EntryPath, FileRead, MalformedFile, Stamp};
 
 use super::cache::{Cache, KnownEntry};
 use super::files::Walk;
@@ -56,6 +57,8 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
     let mut known = Vec::new();
     let mut to_read = Vec::new();
     let mut racy = 0;
+    // The saved records of the entries read only because their stamps were racy.
+    let mut racy_saved: HashMap<EntryPath, Arc<CatalogueEntry>> = HashMap::new();
     let mut kept_malformed = Vec::new();
     // A walk made a moment ago by the index's opening stands for the vault now; the save's
     // time is then when that walk began, before its stamps.
@@ -69,17 +72,19 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
             Taken::Current(entry) => known.push((path.clone(), entry)),
             Taken::Changed => to_read.push(path.clone()),
             Taken::Malformed(reason) => kept_malformed.push(MalformedFile { path: path.clone(), reason }),
-            Taken::Racy => {
+            Taken::Racy(saved) => {
                 // Saving again settles it only once it is older than the racy window.
                 if stamp.settled_at(saved_catalogue::nanos(began)) {
                     racy += 1;
                 }
+                racy_saved.extend(saved.map(|record| (path.clone(), record)));
                 to_read.push(path.clone());
             }
         }
     }
     // What is left of the saved catalogue is gone from the vault.
     let gone = saved.untaken_paths();
+    let gone_count = gone.len();
     let from_saved = known.len();
     let (read, read_malformed) = read_all(root, &to_read);
     // Malformed files are kept with the stamps the walk gave them (taken before any read).
@@ -96,9 +101,19 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
             (file, stamp)
         })
         .collect();
+    // A racy file read as it was saved (most often the last one kb wrote) changes no line
+    // of the entry list.
+    let unchanged: HashSet<&EntryPath> = read
+        .iter()
+        .filter(|(path, entry)| racy_saved.get(path).is_some_and(|saved| saved.summary == entry.record.summary))
+        .map(|(path, _)| path)
+        .collect();
+    let mut changed_paths: Vec<EntryPath> =
+        to_read.iter().filter(|path| !unchanged.contains(path)).cloned().collect();
+    changed_paths.extend(gone);
     known.extend(read);
     let read_at = clock.elapsed();
-    let save = !had_saved || racy > 0 || to_read.len() + gone.len() >= SAVE_AFTER_READS;
+    let save = !had_saved || racy > 0 || to_read.len() + gone_count >= SAVE_AFTER_READS;
     tracing::debug!(
         load_ms = loaded.as_millis(),
         walk_ms = (listed - loaded).as_millis(),
@@ -106,10 +121,10 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
         "where the vault's opening went"
     );
     let read = to_read.len();
-    let changed = match (had_saved, to_read.is_empty() && gone.is_empty()) {
+    let changed = match (had_saved, changed_paths.is_empty()) {
         (false, _) => Some(Changed::Everything),
         (true, true) => None,
-        (true, false) => Some(Changed::Files(to_read.into_iter().chain(gone).collect())),
+        (true, false) => Some(Changed::Files(changed_paths)),
     };
     Opened { entries: Unbuilt { known, malformed }, from_saved, read, save, changed, began }
 }
@@ -118,7 +133,8 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
 pub(crate) enum Changed {
     /// There was no catalogue (or it could not be used): every file is new.
     Everything,
-    /// The files read (new or changed since) and those gone.
+    /// The files read (new or changed since, but not those read only for a racy stamp
+    /// that hold what was saved) and those gone.
     Files(Vec<EntryPath>),
 }
 

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -121,13 +122,13 @@ impl SavedCatalogue {
         if let Some(saved) = self.take_entry(path) {
             return match (saved.stamp == stamp, racy) {
                 (false, _) => Taken::Changed,
-                (true, true) => Taken::Racy,
+                (true, true) => Taken::Racy(Some(saved.record)),
                 (true, false) => Taken::Current(saved),
             };
         }
         match self.malformed.remove(path) {
             Some((saved, _)) if saved != stamp => Taken::Changed,
-            Some(_) if racy => Taken::Racy,
+            Some(_) if racy => Taken::Racy(None),
             Some((_, reason)) => Taken::Malformed(reason),
             None => Taken::Changed,
         }
@@ -140,10 +141,11 @@ pub(crate) enum Taken {
     Current(KnownEntry),
     /// Nothing, or an entry of another stamp: the file is read.
     Changed,
-    /// An entry of the same stamp, but the file was modified too close to the save for the
-    /// stamp to tell: the file is read (and the catalogue saved again, so that the next
-    /// start need not).
-    Racy,
+    /// An entry (or a malformed file: `None`) of the same stamp, but the file was modified
+    /// too close to the save for the stamp to tell: the file is read (and the catalogue
+    /// saved again, so that the next start need not). The saved record tells whether
+    /// what was read differs.
+    Racy(Option<Arc<CatalogueEntry>>),
     /// A file that is not a readable entry, as it was saved, with the reason.
     Malformed(String),
 }

@@ -504,3 +504,33 @@ fn an_empty_vaults_catalogue_is_saved_once() {
     put(dir.path().join("ideas/kiln.md"), "---\nname: Kiln\n---\n").unwrap();
     assert_eq!(open(dir.path()).list(&ListFilter::default()).unwrap().total, 1);
 }
+
+/// A file read again at open only because its stamp was too close to the last save (most
+/// often the last one kb wrote) counts as changed only when it holds something else: an
+/// edit that kept its stamp still reaches the entry list.
+#[test]
+fn a_racy_file_counts_as_changed_only_when_it_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+    let vault = open(dir.path());
+    let kiln = vault.create_as(new_entry(Category::Ideas, "Kiln"), &by).unwrap();
+    vault.save_catalogue();
+    drop(vault);
+    let root = safe_path::Root::new(dir.path().to_path_buf()).unwrap();
+    let opened = catalogue::open(&root, None, None);
+    assert_eq!(opened.read, 1, "the file written a moment before the save is read again");
+    assert!(opened.changed.is_none(), "it holds what was saved");
+    // Another name, with the same size and modification time.
+    let file = dir.path().join(kiln.path.as_str());
+    let modified = fs::metadata(&file).unwrap().modified().unwrap();
+    fs::write(&file, fs::read_to_string(&file).unwrap().replace("Kiln", "Kilt")).unwrap();
+    fs::File::options().write(true).open(&file).unwrap().set_modified(modified).unwrap();
+    let opened = catalogue::open(&root, None, None);
+    assert!(
+        matches!(&opened.changed, Some(catalogue::Changed::Files(paths)) if paths == std::slice::from_ref(&kiln.path)),
+        "the edit is not seen as a change"
+    );
+    let vault = open(dir.path());
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().entries[0].name, "Kilt");
+    assert!(fs::read_to_string(dir.path().join("index.md")).unwrap().contains("Kilt"), "the entry list is not put right");
+}
