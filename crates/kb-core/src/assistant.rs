@@ -33,11 +33,12 @@ use crate::changes::{ChangeFeed, ChangedPaths};
 use crate::clock::ZonedClock;
 use crate::config::{Config, ModelChoice};
 use crate::error::{CoreError, ToolFailure};
+use crate::index::SearchHandle;
 
 /// kb: the vault, its search index, the conversations and the model, behind one object.
 pub struct Assistant {
     vault: Arc<Vault>,
-    index: Arc<TantivyIndex>,
+    index: Arc<SearchHandle>,
     _watcher: Option<VaultWatcher>,
     /// Settles the watcher's outside edits on request (see [`Assistant::settle`]).
     settler: Option<Settler>,
@@ -114,23 +115,26 @@ impl Assistant {
         let vault_clock = Arc::clone(&clock);
         let watch = config.watch;
         let preload = config.watch || config.entries_needed;
+        // A process that follows the vault keeps its index in step from the start.
+        let search_at_start = config.watch || config.search_needed;
         let changes = ChangeFeed::default();
         let feed = changes.clone();
         let (vault, index) = tokio::task::spawn_blocking(move || {
-            open_vault_and_index(&storage, vault_clock, options, feed, Opening { watch, preload })
+            open_vault_and_index(&storage, vault_clock, options, feed, Opening { watch, preload, search_at_start })
         })
         .await
         .map_err(CoreError::Task)??;
-        let (watcher, settler) = if config.watch {
+        let (watcher, settler) = match index.if_opened().filter(|_| config.watch) {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.
-            vault.write_entry_list_in_background();
-            vault.save_catalogue_in_background(SAVE_CATALOGUE_EVERY);
-            index.commit_in_background();
-            check_history_in_background(&vault);
-            start_watcher(&vault, &index, &changes).map_or((None, None), |(w, s)| (Some(w), s))
-        } else {
-            (None, None)
+            Some(opened) => {
+                vault.write_entry_list_in_background();
+                vault.save_catalogue_in_background(SAVE_CATALOGUE_EVERY);
+                opened.commit_in_background();
+                check_history_in_background(&vault);
+                start_watcher(&vault, opened, &changes).map_or((None, None), |(w, s)| (Some(w), s))
+            }
+            None => (None, None),
         };
         let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
         let idempotency = crate::idempotency::IdempotencyKeys::new(Arc::new(
@@ -324,8 +328,13 @@ impl Assistant {
         // start in a large vault) the index counts the same notes, and the files that
         // cannot be read are counted once it is.
         let built = self.vault.counts_if_built();
-        let (entries, malformed_files) = built.unwrap_or_else(|| (self.index.len(), 0));
-        let index_problem = self.index.health().err();
+        let index = self.index.get();
+        let (entries, malformed_files) =
+            built.unwrap_or_else(|| (index.as_ref().map_or(0, |index| index.len()), 0));
+        let index_problem = match index {
+            Ok(index) => index.health().err(),
+            Err(error) => Some(kb_domain::Chain(&error).to_string()),
+        };
         let entry_list_file = self
             .vault
             .entry_list_file()
@@ -350,13 +359,16 @@ impl Assistant {
     pub async fn close_before_exit(self) {
         self.close().await;
         self.vault.flush();
-        self.index.close();
+        if let Some(index) = self.index.if_opened() {
+            index.close();
+        }
         std::mem::forget(self);
     }
 
     /// Brings the index in line with the vault on disk (the `kb reindex` command).
     pub fn reindex(&self) -> Result<kb_search::SyncStats, kb_domain::SearchError> {
-        self.index.reconcile()
+        let index = self.index.get().map_err(|error| kb_domain::SearchError::index("cannot open the search index", error))?;
+        index.reconcile()
     }
 
     /// Closes the database cleanly; a process that watched the vault also saves its
@@ -387,6 +399,8 @@ struct Storage {
 struct Opening {
     watch: bool,
     preload: bool,
+    /// Whether the index opens now, else when first searched (see [`SearchHandle`]).
+    search_at_start: bool,
 }
 
 fn open_vault_and_index(
@@ -394,8 +408,8 @@ fn open_vault_and_index(
     clock: Arc<dyn Clock>,
     options: OpenOptions,
     changes: ChangeFeed,
-    Opening { watch, preload }: Opening,
-) -> Result<(Arc<Vault>, Arc<TantivyIndex>), CoreError> {
+    Opening { watch, preload, search_at_start }: Opening,
+) -> Result<(Arc<Vault>, Arc<SearchHandle>), CoreError> {
     let Storage { dir, database, git, exclude } = storage;
     let (dir, git) = (dir.as_path(), *git);
     if git == crate::config::GitMode::Commit {
@@ -414,13 +428,27 @@ fn open_vault_and_index(
     if preload {
         vault.load_catalogue_in_background();
     }
-    // The index opening uses the walk of the folders the vault's opening made, then no more.
     let files = vault.files();
-    // The folders are walked while the index loads: its catch-up compares the two.
-    files.walk_ahead();
-    let index = crate::index::open_index_of(files.clone(), vault.root(), options);
-    files.end_keeping_walks();
-    let index = Arc::new(index?);
+    let index = if search_at_start {
+        // The folders are walked while the index loads: its catch-up compares the two, and
+        // the vault's opening uses the same walk.
+        files.walk_ahead();
+        let index = crate::index::open_index_of(files.clone(), vault.root(), options);
+        files.end_keeping_walks();
+        let index = Arc::new(index?);
+        share_writes(&index, &vault, &changes);
+        Arc::new(SearchHandle::opened(index))
+    } else {
+        files.end_keeping_walks();
+        let (root, follower, changes) = (vault.root().to_path_buf(), Arc::downgrade(&vault), changes.clone());
+        Arc::new(SearchHandle::when_needed(Box::new(move || {
+            let index = Arc::new(crate::index::open_index_of(files.clone(), &root, options.clone())?);
+            if let Some(vault) = follower.upgrade() {
+                share_writes(&index, &vault, &changes);
+            }
+            Ok(index)
+        })))
+    };
     if watch {
         // A long-running process follows the vault from its view at start: it reads the
         // entries at once, in the background, with the walk the index's opening just made
@@ -435,16 +463,19 @@ fn open_vault_and_index(
         }
     }
     vault.add_observer(Arc::clone(&index) as Arc<dyn kb_domain::ChangeObserver>);
-    vault.add_observer(Arc::new(changes.clone()));
-    // Other kb processes on this vault send their changes to the one that owns the index;
-    // once indexed, this process's view of the vault follows them too.
-    let follower = Arc::downgrade(&vault);
+    vault.add_observer(Arc::new(changes));
+    Ok((vault, index))
+}
+
+/// Other kb processes on this vault send their changes to the one that owns the index;
+/// once indexed, this process's view of the vault follows them too.
+fn share_writes(index: &Arc<TantivyIndex>, vault: &Arc<Vault>, changes: &ChangeFeed) {
+    let (follower, changes) = (Arc::downgrade(vault), changes.clone());
     index.share_writes(Some(Arc::new(move |changed: &[kb_domain::EntryPath]| {
         let Some(vault) = follower.upgrade() else { return };
         vault.follow_all(changed);
         changes.publish(changed);
     })));
-    Ok((vault, index))
 }
 
 /// Records in history, off the request path, what changed in the vault while kb was not

@@ -52,6 +52,10 @@ pub struct Config {
     /// saved catalogue then loads while the search index opens. A process that follows
     /// the vault (`watch`) always does; a one-shot search need not.
     pub entries_needed: bool,
+    /// Whether the search index opens at start (`true`). A one-shot command that only
+    /// reads entries (a list, an entry, a digest) sets `false`: the index then opens only
+    /// if it searches after all. A process that follows the vault (`watch`) always opens it.
+    pub search_needed: bool,
     /// Whether each change is also committed to git (`KB_GIT`, `off`).
     pub git: GitMode,
     /// The language search stems words in (`KB_LANGUAGE`, `english`).
@@ -103,6 +107,7 @@ impl Config {
             time_zone: None,
             watch: false,
             entries_needed: false,
+            search_needed: true,
             git: GitMode::Off,
             search_language: kb_search::SearchLanguage::default(),
             exclude: Vec::new(),

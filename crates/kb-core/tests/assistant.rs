@@ -192,3 +192,26 @@ async fn the_tools_listed_before_kb_opens_are_the_tools_it_runs() {
     assert_eq!(before, kb.tools().specs());
     assert!(before.iter().any(|spec| spec.definition.name == "search_entries"));
 }
+
+/// A process that said it needs no search (a one-shot list, as `kb list` is) does not open
+/// the search index for a list or an entry; when it searches after all, the index opens
+/// then and finds what was filed meanwhile, though it was closed when the entry was filed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_index_opens_when_first_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("ideas")).unwrap();
+    std::fs::write(dir.path().join("ideas/kiln.md"), "---\nname: Kiln\n---\nA wood-fired kiln.\n").unwrap();
+    let config = Config { search_needed: false, entries_needed: true, ..Config::offline(dir.path()) };
+    let kb = Assistant::open(config).await.unwrap();
+    let index_dir = dir.path().join(".kb/index");
+    assert_eq!(kb.entries().list(&ListQuery::default()).await.unwrap().total, 1);
+    assert_eq!(kb.entries().get("ideas/kiln.md").await.unwrap().entry.name, "Kiln");
+    assert!(!index_dir.exists(), "a list and an entry opened the search index");
+
+    let filed = kb.entries().capture("idea: a glaze made from garden ash", &Default::default()).await.unwrap();
+    assert!(!index_dir.exists(), "a capture with no search opened the index");
+    let found = kb.entries().search(&SearchRequest::new("glaze")).await.unwrap();
+    assert_eq!(found.entries.iter().map(|hit| hit.path.as_str()).collect::<Vec<_>>(), [filed.path.as_str()]);
+    assert!(index_dir.join("meta.json").exists(), "the search did not open the index");
+    assert!(kb.health().index_ready);
+}

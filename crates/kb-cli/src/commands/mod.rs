@@ -45,7 +45,13 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     // A search reads no entries; the other commands mostly do: their saved catalogue loads
     // while the index opens.
     let entries_needed = !matches!(command, Command::Search { .. });
-    let kb = open(Config { watch, entries_needed, ..config }).await?;
+    // Commands that only read entries open the search index only if they search after
+    // all (a name that resolves no other way); those that change entries keep it in step.
+    let search_needed = !matches!(
+        command,
+        Command::List { .. } | Command::Show { .. } | Command::Digest { send: false, .. } | Command::History { .. }
+    );
+    let kb = open(Config { watch, entries_needed, search_needed, ..config }).await?;
     let result = match command {
         Command::Chat(args) => crate::repl::run(&kb, &args, format).await,
         Command::Capture { text, hints, into, new } => {
