@@ -41,11 +41,12 @@ pub(crate) struct Opened {
     pub(crate) changed: Option<Changed>,
 }
 
-/// The cache of the vault at `root`: each file's saved entry when its stamp says it is
-/// current, the file read otherwise; the catalogue saved again when much was read, or when
-/// files were read only because they were modified close to the last save. `loaded` is the
-/// saved catalogue when it was loaded ahead (it is validated all the same).
-pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalogue>) -> Opened {
+/// The cache of the vault at `root`, whose folders `walk` listed: each file's saved entry
+/// when its stamp says it is current, the file read otherwise; the catalogue saved again
+/// when much was read, or when files were read only because they were modified close to
+/// the last save. `loaded` is the saved catalogue when it was loaded ahead (it is
+/// validated all the same).
+pub(crate) fn open(root: &Root, walk: Walk, loaded: Option<SavedCatalogue>) -> Opened {
     let state_dir = root.state_dir();
     // Taken before any stamp is, so every stamp saved is older than it (the racy check).
     let began = SystemTime::now();
@@ -60,13 +61,9 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
     // The saved records of the entries read only because their stamps were racy.
     let mut racy_saved: HashMap<EntryPath, Arc<CatalogueEntry>> = HashMap::new();
     let mut kept_malformed = Vec::new();
-    // A walk made a moment ago by the index's opening stands for the vault now; the save's
-    // time is then when that walk began, before its stamps.
-    let (walked, began) = match recent {
-        Some(walk) => (walk.files, walk.began.min(began)),
-        None => (scan::note_files(root), began),
-    };
-    let listed = clock.elapsed();
+    // The walk (made a moment ago, perhaps by the index's opening) stands for the vault
+    // now; the save's time is then when that walk began, before its stamps.
+    let (walked, began) = (walk.files, walk.began.min(began));
     for (path, stamp) in &walked {
         match saved.take(path, *stamp) {
             Taken::Current(entry) => known.push((path.clone(), entry)),
@@ -116,8 +113,7 @@ pub(crate) fn open(root: &Root, recent: Option<Walk>, loaded: Option<SavedCatalo
     let save = !had_saved || racy > 0 || to_read.len() + gone_count >= SAVE_AFTER_READS;
     tracing::debug!(
         load_ms = loaded.as_millis(),
-        walk_ms = (listed - loaded).as_millis(),
-        read_ms = (read_at - listed).as_millis(),
+        read_ms = (read_at - loaded).as_millis(),
         "where the vault's opening went"
     );
     let read = to_read.len();

@@ -159,55 +159,160 @@ fn heading_start(category: Category) -> String {
 /// and the touched sections' counts set. `None` when the text does not hold what the patch
 /// expects (a section or a line missing, or a section whose lines do not number its
 /// entries once patched): the whole list is then rendered instead.
+///
+/// Only the lines it changes are looked at, found by searching the text for their links,
+/// and the lines of the sections whose count it sets: a vault of 100,000 entries has a
+/// list of several megabytes, and most changes touch a line or two of it.
 pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
+    let headings = Headings::of(text);
+    let mut edits = Edits::default();
     let removed: std::collections::HashSet<String> =
         patch.changed.iter().map(|path| encode_link_target(path.as_str())).collect();
-    let mut lines: Vec<std::borrow::Cow<'_, str>> = text
-        .split_inclusive('\n')
-        .filter(|line| line_target(line).is_none_or(|target| !removed.contains(target)))
-        .map(std::borrow::Cow::Borrowed)
-        .collect();
-    let section_of = |lines: &[std::borrow::Cow<'_, str>], category: Category| -> Option<(usize, usize)> {
-        let start = heading_start(category);
-        let heading = lines.iter().position(|line| line.starts_with(&start))?;
-        let end = lines[heading + 1..]
-            .iter()
-            .position(|line| line.starts_with("## "))
-            .map_or(lines.len(), |n| heading + 1 + n);
-        Some((heading, end))
-    };
+    for target in &removed {
+        edits.dropped.extend(lines_linking_to(text, 0..text.len(), target));
+    }
+    // Where each new line went, by its link: a line may follow one put in just before it.
+    let mut placed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut added: std::collections::HashMap<Category, usize> = std::collections::HashMap::new();
     for (category, line, after) in &patch.lines {
-        let (heading, end) = section_of(&lines, *category)?;
+        let section = headings.section(text, *category)?;
         let at = match after {
             Some(after) => {
                 let target = encode_link_target(after.as_str());
-                heading
-                    + 1
-                    + lines[heading + 1..end].iter().position(|l| line_target(l) == Some(target.as_str()))?
-                    + 1
+                match placed.get(&target) {
+                    Some(&at) => at,
+                    None => {
+                        let before = lines_linking_to(text, section.clone(), &target).next()?;
+                        if edits.dropped.contains(&before) {
+                            return None;
+                        }
+                        before.end
+                    }
+                }
             }
             // First: after the heading and its blank line.
-            None => heading + 2,
+            None => line_end(text, line_end(text, section.start)).min(section.end),
         };
-        lines.insert(at.min(end), std::borrow::Cow::Owned(line.clone()));
+        if let Some(target) = line_target(line) {
+            placed.insert(target.to_string(), at);
+        }
+        edits.inserted.push((at, std::borrow::Cow::Owned(line.clone())));
+        *added.entry(*category).or_default() += 1;
     }
+    let taken_out: std::collections::HashSet<usize> = edits.dropped.iter().map(|line| line.start).collect();
     for (category, count) in &patch.counts {
-        let (heading, end) = section_of(&lines, *category)?;
-        let items = lines[heading + 1..end].iter().filter(|line| line_target(line).is_some()).count();
+        let section = headings.section(text, *category)?;
+        let heading = section.start..line_end(text, section.start);
+        let mut items = added.get(category).copied().unwrap_or(0);
+        let mut none_yet = None;
+        let mut at = heading.end;
+        while at < section.end {
+            let line = at..line_end(text, at);
+            let kept = !taken_out.contains(&line.start);
+            if kept && line_target(&text[line.clone()]).is_some() {
+                items += 1;
+            } else if kept && &text[line.clone()] == "_No entries yet._\n" {
+                none_yet = Some(line.clone());
+            }
+            at = line.end;
+        }
         if items != *count {
             return None;
         }
-        lines[heading] = std::borrow::Cow::Owned(format!("{}{count})\n", heading_start(*category)));
-        let none_yet = lines[heading + 1..end].iter().position(|line| line.as_ref() == "_No entries yet._\n");
+        edits.dropped.push(heading.clone());
+        edits.inserted.push((heading.start, std::borrow::Cow::Owned(format!("{}{count})\n", heading_start(*category)))));
         match (count, none_yet) {
-            (0, None) => lines.insert(heading + 2, std::borrow::Cow::Borrowed("_No entries yet._\n")),
-            (1.., Some(n)) => {
-                lines.remove(heading + 1 + n);
+            (0, None) => {
+                let after_blank = line_end(text, heading.end).min(section.end);
+                edits.inserted.push((after_blank, std::borrow::Cow::Borrowed("_No entries yet._\n")));
             }
+            (1.., Some(line)) => edits.dropped.push(line),
             _ => {}
         }
     }
-    Some(lines.concat())
+    Some(edits.apply(text))
+}
+
+/// Changes to a text: ranges of it left out, and lines put in at offsets of it (those at
+/// one offset in the order given, before what is left out there).
+#[derive(Default)]
+struct Edits<'a> {
+    dropped: Vec<std::ops::Range<usize>>,
+    inserted: Vec<(usize, std::borrow::Cow<'a, str>)>,
+}
+
+impl Edits<'_> {
+    fn apply(mut self, text: &str) -> String {
+        self.dropped.sort_by_key(|range| range.start);
+        self.dropped.dedup();
+        // A stable sort: lines put in at one offset keep their order.
+        self.inserted.sort_by_key(|(at, _)| *at);
+        let mut out = String::with_capacity(text.len() + self.inserted.iter().map(|(_, l)| l.len()).sum::<usize>());
+        let mut inserted = self.inserted.into_iter().peekable();
+        let mut copied = 0;
+        for range in self.dropped {
+            // Each line is left out once.
+            if range.start < copied {
+                continue;
+            }
+            while let Some((at, line)) = inserted.next_if(|(at, _)| *at <= range.start) {
+                out.push_str(&text[copied..at]);
+                out.push_str(&line);
+                copied = at;
+            }
+            out.push_str(&text[copied..range.start]);
+            copied = range.end;
+        }
+        for (at, line) in inserted {
+            out.push_str(&text[copied..at.max(copied)]);
+            out.push_str(&line);
+            copied = at.max(copied);
+        }
+        out.push_str(&text[copied..]);
+        out
+    }
+}
+
+/// The offset just past the line of `text` that begins at `at` (its newline included).
+fn line_end(text: &str, at: usize) -> usize {
+    text[at..].find('\n').map_or(text.len(), |n| at + n + 1)
+}
+
+/// The lines within `within` whose entry line links to `target` (see [`line_target`]),
+/// found by searching for the link rather than reading every line.
+fn lines_linking_to<'t>(
+    text: &'t str,
+    within: std::ops::Range<usize>,
+    target: &'t str,
+) -> impl Iterator<Item = std::ops::Range<usize>> + 't {
+    let needle = format!("]({target})");
+    let found: Vec<usize> = memchr::memmem::find_iter(&text.as_bytes()[within.clone()], needle.as_bytes())
+        .map(|at| within.start + at)
+        .collect();
+    found.into_iter().filter_map(move |at| {
+        let start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |n| n + 1);
+        let line = start..line_end(text, at);
+        (start >= within.start && line_target(&text[line.clone()]) == Some(target)).then_some(line)
+    })
+}
+
+/// Where the lines of a text that begin with `## ` begin: the sections' headings.
+struct Headings(Vec<usize>);
+
+impl Headings {
+    fn of(text: &str) -> Headings {
+        let first = text.starts_with("## ").then_some(0);
+        let rest = memchr::memmem::find_iter(text.as_bytes(), b"\n## ").map(|at| at + 1);
+        Headings(first.into_iter().chain(rest).collect())
+    }
+
+    /// The range of `category`'s section in `text`: from its heading line to the next
+    /// heading (the first such heading, if there are several).
+    fn section(&self, text: &str, category: Category) -> Option<std::ops::Range<usize>> {
+        let start = heading_start(category);
+        let at = self.0.iter().position(|&at| text[at..].starts_with(&start))?;
+        Some(self.0[at]..self.0.get(at + 1).copied().unwrap_or(text.len()))
+    }
 }
 
 fn heading(category: Category) -> &'static str {

@@ -32,6 +32,14 @@ pub(crate) struct Walk {
     taken: Instant,
 }
 
+impl Walk {
+    /// The folders of the vault at `root` walked now.
+    pub(crate) fn now(root: &Root) -> Walk {
+        let began = SystemTime::now();
+        Walk { files: scan::note_files(root), began, taken: Instant::now() }
+    }
+}
+
 /// A walk is used by another only this soon after it was made: the files may change after.
 const FRESH_FOR: Duration = Duration::from_secs(2);
 

@@ -330,9 +330,12 @@ impl Vault {
     /// changed since the catalogue was saved.
     fn build(&self, state: &mut State, parts: Parts) {
         state.built = true;
-        // Loaded ahead when it was asked for (a thread that panicked: loaded here instead).
-        let loaded = kb_domain::sync::lock(&self.preloading).take().and_then(|loading| loading.join().ok());
-        let opened = catalogue::open(&self.root, self.recent_walk.take(), loaded);
+        // Loaded ahead when it was asked for (a thread that panicked: loaded here instead);
+        // with no walk made by the index's opening, the folders are walked meanwhile.
+        let loading = kb_domain::sync::lock(&self.preloading).take();
+        let walk = self.recent_walk.take().unwrap_or_else(|| files::Walk::now(&self.root));
+        let loaded = loading.and_then(|loading| loading.join().ok());
+        let opened = catalogue::open(&self.root, walk, loaded);
         let (entries, malformed) = opened.entries.counts();
         tracing::info!(
             entries,

@@ -517,7 +517,7 @@ fn a_racy_file_counts_as_changed_only_when_it_changed() {
     vault.save_catalogue();
     drop(vault);
     let root = safe_path::Root::new(dir.path().to_path_buf()).unwrap();
-    let opened = catalogue::open(&root, None, None);
+    let opened = catalogue::open(&root, files::Walk::now(&root), None);
     assert_eq!(opened.read, 1, "the file written a moment before the save is read again");
     assert!(opened.changed.is_none(), "it holds what was saved");
     // Another name, with the same size and modification time.
@@ -525,7 +525,7 @@ fn a_racy_file_counts_as_changed_only_when_it_changed() {
     let modified = fs::metadata(&file).unwrap().modified().unwrap();
     fs::write(&file, fs::read_to_string(&file).unwrap().replace("Kiln", "Kilt")).unwrap();
     fs::File::options().write(true).open(&file).unwrap().set_modified(modified).unwrap();
-    let opened = catalogue::open(&root, None, None);
+    let opened = catalogue::open(&root, files::Walk::now(&root), None);
     assert!(
         matches!(&opened.changed, Some(catalogue::Changed::Files(paths)) if paths == std::slice::from_ref(&kiln.path)),
         "the edit is not seen as a change"
