@@ -148,7 +148,7 @@ fn capture_then_list_show_search_and_digest() {
 #[test]
 fn reindex_takes_in_a_file_written_by_hand() {
     let kb = Sandbox::new();
-    kb.ok(&["list"]); // creates the vault and its index
+    kb.ok(&["search", "kettle"]); // creates the vault and its index (a list opens no index)
     write(
         &kb.vault().join("ideas/solar-kettle.md"),
         "---\nname: Solar kettle\none_liner: boil water with sunlight\n---\nA parabolic mirror.\n",
