@@ -26,6 +26,16 @@ pub fn fold_name(text: &str) -> String {
     folded
 }
 
+/// Whether `text` folded ([`fold_name`]) may begin with the byte `first`: `false` only
+/// when it surely does not, found without folding (for ASCII text, its first letter or
+/// digit). Lets a look at every entry's names fold only the few that may match.
+pub fn may_fold_to_start_with(text: &str, first: u8) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    text.bytes().find(u8::is_ascii_alphanumeric).is_some_and(|b| b.to_ascii_lowercase() == first)
+}
+
 /// Words that may open a reference without being part of the name.
 const LEADING_FILLER: &[&str] = &["the", "my", "a", "an", "our", "that", "this", "about"];
 
@@ -125,6 +135,22 @@ mod tests {
         #[test]
         fn folding_in_one_pass_is_folding_in_steps(text in "(?s)[ -~\t\nÀ-ÿĀ-ž’'—–\u{3000}-\u{30ff}😀]{0,24}") {
             proptest::prop_assert_eq!(fold_name(&text), fold_in_steps(&text));
+        }
+
+        /// The quick look at a name's first letter never rules out what it folds to.
+        #[test]
+        fn the_first_letter_look_rules_out_only_other_starts(
+            text in "(?s)[ -~À-ÿ’]{0,12}",
+            first in proptest::sample::select(b"abyz09 -'".to_vec()),
+        ) {
+            let folded = fold_name(&text);
+            if folded.as_bytes().first() == Some(&first) {
+                proptest::prop_assert!(may_fold_to_start_with(&text, first));
+            }
+            if !text.is_ascii() || folded.is_empty() {
+                return Ok(());
+            }
+            proptest::prop_assert_eq!(may_fold_to_start_with(&text, first), folded.as_bytes()[0] == first);
         }
     }
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use kb_domain::names::{fold_name, relate};
+use kb_domain::names::{fold_name, may_fold_to_start_with, relate};
 use kb_domain::nudges::{NudgeCandidates, NudgeSettings};
 use kb_domain::references::referenced_paths;
 use kb_domain::{
@@ -385,7 +385,19 @@ impl Cache {
                     .filter_map(|cached| name_match(&cached.record, &wanted))
                     .collect()
             }
-            None => self.entries.values().filter_map(|cached| name_match(&cached.record, &wanted)).collect(),
+            None => {
+                // Only names that may fold to the wanted one's first letter are folded.
+                let first = wanted.as_bytes().first().copied();
+                let may_match = |cached: &&Cached| {
+                    first.is_some_and(|first| {
+                        std::iter::once(cached.record.name())
+                            .chain(cached.record.aliases.iter().map(String::as_str))
+                            .any(|name| may_fold_to_start_with(name, first))
+                    })
+                };
+                let candidates = self.entries.values().filter(may_match);
+                candidates.filter_map(|cached| name_match(&cached.record, &wanted)).collect()
+            }
         };
         found.sort_by(|a, b| a.relation.cmp(&b.relation).then_with(|| a.entry.path.cmp(&b.entry.path)));
         found
