@@ -120,7 +120,13 @@ impl Assistant {
         let changes = ChangeFeed::default();
         let feed = changes.clone();
         let (vault, index) = tokio::task::spawn_blocking(move || {
-            open_vault_and_index(&storage, vault_clock, options, feed, Opening { watch, preload, search_at_start })
+            open_vault_and_index(
+                &storage,
+                vault_clock,
+                options,
+                feed,
+                Opening { watch, preload, search_at_start },
+            )
         })
         .await
         .map_err(CoreError::Task)??;
@@ -367,7 +373,10 @@ impl Assistant {
 
     /// Brings the index in line with the vault on disk (the `kb reindex` command).
     pub fn reindex(&self) -> Result<kb_search::SyncStats, kb_domain::SearchError> {
-        let index = self.index.get().map_err(|error| kb_domain::SearchError::index("cannot open the search index", error))?;
+        let index = self
+            .index
+            .get()
+            .map_err(|error| kb_domain::SearchError::index("cannot open the search index", error))?;
         index.reconcile()
     }
 

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kb_domain::{ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchIndex, SearchQuery, SearchResults};
+use kb_domain::{
+    ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchIndex, SearchQuery, SearchResults,
+};
 use kb_search::{OpenOptions, TantivyIndex};
 use kb_storage::vault::EntryFiles;
 
@@ -56,7 +58,10 @@ impl SearchHandle {
     /// The handle of an index opened already.
     pub(crate) fn opened(index: Arc<TantivyIndex>) -> SearchHandle {
         let kept = Arc::clone(&index);
-        SearchHandle { opened: OnceLock::from(index), open: Mutex::new(Box::new(move || Ok(Arc::clone(&kept)))) }
+        SearchHandle {
+            opened: OnceLock::from(index),
+            open: Mutex::new(Box::new(move || Ok(Arc::clone(&kept)))),
+        }
     }
 
     /// The handle of an index `open` opens when it is first needed (again at the next

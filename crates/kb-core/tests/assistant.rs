@@ -208,7 +208,8 @@ async fn the_search_index_opens_when_first_needed() {
     assert_eq!(kb.entries().get("ideas/kiln.md").await.unwrap().entry.name, "Kiln");
     assert!(!index_dir.exists(), "a list and an entry opened the search index");
 
-    let filed = kb.entries().capture("idea: a glaze made from garden ash", &Default::default()).await.unwrap();
+    let filed =
+        kb.entries().capture("idea: a glaze made from garden ash", &Default::default()).await.unwrap();
     assert!(!index_dir.exists(), "a capture with no search opened the index");
     let found = kb.entries().search(&SearchRequest::new("glaze")).await.unwrap();
     assert_eq!(found.entries.iter().map(|hit| hit.path.as_str()).collect::<Vec<_>>(), [filed.path.as_str()]);

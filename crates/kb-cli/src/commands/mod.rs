@@ -49,7 +49,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     // all (a name that resolves no other way); those that change entries keep it in step.
     let search_needed = !matches!(
         command,
-        Command::List { .. } | Command::Show { .. } | Command::Digest { send: false, .. } | Command::History { .. }
+        Command::List { .. }
+            | Command::Show { .. }
+            | Command::Digest { send: false, .. }
+            | Command::History { .. }
     );
     let kb = open(Config { watch, entries_needed, search_needed, ..config }).await?;
     let result = match command {

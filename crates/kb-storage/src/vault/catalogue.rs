@@ -102,7 +102,9 @@ pub(crate) fn open(root: &Root, walk: Walk, loaded: Option<SavedCatalogue>) -> O
     // of the entry list.
     let unchanged: HashSet<&EntryPath> = read
         .iter()
-        .filter(|(path, entry)| racy_saved.get(path).is_some_and(|saved| saved.summary == entry.record.summary))
+        .filter(|(path, entry)| {
+            racy_saved.get(path).is_some_and(|saved| saved.summary == entry.record.summary)
+        })
         .map(|(path, _)| path)
         .collect();
     let mut changed_paths: Vec<EntryPath> =

@@ -220,7 +220,10 @@ pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
             return None;
         }
         edits.dropped.push(heading.clone());
-        edits.inserted.push((heading.start, std::borrow::Cow::Owned(format!("{}{count})\n", heading_start(*category)))));
+        edits.inserted.push((
+            heading.start,
+            std::borrow::Cow::Owned(format!("{}{count})\n", heading_start(*category))),
+        ));
         match (count, none_yet) {
             (0, None) => {
                 let after_blank = line_end(text, heading.end).min(section.end);
@@ -247,7 +250,8 @@ impl Edits<'_> {
         self.dropped.dedup();
         // A stable sort: lines put in at one offset keep their order.
         self.inserted.sort_by_key(|(at, _)| *at);
-        let mut out = String::with_capacity(text.len() + self.inserted.iter().map(|(_, l)| l.len()).sum::<usize>());
+        let mut out =
+            String::with_capacity(text.len() + self.inserted.iter().map(|(_, l)| l.len()).sum::<usize>());
         let mut inserted = self.inserted.into_iter().peekable();
         let mut copied = 0;
         for range in self.dropped {

@@ -532,5 +532,8 @@ fn a_racy_file_counts_as_changed_only_when_it_changed() {
     );
     let vault = open(dir.path());
     assert_eq!(vault.list(&ListFilter::default()).unwrap().entries[0].name, "Kilt");
-    assert!(fs::read_to_string(dir.path().join("index.md")).unwrap().contains("Kilt"), "the entry list is not put right");
+    assert!(
+        fs::read_to_string(dir.path().join("index.md")).unwrap().contains("Kilt"),
+        "the entry list is not put right"
+    );
 }
