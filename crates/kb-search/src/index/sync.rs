@@ -186,7 +186,15 @@ impl TantivyIndex {
                 compare_ms = clock.elapsed().as_millis() - walk_ms,
                 "the folders are walked and compared with the index"
             );
-            let (changed, gone) = (differences.changed, differences.gone);
+            let (mut changed, listed_gone) = (differences.changed, differences.gone);
+            // A walk begun before the index's stamps were loaded (see
+            // `EntryFiles::walk_ahead`) misses a file another kb process wrote and indexed
+            // meanwhile: a file the walk did not list is looked at once more before its
+            // entry is dropped, and read again when it is there.
+            let mut gone = Vec::with_capacity(listed_gone.len());
+            for path in listed_gone {
+                if self.files.stamp(&path).is_some() { changed.push(path) } else { gone.push(path) }
+            }
             if changed.is_empty() && gone.is_empty() {
                 return Ok((SyncStats::default(), Vec::new()));
             }

@@ -6,8 +6,9 @@ use std::fs;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kb_domain::{ChangeObserver, EntryChange, EntryPath, SearchIndex};
-use kb_search::{META_FILE, OnChange, TantivyIndex, VaultWatcher};
+use kb_domain::{ChangeObserver, EntryChange, EntryPath, FileRead, SearchIndex, Stamp, VaultFiles};
+use kb_search::{META_FILE, OnChange, OpenOptions, TantivyIndex, VaultWatcher};
+use kb_storage::vault::EntryFiles;
 
 use crate::support::{TestVault, eventually, open_index, paths, search};
 
@@ -288,4 +289,58 @@ fn settles_running_at_once_each_see_the_edits_made_before_them() {
             });
         }
     });
+}
+
+/// The vault's entry files, with a listing that misses one path: what a walk that began
+/// before another kb process wrote (and indexed) that file gives.
+struct ListingBehind {
+    files: EntryFiles,
+    missing: Mutex<Option<EntryPath>>,
+}
+
+impl VaultFiles for ListingBehind {
+    fn root(&self) -> &std::path::Path {
+        self.files.root()
+    }
+    fn entry_files(&self) -> Vec<(EntryPath, Stamp)> {
+        let mut listed = self.files.entry_files();
+        let missing = self.missing.lock().unwrap().clone();
+        listed.retain(|(path, _)| Some(path) != missing.as_ref());
+        listed
+    }
+    fn note_folders(&self) -> Vec<std::path::PathBuf> {
+        self.files.note_folders()
+    }
+    fn note_folder_of(&self, folder: &std::path::Path) -> Option<String> {
+        self.files.note_folder_of(folder)
+    }
+    fn stamp(&self, path: &EntryPath) -> Option<Stamp> {
+        self.files.stamp(path)
+    }
+    fn read(&self, path: &EntryPath) -> FileRead {
+        self.files.read(path)
+    }
+    fn entry_path_of(&self, file: &std::path::Path) -> Option<EntryPath> {
+        self.files.entry_path_of(file)
+    }
+}
+
+/// A catch-up whose walk began before a file was written and indexed keeps that file's
+/// entry: the file is looked at again before it counts as gone.
+#[test]
+fn a_walk_older_than_the_index_drops_no_file_that_is_there() {
+    let vault = TestVault::new();
+    vault.write_entry("ideas/kiln.md", "Kiln", "A wood-fired kiln.");
+    let files =
+        Arc::new(ListingBehind { files: EntryFiles::new(vault.root()).unwrap(), missing: Mutex::default() });
+    let index = TantivyIndex::open_with(files.clone(), &vault.index_dir(), OpenOptions::default()).unwrap();
+    let glaze = vault.write_entry("ideas/glaze.md", "Glaze", "An ash glaze from the garden.");
+    index.upsert(&glaze).unwrap();
+    *files.missing.lock().unwrap() = Some(glaze.path.clone());
+    index.reconcile().unwrap();
+    assert_eq!(paths(&search(&index, "glaze")), ["ideas/glaze.md"], "the entry was dropped");
+    // A file really gone is still dropped.
+    fs::remove_file(vault.root().join("ideas/kiln.md")).unwrap();
+    index.reconcile().unwrap();
+    assert!(paths(&search(&index, "kiln")).is_empty());
 }
