@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::resolve::{link_key, stem, without_md};
+use super::resolve::{link_key, note_keys, stem, without_md};
 use super::{Link, LinkResolver, parse_body_links};
 
 /// The most characters of a line kept beside a link: a long paragraph is one line, and
@@ -159,7 +159,7 @@ impl LinkGraph {
         let mut its_keys: HashSet<String> = std::iter::once(name_key(path)).collect();
         let mut named: HashSet<String> = HashSet::new();
         if let Some((_, links, aliases)) = notes.clone().find(|(p, _, _)| *p == path) {
-            its_keys.extend(lowered(aliases));
+            its_keys = note_keys(path, aliases).into_iter().collect();
             named.extend(links.iter().map(|(link, _)| link_key(link)));
         }
         named.extend(its_keys.iter().cloned());

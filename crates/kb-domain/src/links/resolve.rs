@@ -211,6 +211,13 @@ pub fn link_key(link: &Link) -> String {
     stem(without_md(link.target.trim())).to_lowercase()
 }
 
+/// The keys under which a link may lead to the note at `path` with `aliases`: its file
+/// name without `.md`, and each alias, lowercased (a link's [`link_key`] must be one).
+pub fn note_keys(path: &str, aliases: &[String]) -> Vec<String> {
+    let aliases = aliases.iter().map(|a| a.trim().to_lowercase()).filter(|a| !a.is_empty());
+    std::iter::once(stem(without_md(path)).to_lowercase()).chain(aliases).collect()
+}
+
 /// Removes `path` from the set under `key`, and the set once empty.
 fn forget(map: &mut HashMap<String, BTreeSet<String>>, key: &str, path: &str) {
     if let Some(set) = map.get_mut(key) {

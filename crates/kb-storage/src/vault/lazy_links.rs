@@ -37,6 +37,24 @@ impl NoteLinks {
         }
     }
 
+    /// Whether one of these links may have one of `keys` (lowercase) as its
+    /// [`kb_domain::links::link_key`], told without reading saved links when they are ASCII
+    /// and hold none of the keys in any case (a key is part of a link's target, lowercased).
+    /// `scratch` is a buffer to reuse.
+    fn may_lead_to(&self, keys: &[String], scratch: &mut Vec<u8>) -> bool {
+        match self {
+            NoteLinks::Parsed(links) => !links.is_empty(),
+            NoteLinks::Saved(bytes) if bytes.is_empty() => false,
+            // Some characters lowercase to ASCII letters (the Kelvin sign to `k`).
+            NoteLinks::Saved(bytes) if !bytes.is_ascii() => true,
+            NoteLinks::Saved(bytes) => {
+                scratch.clear();
+                scratch.extend(bytes.iter().map(u8::to_ascii_lowercase));
+                keys.iter().any(|key| memchr::memmem::find(scratch, key.as_bytes()).is_some())
+            }
+        }
+    }
+
     /// [`NoteLinks::parsed`], owned.
     pub(crate) fn into_parsed(self) -> Vec<(Link, String)> {
         match self {
@@ -94,10 +112,19 @@ impl LazyLinks {
         match &self.written {
             None => Cow::Borrowed(&self.graph),
             Some(notes) => {
-                // Every note's links are read: any may lead to this one.
+                // Any note's links may lead to this one, but only through its keys: the
+                // links of a note that holds none of them are not read (they cannot
+                // change this note's links or backlinks).
+                let aliases = notes.get(path).map_or(&[][..], |(_, aliases)| aliases.as_slice());
+                let keys = kb_domain::links::note_keys(path, aliases);
+                let mut scratch = Vec::new();
+                let none = Cow::Borrowed(&[][..]);
                 let parsed: Vec<_> = notes
                     .iter()
-                    .map(|(p, (links, aliases))| (p.as_ref(), links.parsed(), aliases.as_slice()))
+                    .map(|(p, (links, aliases))| {
+                        let read = p.as_ref() == path || links.may_lead_to(&keys, &mut scratch);
+                        (p.as_ref(), if read { links.parsed() } else { none.clone() }, aliases.as_slice())
+                    })
                     .collect();
                 Cow::Owned(LinkGraph::around(
                     parsed.iter().map(|(p, links, aliases)| (*p, links.as_ref(), *aliases)),
@@ -181,6 +208,14 @@ mod tests {
             note("ideas/garden.md", "Plant [[Tomatoes]] with [[Sis]].", &[]),
             saved_note("ideas/tomatoes.md", "Red ones, ask [[Anna]].", &[]),
             saved_note("ideas/herbs.md", "Basil, by [[Tomatoes]].", &[]),
+            // Links in another case, or to no note here: their keys are looked for in the
+            // saved form before it is read.
+            saved_note(
+                "ideas/soil.md",
+                "Mulch the [[GARDEN]], then [[Ideas/TOMATOES.md|the red ones]].",
+                &[],
+            ),
+            saved_note("ideas/stray.md", "Nothing here: [[Elsewhere]], [[Zoë]].", &[]),
         ];
         let mut lazy = LazyLinks::of_notes(start.clone());
         let mut eager = LinkGraph::of_notes(
@@ -204,8 +239,15 @@ mod tests {
             ["Basil, by [[Tomatoes]]."]
         );
 
-        let paths =
-            ["people/anna.md", "ideas/garden.md", "ideas/tomatoes.md", "ideas/peppers.md", "ideas/herbs.md"];
+        let paths = [
+            "people/anna.md",
+            "ideas/garden.md",
+            "ideas/tomatoes.md",
+            "ideas/peppers.md",
+            "ideas/herbs.md",
+            "ideas/soil.md",
+            "ideas/stray.md",
+        ];
         // One note's links, asked before anything is resolved, are those of the whole graph.
         for path in paths {
             assert_eq!(seen(&lazy.around(path), &[path]), seen(&eager, &[path]), "{path}");
