@@ -14,7 +14,7 @@ mod tests;
 use std::ops::Range;
 
 pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink, links_in};
-pub use resolve::{LinkResolver, link_key, note_keys};
+pub use resolve::{LinkResolver, link_key, note_keys, target_stem};
 pub use retarget::retarget_wikilinks;
 
 /// How a link is written.

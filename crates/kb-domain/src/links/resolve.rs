@@ -208,7 +208,13 @@ struct Moved<'f, 'a> {
 /// The lowercased last component of what a link names (without `.md`): only a note with
 /// that file name or alias can be where it leads.
 pub fn link_key(link: &Link) -> String {
-    stem(without_md(link.target.trim())).to_lowercase()
+    target_stem(&link.target).to_lowercase()
+}
+
+/// The part of a link's target its [`link_key`] is made of (the file name, without a
+/// folder or `.md`), as written.
+pub fn target_stem(target: &str) -> &str {
+    stem(without_md(target.trim()))
 }
 
 /// The keys under which a link may lead to the note at `path` with `aliases`: its file

@@ -38,19 +38,19 @@ impl NoteLinks {
     }
 
     /// Whether one of these links may have one of `keys` (lowercase) as its
-    /// [`kb_domain::links::link_key`], told without reading saved links when they are ASCII
-    /// and hold none of the keys in any case (a key is part of a link's target, lowercased).
-    /// `scratch` is a buffer to reuse.
-    fn may_lead_to(&self, keys: &[String], scratch: &mut Vec<u8>) -> bool {
+    /// [`kb_domain::links::link_key`], told from saved links without decoding them: their
+    /// targets are read in place, and an ASCII target is compared with the keys in any
+    /// case (another may lowercase to ASCII, as the Kelvin sign does to `k`: it may match).
+    fn may_lead_to(&self, keys: &[String]) -> bool {
         match self {
             NoteLinks::Parsed(links) => !links.is_empty(),
-            NoteLinks::Saved(bytes) if bytes.is_empty() => false,
-            // Some characters lowercase to ASCII letters (the Kelvin sign to `k`).
-            NoteLinks::Saved(bytes) if !bytes.is_ascii() => true,
             NoteLinks::Saved(bytes) => {
-                scratch.clear();
-                scratch.extend(bytes.iter().map(u8::to_ascii_lowercase));
-                keys.iter().any(|key| memchr::memmem::find(scratch, key.as_bytes()).is_some())
+                let may_match = |target: &str| {
+                    let stem = kb_domain::links::target_stem(target);
+                    !stem.is_ascii() || keys.iter().any(|key| stem.eq_ignore_ascii_case(key))
+                };
+                // Links that cannot be read are decoded, which reports them.
+                saved_catalogue::any_link_target(bytes, may_match).unwrap_or(true)
             }
         }
     }
@@ -117,12 +117,11 @@ impl LazyLinks {
                 // change this note's links or backlinks).
                 let aliases = notes.get(path).map_or(&[][..], |(_, aliases)| aliases.as_slice());
                 let keys = kb_domain::links::note_keys(path, aliases);
-                let mut scratch = Vec::new();
                 let none = Cow::Borrowed(&[][..]);
                 let parsed: Vec<_> = notes
                     .iter()
                     .map(|(p, (links, aliases))| {
-                        let read = p.as_ref() == path || links.may_lead_to(&keys, &mut scratch);
+                        let read = p.as_ref() == path || links.may_lead_to(&keys);
                         (p.as_ref(), if read { links.parsed() } else { none.clone() }, aliases.as_slice())
                     })
                     .collect();

@@ -344,6 +344,64 @@ pub(crate) fn decode_links(bytes: &[u8]) -> Option<Vec<(Link, String)>> {
     saved.into_iter().map(SavedLink::link).collect()
 }
 
+/// Whether `wanted` holds for a target of the links in `bytes` (the form [`encode_links`]
+/// gives), read in place without decoding the links; `None` when `bytes` cannot be read.
+/// Each [`SavedLink`] is, in postcard: its form (one byte), its target, its heading and
+/// alias (each a 0/1 byte, then the text), its line, start and end (varints), its line.
+pub(crate) fn any_link_target(bytes: &[u8], mut wanted: impl FnMut(&str) -> bool) -> Option<bool> {
+    if bytes.is_empty() {
+        return Some(false);
+    }
+    let mut reader = Varints(bytes);
+    for _ in 0..reader.varint()? {
+        reader.take(1)?;
+        let target = std::str::from_utf8(reader.text()?).ok()?;
+        if wanted(target) {
+            return Some(true);
+        }
+        for _ in 0..2 {
+            if reader.take(1)? == [1] {
+                reader.text()?;
+            }
+        }
+        for _ in 0..3 {
+            reader.varint()?;
+        }
+        reader.text()?;
+    }
+    Some(false)
+}
+
+/// postcard's bytes, read from the front.
+struct Varints<'a>(&'a [u8]);
+
+impl<'a> Varints<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (taken, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(taken)
+    }
+
+    /// A LEB128 varint (at most ten bytes).
+    fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..70).step_by(7) {
+            let byte = *self.take(1)?.first()?;
+            value |= u64::from(byte & 0x7f).checked_shl(shift)?;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    /// A length-prefixed byte string.
+    fn text(&mut self) -> Option<&'a [u8]> {
+        let len = usize::try_from(self.varint()?).ok()?;
+        self.take(len)
+    }
+}
+
 /// One link as written.
 #[derive(Serialize, Deserialize)]
 struct SavedLink {
@@ -486,6 +544,34 @@ mod tests {
 
     /// Entries saved in any order come back by path, each taken once, whatever order they
     /// are asked for in; what is not taken is what is gone.
+    /// The targets read in place are those decoding gives, in order, and a cut or damaged
+    /// form is refused or read short, never past its end.
+    #[test]
+    fn link_targets_are_read_in_place_as_decoding_reads_them() {
+        let body = "See [[Priya Raman#Work|her]], ![[kiln.png]], [a](ideas/Zoë%20plan.md) and [[people/Ada]].\n\
+                    Then [[x]] — on a line of its own with ümlauts.";
+        let links = kb_domain::links::links_in(body);
+        let bytes = encode_links(&links);
+        let mut read = Vec::new();
+        assert_eq!(
+            any_link_target(&bytes, |target| {
+                read.push(target.to_string());
+                false
+            }),
+            Some(false)
+        );
+        let decoded: Vec<String> =
+            decode_links(&bytes).unwrap().into_iter().map(|(link, _)| link.target).collect();
+        assert_eq!(read, decoded);
+        assert_eq!(read.len(), 5, "{read:?}");
+        assert_eq!(any_link_target(&bytes, |target| target == "x"), Some(true));
+        for cut in 0..bytes.len() {
+            let _ = any_link_target(&bytes[..cut], |_| false);
+        }
+        assert_eq!(any_link_target(&bytes[..bytes.len() - 1], |_| false), None);
+        assert_eq!(any_link_target(&[], |_| true), Some(false));
+    }
+
     #[test]
     fn entries_are_taken_once_in_any_order() {
         let dir = tempfile::tempdir().unwrap();
