@@ -260,6 +260,9 @@ impl Edits<'_> {
                 continue;
             }
             while let Some((at, line)) = inserted.next_if(|(at, _)| *at <= range.start) {
+                // Offsets are line starts, never inside a line left out; kept in order all
+                // the same.
+                let at = at.max(copied);
                 out.push_str(&text[copied..at]);
                 out.push_str(&line);
                 copied = at;
