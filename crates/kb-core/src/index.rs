@@ -1,7 +1,7 @@
 //! Wiring the search index to the vault: the index reads the vault only through the
 //! vault's entry files ([`kb_storage::vault::EntryFiles`], the [`kb_domain::VaultFiles`]
 //! port), kept in `{vault}/.kb/index`, and held open from the start or from the first
-//! search ([`SearchHandle`]).
+//! search (`SearchHandle`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
