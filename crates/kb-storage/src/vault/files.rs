@@ -60,8 +60,8 @@ struct RecentState {
     ended: bool,
 }
 
-/// A walk running on its own thread: the files with their stamps, and when it began.
-type WalkAhead = JoinHandle<(Vec<(EntryPath, Stamp)>, SystemTime)>;
+/// A walk running on its own thread.
+type WalkAhead = JoinHandle<Walk>;
 
 impl RecentWalk {
     /// Keeps a copy of `files`, listed just now from `began` on, unless keeping has ended.
@@ -82,13 +82,12 @@ impl RecentWalk {
         if let Some(walk) = kept.filter(|walk| walk.taken.elapsed() < FRESH_FOR) {
             return Some(walk);
         }
-        let (files, began) = ahead?.join().ok()?;
-        Some(Walk { files, began, taken: Instant::now() })
+        ahead?.join().ok()
     }
 
     /// The walk begun ahead, taken out, once it is done (`None` when there is none, or it
     /// failed).
-    fn take_ahead(&self) -> Option<(Vec<(EntryPath, Stamp)>, SystemTime)> {
+    fn take_ahead(&self) -> Option<Walk> {
         let ahead = kb_domain::sync::lock(&self.inner).ahead.take()?;
         ahead.join().ok()
     }
@@ -143,10 +142,7 @@ impl EntryFiles {
     /// is found as one changed just after the call would be (the watcher, the next walk).
     pub fn walk_ahead(&self) {
         let root = self.root.clone();
-        let started = std::thread::Builder::new().name("kb-walk".into()).spawn(move || {
-            let began = SystemTime::now();
-            (scan::note_files(&root), began)
-        });
+        let started = std::thread::Builder::new().name("kb-walk".into()).spawn(move || Walk::now(&root));
         match started {
             Ok(walking) => kb_domain::sync::lock(&self.recent.inner).ahead = Some(walking),
             Err(error) => tracing::debug!(%error, "the folders are walked when first needed"),
@@ -160,12 +156,9 @@ impl VaultFiles for EntryFiles {
     }
 
     fn entry_files(&self) -> Vec<(EntryPath, Stamp)> {
-        let (files, began) = self.recent.take_ahead().unwrap_or_else(|| {
-            let began = SystemTime::now();
-            (scan::note_files(&self.root), began)
-        });
-        self.recent.keep(&files, began);
-        files
+        let walk = self.recent.take_ahead().unwrap_or_else(|| Walk::now(&self.root));
+        self.recent.keep(&walk.files, walk.began);
+        walk.files
     }
 
     fn note_folders(&self) -> Vec<PathBuf> {
