@@ -3,7 +3,7 @@
 
 use kb_domain::fields::keys;
 use kb_domain::{Entry, Stamp};
-use tantivy::schema::Value;
+use tantivy::schema::{OwnedValue, Schema, Value};
 use tantivy::{DateTime, TantivyDocument};
 
 use crate::schema::{IndexFields, TextField};
@@ -51,6 +51,17 @@ pub(crate) fn to_document(fields: &IndexFields, entry: &Entry, stamp: Stamp) -> 
         }
     }
     doc
+}
+
+/// Whether `stored`, a document read back from the index, stores the same values as
+/// `fresh`, one made by [`to_document`]: then the index holds what `fresh` would index, as
+/// every indexed text is also stored.
+pub(crate) fn same_stored(schema: &Schema, stored: &TantivyDocument, fresh: &TantivyDocument) -> bool {
+    let values = |doc: &TantivyDocument, field| doc.get_all(field).map(OwnedValue::from).collect::<Vec<_>>();
+    schema
+        .fields()
+        .filter(|(_, entry)| entry.is_stored())
+        .all(|(field, _)| values(stored, field) == values(fresh, field))
 }
 
 /// What a search hit needs from a stored document.

@@ -5,7 +5,8 @@
 //! A warm open reads only metadata: the stamps (path, mtime, size) of indexed entries come
 //! from fast fields, those of the files from a directory walk, and only files whose stamp
 //! differs are read, and those modified within two seconds of the last commit (whose
-//! stamps cannot tell one version from the next, see [`Stamp::RACY_WINDOW_NS`]). The meta file
+//! stamps cannot tell one version from the next, see [`Stamp::RACY_WINDOW_NS`]), which are
+//! indexed again only when their stored document differs from what they give. The meta file
 //! `kb-index.json` in the index folder names the schema version; it is written only once a
 //! rebuild has committed, so a rebuild cut short is started again at the next open.
 
@@ -147,7 +148,7 @@ fn open_existing(
     let presence = Presence::join(index_dir).map_err(|source| folder_error(index_dir, source))?;
     let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir, options.language)))
         .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
-    let (index, reader, stamps) = match loaded {
+    let (index, reader, stamps, doubted) = match loaded {
         Ok(loaded) => loaded,
         // Another process has this index open: what looks unreadable may be its rebuild in
         // progress, and clearing the folder would delete its live segments.
@@ -161,6 +162,7 @@ fn open_existing(
         index,
         reader,
         stamps,
+        doubted,
         presence,
         language: options.language,
     };
@@ -209,6 +211,7 @@ fn rebuild(
         index,
         reader,
         stamps,
+        doubted: HashMap::new(),
         presence,
         language: options.language,
     };
@@ -228,7 +231,9 @@ fn tantivy_error(index_dir: &Path, e: tantivy::TantivyError) -> OpenError {
     }
 }
 
-type Loaded = (Index, IndexReader, HashMap<EntryPath, Stamp>);
+/// An opened index, a reader, the stamps of its entries and those it doubts (see
+/// [`forget_racy_stamps`]).
+type Loaded = (Index, IndexReader, HashMap<EntryPath, Stamp>, HashMap<EntryPath, Stamp>);
 
 /// Opens the index on disk if it is there, of this schema version and `language`, and
 /// readable.
@@ -258,15 +263,17 @@ fn load_existing(dir: &Path, language: SearchLanguage) -> Result<Loaded, String>
     register(&index, language);
     let reader = make_reader(&index).map_err(|e| format!("index cannot be read: {e}"))?;
     let mut stamps = load_stamps(&reader.searcher()).map_err(|e| format!("index cannot be read: {e}"))?;
-    forget_racy_stamps(dir, &mut stamps);
-    Ok((index, reader, stamps))
+    let doubted = forget_racy_stamps(dir, &mut stamps);
+    Ok((index, reader, stamps, doubted))
 }
 
 /// Forgets the stamps of the entries whose files were modified within [`Stamp::RACY_WINDOW_NS`]
 /// of the index's last commit (the time tantivy's `meta.json` was written), so that the
-/// catch-up reads them again: the stamp cannot tell their version apart from a later one,
-/// as git's index cannot tell a "racily clean" file.
-fn forget_racy_stamps(dir: &Path, stamps: &mut HashMap<EntryPath, Stamp>) {
+/// catch-up looks at them again: the stamp cannot tell their version apart from a later one,
+/// as git's index cannot tell a "racily clean" file. Answers them with the stamps they were
+/// indexed with: a file found with that stamp still is compared with its stored document
+/// rather than indexed again (kb's own last write is such a file).
+fn forget_racy_stamps(dir: &Path, stamps: &mut HashMap<EntryPath, Stamp>) -> HashMap<EntryPath, Stamp> {
     let committed = fs::metadata(dir.join("meta.json"))
         .and_then(|meta| meta.modified())
         .ok()
@@ -274,11 +281,13 @@ fn forget_racy_stamps(dir: &Path, stamps: &mut HashMap<EntryPath, Stamp>) {
         .and_then(|since| i64::try_from(since.as_nanos()).ok());
     // With no commit time known, every stamp is doubted.
     let committed = committed.unwrap_or(i64::MIN);
-    for stamp in stamps.values_mut() {
+    let mut doubted = HashMap::new();
+    for (path, stamp) in stamps.iter_mut() {
         if !stamp.settled_at(committed) {
-            *stamp = Stamp::NONE;
+            doubted.insert(path.clone(), std::mem::replace(stamp, Stamp::NONE));
         }
     }
+    doubted
 }
 
 /// The stamps of every indexed entry, from fast fields (no stored document is read).

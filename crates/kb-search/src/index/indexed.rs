@@ -20,6 +20,12 @@ pub(super) struct Indexed {
     /// them change yet (their file events can come after the takeover, when the index has
     /// them already), so the next sync that looks at one reports it changed, once.
     unreported: Mutex<HashSet<EntryPath>>,
+    /// Entries whose files were modified just before the index's last commit, with the
+    /// stamps they were indexed with (their stamps in `stamps` are unknown): a file found
+    /// with that stamp still may or may not be the version indexed. Taken by the first
+    /// comparison with the files on disk, which has them checked against their stored
+    /// documents.
+    doubted: Mutex<HashMap<EntryPath, Stamp>>,
 }
 
 /// How the files on disk differ from what is indexed.
@@ -30,12 +36,15 @@ pub(super) struct Differences {
     pub(super) gone: Vec<EntryPath>,
     /// How many of `changed` are not indexed at all.
     pub(super) added: usize,
+    /// Files with the stamp a doubted entry was indexed with: their stored documents tell
+    /// whether they changed.
+    pub(super) doubted: Vec<(EntryPath, Stamp)>,
 }
 
 impl Indexed {
-    /// What an index opened with these stamps holds.
-    pub(super) fn new(stamps: HashMap<EntryPath, Stamp>) -> Indexed {
-        Indexed { stamps: Mutex::new(stamps), unreported: Mutex::default() }
+    /// What an index opened with these stamps holds, doubting the `doubted` entries.
+    pub(super) fn new(stamps: HashMap<EntryPath, Stamp>, doubted: HashMap<EntryPath, Stamp>) -> Indexed {
+        Indexed { stamps: Mutex::new(stamps), unreported: Mutex::default(), doubted: Mutex::new(doubted) }
     }
 
     /// The stamp `path` is indexed with.
@@ -91,17 +100,22 @@ impl Indexed {
     }
 
     /// How the files `on_disk` (each path once, as a walk of the vault gives them) differ
-    /// from what is indexed.
+    /// from what is indexed. Takes the doubted entries.
     pub(super) fn differences(&self, on_disk: &[(EntryPath, Stamp)]) -> Differences {
         let stamps = lock(&self.stamps);
-        let mut changed = Vec::new();
+        let mut doubts = std::mem::take(&mut *lock(&self.doubted));
+        let (mut changed, mut doubted) = (Vec::new(), Vec::new());
         let (mut indexed_on_disk, mut added) = (0, 0);
         for (path, stamp) in on_disk {
             match stamps.get(path) {
                 Some(indexed) => {
                     indexed_on_disk += 1;
-                    if indexed != stamp {
-                        changed.push(path.clone());
+                    if indexed == stamp {
+                        continue;
+                    }
+                    match doubts.remove(path) {
+                        Some(was) if was == *stamp => doubted.push((path.clone(), *stamp)),
+                        _ => changed.push(path.clone()),
                     }
                 }
                 None => {
@@ -118,7 +132,7 @@ impl Indexed {
             let present: HashSet<&EntryPath> = on_disk.iter().map(|(p, _)| p).collect();
             stamps.keys().filter(|p| !present.contains(p)).cloned().collect()
         };
-        Differences { changed, gone, added }
+        Differences { changed, gone, added, doubted }
     }
 
     /// Records a catch-up: `removed` are dropped, `indexed` are indexed with their stamps.

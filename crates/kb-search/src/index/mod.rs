@@ -82,6 +82,9 @@ pub(crate) struct Parts {
     pub(crate) reader: IndexReader,
     /// The stamps of the indexed entries.
     pub(crate) stamps: HashMap<EntryPath, Stamp>,
+    /// Entries whose stamps above are forgotten as racy, with the stamps they were indexed
+    /// with (see [`Indexed`]).
+    pub(crate) doubted: HashMap<EntryPath, Stamp>,
     /// This process's hold on the index folder.
     pub(crate) presence: Presence,
     /// The language of the stems.
@@ -160,7 +163,7 @@ impl TantivyIndex {
             fields,
             language: parts.language,
             handles,
-            indexed: Indexed::new(parts.stamps),
+            indexed: Indexed::new(parts.stamps, parts.doubted),
             queue: Arc::default(),
             open_stats: OpenStats::default(),
             _presence: parts.presence,

@@ -1,10 +1,14 @@
 //! Bringing the index in line with the vault's files: those a file watcher reports
 //! ([`TantivyIndex::sync_paths`]), or every one ([`TantivyIndex::reconcile`]).
 
-use kb_domain::{EntryPath, FileRead, SearchError};
-use tantivy::Term;
+use kb_domain::{EntryPath, FileRead, SearchError, Stamp};
+use tantivy::collector::DocSetCollector;
+use tantivy::query::TermQuery;
+use tantivy::schema::IndexRecordOption;
+use tantivy::{Searcher, TantivyDocument, Term};
 
 use super::{Change, TantivyIndex};
+use crate::document::{same_stored, to_document};
 use crate::error::index_error;
 use crate::ingest::{Ingest, ProgressFn};
 use crate::open::SyncStats;
@@ -195,6 +199,7 @@ impl TantivyIndex {
             for path in listed_gone {
                 if self.files.stamp(&path).is_some() { changed.push(path) } else { gone.push(path) }
             }
+            self.settle_doubts(differences.doubted, &mut changed);
             if changed.is_empty() && gone.is_empty() {
                 return Ok((SyncStats::default(), Vec::new()));
             }
@@ -221,5 +226,43 @@ impl TantivyIndex {
                 SyncStats { added, updated: indexed - added, removed, malformed: ingested.malformed.len() };
             Ok((stats, touched))
         })
+    }
+}
+
+impl TantivyIndex {
+    /// Looks at the files whose stamp is the one a doubted entry was indexed with: one whose
+    /// entry is what the index stores for it is indexed already, and its stamp is trusted
+    /// again; any other joins `changed`, to be read again.
+    fn settle_doubts(&self, doubted: Vec<(EntryPath, Stamp)>, changed: &mut Vec<EntryPath>) {
+        if doubted.is_empty() {
+            return;
+        }
+        let searcher = self.handles.searcher();
+        let mut indexed = Vec::new();
+        for (path, stamp) in doubted {
+            if self.stores_file_as_it_is(&searcher, &path, stamp) {
+                indexed.push((path, stamp));
+            } else {
+                changed.push(path);
+            }
+        }
+        tracing::debug!(confirmed = indexed.len(), "files written just before the last commit are looked at");
+        self.indexed.caught_up(std::iter::empty(), indexed);
+    }
+
+    /// Whether the one document `searcher` finds for `path` stores what the file there
+    /// gives now, read with `stamp`.
+    fn stores_file_as_it_is(&self, searcher: &Searcher, path: &EntryPath, stamp: Stamp) -> bool {
+        let FileRead::Entry(entry, read_with) = self.files.read(path) else { return false };
+        if read_with != stamp {
+            return false;
+        }
+        let term = Term::from_field_text(self.fields.path, path.as_str());
+        let query = TermQuery::new(term, IndexRecordOption::Basic);
+        let Ok(found) = searcher.search(&query, &DocSetCollector) else { return false };
+        let mut found = found.into_iter();
+        let (Some(address), None) = (found.next(), found.next()) else { return false };
+        let Ok(stored) = searcher.doc::<TantivyDocument>(address) else { return false };
+        same_stored(searcher.schema(), &stored, &to_document(&self.fields, &entry, stamp))
     }
 }

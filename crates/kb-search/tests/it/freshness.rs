@@ -148,6 +148,35 @@ fn changes_made_while_down_are_seen_at_the_next_open() {
 }
 
 #[test]
+fn a_file_written_just_before_the_last_commit_is_read_again_only_when_it_changed() {
+    let v = TestVault::new();
+    v.write_entry("ideas/a.md", "A", "alpha");
+    v.write_entry("ideas/b.md", "B", "beta");
+    // Both files are modified within two seconds of the commit that indexes them: their
+    // stamps cannot tell their version, so the next open looks at them. The index holds
+    // them as they are, and nothing is indexed again.
+    drop(v.open());
+    let again = v.open();
+    assert_eq!(again.open_stats().rebuild_reason, None);
+    assert_eq!(again.open_stats().sync, Default::default(), "unchanged files are not indexed again");
+    drop(again);
+
+    // b is rewritten with text of the same size and given back its modification time:
+    // its stamp is the indexed one, yet the next open indexes the new text.
+    let file = v.root().join("ideas/b.md");
+    let modified = fs::metadata(&file).unwrap().modified().unwrap();
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, text.replace("beta", "kiwi")).unwrap();
+    fs::File::options().write(true).open(&file).unwrap().set_modified(modified).unwrap();
+    assert_eq!(fs::metadata(&file).unwrap().len(), text.len() as u64);
+    let index = v.open();
+    assert_eq!(index.open_stats().sync.updated, 1);
+    assert_eq!(paths(&search(&index, "kiwi")), ["ideas/b.md"]);
+    assert_eq!(search(&index, "beta").total, 0);
+    assert_eq!(search(&index, "alpha").total, 1);
+}
+
+#[test]
 fn a_deleted_or_broken_index_is_rebuilt() {
     let v = TestVault::new();
     v.write_entry("ideas/a.md", "A", "alpha");
