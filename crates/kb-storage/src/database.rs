@@ -152,6 +152,31 @@ fn checkpoint_until_stopped(options: SqliteConnectOptions, stopped: &mpsc::Recei
     });
 }
 
+/// Copies the write-ahead log into the database file and empties it, unless another
+/// connection (another kb process) is using it; never waits for one. SQLite leaves this to
+/// the last connection to close, but a command exits without closing the history's: with
+/// no checkpoint ever run (see the module doc), the log grew by every change of every
+/// command, and each process opening the database read all of it to recover it.
+pub(crate) async fn empty_the_log(pool: &SqlitePool) {
+    let Ok(mut connection) = pool.acquire().await else { return };
+    // Its waiting is changed below: it does not go back to the pool.
+    connection.close_on_drop();
+    if sqlx::query("PRAGMA busy_timeout = 0").execute(&mut *connection).await.is_err() {
+        return;
+    }
+    // (whether it was blocked, frames in the log, frames copied); in memory, no log.
+    let passive = sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
+        .fetch_one(&mut *connection)
+        .await;
+    if let Ok((_, frames, copied)) = passive
+        && frames > 0
+        && copied == frames
+        && let Err(error) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *connection).await
+    {
+        tracing::debug!(%error, "the log is in use; the next checkpoint empties it");
+    }
+}
+
 /// Opens the database at `url` (`sqlite://path/kb.sqlite` or `sqlite::memory:`), creating
 /// the file and its folder when missing, and applies the migrations.
 pub(crate) async fn connect(url: &str) -> Result<Database, StoreError> {

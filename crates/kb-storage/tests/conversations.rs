@@ -88,6 +88,42 @@ async fn a_turn_with_tool_calls_round_trips_in_order() {
 }
 
 #[tokio::test]
+async fn closing_empties_the_log_a_command_would_leave_behind() {
+    let dir = TempDir::new().unwrap();
+    let store = store_in(dir.path()).await;
+    // Another connection stays open, as the history's does in a command that exits
+    // without closing it: SQLite then never copies the log into the database by itself.
+    let other = raw_pool(dir.path()).await;
+    let mut open = other.acquire().await.unwrap();
+    sqlx::query("SELECT count(*) FROM messages").execute(&mut *open).await.unwrap();
+    let conversation = store.create("Met Priya").await.unwrap();
+    store.append_turn(&conversation.id, capture_turn()).await.unwrap();
+    let wal = dir.path().join("db").join("kb.sqlite-wal");
+    let size = || std::fs::metadata(&wal).map_or(0, |meta| meta.len());
+    assert!(size() > 0, "the turn is in the log");
+    store.close().await;
+    assert_eq!(size(), 0, "the next process has no log to read");
+    assert_eq!(count(&other, "SELECT count(*) FROM messages").await, capture_turn().len() as i64);
+
+    // While another process reads, the log is left for later, and closing does not wait.
+    let store = store_in(dir.path()).await;
+    let mut reading = other.begin().await.unwrap();
+    assert_eq!(count_in(&mut reading).await, 1);
+    store.append_turn(&conversation.id, vec![NewMessage::user("hello")]).await.unwrap();
+    store.close().await;
+    assert!(size() > 0);
+    assert_eq!(count_in(&mut reading).await, 1, "the reader's snapshot stands");
+    reading.commit().await.unwrap();
+    assert_eq!(count(&other, "SELECT count(*) FROM conversations").await, 1);
+    assert_eq!(count(&other, "SELECT count(*) FROM messages").await, capture_turn().len() as i64 + 1);
+}
+
+/// How many conversations a transaction sees.
+async fn count_in(transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM conversations").fetch_one(&mut **transaction).await.unwrap()
+}
+
+#[tokio::test]
 async fn tool_calls_are_stored_as_a_json_array_and_null_when_none() {
     let dir = TempDir::new().unwrap();
     let store = store_in(dir.path()).await;

@@ -58,8 +58,10 @@ impl SqliteConversationStore {
         &self.pool
     }
 
-    /// Closes every connection (waiting for them to be returned).
+    /// Empties the database's write-ahead log into the database file when no other process
+    /// is using it, and closes every connection (waiting for them to be returned).
     pub async fn close(&self) {
+        database::empty_the_log(&self.pool).await;
         self.pool.close().await;
     }
 
