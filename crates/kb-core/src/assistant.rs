@@ -119,7 +119,7 @@ impl Assistant {
         let search_at_start = config.watch || config.search_needed;
         let changes = ChangeFeed::default();
         let feed = changes.clone();
-        let (vault, index) = tokio::task::spawn_blocking(move || {
+        let opening = tokio::task::spawn_blocking(move || {
             open_vault_and_index(
                 &storage,
                 vault_clock,
@@ -127,9 +127,12 @@ impl Assistant {
                 feed,
                 Opening { watch, preload, search_at_start },
             )
-        })
-        .await
-        .map_err(CoreError::Task)??;
+        });
+        // The database's other stores connect while the vault and its index open.
+        let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
+        let outreach_store =
+            kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
+        let (vault, index) = opening.await.map_err(CoreError::Task)??;
         let (watcher, settler) = match index.if_opened().filter(|_| config.watch) {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.
@@ -142,12 +145,9 @@ impl Assistant {
             }
             None => (None, None),
         };
-        let store = Arc::new(SqliteConversationStore::connect(&config.database_url()).await?);
         let idempotency = crate::idempotency::IdempotencyKeys::new(Arc::new(
             kb_storage::idempotency::SqliteIdempotencyStore::beside(&store),
         ));
-        let outreach_store =
-            kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
         let outbox = crate::outreach::Outbox::new(
             Arc::new(outreach_store),
             crate::outreach::channels(&config.outreach)?,

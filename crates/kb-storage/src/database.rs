@@ -29,6 +29,10 @@ use sqlx::{ConnectOptions, Connection};
 /// The schema, embedded at build time.
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 
+/// Held while a store of this process opens the database and applies the migrations (the
+/// history, the conversations and outreach connect at the same time).
+static CONNECTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -239,6 +243,10 @@ async fn connect_with(options: SqliteConnectOptions, storage: Storage) -> Result
         }
         pool = pool.max_connections(MAX_CONNECTIONS);
     }
+    // Two stores connecting at once to a new database would both turn on its write-ahead
+    // log (one finds it locked) and both apply the first migration (sqlx takes no lock for
+    // SQLite's), and one would fail.
+    let _one_at_a_time = CONNECTING.lock().await;
     let pool = pool
         .connect_with(options)
         .await
@@ -250,6 +258,32 @@ async fn connect_with(options: SqliteConnectOptions, storage: Storage) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stores_connecting_at_once_to_a_new_database_all_open_it() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let url = format!("sqlite://{}", dir.path().join("kb.sqlite").display());
+            let opened = connect_three_at_once(&url).await;
+            for (store, result) in opened.iter().enumerate() {
+                assert!(result.is_ok(), "round {round}, store {store}: {:?}", result.as_ref().err());
+            }
+        }
+    }
+
+    /// Three connections to `url` made at once, as a kb process makes its stores'.
+    async fn connect_three_at_once(url: &str) -> Vec<Result<Database, StoreError>> {
+        let (a, b, c) = tokio::join!(
+            tokio::spawn(connect_owned(url.to_string())),
+            tokio::spawn(connect_owned(url.to_string())),
+            tokio::spawn(connect_owned(url.to_string()))
+        );
+        [a, b, c].into_iter().map(Result::unwrap).collect()
+    }
+
+    async fn connect_owned(url: String) -> Result<Database, StoreError> {
+        connect(&url).await
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_log_is_cut_back_once_checkpointed_after_a_burst_of_writes() {

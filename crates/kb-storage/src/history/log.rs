@@ -5,8 +5,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::{DateTime, Utc};
 use kb_domain::{
@@ -23,45 +23,55 @@ type Job = Box<dyn FnOnce(&SqliteHistory) -> Pin<Box<dyn Future<Output = ()> + '
 #[derive(Debug)]
 pub struct HistoryLog {
     jobs: Mutex<Sender<Job>>,
+    /// Why the store could not be opened, once the history thread knows.
+    failure: Arc<OnceLock<Arc<HistoryError>>>,
 }
 
 impl HistoryLog {
-    /// Opens the history in the database at `url` (`sqlite://…`), on a thread of its own.
+    /// Opens the history in the database at `url` (`sqlite://…`), on a thread of its own:
+    /// returns at once, while the database opens beside the caller's other work, and the
+    /// first call waits for it (see [`HistoryLog::start`]).
     pub fn connect(url: &str) -> Result<HistoryLog, HistoryError> {
         let url = url.to_string();
         HistoryLog::start(move || Box::pin(async move { SqliteHistory::connect(&url).await }))
     }
 
-    /// Opens the history in the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
+    /// Opens the history in the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`,
+    /// as [`HistoryLog::connect`] does.
     pub fn open_in(kb_dir: &std::path::Path) -> Result<HistoryLog, HistoryError> {
         let dir = kb_dir.to_path_buf();
         HistoryLog::start(move || Box::pin(async move { SqliteHistory::open_in(&dir).await }))
     }
 
+    /// Starts the history thread, which opens the store with `open` and then runs the jobs
+    /// it is handed, in order. Jobs handed over meanwhile wait for the store; when it
+    /// cannot be opened, every call fails with the reason. Fails only when the thread
+    /// cannot start.
     fn start<F>(open: F) -> Result<HistoryLog, HistoryError>
     where
         F: FnOnce() -> Pin<Box<dyn Future<Output = Result<SqliteHistory, HistoryError>>>> + Send + 'static,
     {
         let (jobs, inbox) = channel::<Job>();
-        let (opened, opening) = channel::<Result<(), HistoryError>>();
+        let failure: Arc<OnceLock<Arc<HistoryError>>> = Arc::default();
+        let failed = Arc::clone(&failure);
         std::thread::Builder::new()
             .name("kb-history".into())
             .spawn(move || {
                 let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     Ok(runtime) => runtime,
                     Err(e) => {
-                        let _ = opened.send(Err(HistoryError::database("cannot start", e)));
+                        let _ = failed.set(Arc::new(HistoryError::database("cannot start", e)));
                         return;
                     }
                 };
                 let store = match runtime.block_on(open()) {
                     Ok(store) => store,
                     Err(e) => {
-                        let _ = opened.send(Err(e));
+                        // Set before the jobs waiting are dropped with the inbox.
+                        let _ = failed.set(Arc::new(e));
                         return;
                     }
                 };
-                let _ = opened.send(Ok(()));
                 // Ends when the log is dropped (every sender gone).
                 while let Ok(job) = inbox.recv() {
                     runtime.block_on(job(&store));
@@ -69,8 +79,18 @@ impl HistoryLog {
                 runtime.block_on(store.close());
             })
             .map_err(|e| HistoryError::database("cannot start the history thread", e))?;
-        opening.recv().map_err(|_| HistoryError::database_message("the history thread stopped"))??;
-        Ok(HistoryLog { jobs: Mutex::new(jobs) })
+        Ok(HistoryLog { jobs: Mutex::new(jobs), failure })
+    }
+
+    /// Why a call could not be answered: the store could not be opened, or its thread
+    /// stopped.
+    fn stopped(&self) -> HistoryError {
+        match self.failure.get() {
+            Some(cause) => {
+                HistoryError::database("the history database could not be opened", Arc::clone(cause))
+            }
+            None => HistoryError::database_message("the history thread stopped"),
+        }
     }
 
     /// Runs `work` on the history thread and waits for its answer.
@@ -87,10 +107,8 @@ impl HistoryLog {
                 let _ = answer.send(work(store).await);
             })
         });
-        kb_domain::sync::lock(&self.jobs)
-            .send(job)
-            .map_err(|_| HistoryError::database_message("the history thread stopped"))?;
-        answered.recv().map_err(|_| HistoryError::database_message("the history thread stopped"))?
+        kb_domain::sync::lock(&self.jobs).send(job).map_err(|_| self.stopped())?;
+        answered.recv().map_err(|_| self.stopped())?
     }
 }
 
@@ -141,5 +159,27 @@ impl RevisionLog for HistoryLog {
     fn last_undoable(&self, scope: &UndoScope) -> Result<Vec<Revision>, HistoryError> {
         let scope = scope.clone();
         self.call(move |store| Box::pin(async move { store.last_undoable(&scope).await }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_database_that_cannot_be_opened_fails_every_call_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        // The database's folder would be under a file.
+        let file = dir.path().join("not-a-folder");
+        std::fs::write(&file, "x").unwrap();
+        let log = HistoryLog::connect(&format!("sqlite://{}/kb.sqlite", file.display())).unwrap();
+        for _ in 0..2 {
+            let error = log.heads().unwrap_err();
+            let chain = kb_domain::Chain(&error).to_string();
+            assert!(chain.contains("could not be opened"), "{chain}");
+            assert!(chain.contains("cannot create folder"), "{chain}");
+        }
     }
 }
