@@ -43,24 +43,56 @@ pub(crate) fn lost_writes(dir: &Path) -> Option<String> {
         .then(|| "the machine restarted while the index had writes not yet on disk".to_string())
 }
 
-/// Syncs every file of the index folder and the folder itself, then removes the marker:
-/// the index is whole on disk. For a clean close.
-pub(crate) fn sync_all(dir: &Path) -> io::Result<()> {
+/// Puts the index folder whole on disk, then removes the marker: for a clean close of the
+/// process that owns the index. Syncs the files `unsynced` names (those this process
+/// wrote), or every file of the folder when the marker was there before this process
+/// wrote (an owner before it stopped without closing, and its files are not known), then
+/// the folder itself.
+pub(crate) fn sync_all(dir: &Path, unsynced: &Unsynced) -> io::Result<()> {
+    let mut state = kb_domain::sync::lock(&unsynced.0);
     if !dir.join(UNSYNCED_MARKER).exists() {
         return Ok(());
     }
-    for item in fs::read_dir(dir)? {
-        let item = item?;
-        if item.file_type()?.is_file() && item.file_name() != UNSYNCED_MARKER {
-            // A file tantivy deleted meanwhile needs no syncing.
-            if let Ok(file) = File::open(item.path()) {
-                file.sync_data()?;
+    let names: Vec<std::ffi::OsString> = if state.marked && !state.inherited {
+        state.files.iter().map(|name| name.clone().into_os_string()).collect()
+    } else {
+        let mut names = Vec::new();
+        for item in fs::read_dir(dir)? {
+            let item = item?;
+            if item.file_type()?.is_file() && item.file_name() != UNSYNCED_MARKER {
+                names.push(item.file_name());
             }
+        }
+        names
+    };
+    for name in names {
+        // A file tantivy deleted meanwhile needs no syncing.
+        if let Ok(file) = File::open(dir.join(name)) {
+            file.sync_data()?;
         }
     }
     File::open(dir)?.sync_all()?;
     fs::remove_file(dir.join(UNSYNCED_MARKER))?;
+    *state = UnsyncedState::default();
     File::open(dir)?.sync_all()
+}
+
+/// What this process wrote to the index folder without syncing it, shared by the clones of
+/// its [`IndexDirectory`], for [`sync_all`] at a clean close: a folder of many small
+/// segments costs a sync of each file otherwise, at every command's exit.
+#[derive(Debug, Default)]
+pub(crate) struct Unsynced(std::sync::Mutex<UnsyncedState>);
+
+/// See [`Unsynced`].
+#[derive(Debug, Default)]
+struct UnsyncedState {
+    /// Whether this process made sure the marker is there (before its first write).
+    marked: bool,
+    /// Whether the marker was there already then: files another process wrote may be
+    /// unsynced too.
+    inherited: bool,
+    /// The files written, by name in the folder.
+    files: std::collections::BTreeSet<PathBuf>,
 }
 
 /// tantivy's directory over the index folder, with writes left to the operating system
@@ -71,25 +103,45 @@ pub(crate) struct IndexDirectory {
     root: PathBuf,
     /// The boot the writes are made in; `None`: sync every write.
     boot: Option<Arc<str>>,
+    /// What this process wrote unsynced.
+    unsynced: Arc<Unsynced>,
 }
 
 impl IndexDirectory {
     /// The index folder `root` (which must exist).
     pub(crate) fn open(root: &Path) -> tantivy::Result<IndexDirectory> {
         let inner = MmapDirectory::open(root)?;
-        Ok(IndexDirectory { inner, root: root.to_path_buf(), boot: boot_id().map(Arc::from) })
+        Ok(IndexDirectory {
+            inner,
+            root: root.to_path_buf(),
+            boot: boot_id().map(Arc::from),
+            unsynced: Arc::default(),
+        })
     }
 
-    /// Before the first unsynced write: the marker, itself synced.
-    fn mark_unsynced(&self, boot: &str) -> io::Result<()> {
-        let marker = self.root.join(UNSYNCED_MARKER);
-        if fs::read_to_string(&marker).is_ok_and(|id| id.trim() == boot) {
-            return Ok(());
+    /// What this directory (and its clones) wrote unsynced, for [`sync_all`].
+    pub(crate) fn unsynced(&self) -> Arc<Unsynced> {
+        Arc::clone(&self.unsynced)
+    }
+
+    /// Before an unsynced write of the file `name`: the marker, itself synced, once; and the
+    /// file noted for [`sync_all`].
+    fn mark_unsynced(&self, boot: &str, name: &Path) -> io::Result<()> {
+        let mut state = kb_domain::sync::lock(&self.unsynced.0);
+        if !state.marked {
+            let marker = self.root.join(UNSYNCED_MARKER);
+            if fs::read_to_string(&marker).is_ok_and(|id| id.trim() == boot) {
+                state.inherited = true;
+            } else {
+                let mut file = File::create(&marker)?;
+                file.write_all(boot.as_bytes())?;
+                file.sync_all()?;
+                File::open(&self.root)?.sync_all()?;
+            }
+            state.marked = true;
         }
-        let mut file = File::create(&marker)?;
-        file.write_all(boot.as_bytes())?;
-        file.sync_all()?;
-        File::open(&self.root)?.sync_all()
+        state.files.insert(name.to_path_buf());
+        Ok(())
     }
 }
 
@@ -135,7 +187,8 @@ impl Directory for IndexDirectory {
 
     fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
         if let Some(boot) = &self.boot {
-            self.mark_unsynced(boot).map_err(|e| OpenWriteError::wrap_io_error(e, path.to_path_buf()))?;
+            self.mark_unsynced(boot, path)
+                .map_err(|e| OpenWriteError::wrap_io_error(e, path.to_path_buf()))?;
         }
         let file =
             OpenOptions::new().write(true).create_new(true).open(self.root.join(path)).map_err(|e| {
@@ -154,7 +207,7 @@ impl Directory for IndexDirectory {
 
     fn atomic_write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
         let Some(boot) = &self.boot else { return self.inner.atomic_write(path, data) };
-        self.mark_unsynced(boot)?;
+        self.mark_unsynced(boot, path)?;
         let target = self.root.join(path);
         let mut name = target.file_name().map(|n| n.to_os_string()).unwrap_or_default();
         name.push(".kb-tmp");
@@ -200,7 +253,7 @@ mod tests {
             fs::write(dir.path().join(UNSYNCED_MARKER), "an-earlier-boot").unwrap();
             assert!(lost_writes(dir.path()).is_some());
         }
-        sync_all(dir.path()).unwrap();
+        sync_all(dir.path(), &directory.unsynced()).unwrap();
         assert!(!dir.path().join(UNSYNCED_MARKER).exists());
         assert_eq!(lost_writes(dir.path()), None);
     }

@@ -21,7 +21,7 @@ use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher};
 
 use crate::analysis::{SearchLanguage, register};
-use crate::directory::{IndexDirectory, lost_writes};
+use crate::directory::{IndexDirectory, Unsynced, lost_writes};
 use crate::error::OpenError;
 use crate::index::{Parts, TantivyIndex};
 use crate::ingest::{Ingest, ProgressFn};
@@ -148,7 +148,7 @@ fn open_existing(
     let presence = Presence::join(index_dir).map_err(|source| folder_error(index_dir, source))?;
     let loaded = catch_unwind(AssertUnwindSafe(|| load_existing(index_dir, options.language)))
         .unwrap_or_else(|_| Err("reading the index failed unexpectedly".to_string()));
-    let (index, reader, stamps, doubted) = match loaded {
+    let Loaded { index, reader, stamps, doubted, unsynced } = match loaded {
         Ok(loaded) => loaded,
         // Another process has this index open: what looks unreadable may be its rebuild in
         // progress, and clearing the folder would delete its live segments.
@@ -163,6 +163,7 @@ fn open_existing(
         reader,
         stamps,
         doubted,
+        unsynced,
         presence,
         language: options.language,
     };
@@ -197,6 +198,7 @@ fn rebuild(
     tracing::info!(%reason, index = %index_dir.display(), "rebuilding the search index from the vault");
     wipe(index_dir).map_err(folder_error)?;
     let directory = IndexDirectory::open(index_dir).map_err(tantivy_error)?;
+    let unsynced = directory.unsynced();
     let index =
         Index::create(directory, build_schema(), tantivy::IndexSettings::default()).map_err(tantivy_error)?;
     register(&index, options.language);
@@ -212,6 +214,7 @@ fn rebuild(
         reader,
         stamps,
         doubted: HashMap::new(),
+        unsynced,
         presence,
         language: options.language,
     };
@@ -231,9 +234,17 @@ fn tantivy_error(index_dir: &Path, e: tantivy::TantivyError) -> OpenError {
     }
 }
 
-/// An opened index, a reader, the stamps of its entries and those it doubts (see
-/// [`forget_racy_stamps`]).
-type Loaded = (Index, IndexReader, HashMap<EntryPath, Stamp>, HashMap<EntryPath, Stamp>);
+/// An index opened from disk.
+struct Loaded {
+    index: Index,
+    reader: IndexReader,
+    /// The stamps of its entries.
+    stamps: HashMap<EntryPath, Stamp>,
+    /// Those it doubts (see [`forget_racy_stamps`]).
+    doubted: HashMap<EntryPath, Stamp>,
+    /// What its directory writes unsynced.
+    unsynced: Arc<Unsynced>,
+}
 
 /// Opens the index on disk if it is there, of this schema version and `language`, and
 /// readable.
@@ -256,6 +267,7 @@ fn load_existing(dir: &Path, language: SearchLanguage) -> Result<Loaded, String>
         return Err(reason);
     }
     let directory = IndexDirectory::open(dir).map_err(|e| format!("index cannot be opened: {e}"))?;
+    let unsynced = directory.unsynced();
     let index = Index::open(directory).map_err(|e| format!("index cannot be opened: {e}"))?;
     if index.schema() != build_schema() {
         return Err("index schema differs from this kb's".to_string());
@@ -264,7 +276,7 @@ fn load_existing(dir: &Path, language: SearchLanguage) -> Result<Loaded, String>
     let reader = make_reader(&index).map_err(|e| format!("index cannot be read: {e}"))?;
     let mut stamps = load_stamps(&reader.searcher()).map_err(|e| format!("index cannot be read: {e}"))?;
     let doubted = forget_racy_stamps(dir, &mut stamps);
-    Ok((index, reader, stamps, doubted))
+    Ok(Loaded { index, reader, stamps, doubted, unsynced })
 }
 
 /// Forgets the stamps of the entries whose files were modified within [`Stamp::RACY_WINDOW_NS`]

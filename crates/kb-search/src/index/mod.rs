@@ -37,6 +37,7 @@ use tantivy::{Index, IndexReader};
 
 use crate::analysis::SearchLanguage;
 use crate::commits::CommitQueue;
+use crate::directory::Unsynced;
 use crate::open::OpenStats;
 use crate::presence::Presence;
 use crate::schema::IndexFields;
@@ -66,6 +67,8 @@ pub struct TantivyIndex {
     queue: Arc<CommitQueue>,
     /// What opening the index found and did.
     open_stats: OpenStats,
+    /// What this process wrote to the index folder unsynced, for its clean close.
+    unsynced: Arc<Unsynced>,
     /// This process's shared hold on the index folder (see `presence`).
     _presence: Presence,
 }
@@ -85,6 +88,8 @@ pub(crate) struct Parts {
     /// Entries whose stamps above are forgotten as racy, with the stamps they were indexed
     /// with (see [`Indexed`]).
     pub(crate) doubted: HashMap<EntryPath, Stamp>,
+    /// What the index's directory writes unsynced.
+    pub(crate) unsynced: Arc<Unsynced>,
     /// This process's hold on the index folder.
     pub(crate) presence: Presence,
     /// The language of the stems.
@@ -117,7 +122,7 @@ impl TantivyIndex {
         if let Err(error) = writer.wait_merging_threads() {
             tracing::warn!(%error, "the search index's merges did not finish");
         }
-        if let Err(error) = crate::directory::sync_all(&self.index_dir) {
+        if let Err(error) = crate::directory::sync_all(&self.index_dir, &self.unsynced) {
             tracing::warn!(%error, "the search index could not be put on disk; it is rebuilt if the machine stops first");
         }
     }
@@ -166,6 +171,7 @@ impl TantivyIndex {
             indexed: Indexed::new(parts.stamps, parts.doubted),
             queue: Arc::default(),
             open_stats: OpenStats::default(),
+            unsynced: parts.unsynced,
             _presence: parts.presence,
         })
     }
