@@ -20,10 +20,11 @@ use tantivy::schema::{
 
 use crate::analysis::{ANALYZER_NAME, STEMMED_ANALYZER_NAME};
 
-/// The version of the schema and analysis. An index whose meta file names another version
-/// is rebuilt from the vault. Bump it whenever the schema, the analyzer or what goes into
-/// a field changes.
-pub const SCHEMA_VERSION: u32 = 4;
+/// The version of the schema, analysis and file format. An index whose meta file names
+/// another version is rebuilt from the vault. Bump it whenever the schema, the analyzer,
+/// what goes into a field or how tantivy writes it changes (5: string dictionaries are no
+/// longer compressed with zstd, which this build cannot read).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the
 /// field that matched best.
