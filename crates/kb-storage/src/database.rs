@@ -9,7 +9,8 @@
 //! the log file is cut back to [`WAL_SIZE_LIMIT`]: a process opening the database after one
 //! that exited without closing it (a command does, to exit at once) reads the whole log to
 //! recover it, and a log left at the 1.8 GB a first start of 100,000 entries wrote cost
-//! every later command about 0.9 s.
+//! every later command about 0.9 s. A command ends before that thread's first round: the
+//! conversation store empties a grown log as it closes ([`empty_the_log`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,10 @@ const WAL_SIZE_LIMIT: u64 = 32 * 1024 * 1024;
 
 /// Connections of a file database (SQLite has one writer anyway).
 const MAX_CONNECTIONS: u32 = 4;
+
+/// The most of the write-ahead log a closing store leaves for the next process to read (see
+/// [`empty_the_log`]), in bytes: a few dozen captures.
+const LOG_KEPT_AT_CLOSE: u64 = 1024 * 1024;
 
 /// How often the write-ahead log is checkpointed while the database is open.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
@@ -156,12 +161,19 @@ fn checkpoint_until_stopped(options: SqliteConnectOptions, stopped: &mpsc::Recei
     });
 }
 
-/// Copies the write-ahead log into the database file and empties it, unless another
-/// connection (another kb process) is using it; never waits for one. SQLite leaves this to
-/// the last connection to close, but a command exits without closing the history's: with
-/// no checkpoint ever run (see the module doc), the log grew by every change of every
-/// command, and each process opening the database read all of it to recover it.
+/// Copies the write-ahead log into the database file and empties it once it holds more
+/// than [`LOG_KEPT_AT_CLOSE`], unless another connection (another kb process) is using it;
+/// never waits for one. SQLite leaves this to the last connection to close, but a command
+/// exits without closing the history's: with no checkpoint ever run (see the module doc),
+/// the log grew by every change of every command, and each process opening the database
+/// read all of it to recover it.
 pub(crate) async fn empty_the_log(pool: &SqlitePool) {
+    let mut wal = pool.connect_options().get_filename().as_os_str().to_owned();
+    wal.push("-wal");
+    // A small log costs the next process little to read; copying it costs two disk syncs.
+    if std::fs::metadata(&wal).map_or(true, |meta| meta.len() <= LOG_KEPT_AT_CLOSE) {
+        return;
+    }
     let Ok(mut connection) = pool.acquire().await else { return };
     // Its waiting is changed below: it does not go back to the pool.
     connection.close_on_drop();

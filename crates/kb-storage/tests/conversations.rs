@@ -101,21 +101,35 @@ async fn closing_empties_the_log_a_command_would_leave_behind() {
     let wal = dir.path().join("db").join("kb.sqlite-wal");
     let size = || std::fs::metadata(&wal).map_or(0, |meta| meta.len());
     assert!(size() > 0, "the turn is in the log");
+    // A small log is left for the next process to read.
+    let small = size();
+    store.close().await;
+    assert_eq!(size(), small);
+    // A log of more than a megabyte (many commands' changes) is emptied.
+    let store = store_in(dir.path()).await;
+    for _ in 0..200 {
+        store.append_turn(&conversation.id, capture_turn()).await.unwrap();
+    }
+    assert!(size() > 1024 * 1024, "{} bytes", size());
     store.close().await;
     assert_eq!(size(), 0, "the next process has no log to read");
-    assert_eq!(count(&other, "SELECT count(*) FROM messages").await, capture_turn().len() as i64);
+    let turns = 201 * capture_turn().len() as i64;
+    assert_eq!(count(&other, "SELECT count(*) FROM messages").await, turns);
 
     // While another process reads, the log is left for later, and closing does not wait.
     let store = store_in(dir.path()).await;
     let mut reading = other.begin().await.unwrap();
     assert_eq!(count_in(&mut reading).await, 1);
-    store.append_turn(&conversation.id, vec![NewMessage::user("hello")]).await.unwrap();
+    for _ in 0..200 {
+        store.append_turn(&conversation.id, vec![NewMessage::user("hello")]).await.unwrap();
+    }
+    assert!(size() > 1024 * 1024, "{} bytes", size());
     store.close().await;
-    assert!(size() > 0);
+    assert!(size() > 1024 * 1024, "{} bytes", size());
     assert_eq!(count_in(&mut reading).await, 1, "the reader's snapshot stands");
     reading.commit().await.unwrap();
     assert_eq!(count(&other, "SELECT count(*) FROM conversations").await, 1);
-    assert_eq!(count(&other, "SELECT count(*) FROM messages").await, capture_turn().len() as i64 + 1);
+    assert_eq!(count(&other, "SELECT count(*) FROM messages").await, turns + 200);
 }
 
 /// How many conversations a transaction sees.
