@@ -133,6 +133,10 @@ struct State {
     built: bool,
     /// When the walk whose stamps the cache holds began (see [`Vault::save_catalogue`]).
     stamps_since: std::time::SystemTime,
+    /// Entries the opening read again whose lines the entry list file may lack: patched
+    /// with the next change's (a command's change: one patch of the file, not two), or
+    /// by [`Vault::flush`].
+    entry_list_pending: Vec<EntryPath>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -209,6 +213,7 @@ impl Vault {
                 cache: Cache::default(),
                 built: false,
                 stamps_since: std::time::UNIX_EPOCH,
+                entry_list_pending: Vec::new(),
             }),
             entry_list,
             observers: Observers::default(),
@@ -326,8 +331,9 @@ impl Vault {
 
     /// Builds the cache at its first use: from the saved catalogue and the files whose
     /// stamps changed (see `catalogue`), with the walk of the folders the index's opening
-    /// made a moment ago when there is one; then writes the entry list file if files
-    /// changed since the catalogue was saved.
+    /// made a moment ago when there is one; then brings the entry list file up to date if
+    /// files changed since the catalogue was saved (their lines, with the next change's or
+    /// at [`Vault::flush`], unless the catalogue is saved now).
     fn build(&self, state: &mut State, parts: Parts) {
         state.built = true;
         // Loaded ahead when it was asked for (a thread that panicked: loaded here instead);
@@ -351,10 +357,14 @@ impl Vault {
         // kb process left it after its last change: rendering the whole list again would
         // cost a large vault's start for nothing (a long-running process checks it anyway,
         // in the background). When some files changed since, only their lines change.
-        match &opened.changed {
+        match opened.changed {
             None => {}
             Some(catalogue::Changed::Everything) => self.entry_list_due(state, None),
-            Some(catalogue::Changed::Files(paths)) => self.entry_list_due(state, Some(paths)),
+            // Kept for the change that usually follows, unless the catalogue is saved now:
+            // a process stopped before patching would leave the list behind a catalogue that
+            // no longer says the files changed.
+            Some(catalogue::Changed::Files(paths)) if !opened.save => state.entry_list_pending = paths,
+            Some(catalogue::Changed::Files(paths)) => self.entry_list_due(state, Some(&paths)),
         }
         // Saved after the entry list is written: a process stopped in between leaves the
         // old catalogue, and the next start sees the changes (and writes the list) again.
@@ -405,6 +415,17 @@ impl Vault {
     /// the paths `changed` are known and few, by changing only their lines (see
     /// [`EntryListFile::write_patched`]), else by writing the whole list.
     fn entry_list_due(&self, state: &mut State, changed: Option<&[EntryPath]>) {
+        let pending = std::mem::take(&mut state.entry_list_pending);
+        let merged: Vec<EntryPath>;
+        let changed = match changed {
+            Some(changed) if !pending.is_empty() => {
+                let paths: std::collections::BTreeSet<EntryPath> =
+                    pending.into_iter().chain(changed.iter().cloned()).collect();
+                merged = paths.into_iter().collect();
+                Some(merged.as_slice())
+            }
+            changed => changed,
+        };
         let schedule = self.entry_list.schedule();
         if schedule.is_deferred() {
             schedule.mark_due();
@@ -441,7 +462,11 @@ impl Vault {
     /// Renders the entry list from a snapshot of the cache taken now and writes it (see
     /// [`EntryListFile::write`]). Must not be called holding the main lock.
     fn write_entry_list_now(&self) {
-        let snapshot = self.lock().cache.entry_list_snapshot();
+        let snapshot = {
+            let mut state = self.lock();
+            state.entry_list_pending.clear();
+            state.cache.entry_list_snapshot()
+        };
         self.entry_list.write(snapshot);
     }
 }
@@ -460,6 +485,12 @@ impl Vault {
         let schedule = self.entry_list.schedule();
         if schedule.is_deferred() && schedule.is_due() {
             self.write_entry_list_now();
+        }
+        // The lines of entries the opening read again, when no change came to patch them
+        // along (a vault never built has none).
+        let mut state = kb_domain::sync::lock(&self.state);
+        if !state.entry_list_pending.is_empty() {
+            self.entry_list_due(&mut state, Some(&[]));
         }
     }
 }

@@ -63,11 +63,22 @@ fn an_entry_list_file_already_there_is_kept_up_to_date_from_the_first_use() {
     put(dir.path().join("people/priya.md"), "---\nname: Priya\n---\nmet at the meetup\n").unwrap();
     let vault = open(dir.path());
     // Opening reads nothing; the first use of the entries reads what changed since the
-    // catalogue was saved, and puts the entry list right.
+    // catalogue was saved, and the entry list is put right once the vault is flushed (as a
+    // command's close does).
     assert_eq!(vault.list(&kb_domain::ListFilter::default()).unwrap().total, 2);
+    vault.flush();
     let list = fs::read_to_string(dir.path().join("index.md")).unwrap();
     assert_eq!(list, vault.entry_list_markdown());
     assert!(list.contains("Priya"), "{list}");
+
+    // Or with the next change, in the same patch.
+    put(dir.path().join("people/sam.md"), "---\nname: Sam\n---\nowes me for the tickets\n").unwrap();
+    drop(vault);
+    let vault = open(dir.path());
+    vault.create_as(new_entry(Category::Ideas, "Glaze"), &by).unwrap();
+    let list = fs::read_to_string(dir.path().join("index.md")).unwrap();
+    assert_eq!(list, vault.entry_list_markdown());
+    assert!(list.contains("Sam") && list.contains("Glaze"), "{list}");
 }
 
 #[test]
@@ -445,6 +456,7 @@ fn changes_made_while_kb_was_away_reach_the_entry_list() {
     fs::remove_file(dir.path().join("people/bo.md")).unwrap();
     let vault = open(dir.path());
     assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 3);
+    vault.flush();
     let text = fs::read_to_string(dir.path().join("index.md")).unwrap();
     assert_eq!(text, vault.entry_list_markdown());
     assert!(text.contains("## People (3)") && text.contains("[Dee](people/dee.md)"), "{text}");
@@ -532,6 +544,7 @@ fn a_racy_file_counts_as_changed_only_when_it_changed() {
     );
     let vault = open(dir.path());
     assert_eq!(vault.list(&ListFilter::default()).unwrap().entries[0].name, "Kilt");
+    vault.flush();
     assert!(
         fs::read_to_string(dir.path().join("index.md")).unwrap().contains("Kilt"),
         "the entry list is not put right"
