@@ -199,8 +199,13 @@ impl TantivyIndex {
             for path in listed_gone {
                 if self.files.stamp(&path).is_some() { changed.push(path) } else { gone.push(path) }
             }
-            self.settle_doubts(differences.doubted, &mut changed);
+            let settles = self.settle_doubts(differences.doubted, &mut changed);
             if changed.is_empty() && gone.is_empty() {
+                // A commit now puts the doubted files found as indexed out of the next
+                // opening's doubt, which would otherwise look at them in every process.
+                if settles {
+                    self.handles.commit(writer)?;
+                }
                 return Ok((SyncStats::default(), Vec::new()));
             }
             for path in &gone {
@@ -232,10 +237,12 @@ impl TantivyIndex {
 impl TantivyIndex {
     /// Looks at the files whose stamp is the one a doubted entry was indexed with: one whose
     /// entry is what the index stores for it is indexed already, and its stamp is trusted
-    /// again; any other joins `changed`, to be read again.
-    fn settle_doubts(&self, doubted: Vec<(EntryPath, Stamp)>, changed: &mut Vec<EntryPath>) {
+    /// again; any other joins `changed`, to be read again. Whether a commit made now would
+    /// settle some of those found indexed (modified well before now): their doubt comes
+    /// from the time of the last commit, and lasts until a later one.
+    fn settle_doubts(&self, doubted: Vec<(EntryPath, Stamp)>, changed: &mut Vec<EntryPath>) -> bool {
         if doubted.is_empty() {
-            return;
+            return false;
         }
         let searcher = self.handles.searcher();
         let mut indexed = Vec::new();
@@ -247,7 +254,13 @@ impl TantivyIndex {
             }
         }
         tracing::debug!(confirmed = indexed.len(), "files written just before the last commit are looked at");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|since| i64::try_from(since.as_nanos()).ok());
+        let settles = now.is_some_and(|now| indexed.iter().any(|(_, stamp)| stamp.settled_at(now)));
         self.indexed.caught_up(std::iter::empty(), indexed);
+        settles
     }
 
     /// Whether the one document `searcher` finds for `path` stores what the file there

@@ -320,11 +320,27 @@ fn settles_running_at_once_each_see_the_edits_made_before_them() {
     });
 }
 
-/// The vault's entry files, with a listing that misses one path: what a walk that began
-/// before another kb process wrote (and indexed) that file gives.
+/// The vault's entry files, counting the files read, with a listing that may miss one
+/// path: what a walk that began before another kb process wrote (and indexed) that file
+/// gives.
 struct ListingBehind {
     files: EntryFiles,
     missing: Mutex<Option<EntryPath>>,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl ListingBehind {
+    fn of(root: &std::path::Path) -> Arc<ListingBehind> {
+        Arc::new(ListingBehind {
+            files: EntryFiles::new(root).unwrap(),
+            missing: Mutex::default(),
+            reads: Default::default(),
+        })
+    }
+
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl VaultFiles for ListingBehind {
@@ -347,6 +363,7 @@ impl VaultFiles for ListingBehind {
         self.files.stamp(path)
     }
     fn read(&self, path: &EntryPath) -> FileRead {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.files.read(path)
     }
     fn entry_path_of(&self, file: &std::path::Path) -> Option<EntryPath> {
@@ -360,8 +377,7 @@ impl VaultFiles for ListingBehind {
 fn a_walk_older_than_the_index_drops_no_file_that_is_there() {
     let vault = TestVault::new();
     vault.write_entry("ideas/kiln.md", "Kiln", "A wood-fired kiln.");
-    let files =
-        Arc::new(ListingBehind { files: EntryFiles::new(vault.root()).unwrap(), missing: Mutex::default() });
+    let files = ListingBehind::of(vault.root());
     let index = TantivyIndex::open_with(files.clone(), &vault.index_dir(), OpenOptions::default()).unwrap();
     let glaze = vault.write_entry("ideas/glaze.md", "Glaze", "An ash glaze from the garden.");
     index.upsert(&glaze).unwrap();
@@ -372,4 +388,36 @@ fn a_walk_older_than_the_index_drops_no_file_that_is_there() {
     fs::remove_file(vault.root().join("ideas/kiln.md")).unwrap();
     index.reconcile().unwrap();
     assert!(paths(&search(&index, "kiln")).is_empty());
+}
+
+/// Files indexed just after they were written are doubted by the next open, and found as
+/// indexed; the open then commits, so that the opens after it doubt them no more.
+#[test]
+fn files_found_as_indexed_are_doubted_once() {
+    let vault = TestVault::new();
+    vault.write_entry("ideas/a.md", "A", "alpha");
+    vault.write_entry("ideas/b.md", "B", "beta");
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for name in ["a", "b"] {
+        let file =
+            fs::File::options().write(true).open(vault.root().join(format!("ideas/{name}.md"))).unwrap();
+        file.set_modified(hour_ago).unwrap();
+    }
+    drop(vault.open());
+    // The last commit a second after the files were written: their stamps are doubted.
+    let meta = fs::File::options().write(true).open(vault.index_dir().join("meta.json")).unwrap();
+    meta.set_modified(hour_ago + std::time::Duration::from_secs(1)).unwrap();
+    drop(meta);
+    let open = |files: &Arc<ListingBehind>| {
+        TantivyIndex::open_with(files.clone(), &vault.index_dir(), OpenOptions::default()).unwrap()
+    };
+    let files = ListingBehind::of(vault.root());
+    let index = open(&files);
+    assert_eq!(index.open_stats().sync, Default::default(), "found as indexed");
+    assert_eq!(files.reads(), 2, "each doubted file is read once");
+    drop(index);
+    let files = ListingBehind::of(vault.root());
+    let index = open(&files);
+    assert_eq!(files.reads(), 0, "no doubt is left");
+    assert_eq!(paths(&search(&index, "alpha")), ["ideas/a.md"]);
 }
