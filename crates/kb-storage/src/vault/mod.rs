@@ -437,12 +437,34 @@ impl Vault {
         }
     }
 
-    /// Brings the entry list file up to date, then notifies the observers (the changes of
-    /// one operation together).
+    /// Brings the entry list file up to date and notifies the observers (the changes of one
+    /// operation together). When the file is patched now (a command's change, not left to
+    /// the background writer), the observers (the search index's commit) are notified on
+    /// another thread meanwhile; both are done when this returns.
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
         let paths: Vec<EntryPath> = changes.iter().map(|change| change.path().clone()).collect();
-        self.entry_list_due(state, Some(&paths));
-        self.observers.notify(changes);
+        if self.entry_list.schedule().is_deferred() {
+            self.entry_list_due(state, Some(&paths));
+            self.observers.notify(changes);
+            return;
+        }
+        // The observers' work is logged in the span of the change.
+        let span = tracing::Span::current();
+        std::thread::scope(|scope| {
+            let notifying = std::thread::Builder::new()
+                .name("kb-observers".into())
+                .spawn_scoped(scope, || span.in_scope(|| self.observers.notify(changes)));
+            self.entry_list_due(state, Some(&paths));
+            match notifying {
+                // A panic of an observer is the caller's, as when it ran on this thread.
+                Ok(notifying) => {
+                    if let Err(panic) = notifying.join() {
+                        std::panic::resume_unwind(panic);
+                    }
+                }
+                Err(_) => self.observers.notify(changes),
+            }
+        });
     }
 
     /// [`Vault::changed`] for a change kb made as asked (not one it followed): once it
