@@ -178,6 +178,8 @@ impl Directory for IndexDirectory {
     }
 
     fn delete(&self, path: &Path) -> Result<(), DeleteError> {
+        // A file gone needs no syncing (and a long-running owner's list stays short).
+        kb_domain::sync::lock(&self.unsynced.0).files.remove(path);
         self.inner.delete(path)
     }
 
