@@ -30,7 +30,7 @@ pub struct HistoryLog {
 impl HistoryLog {
     /// Opens the history in the database at `url` (`sqlite://…`), on a thread of its own:
     /// returns at once, while the database opens beside the caller's other work, and the
-    /// first call waits for it (see [`HistoryLog::start`]).
+    /// first call waits for it. When it cannot be opened, every call fails with the reason.
     pub fn connect(url: &str) -> Result<HistoryLog, HistoryError> {
         let url = url.to_string();
         HistoryLog::start(move || Box::pin(async move { SqliteHistory::connect(&url).await }))
