@@ -297,22 +297,25 @@ fn line_end(text: &str, at: usize) -> usize {
     text[at..].find('\n').map_or(text.len(), |n| at + n + 1)
 }
 
-/// The lines within `within` whose entry line links to `target` (see [`line_target`]),
-/// found by searching for the link rather than reading every line.
-fn lines_linking_to<'t>(
-    text: &'t str,
-    within: std::ops::Range<usize>,
-    target: &'t str,
-) -> impl Iterator<Item = std::ops::Range<usize>> + 't {
+/// The lines of `text` whose entry line links to `target` (see [`line_target`]), found by
+/// searching for the link rather than reading every line.
+fn lines_linking_to(text: &str, target: &str) -> Vec<std::ops::Range<usize>> {
     let needle = format!("]({target})");
-    let found: Vec<usize> = memchr::memmem::find_iter(&text.as_bytes()[within.clone()], needle.as_bytes())
-        .map(|at| within.start + at)
-        .collect();
-    found.into_iter().filter_map(move |at| {
-        let start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |n| n + 1);
-        let line = start..line_end(text, at);
-        (start >= within.start && line_target(&text[line.clone()]) == Some(target)).then_some(line)
-    })
+    let mut lines = Vec::new();
+    for at in memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()) {
+        push_line_linking(text, at, target, &mut lines);
+    }
+    lines
+}
+
+/// Adds the line of `text` holding the byte at `at` to `lines` when its entry line links to
+/// `target`, and it is not the last one there already (a name may hold the link's text too).
+fn push_line_linking(text: &str, at: usize, target: &str, lines: &mut Vec<std::ops::Range<usize>>) {
+    let start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |n| n + 1);
+    let line = start..line_end(text, at);
+    if lines.last() != Some(&line) && line_target(&text[line.clone()]) == Some(target) {
+        lines.push(line);
+    }
 }
 
 /// Up to this many links are each looked for with a search of the whole text; more are
@@ -331,7 +334,7 @@ impl<'w> LinkingLines<'w> {
             std::collections::HashMap::new();
         if targets.len() <= SEARCHED_ONE_BY_ONE {
             for target in targets {
-                found.insert(target, lines_linking_to(text, 0..text.len(), target).collect());
+                found.insert(target, lines_linking_to(text, target));
             }
             return LinkingLines(found);
         }
@@ -340,13 +343,7 @@ impl<'w> LinkingLines<'w> {
             let rest = &text[at + 2..];
             let Some(close) = memchr::memchr(b')', rest.as_bytes()) else { continue };
             let Some(target) = targets.get(&rest[..close]) else { continue };
-            let start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |n| n + 1);
-            let line = start..line_end(text, at);
-            let lines = found.entry(target.as_str()).or_default();
-            // A name may hold `](` too: its line is the target's once, by its real link.
-            if lines.last() != Some(&line) && line_target(&text[line.clone()]) == Some(target.as_str()) {
-                lines.push(line);
-            }
+            push_line_linking(text, at, target, found.entry(target.as_str()).or_default());
         }
         LinkingLines(found)
     }
