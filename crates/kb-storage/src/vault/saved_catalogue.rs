@@ -542,8 +542,6 @@ mod tests {
         }
     }
 
-    /// Entries saved in any order come back by path, each taken once, whatever order they
-    /// are asked for in; what is not taken is what is gone.
     /// The targets read in place are those decoding gives, in order, and a cut or damaged
     /// form is refused or read short, never past its end.
     #[test]
@@ -572,6 +570,8 @@ mod tests {
         assert_eq!(any_link_target(&[], |_| true), Some(false));
     }
 
+    /// Entries saved in any order come back by path, each taken once, whatever order they
+    /// are asked for in; what is not taken is what is gone.
     #[test]
     fn entries_are_taken_once_in_any_order() {
         let dir = tempfile::tempdir().unwrap();
