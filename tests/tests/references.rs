@@ -119,6 +119,7 @@ fn moving_an_entry_referred_to_from_50_others_keeps_every_reference_working() {
     let services = ToolServices {
         repository: vault.clone(),
         search: index.clone(),
+        embedder: None,
         classifier: Arc::new(ScriptedClassifier::new(vec![])),
         digest_writer: None,
         clock: Arc::new(SystemClock),

@@ -16,7 +16,7 @@ use serde_json::json;
 
 fn search(index: &TantivyIndex, text: &str) -> SearchResults {
     index
-        .search(&SearchQuery { text: text.into(), category: None, limit: 10, offset: 0, prefix: false })
+        .search(&SearchQuery { text: text.into(), category: None, limit: 10, offset: 0, prefix: false, ..Default::default() })
         .unwrap()
 }
 

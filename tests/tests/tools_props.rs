@@ -49,6 +49,7 @@ impl World {
         let services = ToolServices {
             repository: vault.clone(),
             search: index,
+            embedder: None,
             classifier: Arc::new(ScriptedClassifier::new(vec![])),
             digest_writer: None,
             clock: Arc::new(SystemClock),
@@ -485,6 +486,7 @@ fn search_hits_match_every_term_within_filters_by_score() {
                 limit: expected_len(limit),
                 offset: 0,
                 prefix: false,
+                ..Default::default()
             });
             prop_assert_eq!(direct.unwrap().entries.len(), hits.len());
             Ok(())

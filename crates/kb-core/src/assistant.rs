@@ -56,6 +56,8 @@ pub struct Assistant {
     changes: ChangeFeed,
     outbox: crate::outreach::Outbox,
     idempotency: crate::idempotency::IdempotencyKeys,
+    /// Texts per request to the embedding server.
+    embedding_batch: usize,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -92,6 +94,9 @@ pub struct Health {
     /// Things the person should know about the vault (for example that kb leaves their
     /// own `index.md` alone).
     pub notices: Vec<String>,
+    /// How far embedding got, with an embedding model (`None` without one, or while the
+    /// index is not open).
+    pub embeddings: Option<kb_domain::EmbeddingCoverage>,
 }
 
 impl Assistant {
@@ -103,7 +108,14 @@ impl Assistant {
 
     /// [`Assistant::open`], reporting index build progress through `options`.
     pub async fn open_with_progress(config: Config, options: OpenOptions) -> Result<Assistant, CoreError> {
-        let options = OpenOptions { language: config.search_language, ..options };
+        let (embedder, embeddings) = match &config.embeddings {
+            Some(settings) => {
+                let (embedder, model) = crate::embedding::embedder(settings)?;
+                (Some(embedder), Some(model))
+            }
+            None => (None, None),
+        };
+        let options = OpenOptions { language: config.search_language, embeddings, ..options };
         let zone = config.time_zone.as_deref().and_then(crate::clock::parse_zone);
         let clock: Arc<dyn Clock> = Arc::new(ZonedClock::new(zone));
         let storage = Storage {
@@ -140,6 +152,9 @@ impl Assistant {
                 vault.write_entry_list_in_background();
                 vault.save_catalogue_in_background(SAVE_CATALOGUE_EVERY);
                 opened.commit_in_background();
+                if let (Some(embedder), Some(settings)) = (&embedder, &config.embeddings) {
+                    crate::embedding::start(opened, Arc::clone(embedder), settings.batch);
+                }
                 check_history_in_background(&vault);
                 start_watcher(&vault, opened, &changes).map_or((None, None), |(w, s)| (Some(w), s))
             }
@@ -168,6 +183,7 @@ impl Assistant {
         let services = ToolServices {
             repository: Arc::clone(&vault) as Arc<dyn EntryRepository>,
             search: Arc::clone(&index) as Arc<dyn kb_domain::SearchIndex>,
+            embedder,
             classifier: Arc::new(LlmClassifier::new(Arc::clone(&model))),
             digest_writer,
             clock,
@@ -206,6 +222,7 @@ impl Assistant {
             changes,
             outbox,
             idempotency,
+            embedding_batch: config.embeddings.as_ref().map_or(1, |settings| settings.batch),
         })
     }
 
@@ -355,7 +372,25 @@ impl Assistant {
             malformed_files,
             vault_ready: built.is_some(),
             notices: self.vault.entry_list_notice().into_iter().collect(),
+            embeddings: self.embedding_coverage(),
         }
+    }
+
+    /// How far embedding got: `None` without an embedding model or an open index.
+    pub fn embedding_coverage(&self) -> Option<kb_domain::EmbeddingCoverage> {
+        self.index.if_opened().and_then(|index| kb_domain::SearchIndex::embedding_coverage(index.as_ref()))
+    }
+
+    /// Embeds now every entry that has no vectors yet (`kb reindex`), calling `progress`
+    /// with the entries embedded and the total as it goes; the number of rounds sent.
+    /// Nothing to do without an embedding model, or in a process that does not own the
+    /// index (its owner embeds in the background).
+    pub async fn embed_missing(&self, progress: impl FnMut(usize, usize)) -> Result<usize, CoreError> {
+        let (Some(embedder), Some(index)) = (self.services.embedder.as_ref(), self.index.if_opened()) else {
+            return Ok(0);
+        };
+        let batch = self.embedding_batch;
+        crate::embedding::embed_missing(index, embedder.as_ref(), batch, progress).await
     }
 
     /// [`Assistant::close`] for a process about to exit: what dropping would do (the

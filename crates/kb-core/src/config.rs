@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use kb_domain::schedule::Schedule;
-use kb_llm::openai::OpenAiSettings;
+use kb_llm::openai::{EmbeddingSettings, OpenAiSettings};
 
 pub use crate::outreach::{EmailConfig, OutreachConfig, WebhookConfig};
 
@@ -66,6 +66,9 @@ pub struct Config {
     pub exclude: Vec<String>,
     /// Scheduled digests, nudges and where digests are sent.
     pub outreach: OutreachConfig,
+    /// The embedding model search by meaning uses (`KB_EMBEDDINGS_*`; none: keyword
+    /// search only).
+    pub embeddings: Option<EmbeddingSettings>,
 }
 
 /// A configuration value that cannot be used.
@@ -112,6 +115,7 @@ impl Config {
             search_language: kb_search::SearchLanguage::default(),
             exclude: Vec::new(),
             outreach: OutreachConfig::default(),
+            embeddings: None,
         }
     }
 
@@ -172,6 +176,8 @@ impl Config {
         config.outreach = outreach(&lookup)?;
         config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;
         config.conversation_window = count(&lookup, "KB_HISTORY_WINDOW", config.conversation_window)?;
+        config.embeddings =
+            EmbeddingSettings::from_lookup(&lookup).map_err(|e| ConfigError::Model(e.to_string()))?;
         let settings = OpenAiSettings::from_lookup(&lookup).map_err(|e| ConfigError::Model(e.to_string()))?;
         if let Some(settings) = settings {
             config.model = ModelChoice::OpenAi(settings);

@@ -27,6 +27,15 @@ pub enum CoreError {
     /// The model could not be set up.
     #[error("cannot set up the language model")]
     Model(#[source] kb_llm::openai::OpenAiSetupError),
+    /// The embedding model could not be set up.
+    #[error("cannot set up the embedding model")]
+    EmbeddingSetup(#[source] kb_llm::openai::OpenAiSetupError),
+    /// The embedding server failed.
+    #[error("the embedding server failed")]
+    Embedding(#[source] kb_domain::LlmError),
+    /// Reading or keeping the vectors failed.
+    #[error("cannot keep the vectors")]
+    Vectors(#[from] kb_domain::SearchError),
     /// The tools could not be registered.
     #[error("cannot register the tools")]
     Tools(#[source] kb_tools::RegistryError),

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use kb_domain::{
-    ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchIndex, SearchQuery, SearchResults,
+    ChangeObserver, EmbeddingCoverage, Entry, EntryChange, EntryPath, RelatedEntry, SearchError, SearchIndex,
+    SearchQuery, SearchResults,
 };
 use kb_search::{OpenOptions, TantivyIndex};
 use kb_storage::vault::EntryFiles;
@@ -107,6 +108,14 @@ impl SearchIndex for SearchHandle {
 
     fn remove(&self, path: &EntryPath) -> Result<(), SearchError> {
         self.if_opened().map_or(Ok(()), |index| index.remove(path))
+    }
+
+    fn related(&self, path: &EntryPath, limit: usize) -> Result<Vec<RelatedEntry>, SearchError> {
+        self.index()?.related(path, limit)
+    }
+
+    fn embedding_coverage(&self) -> Option<EmbeddingCoverage> {
+        self.if_opened().and_then(|index| index.embedding_coverage())
     }
 }
 

@@ -45,6 +45,7 @@ pub mod assistant;
 pub mod changes;
 pub mod clock;
 pub mod config;
+pub mod embedding;
 pub mod error;
 mod follow;
 pub mod idempotency;

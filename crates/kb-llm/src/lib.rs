@@ -1,4 +1,5 @@
-//! kb-llm: the language model adapters of kb-domain's [`kb_domain::ChatModel`] port —
+//! kb-llm: the language model adapters of kb-domain's [`kb_domain::ChatModel`] and
+//! [`kb_domain::Embedder`] ports —
 //! [`openai`], any OpenAI-compatible server over async-openai, and [`offline`], the
 //! deterministic rules kb answers with when no model is configured. With the `test-util`
 //! feature, `testing` holds `FakeOpenAi`, a scripted OpenAI-compatible server for tests.
@@ -11,4 +12,4 @@ pub mod openai;
 pub mod testing;
 
 pub use offline::OfflineModel;
-pub use openai::{OpenAiChatModel, OpenAiSettings};
+pub use openai::{EmbeddingSettings, OpenAiChatModel, OpenAiEmbedder, OpenAiSettings};

@@ -46,11 +46,12 @@ pub mod snippet;
 pub mod sockets;
 #[cfg(feature = "testgen")]
 pub mod testgen;
+mod vectors;
 mod watcher;
 
 pub use analysis::{SearchLanguage, UnknownLanguage};
 pub use error::{OpenError, WatchError};
-pub use index::TantivyIndex;
+pub use index::{EmbeddingWork, TantivyIndex, VectorModel};
 pub use ingest::{IndexProgress, ProgressFn};
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
 pub use owner::OnForwarded;

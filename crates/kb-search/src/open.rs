@@ -20,6 +20,7 @@ use kb_domain::{EntryPath, Stamp, VaultFiles};
 use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher};
 
+use crate::index::VectorModel;
 use crate::analysis::{SearchLanguage, register};
 use crate::directory::{IndexDirectory, Unsynced, lost_writes};
 use crate::error::OpenError;
@@ -61,6 +62,9 @@ pub struct OpenOptions {
     pub progress: Option<ProgressFn>,
     /// The language of the stems (`KB_LANGUAGE`). An index built for another is rebuilt.
     pub language: SearchLanguage,
+    /// The embedding model whose vectors the index keeps beside it (`KB_EMBEDDINGS_MODEL`;
+    /// none: no search by meaning).
+    pub embeddings: Option<VectorModel>,
 }
 
 impl std::fmt::Debug for OpenOptions {
@@ -68,6 +72,7 @@ impl std::fmt::Debug for OpenOptions {
         f.debug_struct("OpenOptions")
             .field("progress", &self.progress.is_some())
             .field("language", &self.language)
+            .field("embeddings", &self.embeddings)
             .finish()
     }
 }
@@ -110,9 +115,9 @@ impl TantivyIndex {
         let root = files.root();
         fs::read_dir(root).map_err(|source| OpenError::Vault { path: root.to_path_buf(), source })?;
         fs::create_dir_all(index_dir).map_err(|source| folder_error(index_dir, source))?;
-        match open_existing(&files, index_dir, &options)? {
-            Reused::Ready(this) => Ok(*this),
-            Reused::Rebuild { reason, presence } => rebuild(files, index_dir, &options, presence, reason),
+        let mut this = match open_existing(&files, index_dir, &options)? {
+            Reused::Ready(this) => *this,
+            Reused::Rebuild { reason, presence } => rebuild(files, index_dir, &options, presence, reason)?,
             // The index on disk opened but could not be brought up to date (a process killed
             // mid-commit can leave it so): it is derived, so it is rebuilt from the vault when
             // no other process is using it.
@@ -122,9 +127,13 @@ impl TantivyIndex {
                     return Err(error);
                 }
                 tracing::warn!(%error, "the search index could not catch up with the vault; rebuilding it");
-                rebuild(files, index_dir, &options, presence, error.to_string())
+                rebuild(files, index_dir, &options, presence, error.to_string())?
             }
+        };
+        if let Some(model) = options.embeddings {
+            this.keep_vectors(model);
         }
+        Ok(this)
     }
 }
 

@@ -78,6 +78,7 @@ impl From<ToolFailure> for ApiError {
             ErrorCode::MalformedEntry => (StatusCode::CONFLICT, "malformed_entry"),
             ErrorCode::ClassificationFailed => (StatusCode::BAD_GATEWAY, "classification_failed"),
             ErrorCode::SearchNotReady => (StatusCode::SERVICE_UNAVAILABLE, "search_not_ready"),
+            ErrorCode::SemanticUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "semantic_unavailable"),
             ErrorCode::ChangedSince => (StatusCode::CONFLICT, "changed_since"),
             ErrorCode::NothingToUndo => (StatusCode::CONFLICT, "nothing_to_undo"),
             ErrorCode::HistoryUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "history_unavailable"),

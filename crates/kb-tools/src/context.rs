@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 use kb_domain::{
-    ChangeContext, Clock, Confidence, ConversationId, EntryPath, EntryRepository, SearchIndex, UndoScope,
+    ChangeContext, Clock, Confidence, ConversationId, Embedder, EntryPath, EntryRepository, SearchIndex,
+    UndoScope,
 };
 
 use crate::ports::{Classifier, DigestWriter};
@@ -128,6 +129,9 @@ pub struct ToolServices {
     pub repository: Arc<dyn EntryRepository>,
     /// The full-text index.
     pub search: Arc<dyn SearchIndex>,
+    /// The embedding model that turns a search into a vector, when one is set
+    /// (`KB_EMBEDDINGS_MODEL`): search then defaults to hybrid.
+    pub embedder: Option<Arc<dyn Embedder>>,
     /// Who decides where a capture belongs.
     pub classifier: Arc<dyn Classifier>,
     /// Who writes digests up; without one, digests are rendered from the facts alone.
@@ -140,6 +144,7 @@ impl std::fmt::Debug for ToolServices {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolServices")
             .field("digest_writer", &self.digest_writer.is_some())
+            .field("embedder", &self.embedder.as_ref().map(|e| e.model().to_string()))
             .finish_non_exhaustive()
     }
 }

@@ -4,7 +4,7 @@
 //! and the REST API) are written here, each type made from its domain value with `From`.
 
 use chrono::{DateTime, Utc};
-use kb_domain::{Category, ChangeSource, EntrySummary, ListPage, SearchHit, SearchResults};
+use kb_domain::{Category, ChangeSource, EntrySummary, ListPage, MatchedBy, SearchHit, SearchMode, SearchResults};
 use serde::{Serialize, Serializer};
 
 // The schema of a `Category` field (`#[schemars(with = "CategoryName")]`): the folder
@@ -126,12 +126,55 @@ pub struct FoundEntry {
     #[serde(serialize_with = "category")]
     #[schemars(with = "CategoryName")]
     pub category: Category,
-    /// The best field that matched.
+    /// The best field that matched (`content` for the notes; for a hit found by meaning
+    /// only, the field of its nearest part).
     pub matched_field: String,
-    /// The matching passage, terms marked.
+    /// The matching passage: words marked when they matched, else the part of the entry
+    /// nearest the query.
     pub snippet: String,
-    /// The BM25 score.
+    /// The mode's ranking score (BM25 for keyword, cosine similarity for semantic, the
+    /// fused reciprocal-rank score for hybrid).
     pub score: f32,
+    /// Why it matched: `keyword`, `semantic` or `both`.
+    #[serde(serialize_with = "matched_by")]
+    #[schemars(with = "MatchedByName")]
+    pub matched_by: MatchedBy,
+}
+
+/// How a [`MatchedBy`] is written: its wire name.
+fn matched_by<S: serde::Serializer>(value: &MatchedBy, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(value.as_str())
+}
+
+/// The schema of a hit's `matchedBy`.
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code, reason = "a schema only")]
+enum MatchedByName {
+    /// Its words matched.
+    Keyword,
+    /// Only its meaning matched.
+    Semantic,
+    /// Both.
+    Both,
+}
+
+/// The schema of a search's `mode`.
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code, reason = "a schema only")]
+enum SearchModeName {
+    /// By words.
+    Keyword,
+    /// Words and meaning, fused.
+    Hybrid,
+    /// By meaning.
+    Semantic,
+}
+
+/// How a [`SearchMode`] is written: its wire name.
+fn search_mode<S: serde::Serializer>(value: &SearchMode, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(value.as_str())
 }
 
 impl From<SearchHit> for FoundEntry {
@@ -143,12 +186,14 @@ impl From<SearchHit> for FoundEntry {
             matched_field: hit.matched_field,
             snippet: hit.snippet,
             score: hit.score,
+            matched_by: hit.matched_by,
         }
     }
 }
 
 /// The hits of a search.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct SearchFindings {
     /// The hits of the page, best first.
     pub entries: Vec<FoundEntry>,
@@ -157,6 +202,23 @@ pub struct SearchFindings {
     /// Whether these came from the typo-tolerant retry.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fuzzy: bool,
+    /// The mode that answered: `keyword`, `hybrid` or `semantic`.
+    #[serde(serialize_with = "search_mode")]
+    #[schemars(with = "SearchModeName")]
+    pub mode: SearchMode,
+    /// How many hits of the page matched by meaning only (hybrid and semantic modes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic_hits: Option<usize>,
+    /// Why the search answered in another mode than asked (the embedding server failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+impl SearchFindings {
+    /// No hits, as a keyword search answers.
+    pub fn none() -> SearchFindings {
+        SearchFindings::from(SearchResults::none())
+    }
 }
 
 impl From<SearchResults> for SearchFindings {
@@ -165,6 +227,9 @@ impl From<SearchResults> for SearchFindings {
             entries: results.entries.into_iter().map(FoundEntry::from).collect(),
             total: results.total,
             fuzzy: results.fuzzy,
+            mode: results.mode,
+            semantic_hits: (results.mode != SearchMode::Keyword).then_some(results.semantic_hits),
+            notice: None,
         }
     }
 }

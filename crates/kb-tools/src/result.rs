@@ -111,6 +111,9 @@ pub enum ErrorCode {
     ClassificationFailed,
     /// The search index is still being built.
     SearchNotReady,
+    /// A search by meaning was asked for but no embedding model answers (none is set,
+    /// or its server failed).
+    SemanticUnavailable,
     /// A file an undo would revert changed since; nothing was changed.
     ChangedSince,
     /// Nothing is left to undo.
@@ -138,6 +141,7 @@ impl ErrorCode {
             ErrorCode::InvalidMove => "INVALID_MOVE",
             ErrorCode::ClassificationFailed => "CLASSIFICATION_FAILED",
             ErrorCode::SearchNotReady => "SEARCH_NOT_READY",
+            ErrorCode::SemanticUnavailable => "SEMANTIC_UNAVAILABLE",
             ErrorCode::ChangedSince => "CHANGED_SINCE",
             ErrorCode::NothingToUndo => "NOTHING_TO_UNDO",
             ErrorCode::HistoryUnavailable => "HISTORY_UNAVAILABLE",

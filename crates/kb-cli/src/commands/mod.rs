@@ -30,7 +30,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Serve { addr, tls_cert, tls_key } => {
             return serve::run(config, addr, tls_cert, tls_key).await;
         }
-        Command::Reindex => return reindex::run(&config, format),
+        Command::Reindex => return reindex::run(&config, format).await,
         Command::Mcp => return mcp::run(config, cli.no_server).await,
         command => command,
     };

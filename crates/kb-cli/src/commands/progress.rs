@@ -17,6 +17,16 @@ pub fn bar() -> ProgressBar {
     bar
 }
 
+/// A progress bar on stderr for entries being embedded.
+pub fn embedding_bar() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{spinner} embedding entries [{bar:30}] {pos}/{len} ({eta})")
+        .map(|style| style.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
 /// The index's progress, shown on `bar`.
 pub fn report_to(bar: ProgressBar) -> ProgressFn {
     Arc::new(move |progress: IndexProgress| {

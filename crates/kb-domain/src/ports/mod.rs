@@ -14,6 +14,7 @@ mod catalogue;
 mod chat_model;
 mod clock;
 mod conversations;
+mod embedder;
 mod entries;
 mod idempotency;
 mod observer;
@@ -27,10 +28,14 @@ pub use self::catalogue::{
 pub use self::chat_model::ChatModel;
 pub use self::clock::{Clock, FixedClock, SystemClock};
 pub use self::conversations::{ConversationStore, StoreError};
+pub use self::embedder::{Embedder, TextRole};
 pub use self::entries::{
     EntryReader, EntryRepository, EntryWriter, MergeOutcome, MoveOutcome, RepositoryError, UpdateOutcome,
 };
 pub use self::idempotency::{Claim, IdempotencyStore, KeptAnswer, KeyClaim};
 pub use self::observer::{ChangeObserver, EntryChange};
 pub use self::revisions::{LaterChanges, RestoreOutcome, RevisionHistory, RevisionText, UndoOutcome};
-pub use self::search::{SearchError, SearchHit, SearchIndex, SearchQuery, SearchResults};
+pub use self::search::{
+    EmbeddingCoverage, MatchedBy, QueryVector, RelatedEntry, SearchError, SearchHit, SearchIndex, SearchMode,
+    SearchQuery, SearchResults,
+};

@@ -1,4 +1,7 @@
-//! The search index port: [`SearchIndex`], its queries, hits and errors.
+//! The search index port: [`SearchIndex`], its queries, hits and errors, and what it
+//! knows of meaning: the modes of a search, related entries and how far embedding got.
+
+use std::sync::Arc;
 
 use crate::category::Category;
 use crate::cause::Cause;
@@ -35,8 +38,69 @@ impl SearchError {
     }
 }
 
+/// How a search matches entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum SearchMode {
+    /// By words only (stems, phrases, prefix, the typo retry): the default when no
+    /// embedding model is set.
+    #[default]
+    Keyword,
+    /// Words and meaning, the two rankings fused: the default with a model.
+    Hybrid,
+    /// By meaning only: the entries whose parts are nearest the query.
+    Semantic,
+}
+
+impl SearchMode {
+    /// The mode's wire name (`keyword`, `hybrid`, `semantic`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Keyword => "keyword",
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Semantic => "semantic",
+        }
+    }
+
+    /// The mode a wire name names.
+    pub fn parse(name: &str) -> Option<SearchMode> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "keyword" => Some(SearchMode::Keyword),
+            "hybrid" => Some(SearchMode::Hybrid),
+            "semantic" => Some(SearchMode::Semantic),
+            _ => None,
+        }
+    }
+}
+
+/// A query's embedding, made by an [`crate::Embedder`] of the model whose vectors the
+/// index keeps (cheap to clone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryVector {
+    /// The model that made it.
+    model: Arc<str>,
+    /// Its numbers.
+    values: Arc<[f32]>,
+}
+
+impl QueryVector {
+    /// The vector `values` the embedding model `model` made.
+    pub fn new(model: impl Into<Arc<str>>, values: impl Into<Arc<[f32]>>) -> QueryVector {
+        QueryVector { model: model.into(), values: values.into() }
+    }
+
+    /// The model that made it.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Its numbers.
+    pub fn values(&self) -> &[f32] {
+        &self.values
+    }
+}
+
 /// A search request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchQuery {
     /// The person's words, taken as data: double quotes mark a phrase, nothing else is
     /// query syntax.
@@ -49,6 +113,33 @@ pub struct SearchQuery {
     pub offset: usize,
     /// Search as you type: the last word may be unfinished ("land" finds "landlord").
     pub prefix: bool,
+    /// How entries match (keyword unless asked).
+    pub mode: SearchMode,
+    /// The query's embedding, which hybrid and semantic modes need: without it they
+    /// answer as keyword search does.
+    pub vector: Option<QueryVector>,
+}
+
+/// Why a hit matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchedBy {
+    /// Its words.
+    Keyword,
+    /// Its meaning only.
+    Semantic,
+    /// Both.
+    Both,
+}
+
+impl MatchedBy {
+    /// The wire name (`keyword`, `semantic`, `both`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchedBy::Keyword => "keyword",
+            MatchedBy::Semantic => "semantic",
+            MatchedBy::Both => "both",
+        }
+    }
 }
 
 /// One search hit.
@@ -62,10 +153,15 @@ pub struct SearchHit {
     pub category: Category,
     /// The best field that matched.
     pub matched_field: String,
-    /// The matching passage, terms marked.
+    /// The matching passage: terms marked when its words matched, else the part of it
+    /// nearest the query.
     pub snippet: String,
-    /// The BM25 score.
+    /// The mode's ranking score, higher first: BM25 in keyword mode, the cosine
+    /// similarity of its nearest part in semantic mode, the fused reciprocal-rank score in
+    /// hybrid mode.
     pub score: f32,
+    /// Why it matched.
+    pub matched_by: MatchedBy,
 }
 
 /// The hits of a search.
@@ -77,6 +173,44 @@ pub struct SearchResults {
     pub total: usize,
     /// Whether these came from the typo-tolerant retry.
     pub fuzzy: bool,
+    /// The mode that answered (keyword when a hybrid or semantic search had no vectors to
+    /// search).
+    pub mode: SearchMode,
+    /// How many hits of the page matched by meaning only.
+    pub semantic_hits: usize,
+}
+
+impl SearchResults {
+    /// No hits, as a keyword search answers.
+    pub fn none() -> SearchResults {
+        SearchResults { entries: Vec::new(), total: 0, fuzzy: false, mode: SearchMode::Keyword, semantic_hits: 0 }
+    }
+}
+
+/// An entry near another in meaning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelatedEntry {
+    /// The entry.
+    pub path: EntryPath,
+    /// Its name.
+    pub name: String,
+    /// Its category.
+    pub category: Category,
+    /// The cosine similarity of the two entries' vectors (1 is the same meaning).
+    pub score: f32,
+}
+
+/// How far embedding got: entries with vectors of the model, of those indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddingCoverage {
+    /// The embedding model.
+    pub model: String,
+    /// Entries whose every part has a vector of it.
+    pub embedded: usize,
+    /// Entries in the search index.
+    pub total: usize,
+    /// Entries waiting to be embedded.
+    pub queued: usize,
 }
 
 /// The full-text index of the vault (derived data: the vault is the truth).
@@ -87,4 +221,16 @@ pub trait SearchIndex: Send + Sync {
     fn upsert(&self, entry: &Entry) -> Result<(), SearchError>;
     /// Removes an entry, visible to the next search.
     fn remove(&self, path: &EntryPath) -> Result<(), SearchError>;
+
+    /// Up to `limit` other entries nearest `path` in meaning, nearest first: none when
+    /// the index keeps no vectors (no embedding model) or `path` has none yet.
+    fn related(&self, path: &EntryPath, limit: usize) -> Result<Vec<RelatedEntry>, SearchError> {
+        let _ = (path, limit);
+        Ok(Vec::new())
+    }
+
+    /// How far embedding got, when the index keeps vectors.
+    fn embedding_coverage(&self) -> Option<EmbeddingCoverage> {
+        None
+    }
 }

@@ -1,13 +1,16 @@
-//! Language model adapters: [`OpenAiChatModel`] on any OpenAI-compatible server, with its
-//! [`OpenAiSettings`], request/answer translation, kb's own 429 retry and error mapping.
+//! Language model adapters: [`OpenAiChatModel`] and [`OpenAiEmbedder`] on any
+//! OpenAI-compatible server, with their settings,
+//! request/answer translation, kb's own 429 retry and error mapping.
 
 mod convert;
+mod embedder;
 mod failure;
 mod model;
 pub mod retry;
 mod settings;
 mod stream;
 
+pub use embedder::{DEFAULT_EMBEDDINGS_BATCH, DEFAULT_EMBEDDINGS_TIMEOUT, EmbeddingSettings, OpenAiEmbedder};
 pub use model::{OpenAiChatModel, OpenAiSetupError};
 pub use retry::{RateLimitExhausted, RetryPolicy};
 pub use settings::{

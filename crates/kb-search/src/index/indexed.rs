@@ -52,6 +52,11 @@ impl Indexed {
         lock(&self.stamps).get(path).copied()
     }
 
+    /// Every indexed path with its stamp, as now.
+    pub(super) fn snapshot(&self) -> HashMap<EntryPath, Stamp> {
+        lock(&self.stamps).clone()
+    }
+
     /// Records changes as indexed (queued or committed).
     pub(super) fn record(&self, changes: &[Change]) {
         let mut stamps = lock(&self.stamps);

@@ -16,13 +16,15 @@
 //! socket the owner answers on, and how the others reach it) and the commit queue. The
 //! work is split by concern: applying changes ([`apply`]), following files and the whole
 //! vault ([`sync`]), owning the index and reaching its owner ([`owning`]), and searching
-//! ([`search`]).
+//! ([`search`]), and searching by meaning with the vectors kept beside the index
+//! ([`semantic`]).
 
 mod apply;
 mod handles;
 mod indexed;
 mod owning;
 mod search;
+mod semantic;
 mod sync;
 
 use std::collections::HashMap;
@@ -30,8 +32,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kb_domain::{
-    ChangeObserver, Entry, EntryChange, EntryPath, SearchError, SearchIndex, SearchQuery, SearchResults,
-    Stamp, VaultFiles,
+    ChangeObserver, EmbeddingCoverage, Entry, EntryChange, EntryPath, RelatedEntry, SearchError, SearchIndex,
+    SearchQuery, SearchResults, Stamp, VaultFiles,
 };
 use tantivy::{Index, IndexReader};
 
@@ -45,6 +47,7 @@ use crate::schema::IndexFields;
 use handles::Handles;
 use indexed::Indexed;
 use owning::OwnerLink;
+pub use semantic::{EmbeddingWork, VectorModel};
 pub(crate) use sync::Reread;
 
 /// The search index of one vault (see the crate documentation).
@@ -69,6 +72,8 @@ pub struct TantivyIndex {
     open_stats: OpenStats,
     /// What this process wrote to the index folder unsynced, for its clean close.
     unsynced: Arc<Unsynced>,
+    /// The vectors kept beside the index, with an embedding model.
+    vectors: Option<semantic::Vectors>,
     /// This process's shared hold on the index folder (see `presence`).
     _presence: Presence,
 }
@@ -172,6 +177,7 @@ impl TantivyIndex {
             queue: Arc::default(),
             open_stats: OpenStats::default(),
             unsynced: parts.unsynced,
+            vectors: None,
             _presence: parts.presence,
         })
     }
@@ -248,7 +254,7 @@ impl SearchIndex for TantivyIndex {
     /// answers, marked `fuzzy`.
     #[tracing::instrument(level = "debug", skip(self), fields(query = %query.text))]
     fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
-        self.search_now(query)
+        self.search_in_mode(query)
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %entry.path))]
@@ -260,6 +266,17 @@ impl SearchIndex for TantivyIndex {
     #[tracing::instrument(level = "debug", skip(self))]
     fn remove(&self, path: &EntryPath) -> Result<(), SearchError> {
         self.apply(vec![Change::Remove(path.clone())])
+    }
+
+    fn related(&self, path: &EntryPath, limit: usize) -> Result<Vec<RelatedEntry>, SearchError> {
+        self.related_to(path, limit)
+    }
+
+    fn embedding_coverage(&self) -> Option<EmbeddingCoverage> {
+        self.coverage().unwrap_or_else(|error| {
+            tracing::warn!(%error, "the vectors could not be read");
+            None
+        })
     }
 }
 

@@ -22,7 +22,7 @@ impl TantivyIndex {
     pub(super) fn search_now(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
         let parts = query_parts(&query.text);
         if parts.is_empty() {
-            return Ok(SearchResults { entries: Vec::new(), total: 0, fuzzy: false });
+            return Ok(SearchResults::none());
         }
         let word_stems = stems(&parts.words, self.language);
         let request = query::Request {
@@ -82,9 +82,10 @@ impl TantivyIndex {
                 matched_field: field.label().to_string(),
                 snippet,
                 score,
+                matched_by: kb_domain::MatchedBy::Keyword,
             });
         }
-        Ok(SearchResults { entries, total, fuzzy: matching == Matching::Fuzzy })
+        Ok(SearchResults { entries, total, fuzzy: matching == Matching::Fuzzy, ..SearchResults::none() })
     }
 
     /// How many names or tags hold the most common of `stems` (from the term dictionary).

@@ -161,7 +161,8 @@ proptest! {
                 limit: q.limit,
                 offset: q.offset,
                 prefix: q.prefix,
-            };
+    ..Default::default()
+};
             let results = index.search(&request).unwrap();
             let terms = query_terms(&q.text);
             let parts = query_parts(&q.text);

@@ -333,7 +333,7 @@ impl SearchIndex for MemorySearch {
     fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
         let terms: Vec<String> = query.text.split_whitespace().map(str::to_lowercase).collect();
         if terms.is_empty() {
-            return Ok(SearchResults { entries: Vec::new(), total: 0, fuzzy: false });
+            return Ok(SearchResults::none());
         }
         let entries =
             self.repository.all_entries().map_err(|e| SearchError::index("cannot read the entries", e))?;
@@ -359,13 +359,14 @@ impl SearchIndex for MemorySearch {
                     matched_field: (*field).to_string(),
                     snippet: text.chars().take(80).collect(),
                     score: score as f32,
+                    matched_by: kb_domain::MatchedBy::Keyword,
                 })
             })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
         let total = hits.len();
         let entries = hits.into_iter().skip(query.offset).take(query.limit).collect();
-        Ok(SearchResults { entries, total, fuzzy: false })
+        Ok(SearchResults { entries, total, ..SearchResults::none() })
     }
 
     fn upsert(&self, _entry: &Entry) -> Result<(), SearchError> {

@@ -1,6 +1,7 @@
-//! get_entry: one entry as it is on disk.
+//! get_entry: one entry as it is on disk, with its links and the entries nearest it in
+//! meaning.
 
-use kb_domain::{Category, LinkedNote};
+use kb_domain::{Category, LinkedNote, RelatedEntry};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -64,10 +65,42 @@ pub struct GetEntryData {
     pub links: Vec<LinkView>,
     /// The entries whose notes link to it.
     pub backlinks: Vec<LinkView>,
+    /// Up to five other entries nearest it in meaning, nearest first (none without an
+    /// embedding model, or before the entry is embedded).
+    pub related: Vec<RelatedView>,
     /// How a name given for path was resolved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved: Option<Resolution>,
 }
+
+/// An entry near another in meaning.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct RelatedView {
+    /// The entry's path.
+    pub path: String,
+    /// Its name.
+    pub name: String,
+    /// Its category.
+    #[serde(serialize_with = "crate::output::category")]
+    #[schemars(with = "crate::output::CategoryName")]
+    pub category: Category,
+    /// How near, as the cosine similarity of the two entries (1 is the same meaning).
+    pub score: f32,
+}
+
+impl From<RelatedEntry> for RelatedView {
+    fn from(related: RelatedEntry) -> RelatedView {
+        RelatedView {
+            path: related.path.to_string(),
+            name: related.name,
+            category: related.category,
+            score: related.score,
+        }
+    }
+}
+
+/// How many related entries get_entry answers.
+pub const RELATED_LIMIT: usize = 5;
 
 /// The get_entry tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -90,9 +123,17 @@ impl Tool for GetEntry {
     ) -> Result<ToolOutput<GetEntryData>, ToolError> {
         let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let repo = services.repository.clone();
-        let (entry, links) =
-            run_blocking(move || Ok::<_, kb_domain::RepositoryError>((repo.get(&path)?, repo.links(&path)?)))
-                .await??;
+        let search = services.search.clone();
+        let (entry, links, related) = run_blocking(move || {
+            let (entry, links) = (repo.get(&path)?, repo.links(&path)?);
+            // Related entries are a bonus: an index failure leaves them out, not the entry.
+            let related = search.related(&path, RELATED_LIMIT).unwrap_or_else(|error| {
+                tracing::warn!(%error, "related entries could not be found");
+                Vec::new()
+            });
+            Ok::<_, kb_domain::RepositoryError>((entry, links, related))
+        })
+        .await??;
         let touched = entry.path.clone();
         Ok(ToolOutput::data(GetEntryData {
             entry: EntryView {
@@ -105,6 +146,7 @@ impl Tool for GetEntry {
             },
             links: links.links.into_iter().map(LinkView::from).collect(),
             backlinks: links.backlinks.into_iter().map(LinkView::from).collect(),
+            related: related.into_iter().map(RelatedView::from).collect(),
             resolved: resolution,
         })
         .touching(touched))

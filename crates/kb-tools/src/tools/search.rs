@@ -1,6 +1,8 @@
-//! search_entries: full-text search through the index.
+//! search_entries: search through the index, by words, by meaning, or both (hybrid, the
+//! default when an embedding model is set). Only this tool searches by meaning: name
+//! resolution, duplicates and search-as-you-type stay keyword.
 
-use kb_domain::SearchQuery;
+use kb_domain::{LlmError, QueryVector, SearchMode, SearchQuery, TextRole};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -8,7 +10,7 @@ use crate::args::{CategoryArg, Limit};
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
 use crate::output::SearchFindings;
-use crate::result::{ToolError, ToolOutput};
+use crate::result::{ErrorCode, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory, ToolHints};
 
 /// Arguments of search_entries.
@@ -22,7 +24,34 @@ pub struct SearchEntriesArgs {
     /// How many hits to return at most (default 10, at most 100).
     pub limit: Option<Limit>,
     /// Search as you type: the last word may be unfinished ("land" finds "landlord").
+    /// Always by words.
     pub prefix: Option<bool>,
+    /// How to match: `hybrid` (words and meaning; the default when kb has an embedding
+    /// model), `keyword` (words only; the default without one) or `semantic` (meaning
+    /// only: for questions in other words than the notes, such as "how is my sister").
+    pub mode: Option<SearchModeArg>,
+}
+
+/// How search_entries matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchModeArg {
+    /// Words and meaning, fused.
+    Hybrid,
+    /// Words only.
+    Keyword,
+    /// Meaning only.
+    Semantic,
+}
+
+impl From<SearchModeArg> for SearchMode {
+    fn from(arg: SearchModeArg) -> SearchMode {
+        match arg {
+            SearchModeArg::Hybrid => SearchMode::Hybrid,
+            SearchModeArg::Keyword => SearchMode::Keyword,
+            SearchModeArg::Semantic => SearchMode::Semantic,
+        }
+    }
 }
 
 /// The search_entries tool.
@@ -31,9 +60,9 @@ pub struct SearchEntries;
 
 impl Tool for SearchEntries {
     const NAME: &'static str = "search_entries";
-    const DESCRIPTION: &'static str = "Search entries by keywords in their names, fields, tags and notes, best \
-        match first; names and tags count most. Use when the user wants to find entries about something (\"what do I have on the API?\", \
-        \"find Sarah\").";
+    const DESCRIPTION: &'static str = "Search entries by their words (names, fields, tags, notes; names and tags \
+        count most) and, when kb has an embedding model, by meaning, best match first. Use when the user wants to find entries \
+        about something (\"what do I have on the API?\", \"find Sarah\", \"anything about money owed\").";
     const CATEGORY: ToolCategory = ToolCategory::Query;
     const HINTS: ToolHints = ToolHints::READ_ONLY;
     type Args = SearchEntriesArgs;
@@ -47,19 +76,56 @@ impl Tool for SearchEntries {
     ) -> Result<ToolOutput<SearchFindings>, ToolError> {
         let text = args.query.trim().to_string();
         if text.is_empty() {
-            return Ok(ToolOutput::data(SearchFindings { entries: Vec::new(), total: 0, fuzzy: false }));
+            return Ok(ToolOutput::data(SearchFindings::none()));
         }
-        let limit = Limit::effective(args.limit);
-        let query = SearchQuery {
-            text,
-            category: args.category.map(Into::into),
-            limit,
-            offset: 0,
-            prefix: args.prefix.unwrap_or(false),
+        let prefix = args.prefix.unwrap_or(false);
+        let asked = args.mode.map(SearchMode::from);
+        let mode = match (asked, &services.embedder) {
+            // Search as you type answers each key: by words.
+            _ if prefix => SearchMode::Keyword,
+            (Some(SearchMode::Keyword), _) => SearchMode::Keyword,
+            (Some(mode), Some(_)) => mode,
+            (Some(mode), None) => {
+                return Err(ToolError::new(
+                    ErrorCode::SemanticUnavailable,
+                    format!(
+                        "{} search needs an embedding model (KB_EMBEDDINGS_MODEL); keyword search is available",
+                        mode.as_str()
+                    ),
+                ));
+            }
+            (None, Some(_)) => SearchMode::Hybrid,
+            (None, None) => SearchMode::Keyword,
         };
+        let mut notice = None;
+        let vector = match (&services.embedder, mode) {
+            (Some(embedder), SearchMode::Hybrid | SearchMode::Semantic) => {
+                match embedder.embed(std::slice::from_ref(&text), TextRole::Query).await {
+                    Ok(mut vectors) => vectors.pop().map(|values| QueryVector::new(embedder.model(), values)),
+                    Err(error) if mode == SearchMode::Hybrid => {
+                        tracing::warn!(%error, "the query could not be embedded; searching by words");
+                        notice = Some(unavailable(&error));
+                        None
+                    }
+                    Err(error) => return Err(ToolError::new(ErrorCode::SemanticUnavailable, unavailable(&error))),
+                }
+            }
+            _ => None,
+        };
+        let limit = Limit::effective(args.limit);
+        let query = SearchQuery { text, category: args.category.map(Into::into), limit, offset: 0, prefix, mode, vector };
         let index = services.search.clone();
         let mut results = run_blocking(move || index.search(&query)).await??;
         results.entries.truncate(limit);
-        Ok(ToolOutput::data(SearchFindings::from(results)))
+        let mut findings = SearchFindings::from(results);
+        if findings.notice.is_none() {
+            findings.notice = notice;
+        }
+        Ok(ToolOutput::data(findings))
     }
+}
+
+/// What a person is told when the embedding server failed.
+fn unavailable(error: &LlmError) -> String {
+    format!("search by meaning is unavailable ({error}); these hits match by words")
 }

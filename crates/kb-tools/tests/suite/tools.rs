@@ -22,7 +22,7 @@ async fn get_entry_returns_what_is_stored() {
         data_of(&r),
         &json!({"entry": {"path": "people/sarah.md", "category": "people", "folder": "people", "name": "Sarah",
             "frontmatter": {"name": "Sarah", "context": "met at conf", "mood": "sunny"}, "content": "Likes climbing.\n"},
-            "links": [], "backlinks": []})
+            "links": [], "backlinks": [], "related": []})
     );
     let r = call(&services, &ctx(), "get_entry", json!({"path": "projects/x.md"})).await;
     assert_eq!(error_of(&r), "Entry not found: projects/x.md");
@@ -424,7 +424,9 @@ async fn search_entries_finds_every_term_and_ignores_an_empty_query() {
     .await;
     assert_eq!(data_of(&r)["entries"][0]["path"], "projects/api.md");
     let r = call(&services, &ctx(), "search_entries", json!({"query": "   "})).await;
-    assert_eq!(data_of(&r), &json!({"entries": [], "total": 0}));
+    assert_eq!(data_of(&r), &json!({"entries": [], "total": 0, "mode": "keyword"}));
+    let r = call(&services, &ctx(), "search_entries", json!({"query": "api", "mode": "semantic"})).await;
+    assert_eq!(r.error_code, Some(ErrorCode::SemanticUnavailable), "no embedding model: {r:?}");
 }
 
 #[tokio::test]

@@ -2,7 +2,9 @@
 //! next scripted [`FakeReply`] (or a standing one, for requests a test picks out by their
 //! body) and records the request. A request asking for a stream (`"stream": true`) gets a
 //! scripted chat completion streamed ([`FakeReply::stream`] scripts the chunks themselves).
-//! It speaks just enough HTTP for
+//! Once [`FakeOpenAi::answer_embeddings`] is called, `/v1/embeddings` requests take their
+//! own queue ([`FakeOpenAi::push_embeddings`]) and, when it is empty, get word vectors
+//! (see [`embeddings`]). It speaks just enough HTTP for
 //! reqwest (one request per connection, `Content-Length` bodies, `Connection: close`).
 //!
 //! ```ignore
@@ -13,6 +15,7 @@
 //! ```
 
 pub mod chunk;
+pub mod embeddings;
 mod http;
 mod reply;
 mod server;

@@ -50,11 +50,24 @@ struct Script {
     replies: VecDeque<FakeReply>,
     standing: Vec<(RequestTest, FakeReply)>,
     requests: Vec<RecordedRequest>,
+    /// The dimension of the word vectors `/v1/embeddings` answers, once asked to.
+    embedding_dimension: Option<usize>,
+    /// Replies for embeddings requests, before word vectors.
+    embedding_replies: VecDeque<FakeReply>,
 }
 
 impl Script {
     /// The answer to `request`: a standing reply whose test its body passes, else the next queued.
     fn reply_to(&mut self, request: &RecordedRequest) -> Option<FakeReply> {
+        if let Some(dimension) = self.embedding_dimension
+            && request.path.ends_with("/embeddings")
+        {
+            return Some(
+                self.embedding_replies
+                    .pop_front()
+                    .unwrap_or_else(|| super::embeddings::answer(&request.json(), dimension)),
+            );
+        }
         if !self.standing.is_empty() {
             let body = request.json();
             if let Some((_, reply)) = self.standing.iter().find(|(matches, _)| matches(&body)) {
@@ -97,6 +110,32 @@ impl FakeOpenAi {
     /// often, without taking from the queue (summary calls whose timing a test leaves open).
     pub fn always_answer(&self, matches: RequestTest, reply: FakeReply) {
         lock(&self.script).standing.push((matches, reply));
+    }
+
+    /// From now on answers `/v1/embeddings` apart from chat: with the replies
+    /// [`FakeOpenAi::push_embeddings`] queued, else with word vectors of `dimension`
+    /// numbers (see [`super::embeddings`]).
+    pub fn answer_embeddings(&self, dimension: usize) {
+        lock(&self.script).embedding_dimension = Some(dimension);
+    }
+
+    /// Queues the answer to a coming embeddings request (a fault, say).
+    pub fn push_embeddings(&self, reply: FakeReply) {
+        lock(&self.script).embedding_replies.push_back(reply);
+    }
+
+    /// The texts sent to `/v1/embeddings` so far, in order.
+    pub fn embedded_texts(&self) -> Vec<String> {
+        lock(&self.script)
+            .requests
+            .iter()
+            .filter(|r| r.path.ends_with("/embeddings"))
+            .flat_map(|r| match r.json()["input"].clone() {
+                Value::String(text) => vec![text],
+                Value::Array(items) => items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
     }
 
     /// Every request received so far, in order.

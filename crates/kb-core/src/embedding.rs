@@ -1,0 +1,121 @@
+//! Embedding in the background: in the process that owns the search index, a task hands
+//! the embedder the parts of entries that have no vectors yet, a batch at a time, and the
+//! index keeps what comes back (see `kb_search`'s vectors). A capture never waits for it;
+//! until an entry is embedded, search finds it by its words. When the server fails the
+//! task waits longer and longer (up to a minute) before it tries again; the other
+//! processes on the vault embed nothing (the owner does it for all), and one that takes
+//! the index over picks the work up where the file says it stopped.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use kb_domain::{Embedder, TextRole};
+use kb_search::TantivyIndex;
+
+use crate::error::CoreError;
+
+/// How often an idle task looks whether the index changed or became this process's.
+const IDLE: Duration = Duration::from_millis(500);
+/// The first wait after a failure; doubled after each further one.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait after failures.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How often an idle task looks for work even when nothing seems to have changed (an
+/// entry embedded by an earlier owner then edited, say).
+const FULL_LOOK: Duration = Duration::from_secs(60);
+
+/// Starts the background task for `index` (it ends when the index is dropped).
+pub(crate) fn start(index: &Arc<TantivyIndex>, embedder: Arc<dyn Embedder>, batch: usize) {
+    let index = Arc::downgrade(index);
+    tokio::spawn(async move { run(index, embedder, batch).await });
+}
+
+/// The task's loop.
+async fn run(index: Weak<TantivyIndex>, embedder: Arc<dyn Embedder>, batch: usize) {
+    let mut backoff = FIRST_BACKOFF;
+    let mut seen: Option<(bool, u64)> = None;
+    let mut last_look = tokio::time::Instant::now();
+    loop {
+        let Some(strong) = index.upgrade() else { return };
+        let now = (strong.is_owner(), strong.commit_count());
+        let due = seen != Some(now) || last_look.elapsed() >= FULL_LOOK;
+        drop(strong);
+        if !due {
+            tokio::time::sleep(IDLE).await;
+            continue;
+        }
+        last_look = tokio::time::Instant::now();
+        match round(&index, embedder.as_ref(), batch).await {
+            Ok(true) => backoff = FIRST_BACKOFF,
+            Ok(false) => {
+                seen = Some(now);
+                backoff = FIRST_BACKOFF;
+            }
+            Err(error) => {
+                tracing::warn!(error = %kb_domain::Chain(&error), retry_secs = backoff.as_secs(), "entries could not be embedded; search finds them by their words meanwhile");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// One round of work; `Ok(true)` when something was embedded or recorded.
+async fn round(index: &Weak<TantivyIndex>, embedder: &dyn Embedder, batch: usize) -> Result<bool, CoreError> {
+    let Some(strong) = index.upgrade() else { return Ok(false) };
+    let work = tokio::task::spawn_blocking(move || strong.embedding_work(batch))
+        .await
+        .map_err(CoreError::Task)??;
+    let Some(work) = work.filter(|work| !work.is_empty()) else { return Ok(false) };
+    save(index, embedder, work).await.map(|()| true)
+}
+
+/// Embeds a round's texts and keeps them.
+async fn save(
+    index: &Weak<TantivyIndex>,
+    embedder: &dyn Embedder,
+    work: kb_search::EmbeddingWork,
+) -> Result<(), CoreError> {
+    let span = tracing::debug_span!("embed", texts = work.texts().len(), entries = work.entries());
+    let vectors = if work.texts().is_empty() {
+        Vec::new()
+    } else {
+        tracing::Instrument::instrument(embedder.embed(work.texts(), TextRole::Document), span)
+            .await
+            .map_err(CoreError::Embedding)?
+    };
+    let Some(strong) = index.upgrade() else { return Ok(()) };
+    tokio::task::spawn_blocking(move || strong.save_embeddings(work, vectors)).await.map_err(CoreError::Task)??;
+    Ok(())
+}
+
+/// Embeds every entry of `index` that has no vectors yet, now (`kb reindex`): calls
+/// `progress` with the entries embedded and the total after each batch. Stopping
+/// half-way keeps what was embedded.
+pub async fn embed_missing(
+    index: &Arc<TantivyIndex>,
+    embedder: &dyn Embedder,
+    batch: usize,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<usize, CoreError> {
+    let weak = Arc::downgrade(index);
+    let mut rounds = 0;
+    loop {
+        if let Ok(Some(coverage)) = index.coverage() {
+            progress(coverage.embedded, coverage.total);
+        }
+        if !round(&weak, embedder, batch).await? {
+            return Ok(rounds);
+        }
+        rounds += 1;
+    }
+}
+
+/// The embedder `settings` describe, and the model the index keeps vectors of for it.
+pub fn embedder(
+    settings: &kb_llm::openai::EmbeddingSettings,
+) -> Result<(Arc<dyn Embedder>, kb_search::VectorModel), CoreError> {
+    let embedder = kb_llm::openai::OpenAiEmbedder::new(settings.clone()).map_err(CoreError::EmbeddingSetup)?;
+    let model = kb_search::VectorModel { model: embedder.model().to_string(), identity: embedder.identity() };
+    Ok((Arc::new(embedder), model))
+}

@@ -1,0 +1,123 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The embeddings adapter against the scripted server over real HTTP: what it sends (the
+//! model, the prefixes, batches, the key only where it belongs), and which typed error
+//! each fault becomes (429, a hang, the wrong number of vectors, a cut or garbled body).
+
+use std::time::{Duration, Instant};
+
+use kb_domain::{Embedder, LlmError, TextRole};
+use kb_llm::openai::{EmbeddingSettings, OpenAiEmbedder};
+use kb_llm::testing::{FakeOpenAi, FakeReply};
+use serde_json::json;
+
+const DIMENSION: usize = 16;
+
+fn settings(server: &FakeOpenAi) -> EmbeddingSettings {
+    EmbeddingSettings {
+        timeout: Duration::from_secs(5),
+        retry_base_delay: Duration::from_millis(20),
+        max_retry_delay: Duration::from_secs(1),
+        ..EmbeddingSettings::new("test-embed", server.base_url())
+    }
+}
+
+async fn start() -> (FakeOpenAi, EmbeddingSettings) {
+    let server = FakeOpenAi::start().await.unwrap();
+    server.answer_embeddings(DIMENSION);
+    let settings = settings(&server);
+    (server, settings)
+}
+
+fn texts(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+#[tokio::test]
+async fn sends_the_model_prefixes_and_batches_and_answers_in_order() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(EmbeddingSettings {
+        batch: 2,
+        query_prefix: "query: ".into(),
+        document_prefix: "passage: ".into(),
+        ..settings
+    })
+    .unwrap();
+    let vectors = embedder.embed(&texts(&["apple pie", "bank loan", "apple tart"]), TextRole::Document).await.unwrap();
+    assert_eq!(vectors.len(), 3);
+    assert!(vectors.iter().all(|v| v.len() == DIMENSION));
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    assert!(dot(&vectors[0], &vectors[2]) > dot(&vectors[0], &vectors[1]), "the answer's order is kept");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "three texts in batches of two");
+    assert_eq!(requests[0].path, "/v1/embeddings");
+    assert_eq!(requests[0].json()["model"], "test-embed");
+    assert_eq!(server.embedded_texts(), ["passage: apple pie", "passage: bank loan", "passage: apple tart"]);
+    assert_eq!(requests[0].header("authorization").map(|h| h.trim() == "Bearer"), Some(true), "no key is sent");
+
+    embedder.embed(&texts(&["pie"]), TextRole::Query).await.unwrap();
+    assert_eq!(server.embedded_texts().last().unwrap(), "query: pie");
+    embedder.embed(&texts(&["pie"]), TextRole::Query).await.unwrap();
+    assert_eq!(server.requests().len(), 3, "a repeated query reuses its vector");
+}
+
+#[tokio::test]
+async fn a_key_is_sent_when_configured() {
+    let (server, settings) = start().await;
+    let embedder =
+        OpenAiEmbedder::new(EmbeddingSettings { api_key: Some("sk-embed".into()), ..settings }).unwrap();
+    embedder.embed(&texts(&["x"]), TextRole::Document).await.unwrap();
+    assert_eq!(server.requests()[0].header("authorization"), Some("Bearer sk-embed"));
+}
+
+#[tokio::test]
+async fn a_rate_limit_is_retried_then_reported() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(settings).unwrap();
+    server.push_embeddings(FakeReply::rate_limited(None));
+    assert_eq!(embedder.embed(&texts(&["x"]), TextRole::Document).await.unwrap().len(), 1);
+    for _ in 0..3 {
+        server.push_embeddings(FakeReply::rate_limited(Some(0)));
+    }
+    let error = embedder.embed(&texts(&["y"]), TextRole::Document).await.unwrap_err();
+    assert!(matches!(error, LlmError::RateLimited { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_hung_server_times_out() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(EmbeddingSettings { timeout: Duration::from_secs(1), ..settings }).unwrap();
+    server.push_embeddings(FakeReply::Hang);
+    let started = Instant::now();
+    let error = embedder.embed(&texts(&["x"]), TextRole::Document).await.unwrap_err();
+    assert_eq!(error, LlmError::Timeout(1));
+    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn wrong_shapes_and_garbage_are_malformed() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(settings).unwrap();
+    let vector = |index: u32, n: usize| json!({"object": "embedding", "index": index, "embedding": vec![0.5; n]});
+    let list = |data: Vec<serde_json::Value>| json!({"object": "list", "data": data, "model": "m", "usage": {"prompt_tokens": 1, "total_tokens": 1}});
+    server.push_embeddings(FakeReply::json(&list(vec![vector(0, 4)])));
+    server.push_embeddings(FakeReply::json(&list(vec![vector(0, 4), vector(1, 5)])));
+    server.push_embeddings(FakeReply::raw(200, r#"{"object":"list","data":[{"object":"embedding","index":0,"embed"#));
+    server.push_embeddings(FakeReply::raw(200, "<html>gateway</html>"));
+    for case in ["one vector for two texts", "two lengths", "a cut body", "garbage"] {
+        let error = embedder.embed(&texts(&["a", "b"]), TextRole::Document).await.unwrap_err();
+        assert!(matches!(error, LlmError::Malformed { .. }), "{case}: {error:?}");
+    }
+    server.push_embeddings(FakeReply::error(503, "server_error", "overloaded"));
+    let error = embedder.embed(&texts(&["a"]), TextRole::Document).await.unwrap_err();
+    assert!(matches!(error, LlmError::Unavailable { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_unavailable() {
+    let server = FakeOpenAi::start().await.unwrap();
+    let settings = settings(&server);
+    drop(server);
+    let embedder = OpenAiEmbedder::new(settings).unwrap();
+    let error = embedder.embed(&texts(&["x"]), TextRole::Query).await.unwrap_err();
+    assert!(matches!(error, LlmError::Unavailable { .. }), "{error:?}");
+}

@@ -1,0 +1,410 @@
+//! Search by meaning: the vectors an index keeps beside it ([`crate::vectors`]), the work
+//! its owner hands the embedder, and the searches that use them — semantic, hybrid (the
+//! keyword ranking and the nearest parts fused by reciprocal rank), and related entries.
+//!
+//! Which entries need vectors is found by comparing what is indexed (each path's stamp)
+//! with the entries the vector file records: an entry whose stamp differs is read back
+//! from the index (every indexed text is stored), cut into parts, and only the parts whose
+//! text has no vector yet are embedded. Removed entries are recorded as gone.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use kb_domain::sync::lock;
+use kb_domain::{
+    EmbeddingCoverage, EntryPath, MatchedBy, QueryVector, RelatedEntry, SearchError, SearchHit, SearchMode,
+    SearchQuery, SearchResults, Stamp,
+};
+use sha2::{Digest, Sha256};
+use tantivy::collector::DocSetCollector;
+use tantivy::query::TermQuery;
+use tantivy::schema::IndexRecordOption;
+use tantivy::{Searcher, TantivyDocument, Term};
+
+use super::TantivyIndex;
+use crate::document::StoredHit;
+use crate::snippet::SNIPPET_CHARS;
+use crate::vectors::chunk::{Chunk, chunks};
+use crate::vectors::store::{EntryRecord, Key, Near, Store};
+
+/// The constant of reciprocal rank fusion: a hit at rank `r` of a ranking adds
+/// `1 / (RRF_K + r)`. 60 is the usual choice; it keeps a single first place from
+/// outweighing agreement between the two rankings.
+const RRF_K: f32 = 60.0;
+/// How deep each ranking is read for hybrid fusion, at least.
+const FUSION_DEPTH: usize = 50;
+/// The most entries one round of embedding work looks at.
+const ENTRIES_PER_ROUND: usize = 2_000;
+
+/// The embedding model whose vectors an index keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorModel {
+    /// The model's name (a query vector of another model is not searched with).
+    pub model: String,
+    /// What sets its vectors apart (the model and its document prefix): the vector file
+    /// is chosen by it, so another identity starts again.
+    pub identity: String,
+}
+
+/// The vectors of an index: the model and its store, opened at first need.
+#[derive(Debug)]
+pub(crate) struct Vectors {
+    /// The model.
+    model: VectorModel,
+    /// The file.
+    file: PathBuf,
+    /// The store, once opened.
+    store: Mutex<Option<Store>>,
+}
+
+/// What the owner's embedder is to do in one round: texts to embed, and the entries to
+/// record once they are (some need no new vector: their parts are known).
+#[derive(Debug, Default)]
+pub struct EmbeddingWork {
+    /// The texts to embed, in order.
+    texts: Vec<String>,
+    /// Their keys.
+    keys: Vec<Key>,
+    /// The entries to record after.
+    entries: Vec<EntryRecord>,
+    /// Entries still waiting after this round (for coverage).
+    waiting: usize,
+}
+
+impl EmbeddingWork {
+    /// The texts to embed (as documents), in order.
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
+
+    /// How many entries this round records.
+    pub fn entries(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there is nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty() && self.entries.is_empty()
+    }
+}
+
+impl TantivyIndex {
+    /// Keeps vectors of `model` beside the index, in `.kb/vectors/` (beside the index
+    /// folder).
+    pub(crate) fn keep_vectors(&mut self, model: VectorModel) {
+        let folder = self.index_dir.parent().map_or_else(|| self.index_dir.join("vectors"), |kb| kb.join("vectors"));
+        let file = folder.join(file_name(&model.identity));
+        self.vectors = Some(Vectors { model, file, store: Mutex::new(None) });
+    }
+
+    /// The embedding model whose vectors the index keeps.
+    pub fn vector_model(&self) -> Option<&VectorModel> {
+        self.vectors.as_ref().map(|v| &v.model)
+    }
+
+    /// Runs `f` on the vector store read up to now; `None` without a model.
+    fn with_store<R>(&self, f: impl FnOnce(&mut Store) -> R) -> Result<Option<R>, SearchError> {
+        let Some(vectors) = &self.vectors else { return Ok(None) };
+        let mut store = lock(&vectors.store);
+        match store.as_mut() {
+            Some(store) => store.refresh(),
+            None => Store::open(&vectors.file).map(|opened| {
+                *store = Some(opened);
+            }),
+        }
+        .map_err(|error| SearchError::index("cannot read the vectors", error))?;
+        Ok(store.as_mut().map(f))
+    }
+
+    /// The next round of embedding work: in the index's owner only (`None` elsewhere, or
+    /// without a model). At most about `max_texts` texts to embed (an entry with more
+    /// parts is taken whole).
+    pub fn embedding_work(&self, max_texts: usize) -> Result<Option<EmbeddingWork>, SearchError> {
+        if !self.is_owner() {
+            return Ok(None);
+        }
+        let Some(identity) = self.vectors.as_ref().map(|v| v.model.identity.clone()) else { return Ok(None) };
+        let indexed = self.indexed.snapshot();
+        let searcher = self.handles.searcher();
+        self.with_store(|store| {
+            if let Err(error) = store.compact_if_worth_it() {
+                tracing::warn!(%error, "the vector file could not be rewritten");
+            }
+            let mut stale: Vec<(&EntryPath, Stamp)> = indexed
+                .iter()
+                .filter(|(path, stamp)| store.entry(path).is_none_or(|kept| kept.stamp != **stamp))
+                .map(|(path, stamp)| (path, *stamp))
+                .collect();
+            stale.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let mut work = EmbeddingWork::default();
+            // Entries no longer indexed are recorded as gone.
+            for (path, _) in store.entries().filter(|(path, _)| !indexed.contains_key(*path)).take(ENTRIES_PER_ROUND)
+            {
+                work.entries.push(EntryRecord {
+                    path: path.clone(),
+                    text_key: [0; 16],
+                    stamp: Stamp::NONE,
+                    parts: Vec::new(),
+                });
+            }
+            let mut planned: HashSet<Key> = HashSet::new();
+            let mut looked = 0;
+            for (path, stamp) in &stale {
+                if looked >= ENTRIES_PER_ROUND || (!work.texts.is_empty() && work.texts.len() >= max_texts) {
+                    break;
+                }
+                looked += 1;
+                let Some(stored) = stored_hit(self, &searcher, path) else { continue };
+                let parts = chunks(&stored.texts);
+                let keys: Vec<Key> = parts.iter().map(|part| text_key(&identity, &part.text)).collect();
+                for (part, key) in parts.into_iter().zip(&keys) {
+                    if !store.has(key) && planned.insert(*key) {
+                        work.texts.push(part.text);
+                        work.keys.push(*key);
+                    }
+                }
+                work.entries.push(EntryRecord { path: (*path).clone(), text_key: entry_key(&keys), stamp: *stamp, parts: keys });
+            }
+            work.waiting = stale.len().saturating_sub(looked);
+            work
+        })
+    }
+
+    /// Keeps the vectors of a round of work (`vectors` in the order of its texts) and
+    /// records its entries.
+    pub fn save_embeddings(&self, work: EmbeddingWork, vectors: Vec<Vec<f32>>) -> Result<(), SearchError> {
+        if vectors.len() != work.keys.len() {
+            return Err(SearchError::index_message(format!(
+                "{} vectors for {} texts",
+                vectors.len(),
+                work.keys.len()
+            )));
+        }
+        let keyed: Vec<(Key, Vec<f32>)> = work.keys.into_iter().zip(vectors).collect();
+        self.with_store(|store| store.append(&keyed, &work.entries))?
+            .transpose()
+            .map_err(|error| SearchError::index("cannot keep the vectors", error))?;
+        Ok(())
+    }
+
+    /// How far embedding got; `None` without a model.
+    pub fn coverage(&self) -> Result<Option<EmbeddingCoverage>, SearchError> {
+        let Some(model) = self.vector_model().map(|m| m.model.clone()) else { return Ok(None) };
+        let indexed = self.indexed.snapshot();
+        let embedded = self
+            .with_store(|store| {
+                indexed.iter().filter(|(path, stamp)| store.entry(path).is_some_and(|kept| kept.stamp == **stamp)).count()
+            })?
+            .unwrap_or(0);
+        let total = indexed.len();
+        Ok(Some(EmbeddingCoverage { model, embedded, total, queued: total - embedded }))
+    }
+
+    /// The bytes the vectors take in memory (0 before they are read).
+    pub fn vector_memory(&self) -> usize {
+        self.vectors.as_ref().and_then(|v| lock(&v.store).as_ref().map(Store::memory_bytes)).unwrap_or(0)
+    }
+
+    /// The vector of `query` when it asks for meaning and the index keeps vectors of its
+    /// model.
+    fn usable_vector<'q>(&self, query: &'q SearchQuery) -> Option<&'q QueryVector> {
+        let model = self.vector_model()?;
+        let vector = query.vector.as_ref().filter(|_| query.mode != SearchMode::Keyword && !query.prefix)?;
+        (vector.model() == model.model).then_some(vector)
+    }
+
+    /// Answers `query` in its mode: keyword search, or (with a usable vector) semantic or
+    /// hybrid.
+    pub(super) fn search_in_mode(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
+        let Some(vector) = self.usable_vector(query) else { return self.search_now(query) };
+        match query.mode {
+            SearchMode::Semantic => self.search_semantic(query, vector),
+            _ => self.search_hybrid(query, vector),
+        }
+    }
+
+    /// The entries nearest `vector` among those `query` filters in, as many as `depth`.
+    fn nearest(&self, query: &SearchQuery, vector: &QueryVector, depth: usize) -> Result<Vec<Near>, SearchError> {
+        let category = query.category;
+        Ok(self
+            .with_store(|store| {
+                store.nearest(vector.values(), depth, |path| category.is_none_or(|c| path.category() == c))
+            })?
+            .unwrap_or_default())
+    }
+
+    /// Semantic mode: the nearest entries, each with its nearest part as the snippet.
+    fn search_semantic(&self, query: &SearchQuery, vector: &QueryVector) -> Result<SearchResults, SearchError> {
+        self.read_every_earlier_change();
+        let limit = kb_domain::paging::page_size((query.limit > 0).then_some(query.limit as u64));
+        let near = self.nearest(query, vector, query.offset + limit)?;
+        let searcher = self.handles.searcher();
+        let entries: Vec<SearchHit> = near
+            .into_iter()
+            .skip(query.offset)
+            .filter_map(|near| semantic_hit(self, &searcher, &near, near.score))
+            .collect();
+        let count = entries.len();
+        Ok(SearchResults { total: count, entries, fuzzy: false, mode: SearchMode::Semantic, semantic_hits: count })
+    }
+
+    /// Hybrid mode: the keyword ranking and the nearest entries fused by reciprocal rank.
+    /// `total` stays the keyword count.
+    fn search_hybrid(&self, query: &SearchQuery, vector: &QueryVector) -> Result<SearchResults, SearchError> {
+        let limit = kb_domain::paging::page_size((query.limit > 0).then_some(query.limit as u64));
+        let depth = (query.offset + limit).max(FUSION_DEPTH);
+        let keyword =
+            self.search_now(&SearchQuery { offset: 0, limit: depth, vector: None, ..query.clone() })?;
+        let near = self.nearest(query, vector, depth)?;
+        let mut fused: HashMap<EntryPath, (f32, Option<usize>, Option<usize>)> = HashMap::new();
+        for (rank, hit) in keyword.entries.iter().enumerate() {
+            fused.entry(hit.path.clone()).or_default().0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+            fused.entry(hit.path.clone()).or_default().1 = Some(rank);
+        }
+        for (rank, hit) in near.iter().enumerate() {
+            let slot = fused.entry(hit.path.clone()).or_default();
+            slot.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+            slot.2 = Some(rank);
+        }
+        let mut order: Vec<(EntryPath, (f32, Option<usize>, Option<usize>))> = fused.into_iter().collect();
+        // Best fused score first; on a tie the better keyword rank, then the path.
+        order.sort_by(|(pa, a), (pb, b)| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.unwrap_or(usize::MAX).cmp(&b.1.unwrap_or(usize::MAX)))
+                .then_with(|| pa.cmp(pb))
+        });
+        let searcher = self.handles.searcher();
+        let mut entries = Vec::with_capacity(limit);
+        for (path, (score, by_words, by_meaning)) in order.into_iter().skip(query.offset) {
+            if entries.len() >= limit {
+                break;
+            }
+            let hit = match (by_words, by_meaning) {
+                (Some(rank), meaning) => {
+                    let mut hit = keyword.entries[rank].clone();
+                    hit.matched_by = if meaning.is_some() { MatchedBy::Both } else { MatchedBy::Keyword };
+                    hit.score = score;
+                    Some(hit)
+                }
+                (None, Some(rank)) => semantic_hit(self, &searcher, &near[rank], score),
+                (None, None) => None,
+            };
+            entries.extend(hit.filter(|hit| hit.path == path));
+        }
+        let semantic_hits = entries.iter().filter(|hit| hit.matched_by == MatchedBy::Semantic).count();
+        Ok(SearchResults {
+            entries,
+            total: keyword.total,
+            fuzzy: keyword.fuzzy,
+            mode: SearchMode::Hybrid,
+            semantic_hits,
+        })
+    }
+
+    /// Up to `limit` other entries nearest `path` in meaning.
+    pub(super) fn related_to(&self, path: &EntryPath, limit: usize) -> Result<Vec<RelatedEntry>, SearchError> {
+        let Some(Some(vector)) = self.with_store(|store| store.entry_vector(path))? else { return Ok(Vec::new()) };
+        let near = self
+            .with_store(|store| store.nearest(&vector, limit + 1, |other| other != path))?
+            .unwrap_or_default();
+        let searcher = self.handles.searcher();
+        Ok(near
+            .into_iter()
+            .filter_map(|near| {
+                let stored = stored_hit(self, &searcher, &near.path)?;
+                Some(RelatedEntry {
+                    name: stored.name().to_string(),
+                    category: near.path.category(),
+                    path: near.path,
+                    score: near.score,
+                })
+            })
+            .take(limit)
+            .collect())
+    }
+}
+
+/// A hit found by meaning only: its nearest part is its snippet. `None` when the entry is
+/// no longer indexed.
+fn semantic_hit(index: &TantivyIndex, searcher: &Searcher, near: &Near, score: f32) -> Option<SearchHit> {
+    let stored = stored_hit(index, searcher, &near.path)?;
+    let parts = chunks(&stored.texts);
+    let part: Option<&Chunk> = parts.get(near.part).or_else(|| parts.first());
+    let (field, snippet) = part.map_or(("content", String::new()), |p| (p.field.label(), cut(&p.passage)));
+    Some(SearchHit {
+        name: stored.name().to_string(),
+        category: near.path.category(),
+        path: near.path.clone(),
+        matched_field: field.to_string(),
+        snippet,
+        score,
+        matched_by: MatchedBy::Semantic,
+    })
+}
+
+/// The stored texts of the entry indexed at `path`.
+fn stored_hit(index: &TantivyIndex, searcher: &Searcher, path: &EntryPath) -> Option<StoredHit> {
+    let term = Term::from_field_text(index.fields.path, path.as_str());
+    let found = searcher.search(&TermQuery::new(term, IndexRecordOption::Basic), &DocSetCollector).ok()?;
+    let address = found.into_iter().next()?;
+    let doc: TantivyDocument = searcher.doc(address).ok()?;
+    Some(StoredHit::from_document(&index.fields, &doc))
+}
+
+/// `text` on one line, cut at a word to about a snippet's length.
+fn cut(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= SNIPPET_CHARS {
+        return flat;
+    }
+    let mut out = String::new();
+    for word in flat.split(' ') {
+        if out.chars().count() + word.chars().count() + 1 > SNIPPET_CHARS {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out.push('…');
+    out
+}
+
+/// The key of a part's `text` embedded under `identity`.
+fn text_key(identity: &str, text: &str) -> Key {
+    let mut hasher = Sha256::new();
+    hasher.update(identity.as_bytes());
+    hasher.update([0]);
+    hasher.update(text.as_bytes());
+    first_16(&hasher.finalize())
+}
+
+/// The key of an entry's parts together.
+fn entry_key(keys: &[Key]) -> Key {
+    let mut hasher = Sha256::new();
+    for key in keys {
+        hasher.update(key);
+    }
+    first_16(&hasher.finalize())
+}
+
+/// The first 16 bytes of a digest.
+fn first_16(digest: &[u8]) -> Key {
+    let mut key = [0; 16];
+    key.copy_from_slice(&digest[..16]);
+    key
+}
+
+/// The vector file of a model identity: its name made safe, and a hash telling apart
+/// identities that read alike.
+fn file_name(identity: &str) -> String {
+    let safe: String = identity
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .take(60)
+        .collect();
+    let hash = Sha256::digest(identity.as_bytes());
+    format!("{safe}-{:02x}{:02x}{:02x}{:02x}.vec", hash[0], hash[1], hash[2], hash[3])
+}

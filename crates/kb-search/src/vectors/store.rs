@@ -1,0 +1,547 @@
+//! [`Store`]: the vectors of one embedding model, kept in `.kb/vectors/` as an append-only
+//! file, and their nearest-neighbour scan.
+//!
+//! The file is derived data (deleting it re-embeds everything) and written by one process
+//! at a time, the search index's owner; the others read what it appended since they last
+//! looked. It starts with a header (`KBVECS01`, then the dimension as a little-endian
+//! `u32`) and holds records, each a `u32` payload length, a kind byte and the payload:
+//! - a **vector**: the 16-byte key of the text it embeds, a `f32` scale and the dimension's
+//!   `i8`s (the unit vector quantised: each number is `scale × i8`);
+//! - an **entry**: the key of all its parts' texts, the file stamp it was read with, its
+//!   path and the keys of its parts, in order (no part: the entry is gone).
+//!
+//! A vector is kept by its text's key, so a part that did not change is never embedded
+//! again (a restart, a reindex, a move, another process). A later entry record replaces
+//! an earlier one; a record cut short (a crash while appending) ends the file and the
+//! next owner cuts it off. Records no entry uses any more are dropped when the owner
+//! rewrites the file, once they outnumber the ones in use.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use kb_domain::{EntryPath, Stamp};
+
+/// The first bytes of a vector file.
+const MAGIC: &[u8; 8] = b"KBVECS01";
+/// The header: the magic and the dimension.
+const HEADER_LEN: u64 = 12;
+/// The kind byte of a vector record.
+const VECTOR: u8 = 1;
+/// The kind byte of an entry record.
+const ENTRY: u8 = 2;
+/// The longest record read (a bound against a damaged length).
+const MAX_RECORD: u32 = 16 * 1024 * 1024;
+/// Rewrite the file when it holds more unused records than this and than those in use.
+const REWRITE_AFTER: usize = 1_000;
+
+/// The key of a text: the first 16 bytes of its SHA-256 (with the model's identity).
+pub type Key = [u8; 16];
+
+/// An entry whose parts have vectors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept {
+    /// The key of all its parts' texts together.
+    pub text_key: Key,
+    /// The stamp of the file it was read from.
+    pub stamp: Stamp,
+    /// The rows of its parts' vectors, in order.
+    pub rows: Vec<u32>,
+}
+
+/// An entry to record: its path, text key, stamp and parts' keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryRecord {
+    /// The entry.
+    pub path: EntryPath,
+    /// The key of all its parts' texts (zero for a gone entry).
+    pub text_key: Key,
+    /// The stamp it was read with.
+    pub stamp: Stamp,
+    /// Its parts' keys, in order (none: the entry is gone).
+    pub parts: Vec<Key>,
+}
+
+/// One nearest entry: its path, the similarity of its nearest part, and which part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Near {
+    /// The entry.
+    pub path: EntryPath,
+    /// The cosine similarity of its nearest part to the query.
+    pub score: f32,
+    /// Which part (0 is the first).
+    pub part: usize,
+}
+
+/// Why the vector file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Reading or writing the file failed.
+    #[error("vector file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Vectors of another length than the file's.
+    #[error(
+        "the embedding server answered vectors of {got} numbers, but those kept for this model have {kept}: \
+         delete {path} to start again with the new size"
+    )]
+    Dimension {
+        /// The file.
+        path: PathBuf,
+        /// The file's dimension.
+        kept: usize,
+        /// The answer's.
+        got: usize,
+    },
+}
+
+/// The vectors of one model, as this process last read them.
+#[derive(Debug)]
+pub struct Store {
+    /// The file.
+    path: PathBuf,
+    /// The vectors' length (0 until the first is kept).
+    dimension: usize,
+    /// Every vector read, row after row.
+    values: Vec<i8>,
+    /// Each row's scale.
+    scales: Vec<f32>,
+    /// The row of each key.
+    rows: HashMap<Key, u32>,
+    /// The entries with vectors.
+    entries: HashMap<EntryPath, Kept>,
+    /// Where the last whole record read ends.
+    read_to: u64,
+    /// The file read (device and inode): another one means it was rewritten.
+    file_id: Option<(u64, u64)>,
+    /// Records read that a later one replaced or no entry uses.
+    superseded: usize,
+}
+
+impl Store {
+    /// The store kept in `path`, read as far as it goes (empty when there is no file).
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let mut store = Store::empty(path);
+        store.refresh()?;
+        Ok(store)
+    }
+
+    /// A store of `path` with nothing read.
+    fn empty(path: &Path) -> Store {
+        Store {
+            path: path.to_path_buf(),
+            dimension: 0,
+            values: Vec::new(),
+            scales: Vec::new(),
+            rows: HashMap::new(),
+            entries: HashMap::new(),
+            read_to: 0,
+            file_id: None,
+            superseded: 0,
+        }
+    }
+
+    /// Reads what was appended since the last read (all of it again when the file was
+    /// rewritten or replaced).
+    pub fn refresh(&mut self) -> Result<(), StoreError> {
+        let mut file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                if self.file_id.is_some() {
+                    *self = Store::empty(&self.path);
+                }
+                return Ok(());
+            }
+            Err(source) => return Err(self.io(source)),
+        };
+        let meta = file.metadata().map_err(|e| self.io(e))?;
+        let id = (meta.dev(), meta.ino());
+        if self.file_id.is_some_and(|known| known != id) || meta.len() < self.read_to {
+            *self = Store::empty(&self.path);
+        }
+        self.file_id = Some(id);
+        if meta.len() == self.read_to {
+            return Ok(());
+        }
+        let start = self.read_to;
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len() - start).unwrap_or(0));
+        file.seek(SeekFrom::Start(start)).map_err(|e| self.io(e))?;
+        file.read_to_end(&mut bytes).map_err(|e| self.io(e))?;
+        let mut at = 0;
+        if start == 0 {
+            if bytes.len() < HEADER_LEN as usize || &bytes[..8] != MAGIC {
+                // Not a vector file of this version, or its header is cut: nothing is kept
+                // (the owner starts the file again).
+                return Ok(());
+            }
+            self.dimension = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+            at = HEADER_LEN as usize;
+            self.read_to = HEADER_LEN;
+        }
+        while let Some((kind, payload, next)) = record_at(&bytes, at) {
+            if !self.apply(kind, payload) {
+                break;
+            }
+            at = next;
+            self.read_to = start + at as u64;
+        }
+        Ok(())
+    }
+
+    /// Takes in one record read from the file; `false` when it does not parse (the file
+    /// ends there).
+    fn apply(&mut self, kind: u8, payload: &[u8]) -> bool {
+        let mut reader = Reader(payload);
+        match kind {
+            VECTOR => {
+                let (Some(key), Some(scale), Some(values)) =
+                    (reader.key(), reader.f32(), reader.take(self.dimension))
+                else {
+                    return false;
+                };
+                if self.dimension == 0 || !reader.0.is_empty() {
+                    return false;
+                }
+                self.push_row(key, scale, values.iter().map(|b| *b as i8));
+                true
+            }
+            ENTRY => {
+                let Some(record) = read_entry(&mut reader) else { return false };
+                self.put_entry(record);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Keeps a vector for `key` (a key seen before keeps its first row).
+    fn push_row(&mut self, key: Key, scale: f32, values: impl Iterator<Item = i8>) {
+        if self.rows.contains_key(&key) {
+            self.superseded += 1;
+            return;
+        }
+        let row = u32::try_from(self.scales.len()).unwrap_or(u32::MAX);
+        self.values.extend(values);
+        self.scales.push(scale);
+        self.rows.insert(key, row);
+    }
+
+    /// Records an entry's parts (none: forgets the entry).
+    fn put_entry(&mut self, record: EntryRecord) {
+        if record.parts.is_empty() {
+            if self.entries.remove(&record.path).is_some() {
+                self.superseded += 1;
+            }
+            self.superseded += 1;
+            return;
+        }
+        let rows: Option<Vec<u32>> = record.parts.iter().map(|key| self.rows.get(key).copied()).collect();
+        let Some(rows) = rows else { return };
+        let kept = Kept { text_key: record.text_key, stamp: record.stamp, rows };
+        if self.entries.insert(record.path, kept).is_some() {
+            self.superseded += 1;
+        }
+    }
+
+    /// The vectors' length (0 before the first).
+    #[cfg(test)]
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    /// Whether a vector is kept for `key`.
+    pub fn has(&self, key: &Key) -> bool {
+        self.rows.contains_key(key)
+    }
+
+    /// What is kept of `path`.
+    pub fn entry(&self, path: &EntryPath) -> Option<&Kept> {
+        self.entries.get(path)
+    }
+
+    /// The entries with vectors.
+    pub fn entries(&self) -> impl Iterator<Item = (&EntryPath, &Kept)> {
+        self.entries.iter()
+    }
+
+    /// How many entries have vectors.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Bytes the vectors take in memory.
+    pub fn memory_bytes(&self) -> usize {
+        self.values.len() + self.scales.len() * 4 + self.rows.len() * 24
+    }
+
+    /// Appends `vectors` (text key and numbers) and then `entries` to the file, and keeps
+    /// them. Only the index's owner appends. The file is read to its end first (another
+    /// owner may have appended before this one took over) and a record cut short is cut
+    /// off.
+    pub fn append(&mut self, vectors: &[(Key, Vec<f32>)], entries: &[EntryRecord]) -> Result<(), StoreError> {
+        self.refresh()?;
+        let expected = if self.dimension == 0 { vectors.first().map_or(0, |(_, v)| v.len()) } else { self.dimension };
+        if let Some(got) = vectors.iter().map(|(_, v)| v.len()).find(|n| *n != expected) {
+            return Err(StoreError::Dimension { path: self.path.clone(), kept: expected, got });
+        }
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| self.io(e))?;
+        }
+        let mut file =
+            OpenOptions::new().create(true).read(true).write(true).open(&self.path).map_err(|e| self.io(e))?;
+        let meta = file.metadata().map_err(|e| self.io(e))?;
+        if self.read_to == 0 || meta.len() < HEADER_LEN {
+            // A new file, or one that is not a vector file of this version: start again.
+            let dimension = vectors.first().map_or(self.dimension, |(_, v)| v.len());
+            if dimension == 0 {
+                return Ok(());
+            }
+            *self = Store::empty(&self.path);
+            file.set_len(0).map_err(|e| self.io(e))?;
+            let mut header = MAGIC.to_vec();
+            header.extend_from_slice(&u32::try_from(dimension).unwrap_or(u32::MAX).to_le_bytes());
+            file.write_all(&header).map_err(|e| self.io(e))?;
+            self.dimension = dimension;
+            self.read_to = HEADER_LEN;
+        } else if meta.len() > self.read_to {
+            file.set_len(self.read_to).map_err(|e| self.io(e))?;
+        }
+        let mut bytes = Vec::new();
+        for (key, values) in vectors {
+            let (scale, quantised) = quantise(values);
+            let mut payload = Vec::with_capacity(20 + quantised.len());
+            payload.extend_from_slice(key);
+            payload.extend_from_slice(&scale.to_le_bytes());
+            payload.extend(quantised.iter().map(|q| *q as u8));
+            push_record(&mut bytes, VECTOR, &payload);
+        }
+        for entry in entries {
+            push_record(&mut bytes, ENTRY, &write_entry(entry));
+        }
+        file.seek(SeekFrom::Start(self.read_to)).map_err(|e| self.io(e))?;
+        file.write_all(&bytes).map_err(|e| self.io(e))?;
+        let meta = file.metadata().map_err(|e| self.io(e))?;
+        self.file_id = Some((meta.dev(), meta.ino()));
+        // Keep what was written as if read back.
+        let start = self.read_to;
+        let mut at = 0;
+        while let Some((kind, payload, next)) = record_at(&bytes, at) {
+            if !self.apply(kind, payload) {
+                break;
+            }
+            at = next;
+        }
+        self.read_to = start + at as u64;
+        Ok(())
+    }
+
+    /// Rewrites the file with only what entries use, when unused records outnumber them
+    /// (and [`REWRITE_AFTER`]). Only the index's owner rewrites; the others read the new
+    /// file whole at their next refresh.
+    pub fn compact_if_worth_it(&mut self) -> Result<bool, StoreError> {
+        let used: usize = self.entries.values().map(|kept| kept.rows.len() + 1).sum();
+        if self.superseded + self.scales.len().saturating_sub(used) < REWRITE_AFTER.max(used) {
+            return Ok(false);
+        }
+        let mut fresh = Store::empty(&self.path);
+        fresh.dimension = self.dimension;
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&u32::try_from(self.dimension).unwrap_or(u32::MAX).to_le_bytes());
+        let keys: HashMap<u32, Key> = self.rows.iter().map(|(key, row)| (*row, *key)).collect();
+        for (path, kept) in &self.entries {
+            let mut parts = Vec::with_capacity(kept.rows.len());
+            for row in &kept.rows {
+                let Some(key) = keys.get(row) else { continue };
+                parts.push(*key);
+                if !fresh.has(key) {
+                    let values = self.row(*row).to_vec();
+                    let mut payload = key.to_vec();
+                    payload.extend_from_slice(&self.scales[*row as usize].to_le_bytes());
+                    payload.extend(values.iter().map(|q| *q as u8));
+                    push_record(&mut bytes, VECTOR, &payload);
+                    fresh.push_row(*key, self.scales[*row as usize], values.into_iter());
+                }
+            }
+            let record = EntryRecord { path: path.clone(), text_key: kept.text_key, stamp: kept.stamp, parts };
+            push_record(&mut bytes, ENTRY, &write_entry(&record));
+            fresh.put_entry(record);
+        }
+        let temporary = self.path.with_extension("vec.tmp");
+        std::fs::write(&temporary, &bytes).map_err(|e| self.io(e))?;
+        std::fs::rename(&temporary, &self.path).map_err(|e| self.io(e))?;
+        let meta = std::fs::metadata(&self.path).map_err(|e| self.io(e))?;
+        fresh.read_to = bytes.len() as u64;
+        fresh.file_id = Some((meta.dev(), meta.ino()));
+        *self = fresh;
+        Ok(true)
+    }
+
+    /// The numbers of `row`.
+    fn row(&self, row: u32) -> &[i8] {
+        let start = row as usize * self.dimension;
+        &self.values[start..start + self.dimension]
+    }
+
+    /// The entries nearest `query` (any length: another is no match), best first, at most
+    /// `limit`, among those `keep` accepts.
+    pub fn nearest(&self, query: &[f32], limit: usize, keep: impl Fn(&EntryPath) -> bool) -> Vec<Near> {
+        if query.len() != self.dimension || self.dimension == 0 || limit == 0 {
+            return Vec::new();
+        }
+        let (scale, query) = quantise(query);
+        let mut near: Vec<Near> = Vec::with_capacity(self.entries.len().min(limit * 4));
+        let mut floor = f32::MIN;
+        for (path, kept) in &self.entries {
+            let mut best = (f32::MIN, 0);
+            for (part, row) in kept.rows.iter().enumerate() {
+                let score = dot(&query, self.row(*row)) as f32 * scale * self.scales[*row as usize];
+                if score > best.0 {
+                    best = (score, part);
+                }
+            }
+            if best.0 <= floor || !keep(path) {
+                continue;
+            }
+            near.push(Near { path: path.clone(), score: best.0, part: best.1 });
+            if near.len() >= limit * 4 {
+                // Keep the best `limit`; what scores below the worst of them is no match.
+                sort_near(&mut near);
+                near.truncate(limit);
+                floor = near.last().map_or(f32::MIN, |n| n.score);
+            }
+        }
+        sort_near(&mut near);
+        near.truncate(limit);
+        near
+    }
+
+    /// The mean of `path`'s parts' vectors, as a unit vector (for its related entries).
+    pub fn entry_vector(&self, path: &EntryPath) -> Option<Vec<f32>> {
+        let kept = self.entries.get(path)?;
+        let mut sum = vec![0.0_f32; self.dimension];
+        for row in &kept.rows {
+            let scale = self.scales[*row as usize];
+            for (s, q) in sum.iter_mut().zip(self.row(*row)) {
+                *s += f32::from(*q) * scale;
+            }
+        }
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+        (norm > 0.0).then(|| sum.into_iter().map(|x| x / norm).collect())
+    }
+
+    /// The error of an I/O failure on the file.
+    fn io(&self, source: std::io::Error) -> StoreError {
+        StoreError::Io { path: self.path.clone(), source }
+    }
+}
+
+/// Best first, then by path (a stable order for equal scores).
+fn sort_near(near: &mut [Near]) {
+    near.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+}
+
+/// `values` as a unit vector quantised to `i8`s with its scale.
+fn quantise(values: &[f32]) -> (f32, Vec<i8>) {
+    let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let largest = values.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    if norm == 0.0 || largest == 0.0 || !norm.is_finite() {
+        return (0.0, vec![0; values.len()]);
+    }
+    let scale = largest / norm / 127.0;
+    let quantised = values.iter().map(|x| (x / norm / scale).round().clamp(-127.0, 127.0) as i8).collect();
+    (scale, quantised)
+}
+
+/// The dot product of two rows (written so that the compiler vectorises it).
+fn dot(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
+}
+
+/// Appends a record of `kind` holding `payload` to `bytes`.
+fn push_record(bytes: &mut Vec<u8>, kind: u8, payload: &[u8]) {
+    bytes.extend_from_slice(&u32::try_from(payload.len()).unwrap_or(u32::MAX).to_le_bytes());
+    bytes.push(kind);
+    bytes.extend_from_slice(payload);
+}
+
+/// The record at `at` in `bytes`: its kind, payload and where the next starts; `None`
+/// when it is cut short or too long.
+fn record_at(bytes: &[u8], at: usize) -> Option<(u8, &[u8], usize)> {
+    let head = bytes.get(at..at + 5)?;
+    let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    if len > MAX_RECORD {
+        return None;
+    }
+    let end = at + 5 + len as usize;
+    Some((head[4], bytes.get(at + 5..end)?, end))
+}
+
+/// The payload of an entry record.
+fn write_entry(entry: &EntryRecord) -> Vec<u8> {
+    let path = entry.path.to_string();
+    let mut payload = Vec::with_capacity(44 + path.len() + entry.parts.len() * 16);
+    payload.extend_from_slice(&entry.text_key);
+    payload.extend_from_slice(&entry.stamp.mtime_ns.to_le_bytes());
+    payload.extend_from_slice(&entry.stamp.size.to_le_bytes());
+    payload.extend_from_slice(&u32::try_from(path.len()).unwrap_or(u32::MAX).to_le_bytes());
+    payload.extend_from_slice(path.as_bytes());
+    payload.extend_from_slice(&u32::try_from(entry.parts.len()).unwrap_or(u32::MAX).to_le_bytes());
+    for key in &entry.parts {
+        payload.extend_from_slice(key);
+    }
+    payload
+}
+
+/// An entry record read back.
+fn read_entry(reader: &mut Reader<'_>) -> Option<EntryRecord> {
+    let text_key = reader.key()?;
+    let mtime_ns = i64::from_le_bytes(reader.array()?);
+    let size = u64::from_le_bytes(reader.array()?);
+    let path_len = u32::from_le_bytes(reader.array()?) as usize;
+    let path = std::str::from_utf8(reader.take(path_len)?).ok()?;
+    let path = EntryPath::parse(path).ok()?;
+    let count = u32::from_le_bytes(reader.array()?) as usize;
+    let mut parts = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        parts.push(reader.key()?);
+    }
+    reader.0.is_empty().then_some(EntryRecord { path, text_key, stamp: Stamp::new(mtime_ns, size), parts })
+}
+
+/// Reads a payload from the front.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    /// The next `n` bytes.
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (taken, rest) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = rest;
+        Some(taken)
+    }
+
+    /// The next `N` bytes as an array.
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
+
+    /// The next key.
+    fn key(&mut self) -> Option<Key> {
+        self.array()
+    }
+
+    /// The next little-endian `f32`.
+    fn f32(&mut self) -> Option<f32> {
+        self.array().map(f32::from_le_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,162 @@
+//! The vector file: what one process appends another reads, a cut record ends the file,
+//! a rewrite keeps what entries use, and the quantised scan ranks as exact cosine does.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use proptest::prelude::*;
+
+use super::*;
+
+fn key(n: u8) -> Key {
+    [n; 16]
+}
+
+fn path(name: &str) -> EntryPath {
+    EntryPath::parse(&format!("ideas/{name}.md")).unwrap()
+}
+
+fn entry(name: &str, parts: &[u8]) -> EntryRecord {
+    EntryRecord {
+        path: path(name),
+        text_key: key(parts.iter().fold(0, |a, b| a ^ b) ^ 0xAA),
+        stamp: Stamp::new(1, 2),
+        parts: parts.iter().map(|n| key(*n)).collect(),
+    }
+}
+
+fn unit(values: &[f32]) -> Vec<f32> {
+    let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
+    values.iter().map(|x| x / norm).collect()
+}
+
+#[test]
+fn what_the_owner_appends_another_process_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("vectors").join("m.vec");
+    let mut owner = Store::open(&file).unwrap();
+    let mut reader = Store::open(&file).unwrap();
+    owner
+        .append(&[(key(1), vec![1.0, 0.0, 0.0]), (key(2), vec![0.0, 1.0, 0.0])], &[entry("a", &[1]), entry("b", &[2])])
+        .unwrap();
+    reader.refresh().unwrap();
+    assert_eq!((reader.len(), reader.dimension()), (2, 3));
+    let near = reader.nearest(&[0.9, 0.1, 0.0], 5, |_| true);
+    assert_eq!(near[0].path, path("a"));
+    assert!((near[0].score - 0.994).abs() < 0.02, "{near:?}");
+
+    owner.append(&[], &[EntryRecord { parts: Vec::new(), ..entry("a", &[]) }]).unwrap();
+    reader.refresh().unwrap();
+    assert_eq!(reader.len(), 1, "a gone entry is forgotten");
+    assert!(reader.entry(&path("a")).is_none());
+    let reopened = Store::open(&file).unwrap();
+    assert_eq!(reopened.len(), 1);
+    assert!(reopened.has(&key(1)), "its vector stays for a text that comes back");
+}
+
+#[test]
+fn a_record_cut_short_ends_the_file_and_the_next_append_cuts_it_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.vec");
+    let mut owner = Store::open(&file).unwrap();
+    owner.append(&[(key(1), vec![1.0, 0.0])], &[entry("a", &[1])]).unwrap();
+    let whole = std::fs::metadata(&file).unwrap().len();
+    // A crash in the middle of an append: half a record.
+    let mut f = OpenOptions::new().append(true).open(&file).unwrap();
+    f.write_all(&[40, 0, 0, 0, VECTOR, 9, 9]).unwrap();
+    drop(f);
+    let mut next_owner = Store::open(&file).unwrap();
+    assert_eq!(next_owner.len(), 1);
+    next_owner.append(&[(key(2), vec![0.0, 1.0])], &[entry("b", &[2])]).unwrap();
+    let reread = Store::open(&file).unwrap();
+    assert_eq!(reread.len(), 2, "the record after the cut one is read");
+    assert!(std::fs::metadata(&file).unwrap().len() > whole);
+}
+
+#[test]
+fn vectors_of_another_length_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("m.vec")).unwrap();
+    store.append(&[(key(1), vec![1.0, 0.0])], &[entry("a", &[1])]).unwrap();
+    let error = store.append(&[(key(2), vec![1.0, 0.0, 0.0])], &[entry("b", &[2])]).unwrap_err();
+    assert!(matches!(error, StoreError::Dimension { kept: 2, got: 3, .. }), "{error}");
+    assert_eq!(Store::open(&dir.path().join("m.vec")).unwrap().len(), 1, "nothing was written");
+}
+
+#[test]
+fn a_rewrite_keeps_what_entries_use_and_readers_follow_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.vec");
+    let mut owner = Store::open(&file).unwrap();
+    let mut reader = Store::open(&file).unwrap();
+    // One entry edited 1,500 times: every old vector is unused.
+    for round in 0..1_500_u32 {
+        let k = {
+            let mut k = [0_u8; 16];
+            k[..4].copy_from_slice(&round.to_le_bytes());
+            k
+        };
+        let x = round as f32;
+        let record = EntryRecord { path: path("a"), text_key: k, stamp: Stamp::new(i64::from(round), 1), parts: vec![k] };
+        owner.append(&[(k, vec![1.0, x])], &[record]).unwrap();
+    }
+    let before = std::fs::metadata(&file).unwrap().len();
+    assert!(owner.compact_if_worth_it().unwrap());
+    assert!(std::fs::metadata(&file).unwrap().len() < before / 100);
+    assert_eq!(owner.entry(&path("a")).unwrap().stamp, Stamp::new(1_499, 1));
+    reader.refresh().unwrap();
+    assert_eq!(reader.len(), 1);
+    assert_eq!(reader.entry(&path("a")).unwrap().stamp, Stamp::new(1_499, 1));
+    assert!(!owner.compact_if_worth_it().unwrap(), "nothing left to drop");
+}
+
+#[test]
+fn a_file_of_another_kind_is_started_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.vec");
+    std::fs::write(&file, b"not a vector file at all").unwrap();
+    let mut store = Store::open(&file).unwrap();
+    assert_eq!(store.len(), 0);
+    store.append(&[(key(1), vec![1.0])], &[entry("a", &[1])]).unwrap();
+    assert_eq!(Store::open(&file).unwrap().len(), 1);
+}
+
+#[test]
+fn related_vector_is_the_mean_of_the_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("m.vec")).unwrap();
+    store.append(&[(key(1), vec![1.0, 0.0]), (key(2), vec![0.0, 1.0])], &[entry("a", &[1, 2])]).unwrap();
+    let mean = store.entry_vector(&path("a")).unwrap();
+    assert!((mean[0] - std::f32::consts::FRAC_1_SQRT_2).abs() < 0.01 && (mean[0] - mean[1]).abs() < 0.01);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The quantised scan ranks entries as exact cosine similarity does, but for ties
+    /// closer than quantisation can tell apart.
+    #[test]
+    fn the_scan_ranks_as_exact_cosine(
+        rows in prop::collection::vec(prop::collection::vec(-1.0_f32..1.0, 24), 2..40),
+        query in prop::collection::vec(-1.0_f32..1.0, 24),
+    ) {
+        prop_assume!(query.iter().any(|x| x.abs() > 0.05));
+        prop_assume!(rows.iter().all(|r| r.iter().any(|x| x.abs() > 0.05)));
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.vec")).unwrap();
+        let vectors: Vec<(Key, Vec<f32>)> = rows.iter().enumerate().map(|(i, r)| (key(i as u8), r.clone())).collect();
+        let entries: Vec<EntryRecord> = (0..rows.len()).map(|i| entry(&format!("e{i}"), &[i as u8])).collect();
+        store.append(&vectors, &entries).unwrap();
+        let q = unit(&query);
+        let exact: Vec<f32> = rows.iter().map(|r| unit(r).iter().zip(&q).map(|(a, b)| a * b).sum()).collect();
+        let near = store.nearest(&query, rows.len(), |_| true);
+        prop_assert_eq!(near.len(), rows.len());
+        for pair in near.windows(2) {
+            let i = |n: &Near| n.path.to_string().trim_start_matches("ideas/e").trim_end_matches(".md").parse::<usize>().unwrap();
+            prop_assert!(exact[i(&pair[0])] >= exact[i(&pair[1])] - 0.03, "{:?}", pair);
+        }
+        for n in &near {
+            let i = n.path.to_string().trim_start_matches("ideas/e").trim_end_matches(".md").parse::<usize>().unwrap();
+            prop_assert!((n.score - exact[i]).abs() < 0.03, "{} vs {}", n.score, exact[i]);
+        }
+    }
+}
