@@ -16,7 +16,14 @@ use serde_json::json;
 
 fn search(index: &TantivyIndex, text: &str) -> SearchResults {
     index
-        .search(&SearchQuery { text: text.into(), category: None, limit: 10, offset: 0, prefix: false, ..Default::default() })
+        .search(&SearchQuery {
+            text: text.into(),
+            category: None,
+            limit: 10,
+            offset: 0,
+            prefix: false,
+            ..Default::default()
+        })
         .unwrap()
 }
 

@@ -43,6 +43,28 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// How `kb search` matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchModeName {
+    /// Words only.
+    Keyword,
+    /// Words and meaning.
+    Hybrid,
+    /// Meaning only.
+    Semantic,
+}
+
+impl SearchModeName {
+    /// The mode's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchModeName::Keyword => "keyword",
+            SearchModeName::Hybrid => "hybrid",
+            SearchModeName::Semantic => "semantic",
+        }
+    }
+}
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -125,6 +147,10 @@ pub enum Command {
         /// At most this many hits (default 10, at most 100).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         limit: Option<u64>,
+        /// By words (keyword), by meaning (semantic) or both (hybrid, the default with an
+        /// embedding model, KB_EMBEDDINGS_MODEL).
+        #[arg(long, value_enum)]
+        mode: Option<SearchModeName>,
     },
     /// A daily or weekly digest of what needs attention.
     Digest {
@@ -149,8 +175,12 @@ pub enum Command {
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100))]
         limit: Option<u64>,
     },
-    /// Bring the search index in line with the vault (delete `.kb/index` first to rebuild it all).
+    /// Bring the search index in line with the vault (delete `.kb/index` first to rebuild it
+    /// all), and embed the entries that have no vectors yet (with an embedding model).
     Reindex,
+    /// One screen of what kb knows: entries per category, the search index, the embedding
+    /// model and how many entries it has embedded.
+    Status,
     /// Show the revisions of an entry, newest first (also of a deleted one, by its last path).
     History {
         /// The entry's path in the vault, like `projects/clientco.md`.

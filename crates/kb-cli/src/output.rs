@@ -97,12 +97,16 @@ pub fn search_hits(data: &Value) -> String {
         return "no matches\n".to_string();
     }
     let mut out = String::new();
+    if let Some(notice) = data.get("notice").and_then(Value::as_str) {
+        out.push_str(&format!("{notice}\n"));
+    }
     if data.get("fuzzy").and_then(Value::as_bool).unwrap_or(false) {
         out.push_str("no exact matches; close spellings:\n");
     }
     for hit in hits {
         let score = hit.get("score").and_then(Value::as_f64).unwrap_or(0.0);
-        out.push_str(&format!("{}  {}  ({score:.2})\n", text(hit, "path"), text(hit, "name")));
+        let meaning = if text(hit, "matchedBy") == "semantic" { "  by meaning" } else { "" };
+        out.push_str(&format!("{}  {}  ({score:.2}){meaning}\n", text(hit, "path"), text(hit, "name")));
         let snippet = one_line(text(hit, "snippet"));
         if !snippet.is_empty() {
             out.push_str(&format!("    {snippet}\n"));

@@ -85,7 +85,9 @@ async fn save(
             .map_err(CoreError::Embedding)?
     };
     let Some(strong) = index.upgrade() else { return Ok(()) };
-    tokio::task::spawn_blocking(move || strong.save_embeddings(work, vectors)).await.map_err(CoreError::Task)??;
+    tokio::task::spawn_blocking(move || strong.save_embeddings(work, vectors))
+        .await
+        .map_err(CoreError::Task)??;
     Ok(())
 }
 
@@ -115,7 +117,8 @@ pub async fn embed_missing(
 pub fn embedder(
     settings: &kb_llm::openai::EmbeddingSettings,
 ) -> Result<(Arc<dyn Embedder>, kb_search::VectorModel), CoreError> {
-    let embedder = kb_llm::openai::OpenAiEmbedder::new(settings.clone()).map_err(CoreError::EmbeddingSetup)?;
+    let embedder =
+        kb_llm::openai::OpenAiEmbedder::new(settings.clone()).map_err(CoreError::EmbeddingSetup)?;
     let model = kb_search::VectorModel { model: embedder.model().to_string(), identity: embedder.identity() };
     Ok((Arc::new(embedder), model))
 }

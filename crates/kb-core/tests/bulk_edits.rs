@@ -156,7 +156,14 @@ fn eventually(mut check: impl FnMut() -> bool) -> bool {
 
 fn hits(index: &TantivyIndex, text: &str) -> usize {
     index
-        .search(&SearchQuery { text: text.to_string(), category: None, limit: 1, offset: 0, prefix: false, ..Default::default() })
+        .search(&SearchQuery {
+            text: text.to_string(),
+            category: None,
+            limit: 1,
+            offset: 0,
+            prefix: false,
+            ..Default::default()
+        })
         .unwrap()
         .total
 }

@@ -83,9 +83,9 @@ pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
 pub use ports::{
     ChangeObserver, ChatModel, Clock, ConversationStore, Embedder, EmbeddingCoverage, EntryCatalogue,
-    EntryChange, EntryContext, EntryLinks, EntryReader, EntryRepository, EntryWriter, FixedClock, FolderCount,
-    LaterChanges, LinkedNote, ListFilter, ListPage, MalformedFile, MatchedBy, MergeOutcome, MoveOutcome,
-    NameMatch, NearbyNote, QueryVector, Relation, RelatedEntry, RepositoryError, RestoreOutcome,
+    EntryChange, EntryContext, EntryLinks, EntryReader, EntryRepository, EntryWriter, FixedClock,
+    FolderCount, LaterChanges, LinkedNote, ListFilter, ListPage, MalformedFile, MatchedBy, MergeOutcome,
+    MoveOutcome, NameMatch, NearbyNote, QueryVector, RelatedEntry, Relation, RepositoryError, RestoreOutcome,
     RevisionHistory, RevisionText, SearchError, SearchHit, SearchIndex, SearchMode, SearchQuery,
     SearchResults, StoreError, SystemClock, TextRole, UndoOutcome, UpdateOutcome,
 };

@@ -42,7 +42,8 @@ async fn sends_the_model_prefixes_and_batches_and_answers_in_order() {
         ..settings
     })
     .unwrap();
-    let vectors = embedder.embed(&texts(&["apple pie", "bank loan", "apple tart"]), TextRole::Document).await.unwrap();
+    let vectors =
+        embedder.embed(&texts(&["apple pie", "bank loan", "apple tart"]), TextRole::Document).await.unwrap();
     assert_eq!(vectors.len(), 3);
     assert!(vectors.iter().all(|v| v.len() == DIMENSION));
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
@@ -52,7 +53,11 @@ async fn sends_the_model_prefixes_and_batches_and_answers_in_order() {
     assert_eq!(requests[0].path, "/v1/embeddings");
     assert_eq!(requests[0].json()["model"], "test-embed");
     assert_eq!(server.embedded_texts(), ["passage: apple pie", "passage: bank loan", "passage: apple tart"]);
-    assert_eq!(requests[0].header("authorization").map(|h| h.trim() == "Bearer"), Some(true), "no key is sent");
+    assert_eq!(
+        requests[0].header("authorization").map(|h| h.trim() == "Bearer"),
+        Some(true),
+        "no key is sent"
+    );
 
     embedder.embed(&texts(&["pie"]), TextRole::Query).await.unwrap();
     assert_eq!(server.embedded_texts().last().unwrap(), "query: pie");
@@ -85,7 +90,8 @@ async fn a_rate_limit_is_retried_then_reported() {
 #[tokio::test]
 async fn a_hung_server_times_out() {
     let (server, settings) = start().await;
-    let embedder = OpenAiEmbedder::new(EmbeddingSettings { timeout: Duration::from_secs(1), ..settings }).unwrap();
+    let embedder =
+        OpenAiEmbedder::new(EmbeddingSettings { timeout: Duration::from_secs(1), ..settings }).unwrap();
     server.push_embeddings(FakeReply::Hang);
     let started = Instant::now();
     let error = embedder.embed(&texts(&["x"]), TextRole::Document).await.unwrap_err();
@@ -97,11 +103,15 @@ async fn a_hung_server_times_out() {
 async fn wrong_shapes_and_garbage_are_malformed() {
     let (server, settings) = start().await;
     let embedder = OpenAiEmbedder::new(settings).unwrap();
-    let vector = |index: u32, n: usize| json!({"object": "embedding", "index": index, "embedding": vec![0.5; n]});
+    let vector =
+        |index: u32, n: usize| json!({"object": "embedding", "index": index, "embedding": vec![0.5; n]});
     let list = |data: Vec<serde_json::Value>| json!({"object": "list", "data": data, "model": "m", "usage": {"prompt_tokens": 1, "total_tokens": 1}});
     server.push_embeddings(FakeReply::json(&list(vec![vector(0, 4)])));
     server.push_embeddings(FakeReply::json(&list(vec![vector(0, 4), vector(1, 5)])));
-    server.push_embeddings(FakeReply::raw(200, r#"{"object":"list","data":[{"object":"embedding","index":0,"embed"#));
+    server.push_embeddings(FakeReply::raw(
+        200,
+        r#"{"object":"list","data":[{"object":"embedding","index":0,"embed"#,
+    ));
     server.push_embeddings(FakeReply::raw(200, "<html>gateway</html>"));
     for case in ["one vector for two texts", "two lengths", "a cut body", "garbage"] {
         let error = embedder.embed(&texts(&["a", "b"]), TextRole::Document).await.unwrap_err();

@@ -81,7 +81,14 @@ fn dir_size(path: &Path) -> u64 {
 }
 
 fn request(case: &Case) -> SearchQuery {
-    SearchQuery { text: case.text.clone(), category: case.category, limit: 10, offset: 0, prefix: false, ..Default::default() }
+    SearchQuery {
+        text: case.text.clone(),
+        category: case.category,
+        limit: 10,
+        offset: 0,
+        prefix: false,
+        ..Default::default()
+    }
 }
 
 /// The same question answered without an index: read every entry file, analyse it, and

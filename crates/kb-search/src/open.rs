@@ -20,10 +20,10 @@ use kb_domain::{EntryPath, Stamp, VaultFiles};
 use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher};
 
-use crate::index::VectorModel;
 use crate::analysis::{SearchLanguage, register};
 use crate::directory::{IndexDirectory, Unsynced, lost_writes};
 use crate::error::OpenError;
+use crate::index::VectorModel;
 use crate::index::{Parts, TantivyIndex};
 use crate::ingest::{Ingest, ProgressFn};
 use crate::presence::Presence;

@@ -4,7 +4,9 @@
 //! and the REST API) are written here, each type made from its domain value with `From`.
 
 use chrono::{DateTime, Utc};
-use kb_domain::{Category, ChangeSource, EntrySummary, ListPage, MatchedBy, SearchHit, SearchMode, SearchResults};
+use kb_domain::{
+    Category, ChangeSource, EntrySummary, ListPage, MatchedBy, SearchHit, SearchMode, SearchResults,
+};
 use serde::{Serialize, Serializer};
 
 // The schema of a `Category` field (`#[schemars(with = "CategoryName")]`): the folder

@@ -138,8 +138,14 @@ pub async fn resolve_entry(
     }
     let key = keys.last().cloned().unwrap_or_default();
     let repo = services.search.clone();
-    let query =
-        SearchQuery { text: key.clone(), category: None, limit: MAX_CANDIDATES, offset: 0, prefix: false, ..Default::default() };
+    let query = SearchQuery {
+        text: key.clone(),
+        category: None,
+        limit: MAX_CANDIDATES,
+        offset: 0,
+        prefix: false,
+        ..Default::default()
+    };
     let results = run_blocking(move || repo.search(&query)).await??;
     if results.fuzzy || results.entries.is_empty() {
         let nearest: Vec<String> =

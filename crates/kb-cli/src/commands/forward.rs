@@ -108,7 +108,7 @@ fn ask(command: &Command) -> Result<Option<Ask>, CliError> {
             let human = if crate::terminal::styled() { output::styled_entry } else { output::entry };
             // These endings name other answers of the same route: such a note is shown here.
             let trimmed = path.trim().trim_end_matches('/');
-            if ["/history", "/links", "/context"].iter().any(|end| trimmed.ends_with(end))
+            if ["/history", "/links", "/context", "/related"].iter().any(|end| trimmed.ends_with(end))
                 || trimmed.is_empty()
             {
                 return Ok(None);
@@ -116,13 +116,14 @@ fn ask(command: &Command) -> Result<Option<Ask>, CliError> {
             let encoded = percent_encoding::utf8_percent_encode(trimmed, PATH_ESCAPES);
             Ask { method: Method::GET, path: format!("/api/entries/{encoded}"), body: None, human }
         }
-        Command::Search { query: words, category, limit } => {
+        Command::Search { query: words, category, limit, mode } => {
             let text = words.join(" ");
             check_text(&text, "nothing to search for: QUERY is empty")?;
             let query = query(&[
                 ("q", Some(text)),
                 ("category", category.clone()),
                 ("limit", limit.map(|n| n.to_string())),
+                ("mode", mode.map(|m| m.as_str().to_string())),
             ]);
             Ask {
                 method: Method::GET,

@@ -10,6 +10,7 @@ mod outreach;
 mod progress;
 mod reindex;
 mod serve;
+mod status;
 mod tidy;
 
 use std::path::PathBuf;
@@ -74,9 +75,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Show { path } => entries::show_entry(&kb, &path, format).await,
         Command::Update(args) => changes::update(&kb, &args, format).await,
         Command::Move { path, category } => changes::move_entry(&kb, &path, &category, format).await,
-        Command::Search { query, category, limit } => {
-            entries::search(&kb, &query.join(" "), category.as_deref(), limit, format).await
+        Command::Search { query, category, limit, mode } => {
+            entries::search(&kb, &query.join(" "), category.as_deref(), limit, mode, format).await
         }
+        Command::Status => status::run(&kb, format).await,
         Command::Digest { kind, send: false } => entries::digest(&kb, kind, format).await,
         Command::Digest { kind, send: true } => outreach::send(&kb, kind, format).await,
         Command::Nudges { action } => outreach::nudges(&kb, action, format).await,

@@ -74,6 +74,9 @@ impl KbServer {
                 "KB_ADDR",
                 "KB_LLM_TIMEOUT_SECS",
                 "KB_CONFIDENCE_THRESHOLD",
+                "KB_EMBEDDINGS_MODEL",
+                "KB_EMBEDDINGS_BASE_URL",
+                "KB_EMBEDDINGS_API_KEY",
             ] {
                 command.env_remove(var);
             }
@@ -186,7 +189,7 @@ async fn wait_ready(addr: SocketAddr, child: &mut Child) -> bool {
 }
 
 /// A port nobody listened on a moment ago.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 

@@ -20,6 +20,7 @@ mod outreach;
 mod own_notes;
 mod processes;
 mod references;
+mod semantic;
 mod startup;
 mod terminal;
 mod tls;

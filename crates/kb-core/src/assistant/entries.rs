@@ -59,6 +59,9 @@ pub struct SearchRequest {
     pub limit: Option<u64>,
     /// As the person types: the last word may be unfinished.
     pub as_typed: bool,
+    /// `keyword`, `hybrid` or `semantic` (none: hybrid with an embedding model, else
+    /// keyword).
+    pub mode: Option<String>,
 }
 
 impl SearchRequest {
@@ -181,6 +184,7 @@ impl<'a> Entries<'a> {
         if query.as_typed {
             arguments["prefix"] = Value::Bool(true);
         }
+        set(&mut arguments, "mode", query.mode.clone().map(Value::from));
         let args = self.kb.decode::<SearchEntries>(arguments)?;
         self.kb.run::<SearchEntries>(args, self.source).await
     }

@@ -183,7 +183,13 @@ pub struct SearchResults {
 impl SearchResults {
     /// No hits, as a keyword search answers.
     pub fn none() -> SearchResults {
-        SearchResults { entries: Vec::new(), total: 0, fuzzy: false, mode: SearchMode::Keyword, semantic_hits: 0 }
+        SearchResults {
+            entries: Vec::new(),
+            total: 0,
+            fuzzy: false,
+            mode: SearchMode::Keyword,
+            semantic_hits: 0,
+        }
     }
 }
 

@@ -304,7 +304,9 @@ impl Embedder for OpenAiEmbedder {
             TextRole::Document => &self.settings.document_prefix,
         };
         let cached = |text: &String| {
-            (role == TextRole::Query).then(|| kb_domain::sync::lock(&self.queries).get(text).cloned()).flatten()
+            (role == TextRole::Query)
+                .then(|| kb_domain::sync::lock(&self.queries).get(text).cloned())
+                .flatten()
         };
         if let [text] = texts
             && let Some(vector) = cached(text)

@@ -34,6 +34,11 @@ use crate::vectors::store::{EntryRecord, Key, Near, Store};
 const RRF_K: f32 = 60.0;
 /// How deep each ranking is read for hybrid fusion, at least.
 const FUSION_DEPTH: usize = 50;
+/// In hybrid search, entries whose nearest part is further than this below the best
+/// entry's similarity are not matches by meaning: every entry has some similarity to any
+/// query, and without a floor the fusion would fill each page with unrelated entries.
+/// Relative to the best, as models spread their similarities differently.
+const HYBRID_MARGIN: f32 = 0.06;
 /// The most entries one round of embedding work looks at.
 const ENTRIES_PER_ROUND: usize = 2_000;
 
@@ -93,7 +98,8 @@ impl TantivyIndex {
     /// Keeps vectors of `model` beside the index, in `.kb/vectors/` (beside the index
     /// folder).
     pub(crate) fn keep_vectors(&mut self, model: VectorModel) {
-        let folder = self.index_dir.parent().map_or_else(|| self.index_dir.join("vectors"), |kb| kb.join("vectors"));
+        let folder =
+            self.index_dir.parent().map_or_else(|| self.index_dir.join("vectors"), |kb| kb.join("vectors"));
         let file = folder.join(file_name(&model.identity));
         self.vectors = Some(Vectors { model, file, store: Mutex::new(None) });
     }
@@ -139,7 +145,8 @@ impl TantivyIndex {
             stale.sort_unstable_by(|a, b| a.0.cmp(b.0));
             let mut work = EmbeddingWork::default();
             // Entries no longer indexed are recorded as gone.
-            for (path, _) in store.entries().filter(|(path, _)| !indexed.contains_key(*path)).take(ENTRIES_PER_ROUND)
+            for (path, _) in
+                store.entries().filter(|(path, _)| !indexed.contains_key(*path)).take(ENTRIES_PER_ROUND)
             {
                 work.entries.push(EntryRecord {
                     path: path.clone(),
@@ -164,7 +171,12 @@ impl TantivyIndex {
                         work.keys.push(*key);
                     }
                 }
-                work.entries.push(EntryRecord { path: (*path).clone(), text_key: entry_key(&keys), stamp: *stamp, parts: keys });
+                work.entries.push(EntryRecord {
+                    path: (*path).clone(),
+                    text_key: entry_key(&keys),
+                    stamp: *stamp,
+                    parts: keys,
+                });
             }
             work.waiting = stale.len().saturating_sub(looked);
             work
@@ -188,13 +200,26 @@ impl TantivyIndex {
         Ok(())
     }
 
-    /// How far embedding got; `None` without a model.
+    /// How far embedding got; `None` without a model. The owner compares each indexed
+    /// entry's stamp with the one its vectors were made for; another process, whose view
+    /// of the stamps is as of its start, counts the entries with vectors among those its
+    /// reader sees (an entry changed a moment ago counts as embedded until the owner's
+    /// next round).
     pub fn coverage(&self) -> Result<Option<EmbeddingCoverage>, SearchError> {
         let Some(model) = self.vector_model().map(|m| m.model.clone()) else { return Ok(None) };
+        if !self.is_owner() {
+            self.read_every_earlier_change();
+            let total = usize::try_from(self.handles.searcher().num_docs()).unwrap_or(usize::MAX);
+            let embedded = self.with_store(|store| store.len())?.unwrap_or(0).min(total);
+            return Ok(Some(EmbeddingCoverage { model, embedded, total, queued: total - embedded }));
+        }
         let indexed = self.indexed.snapshot();
         let embedded = self
             .with_store(|store| {
-                indexed.iter().filter(|(path, stamp)| store.entry(path).is_some_and(|kept| kept.stamp == **stamp)).count()
+                indexed
+                    .iter()
+                    .filter(|(path, stamp)| store.entry(path).is_some_and(|kept| kept.stamp == **stamp))
+                    .count()
             })?
             .unwrap_or(0);
         let total = indexed.len();
@@ -225,7 +250,12 @@ impl TantivyIndex {
     }
 
     /// The entries nearest `vector` among those `query` filters in, as many as `depth`.
-    fn nearest(&self, query: &SearchQuery, vector: &QueryVector, depth: usize) -> Result<Vec<Near>, SearchError> {
+    fn nearest(
+        &self,
+        query: &SearchQuery,
+        vector: &QueryVector,
+        depth: usize,
+    ) -> Result<Vec<Near>, SearchError> {
         let category = query.category;
         Ok(self
             .with_store(|store| {
@@ -235,7 +265,11 @@ impl TantivyIndex {
     }
 
     /// Semantic mode: the nearest entries, each with its nearest part as the snippet.
-    fn search_semantic(&self, query: &SearchQuery, vector: &QueryVector) -> Result<SearchResults, SearchError> {
+    fn search_semantic(
+        &self,
+        query: &SearchQuery,
+        vector: &QueryVector,
+    ) -> Result<SearchResults, SearchError> {
         self.read_every_earlier_change();
         let limit = kb_domain::paging::page_size((query.limit > 0).then_some(query.limit as u64));
         let near = self.nearest(query, vector, query.offset + limit)?;
@@ -246,7 +280,13 @@ impl TantivyIndex {
             .filter_map(|near| semantic_hit(self, &searcher, &near, near.score))
             .collect();
         let count = entries.len();
-        Ok(SearchResults { total: count, entries, fuzzy: false, mode: SearchMode::Semantic, semantic_hits: count })
+        Ok(SearchResults {
+            total: count,
+            entries,
+            fuzzy: false,
+            mode: SearchMode::Semantic,
+            semantic_hits: count,
+        })
     }
 
     /// Hybrid mode: the keyword ranking and the nearest entries fused by reciprocal rank.
@@ -256,7 +296,10 @@ impl TantivyIndex {
         let depth = (query.offset + limit).max(FUSION_DEPTH);
         let keyword =
             self.search_now(&SearchQuery { offset: 0, limit: depth, vector: None, ..query.clone() })?;
-        let near = self.nearest(query, vector, depth)?;
+        let mut near = self.nearest(query, vector, depth)?;
+        if let Some(best) = near.first().map(|n| n.score) {
+            near.retain(|n| n.score >= best - HYBRID_MARGIN);
+        }
         let mut fused: HashMap<EntryPath, (f32, Option<usize>, Option<usize>)> = HashMap::new();
         for (rank, hit) in keyword.entries.iter().enumerate() {
             fused.entry(hit.path.clone()).or_default().0 += 1.0 / (RRF_K + rank as f32 + 1.0);
@@ -303,8 +346,14 @@ impl TantivyIndex {
     }
 
     /// Up to `limit` other entries nearest `path` in meaning.
-    pub(super) fn related_to(&self, path: &EntryPath, limit: usize) -> Result<Vec<RelatedEntry>, SearchError> {
-        let Some(Some(vector)) = self.with_store(|store| store.entry_vector(path))? else { return Ok(Vec::new()) };
+    pub(super) fn related_to(
+        &self,
+        path: &EntryPath,
+        limit: usize,
+    ) -> Result<Vec<RelatedEntry>, SearchError> {
+        let Some(Some(vector)) = self.with_store(|store| store.entry_vector(path))? else {
+            return Ok(Vec::new());
+        };
         let near = self
             .with_store(|store| store.nearest(&vector, limit + 1, |other| other != path))?
             .unwrap_or_default();

@@ -272,7 +272,6 @@ impl Store {
     }
 
     /// How many entries have vectors.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -288,15 +287,20 @@ impl Store {
     /// off.
     pub fn append(&mut self, vectors: &[(Key, Vec<f32>)], entries: &[EntryRecord]) -> Result<(), StoreError> {
         self.refresh()?;
-        let expected = if self.dimension == 0 { vectors.first().map_or(0, |(_, v)| v.len()) } else { self.dimension };
+        let expected =
+            if self.dimension == 0 { vectors.first().map_or(0, |(_, v)| v.len()) } else { self.dimension };
         if let Some(got) = vectors.iter().map(|(_, v)| v.len()).find(|n| *n != expected) {
             return Err(StoreError::Dimension { path: self.path.clone(), kept: expected, got });
         }
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| self.io(e))?;
         }
-        let mut file =
-            OpenOptions::new().create(true).read(true).write(true).open(&self.path).map_err(|e| self.io(e))?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| self.io(e))?;
         let meta = file.metadata().map_err(|e| self.io(e))?;
         if self.read_to == 0 || meta.len() < HEADER_LEN {
             // A new file, or one that is not a vector file of this version: start again.
@@ -370,7 +374,8 @@ impl Store {
                     fresh.push_row(*key, self.scales[*row as usize], values.into_iter());
                 }
             }
-            let record = EntryRecord { path: path.clone(), text_key: kept.text_key, stamp: kept.stamp, parts };
+            let record =
+                EntryRecord { path: path.clone(), text_key: kept.text_key, stamp: kept.stamp, parts };
             push_record(&mut bytes, ENTRY, &write_entry(&record));
             fresh.put_entry(record);
         }

@@ -88,13 +88,20 @@ fn category_filter_limit_offset_and_total() {
         limit: 10,
         offset: 0,
         prefix: false,
-    ..Default::default()
-};
+        ..Default::default()
+    };
     let r = index.search(&q).unwrap();
     assert_eq!((paths(&r), r.total), (vec!["people/sarah.md".to_string()], 1));
     let all = search(&index, "coffee");
     let page = index
-        .search(&SearchQuery { text: "coffee".into(), category: None, limit: 1, offset: 1, prefix: false, ..Default::default() })
+        .search(&SearchQuery {
+            text: "coffee".into(),
+            category: None,
+            limit: 1,
+            offset: 1,
+            prefix: false,
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(page.total, 3);
     assert_eq!(paths(&page), [all.entries[1].path.to_string()]);
@@ -105,8 +112,8 @@ fn category_filter_limit_offset_and_total() {
             limit: 5,
             offset: 1_000_000,
             prefix: false,
-    ..Default::default()
-})
+            ..Default::default()
+        })
         .unwrap();
     assert!(past.entries.is_empty());
     assert_eq!(past.total, 3);
@@ -117,12 +124,19 @@ fn category_filter_limit_offset_and_total() {
             limit: 100_000,
             offset: 0,
             prefix: false,
-    ..Default::default()
-})
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(huge.entries.len(), 3);
     let default = index
-        .search(&SearchQuery { text: "coffee".into(), category: None, limit: 0, offset: 0, prefix: false, ..Default::default() })
+        .search(&SearchQuery {
+            text: "coffee".into(),
+            category: None,
+            limit: 0,
+            offset: 0,
+            prefix: false,
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(default.entries.len(), 3);
 }
@@ -134,7 +148,14 @@ fn limit_defaults_to_ten_and_caps_at_one_hundred() {
         v.write_entry(&format!("ideas/n{i}.md"), &format!("Note {i}"), "shared word");
     }
     let index = v.open();
-    let q = |limit| SearchQuery { text: "shared".into(), category: None, limit, offset: 0, prefix: false, ..Default::default() };
+    let q = |limit| SearchQuery {
+        text: "shared".into(),
+        category: None,
+        limit,
+        offset: 0,
+        prefix: false,
+        ..Default::default()
+    };
     assert_eq!(index.search(&q(0)).unwrap().entries.len(), 10);
     let capped = index.search(&q(500)).unwrap();
     assert_eq!((capped.entries.len(), capped.total), (100, 120));

@@ -60,7 +60,14 @@ pub fn open_index(root: &Path, options: OpenOptions) -> Result<TantivyIndex, Ope
 }
 
 pub fn query(text: &str) -> SearchQuery {
-    SearchQuery { text: text.to_string(), category: None, limit: 10, offset: 0, prefix: false, ..Default::default() }
+    SearchQuery {
+        text: text.to_string(),
+        category: None,
+        limit: 10,
+        offset: 0,
+        prefix: false,
+        ..Default::default()
+    }
 }
 
 pub fn search(index: &TantivyIndex, text: &str) -> SearchResults {

@@ -28,6 +28,22 @@ pub struct HealthJson<'a> {
     pub vault_ready: bool,
     /// Things the person should know about the vault.
     pub notices: &'a [String],
+    /// How far embedding got, with an embedding model: `{model, embedded, total, queued}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<EmbeddingsJson<'a>>,
+}
+
+/// How far embedding got.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EmbeddingsJson<'a> {
+    /// The embedding model.
+    pub model: &'a str,
+    /// Entries with vectors for their text as it is.
+    pub embedded: usize,
+    /// Entries in the search index.
+    pub total: usize,
+    /// Entries waiting to be embedded.
+    pub queued: usize,
 }
 
 impl<'a> From<&'a Health> for HealthJson<'a> {
@@ -42,6 +58,12 @@ impl<'a> From<&'a Health> for HealthJson<'a> {
             malformed_files: health.malformed_files,
             vault_ready: health.vault_ready,
             notices: &health.notices,
+            embeddings: health.embeddings.as_ref().map(|coverage| EmbeddingsJson {
+                model: &coverage.model,
+                embedded: coverage.embedded,
+                total: coverage.total,
+                queued: coverage.queued,
+            }),
         }
     }
 }

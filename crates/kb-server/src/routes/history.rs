@@ -2,9 +2,9 @@
 //! undo and delete (docs/HISTORY.md).
 //!
 //! `/api/entries/{*path}` is one catch-all route, so the history actions are told apart
-//! here by the path's tail (`…/history`, `…/history/{id}`, `…/restore`), and so is an
-//! entry's links (`…/links`); every other request goes on to the entries handlers
-//! unchanged.
+//! here by the path's tail (`…/history`, `…/history/{id}`, `…/restore`), and so are an
+//! entry's links (`…/links`) and related entries (`…/related`); every other request goes
+//! on to the entries handlers unchanged.
 
 use axum::body::Body;
 use axum::extract::{FromRequest, Path, Request, State};
@@ -67,6 +67,12 @@ pub struct LinksAnswer {
     backlinks: Vec<kb_core::tools::get::LinkView>,
 }
 
+/// `{related}`: the entries nearest one in meaning.
+#[derive(Debug, Serialize)]
+pub struct RelatedAnswer {
+    related: Vec<kb_core::tools::get::RelatedView>,
+}
+
 /// What a GET under `/api/entries/` asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Wanted<'a> {
@@ -76,6 +82,8 @@ enum Wanted<'a> {
     Revision(&'a str, i64),
     /// `{path}/links`.
     Links(&'a str),
+    /// `{path}/related`.
+    Related(&'a str),
     /// `{path}/context`.
     Context(&'a str),
     /// Anything else: the entry itself.
@@ -88,6 +96,9 @@ fn wanted(path: &str) -> Wanted<'_> {
     }
     if let Some(entry) = path.strip_suffix("/links") {
         return Wanted::Links(entry);
+    }
+    if let Some(entry) = path.strip_suffix("/related") {
+        return Wanted::Related(entry);
     }
     if let Some(entry) = path.strip_suffix("/context") {
         return Wanted::Context(entry);
@@ -104,6 +115,7 @@ fn wanted(path: &str) -> Wanted<'_> {
 /// `GET /api/entries/{path}/history` → `{revisions}` newest first;
 /// `GET /api/entries/{path}/history/{id}` → the revision with `before` and `after`;
 /// `GET /api/entries/{path}/links` → `{links, backlinks}` (as get_entry answers them);
+/// `GET /api/entries/{path}/related` → `{related}` (as get_entry answers them);
 /// `GET /api/entries/{path}/context?depth=1..3&limit=` → what build_context answers;
 /// any other GET is the entry (`{entry}`).
 pub async fn get(State(state): State<AppState>, Path(path): Path<String>, request: Request) -> Response {
@@ -121,6 +133,10 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
             Ok(found) => {
                 ApiJson(LinksAnswer { links: found.links, backlinks: found.backlinks }).into_response()
             }
+            Err(failure) => ApiError::from(failure).into_response(),
+        },
+        Wanted::Related(entry) => match state.entries().get(entry).await {
+            Ok(found) => ApiJson(RelatedAnswer { related: found.related }).into_response(),
             Err(failure) => ApiError::from(failure).into_response(),
         },
         Wanted::Context(entry) => match context_args(entry, request.uri()) {
@@ -207,6 +223,7 @@ mod tests {
         assert_eq!(wanted("projects/a.md/history/42"), Wanted::Revision("projects/a.md", 42));
         assert_eq!(wanted("projects/a.md"), Wanted::Entry);
         assert_eq!(wanted("projects/a.md/links"), Wanted::Links("projects/a.md"));
+        assert_eq!(wanted("projects/a.md/related"), Wanted::Related("projects/a.md"));
         assert_eq!(wanted("projects/a.md/context"), Wanted::Context("projects/a.md"));
         assert_eq!(wanted("projects/a.md/history/x"), Wanted::Entry);
     }

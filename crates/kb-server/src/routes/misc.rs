@@ -32,6 +32,8 @@ pub struct SearchQuery {
     limit: Option<u64>,
     /// Search as you type: the last word may be unfinished.
     prefix: Option<bool>,
+    /// `keyword`, `hybrid` or `semantic` (the default: hybrid with an embedding model).
+    mode: Option<String>,
 }
 
 /// Body of `POST /api/digest`.
@@ -59,7 +61,8 @@ pub async fn capture(
     Ok(ApiJson(state.entries().capture(&body.text, &options).await?))
 }
 
-/// `GET /api/search?q&category&limit` → `{entries, total}`.
+/// `GET /api/search?q&category&limit&prefix&mode` → `{entries, total, mode,
+/// semanticHits?}`.
 pub async fn search(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<SearchQuery>,
@@ -69,6 +72,7 @@ pub async fn search(
         category: query.category,
         limit: query.limit,
         as_typed: query.prefix.unwrap_or(false),
+        mode: query.mode,
     };
     Ok(ApiJson(state.entries().search(&search).await?))
 }

@@ -26,7 +26,13 @@ pub fn memory_services(
     let clock = Arc::new(FixedClock(now));
     let repository = Arc::new(MemoryRepository::new(clock.clone()));
     let search = Arc::new(MemorySearch::over(repository.clone()));
-    let services =
-        ToolServices { repository: repository.clone(), search, embedder: None, classifier, digest_writer, clock };
+    let services = ToolServices {
+        repository: repository.clone(),
+        search,
+        embedder: None,
+        classifier,
+        digest_writer,
+        clock,
+    };
     (services, repository)
 }

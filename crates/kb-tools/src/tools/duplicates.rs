@@ -90,7 +90,14 @@ impl Tool for FindDuplicates {
             }
             (None, Some(text)) => {
                 let search = services.search.clone();
-                let query = SearchQuery { text, category: None, limit: TEXT_HITS, offset: 0, prefix: false, ..Default::default() };
+                let query = SearchQuery {
+                    text,
+                    category: None,
+                    limit: TEXT_HITS,
+                    offset: 0,
+                    prefix: false,
+                    ..Default::default()
+                };
                 let hits = run_blocking(move || search.search(&query)).await??;
                 let repo = services.repository.clone();
                 let paths: Vec<_> = hits.entries.into_iter().map(|h| h.path).collect();

@@ -107,13 +107,23 @@ impl Tool for SearchEntries {
                         notice = Some(unavailable(&error));
                         None
                     }
-                    Err(error) => return Err(ToolError::new(ErrorCode::SemanticUnavailable, unavailable(&error))),
+                    Err(error) => {
+                        return Err(ToolError::new(ErrorCode::SemanticUnavailable, unavailable(&error)));
+                    }
                 }
             }
             _ => None,
         };
         let limit = Limit::effective(args.limit);
-        let query = SearchQuery { text, category: args.category.map(Into::into), limit, offset: 0, prefix, mode, vector };
+        let query = SearchQuery {
+            text,
+            category: args.category.map(Into::into),
+            limit,
+            offset: 0,
+            prefix,
+            mode,
+            vector,
+        };
         let index = services.search.clone();
         let mut results = run_blocking(move || index.search(&query)).await??;
         results.entries.truncate(limit);

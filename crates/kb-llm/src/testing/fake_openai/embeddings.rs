@@ -39,7 +39,9 @@ pub fn word_vector(text: &str, dimension: usize) -> Vec<f32> {
         let word = word.to_lowercase();
         let word = word.strip_suffix('s').filter(|w| w.len() > 2).unwrap_or(&word);
         // FNV-1a: stable across runs and platforms.
-        let hash = word.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        let hash = word
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
         let slot = usize::try_from(hash % vector.len() as u64).unwrap_or(0);
         vector[slot] += if hash >> 63 == 0 { 1.0 } else { -1.0 };
     }

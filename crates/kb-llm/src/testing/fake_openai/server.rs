@@ -132,7 +132,9 @@ impl FakeOpenAi {
             .filter(|r| r.path.ends_with("/embeddings"))
             .flat_map(|r| match r.json()["input"].clone() {
                 Value::String(text) => vec![text],
-                Value::Array(items) => items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+                Value::Array(items) => {
+                    items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect()
+                }
                 _ => Vec::new(),
             })
             .collect()

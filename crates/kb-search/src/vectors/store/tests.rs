@@ -36,7 +36,10 @@ fn what_the_owner_appends_another_process_reads() {
     let mut owner = Store::open(&file).unwrap();
     let mut reader = Store::open(&file).unwrap();
     owner
-        .append(&[(key(1), vec![1.0, 0.0, 0.0]), (key(2), vec![0.0, 1.0, 0.0])], &[entry("a", &[1]), entry("b", &[2])])
+        .append(
+            &[(key(1), vec![1.0, 0.0, 0.0]), (key(2), vec![0.0, 1.0, 0.0])],
+            &[entry("a", &[1]), entry("b", &[2])],
+        )
         .unwrap();
     reader.refresh().unwrap();
     assert_eq!((reader.len(), reader.dimension()), (2, 3));
@@ -96,7 +99,12 @@ fn a_rewrite_keeps_what_entries_use_and_readers_follow_it() {
             k
         };
         let x = round as f32;
-        let record = EntryRecord { path: path("a"), text_key: k, stamp: Stamp::new(i64::from(round), 1), parts: vec![k] };
+        let record = EntryRecord {
+            path: path("a"),
+            text_key: k,
+            stamp: Stamp::new(i64::from(round), 1),
+            parts: vec![k],
+        };
         owner.append(&[(k, vec![1.0, x])], &[record]).unwrap();
     }
     let before = std::fs::metadata(&file).unwrap().len();
