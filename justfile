@@ -17,11 +17,12 @@ serve:
 test:
     cargo test --workspace
 
-# Print the benchmark tables (target/bench/search.md, relevance.md, vault.md, startup.md, notes.md). KB_BENCH_SIZES=1000,10000 keeps it short.
+# Print the benchmark tables (target/bench/search.md, relevance.md, vectors.md, vault.md, startup.md, notes.md). KB_BENCH_SIZES=1000,10000 keeps it short.
 bench:
     mkdir -p target/bench
     cargo bench -p kb-search --bench search
     cargo bench -p kb-search --bench relevance
+    cargo bench -p kb-search --bench vectors
     cargo bench -p kb-cli --bench vault
     cargo bench -p kb-cli --bench startup
     cargo bench -p kb-core --bench notes

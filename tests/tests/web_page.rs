@@ -1103,3 +1103,76 @@ async fn a_turn_shows_its_tools_and_its_answer_while_they_are_written() {
     page.screenshot(&target_dir().join("web-page-streamed.png")).await;
     page.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_by_meaning_is_marked_and_an_entry_lists_its_related_entries() {
+    if !browser_available() {
+        return;
+    }
+    // The fake server's word vectors stand in for a model: notes that share words are near.
+    let fake = kb_llm::testing::FakeOpenAi::start().await.unwrap();
+    fake.answer_embeddings(64);
+    let kb_dir = tempfile::tempdir().unwrap();
+    for (path, text) in [
+        ("inbox/sam.md", "---\nname: Sam\n---\nSam still owes me for the concert tickets.\n"),
+        (
+            "ideas/concert-night.md",
+            "---\nname: Concert night\n---\nTickets for the concert in May, with Sam.\n",
+        ),
+        ("admin/passport.md", "---\nname: Renew passport\n---\nBook the appointment at the town hall.\n"),
+    ] {
+        let file = kb_dir.path().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let mut config = kb_core::Config::offline(kb_dir.path());
+    config.embeddings = Some(kb_llm::openai::EmbeddingSettings::new("fake-embed", fake.base_url()));
+    let url = start_kb_with(config).await;
+    let client = reqwest::Client::new();
+    let began = std::time::Instant::now();
+    loop {
+        let health: serde_json::Value =
+            client.get(format!("{url}healthz")).send().await.unwrap().json().await.unwrap();
+        if health["embeddings"]["embedded"] == 3 {
+            break;
+        }
+        assert!(began.elapsed() < std::time::Duration::from_secs(30), "not embedded: {health}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (_driver, _profile, page) = open_page(&url).await;
+
+    // No entry holds "refund": the hits are found by meaning, and say so.
+    let search = page.wait_for("#search-input").await;
+    page.type_into(&search, &format!("refund concert tickets please{ENTER}")).await;
+    page.wait_until(
+        "hits by meaning",
+        "return /by meaning/.test(document.querySelector('#search-count').textContent) \
+         && document.querySelectorAll('#search-results .by-meaning').length > 0;",
+        json!([]),
+    )
+    .await;
+    let first = page
+        .execute("return document.querySelector('#search-results a.entry-link').dataset.path;", json!([]))
+        .await;
+    assert!(first == json!("inbox/sam.md") || first == json!("ideas/concert-night.md"), "{first}");
+
+    // Sam's entry lists the concert note as related, and it opens it.
+    page.goto(&format!("{url}#/entry/inbox/sam.md")).await;
+    let related = page.wait_for("#entry-view [data-testid=related-list] a.entry-link").await;
+    let listed = page
+        .execute(
+            "return [...document.querySelectorAll('#entry-view [data-testid=related-list] a.entry-link')].map((a) => a.dataset.path);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(listed[0], json!("ideas/concert-night.md"), "{listed}");
+    assert!(!listed.as_array().unwrap().contains(&json!("inbox/sam.md")), "{listed}");
+    page.click(&related).await;
+    page.wait_until(
+        "the concert note",
+        "return document.querySelector('#entry-view #entry-name')?.textContent === 'Concert night';",
+        json!([]),
+    )
+    .await;
+    page.quit().await;
+}

@@ -485,13 +485,17 @@ fn open_vault_and_index(
     } else {
         files.end_keeping_walks();
         let (root, follower, changes) = (vault.root().to_path_buf(), Arc::downgrade(&vault), changes.clone());
-        Arc::new(SearchHandle::when_needed(Box::new(move || {
-            let index = Arc::new(crate::index::open_index_of(files.clone(), &root, options.clone())?);
-            if let Some(vault) = follower.upgrade() {
-                share_writes(&index, &vault, &changes);
-            }
-            Ok(index)
-        })))
+        let vectors = options.embeddings.is_some();
+        Arc::new(SearchHandle::when_needed(
+            vectors,
+            Box::new(move || {
+                let index = Arc::new(crate::index::open_index_of(files.clone(), &root, options.clone())?);
+                if let Some(vault) = follower.upgrade() {
+                    share_writes(&index, &vault, &changes);
+                }
+                Ok(index)
+            }),
+        ))
     };
     if watch {
         // A long-running process follows the vault from its view at start: it reads the

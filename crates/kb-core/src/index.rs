@@ -51,6 +51,9 @@ type Opener = Box<dyn Fn() -> Result<Arc<TantivyIndex>, CoreError> + Send + Sync
 /// with any change made while no kb ran.
 pub(crate) struct SearchHandle {
     opened: OnceLock<Arc<TantivyIndex>>,
+    /// Whether the index keeps vectors (an embedding model is set): then asking for
+    /// related entries opens it, as a search does; without, it never holds any.
+    vectors: bool,
     /// Held while opening, so that two threads open it once.
     open: Mutex<Opener>,
 }
@@ -60,15 +63,16 @@ impl SearchHandle {
     pub(crate) fn opened(index: Arc<TantivyIndex>) -> SearchHandle {
         let kept = Arc::clone(&index);
         SearchHandle {
+            vectors: index.vector_model().is_some(),
             opened: OnceLock::from(index),
             open: Mutex::new(Box::new(move || Ok(Arc::clone(&kept)))),
         }
     }
 
     /// The handle of an index `open` opens when it is first needed (again at the next
-    /// need when it fails).
-    pub(crate) fn when_needed(open: Opener) -> SearchHandle {
-        SearchHandle { opened: OnceLock::new(), open: Mutex::new(open) }
+    /// need when it fails); `vectors` when it keeps vectors.
+    pub(crate) fn when_needed(vectors: bool, open: Opener) -> SearchHandle {
+        SearchHandle { opened: OnceLock::new(), vectors, open: Mutex::new(open) }
     }
 
     /// The index, opened now if it is not yet.
@@ -111,6 +115,9 @@ impl SearchIndex for SearchHandle {
     }
 
     fn related(&self, path: &EntryPath, limit: usize) -> Result<Vec<RelatedEntry>, SearchError> {
+        if !self.vectors {
+            return Ok(Vec::new());
+        }
         self.index()?.related(path, limit)
     }
 

@@ -19,6 +19,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "relevance/meaning.rs"]
+mod meaning;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -61,6 +64,8 @@ enum Mode {
     Words,
     /// Search as you type: the last word is unfinished.
     Prefix,
+    /// A question in other words than the entries it is about (for search by meaning).
+    Meaning,
 }
 
 impl Mode {
@@ -68,6 +73,7 @@ impl Mode {
         match self {
             Mode::Words => "words",
             Mode::Prefix => "prefix",
+            Mode::Meaning => "meaning",
         }
     }
 }
@@ -124,7 +130,8 @@ fn load_queries() -> Vec<Row> {
         let mode = match cols[2] {
             "words" => Mode::Words,
             "prefix" => Mode::Prefix,
-            _ => panic!("{}", bad("mode is words or prefix")),
+            "meaning" => Mode::Meaning,
+            _ => panic!("{}", bad("mode is words, prefix or meaning")),
         };
         let expected: Vec<String> = cols[4].split_whitespace().map(str::to_string).collect();
         let paths_ok = !expected.is_empty() && expected.iter().all(|p| EntryPath::parse(p).is_ok());
@@ -204,9 +211,39 @@ fn build_personal(root: &Path) -> usize {
     count
 }
 
-fn open_index(root: &Path) -> TantivyIndex {
+fn open_index(root: &Path, embeddings: Option<kb_search::VectorModel>) -> TantivyIndex {
     let files = Arc::new(EntryFiles::new(root).unwrap());
-    TantivyIndex::open(files, &root.join(".kb/index")).unwrap()
+    let options = kb_search::OpenOptions { embeddings, ..kb_search::OpenOptions::default() };
+    TantivyIndex::open_with(files, &root.join(".kb/index"), options).unwrap()
+}
+
+/// What one query scored in each mode.
+struct ByMode {
+    keyword: Score,
+    semantic: Score,
+    hybrid: Score,
+    /// The embedding server's time for the query.
+    embed: Duration,
+}
+
+/// Runs `rows` in the three modes (one timed pass each after the keyword warm-up).
+fn run_modes(index: &TantivyIndex, rows: &[&Row], embedding: &meaning::Embedding) -> Vec<ByMode> {
+    rows.iter()
+        .map(|row| {
+            let (vector, embed) = embedding.query(&row.query);
+            let run = |mode| {
+                let _ = meaning::search(index, &row.query, mode, &vector, LIMIT);
+                let (hits, latency) = meaning::search(index, &row.query, mode, &vector, LIMIT);
+                score(row, hits, latency)
+            };
+            ByMode {
+                keyword: run(kb_domain::SearchMode::Keyword),
+                semantic: run(kb_domain::SearchMode::Semantic),
+                hybrid: run(kb_domain::SearchMode::Hybrid),
+                embed,
+            }
+        })
+        .collect()
 }
 
 fn request(row: &Row) -> SearchQuery {
@@ -304,7 +341,9 @@ fn main() {
     let hugo_content = corpora.join("hugo-docs/content");
 
     let rows = load_queries();
+    let embedding = meaning::Embedding::find(&target);
     let scratch = tempfile::tempdir().unwrap();
+    let mut by_mode: Vec<(&Row, ByMode)> = Vec::new();
     let mut notes = Vec::new();
     let mut results: Vec<(&Row, Score)> = Vec::new();
 
@@ -357,10 +396,23 @@ fn main() {
             vault.as_str(),
             these.len()
         );
-        let index = open_index(&root);
+        let index = open_index(&root, embedding.as_ref().ok().map(meaning::Embedding::vector_model));
         assert_eq!(index.len(), entries);
-        let scores = run_rows(&index, &these);
-        results.extend(these.into_iter().zip(scores));
+        let keyword_rows: Vec<&Row> = these.iter().copied().filter(|r| r.mode != Mode::Meaning).collect();
+        let scores = run_rows(&index, &keyword_rows);
+        results.extend(keyword_rows.into_iter().zip(scores));
+        if let Ok(embedding) = &embedding {
+            let (spent, texts) = embedding.embed_all(&index);
+            notes.push(format!(
+                "{}: {texts} parts embedded in {:.1} s; vectors in memory {:.1} MB",
+                vault.as_str(),
+                spent.as_secs_f64(),
+                index.vector_memory() as f64 / 1e6
+            ));
+            let meaning_rows: Vec<&Row> = these.iter().copied().filter(|r| r.mode != Mode::Prefix).collect();
+            let scores = run_modes(&index, &meaning_rows, embedding);
+            by_mode.extend(meaning_rows.into_iter().zip(scores));
+        }
         drop(index);
         let _ = fs::remove_dir_all(&root);
     }
@@ -470,9 +522,81 @@ fn main() {
         );
     }
 
+    let modes = modes_table(&by_mode, embedding.as_ref().map(|e| e.described.clone()));
+    md.push_str(&modes);
     let top: String = md.split("\n## Per query").next().unwrap_or_default().to_string();
+    println!("{top}\n{modes}");
     println!("{top}");
     fs::write(out_dir.join("relevance.md"), &md).unwrap();
     fs::write(out_dir.join("relevance.tsv"), &tsv).unwrap();
     eprintln!("saved to {} and relevance.tsv", out_dir.join("relevance.md").display());
+}
+
+/// The table of the three modes side by side (or why there is none), then one row per
+/// query of kind `meaning`.
+fn modes_table(by_mode: &[(&Row, ByMode)], model: Result<String, String>) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "\n## Keyword, semantic and hybrid\n");
+    let model = match model {
+        Ok(model) => model,
+        Err(why) => {
+            let _ = writeln!(md, "Not measured: {why}.");
+            return md;
+        }
+    };
+    let _ = writeln!(
+        md,
+        "Model: {model}. Each query once per mode, warm; hybrid latency is the search alone, the query's embedding (server time) apart.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| vault | queries | kind | P@5 keyword | P@5 semantic | P@5 hybrid | MRR keyword | MRR semantic | MRR hybrid | hybrid ms (p50 / max) | embed query ms |"
+    );
+    let _ = writeln!(md, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for vault in ["hugo", "personal", "all"] {
+        for kind in [Mode::Words, Mode::Meaning] {
+            let these: Vec<&(&Row, ByMode)> = by_mode
+                .iter()
+                .filter(|(r, _)| (vault == "all" || r.vault.as_str() == vault) && r.mode == kind)
+                .collect();
+            if these.is_empty() {
+                continue;
+            }
+            let m = |f: &dyn Fn(&ByMode) -> f64| mean(these.iter().map(|(_, b)| f(b)));
+            let mut lat: Vec<f64> = these.iter().map(|(_, b)| ms(b.hybrid.latency)).collect();
+            lat.sort_by(f64::total_cmp);
+            let _ = writeln!(
+                md,
+                "| {vault} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} / {:.2} | {:.1} |",
+                these.len(),
+                kind.as_str(),
+                m(&|b| b.keyword.p5),
+                m(&|b| b.semantic.p5),
+                m(&|b| b.hybrid.p5),
+                m(&|b| b.keyword.rr),
+                m(&|b| b.semantic.rr),
+                m(&|b| b.hybrid.rr),
+                lat[lat.len() / 2],
+                lat[lat.len() - 1],
+                m(&|b| ms(b.embed)),
+            );
+        }
+    }
+    let _ = writeln!(md, "\n| id | query | RR keyword | RR semantic | RR hybrid | first hit hybrid |");
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---|");
+    for (row, b) in by_mode.iter().filter(|(r, _)| r.mode == Mode::Meaning) {
+        let first = b.hybrid.hits.first().map_or("(none)".to_string(), |h| {
+            if row.expected.contains(h) { format!("{h} ✓") } else { h.clone() }
+        });
+        let _ = writeln!(
+            md,
+            "| {} | `{}` | {:.2} | {:.2} | {:.2} | {first} |",
+            row.id,
+            row.query.replace('|', "\\|"),
+            b.keyword.rr,
+            b.semantic.rr,
+            b.hybrid.rr
+        );
+    }
+    md
 }

@@ -855,14 +855,20 @@
       if (seq < searchShown) return;
       searchShown = seq;
       const hits = data.entries || [];
-      count.textContent = hits.length
-        ? (data.total === 1 ? "1 entry" : data.total + " entries") + (data.fuzzy ? " (close matches)" : "")
-        : "No entries match “" + q + "”.";
+      // Hybrid search: `total` counts the matches by words; `semanticHits` the hits of the
+      // page found by meaning only.
+      const byMeaning = data.semanticHits || 0;
+      const entries = (n) => n === 1 ? "1 entry" : n + " entries";
+      count.textContent = !hits.length ? "No entries match “" + q + "”."
+        : data.total === 0 && byMeaning ? entries(byMeaning) + " by meaning"
+        : entries(data.total) + (byMeaning ? ", " + byMeaning + " more by meaning" : "") + (data.fuzzy ? " (close matches)" : "");
+      if (data.notice) count.textContent += " — " + data.notice;
       list.replaceChildren(...hits.map((h) => {
         const snippet = el("p", { className: "snippet" });
         snippet.innerHTML = snippetHtml(h.snippet || "");
+        const meaning = h.matchedBy === "semantic" ? el("span", { className: "badge by-meaning", text: "by meaning" }) : null;
         return el("li", { className: "search-hit" }, [
-          entryLink(h.path, h.name), " ", el("span", { className: "badge", text: h.category }), snippet,
+          entryLink(h.path, h.name), " ", el("span", { className: "badge", text: h.category }), meaning ? " " : null, meaning, snippet,
         ]);
       }));
     } catch (e) {
@@ -1066,7 +1072,7 @@
         ]),
         noticeNode,
         el("div", { className: "entry-path" }, [el("span", { className: "badge", text: entry.category }), " " + entry.path]),
-        fields, body, linksSection(data), historySection(entry.path),
+        fields, body, linksSection(data), relatedSection(data), historySection(entry.path),
       ].filter(Boolean));
     } catch (e) {
       if (load !== entryLoads) return;
@@ -1100,6 +1106,20 @@
     ];
     const parts = [...list("Links to", "links-to", data.links || []), ...list("Linked from", "linked-from", data.backlinks || [])];
     return parts.length === 0 ? null : el("section", { className: "entry-links", "data-testid": "entry-links" }, parts);
+  }
+
+  // The entries nearest this one in meaning (`data.related` of get_entry, with an
+  // embedding model), each a link that opens it; none: nothing.
+  function relatedSection(data) {
+    const related = data.related || [];
+    if (related.length === 0) return null;
+    return el("section", { className: "entry-links", "data-testid": "entry-related" }, [
+      el("h3", { text: "Related" }),
+      el("ul", { className: "link-list", "data-testid": "related-list" }, related.map((r) => el("li", {}, [
+        entryLink(r.path, r.name),
+        el("span", { className: "meta", text: " — " + r.category }),
+      ]))),
+    ]);
   }
 
   // ---------- entry history ----------
