@@ -522,7 +522,7 @@ fn main() {
         );
     }
 
-    let modes = modes_table(&by_mode, embedding.as_ref().map(|e| e.described.clone()));
+    let modes = modes_table(&by_mode, embedding.as_ref().map(|e| e.described.clone()).map_err(String::clone));
     md.push_str(&modes);
     let top: String = md.split("\n## Per query").next().unwrap_or_default().to_string();
     println!("{top}\n{modes}");

@@ -9,18 +9,18 @@ use kb_search::{IndexProgress, ProgressFn};
 
 /// A progress bar on stderr, not drawn until it is moved or ticks.
 pub fn bar() -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} files ({eta})")
-        .map(|style| style.progress_chars("=> "))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar
+    bar_of("{spinner} {msg} [{bar:30}] {pos}/{len} files ({eta})")
 }
 
 /// A progress bar on stderr for entries being embedded.
 pub fn embedding_bar() -> ProgressBar {
+    bar_of("{spinner} embedding entries [{bar:30}] {pos}/{len} ({eta})")
+}
+
+/// A progress bar on stderr drawn as `template` says.
+fn bar_of(template: &str) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{spinner} embedding entries [{bar:30}] {pos}/{len} ({eta})")
+    let style = ProgressStyle::with_template(template)
         .map(|style| style.progress_chars("=> "))
         .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);

@@ -15,13 +15,12 @@ use std::time::{Duration, Instant};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
-use async_openai::middleware::ReqwestService;
 use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use async_trait::async_trait;
 use kb_domain::{Embedder, LlmError, SharedCause, TextRole};
 
 use crate::openai::failure::llm_error;
-use crate::openai::retry::{RateLimitRetry, RetryPolicy};
+use crate::openai::retry::RetryPolicy;
 use crate::openai::settings::{
     DEFAULT_BASE_URL, DEFAULT_MAX_RETRY_DELAY, DEFAULT_MAX_TRIES, DEFAULT_RETRY_BASE_DELAY, SettingsError,
 };
@@ -32,8 +31,6 @@ pub const DEFAULT_EMBEDDINGS_BATCH: usize = 32;
 pub const DEFAULT_EMBEDDINGS_TIMEOUT: Duration = Duration::from_secs(30);
 /// Query vectors kept for repeated searches.
 const QUERY_CACHE: usize = 256;
-/// The longest wait for a TCP (and TLS) connection.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How to reach the embedding server.
 #[derive(Clone, PartialEq)]
@@ -201,25 +198,14 @@ impl OpenAiEmbedder {
     /// An embedder with these settings (checked first).
     pub fn new(settings: EmbeddingSettings) -> Result<OpenAiEmbedder, crate::openai::OpenAiSetupError> {
         settings.validate()?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT.min(settings.timeout))
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|err| crate::openai::OpenAiSetupError::HttpClient(err.to_string()))?;
-        let config = OpenAIConfig::new()
-            .with_api_key(settings.api_key.clone().unwrap_or_default())
-            .with_api_base(settings.api_base())
-            .with_org_id("")
-            .with_project_id("");
         let policy = RetryPolicy {
             max_tries: settings.max_tries,
             base_delay: settings.retry_base_delay,
             max_delay: settings.max_retry_delay,
             budget: settings.timeout,
         };
-        let client = Client::with_config(config)
-            .with_http_client(http.clone())
-            .with_http_service(RateLimitRetry::new(ReqwestService::new(http), policy));
+        let key = settings.api_key.clone().unwrap_or_default();
+        let client = crate::openai::client::client(&key, settings.api_base(), policy)?;
         Ok(OpenAiEmbedder { client, settings, queries: Mutex::default() })
     }
 

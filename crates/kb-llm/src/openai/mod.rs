@@ -2,6 +2,7 @@
 //! OpenAI-compatible server, with their settings,
 //! request/answer translation, kb's own 429 retry and error mapping.
 
+mod client;
 mod convert;
 mod embedder;
 mod failure;

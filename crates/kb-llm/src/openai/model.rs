@@ -6,11 +6,10 @@
 //! [`crate::openai::retry`], which replaces async-openai's own retry. Spans carry the model,
 //! the duration and the tokens, never the key nor what was said.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
-use async_openai::middleware::ReqwestService;
 use async_openai::types::chat::{
     ChatCompletionStreamOptions, CreateChatCompletionRequest, CreateChatCompletionResponse,
 };
@@ -23,12 +22,9 @@ use tracing::Instrument;
 
 use crate::openai::convert;
 use crate::openai::failure::llm_error;
-use crate::openai::retry::{RateLimitRetry, RetryPolicy};
+use crate::openai::retry::RetryPolicy;
 use crate::openai::settings::{OpenAiSettings, SettingsError};
 use crate::openai::stream::Assembly;
-
-/// The longest wait for a TCP (and TLS) connection, when the call's timeout is longer.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The language model behind an OpenAI-compatible HTTP API.
 pub struct OpenAiChatModel {
@@ -57,27 +53,13 @@ impl OpenAiChatModel {
     /// A model with these settings (checked first).
     pub fn new(settings: OpenAiSettings) -> Result<OpenAiChatModel, OpenAiSetupError> {
         settings.validate()?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT.min(settings.timeout))
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|err| OpenAiSetupError::HttpClient(err.to_string()))?;
-        // Organisation and project headers are cleared: async-openai would read them from the
-        // environment and panic on a value that is not a valid header.
-        let config = OpenAIConfig::new()
-            .with_api_key(settings.api_key.clone())
-            .with_api_base(settings.api_base())
-            .with_org_id("")
-            .with_project_id("");
         let policy = RetryPolicy {
             max_tries: settings.max_tries,
             base_delay: settings.retry_base_delay,
             max_delay: settings.max_retry_delay,
             budget: settings.timeout,
         };
-        let client = Client::with_config(config)
-            .with_http_client(http.clone())
-            .with_http_service(RateLimitRetry::new(ReqwestService::new(http), policy));
+        let client = crate::openai::client::client(&settings.api_key, &settings.api_base(), policy)?;
         Ok(OpenAiChatModel { client, settings })
     }
 

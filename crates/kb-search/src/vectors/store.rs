@@ -185,14 +185,20 @@ impl Store {
             at = HEADER_LEN as usize;
             self.read_to = HEADER_LEN;
         }
-        while let Some((kind, payload, next)) = record_at(&bytes, at) {
+        self.read_to = start + self.apply_all(&bytes, at) as u64;
+        Ok(())
+    }
+
+    /// Takes in the records of `bytes` from `at` on, up to the first cut short or not
+    /// parsing; where the last one taken ends.
+    fn apply_all(&mut self, bytes: &[u8], mut at: usize) -> usize {
+        while let Some((kind, payload, next)) = record_at(bytes, at) {
             if !self.apply(kind, payload) {
                 break;
             }
             at = next;
-            self.read_to = start + at as u64;
         }
-        Ok(())
+        at
     }
 
     /// Takes in one record read from the file; `false` when it does not parse (the file
@@ -335,15 +341,7 @@ impl Store {
         let meta = file.metadata().map_err(|e| self.io(e))?;
         self.file_id = Some((meta.dev(), meta.ino()));
         // Keep what was written as if read back.
-        let start = self.read_to;
-        let mut at = 0;
-        while let Some((kind, payload, next)) = record_at(&bytes, at) {
-            if !self.apply(kind, payload) {
-                break;
-            }
-            at = next;
-        }
-        self.read_to = start + at as u64;
+        self.read_to += self.apply_all(&bytes, 0) as u64;
         Ok(())
     }
 
