@@ -141,6 +141,21 @@ async fn entries_are_embedded_in_the_background_and_searched_by_meaning() {
     let documents: Vec<&String> = texts.iter().filter(|t| t.contains('\n')).collect();
     let distinct: HashSet<&&String> = documents.iter().collect();
     assert_eq!(distinct.len(), documents.len(), "a part was embedded twice: {texts:#?}");
+
+    // A move keeps the vectors (the text is the same): nothing is sent, and the entry is
+    // found by meaning at its new path.
+    kb.post("/api/entries/ideas/local-first-show.md/move", &json!({"targetCategory": "projects"}))
+        .await
+        .expect(200);
+    embedded(&kb).await;
+    let found = search(&kb, "podcast interviews offline apps", "semantic").await;
+    assert_eq!(paths(&found)[0], "projects/local-first-show.md", "{found}");
+    let documents_after = server.embedded_texts().iter().filter(|t| t.contains('\n')).count();
+    assert_eq!(documents_after, documents.len(), "a move embedded again");
+    // A deleted entry is no hit by meaning, even before the vectors are told.
+    kb.delete("/api/entries/people/priya.md").await.expect(200);
+    let found = search(&kb, "drones robotics", "semantic").await;
+    assert!(!paths(&found).contains(&"people/priya.md".to_string()), "{found}");
 }
 
 #[tokio::test]
@@ -212,6 +227,19 @@ async fn a_failing_embedding_server_leaves_keyword_search_and_captures_working()
     let error = kb.get("/api/search?q=car+insurance&mode=semantic").await;
     assert_eq!(error.status, 503, "{}", error.text());
     assert!(error.text().contains("semantic_unavailable"), "{}", error.text());
+    // A server that changed its model's size: the query is searched by words, saying so,
+    // and a search by meaning alone says why it cannot answer.
+    let small = json!({"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [0.5, 0.5, 0.5, 0.5]}],
+        "model": "m", "usage": {"prompt_tokens": 1, "total_tokens": 1}});
+    server.push_embeddings(FakeReply::json(&small));
+    let found = search(&kb, "insurance renewal", "hybrid").await;
+    assert_eq!(found["mode"], "keyword", "{found}");
+    assert!(found["notice"].as_str().unwrap().contains("unavailable"), "{found}");
+    server.push_embeddings(FakeReply::json(&small));
+    let error = kb.get("/api/search?q=insurance+cover&mode=semantic").await;
+    assert_eq!(error.status, 503, "{}", error.text());
+    assert!(error.text().contains("not the size"), "{}", error.text());
+    assert!(kb.log().contains("but the vectors kept for fake-embed have 64"), "{}", kb.log());
 }
 
 #[tokio::test]

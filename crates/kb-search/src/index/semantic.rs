@@ -243,6 +243,17 @@ impl TantivyIndex {
     /// hybrid.
     pub(super) fn search_in_mode(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
         let Some(vector) = self.usable_vector(query) else { return self.search_now(query) };
+        let kept = self.with_store(|store| store.dimension())?.unwrap_or(0);
+        if kept != 0 && kept != vector.values().len() {
+            let problem = format!(
+                "the query's vector has {} numbers but the vectors kept for {} have {kept}",
+                vector.values().len(),
+                vector.model()
+            );
+            // Answered by words: the mode of the answer tells the caller.
+            tracing::warn!(%problem, "searching by words only");
+            return self.search_now(query);
+        }
         match query.mode {
             SearchMode::Semantic => self.search_semantic(query, vector),
             _ => self.search_hybrid(query, vector),

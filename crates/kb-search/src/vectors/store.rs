@@ -257,7 +257,6 @@ impl Store {
     }
 
     /// The vectors' length (0 before the first).
-    #[cfg(test)]
     pub fn dimension(&self) -> usize {
         self.dimension
     }

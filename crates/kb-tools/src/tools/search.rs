@@ -127,13 +127,22 @@ impl Tool for SearchEntries {
         let index = services.search.clone();
         let mut results = run_blocking(move || index.search(&query)).await??;
         results.entries.truncate(limit);
-        let mut findings = SearchFindings::from(results);
-        if findings.notice.is_none() {
-            findings.notice = notice;
+        // A vector the index could not search with (of another size than those it keeps,
+        // say) is answered by words.
+        let by_words_only = mode != SearchMode::Keyword && results.mode == SearchMode::Keyword;
+        if by_words_only && mode == SearchMode::Semantic {
+            return Err(ToolError::new(ErrorCode::SemanticUnavailable, MISMATCH));
         }
+        let mut findings = SearchFindings::from(results);
+        findings.notice =
+            notice.or_else(|| by_words_only.then(|| format!("{MISMATCH}; these hits match by words")));
         Ok(ToolOutput::data(findings))
     }
 }
+
+/// What a person is told when the query's vector does not fit the vectors kept.
+const MISMATCH: &str = "search by meaning is unavailable: the embedding model's vectors are not the size of those \
+    kept (did the model change? delete .kb/vectors to embed again)";
 
 /// What a person is told when the embedding server failed.
 fn unavailable(error: &LlmError) -> String {
