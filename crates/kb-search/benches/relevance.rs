@@ -402,7 +402,12 @@ fn main() {
         let scores = run_rows(&index, &keyword_rows);
         results.extend(keyword_rows.into_iter().zip(scores));
         if let Ok(embedding) = &embedding {
+            // The vectors of an earlier run are kept by their texts' keys: only what
+            // changed is embedded again.
+            let kept = out_dir.join("relevance-vectors").join(vault.as_str());
+            copy_folder(&kept, &root.join(".kb/vectors"));
             let (spent, texts) = embedding.embed_all(&index);
+            copy_folder(&root.join(".kb/vectors"), &kept);
             notes.push(format!(
                 "{}: {texts} parts embedded in {:.1} s; vectors in memory {:.1} MB",
                 vault.as_str(),
@@ -582,6 +587,27 @@ fn modes_table(by_mode: &[(&Row, ByMode)], model: Result<String, String>) -> Str
             );
         }
     }
+    let lost: Vec<String> = by_mode
+        .iter()
+        .filter(|(r, b)| r.mode == Mode::Words && (b.hybrid.p5 < b.keyword.p5 || b.hybrid.rr < b.keyword.rr))
+        .map(|(r, b)| {
+            format!(
+                "{} `{}` (P@5 {:.2} → {:.2}, RR {:.2} → {:.2}; hybrid's first: {})",
+                r.id,
+                r.query,
+                b.keyword.p5,
+                b.hybrid.p5,
+                b.keyword.rr,
+                b.hybrid.rr,
+                b.hybrid.hits.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        md,
+        "\nWords queries hybrid ranks worse than keyword: {}.",
+        if lost.is_empty() { "none".to_string() } else { lost.join("; ") }
+    );
     let _ = writeln!(md, "\n| id | query | RR keyword | RR semantic | RR hybrid | first hit hybrid |");
     let _ = writeln!(md, "|---|---|---:|---:|---:|---|");
     for (row, b) in by_mode.iter().filter(|(r, _)| r.mode == Mode::Meaning) {
@@ -599,4 +625,16 @@ fn modes_table(by_mode: &[(&Row, ByMode)], model: Result<String, String>) -> Str
         );
     }
     md
+}
+
+/// Copies the files of `from` into `to` (made when missing); nothing when `from` is not
+/// there.
+fn copy_folder(from: &Path, to: &Path) {
+    let Ok(items) = fs::read_dir(from) else { return };
+    fs::create_dir_all(to).unwrap();
+    for item in items.flatten() {
+        if item.path().is_file() {
+            fs::copy(item.path(), to.join(item.file_name())).unwrap();
+        }
+    }
 }

@@ -38,8 +38,7 @@ impl Embedding {
         if let (Ok(url), Ok(model)) =
             (std::env::var("KB_BENCH_EMBEDDINGS_URL"), std::env::var("KB_BENCH_EMBEDDINGS_MODEL"))
         {
-            let embedder = OpenAiEmbedder::new(EmbeddingSettings::new(model.clone(), url.clone()))
-                .map_err(|e| e.to_string())?;
+            let embedder = OpenAiEmbedder::new(settings(&model, &url)).map_err(|e| e.to_string())?;
             return Ok(Embedding {
                 runtime,
                 embedder: Arc::new(embedder),
@@ -71,11 +70,8 @@ impl Embedding {
             std::thread::sleep(Duration::from_millis(50));
         }
         let model = "multilingual-e5-small";
-        let settings = EmbeddingSettings {
-            batch: 64,
-            ..EmbeddingSettings::new(model, format!("http://127.0.0.1:{port}/v1"))
-        };
-        let embedder = OpenAiEmbedder::new(settings).map_err(|e| e.to_string())?;
+        let embedder = OpenAiEmbedder::new(settings(model, &format!("http://127.0.0.1:{port}/v1")))
+            .map_err(|e| e.to_string())?;
         Ok(Embedding {
             runtime,
             embedder: Arc::new(embedder),
@@ -113,6 +109,12 @@ impl Embedding {
         let values = vectors.pop().unwrap();
         (QueryVector::new(self.embedder.model(), values), began.elapsed())
     }
+}
+
+/// Settings for `model` at `url`: small batches with a long timeout, as a CPU server takes
+/// a while over long passages (a whole vault is embedded at once here).
+fn settings(model: &str, url: &str) -> EmbeddingSettings {
+    EmbeddingSettings { batch: 16, timeout: Duration::from_secs(600), ..EmbeddingSettings::new(model, url) }
 }
 
 /// The first hits of `text` in `mode` with `vector`, and how long the search took.
