@@ -3,7 +3,7 @@
 
 use kb_core::{Assistant, ListQuery, SearchRequest};
 
-use crate::cli::{DigestKind, SearchModeName};
+use crate::cli::DigestKind;
 use crate::failure::CliError;
 use crate::output::{self, Format, show};
 
@@ -63,22 +63,9 @@ pub async fn show_entry(kb: &Assistant, path: &str, format: Format) -> Result<()
 }
 
 /// `kb search QUERY [--category C] [--limit N] [--mode M]`.
-pub async fn search(
-    kb: &Assistant,
-    query: &str,
-    category: Option<&str>,
-    limit: Option<u64>,
-    mode: Option<SearchModeName>,
-    format: Format,
-) -> Result<(), CliError> {
-    check_text(query, "nothing to search for: QUERY is empty")?;
-    let search = SearchRequest {
-        category: category.map(str::to_string),
-        limit,
-        mode: mode.map(|m| m.as_str().to_string()),
-        ..SearchRequest::new(query)
-    };
-    let data = kb.entries().search(&search).await?;
+pub async fn search(kb: &Assistant, search: &SearchRequest, format: Format) -> Result<(), CliError> {
+    check_text(&search.text, "nothing to search for: QUERY is empty")?;
+    let data = kb.entries().search(search).await?;
     show(format, &data, output::search_hits)
 }
 

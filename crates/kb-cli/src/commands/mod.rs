@@ -76,7 +76,13 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Update(args) => changes::update(&kb, &args, format).await,
         Command::Move { path, category } => changes::move_entry(&kb, &path, &category, format).await,
         Command::Search { query, category, limit, mode } => {
-            entries::search(&kb, &query.join(" "), category.as_deref(), limit, mode, format).await
+            let search = kb_core::SearchRequest {
+                category,
+                limit,
+                mode: mode.map(|m| m.as_str().to_string()),
+                ..kb_core::SearchRequest::new(query.join(" "))
+            };
+            entries::search(&kb, &search, format).await
         }
         Command::Status => status::run(&kb, format).await,
         Command::Digest { kind, send: false } => entries::digest(&kb, kind, format).await,

@@ -42,6 +42,17 @@ const HYBRID_MARGIN: f32 = 0.06;
 /// The most entries one round of embedding work looks at.
 const ENTRIES_PER_ROUND: usize = 2_000;
 
+/// An entry's place in hybrid fusion: its fused score and its rank in each ranking.
+#[derive(Debug, Default, Clone, Copy)]
+struct Fused {
+    /// The sum of `1 / (RRF_K + rank)` over the rankings it is in.
+    score: f32,
+    /// Its rank by words, when found by them.
+    by_words: Option<usize>,
+    /// Its rank by meaning, when found by it.
+    by_meaning: Option<usize>,
+}
+
 /// The embedding model whose vectors an index keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VectorModel {
@@ -311,37 +322,39 @@ impl TantivyIndex {
         if let Some(best) = near.first().map(|n| n.score) {
             near.retain(|n| n.score >= best - HYBRID_MARGIN);
         }
-        let mut fused: HashMap<EntryPath, (f32, Option<usize>, Option<usize>)> = HashMap::new();
+        let mut fused: HashMap<EntryPath, Fused> = HashMap::new();
         for (rank, hit) in keyword.entries.iter().enumerate() {
-            fused.entry(hit.path.clone()).or_default().0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-            fused.entry(hit.path.clone()).or_default().1 = Some(rank);
+            let slot = fused.entry(hit.path.clone()).or_default();
+            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+            slot.by_words = Some(rank);
         }
         for (rank, hit) in near.iter().enumerate() {
             let slot = fused.entry(hit.path.clone()).or_default();
-            slot.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-            slot.2 = Some(rank);
+            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+            slot.by_meaning = Some(rank);
         }
-        let mut order: Vec<(EntryPath, (f32, Option<usize>, Option<usize>))> = fused.into_iter().collect();
+        let mut order: Vec<(EntryPath, Fused)> = fused.into_iter().collect();
         // Best fused score first; on a tie the better keyword rank, then the path.
         order.sort_by(|(pa, a), (pb, b)| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| a.1.unwrap_or(usize::MAX).cmp(&b.1.unwrap_or(usize::MAX)))
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.by_words.unwrap_or(usize::MAX).cmp(&b.by_words.unwrap_or(usize::MAX)))
                 .then_with(|| pa.cmp(pb))
         });
         let searcher = self.handles.searcher();
         let mut entries = Vec::with_capacity(limit);
-        for (path, (score, by_words, by_meaning)) in order.into_iter().skip(query.offset) {
+        for (path, fused) in order.into_iter().skip(query.offset) {
             if entries.len() >= limit {
                 break;
             }
-            let hit = match (by_words, by_meaning) {
+            let hit = match (fused.by_words, fused.by_meaning) {
                 (Some(rank), meaning) => {
                     let mut hit = keyword.entries[rank].clone();
                     hit.matched_by = if meaning.is_some() { MatchedBy::Both } else { MatchedBy::Keyword };
-                    hit.score = score;
+                    hit.score = fused.score;
                     Some(hit)
                 }
-                (None, Some(rank)) => semantic_hit(self, &searcher, &near[rank], score),
+                (None, Some(rank)) => semantic_hit(self, &searcher, &near[rank], fused.score),
                 (None, None) => None,
             };
             entries.extend(hit.filter(|hit| hit.path == path));
