@@ -9,7 +9,7 @@
 //! so a repeated search does not ask the server again.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_openai::Client;
@@ -182,7 +182,9 @@ fn same_server(a: &str, b: &str) -> bool {
 
 /// The embedding model behind an OpenAI-compatible HTTP API.
 pub struct OpenAiEmbedder {
-    client: Client<OpenAIConfig>,
+    /// The HTTP client, made at the first request: setting up TLS takes milliseconds a
+    /// one-shot command that embeds nothing (a capture) should not pay.
+    client: OnceLock<Client<OpenAIConfig>>,
     settings: EmbeddingSettings,
     /// The vectors of recent queries, by text.
     queries: Mutex<HashMap<String, Vec<f32>>>,
@@ -198,6 +200,15 @@ impl OpenAiEmbedder {
     /// An embedder with these settings (checked first).
     pub fn new(settings: EmbeddingSettings) -> Result<OpenAiEmbedder, crate::openai::OpenAiSetupError> {
         settings.validate()?;
+        Ok(OpenAiEmbedder { client: OnceLock::new(), settings, queries: Mutex::default() })
+    }
+
+    /// The HTTP client, made now if it is not yet.
+    fn client(&self) -> Result<&Client<OpenAIConfig>, LlmError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let settings = &self.settings;
         let policy = RetryPolicy {
             max_tries: settings.max_tries,
             base_delay: settings.retry_base_delay,
@@ -205,8 +216,10 @@ impl OpenAiEmbedder {
             budget: settings.timeout,
         };
         let key = settings.api_key.clone().unwrap_or_default();
-        let client = crate::openai::client::client(&key, settings.api_base(), policy)?;
-        Ok(OpenAiEmbedder { client, settings, queries: Mutex::default() })
+        let client = crate::openai::client::client(&key, settings.api_base(), policy)
+            .map_err(|error| LlmError::unavailable(format!("cannot set up the HTTP client: {error}")))?;
+        // Two first requests at once may both make one: the first kept wins.
+        Ok(self.client.get_or_init(|| client))
     }
 
     /// The settings in use.
@@ -226,8 +239,8 @@ impl OpenAiEmbedder {
         };
         let timeout_secs = self.settings.timeout_secs();
         let started = Instant::now();
-        let outcome =
-            tokio::time::timeout(self.settings.timeout, self.client.embeddings().create(request)).await;
+        let client = self.client()?;
+        let outcome = tokio::time::timeout(self.settings.timeout, client.embeddings().create(request)).await;
         let response = match outcome {
             Err(_elapsed) => return Err(LlmError::Timeout(timeout_secs)),
             Ok(Err(OpenAIError::JSONDeserialize(error, _))) => {
