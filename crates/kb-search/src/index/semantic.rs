@@ -84,8 +84,6 @@ pub struct EmbeddingWork {
     keys: Vec<Key>,
     /// The entries to record after.
     entries: Vec<EntryRecord>,
-    /// Entries still waiting after this round (for coverage).
-    waiting: usize,
 }
 
 impl EmbeddingWork {
@@ -159,12 +157,7 @@ impl TantivyIndex {
             for (path, _) in
                 store.entries().filter(|(path, _)| !indexed.contains_key(*path)).take(ENTRIES_PER_ROUND)
             {
-                work.entries.push(EntryRecord {
-                    path: path.clone(),
-                    text_key: [0; 16],
-                    stamp: Stamp::NONE,
-                    parts: Vec::new(),
-                });
+                work.entries.push(EntryRecord { path: path.clone(), stamp: Stamp::NONE, parts: Vec::new() });
             }
             let mut planned: HashSet<Key> = HashSet::new();
             let mut looked = 0;
@@ -182,14 +175,8 @@ impl TantivyIndex {
                         work.keys.push(*key);
                     }
                 }
-                work.entries.push(EntryRecord {
-                    path: (*path).clone(),
-                    text_key: entry_key(&keys),
-                    stamp: *stamp,
-                    parts: keys,
-                });
+                work.entries.push(EntryRecord { path: (*path).clone(), stamp: *stamp, parts: keys });
             }
-            work.waiting = stale.len().saturating_sub(looked);
             work
         })
     }
@@ -451,15 +438,6 @@ fn text_key(identity: &str, text: &str) -> Key {
     hasher.update(identity.as_bytes());
     hasher.update([0]);
     hasher.update(text.as_bytes());
-    first_16(&hasher.finalize())
-}
-
-/// The key of an entry's parts together.
-fn entry_key(keys: &[Key]) -> Key {
-    let mut hasher = Sha256::new();
-    for key in keys {
-        hasher.update(key);
-    }
     first_16(&hasher.finalize())
 }
 

@@ -7,8 +7,8 @@
 //! `u32`) and holds records, each a `u32` payload length, a kind byte and the payload:
 //! - a **vector**: the 16-byte key of the text it embeds, a `f32` scale and the dimension's
 //!   `i8`s (the unit vector quantised: each number is `scale × i8`);
-//! - an **entry**: the key of all its parts' texts, the file stamp it was read with, its
-//!   path and the keys of its parts, in order (no part: the entry is gone).
+//! - an **entry**: the file stamp it was read with, its path and the keys of its parts,
+//!   in order (no part: the entry is gone).
 //!
 //! A vector is kept by its text's key, so a part that did not change is never embedded
 //! again (a restart, a reindex, a move, another process). A later entry record replaces
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use kb_domain::{EntryPath, Stamp};
 
 /// The first bytes of a vector file.
-const MAGIC: &[u8; 8] = b"KBVECS01";
+const MAGIC: &[u8; 8] = b"KBVECS02";
 /// The header: the magic and the dimension.
 const HEADER_LEN: u64 = 12;
 /// The kind byte of a vector record.
@@ -48,8 +48,6 @@ pub type Key = [u8; 16];
 /// An entry whose parts have vectors.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kept {
-    /// The key of all its parts' texts together.
-    pub text_key: Key,
     /// The stamp of the file it was read from.
     pub stamp: Stamp,
     /// The rows of its parts' vectors, in order.
@@ -61,8 +59,6 @@ pub struct Kept {
 pub struct EntryRecord {
     /// The entry.
     pub path: EntryPath,
-    /// The key of all its parts' texts (zero for a gone entry).
-    pub text_key: Key,
     /// The stamp it was read with.
     pub stamp: Stamp,
     /// Its parts' keys, in order (none: the entry is gone).
@@ -261,7 +257,7 @@ impl Store {
         }
         let rows: Option<Vec<u32>> = record.parts.iter().map(|key| self.rows.get(key).copied()).collect();
         let Some(rows) = rows else { return };
-        let kept = Kept { text_key: record.text_key, stamp: record.stamp, rows };
+        let kept = Kept { stamp: record.stamp, rows };
         if self.entries.insert(record.path, kept).is_some() {
             self.superseded += 1;
         }
@@ -383,8 +379,7 @@ impl Store {
                     fresh.push_row(*key, self.scales[*row as usize], values.into_iter());
                 }
             }
-            let record =
-                EntryRecord { path: path.clone(), text_key: kept.text_key, stamp: kept.stamp, parts };
+            let record = EntryRecord { path: path.clone(), stamp: kept.stamp, parts };
             push_record(&mut bytes, ENTRY, &write_entry(&record));
             fresh.put_entry(record);
         }
@@ -538,8 +533,7 @@ fn record_at(bytes: &[u8], at: usize) -> Option<(u8, &[u8], usize)> {
 /// The payload of an entry record.
 fn write_entry(entry: &EntryRecord) -> Vec<u8> {
     let path = entry.path.to_string();
-    let mut payload = Vec::with_capacity(44 + path.len() + entry.parts.len() * 16);
-    payload.extend_from_slice(&entry.text_key);
+    let mut payload = Vec::with_capacity(28 + path.len() + entry.parts.len() * 16);
     payload.extend_from_slice(&entry.stamp.mtime_ns.to_le_bytes());
     payload.extend_from_slice(&entry.stamp.size.to_le_bytes());
     payload.extend_from_slice(&u32::try_from(path.len()).unwrap_or(u32::MAX).to_le_bytes());
@@ -553,7 +547,6 @@ fn write_entry(entry: &EntryRecord) -> Vec<u8> {
 
 /// An entry record read back.
 fn read_entry(reader: &mut Reader<'_>) -> Option<EntryRecord> {
-    let text_key = reader.key()?;
     let mtime_ns = i64::from_le_bytes(reader.array()?);
     let size = u64::from_le_bytes(reader.array()?);
     let path_len = u32::from_le_bytes(reader.array()?) as usize;
@@ -564,7 +557,7 @@ fn read_entry(reader: &mut Reader<'_>) -> Option<EntryRecord> {
     for _ in 0..count {
         parts.push(reader.key()?);
     }
-    reader.0.is_empty().then_some(EntryRecord { path, text_key, stamp: Stamp::new(mtime_ns, size), parts })
+    reader.0.is_empty().then_some(EntryRecord { path, stamp: Stamp::new(mtime_ns, size), parts })
 }
 
 /// Reads a payload from the front.

@@ -16,12 +16,7 @@ fn path(name: &str) -> EntryPath {
 }
 
 fn entry(name: &str, parts: &[u8]) -> EntryRecord {
-    EntryRecord {
-        path: path(name),
-        text_key: key(parts.iter().fold(0, |a, b| a ^ b) ^ 0xAA),
-        stamp: Stamp::new(1, 2),
-        parts: parts.iter().map(|n| key(*n)).collect(),
-    }
+    EntryRecord { path: path(name), stamp: Stamp::new(1, 2), parts: parts.iter().map(|n| key(*n)).collect() }
 }
 
 fn unit(values: &[f32]) -> Vec<f32> {
@@ -99,12 +94,7 @@ fn a_rewrite_keeps_what_entries_use_and_readers_follow_it() {
             k
         };
         let x = round as f32;
-        let record = EntryRecord {
-            path: path("a"),
-            text_key: k,
-            stamp: Stamp::new(i64::from(round), 1),
-            parts: vec![k],
-        };
+        let record = EntryRecord { path: path("a"), stamp: Stamp::new(i64::from(round), 1), parts: vec![k] };
         owner.append(&[(k, vec![1.0, x])], &[record]).unwrap();
     }
     let before = std::fs::metadata(&file).unwrap().len();
@@ -203,12 +193,7 @@ fn the_two_pass_scan_finds_what_an_exact_scan_finds() {
             rows.push(v);
             parts.push(k);
         }
-        entries.push(EntryRecord {
-            path: path(&format!("e{i}")),
-            text_key: [0; 16],
-            stamp: Stamp::new(0, 0),
-            parts,
-        });
+        entries.push(EntryRecord { path: path(&format!("e{i}")), stamp: Stamp::new(0, 0), parts });
     }
     store.append(&vectors, &entries).unwrap();
     let (mut found, mut wanted) = (0, 0);
