@@ -160,12 +160,10 @@ impl TantivyIndex {
                 work.entries.push(EntryRecord { path: path.clone(), stamp: Stamp::NONE, parts: Vec::new() });
             }
             let mut planned: HashSet<Key> = HashSet::new();
-            let mut looked = 0;
-            for (path, stamp) in &stale {
+            for (looked, (path, stamp)) in stale.iter().enumerate() {
                 if looked >= ENTRIES_PER_ROUND || (!work.texts.is_empty() && work.texts.len() >= max_texts) {
                     break;
                 }
-                looked += 1;
                 let Some(stored) = stored_hit(self, &searcher, path) else { continue };
                 let parts = chunks(&stored.texts);
                 let keys: Vec<Key> = parts.iter().map(|part| text_key(&identity, &part.text)).collect();
