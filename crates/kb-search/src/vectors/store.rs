@@ -114,9 +114,16 @@ pub struct Store {
     values: Vec<i8>,
     /// Each row's scale.
     scales: Vec<f32>,
-    /// Each row's signs, a bit per number (set: above zero), in whole `u64`s: the coarse
-    /// first pass of a search compares these.
+    /// Each row's signs, a bit per number (set: above the centre's), in whole `u64`s: the
+    /// coarse first pass of a search compares these.
     signs: Vec<u64>,
+    /// The mean of the rows when the signs were last taken (empty: none yet). Signs are
+    /// taken around it: a model's vectors share a large common part, and signs around zero
+    /// would mostly tell that part.
+    centre: Vec<f32>,
+    /// How many rows there were then: the signs are taken again around a new mean each
+    /// time the rows double.
+    centred_rows: usize,
     /// The row of each key.
     rows: HashMap<Key, u32>,
     /// The entries with vectors.
@@ -145,6 +152,8 @@ impl Store {
             values: Vec::new(),
             scales: Vec::new(),
             signs: Vec::new(),
+            centre: Vec::new(),
+            centred_rows: 0,
             rows: HashMap::new(),
             entries: HashMap::new(),
             read_to: 0,
@@ -191,7 +200,36 @@ impl Store {
             self.read_to = HEADER_LEN;
         }
         self.read_to = start + self.apply_all(&bytes, at) as u64;
+        self.recentre_if_grown();
         Ok(())
+    }
+
+    /// Takes the signs again around the rows' mean when the rows doubled since the last
+    /// time (once for a file read whole).
+    fn recentre_if_grown(&mut self) {
+        let rows = self.scales.len();
+        if rows == 0 || rows < self.centred_rows * 2 {
+            return;
+        }
+        let mut centre = vec![0.0_f32; self.dimension];
+        for (row, scale) in self.scales.iter().enumerate() {
+            for (c, q) in centre.iter_mut().zip(&self.values[row * self.dimension..][..self.dimension]) {
+                *c += f32::from(*q) * scale;
+            }
+        }
+        centre.iter_mut().for_each(|c| *c /= rows as f32);
+        let signs: Vec<u64> = self
+            .scales
+            .iter()
+            .enumerate()
+            .flat_map(|(row, scale)| {
+                signs_of(&self.values[row * self.dimension..][..self.dimension], *scale, &centre)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        self.signs = signs;
+        self.centre = centre;
+        self.centred_rows = rows;
     }
 
     /// Takes in the records of `bytes` from `at` on, up to the first cut short or not
@@ -241,7 +279,8 @@ impl Store {
         let row = u32::try_from(self.scales.len()).unwrap_or(u32::MAX);
         let start = self.values.len();
         self.values.extend(values);
-        self.signs.extend(signs_of(&self.values[start..]));
+        let signs: Vec<u64> = signs_of(&self.values[start..], scale, &self.centre).collect();
+        self.signs.extend(signs);
         self.scales.push(scale);
         self.rows.insert(key, row);
     }
@@ -290,7 +329,11 @@ impl Store {
 
     /// Bytes the vectors take in memory.
     pub fn memory_bytes(&self) -> usize {
-        self.values.len() + self.scales.len() * 4 + self.signs.len() * 8 + self.rows.len() * 24
+        self.values.len()
+            + self.scales.len() * 4
+            + self.signs.len() * 8
+            + self.rows.len() * 24
+            + self.centre.len() * 4
     }
 
     /// Appends `vectors` (text key and numbers) and then `entries` to the file, and keeps
@@ -349,6 +392,7 @@ impl Store {
         self.file_id = Some((meta.dev(), meta.ino()));
         // Keep what was written as if read back.
         self.read_to += self.apply_all(&bytes, 0) as u64;
+        self.recentre_if_grown();
         Ok(())
     }
 
@@ -416,7 +460,7 @@ impl Store {
         if self.entries.len() <= shortlist {
             return self.rank(&query, scale, self.entries.iter().filter(|(path, _)| keep(path)), limit);
         }
-        let query_signs: Vec<u64> = signs_of(&query).collect();
+        let query_signs: Vec<u64> = signs_of(&query, scale, &self.centre).collect();
         // Every row's distance first, in the order of memory; then each entry's nearest part
         // from that small table.
         let distances: Vec<u32> = self
@@ -482,11 +526,15 @@ impl Store {
     }
 }
 
-/// The signs of a row's numbers, 64 to a word (set: above zero).
-fn signs_of(values: &[i8]) -> impl Iterator<Item = u64> + '_ {
-    values
-        .chunks(64)
-        .map(|chunk| chunk.iter().enumerate().fold(0_u64, |word, (i, v)| word | (u64::from(*v > 0) << i)))
+/// The signs of a row's numbers (`values` × `scale`) around `centre` (empty: zero), 64 to
+/// a word (set: above).
+fn signs_of<'a>(values: &'a [i8], scale: f32, centre: &'a [f32]) -> impl Iterator<Item = u64> + 'a {
+    values.chunks(64).enumerate().map(move |(word, chunk)| {
+        chunk.iter().enumerate().fold(0_u64, |bits, (i, v)| {
+            let at = centre.get(word * 64 + i).copied().unwrap_or(0.0);
+            bits | (u64::from(f32::from(*v) * scale > at) << i)
+        })
+    })
 }
 
 /// Best first, then by path (a stable order for equal scores).
