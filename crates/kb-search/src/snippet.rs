@@ -128,6 +128,12 @@ pub(crate) fn best_passage(texts: &[(TextField, String)], matcher: &TermMatcher)
     }
 }
 
+/// The start of `text` as a snippet shows it, nothing marked: on one line, cut at a word
+/// to about [`SNIPPET_CHARS`] (a part found by meaning).
+pub(crate) fn opening(text: &str) -> String {
+    render(text, &[])
+}
+
 fn count_distinct(hits: &[(usize, Range<usize>)]) -> usize {
     let mut seen: Vec<usize> = hits.iter().map(|(i, _)| *i).collect();
     seen.sort_unstable();

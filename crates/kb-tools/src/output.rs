@@ -211,7 +211,8 @@ pub struct SearchFindings {
     /// How many hits of the page matched by meaning only (hybrid and semantic modes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub semantic_hits: Option<usize>,
-    /// Why the search answered in another mode than asked (the embedding server failed).
+    /// Why the search answered by words when asked for meaning (the embedding server
+    /// failed, or its vectors are not the size of those kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
 }

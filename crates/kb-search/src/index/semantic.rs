@@ -24,7 +24,7 @@ use tantivy::{Searcher, TantivyDocument, Term};
 
 use super::TantivyIndex;
 use crate::document::StoredHit;
-use crate::snippet::SNIPPET_CHARS;
+use crate::snippet::opening;
 use crate::vectors::chunk::{Chunk, chunks};
 use crate::vectors::store::{EntryRecord, Key, Near, Store};
 
@@ -389,7 +389,8 @@ fn semantic_hit(index: &TantivyIndex, searcher: &Searcher, near: &Near, score: f
     let stored = stored_hit(index, searcher, &near.path)?;
     let parts = chunks(&stored.texts);
     let part: Option<&Chunk> = parts.get(near.part).or_else(|| parts.first());
-    let (field, snippet) = part.map_or(("content", String::new()), |p| (p.field.label(), cut(&p.passage)));
+    let (field, snippet) =
+        part.map_or(("content", String::new()), |p| (p.field.label(), opening(&p.passage)));
     Some(SearchHit {
         name: stored.name().to_string(),
         category: near.path.category(),
@@ -408,26 +409,6 @@ fn stored_hit(index: &TantivyIndex, searcher: &Searcher, path: &EntryPath) -> Op
     let address = found.into_iter().next()?;
     let doc: TantivyDocument = searcher.doc(address).ok()?;
     Some(StoredHit::from_document(&index.fields, &doc))
-}
-
-/// `text` on one line, cut at a word to about a snippet's length.
-fn cut(text: &str) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= SNIPPET_CHARS {
-        return flat;
-    }
-    let mut out = String::new();
-    for word in flat.split(' ') {
-        if out.chars().count() + word.chars().count() + 1 > SNIPPET_CHARS {
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out.push('…');
-    out
 }
 
 /// The key of a part's `text` embedded under `identity`.
