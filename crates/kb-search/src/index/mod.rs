@@ -20,6 +20,7 @@
 //! ([`semantic`]).
 
 mod apply;
+mod fusion;
 mod handles;
 mod indexed;
 mod owning;

@@ -7,7 +7,7 @@
 //! from the index (every indexed text is stored), cut into parts, and only the parts whose
 //! text has no vector yet are embedded. Removed entries are recorded as gone.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -23,15 +23,12 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{Searcher, TantivyDocument, Term};
 
 use super::TantivyIndex;
+use super::fusion::fuse;
 use crate::document::StoredHit;
 use crate::snippet::opening;
 use crate::vectors::chunk::{Chunk, chunks};
 use crate::vectors::store::{EntryRecord, Key, Near, Store};
 
-/// The constant of reciprocal rank fusion: a hit at rank `r` of a ranking adds
-/// `1 / (RRF_K + r)`. 60 is the usual choice; it keeps a single first place from
-/// outweighing agreement between the two rankings.
-const RRF_K: f32 = 60.0;
 /// How deep each ranking is read for hybrid fusion, at least.
 const FUSION_DEPTH: usize = 50;
 /// In hybrid search, entries whose nearest part is further than this below the best
@@ -41,17 +38,6 @@ const FUSION_DEPTH: usize = 50;
 const HYBRID_MARGIN: f32 = 0.06;
 /// The most entries one round of embedding work looks at.
 const ENTRIES_PER_ROUND: usize = 2_000;
-
-/// An entry's place in hybrid fusion: its fused score and its rank in each ranking.
-#[derive(Debug, Default, Clone, Copy)]
-struct Fused {
-    /// The sum of `1 / (RRF_K + rank)` over the rankings it is in.
-    score: f32,
-    /// Its rank by words, when found by them.
-    by_words: Option<usize>,
-    /// Its rank by meaning, when found by it.
-    by_meaning: Option<usize>,
-}
 
 /// The embedding model whose vectors an index keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,7 +282,7 @@ impl TantivyIndex {
         })
     }
 
-    /// Hybrid mode: the keyword ranking and the nearest entries fused by reciprocal rank.
+    /// Hybrid mode: the keyword ranking and the nearest entries fused ([`fuse`]).
     /// `total` stays the keyword count.
     fn search_hybrid(&self, query: &SearchQuery, vector: &QueryVector) -> Result<SearchResults, SearchError> {
         let limit = kb_domain::paging::page_size((query.limit > 0).then_some(query.limit as u64));
@@ -307,25 +293,9 @@ impl TantivyIndex {
         if let Some(best) = near.first().map(|n| n.score) {
             near.retain(|n| n.score >= best - HYBRID_MARGIN);
         }
-        let mut fused: HashMap<EntryPath, Fused> = HashMap::new();
-        for (rank, hit) in keyword.entries.iter().enumerate() {
-            let slot = fused.entry(hit.path.clone()).or_default();
-            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
-            slot.by_words = Some(rank);
-        }
-        for (rank, hit) in near.iter().enumerate() {
-            let slot = fused.entry(hit.path.clone()).or_default();
-            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
-            slot.by_meaning = Some(rank);
-        }
-        let mut order: Vec<(EntryPath, Fused)> = fused.into_iter().collect();
-        // Best fused score first; on a tie the better keyword rank, then the path.
-        order.sort_by(|(pa, a), (pb, b)| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.by_words.unwrap_or(usize::MAX).cmp(&b.by_words.unwrap_or(usize::MAX)))
-                .then_with(|| pa.cmp(pb))
-        });
+        let words: Vec<&EntryPath> = keyword.entries.iter().map(|hit| &hit.path).collect();
+        let meaning: Vec<&EntryPath> = near.iter().map(|near| &near.path).collect();
+        let order = fuse(&words, &meaning);
         let searcher = self.handles.searcher();
         let mut entries = Vec::with_capacity(limit);
         for (path, fused) in order.into_iter().skip(query.offset) {
@@ -342,7 +312,7 @@ impl TantivyIndex {
                 (None, Some(rank)) => semantic_hit(self, &searcher, &near[rank], fused.score),
                 (None, None) => None,
             };
-            entries.extend(hit.filter(|hit| hit.path == path));
+            entries.extend(hit.filter(|hit| &hit.path == path));
         }
         let semantic_hits = entries.iter().filter(|hit| hit.matched_by == MatchedBy::Semantic).count();
         Ok(SearchResults {
