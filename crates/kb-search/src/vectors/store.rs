@@ -50,8 +50,10 @@ pub type Key = [u8; 16];
 pub struct Kept {
     /// The stamp of the file it was read from.
     pub stamp: Stamp,
-    /// The rows of its parts' vectors, in order.
-    pub rows: Vec<u32>,
+    /// Where the rows of its parts' vectors start in [`Store::part_rows`].
+    first: u32,
+    /// How many parts it has.
+    count: u32,
 }
 
 /// An entry to record: its path, text key, stamp and parts' keys.
@@ -126,8 +128,15 @@ pub struct Store {
     centred_rows: usize,
     /// The row of each key.
     rows: HashMap<Key, u32>,
-    /// The entries with vectors.
-    entries: HashMap<EntryPath, Kept>,
+    /// The slot of each entry with vectors in `slots`.
+    entries: HashMap<EntryPath, usize>,
+    /// The entries with vectors, in no order, without gaps: a search walks them in the
+    /// order of memory.
+    slots: Vec<(EntryPath, Kept)>,
+    /// The rows of the entries' parts, each entry's in a run ([`Kept::first`]); an entry
+    /// recorded again gets a new run (the old one stays unused until the file is
+    /// rewritten and read again).
+    part_rows: Vec<u32>,
     /// Where the last whole record read ends.
     read_to: u64,
     /// The file read (device and inode): another one means it was rewritten.
@@ -156,6 +165,8 @@ impl Store {
             centred_rows: 0,
             rows: HashMap::new(),
             entries: HashMap::new(),
+            slots: Vec::new(),
+            part_rows: Vec::new(),
             read_to: 0,
             file_id: None,
             superseded: 0,
@@ -279,8 +290,12 @@ impl Store {
         let row = u32::try_from(self.scales.len()).unwrap_or(u32::MAX);
         let start = self.values.len();
         self.values.extend(values);
-        let signs: Vec<u64> = signs_of(&self.values[start..], scale, &self.centre).collect();
-        self.signs.extend(signs);
+        // Before the first mean is taken there is no centre: the signs of every row are
+        // taken together once it is (see `recentre_if_grown`).
+        if !self.centre.is_empty() {
+            let signs: Vec<u64> = signs_of(&self.values[start..], scale, &self.centre).collect();
+            self.signs.extend(signs);
+        }
         self.scales.push(scale);
         self.rows.insert(key, row);
     }
@@ -288,7 +303,11 @@ impl Store {
     /// Records an entry's parts (none: forgets the entry).
     fn put_entry(&mut self, record: EntryRecord) {
         if record.parts.is_empty() {
-            if self.entries.remove(&record.path).is_some() {
+            if let Some(slot) = self.entries.remove(&record.path) {
+                self.slots.swap_remove(slot);
+                if let Some((moved, _)) = self.slots.get(slot) {
+                    self.entries.insert(moved.clone(), slot);
+                }
                 self.superseded += 1;
             }
             self.superseded += 1;
@@ -296,10 +315,26 @@ impl Store {
         }
         let rows: Option<Vec<u32>> = record.parts.iter().map(|key| self.rows.get(key).copied()).collect();
         let Some(rows) = rows else { return };
-        let kept = Kept { stamp: record.stamp, rows };
-        if self.entries.insert(record.path, kept).is_some() {
-            self.superseded += 1;
+        let (Ok(first), Ok(count)) = (u32::try_from(self.part_rows.len()), u32::try_from(rows.len())) else {
+            return;
+        };
+        self.part_rows.extend(rows);
+        let kept = Kept { stamp: record.stamp, first, count };
+        match self.entries.get(&record.path) {
+            Some(slot) => {
+                self.slots[*slot].1 = kept;
+                self.superseded += 1;
+            }
+            None => {
+                self.entries.insert(record.path.clone(), self.slots.len());
+                self.slots.push((record.path, kept));
+            }
         }
+    }
+
+    /// The rows of `kept`'s parts, in order.
+    fn rows_of(&self, kept: &Kept) -> &[u32] {
+        &self.part_rows[kept.first as usize..][..kept.count as usize]
     }
 
     /// The vectors' length (0 before the first).
@@ -314,12 +349,12 @@ impl Store {
 
     /// What is kept of `path`.
     pub fn entry(&self, path: &EntryPath) -> Option<&Kept> {
-        self.entries.get(path)
+        self.entries.get(path).map(|slot| &self.slots[*slot].1)
     }
 
     /// The entries with vectors.
     pub fn entries(&self) -> impl Iterator<Item = (&EntryPath, &Kept)> {
-        self.entries.iter()
+        self.slots.iter().map(|(path, kept)| (path, kept))
     }
 
     /// How many entries have vectors.
@@ -333,6 +368,7 @@ impl Store {
             + self.scales.len() * 4
             + self.signs.len() * 8
             + self.rows.len() * 24
+            + self.part_rows.len() * 4
             + self.centre.len() * 4
     }
 
@@ -400,7 +436,7 @@ impl Store {
     /// (and [`REWRITE_AFTER`]). Only the index's owner rewrites; the others read the new
     /// file whole at their next refresh.
     pub fn compact_if_worth_it(&mut self) -> Result<bool, StoreError> {
-        let used: usize = self.entries.values().map(|kept| kept.rows.len() + 1).sum();
+        let used: usize = self.slots.iter().map(|(_, kept)| kept.count as usize + 1).sum();
         if self.superseded + self.scales.len().saturating_sub(used) < REWRITE_AFTER.max(used) {
             return Ok(false);
         }
@@ -409,9 +445,9 @@ impl Store {
         let mut bytes = MAGIC.to_vec();
         bytes.extend_from_slice(&u32::try_from(self.dimension).unwrap_or(u32::MAX).to_le_bytes());
         let keys: HashMap<u32, Key> = self.rows.iter().map(|(key, row)| (*row, *key)).collect();
-        for (path, kept) in &self.entries {
-            let mut parts = Vec::with_capacity(kept.rows.len());
-            for row in &kept.rows {
+        for (path, kept) in &self.slots {
+            let mut parts = Vec::with_capacity(kept.count as usize);
+            for row in self.rows_of(kept) {
                 let Some(key) = keys.get(row) else { continue };
                 parts.push(*key);
                 if !fresh.has(key) {
@@ -433,6 +469,8 @@ impl Store {
         let meta = std::fs::metadata(&self.path).map_err(|e| self.io(e))?;
         fresh.read_to = bytes.len() as u64;
         fresh.file_id = Some((meta.dev(), meta.ino()));
+        // Its rows were signed around zero as they were kept: around their mean now.
+        fresh.recentre_if_grown();
         *self = fresh;
         Ok(true)
     }
@@ -457,28 +495,33 @@ impl Store {
         }
         let (scale, query) = quantise(query);
         let shortlist = (limit * SHORTLIST_FACTOR).max(SHORTLIST_MIN);
-        if self.entries.len() <= shortlist {
-            return self.rank(&query, scale, self.entries.iter().filter(|(path, _)| keep(path)), limit);
-        }
         let query_signs: Vec<u64> = signs_of(&query, scale, &self.centre).collect();
-        // Every row's distance first, in the order of memory; then each entry's nearest part
-        // from that small table.
-        let distances: Vec<u32> = self
-            .signs
-            .chunks_exact(query_signs.len())
-            .map(|signs| signs.iter().zip(&query_signs).map(|(a, b)| (a ^ b).count_ones()).sum())
-            .collect();
-        let mut coarse: Vec<(u32, &EntryPath, &Kept)> = Vec::with_capacity(self.entries.len());
-        for (path, kept) in &self.entries {
-            let distance = kept.rows.iter().map(|row| distances[*row as usize]).min().unwrap_or(u32::MAX);
-            coarse.push((distance, path, kept));
+        let words = query_signs.len();
+        // Every row has its signs once a centre is taken (after each read or append).
+        if self.slots.len() <= shortlist || self.signs.len() != self.scales.len() * words {
+            return self.rank(&query, scale, self.entries().filter(|(path, _)| keep(path)), limit);
         }
-        coarse.retain(|(_, path, _)| keep(path));
+        let distance = |row: &u32| -> u32 {
+            let signs = &self.signs[*row as usize * words..][..words];
+            signs.iter().zip(&query_signs).map(|(a, b)| (a ^ b).count_ones()).sum()
+        };
+        // Each entry's nearest part by signs, the entries in the order of memory (and their
+        // parts' rows, kept as they were appended, mostly so too).
+        let mut coarse: Vec<(u32, usize)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, (path, _))| keep(path))
+            .map(|(slot, (_, kept))| {
+                (self.rows_of(kept).iter().map(distance).min().unwrap_or(u32::MAX), slot)
+            })
+            .collect();
         if coarse.len() > shortlist {
-            coarse.select_nth_unstable_by_key(shortlist, |(distance, _, _)| *distance);
+            coarse.select_nth_unstable(shortlist);
             coarse.truncate(shortlist);
         }
-        self.rank(&query, scale, coarse.into_iter().map(|(_, path, kept)| (path, kept)), limit)
+        let shortlisted = coarse.into_iter().map(|(_, slot)| (&self.slots[slot].0, &self.slots[slot].1));
+        self.rank(&query, scale, shortlisted, limit)
     }
 
     /// The best `limit` of `entries` by the 8-bit vectors of their parts.
@@ -489,28 +532,36 @@ impl Store {
         entries: impl Iterator<Item = (&'a EntryPath, &'a Kept)>,
         limit: usize,
     ) -> Vec<Near> {
-        let mut near: Vec<Near> = entries
+        // Scored by reference; only the paths of those returned are copied. Best first, then
+        // by path (a stable order for equal scores).
+        let mut scored: Vec<(f32, usize, &EntryPath)> = entries
             .map(|(path, kept)| {
                 let mut best = (f32::MIN, 0);
-                for (part, row) in kept.rows.iter().enumerate() {
+                for (part, row) in self.rows_of(kept).iter().enumerate() {
                     let score = dot(query, self.row(*row)) as f32 * scale * self.scales[*row as usize];
                     if score > best.0 {
                         best = (score, part);
                     }
                 }
-                Near { path: path.clone(), score: best.0, part: best.1 }
+                (best.0, best.1, path)
             })
             .collect();
-        sort_near(&mut near);
-        near.truncate(limit);
-        near
+        let order = |a: &(f32, usize, &EntryPath), b: &(f32, usize, &EntryPath)| {
+            b.0.total_cmp(&a.0).then_with(|| a.2.cmp(b.2))
+        };
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit, order);
+            scored.truncate(limit);
+        }
+        scored.sort_by(order);
+        scored.into_iter().map(|(score, part, path)| Near { path: path.clone(), score, part }).collect()
     }
 
     /// The mean of `path`'s parts' vectors, as a unit vector (for its related entries).
     pub fn entry_vector(&self, path: &EntryPath) -> Option<Vec<f32>> {
-        let kept = self.entries.get(path)?;
+        let kept = self.entry(path)?;
         let mut sum = vec![0.0_f32; self.dimension];
-        for row in &kept.rows {
+        for row in self.rows_of(kept) {
             let scale = self.scales[*row as usize];
             for (s, q) in sum.iter_mut().zip(self.row(*row)) {
                 *s += f32::from(*q) * scale;
@@ -530,16 +581,14 @@ impl Store {
 /// a word (set: above).
 fn signs_of<'a>(values: &'a [i8], scale: f32, centre: &'a [f32]) -> impl Iterator<Item = u64> + 'a {
     values.chunks(64).enumerate().map(move |(word, chunk)| {
-        chunk.iter().enumerate().fold(0_u64, |bits, (i, v)| {
-            let at = centre.get(word * 64 + i).copied().unwrap_or(0.0);
-            bits | (u64::from(f32::from(*v) * scale > at) << i)
-        })
+        let centre = centre.get(word * 64..).unwrap_or(&[]);
+        let mut bits = 0_u64;
+        for (i, value) in chunk.iter().enumerate() {
+            let at = centre.get(i).copied().unwrap_or(0.0);
+            bits |= u64::from(f32::from(*value) * scale > at) << i;
+        }
+        bits
     })
-}
-
-/// Best first, then by path (a stable order for equal scores).
-fn sort_near(near: &mut [Near]) {
-    near.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
 }
 
 /// `values` as a unit vector quantised to `i8`s with its scale.
