@@ -5,7 +5,8 @@
 //! fixed query mix are timed, each with a query vector ready (a real search adds the
 //! server's time to embed the query). Prints and saves `target/bench/vectors.md`: the
 //! parts, the time to keep their vectors, the vector file's size and memory, the time a
-//! new process takes to read the file, and search p50/p99 per mode.
+//! new process takes to read the file, and search p50/p99 per mode. With `KB_BENCH_KEEP`
+//! naming a folder, the vaults and their vectors are kept there for the next run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -64,7 +65,9 @@ fn ms(d: Duration) -> f64 {
 
 fn run(size: usize, scratch: &Path, md: &mut String) {
     let root = scratch.join(format!("v{size}"));
-    write_vault(&root, size, SEED).unwrap();
+    if !root.join(".kb/vectors").is_dir() {
+        write_vault(&root, size, SEED).unwrap();
+    }
     let index = open(&root);
     let mut numbers = Numbers(SEED);
     let began = Instant::now();
@@ -127,7 +130,9 @@ fn run(size: usize, scratch: &Path, md: &mut String) {
         );
     }
     drop(index);
-    let _ = fs::remove_dir_all(&root);
+    if std::env::var_os("KB_BENCH_KEEP").is_none() {
+        let _ = fs::remove_dir_all(&root);
+    }
 }
 
 fn main() {
@@ -140,13 +145,17 @@ fn main() {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace.join("target"), PathBuf::from);
     let out_dir = target.join("bench");
     fs::create_dir_all(&out_dir).unwrap();
-    let scratch = tempfile::tempdir().unwrap();
+    // KB_BENCH_KEEP names a folder where the generated vaults and their vectors are kept
+    // and found again by the next run (which then generates and embeds nothing).
+    let temporary = tempfile::tempdir().unwrap();
+    let kept = std::env::var_os("KB_BENCH_KEEP").map(PathBuf::from);
+    let scratch = kept.as_deref().unwrap_or(temporary.path());
     let mut md = String::from(
         "# Search by meaning at scale\n\nPrecomputed 384-number vectors (8-bit, exact scan on one core); 10 queries of two words, 30 rounds each, warm, limit 10; the query's vector is ready (the embedding server's time is apart).\n",
     );
     for size in sizes {
         eprintln!("kb-search vectors bench: {size} entries");
-        run(size, scratch.path(), &mut md);
+        run(size, scratch, &mut md);
     }
     println!("{md}");
     fs::write(out_dir.join("vectors.md"), &md).unwrap();
