@@ -1,7 +1,8 @@
 //! Answering a search: the exact pass, then (when nothing matches) the typo-tolerant retry;
-//! each ranked (see [`crate::rank`]) and given its snippets (see [`crate::snippet`]).
+//! each ranked (see [`crate::rank`]), then its hits given their snippets (see
+//! [`crate::snippet`]) — all of them, or only those hybrid search puts on its page.
 
-use kb_domain::{SearchError, SearchHit, SearchQuery, SearchResults};
+use kb_domain::{EntryPath, MatchedBy, SearchError, SearchHit, SearchQuery, SearchResults};
 use tantivy::{Searcher, TantivyDocument, Term};
 
 use super::TantivyIndex;
@@ -17,12 +18,63 @@ use crate::snippet::{TermMatcher, best_passage};
 /// more names than that distinguishes none, and its weight in the text score ranks them.
 const NAME_PASS_LIMIT: u64 = 1_000;
 
+/// The page of a keyword search before its snippets are cut: what hybrid search fuses.
+pub(super) struct Ranked {
+    /// The hits, best first: score, path and stored texts.
+    hits: Vec<(f32, EntryPath, StoredHit)>,
+    /// How many entries match in all.
+    pub total: usize,
+    /// Whether these are the typo-tolerant retry's.
+    pub fuzzy: bool,
+    /// Finds the query's words in a text (none when nothing was asked).
+    matcher: Option<TermMatcher>,
+}
+
+impl Ranked {
+    /// Nothing found.
+    fn none() -> Ranked {
+        Ranked { hits: Vec::new(), total: 0, fuzzy: false, matcher: None }
+    }
+
+    /// The hits' paths, best first.
+    pub fn paths(&self) -> impl Iterator<Item = &EntryPath> {
+        self.hits.iter().map(|(_, path, _)| path)
+    }
+
+    /// The hit at `index` (from 0) with its snippet.
+    pub fn hit(&self, index: usize) -> Option<SearchHit> {
+        let (score, path, stored) = self.hits.get(index)?;
+        let matcher = self.matcher.as_ref()?;
+        let (field, snippet) = best_passage(&stored.texts, matcher);
+        Some(SearchHit {
+            name: stored.name().to_string(),
+            category: path.category(),
+            path: path.clone(),
+            matched_field: field.label().to_string(),
+            snippet,
+            score: *score,
+            matched_by: MatchedBy::Keyword,
+        })
+    }
+
+    /// Every hit with its snippet.
+    pub fn into_results(self) -> SearchResults {
+        let entries = (0..self.hits.len()).filter_map(|index| self.hit(index)).collect();
+        SearchResults { entries, total: self.total, fuzzy: self.fuzzy, ..SearchResults::none() }
+    }
+}
+
 impl TantivyIndex {
     /// The hits of `query` (see [`kb_domain::SearchIndex::search`]).
     pub(super) fn search_now(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
+        Ok(self.rank_by_words(query)?.into_results())
+    }
+
+    /// The page of `query`'s keyword search, its snippets not cut yet.
+    pub(super) fn rank_by_words(&self, query: &SearchQuery) -> Result<Ranked, SearchError> {
         let parts = query_parts(&query.text);
         if parts.is_empty() {
-            return Ok(SearchResults::none());
+            return Ok(Ranked::none());
         }
         let word_stems = stems(&parts.words, self.language);
         let request = query::Request {
@@ -47,7 +99,7 @@ impl TantivyIndex {
         request: query::Request<'_>,
         page: &SearchQuery,
         matching: Matching,
-    ) -> Result<SearchResults, SearchError> {
+    ) -> Result<Ranked, SearchError> {
         let requested = (page.limit > 0).then_some(page.limit as u64);
         let limit = kb_domain::paging::page_size(requested);
         // No page can start past the last document; this also bounds the collector's buffer.
@@ -69,23 +121,14 @@ impl TantivyIndex {
         let (top, total) =
             rank::top_page(searcher, &self.fields, ranking, offset, limit).map_err(index_error)?;
         let matcher = TermMatcher::for_query(request, self.language, matching);
-        let mut entries = Vec::with_capacity(top.len());
+        let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
             let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
             let stored = StoredHit::from_document(&self.fields, &doc);
-            let Ok(path) = kb_domain::EntryPath::parse(&stored.path) else { continue };
-            let (field, snippet) = best_passage(&stored.texts, &matcher);
-            entries.push(SearchHit {
-                name: stored.name().to_string(),
-                category: path.category(),
-                path,
-                matched_field: field.label().to_string(),
-                snippet,
-                score,
-                matched_by: kb_domain::MatchedBy::Keyword,
-            });
+            let Ok(path) = EntryPath::parse(&stored.path) else { continue };
+            hits.push((score, path, stored));
         }
-        Ok(SearchResults { entries, total, fuzzy: matching == Matching::Fuzzy, ..SearchResults::none() })
+        Ok(Ranked { hits, total, fuzzy: matching == Matching::Fuzzy, matcher: Some(matcher) })
     }
 
     /// How many names or tags hold the most common of `stems` (from the term dictionary).

@@ -288,12 +288,12 @@ impl TantivyIndex {
         let limit = kb_domain::paging::page_size((query.limit > 0).then_some(query.limit as u64));
         let depth = (query.offset + limit).max(FUSION_DEPTH);
         let keyword =
-            self.search_now(&SearchQuery { offset: 0, limit: depth, vector: None, ..query.clone() })?;
+            self.rank_by_words(&SearchQuery { offset: 0, limit: depth, vector: None, ..query.clone() })?;
         let mut near = self.nearest(query, vector, depth)?;
         if let Some(best) = near.first().map(|n| n.score) {
             near.retain(|n| n.score >= best - HYBRID_MARGIN);
         }
-        let words: Vec<&EntryPath> = keyword.entries.iter().map(|hit| &hit.path).collect();
+        let words: Vec<&EntryPath> = keyword.paths().collect();
         let meaning: Vec<&EntryPath> = near.iter().map(|near| &near.path).collect();
         let order = fuse(&words, &meaning);
         let searcher = self.handles.searcher();
@@ -303,12 +303,11 @@ impl TantivyIndex {
                 break;
             }
             let hit = match (fused.by_words, fused.by_meaning) {
-                (Some(rank), meaning) => {
-                    let mut hit = keyword.entries[rank].clone();
+                (Some(rank), meaning) => keyword.hit(rank).map(|mut hit| {
                     hit.matched_by = if meaning.is_some() { MatchedBy::Both } else { MatchedBy::Keyword };
                     hit.score = fused.score;
-                    Some(hit)
-                }
+                    hit
+                }),
                 (None, Some(rank)) => semantic_hit(self, &searcher, &near[rank], fused.score),
                 (None, None) => None,
             };
