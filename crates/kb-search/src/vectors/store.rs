@@ -3,7 +3,7 @@
 //!
 //! The file is derived data (deleting it re-embeds everything) and written by one process
 //! at a time, the search index's owner; the others read what it appended since they last
-//! looked. It starts with a header (`KBVECS01`, then the dimension as a little-endian
+//! looked. It starts with a header (`KBVECS02`, then the dimension as a little-endian
 //! `u32`) and holds records, each a `u32` payload length, a kind byte and the payload:
 //! - a **vector**: the 16-byte key of the text it embeds, a `f32` scale and the dimension's
 //!   `i8`s (the unit vector quantised: each number is `scale × i8`);
@@ -44,6 +44,30 @@ const REWRITE_AFTER: usize = 1_000;
 
 /// The key of a text: the first 16 bytes of its SHA-256 (with the model's identity).
 pub type Key = [u8; 16];
+
+/// Hashes [`Key`]s for the map of rows: they are digests already, so their words are
+/// mixed (as FxHash does) rather than hashed again with SipHash, which took a tenth of the
+/// time a process spends reading a vector file.
+type BuildKeyHasher = std::hash::BuildHasherDefault<KeyHasher>;
+
+/// See [`BuildKeyHasher`].
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0_u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
 
 /// An entry whose parts have vectors.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,7 +151,7 @@ pub struct Store {
     /// time the rows double.
     centred_rows: usize,
     /// The row of each key.
-    rows: HashMap<Key, u32>,
+    rows: HashMap<Key, u32, BuildKeyHasher>,
     /// The slot of each entry with vectors in `slots`.
     entries: HashMap<EntryPath, usize>,
     /// The entries with vectors, in no order, without gaps: a search walks them in the
@@ -163,7 +187,7 @@ impl Store {
             signs: Vec::new(),
             centre: Vec::new(),
             centred_rows: 0,
-            rows: HashMap::new(),
+            rows: HashMap::default(),
             entries: HashMap::new(),
             slots: Vec::new(),
             part_rows: Vec::new(),
@@ -216,29 +240,39 @@ impl Store {
     }
 
     /// Takes the signs again around the rows' mean when the rows doubled since the last
-    /// time (once for a file read whole).
+    /// time (once for a file read whole). A file read whole has every row to sign: the rows
+    /// are shared among the processor's cores.
     fn recentre_if_grown(&mut self) {
         let rows = self.scales.len();
-        if rows == 0 || rows < self.centred_rows * 2 {
+        if rows == 0 || rows < self.centred_rows * 2 || self.dimension == 0 {
             return;
         }
-        let mut centre = vec![0.0_f32; self.dimension];
-        for (row, scale) in self.scales.iter().enumerate() {
-            for (c, q) in centre.iter_mut().zip(&self.values[row * self.dimension..][..self.dimension]) {
-                *c += f32::from(*q) * scale;
+        let dimension = self.dimension;
+        let (values, scales) = (&self.values, &self.scales);
+        let ranges = row_ranges(rows);
+        let sums: Vec<Vec<f32>> = on_each(&ranges, |range| {
+            let mut sum = vec![0.0_f32; dimension];
+            for row in range {
+                for (c, q) in sum.iter_mut().zip(&values[row * dimension..][..dimension]) {
+                    *c += f32::from(*q) * scales[row];
+                }
             }
+            sum
+        });
+        let mut centre = vec![0.0_f32; dimension];
+        for sum in &sums {
+            centre.iter_mut().zip(sum).for_each(|(c, s)| *c += s);
         }
         centre.iter_mut().for_each(|c| *c /= rows as f32);
-        let signs: Vec<u64> = self
-            .scales
-            .iter()
-            .enumerate()
-            .flat_map(|(row, scale)| {
-                signs_of(&self.values[row * self.dimension..][..self.dimension], *scale, &centre)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        self.signs = signs;
+        let words = dimension.div_ceil(64);
+        let signed: Vec<Vec<u64>> = on_each(&ranges, |range| {
+            let mut signs = Vec::with_capacity(range.len() * words);
+            for row in range {
+                signs.extend(signs_of(&values[row * dimension..][..dimension], scales[row], &centre));
+            }
+            signs
+        });
+        self.signs = signed.concat();
         self.centre = centre;
         self.centred_rows = rows;
     }
@@ -575,6 +609,29 @@ impl Store {
     fn io(&self, source: std::io::Error) -> StoreError {
         StoreError::Io { path: self.path.clone(), source }
     }
+}
+
+/// `rows` split into one range per core (at most four), each at least 10,000 rows.
+fn row_ranges(rows: usize) -> Vec<std::ops::Range<usize>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let each = rows.div_ceil(cores).max(10_000);
+    (0..rows).step_by(each).map(|start| start..(start + each).min(rows)).collect()
+}
+
+/// `work` done for each of `ranges`, the first on this thread and the others each on its
+/// own; the answers in the order of the ranges. A thread that panicked answers nothing
+/// (its rows then have no signs, and searches rank every entry by its vector).
+fn on_each<T: Send>(
+    ranges: &[std::ops::Range<usize>],
+    work: impl Fn(std::ops::Range<usize>) -> T + Sync,
+) -> Vec<T> {
+    let Some((first, others)) = ranges.split_first() else { return Vec::new() };
+    std::thread::scope(|scope| {
+        let spawned: Vec<_> = others.iter().map(|range| scope.spawn(|| work(range.clone()))).collect();
+        let mut answers = vec![work(first.clone())];
+        answers.extend(spawned.into_iter().filter_map(|handle| handle.join().ok()));
+        answers
+    })
 }
 
 /// The signs of a row's numbers (`values` × `scale`) around `centre` (empty: zero), 64 to
