@@ -70,7 +70,7 @@ impl std::hash::Hasher for KeyHasher {
 }
 
 /// An entry whose parts have vectors.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Kept {
     /// The stamp of the file it was read from.
     pub stamp: Stamp,
@@ -241,7 +241,7 @@ impl Store {
 
     /// Takes the signs again around the rows' mean when the rows doubled since the last
     /// time (once for a file read whole). A file read whole has every row to sign: the rows
-    /// are shared among the processor's cores.
+    /// are shared among up to four of the processor's cores.
     fn recentre_if_grown(&mut self) {
         let rows = self.scales.len();
         if rows == 0 || rows < self.centred_rows * 2 || self.dimension == 0 {
@@ -611,25 +611,44 @@ impl Store {
     }
 }
 
-/// `rows` split into one range per core (at most four), each at least 10,000 rows.
+/// `rows` split into one range per core (at most four), each at least 10,000 rows. The mean
+/// is summed per range, so its last bits (and a sign right at it) may differ between
+/// machines with other numbers of cores; the ranking by vectors does not.
 fn row_ranges(rows: usize) -> Vec<std::ops::Range<usize>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
     let each = rows.div_ceil(cores).max(10_000);
     (0..rows).step_by(each).map(|start| start..(start + each).min(rows)).collect()
 }
 
-/// `work` done for each of `ranges`, the first on this thread and the others each on its
-/// own; the answers in the order of the ranges. A thread that panicked answers nothing
-/// (its rows then have no signs, and searches rank every entry by its vector).
+/// `work` done for each of `ranges`, the first on this thread and the others each on a
+/// thread of its own (on this one when the system gives none); the answers in the order of
+/// the ranges. A thread that panicked answers nothing: the signs then miss its rows (and
+/// searches rank every entry by its vector), or the mean misses them (and the signs are
+/// taken around a rougher centre).
 fn on_each<T: Send>(
     ranges: &[std::ops::Range<usize>],
     work: impl Fn(std::ops::Range<usize>) -> T + Sync,
 ) -> Vec<T> {
     let Some((first, others)) = ranges.split_first() else { return Vec::new() };
+    let work = &work;
     std::thread::scope(|scope| {
-        let spawned: Vec<_> = others.iter().map(|range| scope.spawn(|| work(range.clone()))).collect();
+        let spawned: Vec<_> = others
+            .iter()
+            .map(|range| {
+                let for_thread = range.clone();
+                std::thread::Builder::new()
+                    .name("kb-vectors".into())
+                    .spawn_scoped(scope, move || work(for_thread))
+                    .map_err(|_| range.clone())
+            })
+            .collect();
         let mut answers = vec![work(first.clone())];
-        answers.extend(spawned.into_iter().filter_map(|handle| handle.join().ok()));
+        for thread in spawned {
+            match thread {
+                Ok(handle) => answers.extend(handle.join().ok()),
+                Err(range) => answers.push(work(range)),
+            }
+        }
         answers
     })
 }

@@ -196,6 +196,7 @@ fn the_two_pass_scan_finds_what_an_exact_scan_finds() {
         entries.push(EntryRecord { path: path(&format!("e{i}")), stamp: Stamp::new(0, 0), parts });
     }
     store.append(&vectors, &entries).unwrap();
+    assert!(signs_are_taken(&store), "the first pass has no signs to compare");
     let (mut found, mut wanted) = (0, 0);
     for q in 0..20 {
         let query: Vec<f32> = (0..DIMENSION).map(|_| next()).collect();
@@ -220,6 +221,12 @@ fn the_two_pass_scan_finds_what_an_exact_scan_finds() {
     }
     let recall = found as f64 / wanted as f64;
     assert!(recall >= 0.9, "recall@10 of the two-pass scan: {recall}");
+}
+
+/// Whether every row has its signs around a centre, so that a search takes the two
+/// passes (without them it ranks every entry by its vector: right, but slow).
+fn signs_are_taken(store: &Store) -> bool {
+    !store.centre.is_empty() && store.signs.len() == store.scales.len() * store.dimension.div_ceil(64)
 }
 
 /// Recall@10 of `store`'s scan against exact cosine over `rows` (entry `i` is `ei`, one
@@ -272,6 +279,7 @@ fn signs_are_taken_around_the_mean_after_a_rewrite_too() {
         })
         .collect();
     store.append(&vectors, &entries).unwrap();
+    assert!(signs_are_taken(&store));
     let before = recall_at_10(&store, &rows, &mut draw);
     assert!(before >= 0.9, "recall@10 before the rewrite: {before}");
     // Each entry recorded twice more: unused records outnumber used ones, and the file
@@ -279,6 +287,45 @@ fn signs_are_taken_around_the_mean_after_a_rewrite_too() {
     store.append(&[], &entries).unwrap();
     store.append(&[], &entries).unwrap();
     assert!(store.compact_if_worth_it().unwrap());
+    assert!(signs_are_taken(&store), "the rewritten store has no signs: every search would rank all");
     let after = recall_at_10(&store, &rows, &mut draw);
     assert!(after >= 0.9, "recall@10 after the rewrite: {after}");
+}
+
+#[test]
+fn forgetting_an_entry_keeps_the_others_found_and_a_new_record_replaces_the_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.vec");
+    let mut store = Store::open(&file).unwrap();
+    let vectors = [
+        (key(1), vec![1.0, 0.0, 0.0]),
+        (key(2), vec![0.0, 1.0, 0.0]),
+        (key(3), vec![0.0, 0.0, 1.0]),
+        (key(4), vec![0.6, 0.8, 0.0]),
+    ];
+    store.append(&vectors, &[entry("a", &[1]), entry("b", &[2]), entry("c", &[3])]).unwrap();
+    // "a" is forgotten: the last entry takes its place in the table.
+    store.append(&[], &[EntryRecord { parts: Vec::new(), ..entry("a", &[]) }]).unwrap();
+    assert!(store.entry(&path("a")).is_none());
+    assert_eq!(store.entries().count(), 2);
+    let first = |store: &Store, query: &[f32]| store.nearest(query, 1, |_| true)[0].path.clone();
+    assert_eq!(first(&store, &[0.0, 0.1, 1.0]), path("c"));
+    assert_eq!(first(&store, &[0.1, 1.0, 0.0]), path("b"));
+    assert_eq!(store.entry_vector(&path("c")).unwrap(), vec![0.0, 0.0, 1.0]);
+    // "c" recorded again with another part: found by it, not by its old one, before and
+    // after the file is rewritten.
+    store.append(&[], &[entry("c", &[4])]).unwrap();
+    let check = |store: &Store| {
+        assert_eq!(first(store, &[0.6, 0.8, 0.0]), path("c"));
+        assert_eq!(first(store, &[0.0, 0.1, 1.0]), path("b"), "c is no longer near its old part");
+        let mean = store.entry_vector(&path("c")).unwrap();
+        assert!((mean[0] - 0.6).abs() < 0.01 && (mean[1] - 0.8).abs() < 0.01, "{mean:?}");
+    };
+    check(&store);
+    for _ in 0..1_100 {
+        store.append(&[], &[entry("b", &[2])]).unwrap();
+    }
+    assert!(store.compact_if_worth_it().unwrap());
+    check(&store);
+    check(&Store::open(&file).unwrap());
 }
