@@ -47,13 +47,16 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     // while the index opens.
     let entries_needed = !matches!(command, Command::Search { .. });
     // Commands that only read entries open the search index only if they search after
-    // all (a name that resolves no other way); those that change entries keep it in step.
+    // all (a name that resolves no other way), and so does a capture, which searches
+    // nothing: the next command that searches takes its file in by its stamp, as with an
+    // edit made while no kb ran. The other changes keep the index in step.
     let search_needed = !matches!(
         command,
         Command::List { .. }
             | Command::Show { .. }
             | Command::Digest { send: false, .. }
             | Command::History { .. }
+            | Command::Capture { .. }
     );
     let kb = open(Config { watch, entries_needed, search_needed, ..config }).await?;
     let result = match command {

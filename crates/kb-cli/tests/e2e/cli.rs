@@ -146,6 +146,23 @@ fn capture_then_list_show_search_and_digest() {
 }
 
 #[test]
+fn a_capture_leaves_the_search_index_to_the_next_command_that_searches() {
+    let kb = Sandbox::new();
+    kb.ok(&["search", "kettle"]); // creates the vault and its index
+    let meta = kb.vault().join(".kb/index/meta.json");
+    let before = std::fs::read_to_string(&meta).unwrap();
+    let filed = kb.json(&["capture", "idea: a solar kettle with a parabolic mirror"]);
+    let path = filed["path"].as_str().unwrap().to_string();
+    assert_eq!(std::fs::read_to_string(&meta).unwrap(), before, "a capture commits nothing to the index");
+    // The next search catches up with the new file by its stamp, as with any edit made
+    // while no kb ran.
+    let hits = kb.json(&["search", "parabolic"]);
+    assert_eq!(hits["total"], 1, "{hits}");
+    assert_eq!(hits["entries"][0]["path"], path.as_str());
+    assert_ne!(std::fs::read_to_string(&meta).unwrap(), before, "the search took it into the index");
+}
+
+#[test]
 fn reindex_takes_in_a_file_written_by_hand() {
     let kb = Sandbox::new();
     kb.ok(&["search", "kettle"]); // creates the vault and its index (a list opens no index)
