@@ -24,7 +24,8 @@
 //! what sweeps keep between them (`sweep`), this process's presence and the write lock
 //! shared with the other kb processes (`presence`), and the history log (`recorder`).
 //! Its methods are spread by concern: changes in `writes` and `moves`, following changes
-//! made elsewhere in `reread` and `sweep`, history in `revisions`, merges in `merge`.
+//! made elsewhere in `reread` and `sweep`, history in `revisions`, merges in `merge`, and
+//! the ports of kb-domain it answers in `ports`.
 
 mod atomic;
 mod cache;
@@ -41,6 +42,7 @@ mod lazy_links;
 mod merge;
 mod moves;
 mod observers;
+mod ports;
 mod presence;
 mod recorder;
 mod reread;
@@ -61,13 +63,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use chrono::{DateTime, NaiveDate, Utc};
 use kb_domain::fields::keys;
 use kb_domain::{
-    ChangeContext, ChangeObserver, Clock, DigestCandidates, Entry, EntryCatalogue, EntryChange, EntryId,
-    EntryPath, EntryReader, EntrySummary, Frontmatter, LaterChanges, ListFilter, ListPage, MalformedFile,
-    NameMatch, RepositoryError, RestoreOutcome, Revision, RevisionHistory, RevisionLog, RevisionText,
-    UndoOutcome, UndoScope,
+    ChangeObserver, Clock, EntryChange, EntryId, EntryPath, Frontmatter, ListFilter, RepositoryError,
+    RevisionLog,
 };
 use serde_json::Value;
 
@@ -78,9 +77,7 @@ use self::entry_list_file::EntryListFile;
 use self::observers::Observers;
 use self::presence::{Joined, Presence, WriteLock};
 use self::recorder::Recorder;
-use self::reread::Notify;
 use self::safe_path::{Root, io_error};
-use self::scan::{Found, read_existing};
 use self::sweep::SweepState;
 
 /// The most changed paths the entry list file is patched for: each new line is placed by
@@ -514,110 +511,6 @@ impl Vault {
         if !state.entry_list_pending.is_empty() {
             self.entry_list_due(&mut state, Some(&[]));
         }
-    }
-}
-
-impl RevisionHistory for Vault {
-    fn history(&self, path: &EntryPath) -> Result<Vec<Revision>, RepositoryError> {
-        self.entry_history(path)
-    }
-
-    fn revision(&self, path: &EntryPath, revision: i64) -> Result<RevisionText, RepositoryError> {
-        self.revision_text(path, revision)
-    }
-
-    fn restore_as(
-        &self,
-        path: &EntryPath,
-        revision: i64,
-        by: &ChangeContext,
-    ) -> Result<RestoreOutcome, RepositoryError> {
-        self.restore(path, revision, by)
-    }
-
-    fn undo_as(
-        &self,
-        scope: &UndoScope,
-        later: LaterChanges,
-        by: &ChangeContext,
-    ) -> Result<UndoOutcome, RepositoryError> {
-        self.undo(scope, later, by)
-    }
-}
-
-impl EntryReader for Vault {
-    fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
-        let file = self.root.checked_file(path)?;
-        read_existing(&file, path)
-    }
-
-    fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
-        let mut entries = Vec::new();
-        scan::scan(&self.root, |found| {
-            if let Found::Entry(entry) = found {
-                entries.push(entry);
-            }
-        })?;
-        Ok(entries)
-    }
-}
-
-impl EntryCatalogue for Vault {
-    fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError> {
-        Ok(self.lock().cache.list(filter))
-    }
-
-    fn find_by_name(&self, name: &str) -> Result<Vec<NameMatch>, RepositoryError> {
-        Ok(self.lock().cache.find_by_name(name))
-    }
-
-    fn named_entries(&self) -> Result<Vec<(EntrySummary, Vec<String>)>, RepositoryError> {
-        Ok(self.lock().cache.named_entries())
-    }
-
-    fn context(&self, path: &EntryPath, depth: u8) -> Result<kb_domain::EntryContext, RepositoryError> {
-        self.lock().cache.context(path, depth).ok_or_else(|| RepositoryError::NotFound(path.clone()))
-    }
-
-    fn links(&self, path: &EntryPath) -> Result<kb_domain::EntryLinks, RepositoryError> {
-        Ok(self.lock().cache.links(path).unwrap_or_default())
-    }
-
-    fn other_note_folders(&self) -> Result<Vec<kb_domain::FolderCount>, RepositoryError> {
-        Ok(self.lock().cache.other_note_folders())
-    }
-
-    fn digest_candidates(
-        &self,
-        today: NaiveDate,
-        now: DateTime<Utc>,
-    ) -> Result<DigestCandidates, RepositoryError> {
-        Ok(self.lock().cache.digest_candidates(today, now))
-    }
-
-    fn nudge_candidates(
-        &self,
-        today: NaiveDate,
-        now: DateTime<Utc>,
-        settings: kb_domain::nudges::NudgeSettings,
-    ) -> Result<kb_domain::nudges::NudgeCandidates, RepositoryError> {
-        Ok(self.lock().cache.nudge_candidates(today, now, settings))
-    }
-
-    fn malformed(&self) -> Vec<MalformedFile> {
-        self.lock().cache.malformed()
-    }
-
-    fn entry_list_markdown(&self) -> String {
-        // Rendered now: the file itself may be a moment behind (see
-        // `write_entry_list_in_background`).
-        let snapshot = self.lock().cache.entry_list_snapshot();
-        entry_list::render(&snapshot)
-    }
-
-    #[tracing::instrument(skip_all, fields(path = %path))]
-    fn refresh(&self, path: &EntryPath) -> Result<Option<Entry>, RepositoryError> {
-        self.reread(path, Notify::Observers)
     }
 }
 

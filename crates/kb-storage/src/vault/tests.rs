@@ -4,7 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeZone, Utc};
-use kb_domain::{Category, EntryUpdate, EntryWriter, FixedClock, FrontmatterError, NewEntry};
+use kb_domain::{
+    Category, ChangeContext, Entry, EntryCatalogue, EntryReader, EntryUpdate, EntryWriter, FixedClock,
+    FrontmatterError, NewEntry,
+};
 use serde_json::json;
 
 use super::journal::JournalFile;
