@@ -137,7 +137,7 @@ const NAMES: [&str; 6] = ["Acme", "Notes", "June plan", "Priya", "Todo", "Café 
 fn piece(notes: usize) -> impl Strategy<Value = Piece> {
     let form = prop_oneof![Just(LinkForm::Wiki), Just(LinkForm::Embed), Just(LinkForm::Markdown)];
     prop_oneof![
-        "[a-z ]{0,12}".prop_map(Piece::Words),
+        "[a-z]{1,4}( [a-z]{1,4}){0,2} ?".prop_map(Piece::Words),
         (form, 0..notes, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
             |(form, to, by_path, heading, alias)| Piece::Link { form, to, by_path, heading, alias }
         ),
