@@ -510,3 +510,46 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_rewritten_name_is_one_no_other_note_shares() {
+    let resolver = LinkResolver::new([("Home.md", vec![]), ("Old/Note.md", vec![]), ("Y/Dup.md", vec![])]);
+    // Moving Old/Note.md to X/Dup.md: `[[Dup]]` would lead there from Home.md only by a
+    // tie-break (X/Dup.md and Y/Dup.md are equally near); `[[X/Dup]]` names it alone.
+    assert_eq!(
+        retarget_wikilinks("Home.md", "[[Note|n]] ![[Note]]", "Old/Note.md", "X/Dup.md", &resolver)
+            .as_deref(),
+        Some("[[X/Dup|n]] ![[X/Dup]]")
+    );
+    // From X/, Dup is nearest, still not alone: the same path.
+    assert_eq!(
+        retarget_wikilinks("X/Other.md", "[[Note]]", "Old/Note.md", "X/Dup.md", &resolver).as_deref(),
+        Some("[[X/Dup]]")
+    );
+    // A name no other note has stays the short name.
+    assert_eq!(
+        retarget_wikilinks("Home.md", "[[Note]]", "Old/Note.md", "X/Alone.md", &resolver).as_deref(),
+        Some("[[Alone]]")
+    );
+}
+
+#[test]
+fn relative_wikilinks_stay_relative() {
+    let resolver = LinkResolver::new([("A/Here.md", vec![]), ("A/Sib.md", vec![]), ("B/Note.md", vec![])]);
+    // The linked note moves: the link is written from the linking note's folder again.
+    assert_eq!(
+        retarget_wikilinks("A/Here.md", "[[../B/Note|n]] [[./Sib]]", "B/Note.md", "C/D/Note.md", &resolver)
+            .as_deref(),
+        Some("[[../C/D/Note|n]] [[./Sib]]")
+    );
+    assert_eq!(
+        retarget_wikilinks("A/Here.md", "[[./Sib#H]]", "A/Sib.md", "A/Sub/Sib2.md", &resolver).as_deref(),
+        Some("[[./Sub/Sib2#H]]")
+    );
+    // The linking note moves: its relative links still lead where they led.
+    assert_eq!(
+        retarget_wikilinks("A/Here.md", "[[../B/Note]] [[./Sib]]", "A/Here.md", "B/Here.md", &resolver)
+            .as_deref(),
+        Some("[[../B/Note]] [[../A/Sib]]")
+    );
+}
