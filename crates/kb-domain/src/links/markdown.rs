@@ -11,7 +11,9 @@
 //!   (`sub/b.md` when it was written so), `../…` elsewhere; a link that climbed with `../`
 //!   climbs to the vault root and down again;
 //! - found from the vault root (`Work/w.md`): the new path from the root, or from the
-//!   note's folder when a note there would catch it;
+//!   note's folder when a note there would catch it, or when the new path is a file at the
+//!   root (`../w.md`: its bare name would read from the folder first); from a note at the
+//!   root, a path through folders is read from the root, and stays when that note moves;
 //! - found by its file name elsewhere (`w.md`): the new file name, else from the folder.
 //!
 //! Only the path's bytes change (`#heading`, the text, a title stay); what would end the
@@ -84,6 +86,11 @@ fn forms(written: &str, route: Route, source_after: &str, wanted: &str) -> Vec<S
         }
         forms.push(dotted.clone());
     } else if route == Route::Root {
+        // A note at the root named by its bare file name would read from the note's folder
+        // first: from a folder, a path that named folders climbs to it instead.
+        if written.contains('/') && !wanted.contains('/') && !here.is_empty() {
+            forms.push(dotted.clone());
+        }
         forms.push(wanted.to_string());
     } else {
         forms.push(stem(wanted).to_string());

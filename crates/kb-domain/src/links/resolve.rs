@@ -156,7 +156,11 @@ impl LinkResolver {
             let here = found_at(normalize(&join(folder(from), &wanted)));
             // A wikilink written from its folder is read from there only.
             if here.is_some() || (relative && form != LinkForm::Markdown) {
-                return here.map(|path| (path, Route::Folder));
+                // From a note at the root, a path through folders (`Work/w.md`) is written
+                // from the root as much as from its folder: it stays one if the note moves.
+                let from_root = folder(from).is_empty() && !relative && wanted.contains('/');
+                let route = if from_root { Route::Root } else { Route::Folder };
+                return here.map(|path| (path, route));
             }
         }
         // A note at the root is named by its path as much as by its file name: Obsidian

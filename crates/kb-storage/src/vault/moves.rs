@@ -52,14 +52,6 @@ impl Destination {
             Destination::Path(path) => path.category(),
         }
     }
-
-    /// The folder the note is in once moved, vault-relative.
-    fn folder(&self) -> &str {
-        match self {
-            Destination::Category(category) => category.as_str(),
-            Destination::Path(path) => path.folder(),
-        }
-    }
 }
 
 impl std::fmt::Display for Destination {
