@@ -1,11 +1,16 @@
-//! Links between notes as Obsidian reads them: `[[Note]]`, `[[Note|alias]]`,
-//! `[[Note#Heading]]`, `[[folder/Note]]`, embeds `![[...]]`, and Markdown links
-//! `[text](path.md)`. Links inside fenced code blocks, inline code and the frontmatter are
-//! not links. [`parse_links`] finds them with where their target is written (so a move can
-//! rewrite exactly those bytes); [`LinkResolver`] says which note each leads to; [`LinkGraph`]
-//! keeps every note's links and backlinks as notes change.
+//! Links between notes as Obsidian reads them: `[[Note]]`, `[[Note|alias]]` (`[[Note\|alias]]`
+//! in a table), `[[Note#Heading]]`, `[[folder/Note]]`, `[[../folder/Note]]`, embeds
+//! `![[...]]`, and Markdown links `[text](path.md)` and definitions `[label]: path.md`.
+//! One CommonMark parse finds them (`parse`): what Markdown reads as code (inline code,
+//! fenced blocks, also in quotes and callouts, indented code lines) and the frontmatter
+//! hold no link. [`parse_links`] gives each with where its target is written (so a move
+//! rewrites exactly those bytes); [`LinkResolver`] says which note each leads to;
+//! [`LinkGraph`] keeps every note's links and backlinks as notes change; the `retarget`
+//! and `markdown` modules rewrite them when a note moves.
 
 mod graph;
+mod markdown;
+mod parse;
 mod resolve;
 mod retarget;
 #[cfg(test)]
@@ -13,7 +18,11 @@ mod tests;
 
 use std::ops::Range;
 
+use parse::links_from;
+
 pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink, links_in};
+pub use markdown::{encode_link_target, markdown_link_edits};
+pub(crate) use resolve::relative_path;
 pub use resolve::{LinkResolver, link_key, note_keys, target_stem};
 pub use retarget::retarget_wikilinks;
 
@@ -58,35 +67,6 @@ pub fn parse_body_links(body: &str) -> Vec<Link> {
     links_from(body, 0)
 }
 
-/// The links of `text` from byte `body_start` on.
-fn links_from(text: &str, body_start: usize) -> Vec<Link> {
-    let mut links = Vec::new();
-    let mut fence: Option<(u8, usize)> = None;
-    let mut offset = 0;
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        let start = offset;
-        offset += line.len();
-        if start < body_start {
-            continue;
-        }
-        let trimmed = line.trim_start_matches([' ', '\t']);
-        if let Some(marker) = fence_marker(trimmed) {
-            match fence {
-                None => fence = Some(marker),
-                Some((ch, len)) if marker.0 == ch && marker.1 >= len && closes_fence(trimmed, marker) => {
-                    fence = None;
-                }
-                Some(_) => {}
-            }
-            continue;
-        }
-        if fence.is_none() {
-            links_in_line(line, start, index + 1, &mut links);
-        }
-    }
-    links
-}
-
 /// Where the body starts: after a frontmatter block opened by `---` on the first line and
 /// closed by `---` or `...` on a line of its own (0 when there is none).
 fn frontmatter_end(text: &str) -> usize {
@@ -104,197 +84,4 @@ fn frontmatter_end(text: &str) -> usize {
     }
     // An unclosed block is no frontmatter.
     0
-}
-
-/// The fence a line opens or closes (three or more backticks or tildes), as its character
-/// and length.
-fn fence_marker(line: &str) -> Option<(u8, usize)> {
-    let ch = *line.as_bytes().first()?;
-    if ch != b'`' && ch != b'~' {
-        return None;
-    }
-    let len = line.bytes().take_while(|b| *b == ch).count();
-    // A backtick fence's info string holds no backtick.
-    (len >= 3 && !(ch == b'`' && line[len..].contains('`'))).then_some((ch, len))
-}
-
-/// Whether a fence line closes a block: nothing but spaces after the marker.
-fn closes_fence(line: &str, (_, len): (u8, usize)) -> bool {
-    line[len..].trim().is_empty()
-}
-
-/// The links of one line outside fenced blocks; `start` is the line's offset in the text.
-fn links_in_line(line: &str, start: usize, number: usize, links: &mut Vec<Link>) {
-    let mut scan = LineScan { line, start, number, links };
-    let bytes = line.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'`' => at = skip_code_span(bytes, at),
-            b'\\' => at += 2,
-            b'!' if line[at..].starts_with("![[") => {
-                at = scan.wikilink(at + 1, LinkForm::Embed).unwrap_or(at + 1);
-            }
-            b'[' if line[at..].starts_with("[[") => at = scan.wikilink(at, LinkForm::Wiki).unwrap_or(at + 1),
-            b'[' => at = scan.markdown_link(at).unwrap_or(at + 1),
-            _ => at += 1,
-        }
-    }
-}
-
-/// One line being scanned for links.
-struct LineScan<'a> {
-    /// The line, with its end of line.
-    line: &'a str,
-    /// Its offset in the text.
-    start: usize,
-    /// Its number (1 for the first line).
-    number: usize,
-    /// Where the links found go.
-    links: &'a mut Vec<Link>,
-}
-
-/// Past an inline code span opened by the backticks at `at` (a run closed by a run of the
-/// same length); an unclosed run is just backticks.
-fn skip_code_span(bytes: &[u8], at: usize) -> usize {
-    let run = bytes[at..].iter().take_while(|b| **b == b'`').count();
-    let mut search = at + run;
-    while search < bytes.len() {
-        if bytes[search] == b'`' {
-            let closing = bytes[search..].iter().take_while(|b| **b == b'`').count();
-            if closing == run {
-                return search + closing;
-            }
-            search += closing;
-        } else {
-            search += 1;
-        }
-    }
-    at + run
-}
-
-impl LineScan<'_> {
-    /// The wikilink whose `[[` is at `open`; answers where scanning goes on after it.
-    fn wikilink(&mut self, open: usize, form: LinkForm) -> Option<usize> {
-        let line = self.line;
-        let inner_start = open + 2;
-        let close = line[inner_start..].find("]]")? + inner_start;
-        let inner = &line[inner_start..close];
-        if inner.contains('[') || inner.trim().is_empty() {
-            return None;
-        }
-        let (reference, alias) = match inner.split_once('|') {
-            Some((reference, alias)) => (reference, Some(alias.trim().to_string())),
-            None => (inner, None),
-        };
-        let (target, heading) = match reference.split_once('#') {
-            Some((target, heading)) => (target, Some(heading.trim().to_string())),
-            None => (reference, None),
-        };
-        let leading = target.len() - target.trim_start().len();
-        let target_text = target.trim();
-        if target_text.is_empty() {
-            // `[[#Heading]]` links into the note itself.
-            return Some(close + 2);
-        }
-        let target_start = self.start + inner_start + leading;
-        self.links.push(Link {
-            form,
-            target: target_text.to_string(),
-            heading,
-            alias,
-            line: self.number,
-            target_span: target_start..target_start + target_text.len(),
-        });
-        Some(close + 2)
-    }
-
-    /// The Markdown link whose `[` is at `open`, when it leads to a note (`.md`, not a web
-    /// address); answers where scanning goes on after it.
-    fn markdown_link(&mut self, open: usize) -> Option<usize> {
-        let line = self.line;
-        let text_end = matching_bracket(line, open)?;
-        let rest = &line[text_end + 1..];
-        if !rest.starts_with('(') {
-            return None;
-        }
-        let destination_start = text_end + 2;
-        let (raw, raw_start, end) = if line[destination_start..].starts_with('<') {
-            let close = line[destination_start + 1..].find('>')? + destination_start + 1;
-            let after = line[close + 1..].find(')')? + close + 1;
-            (&line[destination_start + 1..close], destination_start + 1, after)
-        } else {
-            let close = line[destination_start..].find([')', ' '])? + destination_start;
-            let after = line[close..].find(')')? + close;
-            (&line[destination_start..close], destination_start, after)
-        };
-        let (path, heading) = match raw.split_once('#') {
-            Some((path, heading)) => (path, Some(decode(heading))),
-            None => (raw, None),
-        };
-        let is_note = path.to_ascii_lowercase().ends_with(".md") && !path.contains("://") && !path.is_empty();
-        if is_note {
-            let target_start = self.start + raw_start;
-            self.links.push(Link {
-                form: LinkForm::Markdown,
-                target: decode(path),
-                heading,
-                alias: Some(line[open + 1..text_end].to_string()),
-                line: self.number,
-                target_span: target_start..target_start + path.len(),
-            });
-        }
-        Some(end + 1)
-    }
-}
-
-/// The `]` that closes the `[` at `open` (brackets nest; none is inside inline code).
-fn matching_bracket(line: &str, open: usize) -> Option<usize> {
-    let bytes = line.as_bytes();
-    let mut depth = 0usize;
-    let mut at = open;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\\' => at += 1,
-            b'`' => {
-                at = skip_code_span(bytes, at);
-                continue;
-            }
-            b'[' => depth += 1,
-            b']' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(at);
-                }
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    None
-}
-
-/// A link destination with its `%XX` escapes decoded (left as written when they do not
-/// make UTF-8).
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let escaped = (bytes[at] == b'%')
-            .then(|| text.get(at + 1..at + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match escaped {
-            Some(byte) => {
-                out.push(byte);
-                at += 3;
-            }
-            None => {
-                out.push(bytes[at]);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }

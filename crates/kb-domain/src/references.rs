@@ -3,29 +3,37 @@
 //! An entry refers to another in two ways:
 //! - a frontmatter value that is a vault path: a text value or an item of a list of texts
 //!   (`related_projects: [projects/x.md]`, `related_people`, or any key of the person's);
-//! - a Markdown link or link definition in the body, written from the vault root
-//!   (`[x](projects/x.md)`, `[x](/projects/x.md)`) or from the entry's own folder
-//!   (`[x](../projects/x.md)`, `[y](y.md)`), with an optional `#section`.
+//! - a link in the body (see [`links`](crate::links), whose one parse finds them): a
+//!   Markdown link or link definition (`[x](projects/x.md)`, `[x](/projects/x.md)`,
+//!   `[x](../projects/x.md)`, `[y](y.md)`, with an optional `#section`), read by the rule
+//!   [`LinkResolver`] follows; and `[[wikilinks]]`, which the links code rewrites.
 //!
-//! [`retarget_references`] rewrites the references to a moved entry in another entry's
+//! [`retarget_references_in`] rewrites the references to a moved entry in another entry's
 //! text, changing only the bytes of those references (in the style they were written) so
 //! the rest of the file stays exactly as the person left it.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::Value;
 
 use crate::entry::Entry;
 use crate::frontmatter::{Frontmatter, document_spans, parse_frontmatter_yaml, render_document};
+use crate::links::{LinkForm, LinkResolver, markdown_link_edits, parse_body_links};
 use crate::path::EntryPath;
 
-/// Every entry `entry` refers to (itself excluded).
+pub use crate::links::encode_link_target;
+
+/// Every entry `entry` may refer to (itself excluded): its frontmatter paths, and the note
+/// each Markdown link of its body names when read from the entry's folder (a file name,
+/// `./`, `../`) or else from the vault root. Without the vault at hand this is the likely
+/// reading; the links graph reads them against the notes there are.
 pub fn referenced_paths(entry: &Entry) -> BTreeSet<EntryPath> {
     let mut found: BTreeSet<EntryPath> = frontmatter_paths(&entry.frontmatter).collect();
-    for link in body_links(&entry.body) {
-        if let Some((path, _)) = resolve_link(&entry.path, link.target(&entry.body)) {
+    for link in parse_body_links(&entry.body) {
+        if link.form == LinkForm::Markdown
+            && let Some((path, _)) = resolve_link(&entry.path, &link.target)
+        {
             found.insert(path);
         }
     }
@@ -33,15 +41,32 @@ pub fn referenced_paths(entry: &Entry) -> BTreeSet<EntryPath> {
     found
 }
 
-/// The text of the entry at `referrer` (its whole file, `document`) with every reference
-/// to `from` pointing at `to` instead; `None` when it has none (or cannot be read as an
-/// entry). Only the references' bytes change, unless the frontmatter is written in a way
-/// that cannot be edited in place; then the frontmatter block is written anew.
+/// [`retarget_references_in`] with a vault known only by `from`: for a caller without the
+/// vault at hand (a link it reads from a folder where a note of the vault would catch it
+/// is read from the vault root).
 pub fn retarget_references(
     referrer: &EntryPath,
     document: &str,
     from: &EntryPath,
     to: &EntryPath,
+) -> Option<String> {
+    let resolver = LinkResolver::new([(from.as_str(), Vec::new())]);
+    retarget_references_in(referrer, document, from, to, &resolver)
+}
+
+/// The text of the entry at `referrer` (its whole file, `document`) with every reference
+/// to `from` pointing at `to` instead, and its Markdown links that led elsewhere still
+/// leading there (see [`markdown_link_edits`]); `None` when it has none (or cannot be read
+/// as an entry). `resolver` knows the vault before the move; when `referrer` is `from`,
+/// its links are read as from `to`. Only the references' bytes change, unless the
+/// frontmatter is written in a way that cannot be edited in place; then the frontmatter
+/// block is written anew.
+pub fn retarget_references_in(
+    referrer: &EntryPath,
+    document: &str,
+    from: &EntryPath,
+    to: &EntryPath,
+    resolver: &LinkResolver,
 ) -> Option<String> {
     let spans = document_spans(document).ok()?;
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
@@ -57,15 +82,9 @@ pub fn retarget_references(
         }
     }
     let body = &document[spans.body.clone()];
-    for link in body_links(body) {
-        let raw = link.target(body);
-        if let Some((path, style)) = resolve_link(referrer, raw)
-            && &path == from
-        {
-            let range = link.target_range.start + spans.body.start..link.target_range.end + spans.body.start;
-            edits.push((range, style.render(raw, referrer, to)));
-        }
-    }
+    let body_start = spans.body.start;
+    let body_edits = markdown_link_edits(referrer.as_str(), body, from.as_str(), to.as_str(), resolver);
+    edits.extend(body_edits.into_iter().map(|(r, text)| (r.start + body_start..r.end + body_start, text)));
     if edits.is_empty() && rendered_frontmatter.is_none() {
         return None;
     }
@@ -83,7 +102,8 @@ pub fn retarget_references(
 /// `../x.md`) changed to lead where it led before (`../projects/b.md`); `None` when nothing
 /// needs to change. Links from the vault root, and relative links that lead to the same
 /// place from the new folder (`../people/p.md` between two category folders), stay as
-/// written.
+/// written. For a caller without the vault at hand (a merge's text); a move reads the
+/// moved note's links against the vault with [`retarget_references_in`].
 pub fn rebase_own_links(document: &str, from: &EntryPath, to_folder: &str) -> Option<String> {
     if from.folder() == to_folder {
         return None;
@@ -91,16 +111,16 @@ pub fn rebase_own_links(document: &str, from: &EntryPath, to_folder: &str) -> Op
     let spans = document_spans(document).ok()?;
     let body = &document[spans.body.clone()];
     let mut edits = Vec::new();
-    for link in body_links(body) {
-        let raw = link.target(body);
-        let Some((path, LinkStyle::Relative { .. })) = resolve_link(from, raw) else { continue };
-        let decoded = decoded_target(raw);
-        if decoded.as_deref().and_then(|d| relative_to(to_folder, d)).as_ref() == Some(&path) {
+    for link in parse_body_links(body) {
+        if link.form != LinkForm::Markdown {
             continue;
         }
-        let range = link.target_range.start + spans.body.start..link.target_range.end + spans.body.start;
-        let suffix = raw.find(['#', '?']).map_or("", |i| &raw[i..]);
-        edits.push((range, format!("{}{suffix}", encode_link_target(&relative_path(to_folder, &path)))));
+        let Some((path, true)) = resolve_link(from, &link.target) else { continue };
+        if relative_to(to_folder, &link.target).as_ref() == Some(&path) {
+            continue;
+        }
+        let range = link.target_span.start + spans.body.start..link.target_span.end + spans.body.start;
+        edits.push((range, encode_link_target(&relative_path(to_folder, &path))));
     }
     (!edits.is_empty()).then(|| splice(document, edits))
 }
@@ -222,156 +242,28 @@ fn apply(text: &str, ranges: &[Range<usize>], with: &str) -> String {
     splice(text, ranges.iter().map(|r| (r.clone(), with.to_string())).collect())
 }
 
-/// A link target found in a body: where its raw text is.
-struct BodyLink {
-    target_range: Range<usize>,
-}
-
-impl BodyLink {
-    fn target<'a>(&self, body: &'a str) -> &'a str {
-        &body[self.target_range.clone()]
-    }
-}
-
-/// The raw targets of the body's inline links and link definitions (code is skipped, as
-/// Markdown does).
-fn body_links(body: &str) -> Vec<BodyLink> {
-    let mut parser = Parser::new_ext(body, Options::empty()).into_offset_iter();
-    let mut links = Vec::new();
-    for (event, range) in parser.by_ref() {
-        if let Event::Start(Tag::Link { link_type, dest_url, .. }) = event
-            && matches!(link_type, pulldown_cmark::LinkType::Inline)
-            && let Some(target) = inline_target(body, range, &dest_url)
-        {
-            links.push(BodyLink { target_range: target });
-        }
-    }
-    for (_, definition) in parser.reference_definitions().iter() {
-        if let Some(target) = definition_target(body, definition.span.clone()) {
-            links.push(BodyLink { target_range: target });
-        }
-    }
-    links
-}
-
-/// The raw target of an inline link `[text](target "title")` whose source is `range` and
-/// whose destination Markdown reads as `dest`.
-fn inline_target(body: &str, range: Range<usize>, dest: &str) -> Option<Range<usize>> {
-    let source = body.get(range.clone())?;
-    // The destination follows a `](`: the first one whose target reads as the parser's
-    // (the text may hold `](` of its own, and so may the title after the target).
-    source.match_indices("](").find_map(|(open, _)| {
-        let target = destination_at(body, range.start + open + 2, range.end)?;
-        (unescape(&body[target.clone()]) == dest).then_some(target)
-    })
-}
-
-/// The raw target of a link definition `[label]: target "title"` spanning `range`.
-fn definition_target(body: &str, range: Range<usize>) -> Option<Range<usize>> {
-    let source = body.get(range.clone())?;
-    let colon = source.find("]:")?;
-    destination_at(body, range.start + colon + 2, range.end)
-}
-
-/// The destination starting at `start` (after optional whitespace), within `end`: either
-/// `<...>` (the range excludes the brackets) or text up to whitespace or the closing
-/// parenthesis, with balanced parentheses inside.
-fn destination_at(body: &str, start: usize, end: usize) -> Option<Range<usize>> {
-    let text = body.get(start..end)?;
-    let skipped = text.len() - text.trim_start().len();
-    let text = &text[skipped..];
-    let start = start + skipped;
-    if let Some(inner) = text.strip_prefix('<') {
-        let close = inner.find('>')?;
-        return Some(start + 1..start + 1 + close);
-    }
-    let mut depth = 0usize;
-    let mut escaped = false;
-    for (i, c) in text.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '(' => depth += 1,
-            ')' if depth == 0 => return (i > 0).then_some(start..start + i),
-            ')' => depth -= 1,
-            c if c.is_whitespace() => return (i > 0).then_some(start..start + i),
-            _ => {}
-        }
-    }
-    (!text.is_empty()).then_some(start..start + text.len())
-}
-
-/// How a link target was written, so its new target is written the same way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LinkStyle {
-    /// From the vault root, with a leading `/` or not.
-    Root { slash: bool },
-    /// From the referring entry's folder: through `../` (`up`), or with a leading `./`
-    /// (`dot`), or plain.
-    Relative { up: bool, dot: bool },
-}
-
-impl LinkStyle {
-    /// The target text for `to`, keeping the old target's `#section` and percent-encoding.
-    fn render(self, old: &str, referrer: &EntryPath, to: &EntryPath) -> String {
-        let suffix = old.find(['#', '?']).map_or("", |i| &old[i..]);
-        let path = match self {
-            // A note at the vault root, written without a folder, would be read from the
-            // referring note's folder: it is written from there instead (`../note.md`).
-            LinkStyle::Root { slash: false } if to.folder().is_empty() && !referrer.folder().is_empty() => {
-                relative_path(referrer.folder(), to)
-            }
-            LinkStyle::Root { slash } => format!("{}{to}", if slash { "/" } else { "" }),
-            LinkStyle::Relative { up: false, dot } if to.folder() == referrer.folder() => {
-                format!("{}{}", if dot { "./" } else { "" }, to.file_name())
-            }
-            // A link that climbed keeps climbing, to the vault root and down again.
-            LinkStyle::Relative { up: true, .. } if !referrer.folder().is_empty() => {
-                let depth = referrer.folder().split('/').count();
-                format!("{}{to}", "../".repeat(depth))
-            }
-            LinkStyle::Relative { .. } => relative_path(referrer.folder(), to),
-        };
-        format!("{}{suffix}", encode_link_target(&path))
-    }
-}
-
 /// The link from inside `folder` (vault-relative) to the note at `to`: its file name in
 /// the same folder, `./sub/b.md` below it, else through as many `../` as needed
 /// (`../projects/b.md`).
 fn relative_path(folder: &str, to: &EntryPath) -> String {
-    let from: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
-    let target: Vec<&str> = to.as_str().split('/').collect();
-    let (target_folders, _) = target.split_at(target.len() - 1);
-    let common = from.iter().zip(target_folders).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<&str> = vec![".."; from.len() - common];
-    parts.extend(&target[common..]);
-    let path = parts.join("/");
+    let path = crate::links::relative_path(folder, to.as_str());
     // Into a sub-folder: `./` says the link is read from here, not from the vault root.
-    if common == from.len() && parts.len() > 1 { format!("./{path}") } else { path }
+    if !path.starts_with("../") && path.contains('/') { format!("./{path}") } else { path }
 }
 
-/// A link target as a path: its `#section` or `?query` cut, escapes and percent-encoding
-/// undone.
-fn decoded_target(raw: &str) -> Option<String> {
-    let without_suffix = raw.find(['#', '?']).map_or(raw, |i| &raw[..i]);
-    percent_decode(&unescape(without_suffix))
-}
-
-/// The entry a raw link target names, seen from `referrer`, and how it was written.
-fn resolve_link(referrer: &EntryPath, raw: &str) -> Option<(EntryPath, LinkStyle)> {
-    let decoded = decoded_target(raw)?;
-    if decoded.contains("://") || decoded.is_empty() {
+/// The entry a Markdown link's target (decoded, without its `#section`) names, seen from
+/// `referrer` without the vault at hand, and whether it is read from `referrer`'s folder.
+fn resolve_link(referrer: &EntryPath, target: &str) -> Option<(EntryPath, bool)> {
+    if target.contains("://") || target.is_empty() {
         return None;
     }
-    if let Some(rooted) = decoded.strip_prefix('/') {
-        return EntryPath::parse(rooted).ok().map(|p| (p, LinkStyle::Root { slash: true }));
+    if let Some(rooted) = target.strip_prefix('/') {
+        return EntryPath::parse(rooted).ok().map(|p| (p, false));
     }
-    if let Some(path) = relative_to(referrer.folder(), &decoded) {
-        let style = LinkStyle::Relative { up: decoded.starts_with("../"), dot: decoded.starts_with("./") };
-        return Some((path, style));
+    if let Some(path) = relative_to(referrer.folder(), target) {
+        return Some((path, true));
     }
-    EntryPath::parse(&decoded).ok().map(|p| (p, LinkStyle::Root { slash: false }))
+    EntryPath::parse(target).ok().map(|p| (p, false))
 }
 
 /// The note `target` names when read from inside `folder` (vault-relative), if it is
@@ -394,57 +286,6 @@ fn relative_to(folder: &str, target: &str) -> Option<EntryPath> {
         }
     }
     EntryPath::parse(&parts.join("/")).ok()
-}
-
-/// Removes Markdown backslash escapes before ASCII punctuation.
-fn unescape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek().is_some_and(char::is_ascii_punctuation) {
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Decodes `%XX` escapes; `None` when the result is not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Percent-encodes what would end or break a link target.
-pub fn encode_link_target(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        match c {
-            ' ' => out.push_str("%20"),
-            '(' => out.push_str("%28"),
-            ')' => out.push_str("%29"),
-            '<' => out.push_str("%3C"),
-            '>' => out.push_str("%3E"),
-            '%' => out.push_str("%25"),
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

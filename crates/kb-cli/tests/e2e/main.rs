@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod beside_serve;
+mod body_links;
 mod chat_history;
 mod chat_stream;
 mod cli;

@@ -96,14 +96,25 @@ impl LinkResolver {
         source: &str,
         target: &str,
         form: LinkForm,
-        (from, to): (&str, &'a str),
+        moved: (&str, &'a str),
     ) -> Option<&'a str> {
+        self.route_written(source, target, form, moved).map(|(path, _)| path)
+    }
+
+    /// [`LinkResolver::resolve_written`], with how the note was found.
+    pub(super) fn route_written<'a>(
+        &'a self,
+        source: &str,
+        target: &str,
+        form: LinkForm,
+        (from, to): (&str, &'a str),
+    ) -> Option<(&'a str, Route)> {
         if from == to {
-            return self.resolve_target(source, target, form, None);
+            return self.route_target(source, target, form, None);
         }
         let moved = Moved { from, to, to_is_new: !self.aliases.contains_key(to) };
         let source = if source == from { to } else { source };
-        self.resolve_target(source, target, form, Some(moved))
+        self.route_target(source, target, form, Some(moved))
     }
 
     /// The aliases of the note at `path`, lowercased.
@@ -111,9 +122,7 @@ impl LinkResolver {
         self.aliases.get(path).map_or(&[], Vec::as_slice)
     }
 
-    /// The note `target` names: read from the linking note's folder (a Markdown link not
-    /// starting with `/`), then from the vault root, then (unless it starts with `/`) as the
-    /// end of a path, a file name, or an alias. With `moved`, as if that note had moved.
+    /// The note `target` names: see [`LinkResolver::route_target`].
     fn resolve_target<'a>(
         &'a self,
         from: &str,
@@ -121,34 +130,78 @@ impl LinkResolver {
         form: LinkForm,
         moved: Option<Moved<'_, 'a>>,
     ) -> Option<&'a str> {
+        self.route_target(from, target, form, moved).map(|(path, _)| path)
+    }
+
+    /// The note `target` names and how it was found: a path starting with `./` or `../`
+    /// from the linking note's folder only; a Markdown link not starting with `/` from that
+    /// folder first; then from the vault root; then (unless it starts with `/`) as the end
+    /// of a path, a file name, or an alias. With `moved`, as if that note had moved.
+    fn route_target<'a>(
+        &'a self,
+        from: &str,
+        target: &str,
+        form: LinkForm,
+        moved: Option<Moved<'_, 'a>>,
+    ) -> Option<(&'a str, Route)> {
         let written = target.trim();
         let rooted = written.starts_with('/');
+        let relative = is_relative(written);
         let wanted = without_md(written.trim_start_matches('/')).to_lowercase();
         if wanted.is_empty() {
             return None;
         }
         let found_at = |key: Option<String>| key.and_then(|key| self.note_at(&key, moved));
-        if form == LinkForm::Markdown && !rooted {
+        if relative || (form == LinkForm::Markdown && !rooted) {
             let here = found_at(normalize(&join(folder(from), &wanted)));
-            if here.is_some() {
-                return here;
+            // A wikilink written from its folder is read from there only.
+            if here.is_some() || (relative && form != LinkForm::Markdown) {
+                // From a note at the root, a path through folders (`Work/w.md`) is written
+                // from the root as much as from its folder: it stays one if the note moves.
+                let from_root = folder(from).is_empty() && !relative && wanted.contains('/');
+                let route = if from_root { Route::Root } else { Route::Folder };
+                return here.map(|path| (path, route));
             }
         }
         // A note at the root is named by its path as much as by its file name: Obsidian
         // writes it so when several share its name.
         let at_root = found_at(normalize(&wanted));
         if at_root.is_some() || rooted {
-            return at_root;
+            return at_root.map(|path| (path, Route::Root));
         }
         let mut namesakes = self.namesakes(stem(&wanted), moved).peekable();
-        if wanted.contains('/') {
+        let elsewhere = if wanted.contains('/') {
             let suffix = format!("/{wanted}");
-            return nearest(from, namesakes.filter(|path| key_of(path).ends_with(&suffix)));
+            nearest(from, namesakes.filter(|path| key_of(path).ends_with(&suffix)))
+        } else if namesakes.peek().is_some() {
+            nearest(from, namesakes)
+        } else {
+            nearest(from, self.aliased(&wanted, moved))
+        };
+        elsewhere.map(|path| (path, Route::Elsewhere))
+    }
+
+    /// The note `link`, in the note at `source`, leads to and how it was found.
+    pub(super) fn route(&self, source: &str, link: &Link) -> Option<(&str, Route)> {
+        self.route_target(source, &link.target, link.form, None)
+    }
+
+    /// Whether the wikilink target `target` (a vault path or the end of one, without a
+    /// leading `./` or `../`) names `wanted` and no other note once `from` is at `to`: it is
+    /// `wanted`'s whole path, or `wanted` is the one note whose path ends with it. A bare
+    /// name that several notes share is not unique, whichever of them a tie-break picks.
+    pub(super) fn names_only(&self, target: &str, wanted: &str, (from, to): (&str, &str)) -> bool {
+        let key = without_md(target.trim_start_matches('/')).to_lowercase();
+        if key == key_of(wanted) {
+            return true;
         }
-        if namesakes.peek().is_some() {
-            return nearest(from, namesakes);
-        }
-        nearest(from, self.aliased(&wanted, moved))
+        let moved = (from != to).then(|| Moved { from, to, to_is_new: !self.aliases.contains_key(to) });
+        let suffix = format!("/{key}");
+        let mut named = self.namesakes(stem(&key), moved).filter(|path| {
+            let path_key = key_of(path);
+            path_key == key || path_key.ends_with(&suffix)
+        });
+        named.next() == Some(wanted) && named.next().is_none()
     }
 
     /// The note whose lowercased path without `.md` is `key`.
@@ -192,6 +245,17 @@ impl LinkResolver {
             .map(String::as_str)
             .filter(move |path| moved.is_none_or(|moved| *path != moved.from && *path != moved.to))
     }
+}
+
+/// How a link found its note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    /// From the linking note's folder.
+    Folder,
+    /// From the vault root.
+    Root,
+    /// As the end of a path, a file name or an alias.
+    Elsewhere,
 }
 
 /// A note moving, as [`LinkResolver::resolve_moved`] reads the vault.
@@ -269,13 +333,31 @@ pub(super) fn stem(path: &str) -> &str {
 }
 
 /// The folder of a vault path (`""` at the root).
-fn folder(path: &str) -> &str {
+pub(super) fn folder(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(folder, _)| folder)
 }
 
 /// `relative` under `folder`.
 fn join(folder: &str, relative: &str) -> String {
     if folder.is_empty() { relative.to_string() } else { format!("{}/{relative}", folder.to_lowercase()) }
+}
+
+/// Whether a target is written from the linking note's folder: `./x` or `../x`.
+pub(super) fn is_relative(target: &str) -> bool {
+    target.starts_with("./") || target.starts_with("../")
+}
+
+/// The path leading from inside `folder` to `path` (both vault paths): `path` without
+/// `folder`'s components when it lies below it (`sub/b.md`), else climbing with `..`
+/// (`../projects/b.md`).
+pub(crate) fn relative_path(folder: &str, path: &str) -> String {
+    let from: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
+    let target: Vec<&str> = path.split('/').collect();
+    let target_folders = &target[..target.len() - 1];
+    let common = from.iter().zip(target_folders).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = vec![".."; from.len() - common];
+    parts.extend(&target[common..]);
+    parts.join("/")
 }
 
 /// A path with its `.` and `..` components worked out; `None` when it leaves the vault.

@@ -1,7 +1,7 @@
 //! Rewriting `[[wikilinks]]` and `![[embeds]]` when a note moves, as Obsidian does: each
 //! link that led to the moved note leads to its new path, written in the shortest form that
 //! gets there; every other byte of the file stays as it was. Markdown links `[x](y.md)` are
-//! not touched here (the entry references code rewrites those).
+//! not touched here (the `markdown` module rewrites those, for the entry references code).
 //!
 //! The rules, for a link in the note at `source`, with the vault as it will be after the
 //! move (`from` gone, `to` there):
@@ -12,12 +12,16 @@
 //!   the note a bare `[[Name]]` led to and be nearer to `source`, or the moved note itself
 //!   reads its links from another folder. Such a link is rewritten to lead where it led.
 //! - A link that led nowhere is left as it is, even when it now finds `to`.
-//! - The new target of a link written as a bare name (no `/`) is the file name of the note
-//!   it must lead to when that gets there from `source`, else the shortest end of its path
-//!   that does (`Clients/Acme`), else its whole path. A link written as a path (`Work/Acme`,
-//!   `/Work/Acme`) is written with the whole vault path, from the vault root as before: it
-//!   says where the note is, which a shorter end of the path would not. Either way without
-//!   `.md`, unless the old target ended with `.md`; a leading `/` is kept.
+//! - The new target of a link written as a bare name (no `/`) is the shortest end of the
+//!   path of the note it must lead to that names that note alone once moved: its file name
+//!   when no other note has it, else `Clients/Acme`, …, else its whole path (a note at the
+//!   vault root is named by its file name, its whole path). A name several notes share is
+//!   never written, even when the nearest of them is the one: a tie-break is no address.
+//!   A link written as a path (`Work/Acme`, `/Work/Acme`) is written with the whole vault
+//!   path, from the vault root as before: it says where the note is, which a shorter end of
+//!   the path would not. A link written from its note's folder (`./Sib`, `../B/Note`) is
+//!   written from that note's folder, as it will be, again. Each without `.md`, unless the
+//!   old target ended with `.md`; a leading `/` is kept.
 //! - Only the target's bytes change: `#heading`, `|alias`, the `!` of an embed, spaces
 //!   around the target and the file's line ends stay byte for byte.
 //! - A target that cannot be written inside `[[...]]` (a path holding `[`, `]`, `|`, `#`,
@@ -31,7 +35,7 @@ mod tests;
 
 use std::ops::Range;
 
-use super::resolve::{stem, without_md};
+use super::resolve::{folder, is_relative, relative_path, stem, without_md};
 use super::{Link, LinkForm, LinkResolver, parse_links};
 
 /// The text of the note at `source` (its whole file, `text`) with every `[[wikilink]]` and
@@ -84,11 +88,21 @@ fn new_target(
     let rooted = written.starts_with('/');
     let md = &written[without_md(written).len()..];
     let path = without_md(wanted);
-    let forms = if written.contains('/') { vec![path] } else { path_ends(path) };
+    let forms = if is_relative(written) {
+        // From the linking note's folder as it will be, as before.
+        let source_after = if source == moved.0 { moved.1 } else { source };
+        let relative = relative_path(folder(source_after), path);
+        vec![if relative.starts_with("../") { relative } else { format!("./{relative}") }]
+    } else if written.contains('/') {
+        vec![path.to_string()]
+    } else {
+        path_ends(path).into_iter().map(str::to_string).collect()
+    };
     forms
         .into_iter()
         .map(|form| format!("{}{form}{md}", if rooted { "/" } else { "" }))
         .filter(|target| can_be_written(target))
+        .filter(|target| is_relative(target) || resolver.names_only(target, wanted, moved))
         .find(|target| resolver.resolve_written(source, target, link.form, moved) == Some(wanted))
 }
 

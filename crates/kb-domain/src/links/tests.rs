@@ -137,7 +137,7 @@ const NAMES: [&str; 6] = ["Acme", "Notes", "June plan", "Priya", "Todo", "Café 
 fn piece(notes: usize) -> impl Strategy<Value = Piece> {
     let form = prop_oneof![Just(LinkForm::Wiki), Just(LinkForm::Embed), Just(LinkForm::Markdown)];
     prop_oneof![
-        "[a-z ]{0,12}".prop_map(Piece::Words),
+        "[a-z]{1,4}( [a-z]{1,4}){0,2} ?".prop_map(Piece::Words),
         (form, 0..notes, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
             |(form, to, by_path, heading, alias)| Piece::Link { form, to, by_path, heading, alias }
         ),
@@ -395,4 +395,100 @@ fn a_long_line_is_kept_around_its_link() {
     assert!(line.chars().count() <= LINE_CHARS + 2, "{line}");
     graph.upsert("b.md", "  short [[Priya]] line  \n", &[]);
     assert_eq!(graph.links_of("b.md")[0].line_text, "short [[Priya]] line");
+}
+
+#[test]
+fn links_in_code_inside_quotes_callouts_and_indented_lines_are_text() {
+    let text = concat!(
+        "> [!note]\n> ```\n> [[In callout code]]\n> ```\n\n",
+        ">     [[Indented in a quote]]\n\n",
+        "    [[Indented code]] [x](Indented.md)\n\n",
+        "- item\n\n      [[Indented under a list item]]\n\n",
+        "> [[Quoted]] and `[[inline]]`\n",
+    );
+    assert_eq!(parsed(text), [wiki("Quoted", None, None)]);
+}
+
+#[test]
+fn a_table_writes_the_alias_pipe_escaped() {
+    let text = "| Link | Note |\n|---|---|\n| [[Note\\|the alias]] | [[Folder/Other#Part\\|x]] |\n";
+    assert_eq!(
+        parsed(text),
+        [wiki("Note", None, Some("the alias")), wiki("Folder/Other", Some("Part"), Some("x"))]
+    );
+    let links = parse_links(text);
+    assert_eq!(&text[links[0].target_span.clone()], "Note");
+    let resolver = LinkResolver::new([("Note.md", vec![])]);
+    assert_eq!(resolver.resolve("Home.md", &links[0]), Some("Note.md"));
+}
+
+#[test]
+fn relative_wikilinks_are_read_from_the_note_folder_only() {
+    let resolver = LinkResolver::new([
+        ("A/Here.md", vec![]),
+        ("A/Sib.md", vec![]),
+        ("B/Note.md", vec![]),
+        ("Note.md", vec![]),
+        ("C/Sib.md", vec![]),
+    ]);
+    let first = |text: &str| parse_links(text).remove(0);
+    assert_eq!(resolver.resolve("A/Here.md", &first("[[../B/Note]]")), Some("B/Note.md"));
+    assert_eq!(resolver.resolve("A/Here.md", &first("[[./Sib|s]]")), Some("A/Sib.md"));
+    assert_eq!(resolver.resolve("C/x.md", &first("[[./Sib]]")), Some("C/Sib.md"));
+    // No fallback to a note of that name elsewhere.
+    assert_eq!(resolver.resolve("B/Note.md", &first("[[./Sib]]")), None);
+    assert_eq!(resolver.resolve("Note.md", &first("[[../Note]]")), None);
+}
+
+/// One piece of a note for the span property: prose, code, or a link of some form.
+fn span_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{1,5}( [a-z]{1,4}){0,2} ".prop_map(|s| s),
+        Just("[[Old]] ".to_string()),
+        Just("![[Old#Part|cap]] ".to_string()),
+        Just("[[ Old | spaced ]] ".to_string()),
+        Just("[t](Old.md#h) ".to_string()),
+        Just("[t](<Old.md> \"title [x](y.md)\") ".to_string()),
+        Just("\n\n[def]: Old.md\n\n".to_string()),
+        Just("\n\n| a | b |\n|---|---|\n| [[Old\\|x]] | `[[Old]]` |\n\n".to_string()),
+        Just("\n\n> ```\n> [[Old]]\n> ```\n\n".to_string()),
+        Just("\n\n    [[Old]] [t](Old.md)\n\n".to_string()),
+        Just("`[[Old]]` ".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A target's span is exact: writing another target there and parsing again finds the
+    /// same links, the new target at the same place, and every other byte as it was.
+    #[test]
+    fn a_target_rewritten_in_its_span_reads_back_in_place(
+        pieces in prop::collection::vec(span_piece(), 0..12),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let text = format!("---\nname: x\n---\n{}", pieces.concat());
+        let links = parse_links(&text);
+        prop_assume!(!links.is_empty());
+        let chosen = pick.index(links.len());
+        let link = &links[chosen];
+        let new = if link.form == LinkForm::Markdown { "New/Place.md" } else { "New/Place" };
+        let edited = format!("{}{new}{}", &text[..link.target_span.start], &text[link.target_span.end..]);
+        let again = parse_links(&edited);
+        prop_assert_eq!(again.len(), links.len(), "{}", edited);
+        let shift = new.len() as isize - link.target_span.len() as isize;
+        for (n, (before, after)) in links.iter().zip(&again).enumerate() {
+            prop_assert_eq!((before.form, &before.heading, &before.alias, before.line), (after.form, &after.heading, &after.alias, after.line));
+            if n == chosen {
+                prop_assert_eq!(&after.target, new);
+                prop_assert_eq!(after.target_span.start, before.target_span.start);
+            } else {
+                prop_assert_eq!(&after.target, &before.target);
+                let moved = if n > chosen { shift } else { 0 };
+                prop_assert_eq!(after.target_span.start as isize, before.target_span.start as isize + moved);
+            }
+        }
+        prop_assert_eq!(&edited[..link.target_span.start], &text[..link.target_span.start]);
+        prop_assert_eq!(&edited[link.target_span.start + new.len()..], &text[link.target_span.end..]);
+    }
 }

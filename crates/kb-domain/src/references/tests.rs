@@ -179,3 +179,38 @@ proptest! {
         }
     }
 }
+
+/// `document` of the note at `referrer` once `from` is at `to`, in a vault of `notes`.
+fn retarget_in(notes: &[&str], referrer: &str, document: &str, from: &str, to: &str) -> Option<String> {
+    let resolver = LinkResolver::new(notes.iter().map(|n| (*n, Vec::new())));
+    retarget_references_in(&path(referrer), document, &path(from), &path(to), &resolver)
+}
+
+#[test]
+fn a_markdown_link_is_rewritten_by_the_rule_that_reads_it() {
+    let notes = ["Journal/a.md", "Journal/sub/b.md", "sub/b.md"];
+    let doc = "See [b](sub/b.md#top).\n";
+    // `sub/b.md` from Journal/ is Journal/sub/b.md: moving the other one changes nothing.
+    assert_eq!(retarget_in(&notes, "Journal/a.md", doc, "sub/b.md", "Old/b.md"), None);
+    // Moving the one it leads to rewrites it, relative to the note's folder as it was.
+    assert_eq!(
+        retarget_in(&notes, "Journal/a.md", doc, "Journal/sub/b.md", "Journal/Old/b.md").as_deref(),
+        Some("See [b](Old/b.md#top).\n")
+    );
+    assert_eq!(
+        retarget_in(&notes, "Journal/a.md", doc, "Journal/sub/b.md", "Archive/b.md").as_deref(),
+        Some("See [b](../Archive/b.md#top).\n")
+    );
+    // Rooted stays rooted; one from the vault root stays from the root.
+    let rooted = "[r](/sub/b.md) [p](sub/b.md)\n";
+    assert_eq!(
+        retarget_in(&["Home.md", "sub/b.md"], "Home.md", rooted, "sub/b.md", "Old/b.md").as_deref(),
+        Some("[r](/Old/b.md) [p](Old/b.md)\n")
+    );
+    // The moving note reads its own links from its new folder.
+    let own = "[b](sub/b.md) [c](../sub/b.md)\n";
+    assert_eq!(
+        retarget_in(&notes, "Journal/a.md", own, "Journal/a.md", "Work/a.md").as_deref(),
+        Some("[b](../Journal/sub/b.md) [c](../sub/b.md)\n")
+    );
+}

@@ -250,10 +250,12 @@ impl Cache {
             .collect()
     }
 
-    /// The text of the note at `source` with its `[[wikilinks]]` that led to `from` leading
-    /// to `to` (see [`kb_domain::links::retarget_wikilinks`]), as the vault is before the
-    /// move; `None` when none changes.
-    pub(crate) fn retarget_wikilinks(
+    /// The text of the note at `source` with its references to `from` (frontmatter paths,
+    /// Markdown links, `[[wikilinks]]`) leading to `to`, and its other links still leading
+    /// where they led (see [`kb_domain::references::retarget_references_in`] and
+    /// [`kb_domain::links::retarget_wikilinks`]), as the vault is before the move; `None`
+    /// when none changes. When `source` is `from`, its links are read from `to`.
+    pub(crate) fn retarget_links(
         &mut self,
         source: &EntryPath,
         text: &str,
@@ -261,7 +263,10 @@ impl Cache {
         to: &EntryPath,
     ) -> Option<String> {
         let resolver = self.links.graph().resolver();
+        let references = kb_domain::references::retarget_references_in(source, text, from, to, resolver);
+        let text = references.as_deref().unwrap_or(text);
         kb_domain::links::retarget_wikilinks(source.as_str(), text, from.as_str(), to.as_str(), resolver)
+            .or(references)
     }
 
     /// The top folders of the person's own notes with how many each holds.

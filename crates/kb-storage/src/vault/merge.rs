@@ -11,7 +11,6 @@ use std::path::PathBuf;
 
 use chrono::NaiveDate;
 use kb_domain::merge::{check_merge, merge_entries};
-use kb_domain::references::retarget_references;
 use kb_domain::{ChangeContext, Entry, EntryChange, EntryPath, FileChange, MergeOutcome, RepositoryError};
 
 use super::safe_path::io_error;
@@ -85,10 +84,7 @@ impl Vault {
             let Ok(before) = fs::read_to_string(&file) else { continue };
             let mut after = before.clone();
             for source in sources {
-                if let Some(changed) = retarget_references(&referrer, &after, source, target) {
-                    after = changed;
-                }
-                if let Some(changed) = state.cache.retarget_wikilinks(&referrer, &after, source, target) {
+                if let Some(changed) = state.cache.retarget_links(&referrer, &after, source, target) {
                     after = changed;
                 }
             }

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use kb_domain::fields::keys;
 use kb_domain::frontmatter::render_document;
-use kb_domain::references::{rebase_own_links, retarget_references};
 use kb_domain::transform::MoveError;
 use kb_domain::{
     Category, ChangeContext, Entry, EntryChange, EntryPath, FileChange, Frontmatter, MoveOutcome,
@@ -31,7 +30,8 @@ struct Moving {
     /// Its `id` (kept, or given back from history, or new); empty for a note of the
     /// person's that stays outside the category folders (kb gives it none).
     id: String,
-    /// The new file's text, its links rebased to the new folder.
+    /// The new file's text (links written from its folder are rewritten once its new
+    /// path is known).
     document: String,
 }
 
@@ -50,14 +50,6 @@ impl Destination {
         match self {
             Destination::Category(category) => *category,
             Destination::Path(path) => path.category(),
-        }
-    }
-
-    /// The folder the note is in once moved, vault-relative.
-    fn folder(&self) -> &str {
-        match self {
-            Destination::Category(category) => category.as_str(),
-            Destination::Path(path) => path.folder(),
         }
     }
 }
@@ -142,12 +134,9 @@ impl Vault {
         span.record("references", referrers.len());
         // The entry's links to itself, and other entries' references to it, are pointed at
         // the new path, all in memory first.
-        let own_links = retarget_references(&new_path, &moving.document, path, &new_path);
-        let own_text = own_links.as_deref().unwrap_or(&moving.document);
         let moved_text = state
             .cache
-            .retarget_wikilinks(path, own_text, path, &new_path)
-            .or(own_links)
+            .retarget_links(path, &moving.document, path, &new_path)
             .unwrap_or_else(|| moving.document.clone());
         let rewrites = self.rewrites(&mut state.cache, &referrers, path, &new_path);
         let recorded = move_record(&moving, path, &new_path, &moved_text, &rewrites);
@@ -210,9 +199,9 @@ impl Vault {
         let category = target.category();
         let adopted = matches!(target, Destination::Category(_)) || category != path.category();
         if !adopted || !category.is_folder() {
-            // Only the folder changes: the bytes are kept, but for links written from it.
-            let document =
-                rebase_own_links(&old_text, path, target.folder()).unwrap_or_else(|| old_text.clone());
+            // Only the folder changes: the bytes are kept (links written from the note's
+            // folder are rewritten once its new path is known).
+            let document = old_text.clone();
             let id = entry.id().unwrap_or_default().to_string();
             let Entry { frontmatter, body, .. } = entry;
             return Ok(Moving { old_text, frontmatter, body, id, document });
@@ -226,9 +215,7 @@ impl Vault {
                 None
             })
         });
-        // Links written from the entry's own folder must still lead where they did.
-        let rendered = render_document(&frontmatter, &body);
-        let document = rebase_own_links(&rendered, path, target.folder()).unwrap_or(rendered);
+        let document = render_document(&frontmatter, &body);
         Ok(Moving { old_text, frontmatter, body, id, document })
     }
 
@@ -246,9 +233,7 @@ impl Vault {
             .filter_map(|referrer| {
                 let file = self.root.checked_writable_file(referrer).ok()?;
                 let before = fs::read_to_string(&file).ok()?;
-                let references = retarget_references(referrer, &before, old, new);
-                let text = references.as_deref().unwrap_or(&before);
-                let after = cache.retarget_wikilinks(referrer, text, old, new).or(references)?;
+                let after = cache.retarget_links(referrer, &before, old, new)?;
                 Some(Rewrite { referrer: referrer.clone(), file, before, after })
             })
             .collect()

@@ -287,7 +287,7 @@ fn piece(notes: usize) -> impl Strategy<Value = Piece> {
         prop::sample::select(NAMES.to_vec()),
     ];
     prop_oneof![
-        2 => "[a-z ]{0,12}".prop_map(Piece::Words),
+        2 => "[a-z]{1,4}( [a-z]{1,4}){0,2} ?".prop_map(Piece::Words),
         1 => Just(Piece::Break),
         5 => (form, 0..notes, 0u8..5, any::<bool>(), any::<bool>())
             .prop_map(|(form, to, how, heading, alias)| Piece::Link { form, to, how, heading, alias }),
@@ -491,11 +491,14 @@ proptest! {
                     }
                 }
                 if !still && !o.target.contains('/') {
-                    // The shortest end of the path that leads there.
+                    // The shortest end of the path that names the note alone.
                     let written = n.target.trim_end_matches(".md");
+                    let alone = |end: &str| after.names_only(end, expected, (expected, expected));
+                    prop_assert!(alone(written), "{} names more than {}", written, expected);
                     for shorter in path_ends(written).into_iter().filter(|e| e.len() < written.len()) {
                         let link = parse_links(&format!("[[{shorter}]]")).remove(0);
-                        prop_assert_ne!(after.resolve(m.path, &link), Some(expected), "{} is shorter than {}", shorter, written);
+                        let leads = after.resolve(m.path, &link) == Some(expected);
+                        prop_assert!(!(leads && alone(shorter)), "{} is shorter than {}", shorter, written);
                     }
                 }
             }
@@ -506,4 +509,47 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_rewritten_name_is_one_no_other_note_shares() {
+    let resolver = LinkResolver::new([("Home.md", vec![]), ("Old/Note.md", vec![]), ("Y/Dup.md", vec![])]);
+    // Moving Old/Note.md to X/Dup.md: `[[Dup]]` would lead there from Home.md only by a
+    // tie-break (X/Dup.md and Y/Dup.md are equally near); `[[X/Dup]]` names it alone.
+    assert_eq!(
+        retarget_wikilinks("Home.md", "[[Note|n]] ![[Note]]", "Old/Note.md", "X/Dup.md", &resolver)
+            .as_deref(),
+        Some("[[X/Dup|n]] ![[X/Dup]]")
+    );
+    // From X/, Dup is nearest, still not alone: the same path.
+    assert_eq!(
+        retarget_wikilinks("X/Other.md", "[[Note]]", "Old/Note.md", "X/Dup.md", &resolver).as_deref(),
+        Some("[[X/Dup]]")
+    );
+    // A name no other note has stays the short name.
+    assert_eq!(
+        retarget_wikilinks("Home.md", "[[Note]]", "Old/Note.md", "X/Alone.md", &resolver).as_deref(),
+        Some("[[Alone]]")
+    );
+}
+
+#[test]
+fn relative_wikilinks_stay_relative() {
+    let resolver = LinkResolver::new([("A/Here.md", vec![]), ("A/Sib.md", vec![]), ("B/Note.md", vec![])]);
+    // The linked note moves: the link is written from the linking note's folder again.
+    assert_eq!(
+        retarget_wikilinks("A/Here.md", "[[../B/Note|n]] [[./Sib]]", "B/Note.md", "C/D/Note.md", &resolver)
+            .as_deref(),
+        Some("[[../C/D/Note|n]] [[./Sib]]")
+    );
+    assert_eq!(
+        retarget_wikilinks("A/Here.md", "[[./Sib#H]]", "A/Sib.md", "A/Sub/Sib2.md", &resolver).as_deref(),
+        Some("[[./Sub/Sib2#H]]")
+    );
+    // The linking note moves: its relative links still lead where they led.
+    assert_eq!(
+        retarget_wikilinks("A/Here.md", "[[../B/Note]] [[./Sib]]", "A/Here.md", "B/Here.md", &resolver)
+            .as_deref(),
+        Some("[[../B/Note]] [[../A/Sib]]")
+    );
 }
