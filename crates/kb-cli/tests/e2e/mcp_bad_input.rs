@@ -325,5 +325,17 @@ fn a_vault_that_cannot_be_opened_is_named_to_every_request_until_the_client_leav
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(!status.success(), "{status:?}");
+
+    // A client that sends its requests and closes stdin at once still hears every answer.
+    let mut kb = RawStdio::start(&file);
+    std::thread::sleep(Duration::from_secs(1));
+    kb.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    kb.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    drop(kb.stdin.take());
+    let mut ids: Vec<i64> =
+        (0..2).map(|_| kb.answer()).map(|a| a["id"].as_i64().unwrap_or_default()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2]);
+    let _ = kb.child.wait();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a vault\n", "the file was changed");
 }

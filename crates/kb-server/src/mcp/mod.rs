@@ -303,7 +303,15 @@ pub async fn serve_stdio(assistant: Opening, local: Option<LocalClient>) -> anyh
     let transport =
         rmcp::transport::async_rw::AsyncRwTransport::new_server(framed.server_in, framed.server_out);
     let handler = KbMcp::opening(assistant).beside(local);
-    let running = handler.clone().serve(transport).await?;
+    let running = match handler.clone().serve(transport).await {
+        Ok(running) => running,
+        Err(error) => {
+            // No session (the client left, or kb could not be opened and every request
+            // was answered why by the framing): what was answered is still written.
+            let _ = framed.done.await;
+            return Err(error.into());
+        }
+    };
     let ended = running.waiting().await;
     // A client that hung up mid-call: the call still finishes (and is recorded) first.
     handler.finish_calls().await;
