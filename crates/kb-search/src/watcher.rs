@@ -15,6 +15,7 @@
 //! thousands of files is one batch, or a few, never one per file. Events that cannot be
 //! mapped to single files (a folder made, removed or renamed; the system losing events)
 //! make the batch a full [`TantivyIndex::reconcile`], and folders made since are watched.
+//! A server settles the watcher before it answers ([`WatchSettler`], in `settle`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -29,8 +30,12 @@ use notify::event::{AccessKind, AccessMode};
 use notify::event::{ModifyKind, RemoveKind};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
+pub use self::settle::WatchSettler;
+use self::settle::{Fences, fence_number};
 use crate::error::WatchError;
 use crate::index::TantivyIndex;
+
+mod settle;
 
 /// How long the vault must be quiet (no event on an entry) before a batch is handled.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -41,10 +46,6 @@ pub const MAX_GATHER: Duration = Duration::from_secs(1);
 
 /// The folder in the index folder where [`WatchSettler::settle`] makes its fences.
 const FENCE_FOLDER: &str = "watch-fences";
-
-/// How long [`WatchSettler::settle`] waits for its fence's event (a fence the system lost
-/// in an overflowing queue ends the wait).
-const FENCE_WAIT: Duration = Duration::from_secs(1);
 
 /// Called once per batch with the entry paths whose indexed entry changed because of an
 /// outside edit (so kb-core can refresh the vault's cache: `Vault::follow_all`); of every path of the batch
@@ -152,106 +153,6 @@ impl Drop for VaultWatcher {
             let _ = worker.join();
         }
     }
-}
-
-/// Settles a [`VaultWatcher`]: waits until every outside edit made before the call is
-/// handled (indexed, and its `OnChange` called).
-#[derive(Clone)]
-pub struct WatchSettler {
-    batcher: Arc<Batcher>,
-    fences: Arc<Fences>,
-}
-
-impl std::fmt::Debug for WatchSettler {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WatchSettler").field("fences", &self.fences.dir).finish()
-    }
-}
-
-impl WatchSettler {
-    /// Waits until every event the system queued before this call is handled: makes a
-    /// fence file in a watched folder of its own, waits for the fence's event (the
-    /// system delivers one watcher's events in order, so every earlier event has been
-    /// taken in by then), then has the batch holding those events handled at once rather
-    /// than after [`DEBOUNCE`], and waits for it. Whether the watcher settled within
-    /// `within`; `false` also when the fence cannot be made, its event was lost, or the
-    /// watcher stopped. Blocks: call it off an async runtime's threads.
-    pub fn settle(&self, within: Duration) -> bool {
-        let deadline = Instant::now() + within;
-        let number = self.fences.next.fetch_add(1, Ordering::AcqRel) + 1;
-        let fence = self.fences.dir.join(fence_name(number));
-        if let Err(error) = std::fs::File::create(&fence) {
-            tracing::warn!(%error, fence = %fence.display(), "cannot make a fence to settle outside edits");
-            return false;
-        }
-        let settled = self.wait_for_fence(number, deadline.min(Instant::now() + FENCE_WAIT))
-            && self.wait_for_batch(deadline);
-        if let Err(error) = std::fs::remove_file(&fence) {
-            tracing::debug!(%error, "a fence is left behind");
-        }
-        settled
-    }
-
-    /// Waits until the fence numbered `number` was taken in. Only its own counts: fences
-    /// of settles running at the same time may be made in another order than numbered.
-    fn wait_for_fence(&self, number: u64, deadline: Instant) -> bool {
-        let pending = lock(&self.batcher.pending);
-        self.batcher.wait_until(pending, deadline, |pending| pending.fences_seen.remove(&number))
-    }
-
-    /// Has what is gathered handled now, and waits until it and any batch being handled
-    /// are done.
-    fn wait_for_batch(&self, deadline: Instant) -> bool {
-        let batcher = &self.batcher;
-        let mut pending = lock(&batcher.pending);
-        let target = if pending.first.is_some() {
-            pending.urgent = true;
-            batcher.wake.notify_all();
-            pending.taken + 1
-        } else {
-            pending.taken
-        };
-        batcher.wait_until(pending, deadline, |pending| pending.done >= target)
-    }
-}
-
-/// The fences of one watcher: files named `{pid}-{number}` in a folder it watches.
-struct Fences {
-    dir: PathBuf,
-    /// The last number given out.
-    next: AtomicU64,
-}
-
-impl Fences {
-    /// Makes the fence folder (removing fences that a process which died while settling
-    /// left there over a minute ago) and watches it.
-    fn watched(watches: &mut Watches, dir: PathBuf) -> std::io::Result<Fences> {
-        std::fs::create_dir_all(&dir)?;
-        for item in std::fs::read_dir(&dir)?.flatten() {
-            let age = item.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
-            if age.is_some_and(|age| age > Duration::from_secs(60)) {
-                let _ = std::fs::remove_file(item.path());
-            }
-        }
-        watches.watcher.watch(&dir, RecursiveMode::NonRecursive).map_err(std::io::Error::other)?;
-        watches.folders.insert(dir.clone());
-        Ok(Fences { dir, next: AtomicU64::new(0) })
-    }
-}
-
-/// The name of this process's fence numbered `number`.
-fn fence_name(number: u64) -> String {
-    format!("{}-{number}", std::process::id())
-}
-
-/// The number of this process's fence at `path`, when it is one of `dir`.
-fn fence_number(dir: &Path, path: &Path) -> Option<u64> {
-    if path.parent()? != dir {
-        return None;
-    }
-    let name = path.file_name()?.to_str()?;
-    let (pid, number) = name.split_once('-')?;
-    (pid == std::process::id().to_string()).then(|| number.parse().ok()).flatten()
 }
 
 /// The system's watcher and the folders it was asked to watch.

@@ -1,6 +1,7 @@
 //! kb-server: the axum HTTP backend ([`routes`], described in `docs/HTTP.md`) and the web
 //! page, over kb-core's [`kb_core::Assistant`]; [`mod@serve`] starts and stops it, over
-//! plain HTTP or HTTPS ([`tls`]).
+//! plain HTTP or HTTPS ([`tls`]), each connection served (and closed at a stop) by
+//! [`connections`].
 //!
 //! Every `/api` answer but `GET /api/index` (Markdown) is JSON in camelCase, in the shape
 //! of the matching tool's `data` where a tool answers it; errors are `{"error": {"code", "message"}}` with
@@ -14,6 +15,7 @@
 //! ([`local`]).
 
 pub mod auth;
+pub mod connections;
 pub mod dto;
 pub mod error;
 pub mod idempotency;

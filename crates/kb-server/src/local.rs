@@ -109,12 +109,8 @@ impl LocalSocket {
                     let app = app(state, database);
                     let shutdown = state.shutdown.clone();
                     let task = tokio::spawn(async move {
-                        let served = axum::serve(listener, app)
-                            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-                            .await;
-                        if let Err(error) = served {
-                            tracing::warn!(%error, "the local socket stopped");
-                        }
+                        let stopping = async move { shutdown.cancelled().await };
+                        crate::connections::serve(listener, app, stopping, crate::connections::ready).await;
                     });
                     tracing::info!(socket = %place.path.display(), "kb commands on this vault are answered here");
                     return Ok(Some(LocalSocket { path: place.path, _lock: lock, task }));

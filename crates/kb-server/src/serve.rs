@@ -1,6 +1,11 @@
-//! Starting and stopping the server: the loopback rule, binding, plain HTTP or HTTPS
-//! ([`crate::tls`]), graceful shutdown on SIGINT/SIGTERM (in-flight turns finish; the
+//! Starting and stopping the server: the token and loopback rules, binding, plain HTTP or
+//! HTTPS ([`crate::tls`]), graceful shutdown on SIGINT/SIGTERM (in-flight turns finish;
+//! idle connections and half-sent requests are closed, see [`crate::connections`]; the
 //! database is closed cleanly).
+//!
+//! Beyond loopback a token is required, and over plain HTTP it would travel in clear text:
+//! kb then refuses to start unless `KB_ALLOW_PLAIN_HTTP` says so, and warns at start and
+//! in `/healthz` when it does.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,6 +26,21 @@ pub enum ServeError {
         "refusing to listen on {0} without KB_API_TOKEN: set a token or use a loopback address like 127.0.0.1"
     )]
     OpenWithoutToken(SocketAddr),
+    /// `KB_API_TOKEN` with white space around it: no client sends those, so none would
+    /// ever be let in.
+    #[error(
+        "KB_API_TOKEN begins or ends with white space, so no request could carry it: set it without the surrounding spaces"
+    )]
+    TokenSpaces,
+    /// A token beyond loopback over plain HTTP, without `KB_ALLOW_PLAIN_HTTP`.
+    #[error(
+        "refusing to send KB_API_TOKEN in clear text on {0}: serve HTTPS with --tls-cert and --tls-key, \
+         or set KB_ALLOW_PLAIN_HTTP=1 to accept plain HTTP on a network you trust"
+    )]
+    TokenInClear(SocketAddr),
+    /// A yes-or-no setting with another value.
+    #[error("{0} takes 1/0, true/false, yes/no or on/off, not {1:?}")]
+    NotYesOrNo(&'static str, String),
     /// `--tls-cert` without `--tls-key`, or the other way round.
     #[error("{0}: give both --tls-cert and --tls-key, or neither")]
     TlsFlags(&'static str),
@@ -37,6 +57,46 @@ pub fn check_listen_address(addr: SocketAddr, has_token: bool) -> Result<(), Ser
     if addr.ip().is_loopback() || has_token { Ok(()) } else { Err(ServeError::OpenWithoutToken(addr)) }
 }
 
+/// `KB_API_TOKEN` as given (`value`): `None` when unset or blank; refused with white space
+/// around it.
+pub fn api_token(value: Option<String>) -> Result<Option<String>, ServeError> {
+    match value {
+        Some(token) if token.trim().is_empty() => Ok(None),
+        Some(token) if token.trim() != token => Err(ServeError::TokenSpaces),
+        token => Ok(token),
+    }
+}
+
+/// Checks that the token of a server on `addr` (over TLS or not) does not travel in clear
+/// text beyond loopback, unless `allow_plain_http`; then answers the warning to give.
+pub fn check_plain_http(
+    addr: SocketAddr,
+    has_token: bool,
+    tls: bool,
+    allow_plain_http: bool,
+) -> Result<Option<String>, ServeError> {
+    if !has_token || tls || addr.ip().is_loopback() {
+        return Ok(None);
+    }
+    if !allow_plain_http {
+        return Err(ServeError::TokenInClear(addr));
+    }
+    Ok(Some(format!(
+        "KB_API_TOKEN travels in clear text: kb serves plain HTTP on {addr} (KB_ALLOW_PLAIN_HTTP), so \
+         anyone on the network can read it; serve HTTPS with --tls-cert and --tls-key"
+    )))
+}
+
+/// A yes-or-no environment variable: unset or blank is no.
+fn yes_or_no(name: &'static str, value: Option<String>) -> Result<bool, ServeError> {
+    let Some(value) = value else { return Ok(false) };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" => Ok(false),
+        "1" | "true" | "yes" | "on" => Ok(true),
+        _ => Err(ServeError::NotYesOrNo(name, value)),
+    }
+}
+
 /// A bound server, ready to run.
 pub struct Server {
     listener: TcpListener,
@@ -50,7 +110,7 @@ pub struct Server {
 
 impl Server {
     /// Opens kb (following outside edits) and binds `addr`, for plain HTTP.
-    /// `KB_API_TOKEN` is read here.
+    /// `KB_API_TOKEN` and `KB_ALLOW_PLAIN_HTTP` are read here.
     pub async fn bind(config: Config, addr: SocketAddr) -> anyhow::Result<Server> {
         Server::bind_with_tls(config, addr, None).await
     }
@@ -62,8 +122,10 @@ impl Server {
         addr: SocketAddr,
         tls: Option<&TlsFiles>,
     ) -> anyhow::Result<Server> {
-        let token = std::env::var("KB_API_TOKEN").ok().filter(|t| !t.trim().is_empty());
+        let token = api_token(std::env::var("KB_API_TOKEN").ok())?;
         check_listen_address(addr, token.is_some())?;
+        let allow_plain_http = yes_or_no("KB_ALLOW_PLAIN_HTTP", std::env::var("KB_ALLOW_PLAIN_HTTP").ok())?;
+        let in_clear = check_plain_http(addr, token.is_some(), tls.is_some(), allow_plain_http)?;
         let tls = tls.map(TlsFiles::acceptor).transpose()?;
         // The address first: a second `kb serve` on it stops before touching the vault.
         let listener = TcpListener::bind(addr).await.map_err(|error| match error.kind() {
@@ -81,7 +143,12 @@ impl Server {
         }
         // Taken once the database exists: its file's canonical path.
         let database = config.database_identity();
-        Ok(Server { listener, state: AppState::new(assistant, token), tls, kb_dir, database })
+        let mut state = AppState::new(assistant, token);
+        if let Some(warning) = in_clear {
+            tracing::warn!("{warning}");
+            state = state.with_notice(warning);
+        }
+        Ok(Server { listener, state, tls, kb_dir, database })
     }
 
     /// The address actually bound (useful with port 0).
@@ -115,7 +182,15 @@ impl Server {
         };
         match self.tls {
             Some(acceptor) => crate::tls::serve(self.listener, acceptor, router(self.state), stopping).await,
-            None => axum::serve(self.listener, router(self.state)).with_graceful_shutdown(stopping).await?,
+            None => {
+                crate::connections::serve(
+                    self.listener,
+                    router(self.state),
+                    stopping,
+                    crate::connections::ready,
+                )
+                .await;
+            }
         }
         schedules.abort();
         drop(local);
@@ -182,5 +257,32 @@ mod tests {
         assert!(check_listen_address(v6, false).is_ok());
         assert_eq!(check_listen_address(open, false), Err(ServeError::OpenWithoutToken(open)));
         assert!(check_listen_address(open, true).is_ok());
+    }
+
+    #[test]
+    fn a_token_with_spaces_around_it_is_refused() {
+        assert_eq!(api_token(None), Ok(None));
+        assert_eq!(api_token(Some("  ".into())), Ok(None));
+        assert_eq!(api_token(Some("abc".into())), Ok(Some("abc".into())));
+        assert_eq!(api_token(Some("a b".into())), Ok(Some("a b".into())));
+        for spaced in [" abc ", "abc ", "\tabc", "abc\n"] {
+            assert_eq!(api_token(Some(spaced.into())), Err(ServeError::TokenSpaces), "{spaced:?}");
+        }
+    }
+
+    #[test]
+    fn a_token_beyond_loopback_needs_tls_or_consent_to_plain_http() {
+        let loopback: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let open: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert_eq!(check_plain_http(loopback, true, false, false), Ok(None));
+        assert_eq!(check_plain_http(open, true, true, false), Ok(None));
+        assert_eq!(check_plain_http(open, false, false, false), Ok(None));
+        assert_eq!(check_plain_http(open, true, false, false), Err(ServeError::TokenInClear(open)));
+        let warning = check_plain_http(open, true, false, true).unwrap().unwrap();
+        assert!(warning.contains("clear text") && warning.contains("--tls-cert"), "{warning}");
+        assert_eq!(yes_or_no("X", None), Ok(false));
+        assert_eq!(yes_or_no("X", Some(" Yes ".into())), Ok(true));
+        assert_eq!(yes_or_no("X", Some("0".into())), Ok(false));
+        assert!(yes_or_no("X", Some("maybe".into())).is_err());
     }
 }

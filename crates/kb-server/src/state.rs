@@ -18,6 +18,9 @@ pub struct AppState {
     /// Where the changes asked through these routes come from: `api`, or `cli` for the
     /// commands `kb serve` answers on its local socket.
     pub source: CaptureSource,
+    /// What the person running this server should know, added to `/healthz`'s `notices`
+    /// (a token that travels in clear text).
+    pub notices: Arc<[String]>,
 }
 
 impl AppState {
@@ -28,7 +31,16 @@ impl AppState {
             token: token.filter(|t| !t.is_empty()).map(Arc::from),
             shutdown: tokio_util::sync::CancellationToken::new(),
             source: CaptureSource::Api,
+            notices: Vec::new().into(),
         }
+    }
+
+    /// This state, telling `notice` in `/healthz` too.
+    pub fn with_notice(mut self, notice: String) -> AppState {
+        let mut notices = self.notices.to_vec();
+        notices.push(notice);
+        self.notices = notices.into();
+        self
     }
 
     /// The entries, changed as coming from [`AppState::source`].

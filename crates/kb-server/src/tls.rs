@@ -12,16 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::crypto::aws_lc_rs;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::serve::ServeError;
 
@@ -93,63 +89,32 @@ fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, ServeError> {
         .map_err(|e| ServeError::TlsInvalid(path.to_path_buf(), format!("no private key in it ({e})")))
 }
 
-/// Serves `app` over TLS on `listener` until `stopping` completes; then stops accepting,
-/// lets each connection finish the request it is answering, and returns once all closed.
+/// Serves `app` over TLS on `listener` until `stopping` completes, as plain HTTP is
+/// served ([`crate::connections::serve`]): each connection's handshake first.
 pub async fn serve(
     listener: TcpListener,
     acceptor: TlsAcceptor,
     app: Router,
     stopping: impl Future<Output = ()>,
 ) {
-    let connections = TaskTracker::new();
-    let closing = CancellationToken::new();
-    tokio::pin!(stopping);
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut stopping => break,
-        };
-        let tcp = match accepted {
-            Ok((tcp, _peer)) => tcp,
-            Err(error) => {
-                // Out of file descriptors and the like: wait a moment rather than spin.
-                tracing::warn!(%error, "cannot accept a connection");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        connections.spawn(connection(tcp, acceptor.clone(), app.clone(), closing.clone()));
-    }
-    closing.cancel();
-    connections.close();
-    connections.wait().await;
+    crate::connections::serve(listener, app, stopping, move |tcp| handshake(acceptor.clone(), tcp)).await;
 }
 
-/// One connection: the handshake, then HTTP/1.1 until the client hangs up or kb stops.
-async fn connection(
-    tcp: tokio::net::TcpStream,
+/// The TLS handshake of a connection: `None` when it fails or takes too long.
+async fn handshake(
     acceptor: TlsAcceptor,
-    app: Router,
-    closing: CancellationToken,
-) {
-    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-        Ok(Ok(tls)) => tls,
-        Ok(Err(error)) => return tracing::debug!(%error, "TLS handshake failed"),
-        Err(_) => return tracing::debug!("TLS handshake timed out"),
-    };
-    let service = TowerToHyperService::new(app);
-    let http = hyper::server::conn::http1::Builder::new();
-    let served = http.serve_connection(TokioIo::new(tls), service).with_upgrades();
-    tokio::pin!(served);
-    let result = tokio::select! {
-        result = served.as_mut() => result,
-        () = closing.cancelled() => {
-            served.as_mut().graceful_shutdown();
-            served.await
+    tcp: tokio::net::TcpStream,
+) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+        Ok(Ok(tls)) => Some(tls),
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "TLS handshake failed");
+            None
         }
-    };
-    if let Err(error) = result {
-        tracing::debug!(%error, "HTTPS connection ended with an error");
+        Err(_) => {
+            tracing::debug!("TLS handshake timed out");
+            None
+        }
     }
 }
 

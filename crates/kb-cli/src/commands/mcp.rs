@@ -3,7 +3,9 @@
 //! same vault, follows their changes and outside edits, and logs to stderr only.
 //!
 //! The client's `initialize` is answered at once; kb opens meanwhile, and the first request
-//! that needs it waits for it. When kb cannot be opened, the command ends with that error.
+//! that needs it waits for it. When kb cannot be opened (the vault is a file, a folder kb
+//! may not write), every request from then on, `initialize` included, is answered with the
+//! reason, and the command ends with that error once the client disconnects.
 //! Beside a running `kb serve` on the vault, tool calls are asked of it first
 //! ([`kb_server::local`]), so they do not wait for kb to open here.
 
@@ -25,18 +27,30 @@ pub async fn run(mut config: Config, no_server: bool) -> Result<(), CliError> {
     let (opened, opening) = tokio::sync::watch::channel(None);
     let open = async move {
         let assistant = Assistant::open(config).await.map(|a| Arc::new(a.with_source(CaptureSource::Mcp)));
-        let shared = assistant.as_ref().map(Arc::clone).map_err(|e| Arc::<str>::from(e.to_string()));
+        // The whole chain of causes: the client is told what the command line would print.
+        let shared =
+            assistant.as_ref().map(Arc::clone).map_err(|e| Arc::<str>::from(kb_domain::Chain(e).to_string()));
         let _ = opened.send(Some(shared));
         assistant
     };
     let serve = kb_server::mcp::serve_stdio(opening, local);
     tokio::pin!(serve);
-    let assistant = tokio::select! {
-        assistant = open => assistant?,
+    let opened = tokio::select! {
+        opened = open => opened,
         // The client left before kb was open: nothing was asked of it.
         served = &mut serve => {
             served?;
             return Ok(());
+        }
+    };
+    let assistant = match opened {
+        Ok(assistant) => assistant,
+        Err(error) => {
+            // The client hears why at its next request, whatever it is (see
+            // `kb_server::mcp::stdio`); the command ends once it has gone.
+            tracing::error!(%error, "kb cannot be opened: each MCP request is answered with why");
+            let _ = serve.await;
+            return Err(error.into());
         }
     };
     tracing::info!(vault = %assistant.vault_root().display(), "kb mcp: serving an MCP client on stdio");

@@ -113,6 +113,28 @@ impl KbServer {
         let _ = self.child.wait();
     }
 
+    /// Sends the process the signal `name` (`TERM`, `INT`), as a service manager or a
+    /// Ctrl-C would.
+    pub fn signal(&self, name: &str) {
+        let sent =
+            Command::new("kill").arg("-s").arg(name).arg(self.child.id().to_string()).status().unwrap();
+        assert!(sent.success(), "kill -s {name} failed");
+    }
+
+    /// Waits up to `limit` for the process to end: its exit status, or `None` if it still runs.
+    pub async fn exited_within(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// What kb logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.root.path().join("kb.log")).unwrap_or_default()
@@ -170,7 +192,7 @@ impl Drop for KbServer {
 }
 
 /// Polls `/healthz` until it answers 200 (true), the process ends or time runs out.
-async fn wait_ready(addr: SocketAddr, child: &mut Child) -> bool {
+pub async fn wait_ready(addr: SocketAddr, child: &mut Child) -> bool {
     let deadline = Instant::now() + START_TIMEOUT;
     while Instant::now() < deadline {
         if child.try_wait().unwrap().is_some() {

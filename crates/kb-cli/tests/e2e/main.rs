@@ -22,6 +22,7 @@ mod own_notes;
 mod processes;
 mod references;
 mod semantic;
+mod serving;
 mod startup;
 mod terminal;
 mod tls;

@@ -287,3 +287,55 @@ async fn bad_requests_to_mcp_over_http_are_refused_clearly_and_the_server_stays_
     let answer = messages(&reply).into_iter().find(|m| m["id"] == 5).expect("an answer");
     assert_eq!(answer["result"]["tools"].as_array().map(Vec::len), Some(12));
 }
+
+#[test]
+fn a_vault_that_cannot_be_opened_is_named_to_every_request_until_the_client_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the vault folder should be: kb cannot open it.
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "not a vault\n").unwrap();
+    let mut kb = RawStdio::start(&file);
+    // Opening fails in a few milliseconds: an initialize sent after is answered the reason.
+    std::thread::sleep(Duration::from_secs(1));
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}});
+    for (id, method, params) in [
+        (1, "initialize", init),
+        (2, "tools/list", json!({})),
+        (3, "tools/call", json!({"name": "list_entries", "arguments": {}})),
+        (4, "resources/read", json!({"uri": "kb://index"})),
+        (5, "ping", json!({})),
+    ] {
+        let answer = kb.request(id, method, params);
+        let (code, message) = error_of(&answer);
+        assert_eq!(code, -32603, "{method}: {answer}");
+        assert!(message.starts_with("kb could not be opened"), "{method}: {message}");
+        assert!(message.contains("notes.txt"), "{method}: the reason names the path: {message}");
+    }
+    // A notification needs no answer; the next request still hears why.
+    kb.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(error_of(&kb.request(6, "prompts/list", json!({}))).0, -32603);
+    // Once the client leaves, kb mcp ends with the error.
+    drop(kb.stdin.take());
+    let deadline = Instant::now() + ANSWER_WITHIN;
+    let status = loop {
+        if let Some(status) = kb.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "kb mcp did not end once its client left");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success(), "{status:?}");
+
+    // A client that sends its requests and closes stdin at once still hears every answer.
+    let mut kb = RawStdio::start(&file);
+    std::thread::sleep(Duration::from_secs(1));
+    kb.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    kb.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    drop(kb.stdin.take());
+    let mut ids: Vec<i64> =
+        (0..2).map(|_| kb.answer()).map(|a| a["id"].as_i64().unwrap_or_default()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2]);
+    let _ = kb.child.wait();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a vault\n", "the file was changed");
+}

@@ -68,6 +68,11 @@ const KNOWN_METHODS: [&str; 12] = [
 /// needs kb waits for it.
 pub type Opening = tokio::sync::watch::Receiver<Option<Result<Arc<Assistant>, Arc<str>>>>;
 
+/// The error every request gets once kb could not be opened, saying `why`.
+fn not_opened(why: &str) -> String {
+    format!("kb could not be opened: {why}")
+}
+
 /// One MCP connection's view of kb.
 #[derive(Clone)]
 pub struct KbMcp {
@@ -124,7 +129,7 @@ impl KbMcp {
             .map_err(|_| McpError::internal_error("kb stopped while opening", None))?;
         match opened.as_ref() {
             Some(Ok(assistant)) => Ok(Arc::clone(assistant)),
-            Some(Err(why)) => Err(McpError::internal_error(format!("kb could not be opened: {why}"), None)),
+            Some(Err(why)) => Err(McpError::internal_error(not_opened(why), None)),
             None => Err(McpError::internal_error("kb is not open", None)),
         }
     }
@@ -294,11 +299,19 @@ impl ServerHandler for KbMcp {
 /// answering as soon as kb is open (see [`Opening`]).
 pub async fn serve_stdio(assistant: Opening, local: Option<LocalClient>) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    let framed = stdio::frame(stdin, stdout);
+    let framed = stdio::frame(stdin, stdout, assistant.clone());
     let transport =
         rmcp::transport::async_rw::AsyncRwTransport::new_server(framed.server_in, framed.server_out);
     let handler = KbMcp::opening(assistant).beside(local);
-    let running = handler.clone().serve(transport).await?;
+    let running = match handler.clone().serve(transport).await {
+        Ok(running) => running,
+        Err(error) => {
+            // No session (the client left, or kb could not be opened and every request
+            // was answered why by the framing): what was answered is still written.
+            let _ = framed.done.await;
+            return Err(error.into());
+        }
+    };
     let ended = running.waiting().await;
     // A client that hung up mid-call: the call still finishes (and is recorded) first.
     handler.finish_calls().await;

@@ -3,6 +3,12 @@
 //! JSON-RPC parse error (-32700) and a line longer than [`MAX_MESSAGE_BYTES`] an invalid
 //! request (-32600), each also logged on stderr; the connection stays up. Everything
 //! else passes through unchanged, and the answers reach stdout whole, one line at a time.
+//!
+//! Once kb could not be opened, every request that comes after (`initialize` included) is
+//! answered here with the reason (-32603), notifications are dropped, and the connection
+//! stays up until the client leaves: a client always hears why.
+
+use std::sync::Arc;
 
 use bytes::BytesMut;
 use serde_json::json;
@@ -10,7 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, LinesCodec, LinesCodecError};
 
-use super::MAX_MESSAGE_BYTES;
+use super::{MAX_MESSAGE_BYTES, Opening, not_opened};
 
 /// How much of a client's input or rmcp's output may wait in memory between the two.
 const PIPE_BYTES: usize = 256 * 1024;
@@ -25,8 +31,9 @@ pub struct Framed {
     pub done: tokio::task::JoinHandle<()>,
 }
 
-/// Connects rmcp to `input` and `output` through the checks above.
-pub fn frame<R, W>(input: R, output: W) -> Framed
+/// Connects rmcp to `input` and `output` through the checks above, answering every
+/// request itself once `opening` says kb could not be opened.
+pub fn frame<R, W>(input: R, output: W, opening: Opening) -> Framed
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -34,7 +41,7 @@ where
     let (server_in, to_server) = tokio::io::duplex(PIPE_BYTES);
     let (server_out, from_server) = tokio::io::duplex(PIPE_BYTES);
     let (refusals, refused) = mpsc::unbounded_channel();
-    let reading = tokio::spawn(read_client(input, to_server, refusals));
+    let reading = tokio::spawn(read_client(input, to_server, refusals, opening));
     let writing = tokio::spawn(write_client(from_server, refused, output));
     let done = tokio::spawn(async move {
         let _ = reading.await;
@@ -48,6 +55,7 @@ async fn read_client<R>(
     mut input: R,
     mut to_server: tokio::io::DuplexStream,
     refusals: mpsc::UnboundedSender<String>,
+    opening: Opening,
 ) where
     R: AsyncRead + Unpin,
 {
@@ -85,10 +93,25 @@ async fn read_client<R>(
         if trimmed.is_empty() {
             continue;
         }
-        if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
-            tracing::warn!(%error, "refused an MCP message that is not JSON");
-            let _ =
-                refusals.send(refusal(-32700, &format!("parse error: the message is not JSON ({error})")));
+        let message = match serde_json::from_str::<serde_json::Value>(trimmed) {
+            Ok(message) => message,
+            Err(error) => {
+                tracing::warn!(%error, "refused an MCP message that is not JSON");
+                let _ = refusals
+                    .send(refusal(-32700, &format!("parse error: the message is not JSON ({error})")));
+                continue;
+            }
+        };
+        let failed = match opening.borrow().as_ref() {
+            Some(Err(why)) => Some(Arc::clone(why)),
+            _ => None,
+        };
+        if let Some(why) = failed {
+            // A request (a method and an id) is answered why; a notification or an answer
+            // to kb needs no reply.
+            if let (Some(_), Some(id)) = (message.get("method"), message.get("id")) {
+                let _ = refusals.send(answer_error(id, -32603, &not_opened(&why)));
+            }
             continue;
         }
         let passed = async {
@@ -106,7 +129,12 @@ async fn read_client<R>(
 
 /// A JSON-RPC error answer without an id (the message could not be read).
 fn refusal(code: i64, message: &str) -> String {
-    json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } }).to_string()
+    answer_error(&serde_json::Value::Null, code, message)
+}
+
+/// A JSON-RPC error answer to the request numbered `id`.
+fn answer_error(id: &serde_json::Value, code: i64, message: &str) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
 }
 
 /// Writes rmcp's lines and the refusals to the client, each line whole.
@@ -159,7 +187,8 @@ mod tests {
     async fn bad_lines_are_answered_and_good_ones_pass_whole() {
         let (mut client, input) = tokio::io::duplex(PIPE_BYTES);
         let (output, mut answers) = tokio::io::duplex(PIPE_BYTES);
-        let framed = frame(input, output);
+        let (_, opening) = tokio::sync::watch::channel(None);
+        let framed = frame(input, output, opening);
         let (mut server_reads, mut server_writes) = (framed.server_in, framed.server_out);
         let oversize = "x".repeat(MAX_MESSAGE_BYTES + 10);
         let sent =
@@ -184,5 +213,36 @@ mod tests {
         let codes: Vec<_> = lines.iter().filter_map(|l| l["error"]["code"].as_i64()).collect();
         assert_eq!(codes, [-32700, -32600]);
         assert!(lines.iter().any(|l| l["id"] == 1 && l["result"].is_object()));
+    }
+
+    #[tokio::test]
+    async fn once_kb_cannot_be_opened_every_request_hears_why() {
+        let (mut client, input) = tokio::io::duplex(PIPE_BYTES);
+        let (output, mut answers) = tokio::io::duplex(PIPE_BYTES);
+        let (_, opening) = tokio::sync::watch::channel(Some(Err(Arc::from("/tmp/x is not a folder"))));
+        let framed = frame(input, output, opening);
+        let (mut server_reads, server_writes) = (framed.server_in, framed.server_out);
+        let sent = concat!(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"two\",\"method\":\"tools/list\"}\n",
+        );
+        client.write_all(sent.as_bytes()).await.unwrap_or_default();
+        client.shutdown().await.unwrap_or_default();
+        let mut passed = String::new();
+        server_reads.read_to_string(&mut passed).await.unwrap_or_default();
+        assert_eq!(passed, "", "nothing reaches rmcp");
+        drop(server_writes);
+        let _ = framed.done.await;
+        let mut out = String::new();
+        answers.read_to_string(&mut out).await.unwrap_or_default();
+        let lines: Vec<serde_json::Value> =
+            out.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let ids: Vec<_> = lines.iter().map(|l| l["id"].clone()).collect();
+        assert_eq!(ids, [json!(1), json!("two")], "{out}");
+        for line in &lines {
+            assert_eq!(line["error"]["code"], -32603, "{line}");
+            assert_eq!(line["error"]["message"], "kb could not be opened: /tmp/x is not a folder", "{line}");
+        }
     }
 }

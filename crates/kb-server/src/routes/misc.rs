@@ -99,6 +99,9 @@ pub async fn healthz(State(state): State<AppState>) -> ApiJson<Value> {
         let outreach =
             serde_json::to_value(crate::dto::OutreachStatusJson::from(&status)).unwrap_or_default();
         fields.insert("outreach".into(), outreach);
+        if let Some(Value::Array(notices)) = fields.get_mut("notices") {
+            notices.extend(state.notices.iter().cloned().map(Value::String));
+        }
     }
     ApiJson(health)
 }

@@ -31,7 +31,12 @@ impl Root {
 
     /// Resolves an existing root folder, leaving out what its `.gitignore` and `.kbignore`
     /// ignore and what `patterns` (`.gitignore` patterns) name.
+    ///
+    /// A relative folder (the default `kb`) is made absolute here, once, against the
+    /// working folder: every path derived from the root (the search index, the watcher's
+    /// folders and fences) is then absolute, as the paths the system reports are.
     pub(crate) fn excluding(dir: PathBuf, patterns: &[String]) -> Result<Root, RepositoryError> {
+        let dir = std::path::absolute(&dir).map_err(|e| io_error(&dir, e))?;
         let canonical = fs::canonicalize(&dir).map_err(|e| io_error(&dir, e))?;
         let scope = Arc::new(Scope::load(&canonical, patterns));
         Ok(Root { dir, canonical, scope })
@@ -42,7 +47,7 @@ impl Root {
         &self.scope
     }
 
-    /// The root as given.
+    /// The root as given, made absolute (symlinks kept).
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
