@@ -8,6 +8,7 @@ mod chat_stream;
 mod cli;
 mod common;
 mod concurrency;
+mod fetch_site;
 mod history_cli;
 mod history_http;
 mod http;
