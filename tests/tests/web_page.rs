@@ -15,7 +15,10 @@
 //! And the page as a phone's app (`web_page/phone.rs`): installable (the manifest valid,
 //! the service worker controlling the page and keeping its files), a capture typed with the
 //! network off shown waiting, the page reopened offline, and the capture filed exactly once
-//! when the network is back; a share (`/share?…`) filed with the token asked for once.
+//! when the network is back; a share (`/share?…`) filed at a tap with the token asked for
+//! once. A share opened by another site's page files nothing until the person taps
+//! (`web_page/share.rs`); a queued capture kb answers with a question leaves the queue, shown
+//! with its choices, and blocks nothing behind it (`web_page/outbox.rs`).
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
 //! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`,
 //! `target/web-page-today-phone.png`, `target/web-page-markdown.png`, `target/web-page-streaming.png`,
@@ -24,8 +27,12 @@
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
 
+#[path = "web_page/outbox.rs"]
+mod outbox;
 #[path = "web_page/phone.rs"]
 mod phone;
+#[path = "web_page/share.rs"]
+mod share;
 #[path = "web_page/slow_model.rs"]
 mod slow_model;
 #[path = "web_page/webdriver.rs"]

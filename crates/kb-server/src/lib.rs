@@ -8,7 +8,8 @@
 //! a fitting status, mapped in one place ([`error`]). With `KB_API_TOKEN` set every `/api`
 //! call needs `Authorization: Bearer TOKEN`, and kb refuses to listen beyond loopback
 //! without one; token or not, requests a page of another site makes a browser send are
-//! refused ([`auth`]). [`mcp`] is kb as an MCP server: over stdio for `kb mcp`, and over
+//! refused ([`auth`]), and so is any change a browser says another site or port sent
+//! ([`site`]). [`mcp`] is kb as an MCP server: over stdio for `kb mcp`, and over
 //! streamable HTTP at `/mcp` under the same rule. A `POST` that creates or changes
 //! something and carries an `Idempotency-Key` is answered once ([`idempotency`]). `kb serve`
 //! also answers this user's kb commands and `kb mcp` on the same vault on a local socket
@@ -23,6 +24,7 @@ pub mod local;
 pub mod mcp;
 pub mod routes;
 pub mod serve;
+pub mod site;
 pub mod state;
 pub mod tls;
 

@@ -1,6 +1,7 @@
 //! The page as a phone's app: installable (manifest and service worker), a capture typed
 //! while kb cannot be reached waits on the page and is filed exactly once when it can, and a
-//! share from another app (`/share?…`) files what was shared with the kept token.
+//! share from another app (`/share?…`) files what was shared, at the person's tap, with the
+//! kept token.
 
 use std::path::Path;
 
@@ -37,15 +38,15 @@ fn entry_files(dir: &Path) -> Vec<String> {
 /// be cut (a phone out of the home Wi-Fi's range) and restored. Cut, it closes every
 /// connection it relays and refuses new ones, so the page's requests fail as they do when
 /// kb cannot be reached; nothing in the browser is emulated.
-struct Reach {
+pub(crate) struct Reach {
     /// The relay's address: the page is opened there.
-    url: String,
+    pub(crate) url: String,
     open: tokio::sync::watch::Sender<bool>,
 }
 
 impl Reach {
     /// A relay to kb at `kb_url` (`http://host:port/`), open.
-    async fn to(kb_url: &str) -> Reach {
+    pub(crate) async fn to(kb_url: &str) -> Reach {
         let kb = kb_url.trim_start_matches("http://").trim_end_matches('/').to_string();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/", listener.local_addr().unwrap());
@@ -71,7 +72,7 @@ impl Reach {
     }
 
     /// Cuts the way to kb (`false`) or restores it.
-    fn set(&self, open: bool) {
+    pub(crate) fn set(&self, open: bool) {
         self.open.send_replace(open);
     }
 }
@@ -192,20 +193,23 @@ async fn installs_and_queues(offline: bool) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_share_opens_the_page_and_files_what_was_shared_with_the_kept_token() {
+async fn a_share_opens_the_page_and_files_what_was_shared_at_a_tap_with_the_kept_token() {
     if !browser_available() {
         return;
     }
     let kb_dir = tempfile::tempdir().unwrap();
     let url = start_kb_with_token(kb_dir.path(), "ph0ne-token").await;
 
-    // The first share: kb asks for its token once, then files the shared text.
+    // The first share: kb asks for its token once (as the page loads), and what was shared
+    // is filed at the tap.
     let share = format!("{url}share?title=Oat%20milk&text=Buy%20oat%20milk%20for%20the%20office&url=");
     let (_driver, _profile, page) = open_page(&share).await;
     page.wait_until("the token prompt", "return document.querySelector('#token-dialog').open;", json!([]))
         .await;
     let token_input = page.wait_for("#token-input").await;
     page.type_into(&token_input, &format!("ph0ne-token{ENTER}")).await;
+    let file_it = page.wait_for("#share:not([hidden]) #share-file").await;
+    page.click(&file_it).await;
     page.wait_until(
         "the share to be filed",
         "return /Filed/.test(document.querySelector('#chat-log').textContent) && document.querySelector('#outbox').hidden;",
@@ -219,8 +223,10 @@ async fn a_share_opens_the_page_and_files_what_was_shared_with_the_kept_token() 
     assert!(text.contains("Oat milk") && text.contains("Buy oat milk for the office"), "{path}: {text}");
     assert_eq!(page.execute("return location.pathname + location.search;", json!([])).await, json!("/"));
 
-    // The next share files at once with the token kept in this browser.
+    // The next share files at its tap with the token kept in this browser.
     page.goto(&format!("{url}share?text=Call%20the%20plumber%20about%20the%20leak")).await;
+    let file_it = page.wait_for("#share:not([hidden]) #share-file").await;
+    page.click(&file_it).await;
     page.wait_until(
         "the second share to be filed",
         "return /Filed/.test(document.querySelector('#chat-log').textContent) && document.querySelector('#outbox').hidden;",

@@ -9,6 +9,7 @@ mod chat_stream;
 mod cli;
 mod common;
 mod concurrency;
+mod fetch_site;
 mod history_cli;
 mod history_http;
 mod http;

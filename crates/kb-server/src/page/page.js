@@ -150,7 +150,13 @@
   // ---------- the API ----------
 
   class ApiError extends Error {
-    constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+    // `candidates`: the entries to choose from, when kb asks (409 `ambiguous`, `possible_duplicate`).
+    constructor(status, code, message, candidates) {
+      super(message);
+      this.status = status;
+      this.code = code;
+      this.candidates = candidates;
+    }
   }
 
   // The API token, asked for once and kept in this browser (a phone's home-screen app
@@ -207,7 +213,7 @@
         const data = await responseData(response);
         const err = data && data.error ? data.error : {};
         throw new ApiError(response.status, err.code || "http_" + response.status,
-          err.message || "kb answered " + response.status + " " + response.statusText);
+          err.message || "kb answered " + response.status + " " + response.statusText, err.candidates);
       }
       return response;
     }
@@ -673,14 +679,25 @@
 
   // ---------- captures waiting for kb ----------
 
-  // A capture typed while kb cannot be reached (or shared from another app) waits in this
-  // browser (localStorage, so a reload or a closed app keeps it) with a key made when it
-  // was queued. It is sent when the browser is back online, when the page opens or is shown
-  // again, as soon as any other request reaches kb, and again a second later, then two,
-  // four, up to every 5 seconds, as long as something waits (a network just back often is
-  // not ready at once, and a slow machine may miss a few tries); kb answers a key it has
-  // seen with its first result, so however often it is sent it is filed once.
+  // A capture typed while kb cannot be reached (or shared from another app and filed with
+  // a tap) waits in this browser (localStorage, so a reload or a closed app keeps it) with
+  // a key made when it was queued. It is sent when the browser is back online, when the
+  // page opens or is shown again, as soon as any other request reaches kb, and again a
+  // second later, then two, four, up to every 5 seconds, as long as something waits (a
+  // network just back often is not ready at once, and a slow machine may miss a few
+  // tries); kb answers a key it has seen with its first result, so however often it is
+  // sent it is filed once.
+  //
+  // Each waiting capture is sent in turn and none waits for another: one kb cannot take
+  // now (busy, rate limited, still answering the same key) stays and is tried again while
+  // the ones behind it go. Only when kb cannot be reached at all, or asks for its token,
+  // does the round stop there: nothing behind would get through either. An answer that
+  // needs the person — several entries it may be about (409 with candidates), a request kb
+  // will not take as it is (422 and the other final refusals) — takes the capture off the
+  // queue (sending it again would only get the same answer) and keeps it under "Not filed
+  // yet" with its choices; the one picked is queued as a new request with a new key.
   const OUTBOX_KEY = "kb-outbox";
+  const HELD_KEY = "kb-held";
   const FIRST_RETRY_MS = 1000;
   const LAST_RETRY_MS = 5000;
   let retryMs = FIRST_RETRY_MS;
@@ -705,27 +722,48 @@
     return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
   }
 
-  function readOutbox() {
+  // A list of captures kept in localStorage under `name` (each with its key and text).
+  function readList(name) {
     try {
-      const items = JSON.parse(localStorage.getItem(OUTBOX_KEY) || "[]");
+      const items = JSON.parse(localStorage.getItem(name) || "[]");
       return Array.isArray(items) ? items.filter((i) => i && typeof i.key === "string" && typeof i.text === "string") : [];
     } catch (_) { return []; }
   }
 
-  function writeOutbox(items) {
-    if (items.length) localStorage.setItem(OUTBOX_KEY, JSON.stringify(items));
-    else localStorage.removeItem(OUTBOX_KEY);
+  function writeList(name, items) {
+    if (items.length) localStorage.setItem(name, JSON.stringify(items));
+    else localStorage.removeItem(name);
   }
+
+  function readOutbox() { return readList(OUTBOX_KEY); }
+  function writeOutbox(items) { writeList(OUTBOX_KEY, items); }
 
   function dropFromOutbox(key) {
     writeOutbox(readOutbox().filter((i) => i.key !== key));
   }
 
-  // Keeps `text` to be filed, shows it waiting, and tries to send it now.
-  function queueCapture(text) {
-    writeOutbox(readOutbox().concat([{ key: newKey(), text, at: new Date().toISOString() }]));
+  // Notes on a waiting capture why its last try did not file it (shown beside it).
+  function noteOnWaiting(key, note) {
+    writeOutbox(readOutbox().map((i) => (i.key === key ? Object.assign({}, i, { note }) : i)));
+  }
+
+  // Keeps `text` to be filed, with `choice` (`{mergeInto}` or `{createNew: true}`, the
+  // person's pick after kb asked), shows it waiting, and tries to send it now.
+  function queueCapture(text, choice) {
+    const item = { key: newKey(), text, at: new Date().toISOString() };
+    if (choice && typeof choice.mergeInto === "string") item.mergeInto = choice.mergeInto;
+    if (choice && choice.createNew === true) item.createNew = true;
+    writeOutbox(readOutbox().concat([item]));
     renderOutbox();
     flushOutbox();
+  }
+
+  // The body of `POST /api/capture` for a waiting capture.
+  function captureBody(item) {
+    const body = { text: item.text };
+    if (typeof item.mergeInto === "string") body.mergeInto = item.mergeInto;
+    if (item.createNew === true) body.createNew = true;
+    return body;
   }
 
   function renderOutbox() {
@@ -734,7 +772,135 @@
     box.hidden = items.length === 0;
     $("#outbox-list").replaceChildren(...items.map((item) => el("li", { "data-key": item.key }, [
       el("span", { className: "outbox-text", text: item.text }),
-      el("span", { className: "outbox-state", text: "waiting" }),
+      el("span", { className: "outbox-state", text: typeof item.note === "string" ? "waiting: " + item.note : "waiting" }),
+    ])));
+    renderHeld();
+  }
+
+  // What kb's refusal `e` of a waiting capture means for it: "retry" (kb cannot take it
+  // now: unreachable, no token yet, busy, rate limited, the same key still being
+  // answered) or "ask" (only the person can say what to do).
+  function afterRefusal(e) {
+    if (e.status === 0 || e.status === 401 || e.status === 408 || e.status === 429 || e.status >= 500) return "retry";
+    if (e.status === 409 && e.code === "idempotency_in_progress") return "retry";
+    return "ask";
+  }
+
+  // Sends what waits, oldest first, each with its key (see above).
+  async function flushOutbox() {
+    if (flushing) {
+      // Asked while a run is under way (the network came back): run again once it ends.
+      flushAgain = true;
+      return;
+    }
+    flushing = true;
+    flushAgain = false;
+    clearTimeout(retryTimer);
+    let waiting = false;
+    try {
+      for (const item of readOutbox()) {
+        let filed;
+        const controller = new AbortController();
+        sendController = controller;
+        const giveUp = setTimeout(() => controller.abort(), SEND_TIMEOUT_MS);
+        try {
+          filed = await api("POST", "/api/capture", captureBody(item), { "Idempotency-Key": item.key },
+            sendController.signal);
+        } catch (e) {
+          if (afterRefusal(e) === "retry") {
+            waiting = true;
+            unreached = e.status === 0;
+            if (e.status === 0 || e.status === 401) break;
+            noteOnWaiting(item.key, e.message);
+            continue;
+          }
+          dropFromOutbox(item.key);
+          holdForPerson(item, e);
+          continue;
+        } finally {
+          clearTimeout(giveUp);
+          sendController = null;
+        }
+        dropFromOutbox(item.key);
+        unreached = false;
+        const said = item.text.length > 80 ? item.text.slice(0, 79) + "…" : item.text;
+        const where = filed.name || filed.path;
+        const filedMsg = appendAssistant("", { toolsUsed: ["capture"], entry: filed });
+        filedMsg.replaceChildren(el("p", {
+          text: filed.merged
+            ? "Filed “" + said + "”: added to " + where + " (" + filed.path + ")."
+            : "Filed “" + said + "” as " + where + " in " + (filed.category || "kb") + ".",
+        }));
+        refreshBrowse();
+        loadStatus();
+      }
+    } finally {
+      flushing = false;
+      renderOutbox();
+      if (flushAgain) flushOutbox();
+      else if (waiting) retrySoon();
+      else retryMs = FIRST_RETRY_MS;
+    }
+  }
+
+  // ---------- captures that need the person ----------
+
+  function readHeld() {
+    return readList(HELD_KEY).map((held) => Object.assign({}, held, {
+      candidates: (Array.isArray(held.candidates) ? held.candidates : [])
+        .filter((c) => c && typeof c.path === "string" && typeof c.name === "string"),
+    }));
+  }
+
+  // Keeps a capture kb answered with a question (`e`: its code, message and candidates)
+  // until the person picks what to do with it.
+  function holdForPerson(item, e) {
+    const candidates = (Array.isArray(e.candidates) ? e.candidates : [])
+      .filter((c) => c && typeof c.path === "string")
+      .map((c) => ({ path: c.path, name: typeof c.name === "string" ? c.name : c.path }));
+    const held = { key: item.key, text: item.text, code: e.code, message: e.message, candidates };
+    if (typeof item.mergeInto === "string") held.mergeInto = item.mergeInto;
+    if (item.createNew === true) held.createNew = true;
+    writeList(HELD_KEY, readHeld().concat([held]));
+  }
+
+  // The person's pick for a held capture: `choice` is queued as a new request (a new key),
+  // or, when null, the capture is let go.
+  function pickForHeld(held, choice) {
+    writeList(HELD_KEY, readHeld().filter((i) => i.key !== held.key));
+    if (choice) queueCapture(held.text, choice);
+    else renderOutbox();
+  }
+
+  // The choices for a held capture: each entry it may be about, a new entry when kb asked
+  // whether it is someone new, the same request again when kb named no entries, and
+  // letting it go.
+  function heldChoices(held) {
+    const choices = held.candidates.map((c) => ({ label: "Add to " + c.name, choice: { mergeInto: c.path } }));
+    if (held.code === "possible_duplicate") choices.push({ label: "File as new", choice: { createNew: true } });
+    if (!held.candidates.length) {
+      choices.push({ label: "Send again", choice: { mergeInto: held.mergeInto, createNew: held.createNew } });
+    }
+    choices.push({ label: "Don’t file", choice: null });
+    return choices;
+  }
+
+  // Why a held capture was not filed, for the person (kb's message for a model asks it to
+  // call again; here the buttons are the answer).
+  function heldReason(held) {
+    if (held.code === "possible_duplicate") return "It may be about an entry you already have: which one, or is it new?";
+    if (held.code === "ambiguous") return "That name fits several entries: which one?";
+    return held.message || held.code || "kb did not file it.";
+  }
+
+  function renderHeld() {
+    const items = readHeld();
+    $("#held").hidden = items.length === 0;
+    $("#held-list").replaceChildren(...items.map((held) => el("li", { "data-key": held.key }, [
+      el("span", { className: "outbox-text", text: held.text }),
+      el("span", { className: "held-reason", text: heldReason(held) }),
+      el("div", { className: "held-choices" }, heldChoices(held).map(({ label, choice }) =>
+        el("button", { type: "button", text: label, onclick: () => pickForHeld(held, choice) }))),
     ])));
   }
 
@@ -760,58 +926,11 @@
     retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
   }
 
-  // Sends what waits, oldest first, each with its key; stops at the first that kb cannot
-  // take now (unreachable, busy, asking for the token) and tries again later.
-  async function flushOutbox() {
-    if (flushing) {
-      // Asked while a run is under way (the network came back): run again once it ends.
-      flushAgain = true;
-      return;
-    }
-    flushing = true;
-    flushAgain = false;
-    clearTimeout(retryTimer);
-    try {
-      for (const item of readOutbox()) {
-        let filed;
-        const controller = new AbortController();
-        sendController = controller;
-        const giveUp = setTimeout(() => controller.abort(), SEND_TIMEOUT_MS);
-        try {
-          filed = await api("POST", "/api/capture", { text: item.text }, { "Idempotency-Key": item.key },
-            sendController.signal);
-        } catch (e) {
-          if (e.status === 0 || e.status === 401 || e.status === 409 || e.status === 429 || e.status >= 500) {
-            unreached = e.status === 0;
-            retrySoon();
-            return;
-          }
-          // kb refused it for good (too long, …): not sent again; said here.
-          dropFromOutbox(item.key);
-          $("#chat-log").append(el("div", { className: "error", role: "alert", "data-testid": "chat-error", text: "Not filed: “" + item.text + "”: " + e.message }));
-          continue;
-        } finally {
-          clearTimeout(giveUp);
-          sendController = null;
-        }
-        dropFromOutbox(item.key);
-        retryMs = FIRST_RETRY_MS;
-        unreached = false;
-        const said = item.text.length > 80 ? item.text.slice(0, 79) + "…" : item.text;
-        const filedMsg = appendAssistant("", { toolsUsed: ["capture"], entry: filed });
-        filedMsg.replaceChildren(el("p", { text: "Filed “" + said + "” as " + (filed.name || filed.path) + " in " + (filed.category || "kb") + "." }));
-        refreshBrowse();
-        loadStatus();
-      }
-    } finally {
-      flushing = false;
-      renderOutbox();
-      if (flushAgain) flushOutbox();
-    }
-  }
+  // ---------- sharing ----------
 
   // The page opened by a share (`/share?title=&text=&url=`, from the manifest's
-  // share_target): what was shared becomes a capture, sent as a waiting one is.
+  // share_target). Any site can open that address, so what was shared is only shown, in
+  // a box the person may edit, and filed when they tap "File it"; nothing is sent on load.
   function takeShare() {
     if (location.pathname !== "/share") return;
     const params = new URLSearchParams(location.search);
@@ -823,9 +942,23 @@
     }
     history.replaceState(null, "", "/");
     if (!parts.length) return;
-    const text = parts.join("\n");
+    $("#share-text").value = parts.join("\n");
+    $("#share").hidden = false;
+    $("#share-file").focus();
+  }
+
+  function fileShare() {
+    const text = $("#share-text").value;
+    if (!text.trim()) return;
+    closeShare();
     appendUser(text);
     queueCapture(text);
+  }
+
+  function closeShare() {
+    $("#share").hidden = true;
+    $("#share-text").value = "";
+    $("#message-input").focus();
   }
 
   // ---------- search ----------
@@ -1361,7 +1494,9 @@
     });
     window.addEventListener("focus", () => { if (readOutbox().length && !flushing) flushNow(); });
     // Another tab of kb changed what waits.
-    window.addEventListener("storage", (ev) => { if (ev.key === OUTBOX_KEY) renderOutbox(); });
+    window.addEventListener("storage", (ev) => { if (ev.key === OUTBOX_KEY || ev.key === HELD_KEY) renderOutbox(); });
+    $("#share-file").addEventListener("click", fileShare);
+    $("#share-discard").addEventListener("click", closeShare);
     if ("serviceWorker" in navigator) {
       navigator.serviceWorker.register("/sw.js").catch((e) => console.warn("kb: no offline copy of the page:", e));
     }
@@ -1372,7 +1507,7 @@
     loadConversations().then(refreshBrowse);
     const initial = pathFromHash();
     if (initial) openEntry(initial);
-    $("#message-input").focus();
+    if ($("#share").hidden) $("#message-input").focus();
   }
 
   // The renderers and the line diff, for the browser test to check what they make of hostile input.

@@ -1,4 +1,5 @@
-//! The HTTP routes (`docs/HTTP.md`) and the layers around them (auth, body limits, tracing).
+//! The HTTP routes (`docs/HTTP.md`) and the layers around them (the site rule, auth, body
+//! limits, tracing).
 
 mod chat;
 mod conversations;
@@ -76,6 +77,8 @@ pub fn router(state: AppState) -> Router {
         .merge(page::page_routes())
         .fallback(misc::api_not_found)
         .method_not_allowed_fallback(misc::method_not_allowed)
+        // Before anything else, on every route: no change sent by a page of another site or port.
+        .layer(middleware::from_fn(crate::site::refuse_other_sites))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
