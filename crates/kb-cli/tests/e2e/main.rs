@@ -21,6 +21,7 @@ mod own_notes;
 mod processes;
 mod references;
 mod semantic;
+mod semantic_faults;
 mod startup;
 mod terminal;
 mod tls;

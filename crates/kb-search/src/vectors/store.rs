@@ -8,7 +8,10 @@
 //! - a **vector**: the 16-byte key of the text it embeds, a `f32` scale and the dimension's
 //!   `i8`s (the unit vector quantised: each number is `scale × i8`);
 //! - an **entry**: the file stamp it was read with, its path and the keys of its parts,
-//!   in order (no part: the entry is gone).
+//!   in order (no part: the entry is gone);
+//! - a **probe**: the vector the server gave a fixed text (see [`Store::check_probe`]),
+//!   as `f32`s: a server that answers another vector for it is another model, whatever its
+//!   name, and the file starts again rather than mix two models' vectors.
 //!
 //! A vector is kept by its text's key, so a part that did not change is never embedded
 //! again (a restart, a reindex, a move, another process). A later entry record replaces
@@ -24,7 +27,9 @@ use std::path::{Path, PathBuf};
 
 use kb_domain::{EntryPath, Stamp};
 
-use format::{ENTRY, HEADER_LEN, MAGIC, Reader, VECTOR, push_record, read_entry, record_at, write_entry};
+use format::{
+    ENTRY, HEADER_LEN, MAGIC, PROBE, Reader, VECTOR, push_record, read_entry, record_at, write_entry,
+};
 use scan::{quantise, signs_of};
 
 mod format;
@@ -37,6 +42,10 @@ pub const SHORTLIST_FACTOR: usize = 20;
 pub const SHORTLIST_MIN: usize = 1_000;
 /// Rewrite the file when it holds more unused records than this and than those in use.
 const REWRITE_AFTER: usize = 1_000;
+/// The least cosine similarity of two probe vectors of one model: a server gives the same
+/// text the same vector but for rounding (another machine, another batch); another model
+/// gives another.
+const SAME_PROBE: f32 = 0.99;
 
 /// The key of a text: the first 16 bytes of its SHA-256 (with the model's identity).
 pub type Key = [u8; 16];
@@ -96,6 +105,17 @@ pub struct Near {
     pub score: f32,
     /// Which part (0 is the first).
     pub part: usize,
+}
+
+/// What [`Store::check_probe`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeCheck {
+    /// The file had no probe: this one is kept (its vectors are taken as this model's).
+    Recorded,
+    /// The file's vectors are this model's.
+    Same,
+    /// The file held another model's vectors (or of another size): it starts again.
+    StartedAgain,
 }
 
 /// Why the vector file could not be read or written.
@@ -163,6 +183,8 @@ pub struct Store {
     file_id: Option<(u64, u64)>,
     /// Records read that a later one replaced or no entry uses.
     superseded: usize,
+    /// The vector of the probe text, when recorded.
+    probe: Option<Vec<f32>>,
 }
 
 impl Store {
@@ -190,6 +212,7 @@ impl Store {
             read_to: 0,
             file_id: None,
             superseded: 0,
+            probe: None,
         }
     }
 
@@ -267,6 +290,15 @@ impl Store {
             ENTRY => {
                 let Some(record) = read_entry(&mut reader) else { return false };
                 self.put_entry(record);
+                true
+            }
+            PROBE => {
+                let Some(values) = reader.take(self.dimension * 4) else { return false };
+                if self.dimension == 0 || !reader.0.is_empty() {
+                    return false;
+                }
+                let values = values.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                self.probe = Some(values.collect());
                 true
             }
             _ => false,
@@ -349,7 +381,14 @@ impl Store {
         self.slots.iter().map(|(path, kept)| (path, kept))
     }
 
+    /// How many vectors are kept (the parts of the entries, and those of earlier versions
+    /// until the file is rewritten).
+    pub fn rows(&self) -> usize {
+        self.scales.len()
+    }
+
     /// How many entries have vectors.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -375,6 +414,59 @@ impl Store {
         if let Some(got) = vectors.iter().map(|(_, v)| v.len()).find(|n| *n != expected) {
             return Err(StoreError::Dimension { path: self.path.clone(), kept: expected, got });
         }
+        let mut bytes = Vec::new();
+        for (key, values) in vectors {
+            let (scale, quantised) = quantise(values);
+            let mut payload = Vec::with_capacity(20 + quantised.len());
+            payload.extend_from_slice(key);
+            payload.extend_from_slice(&scale.to_le_bytes());
+            payload.extend(quantised.iter().map(|q| *q as u8));
+            push_record(&mut bytes, VECTOR, &payload);
+        }
+        for entry in entries {
+            push_record(&mut bytes, ENTRY, &write_entry(entry));
+        }
+        self.write(expected, &bytes)
+    }
+
+    /// Checks that `probe`, the vector the server now gives the probe text, is the one the
+    /// file's vectors were made with; the file starts again when it is not (another model
+    /// answers under the same name, or vectors of another size), and keeps `probe` when it
+    /// has none. Only the index's owner checks.
+    pub fn check_probe(&mut self, probe: &[f32]) -> Result<ProbeCheck, StoreError> {
+        self.refresh()?;
+        let check = match &self.probe {
+            Some(kept) if same_model(kept, probe) => return Ok(ProbeCheck::Same),
+            Some(_) => ProbeCheck::StartedAgain,
+            None if self.dimension != 0 && self.dimension != probe.len() => ProbeCheck::StartedAgain,
+            None => ProbeCheck::Recorded,
+        };
+        let mut record = Vec::new();
+        push_record(&mut record, PROBE, &probe_payload(probe));
+        if check == ProbeCheck::Recorded {
+            self.write(probe.len(), &record)?;
+            return Ok(check);
+        }
+        // A new file in its place, so that the other processes read it from its start
+        // (they tell it by its inode), never the new records at the old offsets.
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| self.io(e))?;
+        }
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&u32::try_from(probe.len()).unwrap_or(u32::MAX).to_le_bytes());
+        bytes.extend_from_slice(&record);
+        let temporary = self.path.with_extension("vec.tmp");
+        std::fs::write(&temporary, &bytes).map_err(|e| self.io(e))?;
+        std::fs::rename(&temporary, &self.path).map_err(|e| self.io(e))?;
+        *self = Store::empty(&self.path);
+        self.refresh()?;
+        Ok(check)
+    }
+
+    /// Writes `records` at the end of the file as read (cutting off a record cut short),
+    /// and keeps them as if read back. A new file, or one that is not a vector file of
+    /// this version, is emptied and gets a header of `dimension` first.
+    fn write(&mut self, dimension: usize, records: &[u8]) -> Result<(), StoreError> {
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| self.io(e))?;
         }
@@ -388,7 +480,6 @@ impl Store {
         let meta = file.metadata().map_err(|e| self.io(e))?;
         if self.read_to == 0 || meta.len() < HEADER_LEN {
             // A new file, or one that is not a vector file of this version: start again.
-            let dimension = vectors.first().map_or(self.dimension, |(_, v)| v.len());
             if dimension == 0 {
                 return Ok(());
             }
@@ -402,24 +493,12 @@ impl Store {
         } else if meta.len() > self.read_to {
             file.set_len(self.read_to).map_err(|e| self.io(e))?;
         }
-        let mut bytes = Vec::new();
-        for (key, values) in vectors {
-            let (scale, quantised) = quantise(values);
-            let mut payload = Vec::with_capacity(20 + quantised.len());
-            payload.extend_from_slice(key);
-            payload.extend_from_slice(&scale.to_le_bytes());
-            payload.extend(quantised.iter().map(|q| *q as u8));
-            push_record(&mut bytes, VECTOR, &payload);
-        }
-        for entry in entries {
-            push_record(&mut bytes, ENTRY, &write_entry(entry));
-        }
         file.seek(SeekFrom::Start(self.read_to)).map_err(|e| self.io(e))?;
-        file.write_all(&bytes).map_err(|e| self.io(e))?;
+        file.write_all(records).map_err(|e| self.io(e))?;
         let meta = file.metadata().map_err(|e| self.io(e))?;
         self.file_id = Some((meta.dev(), meta.ino()));
         // Keep what was written as if read back.
-        self.read_to += self.apply_all(&bytes, 0) as u64;
+        self.read_to += self.apply_all(records, 0) as u64;
         self.recentre_if_grown();
         Ok(())
     }
@@ -436,6 +515,10 @@ impl Store {
         fresh.dimension = self.dimension;
         let mut bytes = MAGIC.to_vec();
         bytes.extend_from_slice(&u32::try_from(self.dimension).unwrap_or(u32::MAX).to_le_bytes());
+        if let Some(probe) = &self.probe {
+            push_record(&mut bytes, PROBE, &probe_payload(probe));
+            fresh.probe = Some(probe.clone());
+        }
         let keys: HashMap<u32, Key> = self.rows.iter().map(|(key, row)| (*row, *key)).collect();
         for (path, kept) in &self.slots {
             let mut parts = Vec::with_capacity(kept.count as usize);
@@ -467,9 +550,30 @@ impl Store {
         Ok(true)
     }
 
+    /// The vector of the probe text the file's vectors were made with, when recorded.
+    #[cfg(test)]
+    pub fn probe(&self) -> Option<&[f32]> {
+        self.probe.as_deref()
+    }
+
     /// The error of an I/O failure on the file.
     fn io(&self, source: std::io::Error) -> StoreError {
         StoreError::Io { path: self.path.clone(), source }
+    }
+}
+
+/// The payload of a probe record.
+fn probe_payload(probe: &[f32]) -> Vec<u8> {
+    probe.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Whether two probe vectors are one model's: of one length and nearly the same direction.
+fn same_model(a: &[f32], b: &[f32]) -> bool {
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let (na, nb) = (norm(a), norm(b));
+    a.len() == b.len() && na > 0.0 && nb > 0.0 && {
+        let cosine = a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>() / (na * nb);
+        cosine >= SAME_PROBE
     }
 }
 

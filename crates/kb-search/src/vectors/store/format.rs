@@ -13,6 +13,8 @@ pub(super) const HEADER_LEN: u64 = 12;
 pub(super) const VECTOR: u8 = 1;
 /// The kind byte of an entry record.
 pub(super) const ENTRY: u8 = 2;
+/// The kind byte of a probe record.
+pub(super) const PROBE: u8 = 3;
 /// The longest record read (a bound against a damaged length).
 pub(super) const MAX_RECORD: u32 = 16 * 1024 * 1024;
 
