@@ -95,6 +95,9 @@ pub enum ConfigError {
     /// The model settings are wrong.
     #[error("language model settings: {0}")]
     Model(String),
+    /// The embedding settings (`KB_EMBEDDINGS_*`) are wrong.
+    #[error("embedding settings: {0}")]
+    Embeddings(String),
 }
 
 impl Config {
@@ -177,7 +180,7 @@ impl Config {
         config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;
         config.conversation_window = count(&lookup, "KB_HISTORY_WINDOW", config.conversation_window)?;
         config.embeddings =
-            EmbeddingSettings::from_lookup(&lookup).map_err(|e| ConfigError::Model(e.to_string()))?;
+            EmbeddingSettings::from_lookup(&lookup).map_err(|e| ConfigError::Embeddings(e.to_string()))?;
         let settings = OpenAiSettings::from_lookup(&lookup).map_err(|e| ConfigError::Model(e.to_string()))?;
         if let Some(settings) = settings {
             config.model = ModelChoice::OpenAi(settings);
@@ -359,5 +362,16 @@ mod tests {
         assert!(config(&[("KB_WEBHOOK_URL", "http://x"), ("KB_WEBHOOK_FORMAT", "teams")]).is_err());
         let key = config(&[("OPENAI_API_KEY", "sk-test")]).unwrap();
         assert!(matches!(key.model, ModelChoice::OpenAi(_)));
+    }
+
+    #[test]
+    fn wrong_embedding_settings_are_named_as_such() {
+        let error =
+            config(&[("KB_EMBEDDINGS_MODEL", "m"), ("KB_EMBEDDINGS_QUERY_TIMEOUT_MS", "soon")]).unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.starts_with("embedding settings: ") && text.contains("KB_EMBEDDINGS_QUERY_TIMEOUT_MS"),
+            "{text}"
+        );
     }
 }

@@ -5,12 +5,17 @@
 //! task waits longer and longer (up to a minute) before it tries again; the other
 //! processes on the vault embed nothing (the owner does it for all), and one that takes
 //! the index over picks the work up where the file says it stopped.
+//!
+//! Before its first round, and again after a failure (the server may come back as
+//! another), the owner embeds a fixed text, the probe, and the index compares its vector
+//! with the one the vectors were made with: another model behind the same name (another
+//! server, another version) starts the vectors again rather than mix two models'.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use kb_domain::{Embedder, TextRole};
-use kb_search::TantivyIndex;
+use kb_domain::{Embedder, EmbeddingError, TextRole};
+use kb_search::{ProbeCheck, TantivyIndex};
 
 use crate::error::CoreError;
 
@@ -24,6 +29,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// entry embedded by an earlier owner then edited, say).
 const FULL_LOOK: Duration = Duration::from_secs(60);
 
+/// The text whose vector tells one model from another (any fixed text would do).
+const PROBE_TEXT: &str = "kb probe: a fixed sentence whose vector tells one embedding model from another";
+
 /// Starts the background task for `index` (it ends when the index is dropped).
 pub(crate) fn start(index: &Arc<TantivyIndex>, embedder: Arc<dyn Embedder>, batch: usize) {
     let index = Arc::downgrade(index);
@@ -35,29 +43,63 @@ async fn run(index: Weak<TantivyIndex>, embedder: Arc<dyn Embedder>, batch: usiz
     let mut backoff = FIRST_BACKOFF;
     let mut seen: Option<(bool, u64)> = None;
     let mut last_look = tokio::time::Instant::now();
+    // Whether the probe was checked since this process became the owner or the server
+    // last failed.
+    let mut probed = false;
     loop {
         let Some(strong) = index.upgrade() else { return };
         let now = (strong.is_owner(), strong.commit_count());
         let due = seen != Some(now) || last_look.elapsed() >= FULL_LOOK;
         drop(strong);
+        if !now.0 {
+            probed = false;
+        }
         if !due {
             tokio::time::sleep(IDLE).await;
             continue;
         }
         last_look = tokio::time::Instant::now();
-        match round(&index, embedder.as_ref(), batch).await {
-            Ok(true) => backoff = FIRST_BACKOFF,
+        let outcome = if now.0 && !probed {
+            check_probe(&index, embedder.as_ref()).await.map(|()| true)
+        } else {
+            round(&index, embedder.as_ref(), batch).await
+        };
+        match outcome {
+            Ok(true) => {
+                probed |= now.0;
+                backoff = FIRST_BACKOFF;
+            }
             Ok(false) => {
                 seen = Some(now);
                 backoff = FIRST_BACKOFF;
             }
             Err(error) => {
+                probed = false;
                 tracing::warn!(error = %kb_domain::Chain(&error), retry_secs = backoff.as_secs(), "entries could not be embedded; search finds them by their words meanwhile");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }
     }
+}
+
+/// Embeds the probe text and has the index check its vector (in the index's owner).
+async fn check_probe(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Result<(), CoreError> {
+    let mut vectors =
+        embedder.embed(&[PROBE_TEXT.to_string()], TextRole::Document).await.map_err(CoreError::Embedding)?;
+    let probe = vectors.pop().ok_or_else(|| CoreError::Embedding(EmbeddingError::malformed("no vector")))?;
+    let Some(strong) = index.upgrade() else { return Ok(()) };
+    let checked = tokio::task::spawn_blocking(move || strong.check_vector_probe(&probe))
+        .await
+        .map_err(CoreError::Task)??;
+    if checked == Some(ProbeCheck::StartedAgain) {
+        tracing::warn!(
+            model = embedder.model(),
+            "the embedding server gives other vectors than those kept for this model (another server or \
+             another version of the model): embedding every entry again"
+        );
+    }
+    Ok(())
 }
 
 /// One round of work; `Ok(true)` when something was embedded or recorded.
@@ -101,6 +143,7 @@ pub async fn embed_missing(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<usize, CoreError> {
     let weak = Arc::downgrade(index);
+    check_probe(&weak, embedder).await?;
     let mut rounds = 0;
     loop {
         if let Ok(Some(coverage)) = index.coverage() {

@@ -31,8 +31,8 @@ pub enum CoreError {
     #[error("cannot set up the embedding model")]
     EmbeddingSetup(#[source] kb_llm::openai::OpenAiSetupError),
     /// The embedding server failed.
-    #[error("the embedding server failed")]
-    Embedding(#[source] kb_domain::LlmError),
+    #[error("cannot embed the entries")]
+    Embedding(#[source] kb_domain::EmbeddingError),
     /// Reading or keeping the vectors failed.
     #[error("cannot keep the vectors")]
     Vectors(#[from] kb_domain::SearchError),

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use kb_domain::{Embedder, LlmError, TextRole};
+use kb_domain::{Embedder, EmbeddingError, TextRole};
 use kb_llm::openai::{EmbeddingSettings, OpenAiEmbedder};
 use kb_llm::testing::{FakeOpenAi, FakeReply};
 use serde_json::json;
@@ -84,7 +84,7 @@ async fn a_rate_limit_is_retried_then_reported() {
         server.push_embeddings(FakeReply::rate_limited(Some(0)));
     }
     let error = embedder.embed(&texts(&["y"]), TextRole::Document).await.unwrap_err();
-    assert!(matches!(error, LlmError::RateLimited { .. }), "{error:?}");
+    assert!(matches!(error, EmbeddingError::RateLimited { .. }), "{error:?}");
 }
 
 #[tokio::test]
@@ -95,7 +95,11 @@ async fn a_hung_server_times_out() {
     server.push_embeddings(FakeReply::Hang);
     let started = Instant::now();
     let error = embedder.embed(&texts(&["x"]), TextRole::Document).await.unwrap_err();
-    assert_eq!(error, LlmError::Timeout(1));
+    assert_eq!(error, EmbeddingError::Timeout { millis: 1000, setting: "KB_EMBEDDINGS_TIMEOUT_SECS" });
+    assert_eq!(
+        error.to_string(),
+        "the embedding server did not answer within 1 s (KB_EMBEDDINGS_TIMEOUT_SECS)"
+    );
     assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
 }
 
@@ -115,11 +119,11 @@ async fn wrong_shapes_and_garbage_are_malformed() {
     server.push_embeddings(FakeReply::raw(200, "<html>gateway</html>"));
     for case in ["one vector for two texts", "two lengths", "a cut body", "garbage"] {
         let error = embedder.embed(&texts(&["a", "b"]), TextRole::Document).await.unwrap_err();
-        assert!(matches!(error, LlmError::Malformed { .. }), "{case}: {error:?}");
+        assert!(matches!(error, EmbeddingError::Malformed { .. }), "{case}: {error:?}");
     }
     server.push_embeddings(FakeReply::error(503, "server_error", "overloaded"));
     let error = embedder.embed(&texts(&["a"]), TextRole::Document).await.unwrap_err();
-    assert!(matches!(error, LlmError::Unavailable { .. }), "{error:?}");
+    assert!(matches!(error, EmbeddingError::Unavailable { .. }), "{error:?}");
 }
 
 #[tokio::test]
@@ -129,5 +133,53 @@ async fn an_unreachable_server_is_unavailable() {
     drop(server);
     let embedder = OpenAiEmbedder::new(settings).unwrap();
     let error = embedder.embed(&texts(&["x"]), TextRole::Query).await.unwrap_err();
-    assert!(matches!(error, LlmError::Unavailable { .. }), "{error:?}");
+    assert!(matches!(error, EmbeddingError::Unavailable { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn zeros_infinities_and_nans_are_refused() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(settings).unwrap();
+    let list = |embedding: serde_json::Value| json!({"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": embedding}], "model": "m", "usage": {"prompt_tokens": 1, "total_tokens": 1}});
+    server.push_embeddings(FakeReply::json(&list(json!([0.0, 0.0, 0.0, 0.0]))));
+    // JSON has no NaN or infinity: servers that send them write numbers too large for f32.
+    server.push_embeddings(FakeReply::json(&list(json!([1e39, 0.5, 0.5, 0.5]))));
+    server.push_embeddings(FakeReply::raw(
+        200,
+        list(json!([0.5, 0.5, 0.5, 0.5])).to_string().replace("0.5,", "NaN,"),
+    ));
+    for case in ["zeros", "infinite", "NaN"] {
+        let error = embedder.embed(&texts(&["a"]), TextRole::Document).await.unwrap_err();
+        assert!(matches!(error, EmbeddingError::Malformed { .. }), "{case}: {error:?}");
+        assert!(error.to_string().starts_with("the embedding server"), "{case}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn a_hung_server_costs_one_search_its_deadline_then_searches_skip_it_until_the_pause_ends() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(EmbeddingSettings {
+        timeout: Duration::from_secs(30),
+        query_timeout: Duration::from_millis(300),
+        cooldown: Duration::from_secs(2),
+        ..settings
+    })
+    .unwrap();
+    server.push_embeddings(FakeReply::Hang);
+    let started = Instant::now();
+    let error = embedder.embed(&texts(&["first"]), TextRole::Query).await.unwrap_err();
+    assert_eq!(error, EmbeddingError::Timeout { millis: 300, setting: "KB_EMBEDDINGS_QUERY_TIMEOUT_MS" });
+    assert!(started.elapsed() < Duration::from_secs(10), "the query's own deadline: {:?}", started.elapsed());
+    for query in ["second", "third"] {
+        let error = embedder.embed(&texts(&[query]), TextRole::Query).await.unwrap_err();
+        assert!(matches!(error, EmbeddingError::Paused { .. }), "{error:?}");
+        assert!(error.to_string().contains("KB_EMBEDDINGS_COOLDOWN_SECS"), "{error}");
+    }
+    assert_eq!(server.requests().len(), 1, "searches in the pause do not ask the server");
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let vectors = embedder.embed(&texts(&["fourth"]), TextRole::Query).await.unwrap();
+    assert_eq!(vectors.len(), 1);
+    assert_eq!(server.requests().len(), 2);
+    embedder.embed(&texts(&["fifth"]), TextRole::Query).await.unwrap();
+    assert_eq!(server.requests().len(), 3, "the server answers again: every search asks it");
 }

@@ -36,7 +36,8 @@ use kb_storage::vault::EntryFiles;
 
 /// Seed of the generated noise of the personal vault (not the search bench's: other entries).
 const SEED: u64 = 20_261_313;
-/// Generated entries the personal vault's own entries are mixed into.
+/// Generated entries the personal vault's own entries are mixed into (unless
+/// `KB_BENCH_NOISE` says how many: embedding 2,000 of them takes a CPU model an hour).
 const NOISE_ENTRIES: usize = 2_000;
 /// Hits asked for per query.
 const LIMIT: usize = 10;
@@ -66,6 +67,8 @@ enum Mode {
     Prefix,
     /// A question in other words than the entries it is about (for search by meaning).
     Meaning,
+    /// A query on something no entry is about: search by meaning should find nothing.
+    Unrelated,
 }
 
 impl Mode {
@@ -74,6 +77,7 @@ impl Mode {
             Mode::Words => "words",
             Mode::Prefix => "prefix",
             Mode::Meaning => "meaning",
+            Mode::Unrelated => "unrelated",
         }
     }
 }
@@ -96,6 +100,8 @@ struct Score {
     rr: f64,
     latency: Duration,
     hits: Vec<String>,
+    /// The hits found by meaning only.
+    by_meaning: usize,
 }
 
 /// Figures of one row of a figures file (`relevance.tsv`, `relevance-before.tsv`).
@@ -131,10 +137,13 @@ fn load_queries() -> Vec<Row> {
             "words" => Mode::Words,
             "prefix" => Mode::Prefix,
             "meaning" => Mode::Meaning,
-            _ => panic!("{}", bad("mode is words, prefix or meaning")),
+            "unrelated" => Mode::Unrelated,
+            _ => panic!("{}", bad("mode is words, prefix, meaning or unrelated")),
         };
-        let expected: Vec<String> = cols[4].split_whitespace().map(str::to_string).collect();
-        let paths_ok = !expected.is_empty() && expected.iter().all(|p| EntryPath::parse(p).is_ok());
+        let expected: Vec<String> =
+            cols[4].split_whitespace().filter(|p| *p != "-").map(str::to_string).collect();
+        let paths_ok = (mode == Mode::Unrelated) == expected.is_empty()
+            && expected.iter().all(|p| EntryPath::parse(p).is_ok());
         assert!(paths_ok, "{}", bad("expected entries are vault paths separated by spaces"));
         assert!(!rows.iter().any(|r| r.id == cols[0]), "{}", bad("duplicate id"));
         rows.push(Row { id: cols[0].to_string(), vault, mode, query: cols[3].to_string(), expected });
@@ -196,9 +205,10 @@ fn build_hugo(content: &Path, root: &Path) -> (usize, Vec<String>) {
 
 /// Writes the generated noise and the hand-written entries; the number of entries.
 fn build_personal(root: &Path) -> usize {
-    write_vault(root, NOISE_ENTRIES, SEED).unwrap();
+    let noise = noise_entries();
+    write_vault(root, noise, SEED).unwrap();
     let own = bench_dir().join("relevance/personal");
-    let mut count = NOISE_ENTRIES;
+    let mut count = noise;
     for category in Category::ALL {
         let Ok(items) = fs::read_dir(own.join(category.as_str())) else { continue };
         for item in items.flatten() {
@@ -209,6 +219,12 @@ fn build_personal(root: &Path) -> usize {
         }
     }
     count
+}
+
+/// How many generated entries the personal vault has: `KB_BENCH_NOISE`, else
+/// [`NOISE_ENTRIES`].
+fn noise_entries() -> usize {
+    std::env::var("KB_BENCH_NOISE").ok().and_then(|n| n.parse().ok()).unwrap_or(NOISE_ENTRIES)
 }
 
 fn open_index(root: &Path, embeddings: Option<kb_search::VectorModel>) -> TantivyIndex {
@@ -233,8 +249,8 @@ fn run_modes(index: &TantivyIndex, rows: &[&Row], embedding: &meaning::Embedding
             let (vector, embed) = embedding.query(&row.query);
             let run = |mode| {
                 let _ = meaning::search(index, &row.query, mode, &vector, LIMIT);
-                let (hits, latency) = meaning::search(index, &row.query, mode, &vector, LIMIT);
-                score(row, hits, latency)
+                let (hits, by_meaning, latency) = meaning::search(index, &row.query, mode, &vector, LIMIT);
+                Score { by_meaning, ..score(row, hits, latency) }
             };
             ByMode {
                 keyword: run(kb_domain::SearchMode::Keyword),
@@ -258,9 +274,9 @@ fn request(row: &Row) -> SearchQuery {
 fn score(row: &Row, hits: Vec<String>, latency: Duration) -> Score {
     let relevant = |p: &String| row.expected.contains(p);
     let in_top5 = hits.iter().take(5).filter(|p| relevant(p)).count();
-    let p5 = in_top5 as f64 / row.expected.len().min(5) as f64;
+    let p5 = in_top5 as f64 / row.expected.len().clamp(1, 5) as f64;
     let rr = hits.iter().position(relevant).map_or(0.0, |i| 1.0 / (i as f64 + 1.0));
-    Score { p5, rr, latency, hits }
+    Score { p5, rr, latency, hits, by_meaning: 0 }
 }
 
 /// Runs the rows of one vault: one warm-up round, then the mean of [`ROUNDS`] timed ones.
@@ -375,8 +391,9 @@ fn main() {
             Vault::Personal => {
                 let count = build_personal(&root);
                 notes.push(format!(
-                    "personal: {} hand-written entries mixed into {NOISE_ENTRIES} generated ones (seed {SEED})",
-                    count - NOISE_ENTRIES
+                    "personal: {} hand-written entries mixed into {} generated ones (seed {SEED})",
+                    count - noise_entries(),
+                    noise_entries()
                 ));
                 count
             }
@@ -398,7 +415,8 @@ fn main() {
         );
         let index = open_index(&root, embedding.as_ref().ok().map(meaning::Embedding::vector_model));
         assert_eq!(index.len(), entries);
-        let keyword_rows: Vec<&Row> = these.iter().copied().filter(|r| r.mode != Mode::Meaning).collect();
+        let keyword_rows: Vec<&Row> =
+            these.iter().copied().filter(|r| matches!(r.mode, Mode::Words | Mode::Prefix)).collect();
         let scores = run_rows(&index, &keyword_rows);
         results.extend(keyword_rows.into_iter().zip(scores));
         if let Ok(embedding) = &embedding {
@@ -586,6 +604,32 @@ fn modes_table(by_mode: &[(&Row, ByMode)], model: Result<String, String>) -> Str
                 m(&|b| ms(b.embed)),
             );
         }
+    }
+    let _ = writeln!(
+        md,
+        "\nUnrelated queries (kind `unrelated`, on what no entry is about): entries found by meaning, semantic mode (hits) and hybrid (`semanticHits`), mean and most per query.\n"
+    );
+    let _ = writeln!(md, "| vault | queries | semantic mean / most | hybrid mean / most |");
+    let _ = writeln!(md, "|---|---:|---:|---:|");
+    for vault in ["hugo", "personal", "all"] {
+        let these: Vec<&(&Row, ByMode)> = by_mode
+            .iter()
+            .filter(|(r, _)| (vault == "all" || r.vault.as_str() == vault) && r.mode == Mode::Unrelated)
+            .collect();
+        if these.is_empty() {
+            continue;
+        }
+        let counts = |f: &dyn Fn(&ByMode) -> usize| {
+            let mean = mean(these.iter().map(|(_, b)| f(b) as f64));
+            (mean, these.iter().map(|(_, b)| f(b)).max().unwrap_or(0))
+        };
+        let (semantic, semantic_most) = counts(&|b| b.semantic.hits.len());
+        let (hybrid, hybrid_most) = counts(&|b| b.hybrid.by_meaning);
+        let _ = writeln!(
+            md,
+            "| {vault} | {} | {semantic:.2} / {semantic_most} | {hybrid:.2} / {hybrid_most} |",
+            these.len()
+        );
     }
     let lost: Vec<String> = by_mode
         .iter()

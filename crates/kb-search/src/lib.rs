@@ -51,7 +51,7 @@ mod watcher;
 
 pub use analysis::{SearchLanguage, UnknownLanguage};
 pub use error::{OpenError, WatchError};
-pub use index::{EmbeddingWork, TantivyIndex, VectorModel};
+pub use index::{EmbeddingWork, ProbeCheck, TantivyIndex, VectorModel};
 pub use ingest::{IndexProgress, ProgressFn};
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
 pub use owner::OnForwarded;

@@ -23,6 +23,7 @@ mod own_notes;
 mod processes;
 mod references;
 mod semantic;
+mod semantic_faults;
 mod serving;
 mod startup;
 mod terminal;

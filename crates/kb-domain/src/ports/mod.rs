@@ -28,7 +28,7 @@ pub use self::catalogue::{
 pub use self::chat_model::ChatModel;
 pub use self::clock::{Clock, FixedClock, SystemClock};
 pub use self::conversations::{ConversationStore, StoreError};
-pub use self::embedder::{Embedder, TextRole};
+pub use self::embedder::{Embedder, EmbeddingError, TextRole};
 pub use self::entries::{
     EntryReader, EntryRepository, EntryWriter, MergeOutcome, MoveOutcome, RepositoryError, UpdateOutcome,
 };

@@ -3,10 +3,12 @@
 //! [`EmbeddingSettings`] read from the `KB_EMBEDDINGS_*` variables.
 //!
 //! Texts are sent in batches of [`EmbeddingSettings::batch`], each call bounded by the
-//! timeout; rate limits are retried as the chat adapter retries them and failures map to
-//! the same [`LlmError`]s. An answer is checked before it is used: one vector per text,
-//! all of one length, every number finite. The vectors of the last few queries are kept,
-//! so a repeated search does not ask the server again.
+//! timeout (a search's query by its own, shorter one); rate limits are retried as the chat
+//! adapter retries them, and failures become [`EmbeddingError`]s, worded as the embedding
+//! server's. An answer is checked before it is used: one vector per text, all of one
+//! length, every number finite, no vector of zeros. The vectors of the last few queries
+//! are kept, so a repeated search does not ask the server again; after the server failed,
+//! searches do without it for a while (see [`super::pause`]).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -17,9 +19,10 @@ use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use async_trait::async_trait;
-use kb_domain::{Embedder, LlmError, SharedCause, TextRole};
+use kb_domain::{Embedder, EmbeddingError, LlmError, SharedCause, TextRole};
 
 use crate::openai::failure::llm_error;
+use crate::openai::pause::Pause;
 use crate::openai::retry::RetryPolicy;
 use crate::openai::settings::{
     DEFAULT_BASE_URL, DEFAULT_MAX_RETRY_DELAY, DEFAULT_MAX_TRIES, DEFAULT_RETRY_BASE_DELAY, SettingsError,
@@ -29,6 +32,12 @@ use crate::openai::settings::{
 pub const DEFAULT_EMBEDDINGS_BATCH: usize = 32;
 /// How long one request may take when `KB_EMBEDDINGS_TIMEOUT_SECS` is not set.
 pub const DEFAULT_EMBEDDINGS_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a search waits for its query's vector when `KB_EMBEDDINGS_QUERY_TIMEOUT_MS` is
+/// not set.
+pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_millis(2000);
+/// How long searches do without the server after it failed when
+/// `KB_EMBEDDINGS_COOLDOWN_SECS` is not set.
+pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
 /// Query vectors kept for repeated searches.
 const QUERY_CACHE: usize = 256;
 
@@ -47,6 +56,12 @@ pub struct EmbeddingSettings {
     pub batch: usize,
     /// The longest a request may take, retries included (`KB_EMBEDDINGS_TIMEOUT_SECS`).
     pub timeout: Duration,
+    /// The longest a search waits for its query's vector (`KB_EMBEDDINGS_QUERY_TIMEOUT_MS`;
+    /// never longer than `timeout`).
+    pub query_timeout: Duration,
+    /// How long searches do without the server after it failed
+    /// (`KB_EMBEDDINGS_COOLDOWN_SECS`; zero: they always ask).
+    pub cooldown: Duration,
     /// Put before a search (`KB_EMBEDDINGS_QUERY_PREFIX`, e.g. `query: `).
     pub query_prefix: String,
     /// Put before a part of an entry (`KB_EMBEDDINGS_DOCUMENT_PREFIX`, e.g. `passage: `).
@@ -67,6 +82,8 @@ impl std::fmt::Debug for EmbeddingSettings {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("batch", &self.batch)
             .field("timeout", &self.timeout)
+            .field("query_timeout", &self.query_timeout)
+            .field("cooldown", &self.cooldown)
             .field("query_prefix", &self.query_prefix)
             .field("document_prefix", &self.document_prefix)
             .finish_non_exhaustive()
@@ -83,6 +100,8 @@ impl EmbeddingSettings {
             api_key: None,
             batch: DEFAULT_EMBEDDINGS_BATCH,
             timeout: DEFAULT_EMBEDDINGS_TIMEOUT,
+            query_timeout: DEFAULT_QUERY_TIMEOUT,
+            cooldown: DEFAULT_COOLDOWN,
             query_prefix: String::new(),
             document_prefix: String::new(),
             max_tries: DEFAULT_MAX_TRIES,
@@ -127,6 +146,28 @@ impl EmbeddingSettings {
                 },
             )?;
         }
+        if let Some(value) = read("KB_EMBEDDINGS_QUERY_TIMEOUT_MS") {
+            settings.query_timeout = value
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| (1..=3_600_000).contains(ms))
+                .map(Duration::from_millis)
+                .ok_or(SettingsError::Invalid {
+                    name: "KB_EMBEDDINGS_QUERY_TIMEOUT_MS",
+                    value,
+                    reason: "expected a whole number of milliseconds from 1 to 3600000",
+                })?;
+        }
+        if let Some(value) = read("KB_EMBEDDINGS_COOLDOWN_SECS") {
+            settings.cooldown =
+                value.parse::<u64>().ok().filter(|s| *s <= 86_400).map(Duration::from_secs).ok_or(
+                    SettingsError::Invalid {
+                        name: "KB_EMBEDDINGS_COOLDOWN_SECS",
+                        value,
+                        reason: "expected a whole number of seconds from 0 (no pause) to 86400",
+                    },
+                )?;
+        }
         // Prefixes keep their spaces: `query: ` ends in one.
         settings.query_prefix = lookup("KB_EMBEDDINGS_QUERY_PREFIX").unwrap_or_default();
         settings.document_prefix = lookup("KB_EMBEDDINGS_DOCUMENT_PREFIX").unwrap_or_default();
@@ -154,11 +195,11 @@ impl EmbeddingSettings {
                 reason: "it holds characters that cannot be sent in an HTTP header",
             });
         }
-        if self.batch == 0 || self.timeout.is_zero() || self.max_tries == 0 {
+        if self.batch == 0 || self.timeout.is_zero() || self.query_timeout.is_zero() || self.max_tries == 0 {
             return Err(SettingsError::Invalid {
                 name: "KB_EMBEDDINGS_BATCH",
                 value: self.batch.to_string(),
-                reason: "the batch, the timeout and the tries must be positive",
+                reason: "the batch, the timeouts and the tries must be positive",
             });
         }
         Ok(())
@@ -169,9 +210,14 @@ impl EmbeddingSettings {
         self.base_url.trim_end_matches('/')
     }
 
-    /// The timeout in whole seconds, rounded up.
-    fn timeout_secs(&self) -> u64 {
-        self.timeout.as_secs() + u64::from(self.timeout.subsec_nanos() > 0)
+    /// How long a text of `role` may take, and the setting that says so.
+    fn deadline(&self, role: TextRole) -> (Duration, &'static str) {
+        match role {
+            TextRole::Query if self.query_timeout < self.timeout => {
+                (self.query_timeout, "KB_EMBEDDINGS_QUERY_TIMEOUT_MS")
+            }
+            _ => (self.timeout, "KB_EMBEDDINGS_TIMEOUT_SECS"),
+        }
     }
 }
 
@@ -188,6 +234,8 @@ pub struct OpenAiEmbedder {
     settings: EmbeddingSettings,
     /// The vectors of recent queries, by text.
     queries: Mutex<HashMap<String, Vec<f32>>>,
+    /// Whether searches do without the server for now.
+    pause: Pause,
 }
 
 impl std::fmt::Debug for OpenAiEmbedder {
@@ -200,11 +248,12 @@ impl OpenAiEmbedder {
     /// An embedder with these settings (checked first).
     pub fn new(settings: EmbeddingSettings) -> Result<OpenAiEmbedder, crate::openai::OpenAiSetupError> {
         settings.validate()?;
-        Ok(OpenAiEmbedder { client: OnceLock::new(), settings, queries: Mutex::default() })
+        let pause = Pause::new(settings.cooldown);
+        Ok(OpenAiEmbedder { client: OnceLock::new(), settings, queries: Mutex::default(), pause })
     }
 
     /// The HTTP client, made now if it is not yet.
-    fn client(&self) -> Result<&Client<OpenAIConfig>, LlmError> {
+    fn client(&self) -> Result<&Client<OpenAIConfig>, EmbeddingError> {
         if let Some(client) = self.client.get() {
             return Ok(client);
         }
@@ -216,8 +265,9 @@ impl OpenAiEmbedder {
             budget: settings.timeout,
         };
         let key = settings.api_key.clone().unwrap_or_default();
-        let client = crate::openai::client::client(&key, settings.api_base(), policy)
-            .map_err(|error| LlmError::unavailable(format!("cannot set up the HTTP client: {error}")))?;
+        let client = crate::openai::client::client(&key, settings.api_base(), policy).map_err(|error| {
+            EmbeddingError::unavailable(format!("cannot set up the HTTP client: {error}"))
+        })?;
         // Two first requests at once may both make one: the first kept wins.
         Ok(self.client.get_or_init(|| client))
     }
@@ -227,8 +277,8 @@ impl OpenAiEmbedder {
         &self.settings
     }
 
-    /// Embeds one batch: one request, checked.
-    async fn embed_batch(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, LlmError> {
+    /// Embeds one batch of `role`: one request within its deadline, checked.
+    async fn embed_batch(&self, texts: Vec<String>, role: TextRole) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let count = texts.len();
         let request = CreateEmbeddingRequest {
             model: self.settings.model.clone(),
@@ -237,17 +287,20 @@ impl OpenAiEmbedder {
             user: None,
             dimensions: None,
         };
-        let timeout_secs = self.settings.timeout_secs();
+        let (deadline, setting) = self.settings.deadline(role);
+        let timed_out = EmbeddingError::Timeout { millis: millis(deadline), setting };
         let started = Instant::now();
         let client = self.client()?;
-        let outcome = tokio::time::timeout(self.settings.timeout, client.embeddings().create(request)).await;
+        let outcome = tokio::time::timeout(deadline, client.embeddings().create(request)).await;
         let response = match outcome {
-            Err(_elapsed) => return Err(LlmError::Timeout(timeout_secs)),
+            Err(_elapsed) => return Err(timed_out),
             Ok(Err(OpenAIError::JSONDeserialize(error, _))) => {
-                return Err(LlmError::malformed("the answer does not parse as embeddings")
-                    .caused_by(SharedCause::new(error)));
+                return Err(EmbeddingError::Malformed {
+                    detail: "the answer does not parse as embeddings".into(),
+                    cause: Some(SharedCause::new(error)),
+                });
             }
-            Ok(Err(error)) => return Err(llm_error(error, timeout_secs)),
+            Ok(Err(error)) => return Err(embedding_error(llm_error(error, deadline.as_secs()), timed_out)),
             Ok(Ok(response)) => response,
         };
         tracing::debug!(texts = count, duration_ms = started.elapsed().as_millis() as u64, "texts embedded");
@@ -257,27 +310,60 @@ impl OpenAiEmbedder {
     }
 }
 
+/// `duration` in whole milliseconds.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A failure of the HTTP client as the embedding server's; `timed_out` when it timed out.
+fn embedding_error(error: LlmError, timed_out: EmbeddingError) -> EmbeddingError {
+    match error {
+        LlmError::Unavailable { detail, cause } => EmbeddingError::Unavailable { detail, cause },
+        LlmError::RateLimited { retry_after_secs } => EmbeddingError::RateLimited { retry_after_secs },
+        LlmError::Timeout(_) => timed_out,
+        LlmError::Malformed { detail, cause } => EmbeddingError::Malformed { detail, cause },
+        LlmError::Refused { detail, cause } => EmbeddingError::Refused { detail, cause },
+    }
+}
+
+/// Whether `error` says the server is not answering (down, hung, overloaded), so that
+/// searches should do without it for a while.
+fn is_outage(error: &EmbeddingError) -> bool {
+    matches!(
+        error,
+        EmbeddingError::Unavailable { .. }
+            | EmbeddingError::Timeout { .. }
+            | EmbeddingError::RateLimited { .. }
+    )
+}
+
 /// `vectors` when they are one per text of `count`, all of one non-zero length, every
-/// number finite.
-fn checked(vectors: Vec<Vec<f32>>, count: usize) -> Result<Vec<Vec<f32>>, LlmError> {
+/// number finite, none all zeros (a vector of zeros has no direction: it is near nothing
+/// and would be kept as if it meant something).
+fn checked(vectors: Vec<Vec<f32>>, count: usize) -> Result<Vec<Vec<f32>>, EmbeddingError> {
     if vectors.len() != count {
-        return Err(LlmError::malformed(format!(
+        return Err(EmbeddingError::malformed(format!(
             "the server answered {} vectors for {count} texts",
             vectors.len()
         )));
     }
     let dimension = vectors.first().map_or(0, Vec::len);
     if dimension == 0 && count > 0 {
-        return Err(LlmError::malformed("the server answered empty vectors"));
+        return Err(EmbeddingError::malformed("the server answered empty vectors"));
     }
     if let Some(other) = vectors.iter().find(|v| v.len() != dimension) {
-        return Err(LlmError::malformed(format!(
+        return Err(EmbeddingError::malformed(format!(
             "the server answered vectors of {dimension} and {} numbers in one answer",
             other.len()
         )));
     }
     if vectors.iter().flatten().any(|x| !x.is_finite()) {
-        return Err(LlmError::malformed("the server answered numbers that are not finite"));
+        return Err(EmbeddingError::malformed(
+            "the server answered numbers that are not finite (NaN or infinite)",
+        ));
+    }
+    if count > 0 && vectors.iter().any(|v| v.iter().all(|x| *x == 0.0)) {
+        return Err(EmbeddingError::malformed("the server answered a vector of zeros"));
     }
     Ok(vectors)
 }
@@ -297,7 +383,7 @@ impl Embedder for OpenAiEmbedder {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(model = %self.settings.model, texts = texts.len(), role = ?role))]
-    async fn embed(&self, texts: &[String], role: TextRole) -> Result<Vec<Vec<f32>>, LlmError> {
+    async fn embed(&self, texts: &[String], role: TextRole) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let prefix = match role {
             TextRole::Query => &self.settings.query_prefix,
             TextRole::Document => &self.settings.document_prefix,
@@ -312,10 +398,32 @@ impl Embedder for OpenAiEmbedder {
         {
             return Ok(vec![vector]);
         }
+        // A search asks only when the server is not paused after a failure.
+        let trial = match role {
+            TextRole::Query => Some(self.pause.admit(Instant::now()).map_err(|left| {
+                EmbeddingError::Paused { retry_in_secs: left.as_secs() + u64::from(left.subsec_nanos() > 0) }
+            })?),
+            TextRole::Document => None,
+        };
         let mut vectors = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.settings.batch) {
             let sent = batch.iter().map(|text| format!("{prefix}{text}")).collect();
-            vectors.extend(self.embed_batch(sent).await?);
+            match self.embed_batch(sent, role).await {
+                Ok(answered) => vectors.extend(answered),
+                Err(error) => {
+                    if is_outage(&error) {
+                        match trial {
+                            Some(trial) => trial.failed(&self.pause, Instant::now()),
+                            None => self.pause.failed(Instant::now()),
+                        }
+                    }
+                    return Err(error);
+                }
+            }
+        }
+        match trial {
+            Some(trial) => trial.answered(),
+            None => self.pause.answered(),
         }
         if role == TextRole::Query {
             let mut queries = kb_domain::sync::lock(&self.queries);
@@ -383,18 +491,26 @@ mod tests {
             ("KB_EMBEDDINGS_BASE_URL", "http://localhost:11434/v1"),
             ("KB_EMBEDDINGS_BATCH", "8"),
             ("KB_EMBEDDINGS_TIMEOUT_SECS", "5"),
+            ("KB_EMBEDDINGS_QUERY_TIMEOUT_MS", "750"),
+            ("KB_EMBEDDINGS_COOLDOWN_SECS", "0"),
             ("KB_EMBEDDINGS_QUERY_PREFIX", "search_query: "),
             ("KB_EMBEDDINGS_DOCUMENT_PREFIX", "search_document: "),
         ])
         .unwrap()
         .unwrap();
         assert_eq!((s.batch, s.timeout), (8, Duration::from_secs(5)));
+        assert_eq!((s.query_timeout, s.cooldown), (Duration::from_millis(750), Duration::ZERO));
+        let defaults = from(&[("KB_EMBEDDINGS_MODEL", "m")]).unwrap().unwrap();
+        assert_eq!((defaults.query_timeout, defaults.cooldown), (DEFAULT_QUERY_TIMEOUT, DEFAULT_COOLDOWN));
         assert_eq!(s.query_prefix, "search_query: ");
         assert_eq!(s.document_prefix, "search_document: ");
         for (name, value) in [
             ("KB_EMBEDDINGS_BATCH", "0"),
             ("KB_EMBEDDINGS_BATCH", "many"),
             ("KB_EMBEDDINGS_TIMEOUT_SECS", "0"),
+            ("KB_EMBEDDINGS_QUERY_TIMEOUT_MS", "0"),
+            ("KB_EMBEDDINGS_QUERY_TIMEOUT_MS", "2s"),
+            ("KB_EMBEDDINGS_COOLDOWN_SECS", "-1"),
             ("KB_EMBEDDINGS_BASE_URL", "localhost:11434"),
         ] {
             let err = from(&[("KB_EMBEDDINGS_MODEL", "m"), (name, value)]).unwrap_err();
@@ -412,9 +528,16 @@ mod tests {
     #[test]
     fn answers_are_checked() {
         assert!(checked(vec![vec![1.0, 2.0]], 1).is_ok());
-        assert!(matches!(checked(vec![vec![1.0]], 2), Err(LlmError::Malformed { .. })));
-        assert!(matches!(checked(vec![vec![1.0], vec![1.0, 2.0]], 2), Err(LlmError::Malformed { .. })));
-        assert!(matches!(checked(vec![vec![]], 1), Err(LlmError::Malformed { .. })));
-        assert!(matches!(checked(vec![vec![f32::NAN]], 1), Err(LlmError::Malformed { .. })));
+        let malformed = |result: Result<Vec<Vec<f32>>, EmbeddingError>| {
+            matches!(result, Err(EmbeddingError::Malformed { .. }))
+        };
+        assert!(malformed(checked(vec![vec![1.0]], 2)));
+        assert!(malformed(checked(vec![vec![1.0], vec![1.0, 2.0]], 2)));
+        assert!(malformed(checked(vec![vec![]], 1)));
+        assert!(malformed(checked(vec![vec![f32::NAN, 1.0]], 1)));
+        assert!(malformed(checked(vec![vec![1.0, f32::INFINITY]], 1)));
+        assert!(malformed(checked(vec![vec![f32::NEG_INFINITY, 1.0]], 1)));
+        assert!(malformed(checked(vec![vec![1.0, 0.0], vec![0.0, 0.0]], 2)), "a vector of zeros");
+        assert!(checked(vec![vec![0.0, -0.5]], 1).is_ok());
     }
 }

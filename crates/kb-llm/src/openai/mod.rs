@@ -7,11 +7,15 @@ mod convert;
 mod embedder;
 mod failure;
 mod model;
+mod pause;
 pub mod retry;
 mod settings;
 mod stream;
 
-pub use embedder::{DEFAULT_EMBEDDINGS_BATCH, DEFAULT_EMBEDDINGS_TIMEOUT, EmbeddingSettings, OpenAiEmbedder};
+pub use embedder::{
+    DEFAULT_COOLDOWN, DEFAULT_EMBEDDINGS_BATCH, DEFAULT_EMBEDDINGS_TIMEOUT, DEFAULT_QUERY_TIMEOUT,
+    EmbeddingSettings, OpenAiEmbedder,
+};
 pub use model::{OpenAiChatModel, OpenAiSetupError};
 pub use retry::{RateLimitExhausted, RetryPolicy};
 pub use settings::{

@@ -112,19 +112,26 @@ impl Embedding {
 }
 
 /// Settings for `model` at `url`: small batches with a long timeout, as a CPU server takes
-/// a while over long passages (a whole vault is embedded at once here).
+/// a while over long passages (a whole vault is embedded at once here); queries wait as
+/// long, on a machine busy with other work.
 fn settings(model: &str, url: &str) -> EmbeddingSettings {
-    EmbeddingSettings { batch: 16, timeout: Duration::from_secs(600), ..EmbeddingSettings::new(model, url) }
+    EmbeddingSettings {
+        batch: 16,
+        timeout: Duration::from_secs(600),
+        query_timeout: Duration::from_secs(600),
+        ..EmbeddingSettings::new(model, url)
+    }
 }
 
-/// The first hits of `text` in `mode` with `vector`, and how long the search took.
+/// The first hits of `text` in `mode` with `vector`, how many were found by meaning only,
+/// and how long the search took.
 pub fn search(
     index: &TantivyIndex,
     text: &str,
     mode: SearchMode,
     vector: &QueryVector,
     limit: usize,
-) -> (Vec<String>, Duration) {
+) -> (Vec<String>, usize, Duration) {
     let query = SearchQuery {
         text: text.to_string(),
         limit,
@@ -135,5 +142,5 @@ pub fn search(
     let began = Instant::now();
     let found = index.search(&query).unwrap();
     let spent = began.elapsed();
-    (found.entries.iter().map(|h| h.path.to_string()).collect(), spent)
+    (found.entries.iter().map(|h| h.path.to_string()).collect(), found.semantic_hits, spent)
 }

@@ -45,6 +45,7 @@ use crate::open::OpenStats;
 use crate::presence::Presence;
 use crate::schema::IndexFields;
 
+pub use crate::vectors::store::ProbeCheck;
 use handles::Handles;
 use indexed::Indexed;
 use owning::OwnerLink;

@@ -25,9 +25,10 @@ use tantivy::{Searcher, TantivyDocument, Term};
 use super::TantivyIndex;
 use super::fusion::fuse;
 use crate::document::StoredHit;
+use crate::open::load_stamps;
 use crate::snippet::opening;
 use crate::vectors::chunk::{Chunk, chunks};
-use crate::vectors::store::{EntryRecord, Key, Near, Store};
+use crate::vectors::store::{EntryRecord, Key, Near, ProbeCheck, Store};
 
 /// How deep each ranking is read for hybrid fusion, at least.
 const FUSION_DEPTH: usize = 50;
@@ -36,6 +37,13 @@ const FUSION_DEPTH: usize = 50;
 /// query, and without a floor the fusion would fill each page with unrelated entries.
 /// Relative to the best, as models spread their similarities differently.
 const HYBRID_MARGIN: f32 = 0.06;
+/// The spread of a model's scores of unrelated text, as a share of the room above their
+/// typical score (see [`meaning_floor`]).
+const UNRELATED_SPREAD: f32 = 0.07;
+/// The fewest parts the cut counts with: in a vault of a handful of entries the median
+/// says little, and e5 scores the best of five unrelated notes as high as a loose
+/// paraphrase of one (0.14 of the room above the median for both).
+const MIN_PARTS: usize = 16;
 /// The most entries one round of embedding work looks at.
 const ENTRIES_PER_ROUND: usize = 2_000;
 
@@ -182,20 +190,33 @@ impl TantivyIndex {
         Ok(())
     }
 
-    /// How far embedding got; `None` without a model. The owner compares each indexed
-    /// entry's stamp with the one its vectors were made for; another process, whose view
-    /// of the stamps is as of its start, counts the entries with vectors among those its
-    /// reader sees (an entry changed a moment ago counts as embedded until the owner's
-    /// next round).
+    /// Checks `probe`, the vector the embedder now gives the probe text, against the one the
+    /// vectors were made with, starting them again when another model answers (see
+    /// [`Store::check_probe`]). In the index's owner only (`None` elsewhere, or without a
+    /// model).
+    pub fn check_vector_probe(&self, probe: &[f32]) -> Result<Option<ProbeCheck>, SearchError> {
+        if !self.is_owner() {
+            return Ok(None);
+        }
+        self.with_store(|store| store.check_probe(probe))?
+            .transpose()
+            .map_err(|error| SearchError::index("cannot keep the vectors", error))
+    }
+
+    /// How far embedding got; `None` without a model: the indexed entries whose vectors
+    /// were made for the version indexed (the same stamp), of all indexed. Every process
+    /// counts alike: the owner from the stamps it keeps, another from those its reader
+    /// sees once the owner committed what was queued (an entry whose vectors are of an
+    /// earlier version is not embedded, whoever asks).
     pub fn coverage(&self) -> Result<Option<EmbeddingCoverage>, SearchError> {
         let Some(model) = self.vector_model().map(|m| m.model.clone()) else { return Ok(None) };
-        if !self.is_owner() {
+        let indexed = if self.is_owner() {
+            self.indexed.snapshot()
+        } else {
             self.read_every_earlier_change();
-            let total = usize::try_from(self.handles.searcher().num_docs()).unwrap_or(usize::MAX);
-            let embedded = self.with_store(|store| store.len())?.unwrap_or(0).min(total);
-            return Ok(Some(EmbeddingCoverage { model, embedded, total, queued: total - embedded }));
-        }
-        let indexed = self.indexed.snapshot();
+            load_stamps(&self.handles.searcher())
+                .map_err(|error| SearchError::index("cannot read what is indexed", error))?
+        };
         let embedded = self
             .with_store(|store| {
                 indexed
@@ -242,7 +263,8 @@ impl TantivyIndex {
         }
     }
 
-    /// The entries nearest `vector` among those `query` filters in, as many as `depth`.
+    /// The entries nearest `vector` among those `query` filters in, as many as `depth`,
+    /// that match by meaning: those scoring at least [`meaning_floor`].
     fn nearest(
         &self,
         query: &SearchQuery,
@@ -252,7 +274,12 @@ impl TantivyIndex {
         let category = query.category;
         Ok(self
             .with_store(|store| {
-                store.nearest(vector.values(), depth, |path| category.is_none_or(|c| path.category() == c))
+                let Some(typical) = store.typical_score(vector.values()) else { return Vec::new() };
+                let floor = meaning_floor(typical, store.rows());
+                let mut near = store
+                    .nearest(vector.values(), depth, |path| category.is_none_or(|c| path.category() == c));
+                near.retain(|near| near.score >= floor);
+                near
             })?
             .unwrap_or_default())
     }
@@ -350,6 +377,25 @@ impl TantivyIndex {
             .take(limit)
             .collect())
     }
+}
+
+/// The least score of a match by meaning for a query whose typical score is `typical`,
+/// among `parts` parts.
+///
+/// Every part has some similarity to any query, and models place it differently: e5's
+/// scores of unrelated text sit near 0.75-0.8, other models' near 0.1, the fake server's
+/// word vectors' near 0. So the cut follows the query's own scores over the vault: their
+/// median (most parts have nothing particular to do with a query) is where unrelated text
+/// scores, and their spread is taken as [`UNRELATED_SPREAD`] of the room above it (e5's
+/// is about 0.015 over 0.22). The best of `parts` unrelated parts lands, by chance, about
+/// `sqrt(2 ln parts)` spreads above the median (the largest of that many draws of a
+/// normal distribution): a match must score above that, so a query on something no entry
+/// is about finds nothing by meaning, in a small vault as in a large one, while an entry
+/// a query paraphrases stands further out (see BENCHMARKS.md for e5's figures). Counted
+/// as at least [`MIN_PARTS`] parts.
+fn meaning_floor(typical: f32, parts: usize) -> f32 {
+    let chance = (2.0 * (parts.max(MIN_PARTS) as f32).ln()).sqrt();
+    typical + UNRELATED_SPREAD * chance * (1.0 - typical)
 }
 
 /// A hit found by meaning only: its nearest part is its snippet. `None` when the entry is

@@ -8,7 +8,10 @@
 //! - a **vector**: the 16-byte key of the text it embeds, a `f32` scale and the dimension's
 //!   `i8`s (the unit vector quantised: each number is `scale × i8`);
 //! - an **entry**: the file stamp it was read with, its path and the keys of its parts,
-//!   in order (no part: the entry is gone).
+//!   in order (no part: the entry is gone);
+//! - a **probe**: the vector the server gave a fixed text (see [`Store::check_probe`]),
+//!   as `f32`s: a server that answers another vector for it is another model, whatever its
+//!   name, and the file starts again rather than mix two models' vectors.
 //!
 //! A vector is kept by its text's key, so a part that did not change is never embedded
 //! again (a restart, a reindex, a move, another process). A later entry record replaces
@@ -24,16 +27,14 @@ use std::path::{Path, PathBuf};
 
 use kb_domain::{EntryPath, Stamp};
 
-/// The first bytes of a vector file.
-const MAGIC: &[u8; 8] = b"KBVECS02";
-/// The header: the magic and the dimension.
-const HEADER_LEN: u64 = 12;
-/// The kind byte of a vector record.
-const VECTOR: u8 = 1;
-/// The kind byte of an entry record.
-const ENTRY: u8 = 2;
-/// The longest record read (a bound against a damaged length).
-const MAX_RECORD: u32 = 16 * 1024 * 1024;
+use format::{
+    ENTRY, HEADER_LEN, MAGIC, PROBE, Reader, VECTOR, push_record, read_entry, record_at, write_entry,
+};
+use scan::{quantise, signs_of};
+
+mod format;
+mod scan;
+
 /// A search by meaning ranks by their vectors this many times the entries asked for,
 /// chosen by their signs first (see [`Store::nearest`]).
 pub const SHORTLIST_FACTOR: usize = 20;
@@ -41,6 +42,10 @@ pub const SHORTLIST_FACTOR: usize = 20;
 pub const SHORTLIST_MIN: usize = 1_000;
 /// Rewrite the file when it holds more unused records than this and than those in use.
 const REWRITE_AFTER: usize = 1_000;
+/// The least cosine similarity of two probe vectors of one model: a server gives the same
+/// text the same vector but for rounding (another machine, another batch); another model
+/// gives another.
+const SAME_PROBE: f32 = 0.99;
 
 /// The key of a text: the first 16 bytes of its SHA-256 (with the model's identity).
 pub type Key = [u8; 16];
@@ -100,6 +105,17 @@ pub struct Near {
     pub score: f32,
     /// Which part (0 is the first).
     pub part: usize,
+}
+
+/// What [`Store::check_probe`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeCheck {
+    /// The file had no probe: this one is kept (its vectors are taken as this model's).
+    Recorded,
+    /// The file's vectors are this model's.
+    Same,
+    /// The file held another model's vectors (or of another size): it starts again.
+    StartedAgain,
 }
 
 /// Why the vector file could not be read or written.
@@ -167,6 +183,8 @@ pub struct Store {
     file_id: Option<(u64, u64)>,
     /// Records read that a later one replaced or no entry uses.
     superseded: usize,
+    /// The vector of the probe text, when recorded.
+    probe: Option<Vec<f32>>,
 }
 
 impl Store {
@@ -194,6 +212,7 @@ impl Store {
             read_to: 0,
             file_id: None,
             superseded: 0,
+            probe: None,
         }
     }
 
@@ -239,44 +258,6 @@ impl Store {
         Ok(())
     }
 
-    /// Takes the signs again around the rows' mean when the rows doubled since the last
-    /// time (once for a file read whole). A file read whole has every row to sign: the rows
-    /// are shared among up to four of the processor's cores.
-    fn recentre_if_grown(&mut self) {
-        let rows = self.scales.len();
-        if rows == 0 || rows < self.centred_rows * 2 || self.dimension == 0 {
-            return;
-        }
-        let dimension = self.dimension;
-        let (values, scales) = (&self.values, &self.scales);
-        let ranges = row_ranges(rows);
-        let sums: Vec<Vec<f32>> = on_each(&ranges, |range| {
-            let mut sum = vec![0.0_f32; dimension];
-            for row in range {
-                for (c, q) in sum.iter_mut().zip(&values[row * dimension..][..dimension]) {
-                    *c += f32::from(*q) * scales[row];
-                }
-            }
-            sum
-        });
-        let mut centre = vec![0.0_f32; dimension];
-        for sum in &sums {
-            centre.iter_mut().zip(sum).for_each(|(c, s)| *c += s);
-        }
-        centre.iter_mut().for_each(|c| *c /= rows as f32);
-        let words = dimension.div_ceil(64);
-        let signed: Vec<Vec<u64>> = on_each(&ranges, |range| {
-            let mut signs = Vec::with_capacity(range.len() * words);
-            for row in range {
-                signs.extend(signs_of(&values[row * dimension..][..dimension], scales[row], &centre));
-            }
-            signs
-        });
-        self.signs = signed.concat();
-        self.centre = centre;
-        self.centred_rows = rows;
-    }
-
     /// Takes in the records of `bytes` from `at` on, up to the first cut short or not
     /// parsing; where the last one taken ends.
     fn apply_all(&mut self, bytes: &[u8], mut at: usize) -> usize {
@@ -309,6 +290,15 @@ impl Store {
             ENTRY => {
                 let Some(record) = read_entry(&mut reader) else { return false };
                 self.put_entry(record);
+                true
+            }
+            PROBE => {
+                let Some(values) = reader.take(self.dimension * 4) else { return false };
+                if self.dimension == 0 || !reader.0.is_empty() {
+                    return false;
+                }
+                let values = values.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                self.probe = Some(values.collect());
                 true
             }
             _ => false,
@@ -391,7 +381,14 @@ impl Store {
         self.slots.iter().map(|(path, kept)| (path, kept))
     }
 
+    /// How many vectors are kept (the parts of the entries, and those of earlier versions
+    /// until the file is rewritten).
+    pub fn rows(&self) -> usize {
+        self.scales.len()
+    }
+
     /// How many entries have vectors.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -417,6 +414,59 @@ impl Store {
         if let Some(got) = vectors.iter().map(|(_, v)| v.len()).find(|n| *n != expected) {
             return Err(StoreError::Dimension { path: self.path.clone(), kept: expected, got });
         }
+        let mut bytes = Vec::new();
+        for (key, values) in vectors {
+            let (scale, quantised) = quantise(values);
+            let mut payload = Vec::with_capacity(20 + quantised.len());
+            payload.extend_from_slice(key);
+            payload.extend_from_slice(&scale.to_le_bytes());
+            payload.extend(quantised.iter().map(|q| *q as u8));
+            push_record(&mut bytes, VECTOR, &payload);
+        }
+        for entry in entries {
+            push_record(&mut bytes, ENTRY, &write_entry(entry));
+        }
+        self.write(expected, &bytes)
+    }
+
+    /// Checks that `probe`, the vector the server now gives the probe text, is the one the
+    /// file's vectors were made with; the file starts again when it is not (another model
+    /// answers under the same name, or vectors of another size), and keeps `probe` when it
+    /// has none. Only the index's owner checks.
+    pub fn check_probe(&mut self, probe: &[f32]) -> Result<ProbeCheck, StoreError> {
+        self.refresh()?;
+        let check = match &self.probe {
+            Some(kept) if same_model(kept, probe) => return Ok(ProbeCheck::Same),
+            Some(_) => ProbeCheck::StartedAgain,
+            None if self.dimension != 0 && self.dimension != probe.len() => ProbeCheck::StartedAgain,
+            None => ProbeCheck::Recorded,
+        };
+        let mut record = Vec::new();
+        push_record(&mut record, PROBE, &probe_payload(probe));
+        if check == ProbeCheck::Recorded {
+            self.write(probe.len(), &record)?;
+            return Ok(check);
+        }
+        // A new file in its place, so that the other processes read it from its start
+        // (they tell it by its inode), never the new records at the old offsets.
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| self.io(e))?;
+        }
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&u32::try_from(probe.len()).unwrap_or(u32::MAX).to_le_bytes());
+        bytes.extend_from_slice(&record);
+        let temporary = self.path.with_extension("vec.tmp");
+        std::fs::write(&temporary, &bytes).map_err(|e| self.io(e))?;
+        std::fs::rename(&temporary, &self.path).map_err(|e| self.io(e))?;
+        *self = Store::empty(&self.path);
+        self.refresh()?;
+        Ok(check)
+    }
+
+    /// Writes `records` at the end of the file as read (cutting off a record cut short),
+    /// and keeps them as if read back. A new file, or one that is not a vector file of
+    /// this version, is emptied and gets a header of `dimension` first.
+    fn write(&mut self, dimension: usize, records: &[u8]) -> Result<(), StoreError> {
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| self.io(e))?;
         }
@@ -430,7 +480,6 @@ impl Store {
         let meta = file.metadata().map_err(|e| self.io(e))?;
         if self.read_to == 0 || meta.len() < HEADER_LEN {
             // A new file, or one that is not a vector file of this version: start again.
-            let dimension = vectors.first().map_or(self.dimension, |(_, v)| v.len());
             if dimension == 0 {
                 return Ok(());
             }
@@ -444,24 +493,12 @@ impl Store {
         } else if meta.len() > self.read_to {
             file.set_len(self.read_to).map_err(|e| self.io(e))?;
         }
-        let mut bytes = Vec::new();
-        for (key, values) in vectors {
-            let (scale, quantised) = quantise(values);
-            let mut payload = Vec::with_capacity(20 + quantised.len());
-            payload.extend_from_slice(key);
-            payload.extend_from_slice(&scale.to_le_bytes());
-            payload.extend(quantised.iter().map(|q| *q as u8));
-            push_record(&mut bytes, VECTOR, &payload);
-        }
-        for entry in entries {
-            push_record(&mut bytes, ENTRY, &write_entry(entry));
-        }
         file.seek(SeekFrom::Start(self.read_to)).map_err(|e| self.io(e))?;
-        file.write_all(&bytes).map_err(|e| self.io(e))?;
+        file.write_all(records).map_err(|e| self.io(e))?;
         let meta = file.metadata().map_err(|e| self.io(e))?;
         self.file_id = Some((meta.dev(), meta.ino()));
         // Keep what was written as if read back.
-        self.read_to += self.apply_all(&bytes, 0) as u64;
+        self.read_to += self.apply_all(records, 0) as u64;
         self.recentre_if_grown();
         Ok(())
     }
@@ -478,6 +515,10 @@ impl Store {
         fresh.dimension = self.dimension;
         let mut bytes = MAGIC.to_vec();
         bytes.extend_from_slice(&u32::try_from(self.dimension).unwrap_or(u32::MAX).to_le_bytes());
+        if let Some(probe) = &self.probe {
+            push_record(&mut bytes, PROBE, &probe_payload(probe));
+            fresh.probe = Some(probe.clone());
+        }
         let keys: HashMap<u32, Key> = self.rows.iter().map(|(key, row)| (*row, *key)).collect();
         for (path, kept) in &self.slots {
             let mut parts = Vec::with_capacity(kept.count as usize);
@@ -509,100 +550,10 @@ impl Store {
         Ok(true)
     }
 
-    /// The numbers of `row`.
-    fn row(&self, row: u32) -> &[i8] {
-        let start = row as usize * self.dimension;
-        &self.values[start..start + self.dimension]
-    }
-
-    /// The entries nearest `query` (any length: another is no match), best first, at most
-    /// `limit`, among those `keep` accepts.
-    ///
-    /// Two passes: the signs of every part are compared with the query's (a Hamming
-    /// distance, a few instructions a part, over a tenth of the memory), which keeps the
-    /// [`SHORTLIST_FACTOR`] × `limit` entries (at least [`SHORTLIST_MIN`]) nearest by
-    /// signs; those are then ranked by their 8-bit vectors. With fewer entries than that,
-    /// all of them are ranked by their vectors.
-    pub fn nearest(&self, query: &[f32], limit: usize, keep: impl Fn(&EntryPath) -> bool) -> Vec<Near> {
-        if query.len() != self.dimension || self.dimension == 0 || limit == 0 {
-            return Vec::new();
-        }
-        let (scale, query) = quantise(query);
-        let shortlist = (limit * SHORTLIST_FACTOR).max(SHORTLIST_MIN);
-        let query_signs: Vec<u64> = signs_of(&query, scale, &self.centre).collect();
-        let words = query_signs.len();
-        // Every row has its signs once a centre is taken (after each read or append).
-        if self.slots.len() <= shortlist || self.signs.len() != self.scales.len() * words {
-            return self.rank(&query, scale, self.entries().filter(|(path, _)| keep(path)), limit);
-        }
-        let distance = |row: &u32| -> u32 {
-            let signs = &self.signs[*row as usize * words..][..words];
-            signs.iter().zip(&query_signs).map(|(a, b)| (a ^ b).count_ones()).sum()
-        };
-        // Each entry's nearest part by signs, the entries in the order of memory (and their
-        // parts' rows, kept as they were appended, mostly so too).
-        let mut coarse: Vec<(u32, usize)> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(_, (path, _))| keep(path))
-            .map(|(slot, (_, kept))| {
-                (self.rows_of(kept).iter().map(distance).min().unwrap_or(u32::MAX), slot)
-            })
-            .collect();
-        if coarse.len() > shortlist {
-            coarse.select_nth_unstable(shortlist);
-            coarse.truncate(shortlist);
-        }
-        let shortlisted = coarse.into_iter().map(|(_, slot)| (&self.slots[slot].0, &self.slots[slot].1));
-        self.rank(&query, scale, shortlisted, limit)
-    }
-
-    /// The best `limit` of `entries` by the 8-bit vectors of their parts.
-    fn rank<'a>(
-        &self,
-        query: &[i8],
-        scale: f32,
-        entries: impl Iterator<Item = (&'a EntryPath, &'a Kept)>,
-        limit: usize,
-    ) -> Vec<Near> {
-        // Scored by reference; only the paths of those returned are copied. Best first, then
-        // by path (a stable order for equal scores).
-        let mut scored: Vec<(f32, usize, &EntryPath)> = entries
-            .map(|(path, kept)| {
-                let mut best = (f32::MIN, 0);
-                for (part, row) in self.rows_of(kept).iter().enumerate() {
-                    let score = dot(query, self.row(*row)) as f32 * scale * self.scales[*row as usize];
-                    if score > best.0 {
-                        best = (score, part);
-                    }
-                }
-                (best.0, best.1, path)
-            })
-            .collect();
-        let order = |a: &(f32, usize, &EntryPath), b: &(f32, usize, &EntryPath)| {
-            b.0.total_cmp(&a.0).then_with(|| a.2.cmp(b.2))
-        };
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, order);
-            scored.truncate(limit);
-        }
-        scored.sort_by(order);
-        scored.into_iter().map(|(score, part, path)| Near { path: path.clone(), score, part }).collect()
-    }
-
-    /// The mean of `path`'s parts' vectors, as a unit vector (for its related entries).
-    pub fn entry_vector(&self, path: &EntryPath) -> Option<Vec<f32>> {
-        let kept = self.entry(path)?;
-        let mut sum = vec![0.0_f32; self.dimension];
-        for row in self.rows_of(kept) {
-            let scale = self.scales[*row as usize];
-            for (s, q) in sum.iter_mut().zip(self.row(*row)) {
-                *s += f32::from(*q) * scale;
-            }
-        }
-        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-        (norm > 0.0).then(|| sum.into_iter().map(|x| x / norm).collect())
+    /// The vector of the probe text the file's vectors were made with, when recorded.
+    #[cfg(test)]
+    pub fn probe(&self) -> Option<&[f32]> {
+        self.probe.as_deref()
     }
 
     /// The error of an I/O failure on the file.
@@ -611,152 +562,18 @@ impl Store {
     }
 }
 
-/// `rows` split into one range per core (at most four), each at least 10,000 rows. The mean
-/// is summed per range, so its last bits (and a sign right at it) may differ between
-/// machines with other numbers of cores; the ranking by vectors does not.
-fn row_ranges(rows: usize) -> Vec<std::ops::Range<usize>> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-    let each = rows.div_ceil(cores).max(10_000);
-    (0..rows).step_by(each).map(|start| start..(start + each).min(rows)).collect()
+/// The payload of a probe record.
+fn probe_payload(probe: &[f32]) -> Vec<u8> {
+    probe.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// `work` done for each of `ranges`, the first on this thread and the others each on a
-/// thread of its own (on this one when the system gives none); the answers in the order of
-/// the ranges. A thread that panicked answers nothing: the signs then miss its rows (and
-/// searches rank every entry by its vector), or the mean misses them (and the signs are
-/// taken around a rougher centre).
-fn on_each<T: Send>(
-    ranges: &[std::ops::Range<usize>],
-    work: impl Fn(std::ops::Range<usize>) -> T + Sync,
-) -> Vec<T> {
-    let Some((first, others)) = ranges.split_first() else { return Vec::new() };
-    let work = &work;
-    std::thread::scope(|scope| {
-        let spawned: Vec<_> = others
-            .iter()
-            .map(|range| {
-                let for_thread = range.clone();
-                std::thread::Builder::new()
-                    .name("kb-vectors".into())
-                    .spawn_scoped(scope, move || work(for_thread))
-                    .map_err(|_| range.clone())
-            })
-            .collect();
-        let mut answers = vec![work(first.clone())];
-        for thread in spawned {
-            match thread {
-                Ok(handle) => answers.extend(handle.join().ok()),
-                Err(range) => answers.push(work(range)),
-            }
-        }
-        answers
-    })
-}
-
-/// The signs of a row's numbers (`values` × `scale`) around `centre` (empty: zero), 64 to
-/// a word (set: above).
-fn signs_of<'a>(values: &'a [i8], scale: f32, centre: &'a [f32]) -> impl Iterator<Item = u64> + 'a {
-    values.chunks(64).enumerate().map(move |(word, chunk)| {
-        let centre = centre.get(word * 64..).unwrap_or(&[]);
-        let mut bits = 0_u64;
-        for (i, value) in chunk.iter().enumerate() {
-            let at = centre.get(i).copied().unwrap_or(0.0);
-            bits |= u64::from(f32::from(*value) * scale > at) << i;
-        }
-        bits
-    })
-}
-
-/// `values` as a unit vector quantised to `i8`s with its scale.
-fn quantise(values: &[f32]) -> (f32, Vec<i8>) {
-    let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let largest = values.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-    if norm == 0.0 || largest == 0.0 || !norm.is_finite() {
-        return (0.0, vec![0; values.len()]);
-    }
-    let scale = largest / norm / 127.0;
-    let quantised = values.iter().map(|x| (x / norm / scale).round().clamp(-127.0, 127.0) as i8).collect();
-    (scale, quantised)
-}
-
-/// The dot product of two rows (written so that the compiler vectorises it).
-fn dot(a: &[i8], b: &[i8]) -> i32 {
-    a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
-}
-
-/// Appends a record of `kind` holding `payload` to `bytes`.
-fn push_record(bytes: &mut Vec<u8>, kind: u8, payload: &[u8]) {
-    bytes.extend_from_slice(&u32::try_from(payload.len()).unwrap_or(u32::MAX).to_le_bytes());
-    bytes.push(kind);
-    bytes.extend_from_slice(payload);
-}
-
-/// The record at `at` in `bytes`: its kind, payload and where the next starts; `None`
-/// when it is cut short or too long.
-fn record_at(bytes: &[u8], at: usize) -> Option<(u8, &[u8], usize)> {
-    let head = bytes.get(at..at + 5)?;
-    let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
-    if len > MAX_RECORD {
-        return None;
-    }
-    let end = at + 5 + len as usize;
-    Some((head[4], bytes.get(at + 5..end)?, end))
-}
-
-/// The payload of an entry record.
-fn write_entry(entry: &EntryRecord) -> Vec<u8> {
-    let path = entry.path.to_string();
-    let mut payload = Vec::with_capacity(28 + path.len() + entry.parts.len() * 16);
-    payload.extend_from_slice(&entry.stamp.mtime_ns.to_le_bytes());
-    payload.extend_from_slice(&entry.stamp.size.to_le_bytes());
-    payload.extend_from_slice(&u32::try_from(path.len()).unwrap_or(u32::MAX).to_le_bytes());
-    payload.extend_from_slice(path.as_bytes());
-    payload.extend_from_slice(&u32::try_from(entry.parts.len()).unwrap_or(u32::MAX).to_le_bytes());
-    for key in &entry.parts {
-        payload.extend_from_slice(key);
-    }
-    payload
-}
-
-/// An entry record read back.
-fn read_entry(reader: &mut Reader<'_>) -> Option<EntryRecord> {
-    let mtime_ns = i64::from_le_bytes(reader.array()?);
-    let size = u64::from_le_bytes(reader.array()?);
-    let path_len = u32::from_le_bytes(reader.array()?) as usize;
-    let path = std::str::from_utf8(reader.take(path_len)?).ok()?;
-    let path = EntryPath::parse(path).ok()?;
-    let count = u32::from_le_bytes(reader.array()?) as usize;
-    let mut parts = Vec::with_capacity(count.min(1024));
-    for _ in 0..count {
-        parts.push(reader.key()?);
-    }
-    reader.0.is_empty().then_some(EntryRecord { path, stamp: Stamp::new(mtime_ns, size), parts })
-}
-
-/// Reads a payload from the front.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    /// The next `n` bytes.
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (taken, rest) = (self.0.get(..n)?, self.0.get(n..)?);
-        self.0 = rest;
-        Some(taken)
-    }
-
-    /// The next `N` bytes as an array.
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.take(N)?.try_into().ok()
-    }
-
-    /// The next key.
-    fn key(&mut self) -> Option<Key> {
-        self.array()
-    }
-
-    /// The next little-endian `f32`.
-    fn f32(&mut self) -> Option<f32> {
-        self.array().map(f32::from_le_bytes)
+/// Whether two probe vectors are one model's: of one length and nearly the same direction.
+fn same_model(a: &[f32], b: &[f32]) -> bool {
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let (na, nb) = (norm(a), norm(b));
+    a.len() == b.len() && na > 0.0 && nb > 0.0 && {
+        let cosine = a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>() / (na * nb);
+        cosine >= SAME_PROBE
     }
 }
 

@@ -2,7 +2,7 @@
 //! default when an embedding model is set). Only this tool searches by meaning: name
 //! resolution, duplicates and search-as-you-type stay keyword.
 
-use kb_domain::{LlmError, QueryVector, SearchMode, SearchQuery, TextRole};
+use kb_domain::{EmbeddingError, QueryVector, SearchMode, SearchQuery, TextRole};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -108,7 +108,7 @@ impl Tool for SearchEntries {
                         None
                     }
                     Err(error) => {
-                        return Err(ToolError::new(ErrorCode::SemanticUnavailable, unavailable(&error)));
+                        return Err(ToolError::new(ErrorCode::SemanticUnavailable, cannot_search(&error)));
                     }
                 }
             }
@@ -144,7 +144,13 @@ impl Tool for SearchEntries {
 const MISMATCH: &str = "search by meaning is unavailable: the embedding model's vectors are not the size of those \
     kept (did the model change? delete .kb/vectors to embed again)";
 
-/// What a person is told when the embedding server failed.
-fn unavailable(error: &LlmError) -> String {
-    format!("search by meaning is unavailable ({error}); these hits match by words")
+/// What a person is told beside the hits by words when the embedding server failed.
+fn unavailable(error: &EmbeddingError) -> String {
+    format!("search by meaning is unavailable: {error}; these hits match by words")
+}
+
+/// What a person is told when a search by meaning alone cannot answer as the embedding
+/// server failed (there are no hits).
+fn cannot_search(error: &EmbeddingError) -> String {
+    format!("search by meaning is unavailable: {error}; a search by words (mode keyword) still answers")
 }

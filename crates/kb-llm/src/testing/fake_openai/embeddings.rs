@@ -3,14 +3,16 @@
 //! final `s` dropped) adds ±1 to a dimension its hash picks; the sum is normalised. Texts
 //! sharing words are near, others far: enough for tests of what kb does with vectors (how
 //! many texts it sends, when, what it keeps), never of how well a model understands.
+//! Another `model` seed hashes words elsewhere: the vectors of another model of the same
+//! size.
 
 use serde_json::{Value, json};
 
 use super::reply::FakeReply;
 
-/// The answer to an embeddings request `body` with vectors of `dimension` numbers; a 400
-/// when it holds no texts.
-pub(super) fn answer(body: &Value, dimension: usize) -> FakeReply {
+/// The answer to an embeddings request `body` with vectors of `dimension` numbers of the
+/// model `seed`; a 400 when it holds no texts.
+pub(super) fn answer(body: &Value, dimension: usize, seed: u64) -> FakeReply {
     let texts: Vec<&str> = match &body["input"] {
         Value::String(text) => vec![text.as_str()],
         Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
@@ -22,7 +24,7 @@ pub(super) fn answer(body: &Value, dimension: usize) -> FakeReply {
     let data: Vec<Value> = texts
         .iter()
         .enumerate()
-        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": word_vector(text, dimension)}))
+        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": word_vector(text, dimension, seed)}))
         .collect();
     FakeReply::json(&json!({
         "object": "list",
@@ -32,8 +34,8 @@ pub(super) fn answer(body: &Value, dimension: usize) -> FakeReply {
     }))
 }
 
-/// The word vector of `text` (see the module documentation).
-pub fn word_vector(text: &str, dimension: usize) -> Vec<f32> {
+/// The word vector of `text` by the model `seed` (see the module documentation).
+pub fn word_vector(text: &str, dimension: usize, seed: u64) -> Vec<f32> {
     let mut vector = vec![0.0_f32; dimension.max(1)];
     for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
         let word = word.to_lowercase();
@@ -41,7 +43,7 @@ pub fn word_vector(text: &str, dimension: usize) -> Vec<f32> {
         // FNV-1a: stable across runs and platforms.
         let hash = word
             .bytes()
-            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+            .fold(0xcbf2_9ce4_8422_2325_u64 ^ seed, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
         let slot = usize::try_from(hash % vector.len() as u64).unwrap_or(0);
         vector[slot] += if hash >> 63 == 0 { 1.0 } else { -1.0 };
     }

@@ -52,6 +52,8 @@ struct Script {
     requests: Vec<RecordedRequest>,
     /// The dimension of the word vectors `/v1/embeddings` answers, once asked to.
     embedding_dimension: Option<usize>,
+    /// The seed of their model (see [`super::embeddings`]).
+    embedding_seed: u64,
     /// Replies for embeddings requests, before word vectors.
     embedding_replies: VecDeque<FakeReply>,
 }
@@ -62,11 +64,9 @@ impl Script {
         if let Some(dimension) = self.embedding_dimension
             && request.path.ends_with("/embeddings")
         {
-            return Some(
-                self.embedding_replies
-                    .pop_front()
-                    .unwrap_or_else(|| super::embeddings::answer(&request.json(), dimension)),
-            );
+            return Some(self.embedding_replies.pop_front().unwrap_or_else(|| {
+                super::embeddings::answer(&request.json(), dimension, self.embedding_seed)
+            }));
         }
         if !self.standing.is_empty() {
             let body = request.json();
@@ -117,6 +117,19 @@ impl FakeOpenAi {
     /// numbers (see [`super::embeddings`]).
     pub fn answer_embeddings(&self, dimension: usize) {
         lock(&self.script).embedding_dimension = Some(dimension);
+    }
+
+    /// [`FakeOpenAi::answer_embeddings`] as another model of the same size would: the same
+    /// texts get other vectors (another `seed`; 0 is the model of `answer_embeddings`).
+    pub fn answer_embeddings_as(&self, dimension: usize, seed: u64) {
+        let mut script = lock(&self.script);
+        script.embedding_dimension = Some(dimension);
+        script.embedding_seed = seed;
+    }
+
+    /// How many `/v1/embeddings` requests arrived so far.
+    pub fn embedding_requests(&self) -> usize {
+        lock(&self.script).requests.iter().filter(|r| r.path.ends_with("/embeddings")).count()
     }
 
     /// Queues the answer to a coming embeddings request (a fault, say).

@@ -119,6 +119,92 @@ fn a_file_of_another_kind_is_started_again() {
 }
 
 #[test]
+fn another_model_behind_the_same_name_starts_the_file_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.vec");
+    let mut owner = Store::open(&file).unwrap();
+    let mut reader = Store::open(&file).unwrap();
+    let probe = unit(&[1.0, 2.0, 3.0]);
+    assert_eq!(owner.check_probe(&probe).unwrap(), ProbeCheck::Recorded);
+    owner.append(&[(key(1), vec![1.0, 0.0, 0.0])], &[entry("a", &[1])]).unwrap();
+    // The same model, rounding aside: the vectors stay.
+    let rounded: Vec<f32> = probe.iter().map(|x| x + 0.001).collect();
+    assert_eq!(owner.check_probe(&rounded).unwrap(), ProbeCheck::Same);
+    assert_eq!(Store::open(&file).unwrap().len(), 1);
+    reader.refresh().unwrap();
+    assert_eq!(reader.len(), 1);
+    // Another model of the same size: nothing of the old one is kept, in any process.
+    let other = unit(&[3.0, -1.0, 0.5]);
+    assert_eq!(owner.check_probe(&other).unwrap(), ProbeCheck::StartedAgain);
+    assert_eq!((owner.len(), owner.probe()), (0, Some(other.as_slice())));
+    owner.append(&[(key(2), vec![0.0, 1.0, 0.0])], &[entry("b", &[2])]).unwrap();
+    reader.refresh().unwrap();
+    assert!(reader.entry(&path("a")).is_none() && reader.entry(&path("b")).is_some());
+    assert_eq!(reader.probe(), Some(other.as_slice()));
+    // Another size too; and a rewrite keeps the probe.
+    assert_eq!(owner.check_probe(&[1.0, 0.0]).unwrap(), ProbeCheck::StartedAgain);
+    assert_eq!(owner.dimension(), 2);
+    assert_eq!(Store::open(&file).unwrap().probe(), Some([1.0, 0.0].as_slice()));
+}
+
+#[test]
+fn a_file_without_a_probe_keeps_its_vectors_and_records_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.vec");
+    let mut owner = Store::open(&file).unwrap();
+    owner.append(&[(key(1), vec![1.0, 0.0])], &[entry("a", &[1])]).unwrap();
+    assert_eq!(owner.check_probe(&[0.6, 0.8]).unwrap(), ProbeCheck::Recorded);
+    let reread = Store::open(&file).unwrap();
+    assert_eq!((reread.len(), reread.probe()), (1, Some([0.6, 0.8].as_slice())));
+}
+
+#[test]
+fn a_reader_that_follows_the_file_knows_what_one_that_reads_it_whole_knows() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.vec");
+    let mut owner = Store::open(&file).unwrap();
+    let mut follower = Store::open(&file).unwrap();
+    for round in 0..20_u8 {
+        let stamp = Stamp::new(i64::from(round), 1);
+        let vectors = [(key(round), unit(&[1.0, f32::from(round)]))];
+        let records = [
+            EntryRecord { path: path(&format!("e{}", round % 5)), stamp, parts: vec![key(round)] },
+            EntryRecord {
+                path: path("gone"),
+                stamp,
+                parts: if round % 2 == 0 { vec![key(round)] } else { vec![] },
+            },
+        ];
+        owner.append(&vectors, &records).unwrap();
+        follower.refresh().unwrap();
+    }
+    let whole = Store::open(&file).unwrap();
+    let kept = |store: &Store| {
+        let mut kept: Vec<(String, Stamp)> = store.entries().map(|(p, k)| (p.to_string(), k.stamp)).collect();
+        kept.sort_by(|a, b| a.0.cmp(&b.0));
+        kept
+    };
+    assert_eq!(kept(&follower), kept(&whole));
+    assert_eq!(kept(&follower), kept(&owner));
+}
+
+#[test]
+fn the_typical_score_is_the_median_over_the_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("m.vec")).unwrap();
+    assert_eq!(store.typical_score(&[1.0, 0.0]), None);
+    let vectors: Vec<(Key, Vec<f32>)> =
+        (0..5_u8).map(|n| (key(n), unit(&[f32::from(n), 4.0 - f32::from(n)]))).collect();
+    let records: Vec<EntryRecord> = (0..5_u8).map(|n| entry(&format!("e{n}"), &[n])).collect();
+    store.append(&vectors, &records).unwrap();
+    assert_eq!(store.rows(), 5);
+    // Cosines with (1, 0): 0, 0.32, 0.71, 0.95, 1: the median is the middle one.
+    let typical = store.typical_score(&[1.0, 0.0]).unwrap();
+    assert!((typical - std::f32::consts::FRAC_1_SQRT_2).abs() < 0.02, "{typical}");
+    assert_eq!(store.typical_score(&[1.0, 0.0, 0.0]), None, "another size");
+}
+
+#[test]
 fn related_vector_is_the_mean_of_the_parts() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("m.vec")).unwrap();
