@@ -6,6 +6,7 @@
 //! keeps every note's links and backlinks as notes change.
 
 mod graph;
+mod properties;
 mod resolve;
 mod retarget;
 #[cfg(test)]
@@ -14,6 +15,7 @@ mod tests;
 use std::ops::Range;
 
 pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink, links_in};
+pub use properties::{note_links, property_links, retarget_property_links};
 pub use resolve::{LinkResolver, link_key, note_keys, target_stem};
 pub use retarget::retarget_wikilinks;
 
@@ -209,8 +211,8 @@ impl LineScan<'_> {
         Some(close + 2)
     }
 
-    /// The Markdown link whose `[` is at `open`, when it leads to a note (`.md`, not a web
-    /// address); answers where scanning goes on after it.
+    /// The Markdown link whose `[` is at `open`, when it leads to a file of the vault (a
+    /// note or an attachment, not a web address); answers where scanning goes on after it.
     fn markdown_link(&mut self, open: usize) -> Option<usize> {
         let line = self.line;
         let text_end = matching_bracket(line, open)?;
@@ -232,8 +234,7 @@ impl LineScan<'_> {
             Some((path, heading)) => (path, Some(decode(heading))),
             None => (raw, None),
         };
-        let is_note = path.to_ascii_lowercase().ends_with(".md") && !path.contains("://") && !path.is_empty();
-        if is_note {
+        if is_vault_file(path) {
             let target_start = self.start + raw_start;
             self.links.push(Link {
                 form: LinkForm::Markdown,
@@ -246,6 +247,18 @@ impl LineScan<'_> {
         }
         Some(end + 1)
     }
+}
+
+/// Whether a Markdown link's destination (without its `#heading`) names a file of the
+/// vault: a path whose file name has an extension (`b.md`, `assets/photo.png`), with no
+/// scheme (`https:`, `mailto:`).
+fn is_vault_file(path: &str) -> bool {
+    let scheme = path.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    let name = path.rsplit('/').next().unwrap_or(path);
+    !scheme && name.rfind('.').is_some_and(|dot| dot > 0 && dot + 1 < name.len())
 }
 
 /// The `]` that closes the `[` at `open` (brackets nest; none is inside inline code).

@@ -18,7 +18,9 @@ use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::Value;
 
 use crate::entry::Entry;
-use crate::frontmatter::{Frontmatter, document_spans, parse_frontmatter_yaml, render_document};
+use crate::frontmatter::{
+    Frontmatter, document_spans, parse_frontmatter_yaml, rewrite_value, written_values,
+};
 use crate::path::EntryPath;
 
 /// Every entry `entry` refers to (itself excluded).
@@ -35,8 +37,9 @@ pub fn referenced_paths(entry: &Entry) -> BTreeSet<EntryPath> {
 
 /// The text of the entry at `referrer` (its whole file, `document`) with every reference
 /// to `from` pointing at `to` instead; `None` when it has none (or cannot be read as an
-/// entry). Only the references' bytes change, unless the frontmatter is written in a way
-/// that cannot be edited in place; then the frontmatter block is written anew.
+/// entry). Only the references' bytes change: a frontmatter value is written anew in its
+/// place (quoted as YAML needs), every other byte of the file — comments, other values,
+/// line ends — stays as it was.
 pub fn retarget_references(
     referrer: &EntryPath,
     document: &str,
@@ -45,16 +48,9 @@ pub fn retarget_references(
 ) -> Option<String> {
     let spans = document_spans(document).ok()?;
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-    let mut rendered_frontmatter = None;
     if let Some(yaml) = &spans.yaml {
-        match frontmatter_edits(&document[yaml.clone()], from, to)? {
-            YamlEdits::InPlace(found) => {
-                edits.extend(
-                    found.into_iter().map(|(r, text)| (r.start + yaml.start..r.end + yaml.start, text)),
-                );
-            }
-            YamlEdits::Rewrite(frontmatter) => rendered_frontmatter = Some(frontmatter),
-        }
+        let found = frontmatter_edits(&document[yaml.clone()], from, to).unwrap_or_default();
+        edits.extend(found.into_iter().map(|(r, text)| (r.start + yaml.start..r.end + yaml.start, text)));
     }
     let body = &document[spans.body.clone()];
     for link in body_links(body) {
@@ -66,16 +62,7 @@ pub fn retarget_references(
             edits.push((range, style.render(raw, referrer, to)));
         }
     }
-    if edits.is_empty() && rendered_frontmatter.is_none() {
-        return None;
-    }
-    let out = splice(document, edits);
-    if let Some(frontmatter) = rendered_frontmatter {
-        // The body edits were made on the original offsets; re-split the edited text.
-        let edited_spans = document_spans(&out).ok()?;
-        return Some(render_document(&frontmatter, &out[edited_spans.body]));
-    }
-    Some(out)
+    (!edits.is_empty()).then(|| splice(document, edits))
 }
 
 /// The text of a note moving from `from` into the folder `to_folder` (vault-relative, like
@@ -131,41 +118,24 @@ fn frontmatter_paths(frontmatter: &Frontmatter) -> impl Iterator<Item = EntryPat
         .filter_map(|text| EntryPath::parse(text.trim()).ok())
 }
 
-/// How the references in a frontmatter block are changed.
-enum YamlEdits {
-    /// These byte ranges of the YAML get these texts.
-    InPlace(Vec<(Range<usize>, String)>),
-    /// The block cannot be edited in place: it is written anew with this content.
-    Rewrite(Frontmatter),
-}
-
-/// The edits that make every path value `from` in `yaml` read `to`; `None` when the YAML
-/// does not parse.
-fn frontmatter_edits(yaml: &str, from: &EntryPath, to: &EntryPath) -> Option<YamlEdits> {
+/// The edits (byte ranges of `yaml`, with their new text) that make every path value
+/// `from` in `yaml` read `to`, changing only the bytes of those values; `None` when the
+/// YAML does not parse, or when the change cannot be made that way (a path behind an
+/// anchor, a tag or in a block scalar): the block then stays as written.
+fn frontmatter_edits(yaml: &str, from: &EntryPath, to: &EntryPath) -> Option<Vec<(Range<usize>, String)>> {
     let original = parse_frontmatter_yaml(yaml).ok()?;
     let expected = retargeted(&original, from, to);
     if expected == original {
-        return Some(YamlEdits::InPlace(Vec::new()));
+        return Some(Vec::new());
     }
-    let old = from.to_string();
     let new = to.to_string();
-    // Try every standalone occurrence of the old path; keep those whose change is one of
-    // the expected value changes (a mention inside prose stays as written).
-    let mut kept: Vec<Range<usize>> = Vec::new();
-    for candidate in token_occurrences(yaml, &old) {
-        let mut trial = kept.clone();
-        trial.push(candidate);
-        let Ok(parsed) = parse_frontmatter_yaml(&apply(yaml, &trial, &new)) else { continue };
-        if is_between(&parsed, &original, &expected) {
-            kept = trial;
-        }
-    }
-    let edited = parse_frontmatter_yaml(&apply(yaml, &kept, &new)).ok()?;
-    if edited == expected {
-        Some(YamlEdits::InPlace(kept.into_iter().map(|r| (r, new.clone())).collect()))
-    } else {
-        Some(YamlEdits::Rewrite(expected))
-    }
+    let edits: Vec<(Range<usize>, String)> = written_values(yaml)?
+        .iter()
+        .filter(|written| EntryPath::parse(written.value.trim()).is_ok_and(|p| &p == from))
+        .map(|written| (written.range.clone(), rewrite_value(yaml, written, &new)))
+        .collect();
+    let edited = parse_frontmatter_yaml(&splice(yaml, edits.clone())).ok()?;
+    (edited == expected).then_some(edits)
 }
 
 /// The frontmatter with every path value equal to `from` replaced by `to`.
@@ -186,40 +156,6 @@ fn retargeted(frontmatter: &Frontmatter, from: &EntryPath, to: &EntryPath) -> Fr
             (key.clone(), value)
         })
         .collect()
-}
-
-/// Whether every value of `parsed` equals either its `original` or its `expected` form
-/// (item by item for lists).
-fn is_between(parsed: &Frontmatter, original: &Frontmatter, expected: &Frontmatter) -> bool {
-    parsed.len() == original.len()
-        && parsed.iter().all(|(key, value)| {
-            let (Some(before), Some(after)) = (original.get(key), expected.get(key)) else { return false };
-            match (value, before, after) {
-                (Value::Array(items), Value::Array(b), Value::Array(a)) => {
-                    items.len() == b.len()
-                        && items.iter().zip(b.iter().zip(a)).all(|(item, (b, a))| item == b || item == a)
-                }
-                _ => value == before || value == after,
-            }
-        })
-}
-
-/// Byte ranges where `needle` stands alone in `text`: not part of a longer word or path.
-fn token_occurrences(text: &str, needle: &str) -> Vec<Range<usize>> {
-    let is_part = |c: char| c.is_alphanumeric() || matches!(c, '/' | '.' | '-' | '_' | '%');
-    text.match_indices(needle)
-        .filter(|(start, _)| {
-            let before = text[..*start].chars().next_back();
-            let after = text[start + needle.len()..].chars().next();
-            !before.is_some_and(is_part) && !after.is_some_and(is_part)
-        })
-        .map(|(start, _)| start..start + needle.len())
-        .collect()
-}
-
-/// `text` with each (disjoint) range replaced by `with`.
-fn apply(text: &str, ranges: &[Range<usize>], with: &str) -> String {
-    splice(text, ranges.iter().map(|r| (r.clone(), with.to_string())).collect())
 }
 
 /// A link target found in a body: where its raw text is.

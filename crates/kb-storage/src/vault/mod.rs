@@ -27,6 +27,7 @@
 //! made elsewhere in `reread` and `sweep`, history in `revisions`, merges in `merge`.
 
 mod atomic;
+mod attachments;
 mod cache;
 mod catalogue;
 mod derived;
@@ -115,6 +116,8 @@ pub struct Vault {
     /// The saved catalogue being loaded ahead of the first build (see
     /// [`Vault::load_catalogue_in_background`]).
     preloading: Mutex<Option<std::thread::JoinHandle<saved_catalogue::SavedCatalogue>>>,
+    /// The vault's files that are not notes, listed when a link first needs them.
+    attachments: attachments::KnownAttachments,
 }
 
 /// Which parts of the view the first build makes (see [`Vault::read_entries`]).
@@ -225,6 +228,7 @@ impl Vault {
             built: AtomicBool::new(false),
             recent_walk: files::RecentWalk::default(),
             preloading: Mutex::new(None),
+            attachments: attachments::KnownAttachments::default(),
         };
         Ok(vault)
     }
@@ -580,7 +584,8 @@ impl EntryCatalogue for Vault {
     }
 
     fn links(&self, path: &EntryPath) -> Result<kb_domain::EntryLinks, RepositoryError> {
-        Ok(self.lock().cache.links(path).unwrap_or_default())
+        let links = self.lock().cache.links(path).unwrap_or_default();
+        Ok(self.with_files(path, links))
     }
 
     fn other_note_folders(&self) -> Result<Vec<kb_domain::FolderCount>, RepositoryError> {

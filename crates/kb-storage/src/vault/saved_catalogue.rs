@@ -36,7 +36,7 @@ use super::lazy_links::NoteLinks;
 pub(crate) const CATALOGUE_FILE: &str = "catalogue.bin";
 
 /// Changes whenever what is saved, or how a record is made from a file, changes.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// The entries of a saved catalogue, by path, and when it was saved.
 #[derive(Debug, Default)]
