@@ -153,10 +153,7 @@ pub(crate) fn note_files(root: &Root) -> Vec<(EntryPath, Stamp)> {
 /// Whether the folder `folder` (a symlinked category folder inside the vault) leads to a
 /// folder kb walks: not hidden, not left out by the vault's scope.
 fn folder_leads_into_scope(root: &Root, folder: &Path) -> bool {
-    let Ok(resolved) = fs::canonicalize(folder) else { return false };
-    let Some(rel) = resolved.strip_prefix(root.canonical()).ok().and_then(Path::to_str) else { return false };
-    let rel = slashed(rel);
-    !rel.split('/').any(|part| part.starts_with('.')) && !root.scope().excludes(&rel, true)
+    fs::canonicalize(folder).is_ok_and(|resolved| root.leaves_out(&resolved) == Some(false))
 }
 
 /// Every folder of the vault notes may be in, the root first, under the vault's canonical
@@ -404,17 +401,17 @@ pub(crate) fn stamp_of_path(root: &Root, path: &EntryPath) -> Option<Stamp> {
 /// with it: its text would otherwise be read, indexed and shown under the link's name.
 fn leads_into_scope(root: &Root, file: &Path) -> bool {
     let Ok(resolved) = fs::canonicalize(file) else { return false };
-    let Some(rel) = resolved.strip_prefix(root.canonical()).ok().and_then(Path::to_str) else {
-        tracing::warn!(file = %file.display(), "symlink leads outside the vault; not an entry");
-        return false;
-    };
-    let rel = slashed(rel);
-    let hidden = rel.split('/').any(|part| part.starts_with('.'));
-    if hidden || root.scope().excludes(&rel, false) {
-        tracing::debug!(file = %file.display(), target = rel, "symlink leads to a file the vault leaves out; not an entry");
-        return false;
+    match root.leaves_out(&resolved) {
+        Some(false) => true,
+        Some(true) => {
+            tracing::debug!(file = %file.display(), "symlink leads to a file the vault leaves out; not an entry");
+            false
+        }
+        None => {
+            tracing::warn!(file = %file.display(), "symlink leads outside the vault; not an entry");
+            false
+        }
     }
-    true
 }
 
 /// The entry path of an absolute file path under the vault's canonical root (as a file
