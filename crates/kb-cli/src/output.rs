@@ -164,7 +164,12 @@ fn linked_notes(title: &str, notes: Option<&Value>) -> String {
     }
     let mut out = format!("\n{title}:\n");
     for note in notes {
-        let path = note.get("path").and_then(Value::as_str).unwrap_or("(no such note)");
+        let path = match (note.get("path").and_then(Value::as_str), note.get("file").and_then(Value::as_str))
+        {
+            (Some(path), _) => path.to_string(),
+            (None, Some(file)) => format!("{file} (file)"),
+            (None, None) => "(no such note)".to_string(),
+        };
         out.push_str(&format!("  {path}  {} — {}\n", text(note, "name"), text(note, "line")));
     }
     out
@@ -274,12 +279,14 @@ mod tests {
     fn an_entry_lists_what_it_links_to_and_what_links_to_it() {
         let data = json!({"entry": {"path": "projects/kiln.md", "name": "Kiln", "content": "Ask [[Priya]].\n"},
             "links": [{"path": "people/priya.md", "name": "Priya", "line": "Ask [[Priya]]."},
-                      {"path": null, "name": "Glaze notes", "line": "See [[Glaze notes]]."}],
+                      {"path": null, "name": "Glaze notes", "line": "See [[Glaze notes]]."},
+                      {"path": null, "name": "kiln.png", "line": "![[kiln.png]]", "kind": "file", "file": "assets/kiln.png"}],
             "backlinks": [{"path": "ideas/glaze.md", "name": "Glaze", "line": "For the [[Kiln]]."}]});
         assert!(
             entry(&data).ends_with(
                 "Ask [[Priya]].\n\nlinks to:\n  people/priya.md  Priya — Ask [[Priya]].\n  \
-                 (no such note)  Glaze notes — See [[Glaze notes]].\n\nlinked from:\n  \
+                 (no such note)  Glaze notes — See [[Glaze notes]].\n  \
+                 assets/kiln.png (file)  kiln.png — ![[kiln.png]]\n\nlinked from:\n  \
                  ideas/glaze.md  Glaze — For the [[Kiln]].\n"
             ),
             "{}",

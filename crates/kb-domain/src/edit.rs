@@ -60,7 +60,7 @@ pub fn edit_document(
         if frontmatter.is_empty() {
             return Ok(EditedDocument { text: format!("{bom}{new_body}"), written: Written::InPlace });
         }
-        return Ok(rendered(bom, &frontmatter, new_body));
+        return Ok(rendered(bom, &frontmatter, new_body, line_end(text)));
     };
     let expected = with_changes(parse_frontmatter_yaml(&text[yaml.clone()])?, changes);
     if let Some(new_yaml) = set_fields_in_place(&text[yaml.clone()], changes) {
@@ -72,7 +72,7 @@ pub fn edit_document(
     }
     // A layout the setter cannot follow (or whose edit would read differently): the
     // block is written anew, which is unavoidable here.
-    Ok(rendered(bom, &expected, new_body))
+    Ok(rendered(bom, &expected, new_body, line_end(text)))
 }
 
 /// `frontmatter` with `changes` made: null removes, anything else sets.
@@ -87,10 +87,28 @@ pub fn with_changes(mut frontmatter: Frontmatter, changes: &Frontmatter) -> Fron
     frontmatter
 }
 
-fn rendered(bom: &str, frontmatter: &Frontmatter, body: &str) -> EditedDocument {
-    EditedDocument {
-        text: format!("{bom}{}", render_document(frontmatter, body)),
-        written: Written::Rendered,
+/// The document written anew: `frontmatter` as kb writes it, its lines ended with `nl`
+/// (the file's own line end), above `body`.
+fn rendered(bom: &str, frontmatter: &Frontmatter, body: &str, nl: &str) -> EditedDocument {
+    let block = render_document(frontmatter, "");
+    let block = if nl == "\n" { block } else { block.replace('\n', nl) };
+    let text = format!("{bom}{block}{body}");
+    // YAML reads a `\r\n` inside a block of text as `\n`, so the fields read the same;
+    // should they not, the block keeps kb's own line ends.
+    if nl != "\n" && !reads_as(&text, frontmatter, body) {
+        return EditedDocument {
+            text: format!("{bom}{}", render_document(frontmatter, body)),
+            written: Written::Rendered,
+        };
+    }
+    EditedDocument { text, written: Written::Rendered }
+}
+
+/// The line end `text` uses: `\r\n` when its first line ends so, else `\n`.
+fn line_end(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(at) if text[..at].ends_with('\r') => "\r\n",
+        _ => "\n",
     }
 }
 

@@ -5,7 +5,11 @@
 //! not parse, or is not a map, is reported as malformed so the file is skipped and never
 //! rewritten.
 
+mod values;
+
 use std::ops::Range;
+
+pub use values::{Quoting, WrittenValue, rewrite_value, written_values};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};

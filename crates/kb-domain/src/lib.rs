@@ -33,6 +33,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod attachments;
 pub mod catalogue;
 pub mod category;
 pub mod cause;
@@ -62,6 +63,7 @@ pub mod transform;
 pub mod turn_events;
 pub mod vault_files;
 
+pub use attachments::Attachments;
 pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
 pub use cause::{Cause, Chain, SharedCause};
@@ -84,7 +86,7 @@ pub use path::{EntryPath, InvalidPath};
 pub use ports::{
     ChangeObserver, ChatModel, Clock, ConversationStore, Embedder, EmbeddingCoverage, EmbeddingError,
     EntryCatalogue, EntryChange, EntryContext, EntryLinks, EntryReader, EntryRepository, EntryWriter,
-    FixedClock, FolderCount, LaterChanges, LinkedNote, ListFilter, ListPage, MalformedFile, MatchedBy,
+    FixedClock, FolderCount, LaterChanges, LinkKind, LinkedNote, ListFilter, ListPage, MalformedFile, MatchedBy,
     MergeOutcome, MoveOutcome, NameMatch, NearbyNote, QueryVector, RelatedEntry, Relation, RepositoryError,
     RestoreOutcome, RevisionHistory, RevisionText, SearchError, SearchHit, SearchIndex, SearchMode,
     SearchQuery, SearchResults, StoreError, SystemClock, TextRole, UndoOutcome, UpdateOutcome,

@@ -11,6 +11,7 @@
 mod graph;
 mod markdown;
 mod parse;
+mod properties;
 mod resolve;
 mod retarget;
 #[cfg(test)]
@@ -22,6 +23,7 @@ use parse::links_from;
 
 pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink, links_in};
 pub use markdown::{encode_link_target, markdown_link_edits};
+pub use properties::{note_links, property_links, retarget_property_links};
 pub(crate) use resolve::relative_path;
 pub use resolve::{LinkResolver, link_key, note_keys, target_stem};
 pub use retarget::retarget_wikilinks;

@@ -18,7 +18,9 @@ use std::ops::Range;
 use serde_json::Value;
 
 use crate::entry::Entry;
-use crate::frontmatter::{Frontmatter, document_spans, parse_frontmatter_yaml, render_document};
+use crate::frontmatter::{
+    Frontmatter, document_spans, parse_frontmatter_yaml, rewrite_value, written_values,
+};
 use crate::links::{LinkForm, LinkResolver, markdown_link_edits, parse_body_links};
 use crate::path::EntryPath;
 
@@ -58,9 +60,9 @@ pub fn retarget_references(
 /// to `from` pointing at `to` instead, and its Markdown links that led elsewhere still
 /// leading there (see [`markdown_link_edits`]); `None` when it has none (or cannot be read
 /// as an entry). `resolver` knows the vault before the move; when `referrer` is `from`,
-/// its links are read as from `to`. Only the references' bytes change, unless the
-/// frontmatter is written in a way that cannot be edited in place; then the frontmatter
-/// block is written anew.
+/// its links are read as from `to`. Only the references' bytes change: a frontmatter value
+/// is written anew in its place (quoted as YAML needs), every other byte of the file —
+/// comments, other values, line ends — stays as it was.
 pub fn retarget_references_in(
     referrer: &EntryPath,
     document: &str,
@@ -70,31 +72,15 @@ pub fn retarget_references_in(
 ) -> Option<String> {
     let spans = document_spans(document).ok()?;
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-    let mut rendered_frontmatter = None;
     if let Some(yaml) = &spans.yaml {
-        match frontmatter_edits(&document[yaml.clone()], from, to)? {
-            YamlEdits::InPlace(found) => {
-                edits.extend(
-                    found.into_iter().map(|(r, text)| (r.start + yaml.start..r.end + yaml.start, text)),
-                );
-            }
-            YamlEdits::Rewrite(frontmatter) => rendered_frontmatter = Some(frontmatter),
-        }
+        let found = frontmatter_edits(&document[yaml.clone()], from, to).unwrap_or_default();
+        edits.extend(found.into_iter().map(|(r, text)| (r.start + yaml.start..r.end + yaml.start, text)));
     }
     let body = &document[spans.body.clone()];
     let body_start = spans.body.start;
     let body_edits = markdown_link_edits(referrer.as_str(), body, from.as_str(), to.as_str(), resolver);
     edits.extend(body_edits.into_iter().map(|(r, text)| (r.start + body_start..r.end + body_start, text)));
-    if edits.is_empty() && rendered_frontmatter.is_none() {
-        return None;
-    }
-    let out = splice(document, edits);
-    if let Some(frontmatter) = rendered_frontmatter {
-        // The body edits were made on the original offsets; re-split the edited text.
-        let edited_spans = document_spans(&out).ok()?;
-        return Some(render_document(&frontmatter, &out[edited_spans.body]));
-    }
-    Some(out)
+    (!edits.is_empty()).then(|| splice(document, edits))
 }
 
 /// The text of a note moving from `from` into the folder `to_folder` (vault-relative, like
@@ -151,41 +137,24 @@ fn frontmatter_paths(frontmatter: &Frontmatter) -> impl Iterator<Item = EntryPat
         .filter_map(|text| EntryPath::parse(text.trim()).ok())
 }
 
-/// How the references in a frontmatter block are changed.
-enum YamlEdits {
-    /// These byte ranges of the YAML get these texts.
-    InPlace(Vec<(Range<usize>, String)>),
-    /// The block cannot be edited in place: it is written anew with this content.
-    Rewrite(Frontmatter),
-}
-
-/// The edits that make every path value `from` in `yaml` read `to`; `None` when the YAML
-/// does not parse.
-fn frontmatter_edits(yaml: &str, from: &EntryPath, to: &EntryPath) -> Option<YamlEdits> {
+/// The edits (byte ranges of `yaml`, with their new text) that make every path value
+/// `from` in `yaml` read `to`, changing only the bytes of those values; `None` when the
+/// YAML does not parse, or when the change cannot be made that way (a path behind an
+/// anchor, a tag or in a block scalar): the block then stays as written.
+fn frontmatter_edits(yaml: &str, from: &EntryPath, to: &EntryPath) -> Option<Vec<(Range<usize>, String)>> {
     let original = parse_frontmatter_yaml(yaml).ok()?;
     let expected = retargeted(&original, from, to);
     if expected == original {
-        return Some(YamlEdits::InPlace(Vec::new()));
+        return Some(Vec::new());
     }
-    let old = from.to_string();
     let new = to.to_string();
-    // Try every standalone occurrence of the old path; keep those whose change is one of
-    // the expected value changes (a mention inside prose stays as written).
-    let mut kept: Vec<Range<usize>> = Vec::new();
-    for candidate in token_occurrences(yaml, &old) {
-        let mut trial = kept.clone();
-        trial.push(candidate);
-        let Ok(parsed) = parse_frontmatter_yaml(&apply(yaml, &trial, &new)) else { continue };
-        if is_between(&parsed, &original, &expected) {
-            kept = trial;
-        }
-    }
-    let edited = parse_frontmatter_yaml(&apply(yaml, &kept, &new)).ok()?;
-    if edited == expected {
-        Some(YamlEdits::InPlace(kept.into_iter().map(|r| (r, new.clone())).collect()))
-    } else {
-        Some(YamlEdits::Rewrite(expected))
-    }
+    let edits: Vec<(Range<usize>, String)> = written_values(yaml)?
+        .iter()
+        .filter(|written| EntryPath::parse(written.value.trim()).is_ok_and(|p| &p == from))
+        .map(|written| (written.range.clone(), rewrite_value(yaml, written, &new)))
+        .collect();
+    let edited = parse_frontmatter_yaml(&splice(yaml, edits.clone())).ok()?;
+    (edited == expected).then_some(edits)
 }
 
 /// The frontmatter with every path value equal to `from` replaced by `to`.
@@ -206,40 +175,6 @@ fn retargeted(frontmatter: &Frontmatter, from: &EntryPath, to: &EntryPath) -> Fr
             (key.clone(), value)
         })
         .collect()
-}
-
-/// Whether every value of `parsed` equals either its `original` or its `expected` form
-/// (item by item for lists).
-fn is_between(parsed: &Frontmatter, original: &Frontmatter, expected: &Frontmatter) -> bool {
-    parsed.len() == original.len()
-        && parsed.iter().all(|(key, value)| {
-            let (Some(before), Some(after)) = (original.get(key), expected.get(key)) else { return false };
-            match (value, before, after) {
-                (Value::Array(items), Value::Array(b), Value::Array(a)) => {
-                    items.len() == b.len()
-                        && items.iter().zip(b.iter().zip(a)).all(|(item, (b, a))| item == b || item == a)
-                }
-                _ => value == before || value == after,
-            }
-        })
-}
-
-/// Byte ranges where `needle` stands alone in `text`: not part of a longer word or path.
-fn token_occurrences(text: &str, needle: &str) -> Vec<Range<usize>> {
-    let is_part = |c: char| c.is_alphanumeric() || matches!(c, '/' | '.' | '-' | '_' | '%');
-    text.match_indices(needle)
-        .filter(|(start, _)| {
-            let before = text[..*start].chars().next_back();
-            let after = text[start + needle.len()..].chars().next();
-            !before.is_some_and(is_part) && !after.is_some_and(is_part)
-        })
-        .map(|(start, _)| start..start + needle.len())
-        .collect()
-}
-
-/// `text` with each (disjoint) range replaced by `with`.
-fn apply(text: &str, ranges: &[Range<usize>], with: &str) -> String {
-    splice(text, ranges.iter().map(|r| (r.clone(), with.to_string())).collect())
 }
 
 /// The link from inside `folder` (vault-relative) to the note at `to`: its file name in

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use kb_domain::{
-    Category, ChangeSource, EntrySummary, ListPage, MatchedBy, SearchHit, SearchMode, SearchResults,
+    Category, ChangeSource, EntrySummary, LinkKind, ListPage, MatchedBy, SearchHit, SearchMode, SearchResults,
 };
 use serde::{Serialize, Serializer};
 
@@ -39,6 +39,29 @@ impl From<Category> for CategoryName {
             Category::Admin => CategoryName::Admin,
             Category::Inbox => CategoryName::Inbox,
             Category::Other => CategoryName::Other,
+        }
+    }
+}
+
+/// What a link leads to: a note of the vault, a file of the vault that is not a note (an
+/// image, a PDF), or nothing (a broken link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkKindName {
+    /// A note: `path` says which.
+    Note,
+    /// A file that is not a note (`![[photo.png]]`, `[doc](file.pdf)`): `file` says which.
+    File,
+    /// No note or file of the vault: a broken link.
+    Missing,
+}
+
+impl From<LinkKind> for LinkKindName {
+    fn from(kind: LinkKind) -> LinkKindName {
+        match kind {
+            LinkKind::Note => LinkKindName::Note,
+            LinkKind::File => LinkKindName::File,
+            LinkKind::Missing => LinkKindName::Missing,
         }
     }
 }

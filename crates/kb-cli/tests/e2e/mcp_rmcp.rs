@@ -157,6 +157,13 @@ async fn exercise(client: &mut Client, vault: &Path) {
         let destructive = ["delete_entry", "merge_entries"].contains(&tool.name.as_ref());
         assert_eq!(hints.destructive_hint, Some(destructive), "{}", tool.name);
     }
+    // Each link of get_entry says what it leads to.
+    let get_entry = tools.iter().find(|tool| tool.name == "get_entry").expect("get_entry");
+    let schema = serde_json::to_string(&get_entry.output_schema).unwrap();
+    assert!(
+        schema.contains("\"kind\"") && schema.contains("\"missing\"") && schema.contains("\"file\""),
+        "{schema}"
+    );
 
     // The client's model classifies; kb files as told, marked as coming through MCP.
     let filed = client

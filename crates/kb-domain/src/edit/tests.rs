@@ -53,3 +53,17 @@ fn an_odd_layout_is_written_anew_with_the_body_kept() {
 fn unreadable_documents_are_errors() {
     assert!(edit_document("---\nname: x\n", &changes(&[("a", json!(1))]), None).is_err());
 }
+
+#[test]
+fn a_block_written_anew_keeps_the_files_line_ends() {
+    // A CRLF note without frontmatter gets its new block in CRLF too.
+    let edited = edit_document("# Notes\r\n\r\ntext\r\n", &changes(&[("a", json!("x"))]), None).unwrap();
+    assert_eq!(edited.text, "---\r\na: x\r\n---\r\n# Notes\r\n\r\ntext\r\n");
+    let multi = edit_document("text\r\n", &changes(&[("a", json!("one\ntwo\n"))]), None).unwrap();
+    assert_eq!(multi.text, "---\r\na: |\r\n  one\r\n  two\r\n---\r\ntext\r\n");
+    assert_eq!(parse_document(&multi.text).unwrap().frontmatter.unwrap().get_str("a"), Some("one\ntwo\n"));
+    // A CRLF block the setter cannot follow is written anew in CRLF.
+    let text = "---\r\n{name: Shed}\r\n---\r\nbody\r\n";
+    let edited = edit_document(text, &changes(&[("status", json!("done"))]), None).unwrap();
+    assert_eq!(edited.text, "---\r\nname: Shed\r\nstatus: done\r\n---\r\nbody\r\n");
+}

@@ -7,8 +7,9 @@
 //! - `[[target#heading|alias]]` and `![[…]]`: inside a table the pipe is written `\|`
 //!   (`[[Note\|alias]]`); the `\` is not part of the target.
 //! - `[text](target.md#heading)` (an image `![…](…)` too) and a definition
-//!   `[label]: target.md`: a target naming a `.md` file, not a web address; its `\`
-//!   escapes and `%XX` are decoded.
+//!   `[label]: target.md`: a target naming a file of the vault (a note, or an attachment
+//!   such as `photo.png`), not a web address or another scheme; its `\` escapes and `%XX`
+//!   are decoded.
 
 use std::ops::Range;
 
@@ -143,8 +144,8 @@ fn definition_link(body: &str, range: Range<usize>) -> Option<Found> {
     note_link(body, destination, label)
 }
 
-/// The Markdown link whose raw destination is at `destination`, when it names a `.md`
-/// file and no web address: its path, decoded, and its `#heading`.
+/// The Markdown link whose raw destination is at `destination`, when it names a file of
+/// the vault and no web address: its path, decoded, and its `#heading`.
 fn note_link(body: &str, destination: Range<usize>, alias: Option<String>) -> Option<Found> {
     let raw = &body[destination.clone()];
     let (path, heading) = match raw.split_once('#') {
@@ -152,14 +153,25 @@ fn note_link(body: &str, destination: Range<usize>, alias: Option<String>) -> Op
         None => (raw, None),
     };
     let target = decode(path);
-    let is_note = target.to_ascii_lowercase().ends_with(".md") && !target.contains("://");
-    is_note.then(|| Found {
+    is_vault_file(&target).then(|| Found {
         form: LinkForm::Markdown,
         target,
         heading,
         alias,
         target_span: destination.start..destination.start + path.len(),
     })
+}
+
+/// Whether a Markdown link's destination (without its `#heading`) names a file of the
+/// vault: a path whose file name has an extension (`b.md`, `assets/photo.png`), with no
+/// scheme (`https:`, `mailto:`).
+fn is_vault_file(path: &str) -> bool {
+    let scheme = path.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    let name = path.rsplit('/').next().unwrap_or(path);
+    !scheme && name.rfind('.').is_some_and(|dot| dot > 0 && dot + 1 < name.len())
 }
 
 /// The destination starting at `start` (after optional whitespace), within `end`: either

@@ -72,12 +72,16 @@ pub fn retarget_wikilinks(
             Some((link.target_span, target))
         })
         .collect();
-    (!edits.is_empty()).then(|| splice(text, &edits))
+    let body = (!edits.is_empty()).then(|| splice(text, &edits));
+    // Links in the properties (`up: "[[Note]]"`) follow by the same rules.
+    let properties =
+        super::retarget_property_links(source, body.as_deref().unwrap_or(text), from, to, resolver);
+    properties.or(body)
 }
 
 /// The target to write in `link` (in the note at `source`) so that it leads to `wanted`
 /// once `moved.0` is at `moved.1`; `None` when no form that can be written gets there.
-fn new_target(
+pub(super) fn new_target(
     source: &str,
     link: &Link,
     wanted: &str,

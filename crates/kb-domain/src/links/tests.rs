@@ -54,7 +54,7 @@ fn code_frontmatter_and_web_addresses_hold_no_links() {
                 `[[inline]]` and ``a `[[double]]` b`` but [[Real]]\n\
                 ```md\n[[fenced]]\n```\n\
                 ~~~~\n[[tilde]]\n~~~\n[[still fenced]]\n~~~~\n\
-                [site](https://example.com/page.md) [anchor](#top) [pic](image.png) \\[[escaped]]\n\
+                [site](https://example.com/page.md) [anchor](#top) [mail](mailto:a@b.c) \\[[escaped]]\n\
                 [[After]]\n";
     assert_eq!(parsed(text), [wiki("Real", None, None), wiki("After", None, None)]);
 }
@@ -491,4 +491,17 @@ proptest! {
         prop_assert_eq!(&edited[..link.target_span.start], &text[..link.target_span.start]);
         prop_assert_eq!(&edited[link.target_span.start + new.len()..], &text[link.target_span.end..]);
     }
+
+#[test]
+fn markdown_links_to_files_that_are_not_notes_are_links() {
+    let text =
+        "[pic](image.png) [doc](../docs/Some%20file.pdf#page=2) [dir](folder) [web](https://x.org/a.pdf)\n";
+    let found: Vec<(LinkForm, String)> = parse_links(text).into_iter().map(|l| (l.form, l.target)).collect();
+    assert_eq!(
+        found,
+        [
+            (LinkForm::Markdown, "image.png".to_string()),
+            (LinkForm::Markdown, "../docs/Some file.pdf".to_string())
+        ]
+    );
 }

@@ -68,6 +68,18 @@ pub struct MalformedFile {
     pub reason: String,
 }
 
+/// What a link leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkKind {
+    /// A note of the vault.
+    Note,
+    /// A file of the vault that is not a note: an image, a PDF, a drawing (`![[photo.png]]`,
+    /// `[doc](file.pdf)`).
+    File,
+    /// Nothing: no note or file of the vault is there (a broken link).
+    Missing,
+}
+
 /// A note an entry links to, or that links to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkedNote {
@@ -77,6 +89,19 @@ pub struct LinkedNote {
     pub name: String,
     /// The line that links, trimmed.
     pub line: String,
+    /// What the link leads to.
+    pub kind: LinkKind,
+    /// The vault path of the file it leads to, when that is a file that is not a note
+    /// (`assets/photo.png`).
+    pub file: Option<String>,
+}
+
+impl LinkedNote {
+    /// This link, found to lead to the file at `file` (vault-relative): no note, but not
+    /// broken either.
+    pub fn to_file(self, file: String) -> LinkedNote {
+        LinkedNote { kind: LinkKind::File, file: Some(file), ..self }
+    }
 }
 
 /// An entry's links, in the order written, and the links to it from other entries.
@@ -100,7 +125,8 @@ impl EntryLinks {
         let note = |to: Option<&str>, written: &str, line: &str| {
             let path = to.and_then(|to| EntryPath::parse(to).ok());
             let name = path.as_ref().and_then(&name_of).unwrap_or_else(|| written.to_string());
-            LinkedNote { path, name, line: line.to_string() }
+            let kind = if path.is_some() { LinkKind::Note } else { LinkKind::Missing };
+            LinkedNote { path, name, line: line.to_string(), kind, file: None }
         };
         EntryLinks {
             links: graph

@@ -22,8 +22,8 @@ mod revisions;
 mod search;
 
 pub use self::catalogue::{
-    EntryCatalogue, EntryContext, EntryLinks, FolderCount, LinkedNote, ListFilter, ListPage, MalformedFile,
-    NameMatch, NearbyNote, Relation,
+    EntryCatalogue, EntryContext, EntryLinks, FolderCount, LinkKind, LinkedNote, ListFilter, ListPage,
+    MalformedFile, NameMatch, NearbyNote, Relation,
 };
 pub use self::chat_model::ChatModel;
 pub use self::clock::{Clock, FixedClock, SystemClock};

@@ -214,3 +214,129 @@ fn a_markdown_link_is_rewritten_by_the_rule_that_reads_it() {
         Some("[b](../Journal/sub/b.md) [c](../sub/b.md)\n")
     );
 }
+
+/// The issue a person met: a CRLF frontmatter with a comment and a number written `1.10`,
+/// whose path value must become one that needs quotes.
+#[test]
+fn a_move_changes_only_the_bytes_of_the_value() {
+    let doc = "---\r\n# keep\r\nref: N/T.md\r\nversion: 1.10\r\n---\r\nBody\r\n";
+    let out = retarget("N/other.md", doc, "N/T.md", "N/Re: T.md").unwrap();
+    assert_eq!(out, "---\r\n# keep\r\nref: 'N/Re: T.md'\r\nversion: 1.10\r\n---\r\nBody\r\n");
+    let lists = "---\nup: [N/T.md, \"N/T.md\"]  # both\nall:\n  # first\n  - 'N/T.md'\n  - N/T.md # x\n---\n";
+    let out = retarget("N/other.md", lists, "N/T.md", "N/it's: new.md").unwrap();
+    assert_eq!(
+        out,
+        "---\nup: ['N/it''s: new.md', \"N/it's: new.md\"]  # both\nall:\n  # first\n  - 'N/it''s: new.md'\n  - 'N/it''s: new.md' # x\n---\n"
+    );
+}
+
+/// A path written behind an anchor is not changed in place: the frontmatter stays as
+/// written rather than being written anew.
+#[test]
+fn a_value_that_cannot_change_in_place_leaves_the_block_as_written() {
+    let doc = "---\nref: &a N/T.md\nagain: *a\n# keep\n---\n[x](N/T.md)\n";
+    let out = retarget("N/other.md", doc, "N/T.md", "N/U.md").unwrap();
+    assert_eq!(out, "---\nref: &a N/T.md\nagain: *a\n# keep\n---\n[x](N/U.md)\n");
+}
+
+/// One value as it may be written in a frontmatter, moved path or not.
+fn scalar(in_flow: bool) -> impl Strategy<Value = String> {
+    let plain = prop_oneof![
+        Just("N/T.md".to_string()),
+        Just("1.10".to_string()),
+        Just("N/T.mdx".to_string()),
+        Just("true".to_string()),
+        "[a-z]{1,6}( [a-z]{1,6})?",
+    ];
+    let quoted = prop_oneof![
+        Just("'N/T.md'".to_string()),
+        Just("\"N/T.md\"".to_string()),
+        Just("\"caf\\u00e9 \\\"q\\\"\"".to_string()),
+        Just("'it''s'".to_string()),
+        Just("\"N/T.md\\t\"".to_string()),
+        Just("' N/T.md '".to_string()),
+    ];
+    let plain = if in_flow { plain.boxed() } else { prop_oneof![plain, Just("a, b".to_string())].boxed() };
+    prop_oneof![plain, quoted]
+}
+
+/// One top-level entry (or comment) of a frontmatter, its lines without their ends.
+fn entry(n: usize) -> impl Strategy<Value = Vec<String>> {
+    let comment = "[ ]{0,2}# [a-z :]{0,10}";
+    let trailing = prop_oneof![Just(String::new()), Just("  # c".to_string()), Just(" ".to_string())];
+    prop_oneof![
+        comment.prop_map(|c| vec![c]),
+        (scalar(false), trailing.clone()).prop_map(move |(v, t)| vec![format!("k{n}: {v}{t}")]),
+        (proptest::collection::vec(scalar(true), 0..4), trailing.clone())
+            .prop_map(move |(items, t)| vec![format!("k{n}: [{}]{t}", items.join(", "))]),
+        (proptest::collection::vec((scalar(false), any::<bool>()), 1..4)).prop_map(move |items| {
+            let mut lines = vec![format!("k{n}:")];
+            for (item, commented) in items {
+                if commented {
+                    lines.push("  # between".to_string());
+                }
+                lines.push(format!("  - {item}"));
+            }
+            lines
+        }),
+    ]
+}
+
+/// The text between the written values of `yaml`, in order.
+fn between_values(yaml: &str) -> Vec<String> {
+    let mut gaps = Vec::new();
+    let mut at = 0;
+    for written in written_values(yaml).unwrap() {
+        gaps.push(yaml[at..written.range.start].to_string());
+        at = written.range.end;
+    }
+    gaps.push(yaml[at..].to_string());
+    gaps
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// Whatever the frontmatter holds and however it is written, a move changes the
+    /// values that were the moved path to the new path and not one other byte: comments,
+    /// other values, quoting of the others and line ends stay.
+    #[test]
+    fn a_move_keeps_every_byte_outside_the_moved_values(
+        entries in proptest::collection::vec(0usize..1, 1..8)
+            .prop_flat_map(|slots| slots.into_iter().enumerate().map(|(n, _)| entry(n)).collect::<Vec<_>>()),
+        crlf in any::<bool>(),
+        to in prop_oneof![
+            Just("N/U.md"), Just("N/Re: T.md"), Just("N/it's.md"), Just("N/a \"q\".md"),
+            Just("N/#x.md"), Just("M/[x], y.md"), Just("N/- x.md"), Just("N/1.5.md"),
+        ],
+    ) {
+        let end = if crlf { "\r\n" } else { "\n" };
+        let lines: Vec<String> = entries.concat();
+        let yaml = format!("{}{end}", lines.join(end));
+        let doc = format!("---{end}{yaml}---{end}Body{end}");
+        let from = path("N/T.md");
+        let to = path(to);
+        let Ok(original) = parse_frontmatter_yaml(&yaml) else { return Ok(()) };
+        let out = retarget_references(&path("N/other.md"), &doc, &from, &to);
+        let expected = retargeted(&original, &from, &to);
+        let Some(out) = out else {
+            prop_assert_eq!(expected, original);
+            return Ok(());
+        };
+        let spans = document_spans(&out).unwrap();
+        prop_assert_eq!(&out[..spans.yaml.clone().unwrap().start], &doc[..3 + end.len()]);
+        prop_assert_eq!(&out[spans.body.clone()], &format!("Body{end}"));
+        let new_yaml = &out[spans.yaml.unwrap()];
+        prop_assert_eq!(parse_frontmatter_yaml(new_yaml).unwrap(), expected);
+        prop_assert_eq!(between_values(new_yaml), between_values(&yaml));
+        let (old_values, new_values) = (written_values(&yaml).unwrap(), written_values(new_yaml).unwrap());
+        prop_assert_eq!(old_values.len(), new_values.len());
+        for (old, new) in old_values.iter().zip(&new_values) {
+            if EntryPath::parse(old.value.trim()).is_ok_and(|p| p == from) {
+                prop_assert_eq!(&new.value, to.as_str());
+            } else {
+                prop_assert_eq!(&yaml[old.range.clone()], &new_yaml[new.range.clone()]);
+            }
+        }
+    }
+}

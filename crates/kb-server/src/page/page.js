@@ -1228,12 +1228,15 @@
   // ---------- entry links ----------
 
   // What the entry links to and what links to it (`data.links`, `data.backlinks` of
-  // get_entry), each note a link that opens it, with the line that links; none: nothing.
+  // get_entry), each note a link that opens it (a file that is not a note by its path, a
+  // broken link as written), with the line that links; none: nothing.
   function linksSection(data) {
     const list = (title, testid, notes) => notes.length === 0 ? [] : [
       el("h3", { text: title }),
       el("ul", { className: "link-list", "data-testid": testid }, notes.map((note) => el("li", {}, [
-        note.path ? entryLink(note.path, note.name) : el("span", { className: "unresolved", title: "no such note", text: note.name }),
+        note.path ? entryLink(note.path, note.name)
+          : note.kind === "file" ? el("span", { className: "file", title: "a file of the vault", text: note.file || note.name })
+          : el("span", { className: "unresolved", title: "no such note", text: note.name }),
         el("span", { className: "meta", text: " — " + note.line }),
       ]))),
     ];

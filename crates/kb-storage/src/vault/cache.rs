@@ -39,7 +39,7 @@ impl KnownEntry {
         KnownEntry {
             record: Arc::new(CatalogueEntry::of(entry)),
             refers_to: referenced_paths(entry),
-            links: NoteLinks::Parsed(kb_domain::links::links_in(&entry.body)),
+            links: NoteLinks::Parsed(kb_domain::links::note_links(&entry.frontmatter, &entry.body)),
             stamp,
         }
     }

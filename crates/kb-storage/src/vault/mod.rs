@@ -28,6 +28,7 @@
 //! the ports of kb-domain it answers in `ports`.
 
 mod atomic;
+mod attachments;
 mod cache;
 mod catalogue;
 mod derived;
@@ -112,6 +113,8 @@ pub struct Vault {
     /// The saved catalogue being loaded ahead of the first build (see
     /// [`Vault::load_catalogue_in_background`]).
     preloading: Mutex<Option<std::thread::JoinHandle<saved_catalogue::SavedCatalogue>>>,
+    /// The vault's files that are not notes, listed when a link first needs them.
+    attachments: attachments::KnownAttachments,
 }
 
 /// Which parts of the view the first build makes (see [`Vault::read_entries`]).
@@ -222,6 +225,7 @@ impl Vault {
             built: AtomicBool::new(false),
             recent_walk: files::RecentWalk::default(),
             preloading: Mutex::new(None),
+            attachments: attachments::KnownAttachments::default(),
         };
         Ok(vault)
     }

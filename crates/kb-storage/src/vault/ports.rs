@@ -75,7 +75,8 @@ impl EntryCatalogue for Vault {
     }
 
     fn links(&self, path: &EntryPath) -> Result<kb_domain::EntryLinks, RepositoryError> {
-        Ok(self.lock().cache.links(path).unwrap_or_default())
+        let links = self.lock().cache.links(path).unwrap_or_default();
+        Ok(self.with_files(path, links))
     }
 
     fn other_note_folders(&self) -> Result<Vec<kb_domain::FolderCount>, RepositoryError> {

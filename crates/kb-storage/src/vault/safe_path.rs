@@ -116,12 +116,25 @@ impl Root {
             Err(e) => return Err(io_error(&file, e)),
         }
         match fs::canonicalize(&file) {
+            // A symlink to a file the scope leaves out is left out with it.
+            Ok(resolved) if self.leaves_out(&resolved) == Some(true) => {
+                Err(RepositoryError::NotFound(path.clone()))
+            }
             Ok(resolved) if resolved.starts_with(&self.canonical) => Ok(file),
             Ok(_) => Err(RepositoryError::OutsideVault(path.to_string())),
             // A symlink to nothing: there is no entry there.
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RepositoryError::NotFound(path.clone())),
             Err(e) => Err(io_error(&file, e)),
         }
+    }
+
+    /// Whether the vault leaves out the file or folder at `resolved` (a path under the
+    /// canonical root, symlinks resolved): hidden, or left out by the scope; `None` when it
+    /// is not under the root.
+    pub(crate) fn leaves_out(&self, resolved: &Path) -> Option<bool> {
+        let rel = resolved.strip_prefix(&self.canonical).ok()?.to_str()?.replace('\\', "/");
+        let hidden = rel.split('/').any(|part| part.starts_with('.'));
+        Some(hidden || self.scope.excludes(&rel, resolved.is_dir()))
     }
 
     /// The file of an existing entry that kb may change: as [`Self::checked_file`], and not a

@@ -39,7 +39,7 @@ pub(crate) use self::links::{any_link_target, decode_links, encode_links};
 pub(crate) const CATALOGUE_FILE: &str = "catalogue.bin";
 
 /// Changes whenever what is saved, or how a record is made from a file, changes.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// The entries of a saved catalogue, by path, and when it was saved.
 #[derive(Debug, Default)]

@@ -130,6 +130,12 @@ pub(crate) fn note_files(root: &Root) -> Vec<(EntryPath, Stamp)> {
     for category in Category::ALL {
         if root.folder_is_symlink(category) {
             match root.checked_folder(category) {
+                Ok(folder) if !folder_leads_into_scope(root, &folder) => {
+                    tracing::debug!(
+                        folder = category.as_str(),
+                        "category folder leads to a folder the vault leaves out; skipped"
+                    );
+                }
                 Ok(folder) => walk(root, &folder, &mut found),
                 Err(_) => {
                     tracing::warn!(
@@ -142,6 +148,12 @@ pub(crate) fn note_files(root: &Root) -> Vec<(EntryPath, Stamp)> {
     }
     found.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
     found
+}
+
+/// Whether the folder `folder` (a symlinked category folder inside the vault) leads to a
+/// folder kb walks: not hidden, not left out by the vault's scope.
+fn folder_leads_into_scope(root: &Root, folder: &Path) -> bool {
+    fs::canonicalize(folder).is_ok_and(|resolved| root.leaves_out(&resolved) == Some(false))
 }
 
 /// Every folder of the vault notes may be in, the root first, under the vault's canonical
@@ -173,6 +185,32 @@ fn walked_folders(root: &Root) -> Vec<std::path::PathBuf> {
         folders.extend(items.map(|item| item.path().to_path_buf()));
     }
     folders
+}
+
+/// Every file of the vault that is not a note (an image, a PDF, …), vault-relative, from
+/// the folder listings: in the folders a walk for notes enters, not left out by the vault's
+/// scope; a symlink only when it leads to such a file inside the vault. None is opened.
+pub(crate) fn other_files(root: &Root) -> Vec<String> {
+    let mut found = Vec::new();
+    for item in walk_items(root, root.dir()).filter_map(Result::ok) {
+        let kind = item.file_type();
+        if kind.is_dir() {
+            continue;
+        }
+        let Some(rel) = relative(root, item.path()) else { continue };
+        if EntryPath::parse(&rel).is_ok() || root.scope().excludes(&rel, false) {
+            continue;
+        }
+        let is_file = if kind.is_symlink() {
+            fs::metadata(item.path()).is_ok_and(|meta| meta.is_file()) && leads_into_scope(root, item.path())
+        } else {
+            kind.is_file()
+        };
+        if is_file {
+            found.push(rel);
+        }
+    }
+    found
 }
 
 /// The vault-relative path of an absolute folder under the vault's canonical root when
@@ -307,6 +345,9 @@ pub(crate) fn list_folder_paths(root: &Root, category: Category) -> Result<Vec<E
 /// The items of one category folder (none when it does not exist or leads outside).
 fn folder_items(root: &Root, category: Category) -> Result<Vec<fs::DirEntry>, RepositoryError> {
     let folder = match root.checked_folder(category) {
+        Ok(folder) if root.folder_is_symlink(category) && !folder_leads_into_scope(root, &folder) => {
+            return Ok(Vec::new());
+        }
         Ok(folder) => folder,
         Err(RepositoryError::OutsideVault(_)) => {
             tracing::warn!(folder = category.as_str(), "category folder leads outside the vault; skipped");
@@ -347,12 +388,30 @@ pub(crate) fn stamp_of_path(root: &Root, path: &EntryPath) -> Option<Stamp> {
     let file = root.file(path);
     let link = fs::symlink_metadata(&file).ok()?;
     let file_linked = link.file_type().is_symlink();
-    if (file_linked || root.folder_may_be_linked(path)) && !root.is_inside(&file) {
-        tracing::warn!(file = %file.display(), "symlink leads outside the vault; not an entry");
+    if (file_linked || root.folder_may_be_linked(path)) && !leads_into_scope(root, &file) {
         return None;
     }
     let meta = if file_linked { fs::metadata(&file).ok()? } else { link };
     meta.is_file().then(|| stamp_of(&meta))
+}
+
+/// Whether `file` (through whatever symlinks) is a file kb may read as a note: inside the
+/// vault, in no hidden folder, and not left out by the vault's scope. A symlink to a note
+/// the scope leaves out (`Private/secret.md` under a `.kbignore`'s `Private/`) is left out
+/// with it: its text would otherwise be read, indexed and shown under the link's name.
+fn leads_into_scope(root: &Root, file: &Path) -> bool {
+    let Ok(resolved) = fs::canonicalize(file) else { return false };
+    match root.leaves_out(&resolved) {
+        Some(false) => true,
+        Some(true) => {
+            tracing::debug!(file = %file.display(), "symlink leads to a file the vault leaves out; not an entry");
+            false
+        }
+        None => {
+            tracing::warn!(file = %file.display(), "symlink leads outside the vault; not an entry");
+            false
+        }
+    }
 }
 
 /// The entry path of an absolute file path under the vault's canonical root (as a file
@@ -380,171 +439,4 @@ pub(super) fn stamp_of(meta: &Metadata) -> Stamp {
 
 #[cfg(test)]
 #[cfg(unix)]
-mod tests {
-    use super::*;
-
-    fn entries(root: &Root) -> Vec<String> {
-        let mut found: Vec<String> = note_files(root).into_iter().map(|(p, _)| p.to_string()).collect();
-        found.sort();
-        found
-    }
-
-    #[test]
-    fn entry_paths_of_watcher_paths() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = Root::new(dir.path().to_path_buf()).unwrap();
-        let v = root.canonical().to_path_buf();
-        for note in ["ideas/x.md", "ideas/sub/x.md", "index.md", "notes/x.md", "Journal/2025/Day 1.md"] {
-            assert_eq!(entry_path_of(&root, &v.join(note)).unwrap().as_str(), note);
-        }
-        // kb's own entry list is no note; a person's own index.md is one.
-        fs::write(v.join("index.md"), "# Knowledge base\n\n_Generated by kb after every change_\n").unwrap();
-        assert!(entry_path_of(&root, &v.join("index.md")).is_none());
-        fs::write(v.join("index.md"), "# My index\n").unwrap();
-        assert!(entry_path_of(&root, &v.join("index.md")).is_some());
-        for other in ["ideas/.x.md", "ideas/x.md~", "ideas", ".obsidian/x.md", ".kb/x.md", "a/.trash/x.md"] {
-            assert!(entry_path_of(&root, &v.join(other)).is_none(), "{other}");
-        }
-        assert!(entry_path_of(&root, Path::new("/w/ideas/x.md")).is_none());
-    }
-
-    /// A vault of thousands of notes in many folders, some deep and some with only a few
-    /// notes (so the walk hands out many batches, from one folder and from several): every
-    /// note is found once, with its file's own stamp, and nothing hidden.
-    #[test]
-    fn a_large_walk_stamps_every_note_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = Root::new(dir.path().to_path_buf()).unwrap();
-        let v = root.canonical().to_path_buf();
-        let mut expected = Vec::new();
-        for folder in 0..60 {
-            let rel = match folder % 3 {
-                0 => format!("Notes/f{folder}"),
-                1 => format!("Deep/a/b/c/f{folder}"),
-                _ => format!("f{folder}"),
-            };
-            fs::create_dir_all(v.join(&rel)).unwrap();
-            let notes = if folder == 7 { 1500 } else { folder % 9 };
-            for note in 0..notes {
-                let path = format!("{rel}/n{note}.md");
-                fs::write(v.join(&path), "x".repeat(note % 13)).unwrap();
-                expected.push(path);
-            }
-            fs::write(v.join(&rel).join(".hidden.md"), "x").unwrap();
-            fs::write(v.join(&rel).join("n.txt"), "x").unwrap();
-        }
-        expected.sort();
-        let found = note_files(&root);
-        let paths: Vec<String> = found.iter().map(|(p, _)| p.to_string()).collect();
-        assert_eq!(paths, expected);
-        for (path, stamp) in &found {
-            let meta = fs::metadata(v.join(path.as_str())).unwrap();
-            assert_eq!(*stamp, stamp_of(&meta), "{path}");
-        }
-    }
-
-    #[test]
-    fn scans_only_entries_and_refuses_symlinks_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let root = Root::new(dir.path().to_path_buf()).unwrap();
-        let v = root.canonical().to_path_buf();
-        fs::create_dir_all(v.join("ideas/sub")).unwrap();
-        fs::create_dir_all(v.join("people")).unwrap();
-        fs::write(v.join("ideas/a.md"), "---\nname: A\n---\nbody").unwrap();
-        fs::write(v.join("ideas/.hidden.md"), "x").unwrap();
-        fs::write(v.join("ideas/sub/b.md"), "x").unwrap();
-        fs::create_dir(v.join("ideas/dir.md")).unwrap();
-        fs::write(v.join("ideas/c.txt"), "x").unwrap();
-        fs::write(v.join("index.md"), "x").unwrap();
-        fs::create_dir_all(v.join(".obsidian")).unwrap();
-        fs::write(v.join(".obsidian/workspace.md"), "x").unwrap();
-        fs::write(outside.path().join("secret.md"), "secret").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret.md"), v.join("ideas/out.md")).unwrap();
-        std::os::unix::fs::symlink(v.join("ideas/a.md"), v.join("people/in.md")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), v.join("Linked")).unwrap();
-        assert_eq!(entries(&root), ["ideas/a.md", "ideas/sub/b.md", "index.md", "people/in.md"]);
-        let out = EntryPath::parse("ideas/out.md").unwrap();
-        assert!(matches!(read_stamped(&root, &out), FileRead::Missing));
-        assert_eq!(stamp_of_path(&root, &out), None);
-        let a = EntryPath::parse("ideas/a.md").unwrap();
-        assert!(matches!(read_stamped(&root, &a), FileRead::Entry(e, _) if e.name() == "A"));
-        let linked = EntryPath::parse("people/in.md").unwrap();
-        assert_eq!(stamp_of_path(&root, &linked), stamp_of_path(&root, &a));
-    }
-
-    #[test]
-    fn a_category_folder_leading_outside_has_no_entries() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        fs::write(outside.path().join("secret.md"), "---\nname: S\n---\n").unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("ideas")).unwrap();
-        let root = Root::new(dir.path().to_path_buf()).unwrap();
-        assert!(entries(&root).is_empty());
-        let secret = EntryPath::parse("ideas/secret.md").unwrap();
-        assert!(matches!(read_stamped(&root, &secret), FileRead::Missing));
-    }
-
-    #[test]
-    fn every_note_of_a_folder_tree_is_found_but_what_is_left_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let v = dir.path();
-        for folder in ["Journal/2025", "Work/Clients", "Archive/old", ".git/refs", "Templates"] {
-            fs::create_dir_all(v.join(folder)).unwrap();
-        }
-        for file in [
-            "Journal/2025/Day one.md",
-            "Work/Clients/Acme.md",
-            "Archive/old/x.md",
-            ".git/refs/y.md",
-            "Templates/Daily.md",
-            "Reading.md",
-            "draft.tmp.md",
-        ] {
-            fs::write(v.join(file), "text").unwrap();
-        }
-        fs::write(v.join(".gitignore"), "*.tmp.md\n").unwrap();
-        fs::write(v.join(".kbignore"), "Archive/\n").unwrap();
-        fs::write(v.join("kb-index.md"), "# Knowledge base\n\n_Generated by kb_\n").unwrap();
-        // Opened through a symlink, as `--kb-dir` may name it: the folders a watcher follows
-        // are still named under the canonical root its events come from.
-        let outer = tempfile::tempdir().unwrap();
-        let through_link = outer.path().join("vault-link");
-        std::os::unix::fs::symlink(v, &through_link).unwrap();
-        let root = Root::excluding(through_link, &["Templates".into()]).unwrap();
-        assert_ne!(root.dir(), root.canonical());
-        assert_eq!(entries(&root), ["Journal/2025/Day one.md", "Reading.md", "Work/Clients/Acme.md"]);
-        let kb_list = EntryPath::parse("kb-index.md").unwrap();
-        assert!(matches!(read_stamped(&root, &kb_list), FileRead::Missing));
-        let left_out = EntryPath::parse("Archive/old/x.md").unwrap();
-        assert_eq!(stamp_of_path(&root, &left_out), None);
-        assert!(entry_path_of(&root, &root.canonical().join("Templates/Daily.md")).is_none());
-        let folders: Vec<String> = note_folders(&root)
-            .iter()
-            .map(|f| f.strip_prefix(root.canonical()).unwrap().to_string_lossy().into_owned())
-            .collect();
-        let mut sorted = folders.clone();
-        sorted.sort();
-        assert_eq!(sorted, ["", "Journal", "Journal/2025", "Work", "Work/Clients"]);
-        assert_eq!(folders[0], "", "the root comes first");
-        let canonical = root.canonical();
-        assert_eq!(note_folder_of(&root, &canonical.join("Work/Clients")).as_deref(), Some("Work/Clients"));
-        for not_one in ["", ".git", "Archive", "Archive/old", "Templates"] {
-            assert_eq!(note_folder_of(&root, &canonical.join(not_one)), None, "{not_one}");
-        }
-    }
-
-    #[test]
-    fn malformed_files_are_reported_with_a_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        fs::create_dir(dir.path().join("ideas")).unwrap();
-        fs::write(dir.path().join("ideas/bad.md"), "---\nname: [unclosed\n---\n").unwrap();
-        fs::write(dir.path().join("ideas/bin.md"), [0xff, 0xfe]).unwrap();
-        let root = Root::new(dir.path().to_path_buf()).unwrap();
-        for name in ["ideas/bad.md", "ideas/bin.md"] {
-            let path = EntryPath::parse(name).unwrap();
-            assert!(matches!(read_stamped(&root, &path), FileRead::Malformed(r) if !r.is_empty()), "{name}");
-        }
-        assert_eq!(fs::read(dir.path().join("ideas/bin.md")).unwrap(), [0xff, 0xfe]);
-    }
-}
+mod tests;

@@ -122,7 +122,7 @@ fn an_update_on_disk_changes_only_the_lines_it_sets() {
 }
 
 /// A file without frontmatter has no block to edit: the update writes one above the body,
-/// which keeps its bytes.
+/// which keeps its bytes, in the file's own line ends.
 #[test]
 fn an_update_of_a_file_without_frontmatter_keeps_its_body() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,6 +135,6 @@ fn an_update_of_a_file_without_frontmatter_keeps_its_body() {
     vault.update(&path, &update).unwrap();
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
-        "---\ntags:\n- x\nupdated_at: 2026-11-21T09:14:03Z\n---\n# Plain\r\n\r\nwritten by hand  \r\n"
+        "---\r\ntags:\r\n- x\r\nupdated_at: 2026-11-21T09:14:03Z\r\n---\r\n# Plain\r\n\r\nwritten by hand  \r\n"
     );
 }

@@ -173,7 +173,8 @@ impl EntryWriter for MemoryRepository {
 fn link_graph(entries: &BTreeMap<EntryPath, Entry>) -> kb_domain::links::LinkGraph {
     let mut graph = kb_domain::links::LinkGraph::default();
     for entry in entries.values() {
-        graph.upsert(&entry.path.to_string(), &entry.body, &kb_domain::CatalogueEntry::of(entry).aliases);
+        let links = kb_domain::links::note_links(&entry.frontmatter, &entry.body);
+        graph.upsert_parsed(&entry.path.to_string(), links, &kb_domain::CatalogueEntry::of(entry).aliases);
     }
     graph
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::blocking::run_blocking;
 use crate::context::{ToolContext, ToolServices};
+use crate::output::LinkKindName;
 use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory, ToolHints};
@@ -39,20 +40,32 @@ pub struct EntryView {
     pub content: String,
 }
 
-/// A note linked from or to the entry.
+/// A note linked from or to the entry, or a file it links to.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LinkView {
-    /// Its path; null when the link leads to no note.
+    /// The note's path; null when the link leads to no note.
     pub path: Option<String>,
     /// Its name (the link as written when it leads to no note).
     pub name: String,
     /// The line that links.
     pub line: String,
+    /// What the link leads to: `note`, `file` (a file of the vault that is not a note: an
+    /// image, a PDF) or `missing` (a broken link).
+    pub kind: LinkKindName,
+    /// The vault path of the file, when `kind` is `file`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl From<LinkedNote> for LinkView {
     fn from(note: LinkedNote) -> LinkView {
-        LinkView { path: note.path.map(|p| p.to_string()), name: note.name, line: note.line }
+        LinkView {
+            path: note.path.map(|p| p.to_string()),
+            name: note.name,
+            line: note.line,
+            kind: note.kind.into(),
+            file: note.file,
+        }
     }
 }
 
@@ -61,7 +74,8 @@ impl From<LinkedNote> for LinkView {
 pub struct GetEntryData {
     /// The entry.
     pub entry: EntryView,
-    /// What its notes link to (`[[wikilinks]]` and Markdown links), in the order written.
+    /// What it links to (`[[wikilinks]]`, embeds and Markdown links, in its properties and
+    /// its notes), in the order written, each with what it leads to (`kind`).
     pub links: Vec<LinkView>,
     /// The entries whose notes link to it.
     pub backlinks: Vec<LinkView>,

@@ -47,16 +47,16 @@ async fn get_entry_answers_what_an_entry_links_to_and_what_links_to_it() {
     assert_eq!(
         data_of(&r)["links"],
         json!([
-            {"path": "people/priya.md", "name": "Priya Raman", "line": "Ask [[priya|Priya]] about firing."},
-            {"path": null, "name": "Glaze notes", "line": "See [[Glaze notes]]."},
+            {"path": "people/priya.md", "name": "Priya Raman", "line": "Ask [[priya|Priya]] about firing.", "kind": "note"},
+            {"path": null, "name": "Glaze notes", "line": "See [[Glaze notes]].", "kind": "missing"},
         ])
     );
     let r = call(&services, &ctx(), "get_entry", json!({"path": "people/priya.md"})).await;
     assert_eq!(
         data_of(&r)["backlinks"],
         json!([
-            {"path": "ideas/glaze.md", "name": "Glaze", "line": "From [[Pri]]: try ash glaze."},
-            {"path": "projects/kiln.md", "name": "Kiln build", "line": "Ask [[priya|Priya]] about firing."},
+            {"path": "ideas/glaze.md", "name": "Glaze", "line": "From [[Pri]]: try ash glaze.", "kind": "note"},
+            {"path": "projects/kiln.md", "name": "Kiln build", "line": "Ask [[priya|Priya]] about firing.", "kind": "note"},
         ])
     );
 }
