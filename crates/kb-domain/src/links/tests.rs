@@ -491,6 +491,7 @@ proptest! {
         prop_assert_eq!(&edited[..link.target_span.start], &text[..link.target_span.start]);
         prop_assert_eq!(&edited[link.target_span.start + new.len()..], &text[link.target_span.end..]);
     }
+}
 
 #[test]
 fn markdown_links_to_files_that_are_not_notes_are_links() {
