@@ -1,5 +1,6 @@
 //! `kb chat`: the conversation in a terminal. Without `--conversation` or `--new` it lists
-//! recent conversations and lets the person pick one by number (Enter starts a new one).
+//! recent conversations and lets the person pick one by number (Enter starts a new one, and
+//! a message typed there starts one with it; see [`pick`]).
 //! Each line read is one chat turn; `quit`, `exit`, `/quit` or end of input (Ctrl-D) end
 //! it; `/new` starts a new conversation, `/undo` undoes this conversation's last change and
 //! `/help` lists these. Lines come from stdin, so a pipe can drive it too; on a terminal
@@ -26,8 +27,10 @@ use crate::failure::CliError;
 use crate::output::Format;
 use crate::terminal;
 
-/// How many recent conversations the picker offers.
-const PICK_FROM: usize = 10;
+mod pick;
+
+use self::pick::{Pick, pick};
+
 /// How many earlier messages are shown when going on with a conversation.
 const RECAP_MESSAGES: usize = 4;
 /// The file under the vault that keeps the lines typed in `kb chat`, for the next session.
@@ -48,6 +51,8 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
     let styled = terminal::styled();
     let banner =
         format!("kb chat ({} model) — type /help for commands, quit or exit to leave", kb.model_name());
+    // A message typed at the picker, sent as the new conversation's first.
+    let mut first = None;
     let mut current = match (&args.conversation, args.new) {
         (Some(id), _) => {
             // An unknown id ends here, before anything is shown.
@@ -65,21 +70,32 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
         (None, false) => match pick(kb, &mut input, echo, format, &banner).await? {
             Pick::Quit => return Ok(()),
             Pick::New => None,
+            Pick::Ask(text) => {
+                first = Some(text);
+                None
+            }
             Pick::Existing(id) => Some(recap(kb.chat().conversation(&id).await?, format, styled)?),
         },
     };
     loop {
-        let you = if format.is_json() { "" } else { "you> " };
-        let Some(line) = input.read(you, false, true)? else {
-            if !format.is_json() {
-                say("")?;
+        // A message typed at the picker is the first (it was shown as typed already).
+        let line = match first.take() {
+            Some(text) => text,
+            None => {
+                let you = if format.is_json() { "" } else { "you> " };
+                let Some(line) = input.read(you, false, true)? else {
+                    if !format.is_json() {
+                        say("")?;
+                    }
+                    break;
+                };
+                if echo && !format.is_json() {
+                    say(line.trim())?;
+                }
+                line
             }
-            break;
         };
         let text = line.trim();
-        if echo && !format.is_json() {
-            say(text)?;
-        }
         if text.is_empty() {
             continue;
         }
@@ -135,54 +151,6 @@ pub async fn run(kb: &Assistant, args: &ChatArgs, format: Format) -> Result<(), 
         note(&format!("(conversation {id}: go on with `kb chat --conversation {id}`)"))?;
     }
     Ok(())
-}
-
-/// What the person chose in the picker.
-enum Pick {
-    New,
-    Existing(ConversationId),
-    Quit,
-}
-
-/// Lists recent conversations and reads the person's choice.
-async fn pick(
-    kb: &Assistant,
-    input: &mut Input,
-    echo: bool,
-    format: Format,
-    banner: &str,
-) -> Result<Pick, CliError> {
-    let recent: Vec<_> = kb.chat().conversations().await?.into_iter().take(PICK_FROM).collect();
-    if !format.is_json() {
-        say(banner)?;
-    }
-    if recent.is_empty() {
-        return Ok(Pick::New);
-    }
-    let out = |text: &str| if format.is_json() { note(text) } else { say(text) };
-    out("Recent conversations:")?;
-    for (n, conversation) in recent.iter().enumerate() {
-        let when = conversation.updated_at.format("%Y-%m-%d %H:%M");
-        out(&format!("  {:>2}. {}  ({when})", n + 1, conversation.title))?;
-    }
-    loop {
-        let question = "Pick a number, or press Enter for a new conversation: ";
-        let Some(line) = input.read(question, format.is_json(), false)? else { return Ok(Pick::Quit) };
-        let choice = line.trim();
-        if echo {
-            out(choice)?;
-        }
-        if choice.is_empty() || choice.eq_ignore_ascii_case("n") || choice.eq_ignore_ascii_case("new") {
-            return Ok(Pick::New);
-        }
-        if choice == "quit" || choice == "exit" {
-            return Ok(Pick::Quit);
-        }
-        match choice.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| recent.get(i)) {
-            Some(conversation) => return Ok(Pick::Existing(conversation.id.clone())),
-            None => out(&format!("'{choice}' is not one of 1-{}", recent.len()))?,
-        }
-    }
 }
 
 /// Shows the title and last few messages of a conversation being taken up again.
@@ -510,6 +478,13 @@ impl Input {
             Err(error) => tracing::warn!(%error, path = %history.display(), "cannot read the chat history"),
         }
         Input::Editor { editor, history: Some(history) }
+    }
+
+    /// Keeps `line` in the history (on a terminal), as a message typed after `you> ` is.
+    fn remember(&mut self, line: &str) {
+        if let Input::Editor { editor, history } = self {
+            remember_line(editor, history, line);
+        }
     }
 
     /// Whether the lines come from a terminal.

@@ -678,7 +678,7 @@ async fn contexts(kb: &Assistant, sample: &[String]) -> (Timings, (f64, usize)) 
     let (mut times, mut total, mut largest) = (Vec::new(), 0, 0);
     for path in sample {
         let began = Instant::now();
-        let args = kb.decode::<BuildContext>(json!({ "path": path, "depth": 2 })).unwrap();
+        let args = kb.tools().decode::<BuildContext>(json!({ "path": path, "depth": 2 })).unwrap();
         let context = kb.run::<BuildContext>(args, CaptureSource::Api).await.unwrap();
         times.push(began.elapsed());
         total += context.total;

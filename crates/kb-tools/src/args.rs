@@ -2,6 +2,7 @@
 //! page size `limit` (at least 1, default 10, capped at 100), and counts (at least 1).
 
 use std::borrow::Cow;
+use std::str::FromStr;
 
 use kb_domain::{Category, EntryPath};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -42,6 +43,23 @@ impl From<CategoryArg> for Category {
     }
 }
 
+impl FromStr for CategoryArg {
+    type Err = String;
+
+    /// The category named `text` as the tool's argument names it (`people`, …, `other`).
+    fn from_str(text: &str) -> Result<CategoryArg, String> {
+        let all = [
+            ("people", CategoryArg::People),
+            ("projects", CategoryArg::Projects),
+            ("ideas", CategoryArg::Ideas),
+            ("admin", CategoryArg::Admin),
+            ("inbox", CategoryArg::Inbox),
+            ("other", CategoryArg::Other),
+        ];
+        one_of(&all, text)
+    }
+}
+
 /// A category an entry can be moved into (not the inbox).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -67,6 +85,33 @@ impl From<FilingCategoryArg> for Category {
     }
 }
 
+impl FromStr for FilingCategoryArg {
+    type Err = String;
+
+    /// The category named `text` as move_entry's `targetCategory` names it.
+    fn from_str(text: &str) -> Result<FilingCategoryArg, String> {
+        let all = [
+            ("people", FilingCategoryArg::People),
+            ("projects", FilingCategoryArg::Projects),
+            ("ideas", FilingCategoryArg::Ideas),
+            ("admin", FilingCategoryArg::Admin),
+        ];
+        one_of(&all, text)
+    }
+}
+
+/// The value `text` names among `all` (each with its word), or the words it may be, as the
+/// argument check says them.
+pub fn one_of<T: Copy>(all: &[(&str, T)], text: &str) -> Result<T, String> {
+    match all.iter().find(|(word, _)| *word == text) {
+        Some((_, value)) => Ok(*value),
+        None => {
+            let words: Vec<&str> = all.iter().map(|(word, _)| *word).collect();
+            Err(format!("expected one of {}, got {text:?}", words.join(", ")))
+        }
+    }
+}
+
 /// A page size: a whole number of at least 1. Larger than
 /// [`kb_domain::paging::MAX_PAGE_SIZE`] is capped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +121,14 @@ impl Limit {
     /// The effective page size of an optional limit (see [`kb_domain::paging`]).
     pub fn effective(limit: Option<Limit>) -> usize {
         kb_domain::paging::page_size(limit.map(|l| l.0))
+    }
+}
+
+impl TryFrom<u64> for Limit {
+    type Error = String;
+
+    fn try_from(limit: u64) -> Result<Limit, String> {
+        if limit >= 1 { Ok(Limit(limit)) } else { Err("limit must be at least 1, got 0".to_string()) }
     }
 }
 

@@ -271,3 +271,33 @@ fn chat_commands_undo_start_anew_and_help() {
     assert!(out.contains("unknown command: /help lists them"), "{out}");
     assert!(!out.contains("not sent"), "the session ended at /quit: {out}");
 }
+
+#[test]
+fn a_question_typed_at_the_picker_starts_a_new_conversation_with_it() {
+    let Some(terminal) = Terminal::new() else { return };
+    priya(&terminal);
+    // An earlier conversation, so `kb chat` opens the picker.
+    terminal.piped(&["chat", "--new"], "list my projects\n");
+
+    terminal.start(&["chat"], &[]);
+    terminal.wait_for("the picker", |screen| screen.contains("Pick a number"));
+    // A number that is not a choice is refused, and the picker asks again.
+    terminal.type_line("99");
+    terminal.wait_for("the refusal", |screen| screen.contains("'99' is not one of 1-1"));
+    terminal.type_line("what do I know about Priya?");
+    let screen =
+        terminal.wait_for("the answer", |screen| screen.contains("Priya Raman (people/priya-raman.md)"));
+    assert!(!screen.contains("'what do I know about Priya?' is not one of"), "{screen}");
+    assert!(!screen.contains("Going on with"), "a new conversation, not the earlier one:\n{screen}");
+    terminal.type_line("quit");
+    terminal.wait_for("the end", |screen| screen.contains("[kb exited]"));
+
+    // The question opened a second conversation, as its first message.
+    let listed = terminal.piped(&["conversations", "list"], "");
+    let titles: Vec<&str> = listed.lines().collect();
+    assert_eq!(titles.len(), 2, "{listed}");
+    assert!(titles[0].contains("what do I know about Priya"), "{listed}");
+    assert!(titles[1].contains("list my projects"), "{listed}");
+    let history = std::fs::read_to_string(terminal.vault().join(".kb/chat-history")).unwrap();
+    assert!(history.contains("what do I know about Priya?"), "kept for Up: {history}");
+}

@@ -5,18 +5,19 @@
 use std::sync::Arc;
 
 use kb_domain::{Category, EntryCatalogue, EntryPath, ListFilter, ListPage};
+use kb_tools::args::{CategoryArg, FilingCategoryArg, Limit};
 use kb_tools::output::SearchFindings;
 use kb_tools::tools::capture::{CaptureArgs, CaptureData, ClassifyAndCapture};
 use kb_tools::tools::delete::{DeleteEntry, DeleteEntryArgs, DeleteEntryData};
-use kb_tools::tools::digest::{DigestData, GenerateDigest};
+use kb_tools::tools::digest::{DigestData, GenerateDigest, GenerateDigestArgs};
 use kb_tools::tools::duplicates::{FindDuplicates, FindDuplicatesArgs, FindDuplicatesData};
 use kb_tools::tools::get::{GetEntry, GetEntryArgs, GetEntryData};
 use kb_tools::tools::merge::{MergeEntries, MergeEntriesArgs, MergeEntriesData};
-use kb_tools::tools::move_entry::{MoveEntry, MoveEntryData};
-use kb_tools::tools::search::SearchEntries;
-use kb_tools::tools::update::{UpdateEntry, UpdateEntryData};
-use kb_tools::{CaptureSource, ErrorCode};
-use serde_json::{Value, json};
+use kb_tools::tools::move_entry::{MoveEntry, MoveEntryArgs, MoveEntryData};
+use kb_tools::tools::search::{SearchEntries, SearchEntriesArgs, SearchModeArg};
+use kb_tools::tools::update::{BodyEditArgs, UpdateEntry, UpdateEntryArgs, UpdateEntryData};
+use kb_tools::{CaptureSource, ErrorCode, Tool};
+use serde_json::Value;
 
 use super::{Assistant, in_vault};
 use crate::error::ToolFailure;
@@ -151,23 +152,36 @@ impl<'a> Entries<'a> {
 
     /// Changes an entry's fields and notes (update_entry).
     pub async fn update(self, reference: &str, edit: &EntryEdit) -> Result<UpdateEntryData, ToolFailure> {
-        let mut arguments = json!({ "path": reference });
-        set(&mut arguments, "updates", edit.updates.clone());
-        set(&mut arguments, "body", edit.body.clone());
-        let args = self.kb.decode::<UpdateEntry>(arguments)?;
+        let updates = match edit.updates.clone() {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(fields)) => Some(fields),
+            Some(_) => return Err(invalid::<UpdateEntry>("updates", "expected an object")),
+        };
+        let body = match edit.body.clone() {
+            None | Some(Value::Null) => None,
+            Some(body) => Some(BodyEditArgs::from_json(body).map_err(|e| invalid::<UpdateEntry>("body", e))?),
+        };
+        let args = UpdateEntryArgs { path: reference.to_string(), updates, body };
         self.kb.run::<UpdateEntry>(args, self.source).await
     }
 
     /// Moves an entry to another category (move_entry).
     pub async fn move_to(self, reference: &str, category: &str) -> Result<MoveEntryData, ToolFailure> {
-        let args = self.kb.decode::<MoveEntry>(json!({ "path": reference, "targetCategory": category }))?;
+        let category =
+            category.parse::<FilingCategoryArg>().map_err(|e| invalid::<MoveEntry>("targetCategory", e))?;
+        let args =
+            MoveEntryArgs { path: reference.to_string(), target_category: Some(category), target_path: None };
         self.kb.run::<MoveEntry>(args, self.source).await
     }
 
     /// Moves a note to exactly `target`, a vault path (move_entry's `targetPath`): another
     /// folder or name, or a category folder, which adopts a note of the person's.
     pub async fn move_to_path(self, reference: &str, target: &str) -> Result<MoveEntryData, ToolFailure> {
-        let args = self.kb.decode::<MoveEntry>(json!({ "path": reference, "targetPath": target }))?;
+        let args = MoveEntryArgs {
+            path: reference.to_string(),
+            target_category: None,
+            target_path: Some(target.to_string()),
+        };
         self.kb.run::<MoveEntry>(args, self.source).await
     }
 
@@ -178,21 +192,26 @@ impl<'a> Entries<'a> {
 
     /// Searches (search_entries).
     pub async fn search(self, query: &SearchRequest) -> Result<SearchFindings, ToolFailure> {
-        let mut arguments = json!({ "query": query.text });
-        set(&mut arguments, "category", query.category.clone().map(Value::from));
-        set(&mut arguments, "limit", query.limit.map(Value::from));
-        if query.as_typed {
-            arguments["prefix"] = Value::Bool(true);
-        }
-        set(&mut arguments, "mode", query.mode.clone().map(Value::from));
-        let args = self.kb.decode::<SearchEntries>(arguments)?;
+        let category = query.category.as_deref().map(str::parse::<CategoryArg>).transpose();
+        let mode = query.mode.as_deref().map(str::parse::<SearchModeArg>).transpose();
+        let args = SearchEntriesArgs {
+            query: query.text.clone(),
+            category: category.map_err(|e| invalid::<SearchEntries>("category", e))?,
+            limit: query
+                .limit
+                .map(Limit::try_from)
+                .transpose()
+                .map_err(|e| invalid::<SearchEntries>("limit", e))?,
+            prefix: query.as_typed.then_some(true),
+            mode: mode.map_err(|e| invalid::<SearchEntries>("mode", e))?,
+        };
         self.kb.run::<SearchEntries>(args, self.source).await
     }
 
     /// The `daily` or `weekly` digest (generate_digest).
     pub async fn digest(self, kind: &str) -> Result<DigestData, ToolFailure> {
-        let args = self.kb.decode::<GenerateDigest>(json!({ "type": kind }))?;
-        self.kb.run::<GenerateDigest>(args, self.source).await
+        let kind = kind.parse().map_err(|e| invalid::<GenerateDigest>("type", e))?;
+        self.kb.run::<GenerateDigest>(GenerateDigestArgs { kind }, self.source).await
     }
 
     /// Groups of entries that are likely duplicates (find_duplicates), all or those named
@@ -214,9 +233,11 @@ impl<'a> Entries<'a> {
     }
 }
 
-/// Sets `key` in the tool arguments when there is a value.
-fn set(arguments: &mut Value, key: &str, value: Option<Value>) {
-    if let Some(value) = value {
-        arguments[key] = value;
-    }
+/// The failure of tool `T`'s argument `field`, worded as the check of a call's arguments
+/// words it.
+fn invalid<T: Tool>(field: &str, problem: impl std::fmt::Display) -> ToolFailure {
+    ToolFailure::new(
+        ErrorCode::InvalidArguments,
+        format!("invalid arguments for {}: {field}: {problem}", T::NAME),
+    )
 }

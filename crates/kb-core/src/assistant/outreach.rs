@@ -10,11 +10,10 @@ use kb_domain::fields::{keys, statuses};
 use kb_domain::nudges::{Nudge, NudgeRule, evaluate};
 use kb_domain::outreach::{DeliveryRecord, DigestTrigger, NewDigest, StoredDigest};
 use kb_domain::schedule::ScheduleKind;
-use kb_tools::tools::update::UpdateEntryData;
+use kb_tools::tools::update::{UpdateEntry, UpdateEntryArgs, UpdateEntryData};
 use kb_tools::{CaptureSource, ErrorCode};
-use serde_json::json;
+use serde_json::{Map, Value};
 
-use super::entries::EntryEdit;
 use super::{Assistant, in_vault};
 use crate::error::ToolFailure;
 use crate::outreach::{NextRun, SentDigest};
@@ -97,12 +96,15 @@ impl<'a> Outreach<'a> {
     /// nothing to mark done (file the entry, or snooze them).
     pub async fn done(self, key: &str) -> Result<UpdateEntryData, ToolFailure> {
         let (rule, path) = key.split_once(':').unwrap_or((key, ""));
-        let updates = match rule {
+        let mut updates = Map::new();
+        match rule {
             r if r == NudgeRule::AdminDue.as_str() || r == NudgeRule::StaleProject.as_str() => {
-                json!({ keys::STATUS: statuses::DONE })
+                updates.insert(keys::STATUS.to_string(), Value::from(statuses::DONE));
             }
             r if r == NudgeRule::FollowUp.as_str() => {
-                json!({ keys::FOLLOW_UPS: [], keys::LAST_TOUCHED: self.kb.services.clock.today().to_string() })
+                updates.insert(keys::FOLLOW_UPS.to_string(), Value::Array(Vec::new()));
+                let today = self.kb.services.clock.today().to_string();
+                updates.insert(keys::LAST_TOUCHED.to_string(), Value::from(today));
             }
             r if r == NudgeRule::InboxWaiting.as_str() || r == NudgeRule::NoCapture.as_str() => {
                 return Err(ToolFailure::new(
@@ -111,15 +113,15 @@ impl<'a> Outreach<'a> {
                 ));
             }
             _ => return Err(ToolFailure::new(ErrorCode::InvalidArguments, format!("not a nudge: {key:?}"))),
-        };
+        }
         if !path.contains('/') {
             return Err(ToolFailure::new(
                 ErrorCode::InvalidArguments,
                 format!("not a nudge about an entry: {key:?}"),
             ));
         }
-        let edit = EntryEdit { updates: Some(updates), body: None };
-        self.kb.entries().by(self.source).update(path, &edit).await
+        let args = UpdateEntryArgs { path: path.to_string(), updates: Some(updates), body: None };
+        self.kb.run::<UpdateEntry>(args, self.source).await
     }
 
     /// The `kind` digest (`daily`, `weekly`) with the nudges of the moment: its title,

@@ -3,10 +3,11 @@
 //! JSON arguments.
 
 use kb_domain::ToolDefinition;
-use kb_tools::{CaptureSource, ToolContext, ToolHints, ToolResult};
+use kb_tools::{CaptureSource, Tool, ToolContext, ToolHints, ToolResult};
 use serde_json::Value;
 
 use super::Assistant;
+use crate::error::ToolFailure;
 
 /// One tool as a client outside the chat sees it (the MCP server's `tools/list`).
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +54,13 @@ impl<'a> Tools<'a> {
     /// Whether a tool of that name exists.
     pub fn has(&self, name: &str) -> bool {
         self.kb.registry.get(name).is_some()
+    }
+
+    /// Decodes JSON `arguments` for tool `T` as a call by name would (checked against its
+    /// schema, every problem listed), with the same failures: for a client that sends a
+    /// tool's arguments as JSON and runs it with [`Assistant::run`].
+    pub fn decode<T: Tool>(&self, arguments: Value) -> Result<T::Args, ToolFailure> {
+        self.kb.registry.decode::<T>(arguments).map_err(|failure| ToolFailure::from_result(&failure))
     }
 
     /// Runs the tool `name` with JSON `arguments`, answering its whole result: its data,

@@ -140,7 +140,7 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
             Err(failure) => ApiError::from(failure).into_response(),
         },
         Wanted::Context(entry) => match context_args(entry, request.uri()) {
-            Ok(args) => match state.assistant.decode::<BuildContext>(args) {
+            Ok(args) => match state.assistant.tools().decode::<BuildContext>(args) {
                 Ok(args) => match state.assistant.run::<BuildContext>(args, state.source).await {
                     Ok(context) => ApiJson(context).into_response(),
                     Err(failure) => ApiError::from(failure).into_response(),

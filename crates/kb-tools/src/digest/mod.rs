@@ -23,6 +23,15 @@ pub enum DigestKind {
     Weekly,
 }
 
+impl std::str::FromStr for DigestKind {
+    type Err = String;
+
+    /// The digest named `text` (`daily` or `weekly`).
+    fn from_str(text: &str) -> Result<DigestKind, String> {
+        crate::args::one_of(&[("daily", DigestKind::Daily), ("weekly", DigestKind::Weekly)], text)
+    }
+}
+
 impl DigestKind {
     /// The headings of this digest, in order.
     pub fn headings(self) -> &'static [&'static str] {

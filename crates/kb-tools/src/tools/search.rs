@@ -44,6 +44,20 @@ pub enum SearchModeArg {
     Semantic,
 }
 
+impl std::str::FromStr for SearchModeArg {
+    type Err = String;
+
+    /// The mode named `text` (`hybrid`, `keyword` or `semantic`).
+    fn from_str(text: &str) -> Result<SearchModeArg, String> {
+        let all = [
+            ("hybrid", SearchModeArg::Hybrid),
+            ("keyword", SearchModeArg::Keyword),
+            ("semantic", SearchModeArg::Semantic),
+        ];
+        crate::args::one_of(&all, text)
+    }
+}
+
 impl From<SearchModeArg> for SearchMode {
     fn from(arg: SearchModeArg) -> SearchMode {
         match arg {

@@ -77,6 +77,19 @@ impl From<BodyModeArg> for BodyEditMode {
     }
 }
 
+impl BodyEditArgs {
+    /// The edit the JSON `value` asks for (update_entry's `body`, as a client sent it),
+    /// checked as a call's arguments are, or every problem with it.
+    pub fn from_json(value: Value) -> Result<BodyEditArgs, String> {
+        let schema = crate::schema::parameters_schema::<BodyEditArgs>();
+        let problems = crate::validate::check_arguments(&schema, &value);
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+}
+
 impl From<BodyEditArgs> for BodyEditRequest {
     fn from(args: BodyEditArgs) -> BodyEditRequest {
         BodyEditRequest {
