@@ -107,7 +107,7 @@ impl EmbeddingError {
 
 /// `millis` in words: whole seconds as seconds, else milliseconds.
 fn duration_words(millis: u64) -> String {
-    if millis % 1000 == 0 { format!("{} s", millis / 1000) } else { format!("{millis} ms") }
+    if millis.is_multiple_of(1000) { format!("{} s", millis / 1000) } else { format!("{millis} ms") }
 }
 
 #[cfg(test)]
