@@ -908,7 +908,7 @@ async fn an_entrys_links_and_backlinks_are_answered_with_it_and_on_their_own() {
     let entry = kb.get("/api/entries/projects/kiln.md").await.expect(200);
     assert_eq!(
         entry["links"],
-        json!([{"path": "people/priya.md", "name": "Priya Raman", "line": "Ask [[Priya]] about firing."}])
+        json!([{"path": "people/priya.md", "name": "Priya Raman", "line": "Ask [[Priya]] about firing.", "kind": "note"}])
     );
     assert_eq!(entry["backlinks"][0]["path"], "ideas/glaze.md");
     let links = kb.get("/api/entries/people/priya.md/links").await.expect(200);
