@@ -337,5 +337,22 @@ fn a_vault_that_cannot_be_opened_is_named_to_every_request_until_the_client_leav
     ids.sort_unstable();
     assert_eq!(ids, [1, 2]);
     let _ = kb.child.wait();
+
+    // A client that asks at once may have `initialize` answered before opening fails, but
+    // the tool list waits for the vault: it is never a list no call would answer.
+    let mut kb = RawStdio::start(&file);
+    kb.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init_params()}).to_string());
+    kb.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    kb.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let answers = [kb.answer(), kb.answer()];
+    let listed = answers.iter().find(|a| a["id"] == 2).cloned().unwrap_or_default();
+    assert_eq!(error_of(&listed).0, -32603, "tools/list answered before the vault was open: {listed}");
+    drop(kb.stdin.take());
+    let _ = kb.child.wait();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a vault\n", "the file was changed");
+}
+
+/// The parameters of a client's `initialize`.
+fn init_params() -> serde_json::Value {
+    json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
 }

@@ -160,10 +160,12 @@ impl ServerHandler for KbMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        // The tools are the standard registry's: listed without waiting for kb to open.
+        // Listed once kb is open, so a vault that cannot be opened is told at once and not
+        // after a tool list that no call would answer.
+        let assistant = self.assistant().await?;
         let specs = match kb_core::assistant::standard_specs() {
             Some(specs) => specs,
-            None => self.assistant().await?.tools().specs(),
+            None => assistant.tools().specs(),
         };
         Ok(ListToolsResult::with_all_items(tools::listed(specs)))
     }
