@@ -393,9 +393,10 @@ enum Command {
 }
 
 impl Command {
-    /// The command `text` (trimmed) is, if it is one: `quit`, `exit`, or one word after `/`.
+    /// The command `text` (trimmed) is, if it is one: `quit`, `exit` (in any case), or one word
+    /// after `/`.
     fn of(text: &str) -> Option<Command> {
-        if text == "quit" || text == "exit" {
+        if text.eq_ignore_ascii_case("quit") || text.eq_ignore_ascii_case("exit") {
             return Some(Command::Quit);
         }
         let word = text.strip_prefix('/').filter(|word| !word.contains(char::is_whitespace))?;
@@ -545,5 +546,20 @@ fn remember_line(editor: &mut rustyline::DefaultEditor, history: &mut Option<Pat
     if let Err(error) = written {
         tracing::warn!(%error, path = %path.display(), "cannot write the chat history");
         *history = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Command;
+
+    #[test]
+    fn quit_and_exit_are_commands_in_any_case_and_nothing_else_is() {
+        for text in ["quit", "QUIT", "Exit", "/Quit", "/q"] {
+            assert!(matches!(Command::of(text), Some(Command::Quit)), "{text}");
+        }
+        for text in ["quit now", "exits", "what do I quit?"] {
+            assert!(Command::of(text).is_none(), "{text}");
+        }
     }
 }

@@ -55,7 +55,7 @@ pub(super) async fn pick(
         if choice.is_empty() || choice.eq_ignore_ascii_case("n") || choice.eq_ignore_ascii_case("new") {
             return Ok(Pick::New);
         }
-        if choice == "quit" || choice == "exit" {
+        if choice.eq_ignore_ascii_case("quit") || choice.eq_ignore_ascii_case("exit") {
             return Ok(Pick::Quit);
         }
         if !is_number(choice) {
