@@ -168,7 +168,7 @@ fn linked_notes(title: &str, notes: Option<&Value>) -> String {
         {
             (Some(path), _) => path.to_string(),
             (None, Some(file)) => format!("{file} (file)"),
-            (None, None) => "(no such note)".to_string(),
+            (None, None) => "(missing)".to_string(),
         };
         out.push_str(&format!("  {path}  {} — {}\n", text(note, "name"), text(note, "line")));
     }
@@ -285,7 +285,7 @@ mod tests {
         assert!(
             entry(&data).ends_with(
                 "Ask [[Priya]].\n\nlinks to:\n  people/priya.md  Priya — Ask [[Priya]].\n  \
-                 (no such note)  Glaze notes — See [[Glaze notes]].\n  \
+                 (missing)  Glaze notes — See [[Glaze notes]].\n  \
                  assets/kiln.png (file)  kiln.png — ![[kiln.png]]\n\nlinked from:\n  \
                  ideas/glaze.md  Glaze — For the [[Kiln]].\n"
             ),
