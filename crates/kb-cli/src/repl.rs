@@ -1,6 +1,6 @@
 //! `kb chat`: the conversation in a terminal. Without `--conversation` or `--new` it lists
 //! recent conversations and lets the person pick one by number (Enter starts a new one, and
-//! a message typed there starts one with it; see [`pick`]).
+//! a message typed there starts one with it; see [`mod@pick`]).
 //! Each line read is one chat turn; `quit`, `exit`, `/quit` or end of input (Ctrl-D) end
 //! it; `/new` starts a new conversation, `/undo` undoes this conversation's last change and
 //! `/help` lists these. Lines come from stdin, so a pipe can drive it too; on a terminal

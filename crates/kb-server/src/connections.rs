@@ -8,7 +8,7 @@
 //! When kb stops it accepts no more connections; a connection answering a request finishes
 //! that answer (a chat turn streams to its end) and then closes; a connection answering
 //! none (idle between requests, or a head still coming in) is closed at once, after at most
-//! [`STOP_GRACE`] for a head already on its way.
+//! a moment (300 ms) for a head already on its way.
 
 use std::future::Future;
 use std::pin::Pin;
