@@ -191,9 +191,8 @@ impl TantivyIndex {
     }
 
     /// Checks `probe`, the vector the embedder now gives the probe text, against the one the
-    /// vectors were made with, starting them again when another model answers (see
-    /// [`Store::check_probe`]). In the index's owner only (`None` elsewhere, or without a
-    /// model).
+    /// vectors were made with, starting them again when another model answers. In the
+    /// index's owner only (`None` elsewhere, or without a model).
     pub fn check_vector_probe(&self, probe: &[f32]) -> Result<Option<ProbeCheck>, SearchError> {
         if !self.is_owner() {
             return Ok(None);

@@ -107,7 +107,7 @@ pub struct Near {
     pub part: usize,
 }
 
-/// What [`Store::check_probe`] found.
+/// What the check of a probe vector against the one the vectors were made with found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProbeCheck {
     /// The file had no probe: this one is kept (its vectors are taken as this model's).
