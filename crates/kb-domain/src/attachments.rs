@@ -86,17 +86,7 @@ fn join(folder: &str, relative: &str) -> String {
 /// A path lowercased with its `.` and `..` parts worked out; `None` when it leaves the
 /// vault.
 fn normalize(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            part => parts.push(part),
-        }
-    }
-    Some(parts.join("/").to_lowercase())
+    crate::links::normalize(path).map(|path| path.to_lowercase())
 }
 
 #[cfg(test)]

@@ -24,8 +24,8 @@ use parse::links_from;
 pub use graph::{Backlink, LINE_CHARS, LinkGraph, OutgoingLink, links_in};
 pub use markdown::{encode_link_target, markdown_link_edits};
 pub use properties::{note_links, property_links, retarget_property_links};
-pub(crate) use resolve::relative_path;
 pub use resolve::{LinkResolver, link_key, note_keys, target_stem};
+pub(crate) use resolve::{normalize, relative_path};
 pub use retarget::retarget_wikilinks;
 
 /// How a link is written.

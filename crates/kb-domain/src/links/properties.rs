@@ -14,7 +14,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::graph::links_in;
-use super::retarget::new_target;
+use super::retarget::{new_target, splice};
 use super::{Link, LinkForm, LinkResolver};
 use crate::frontmatter::{
     Frontmatter, WrittenValue, document_spans, parse_frontmatter_yaml, rewrite_value, written_values,
@@ -176,19 +176,6 @@ fn set_value(frontmatter: &mut Frontmatter, written: &WrittenValue, new: String)
     *place = Value::String(new);
     frontmatter.set(written.key.clone(), value);
     Some(())
-}
-
-/// `text` with each range of `edits` (in order, not overlapping) replaced.
-fn splice(text: &str, edits: &[(Range<usize>, String)]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (range, replacement) in edits {
-        out.push_str(&text[at..range.start]);
-        out.push_str(replacement);
-        at = range.end;
-    }
-    out.push_str(&text[at..]);
-    out
 }
 
 #[cfg(test)]

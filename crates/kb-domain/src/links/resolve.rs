@@ -361,7 +361,7 @@ pub(crate) fn relative_path(folder: &str, path: &str) -> String {
 }
 
 /// A path with its `.` and `..` components worked out; `None` when it leaves the vault.
-fn normalize(path: &str) -> Option<String> {
+pub(crate) fn normalize(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {

@@ -130,7 +130,7 @@ fn can_be_written(target: &str) -> bool {
 }
 
 /// `text` with each range of `edits` (in order, not overlapping) replaced.
-fn splice(text: &str, edits: &[(Range<usize>, String)]) -> String {
+pub(super) fn splice(text: &str, edits: &[(Range<usize>, String)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (range, replacement) in edits {
