@@ -14,6 +14,8 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
 };
 
+use crate::stopwords::is_stop_word;
+
 /// The name the exact (folded) analyzer is registered under in the index.
 pub(crate) const ANALYZER_NAME: &str = "kb_folded";
 /// The name the stemming analyzer is registered under in the index.
@@ -56,6 +58,11 @@ impl SearchLanguage {
     /// The language's name, as `KB_LANGUAGE` spells it.
     pub fn name(self) -> &'static str {
         LANGUAGES.iter().find(|(_, l)| *l == self.0).map_or("english", |(n, _)| n)
+    }
+
+    /// The language as tantivy names it.
+    pub(crate) fn tantivy(self) -> Language {
+        self.0
     }
 
     /// Every name `KB_LANGUAGE` accepts.
@@ -174,6 +181,24 @@ impl QueryParts {
     /// Whether nothing searchable is left.
     pub fn is_empty(&self) -> bool {
         self.words.is_empty() && self.exact.is_empty() && self.phrases.is_empty()
+    }
+
+    /// The parts without the loose words that carry no meaning of their own in `language`
+    /// ([`is_stop_word`]), unless nothing else would be left to search for ("the who" is
+    /// searched as typed). The word a search as you type (`prefix`) is completing stays
+    /// ("th" may be becoming "theory").
+    pub fn meaningful(mut self, language: SearchLanguage, prefix: bool) -> QueryParts {
+        let typing = self.typing.clone().filter(|_| prefix && self.ends_in_word);
+        let kept: Vec<String> = self
+            .words
+            .iter()
+            .filter(|word| typing.as_ref() == Some(*word) || !is_stop_word(word, language))
+            .cloned()
+            .collect();
+        if !kept.is_empty() || !self.exact.is_empty() || !self.phrases.is_empty() {
+            self.words = kept;
+        }
+        self
     }
 
     /// Every term the query names, each once (loose, quoted and phrase words).

@@ -44,6 +44,7 @@ mod rank;
 pub mod schema;
 pub mod snippet;
 pub mod sockets;
+pub mod stopwords;
 #[cfg(feature = "testgen")]
 pub mod testgen;
 mod vectors;

@@ -67,11 +67,7 @@ pub(crate) fn build(fields: &IndexFields, request: Request<'_>, matching: Matchi
         }
     };
     if let Some(category) = request.category {
-        let filter = TermQuery::new(
-            Term::from_field_text(fields.category, category.as_str()),
-            IndexRecordOption::Basic,
-        );
-        clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(filter), 0.0))));
+        clauses.push((Occur::Must, in_category(fields, category)));
     }
     BooleanQuery::new(clauses)
 }
@@ -94,14 +90,42 @@ fn exact_clauses(fields: &IndexFields, request: Request<'_>) -> Vec<(Occur, Box<
             clauses.push((Occur::Must, term(fields.stemmed, stem)));
         }
     }
-    for word in &parts.exact {
-        clauses.push((Occur::Must, Box::new(BoostQuery::new(term(fields.all, word), EXACT_BOOST))));
-    }
-    for phrase in &parts.phrases {
-        let terms = phrase.iter().map(|t| Term::from_field_text(fields.all, t)).collect();
-        clauses.push((Occur::Must, Box::new(PhraseQuery::new(terms))));
-    }
+    clauses.extend(quoted(fields, parts));
     clauses
+}
+
+/// The required clauses of the words quoted alone (as written) and the quoted phrases.
+fn quoted(fields: &IndexFields, parts: &QueryParts) -> Vec<(Occur, Box<dyn Query>)> {
+    let words = parts.exact.iter().map(|word| -> (Occur, Box<dyn Query>) {
+        (Occur::Must, Box::new(BoostQuery::new(term(fields.all, word), EXACT_BOOST)))
+    });
+    let phrases = parts.phrases.iter().map(|phrase| -> (Occur, Box<dyn Query>) {
+        let terms = phrase.iter().map(|t| Term::from_field_text(fields.all, t)).collect();
+        (Occur::Must, Box::new(PhraseQuery::new(terms)))
+    });
+    words.chain(phrases).collect()
+}
+
+/// The entries of `category`, adding nothing to the score.
+fn in_category(fields: &IndexFields, category: Category) -> Box<dyn Query> {
+    let filter =
+        TermQuery::new(Term::from_field_text(fields.category, category.as_str()), IndexRecordOption::Basic);
+    Box::new(ConstScoreQuery::new(Box::new(filter), 0.0))
+}
+
+/// The entries holding at least one of `request`'s loose words (by stem, scored by BM25
+/// over those they hold) and its quoted words and phrases, but not matched by `answered`
+/// (the query of the pass that answered): the partial hits that follow its hits.
+pub(crate) fn partial(fields: &IndexFields, request: Request<'_>, answered: BooleanQuery) -> BooleanQuery {
+    let any: Vec<(Occur, Box<dyn Query>)> =
+        request.stems.iter().map(|stem| (Occur::Should, term(fields.stemmed, stem))).collect();
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(any)))];
+    clauses.extend(quoted(fields, request.parts));
+    if let Some(category) = request.category {
+        clauses.push((Occur::Must, in_category(fields, category)));
+    }
+    clauses.push((Occur::MustNot, Box::new(answered)));
+    BooleanQuery::new(clauses)
 }
 
 /// The entries of `main` (the query of `request`) that hold at least one of its words in

@@ -160,7 +160,8 @@ pub struct FoundEntry {
     /// The mode's ranking score (BM25 for keyword, cosine similarity for semantic, the
     /// fused reciprocal-rank score for hybrid).
     pub score: f32,
-    /// Why it matched: `keyword`, `semantic` or `both`.
+    /// Why it matched: `keyword` (all its words), `partial` (some of them: after every
+    /// `keyword` hit), `semantic` or `both`.
     #[serde(serialize_with = "matched_by")]
     #[schemars(with = "MatchedByName")]
     pub matched_by: MatchedBy,
@@ -182,6 +183,8 @@ enum MatchedByName {
     Semantic,
     /// Both.
     Both,
+    /// Some of its words, not all.
+    Partial,
 }
 
 /// The schema of a search's `mode`.
@@ -222,8 +225,11 @@ impl From<SearchHit> for FoundEntry {
 pub struct SearchFindings {
     /// The hits of the page, best first.
     pub entries: Vec<FoundEntry>,
-    /// How many entries match in all.
+    /// How many entries match in all: all the words (or the typo-tolerant retry's).
     pub total: usize,
+    /// How many entries hold some of the words but not all: they follow the others on the
+    /// pages, when those are fewer than asked for (0 when they were not looked for).
+    pub partial_total: usize,
     /// Whether these came from the typo-tolerant retry.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fuzzy: bool,
@@ -252,6 +258,7 @@ impl From<SearchResults> for SearchFindings {
         SearchFindings {
             entries: results.entries.into_iter().map(FoundEntry::from).collect(),
             total: results.total,
+            partial_total: results.partial_total,
             fuzzy: results.fuzzy,
             mode: results.mode,
             semantic_hits: (results.mode != SearchMode::Keyword).then_some(results.semantic_hits),

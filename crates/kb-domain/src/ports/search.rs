@@ -118,6 +118,10 @@ pub struct SearchQuery {
     /// The query's embedding, which hybrid and semantic modes need: without it they
     /// answer as keyword search does.
     pub vector: Option<QueryVector>,
+    /// Whether entries holding only some of the words follow those holding all of them
+    /// when these are fewer than the page asks for (a question typed as it is said). Off
+    /// for name resolution, duplicates and search as you type.
+    pub partial: bool,
 }
 
 /// Why a hit matched.
@@ -129,15 +133,18 @@ pub enum MatchedBy {
     Semantic,
     /// Both.
     Both,
+    /// Some of its words, not all (see [`SearchQuery::partial`]).
+    Partial,
 }
 
 impl MatchedBy {
-    /// The wire name (`keyword`, `semantic`, `both`).
+    /// The wire name (`keyword`, `semantic`, `both`, `partial`).
     pub fn as_str(self) -> &'static str {
         match self {
             MatchedBy::Keyword => "keyword",
             MatchedBy::Semantic => "semantic",
             MatchedBy::Both => "both",
+            MatchedBy::Partial => "partial",
         }
     }
 }
@@ -169,8 +176,11 @@ pub struct SearchHit {
 pub struct SearchResults {
     /// The hits of the page, best first.
     pub entries: Vec<SearchHit>,
-    /// How many entries match in all.
+    /// How many entries match in all (all the words, or the typo-tolerant retry's).
     pub total: usize,
+    /// How many entries hold some of the words but not all, when asked for
+    /// ([`SearchQuery::partial`]): they follow the others.
+    pub partial_total: usize,
     /// Whether these came from the typo-tolerant retry.
     pub fuzzy: bool,
     /// The mode that answered (keyword when a hybrid or semantic search had no vectors to
@@ -186,6 +196,7 @@ impl SearchResults {
         SearchResults {
             entries: Vec::new(),
             total: 0,
+            partial_total: 0,
             fuzzy: false,
             mode: SearchMode::Keyword,
             semantic_hits: 0,

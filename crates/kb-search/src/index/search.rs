@@ -1,6 +1,8 @@
-//! Answering a search: the exact pass, then (when nothing matches) the typo-tolerant retry;
-//! each ranked (see [`crate::rank`]), then its hits given their snippets (see
-//! [`crate::snippet`]) — all of them, or only those hybrid search puts on its page.
+//! Answering a search: the exact pass, then (when nothing matches) the typo-tolerant retry,
+//! then (when asked, and these fill less than the page) the entries holding only some of
+//! the words; each ranked (see [`crate::rank`]), then its hits given their snippets (see
+//! [`crate::snippet`]) — all of them, or only those hybrid search puts on its page. Words
+//! that carry no meaning of their own ([`crate::stopwords`]) are not searched for.
 
 use kb_domain::{EntryPath, MatchedBy, SearchError, SearchHit, SearchQuery, SearchResults};
 use tantivy::{Searcher, TantivyDocument, Term};
@@ -18,12 +20,26 @@ use crate::snippet::{TermMatcher, best_passage};
 /// more names than that distinguishes none, and its weight in the text score ranks them.
 const NAME_PASS_LIMIT: u64 = 1_000;
 
+/// One hit of a keyword search before its snippet is cut.
+struct WordHit {
+    /// Its score.
+    score: f32,
+    /// The entry.
+    path: EntryPath,
+    /// Its stored texts.
+    stored: StoredHit,
+    /// Whether it holds all the words ([`MatchedBy::Keyword`]) or some ([`MatchedBy::Partial`]).
+    matched_by: MatchedBy,
+}
+
 /// The page of a keyword search before its snippets are cut: what hybrid search fuses.
 pub(super) struct Ranked {
-    /// The hits, best first: score, path and stored texts.
-    hits: Vec<(f32, EntryPath, StoredHit)>,
+    /// The hits, best first: those holding all the words, then those holding some.
+    hits: Vec<WordHit>,
     /// How many entries match in all.
     pub total: usize,
+    /// How many entries hold some of the words but not all (counted only when searched).
+    pub partial_total: usize,
     /// Whether these are the typo-tolerant retry's.
     pub fuzzy: bool,
     /// Finds the query's words in a text (none when nothing was asked).
@@ -33,34 +49,40 @@ pub(super) struct Ranked {
 impl Ranked {
     /// Nothing found.
     fn none() -> Ranked {
-        Ranked { hits: Vec::new(), total: 0, fuzzy: false, matcher: None }
+        Ranked { hits: Vec::new(), total: 0, partial_total: 0, fuzzy: false, matcher: None }
     }
 
     /// The hits' paths, best first.
     pub fn paths(&self) -> impl Iterator<Item = &EntryPath> {
-        self.hits.iter().map(|(_, path, _)| path)
+        self.hits.iter().map(|hit| &hit.path)
     }
 
     /// The hit at `index` (from 0) with its snippet.
     pub fn hit(&self, index: usize) -> Option<SearchHit> {
-        let (score, path, stored) = self.hits.get(index)?;
+        let hit = self.hits.get(index)?;
         let matcher = self.matcher.as_ref()?;
-        let (field, snippet) = best_passage(&stored.texts, matcher);
+        let (field, snippet) = best_passage(&hit.stored.texts, matcher);
         Some(SearchHit {
-            name: stored.name().to_string(),
-            category: path.category(),
-            path: path.clone(),
+            name: hit.stored.name().to_string(),
+            category: hit.path.category(),
+            path: hit.path.clone(),
             matched_field: field.label().to_string(),
             snippet,
-            score: *score,
-            matched_by: MatchedBy::Keyword,
+            score: hit.score,
+            matched_by: hit.matched_by,
         })
     }
 
     /// Every hit with its snippet.
     pub fn into_results(self) -> SearchResults {
         let entries = (0..self.hits.len()).filter_map(|index| self.hit(index)).collect();
-        SearchResults { entries, total: self.total, fuzzy: self.fuzzy, ..SearchResults::none() }
+        SearchResults {
+            entries,
+            total: self.total,
+            partial_total: self.partial_total,
+            fuzzy: self.fuzzy,
+            ..SearchResults::none()
+        }
     }
 }
 
@@ -72,7 +94,7 @@ impl TantivyIndex {
 
     /// The page of `query`'s keyword search, its snippets not cut yet.
     pub(super) fn rank_by_words(&self, query: &SearchQuery) -> Result<Ranked, SearchError> {
-        let parts = query_parts(&query.text);
+        let parts = query_parts(&query.text).meaningful(self.language, query.prefix);
         if parts.is_empty() {
             return Ok(Ranked::none());
         }
@@ -86,10 +108,49 @@ impl TantivyIndex {
         self.read_every_earlier_change();
         let searcher = self.handles.searcher();
         let exact = self.run(&searcher, request, query, Matching::Exact)?;
-        if exact.total > 0 || !parts.all_terms().iter().any(|t| fuzzy_distance(t) > 0) {
-            return Ok(exact);
+        let mut found = if exact.total > 0 || !parts.all_terms().iter().any(|t| fuzzy_distance(t) > 0) {
+            exact
+        } else {
+            self.run(&searcher, request, query, Matching::Fuzzy)?
+        };
+        if query.partial && !query.prefix {
+            self.add_partial(&searcher, request, query, &mut found)?;
         }
-        self.run(&searcher, request, query, Matching::Fuzzy)
+        Ok(found)
+    }
+
+    /// Adds to `found` (the hits of the pass that answered, exact or typo-tolerant) the
+    /// entries holding some of the loose words but not all of them, when `found` holds
+    /// fewer than the page asks for: after every hit of `found`, ranked by BM25 over the
+    /// words they hold, quoted words and phrases still required.
+    fn add_partial(
+        &self,
+        searcher: &Searcher,
+        request: query::Request<'_>,
+        page: &SearchQuery,
+        found: &mut Ranked,
+    ) -> Result<(), SearchError> {
+        let limit = kb_domain::paging::page_size((page.limit > 0).then_some(page.limit as u64));
+        let room = limit.saturating_sub(found.hits.len());
+        if request.parts.words.len() < 2 || found.total >= page.offset.saturating_add(limit) {
+            return Ok(());
+        }
+        let matching = if found.fuzzy { Matching::Fuzzy } else { Matching::Exact };
+        let answered = query::build(&self.fields, request, matching);
+        let partial = query::partial(&self.fields, request, answered);
+        let words = rank::Words { words: &request.parts.words, stems: request.stems, completing: None };
+        let ranking = Ranking { main: &partial, in_names: None, words: Some(words) };
+        let offset = page.offset.saturating_sub(found.total);
+        let (top, total) =
+            rank::top_page(searcher, &self.fields, ranking, offset, room.max(1)).map_err(index_error)?;
+        found.partial_total = total;
+        for (score, address) in top.into_iter().take(room) {
+            let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
+            let stored = StoredHit::from_document(&self.fields, &doc);
+            let Ok(path) = EntryPath::parse(&stored.path) else { continue };
+            found.hits.push(WordHit { score, path, stored, matched_by: MatchedBy::Partial });
+        }
+        Ok(())
     }
 
     /// One pass of a search: the page `page` asks for, matched as `matching` says.
@@ -126,9 +187,15 @@ impl TantivyIndex {
             let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
             let stored = StoredHit::from_document(&self.fields, &doc);
             let Ok(path) = EntryPath::parse(&stored.path) else { continue };
-            hits.push((score, path, stored));
+            hits.push(WordHit { score, path, stored, matched_by: MatchedBy::Keyword });
         }
-        Ok(Ranked { hits, total, fuzzy: matching == Matching::Fuzzy, matcher: Some(matcher) })
+        Ok(Ranked {
+            hits,
+            total,
+            partial_total: 0,
+            fuzzy: matching == Matching::Fuzzy,
+            matcher: Some(matcher),
+        })
     }
 
     /// How many names or tags hold the most common of `stems` (from the term dictionary).

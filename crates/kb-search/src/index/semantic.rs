@@ -301,6 +301,7 @@ impl TantivyIndex {
         let count = entries.len();
         Ok(SearchResults {
             total: count,
+            partial_total: 0,
             entries,
             fuzzy: false,
             mode: SearchMode::Semantic,
@@ -330,7 +331,9 @@ impl TantivyIndex {
             }
             let hit = match (fused.by_words, fused.by_meaning) {
                 (Some(rank), meaning) => keyword.hit(rank).map(|mut hit| {
-                    hit.matched_by = if meaning.is_some() { MatchedBy::Both } else { MatchedBy::Keyword };
+                    if meaning.is_some() {
+                        hit.matched_by = MatchedBy::Both;
+                    }
                     hit.score = fused.score;
                     hit
                 }),
@@ -343,6 +346,7 @@ impl TantivyIndex {
         Ok(SearchResults {
             entries,
             total: keyword.total,
+            partial_total: keyword.partial_total,
             fuzzy: keyword.fuzzy,
             mode: SearchMode::Hybrid,
             semantic_hits,

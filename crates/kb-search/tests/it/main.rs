@@ -9,5 +9,6 @@ mod freshness;
 mod meaning;
 mod processes;
 mod property;
+mod questions;
 mod sharing;
 mod support;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use kb_domain::{Category, Entry, EntryPath, SearchIndex, SearchQuery};
+use kb_domain::{Category, Entry, EntryPath, MatchedBy, SearchIndex, SearchQuery};
 use kb_search::SearchLanguage;
 use kb_search::analysis::{analyze, fuzzy_distance, query_parts, query_terms, stems, within_one_edit};
 use proptest::prelude::*;
@@ -165,7 +165,7 @@ proptest! {
 };
             let results = index.search(&request).unwrap();
             let terms = query_terms(&q.text);
-            let parts = query_parts(&q.text);
+            let parts = query_parts(&q.text).meaningful(SearchLanguage::default(), q.prefix);
             let word_stems = stems(&parts.words, SearchLanguage::default());
             let typing = parts.typing.as_ref().and_then(|t| parts.words.iter().position(|w| w == t));
             let completing = |i: usize| q.prefix && typing == Some(i);
@@ -221,6 +221,39 @@ proptest! {
             }
             if terms.is_empty() {
                 prop_assert!(results.entries.is_empty() && results.total == 0);
+            }
+
+            // With partial hits asked for: the same hits first, the same total, then
+            // entries holding some of the words but not all, only when the page has room.
+            let with_partial = index.search(&SearchQuery { partial: true, ..request.clone() }).unwrap();
+            prop_assert_eq!(with_partial.total, results.total, "{:?}", q);
+            prop_assert_eq!(with_partial.fuzzy, results.fuzzy);
+            let all_words = with_partial.entries.iter().take_while(|h| h.matched_by != MatchedBy::Partial).count();
+            prop_assert_eq!(&with_partial.entries[..all_words], &results.entries[..]);
+            prop_assert!(with_partial.entries.len() <= q.limit);
+            let partial = &with_partial.entries[all_words..];
+            if q.prefix || parts.words.len() < 2 || results.total >= q.offset + q.limit {
+                prop_assert!(partial.is_empty() && with_partial.partial_total == 0, "{:?}: {:?}", q, with_partial);
+            }
+            prop_assert!(partial.len() <= with_partial.partial_total);
+            for hit in partial {
+                prop_assert!(q.category.is_none_or(|c| hit.category == c));
+                let entry = &by_path[&hit.path.to_string()];
+                let held = parts.words.iter().zip(&word_stems).filter(|(w, s)| holds(entry, w, s, false)).count();
+                prop_assert!(held >= 1, "partial hit {} holds none of {:?}", hit.path, q);
+                prop_assert!(!matching.contains(&&hit.path.to_string()), "{} holds every word of {:?}", hit.path, q);
+            }
+            if !results.fuzzy && !q.prefix && parts.words.len() >= 2 && parts.exact.is_empty() && parts.phrases.is_empty() {
+                let some: usize = by_path
+                    .values()
+                    .filter(|e| in_category(e) && !matches(e))
+                    .filter(|e| parts.words.iter().zip(&word_stems).any(|(w, s)| holds(e, w, s, false)))
+                    .count();
+                if results.total < q.offset + q.limit {
+                    prop_assert_eq!(with_partial.partial_total, some, "{:?}", q);
+                    let expected = q.limit.min((results.total + some).saturating_sub(q.offset));
+                    prop_assert_eq!(with_partial.entries.len(), expected, "{:?}", q);
+                }
             }
         }
     }

@@ -137,6 +137,9 @@ impl Tool for SearchEntries {
             prefix,
             mode,
             vector,
+            // A question typed as it is said finds the entries holding some of its words
+            // after those holding all of them.
+            partial: !prefix,
         };
         let index = services.search.clone();
         let mut results = run_blocking(move || index.search(&query)).await??;

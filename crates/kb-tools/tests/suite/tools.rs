@@ -424,7 +424,7 @@ async fn search_entries_finds_every_term_and_ignores_an_empty_query() {
     .await;
     assert_eq!(data_of(&r)["entries"][0]["path"], "projects/api.md");
     let r = call(&services, &ctx(), "search_entries", json!({"query": "   "})).await;
-    assert_eq!(data_of(&r), &json!({"entries": [], "total": 0, "mode": "keyword"}));
+    assert_eq!(data_of(&r), &json!({"entries": [], "total": 0, "partialTotal": 0, "mode": "keyword"}));
     let r = call(&services, &ctx(), "search_entries", json!({"query": "api", "mode": "semantic"})).await;
     assert_eq!(r.error_code, Some(ErrorCode::SemanticUnavailable), "no embedding model: {r:?}");
 }
