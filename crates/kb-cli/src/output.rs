@@ -105,15 +105,32 @@ pub fn search_hits(data: &Value) -> String {
     }
     for hit in hits {
         let score = hit.get("score").and_then(Value::as_f64).unwrap_or(0.0);
-        let meaning = if text(hit, "matchedBy") == "semantic" { "  by meaning" } else { "" };
-        out.push_str(&format!("{}  {}  ({score:.2}){meaning}\n", text(hit, "path"), text(hit, "name")));
+        let how = match text(hit, "matchedBy") {
+            "semantic" => "  by meaning",
+            "partial" => "  some words",
+            _ => "",
+        };
+        out.push_str(&format!("{}  {}  ({score:.2}){how}\n", text(hit, "path"), text(hit, "name")));
         let snippet = one_line(text(hit, "snippet"));
         if !snippet.is_empty() {
             out.push_str(&format!("    {snippet}\n"));
         }
     }
-    out.push_str(&count_line(hits.len(), data, "match", "matches"));
+    out.push_str(&search_count(hits.len(), data));
     out
+}
+
+/// The count under search hits: as [`count_line`], and the entries holding only some of
+/// the words when there are any.
+fn search_count(shown: usize, data: &Value) -> String {
+    let partial = data.get("partialTotal").and_then(Value::as_u64).unwrap_or(0) as usize;
+    if partial == 0 {
+        return count_line(shown, data, "match", "matches");
+    }
+    let total = data.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let noun = if total == 1 { "match" } else { "matches" };
+    let counts = format!("{total} {noun} with every word, {partial} with some");
+    if shown < total + partial { format!("{shown} shown of {counts}\n") } else { format!("{counts}\n") }
 }
 
 /// A get_entry answer: the name, the path, the fields, then the body.
@@ -233,6 +250,18 @@ fn count_line(shown: usize, data: &Value, one: &str, many: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn search_hits_say_which_hold_only_some_words_and_count_them() {
+        let data = json!({"entries": [
+            {"path": "admin/passport.md", "name": "Passport", "score": 3.1, "matchedBy": "keyword", "snippet": "renew"},
+            {"path": "admin/visa.md", "name": "Visa", "score": 1.2, "matchedBy": "partial", "snippet": "trip"}
+        ], "total": 1, "partialTotal": 4});
+        let text = search_hits(&data);
+        assert!(text.contains("admin/passport.md  Passport  (3.10)\n"), "{text}");
+        assert!(text.contains("admin/visa.md  Visa  (1.20)  some words\n"), "{text}");
+        assert!(text.ends_with("2 shown of 1 match with every word, 4 with some\n"), "{text}");
+    }
 
     #[test]
     fn lists_show_path_name_status_and_summary() {

@@ -988,18 +988,22 @@
       if (seq < searchShown) return;
       searchShown = seq;
       const hits = data.entries || [];
-      // Hybrid search: `total` counts the matches by words; `semanticHits` the hits of the
-      // page found by meaning only.
+      // `total` counts the entries holding every word; `partialTotal` those holding some
+      // (a question), listed after them; `semanticHits` the hits of the page found by
+      // meaning only (hybrid search).
       const byMeaning = data.semanticHits || 0;
+      const partial = data.partialTotal || 0;
       const entries = (n) => n === 1 ? "1 entry" : n + " entries";
+      const some = partial ? ", " + partial + " with some of the words" : "";
       count.textContent = !hits.length ? "No entries match “" + q + "”."
-        : data.total === 0 && byMeaning ? entries(byMeaning) + " by meaning"
-        : entries(data.total) + (byMeaning ? ", " + byMeaning + " more by meaning" : "") + (data.fuzzy ? " (close matches)" : "");
+        : data.total === 0 && byMeaning && !partial ? entries(byMeaning) + " by meaning"
+        : entries(data.total) + some + (byMeaning ? ", " + byMeaning + " more by meaning" : "") + (data.fuzzy ? " (close matches)" : "");
       if (data.notice) count.textContent += " — " + data.notice;
       list.replaceChildren(...hits.map((h) => {
         const snippet = el("p", { className: "snippet" });
         snippet.innerHTML = snippetHtml(h.snippet || "");
-        const meaning = h.matchedBy === "semantic" ? el("span", { className: "badge by-meaning", text: "by meaning" }) : null;
+        const meaning = h.matchedBy === "semantic" ? el("span", { className: "badge by-meaning", text: "by meaning" })
+          : h.matchedBy === "partial" ? el("span", { className: "badge by-meaning", text: "some words" }) : null;
         return el("li", { className: "search-hit" }, [
           entryLink(h.path, h.name), " ", el("span", { className: "badge", text: h.category }), meaning ? " " : null, meaning, snippet,
         ]);
