@@ -16,8 +16,10 @@ use crate::tool::{Tool, ToolCategory, ToolHints};
 /// Arguments of search_entries.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SearchEntriesArgs {
-    /// The words to look for; every word must match, as written or in another form ("meet" finds
-    /// "meeting"). Put an exact phrase in double quotes.
+    /// The words to look for, or the person's question as they said it. Entries holding every
+    /// word (as written or in another form: "meet" finds "meeting") come first; then, when
+    /// they are fewer than asked, entries holding some of the words (`matchedBy: partial`).
+    /// Words such as "how", "the", "my" are left out. Put an exact phrase in double quotes.
     pub query: String,
     /// Only entries of this category.
     pub category: Option<CategoryArg>,
