@@ -21,6 +21,8 @@
 
 #[path = "relevance/meaning.rs"]
 mod meaning;
+#[path = "relevance/suites.rs"]
+mod suites;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -69,6 +71,8 @@ enum Mode {
     Meaning,
     /// A query on something no entry is about: search by meaning should find nothing.
     Unrelated,
+    /// A question as a person asks it, in a full sentence (scored in the suites table).
+    Question,
 }
 
 impl Mode {
@@ -78,6 +82,7 @@ impl Mode {
             Mode::Prefix => "prefix",
             Mode::Meaning => "meaning",
             Mode::Unrelated => "unrelated",
+            Mode::Question => "question",
         }
     }
 }
@@ -138,7 +143,8 @@ fn load_queries() -> Vec<Row> {
             "prefix" => Mode::Prefix,
             "meaning" => Mode::Meaning,
             "unrelated" => Mode::Unrelated,
-            _ => panic!("{}", bad("mode is words, prefix, meaning or unrelated")),
+            "question" => Mode::Question,
+            _ => panic!("{}", bad("mode is words, prefix, meaning, unrelated or question")),
         };
         let expected: Vec<String> =
             cols[4].split_whitespace().filter(|p| *p != "-").map(str::to_string).collect();
@@ -267,6 +273,8 @@ fn request(row: &Row) -> SearchQuery {
         text: row.query.clone(),
         limit: LIMIT,
         prefix: row.mode == Mode::Prefix,
+        // As search_entries asks: partial hits after the all-words ones.
+        partial: row.mode != Mode::Prefix,
         ..SearchQuery::default()
     }
 }
@@ -362,6 +370,7 @@ fn main() {
     let mut by_mode: Vec<(&Row, ByMode)> = Vec::new();
     let mut notes = Vec::new();
     let mut results: Vec<(&Row, Score)> = Vec::new();
+    let mut rankings: Vec<suites::Ranking> = Vec::new();
 
     for vault in [Vault::Hugo, Vault::Personal] {
         let these: Vec<&Row> = rows.iter().filter(|r| r.vault == vault).collect();
@@ -419,6 +428,13 @@ fn main() {
             these.iter().copied().filter(|r| matches!(r.mode, Mode::Words | Mode::Prefix)).collect();
         let scores = run_rows(&index, &keyword_rows);
         results.extend(keyword_rows.into_iter().zip(scores));
+        let bm25 = suites::Bm25::over(&root);
+        for row in these.iter().filter(|r| suite(r).is_some()) {
+            let keyword = index.search(&request(row)).unwrap();
+            let keyword = keyword.entries.iter().map(|h| h.path.to_string()).collect();
+            rankings.push(ranking(row, "keyword", keyword));
+            rankings.push(ranking(row, "bm25", bm25.search(&row.query, LIMIT)));
+        }
         if let Ok(embedding) = &embedding {
             // The vectors of an earlier run are kept by their texts' keys: only what
             // changed is embedded again.
@@ -434,6 +450,10 @@ fn main() {
             ));
             let meaning_rows: Vec<&Row> = these.iter().copied().filter(|r| r.mode != Mode::Prefix).collect();
             let scores = run_modes(&index, &meaning_rows, embedding);
+            for (row, b) in meaning_rows.iter().zip(&scores).filter(|(r, _)| suite(r).is_some()) {
+                rankings.push(ranking(row, "semantic", b.semantic.hits.clone()));
+                rankings.push(ranking(row, "hybrid", b.hybrid.hits.clone()));
+            }
             by_mode.extend(meaning_rows.into_iter().zip(scores));
         }
         drop(index);
@@ -545,7 +565,10 @@ fn main() {
         );
     }
 
-    let modes = modes_table(&by_mode, embedding.as_ref().map(|e| e.described.clone()).map_err(String::clone));
+    let mut modes = modes_table(&by_mode, embedding.as_ref().map(|e| e.described.clone()).map_err(String::clone));
+    let (suites_md, suites_tsv) = suites::table(&rankings);
+    modes.push_str(&suites_md);
+    tsv.push_str(&suites_tsv);
     md.push_str(&modes);
     let top: String = md.split("\n## Per query").next().unwrap_or_default().to_string();
     println!("{top}\n{modes}");
@@ -577,7 +600,7 @@ fn modes_table(by_mode: &[(&Row, ByMode)], model: Result<String, String>) -> Str
     );
     let _ = writeln!(md, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for vault in ["hugo", "personal", "all"] {
-        for kind in [Mode::Words, Mode::Meaning] {
+        for kind in [Mode::Words, Mode::Meaning, Mode::Question] {
             let these: Vec<&(&Row, ByMode)> = by_mode
                 .iter()
                 .filter(|(r, _)| (vault == "all" || r.vault.as_str() == vault) && r.mode == kind)
@@ -669,6 +692,21 @@ fn modes_table(by_mode: &[(&Row, ByMode)], model: Result<String, String>) -> Str
         );
     }
     md
+}
+
+/// The suite a row is scored in, when it is in one (prefix and unrelated rows are not).
+fn suite(row: &Row) -> Option<&'static str> {
+    match row.mode {
+        Mode::Words => Some("words"),
+        Mode::Meaning => Some("meaning"),
+        Mode::Question => Some("question"),
+        Mode::Prefix | Mode::Unrelated => None,
+    }
+}
+
+/// The ranking `hits` of `row` searched in `way`.
+fn ranking(row: &Row, way: &'static str, hits: Vec<String>) -> suites::Ranking {
+    suites::Ranking { suite: suite(row).unwrap_or("words"), way, expected: row.expected.clone(), hits }
 }
 
 /// Copies the files of `from` into `to` (made when missing); nothing when `from` is not

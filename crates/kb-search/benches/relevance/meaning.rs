@@ -137,6 +137,8 @@ pub fn search(
         limit,
         mode,
         vector: Some(vector.clone()),
+        // As search_entries asks: partial hits after the all-words ones.
+        partial: true,
         ..SearchQuery::default()
     };
     let began = Instant::now();
