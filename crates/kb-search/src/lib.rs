@@ -20,12 +20,14 @@
 //! Search rules: the query is text, with no syntax but double quotes (a quoted word or
 //! phrase must match as written); it is analysed like the entries (split on
 //! non-alphanumerics, lowercased, accents folded, stemmed in the vault's
-//! [`SearchLanguage`]) and every word must match in `name`, `tags`, `one_liner`,
-//! `next_action`, `context`, `original_text` or the body (the last word may be a prefix,
-//! for search as you type); BM25 with field boosts orders hits, and the best are re-ranked
-//! (words in the name or tags, words as written, then the most recently updated); an empty
-//! query has no hits; when nothing matches, one typo-tolerant retry (one edit per term of
-//! 3+ characters) answers, marked `fuzzy`.
+//! [`SearchLanguage`]); words without meaning of their own ([`stopwords`]) are left out,
+//! and every other word must match in `name`, `tags`, `one_liner`, `next_action`,
+//! `context`, `original_text` or the body (the last word may be a prefix, for search as you
+//! type); BM25 with field boosts orders hits, and the best are re-ranked (words in the name
+//! or tags, words as written, then the most recently updated); an empty query has no hits;
+//! when nothing matches, one typo-tolerant retry (one edit per term of 3+ characters)
+//! answers, marked `fuzzy`; when asked, entries holding some of the words follow those
+//! holding all of them, marked `partial`.
 //! A hit's `matchedField` is the field with the most query terms (`content` for the body)
 //! and its `snippet` a passage of it with the matched words in Markdown bold (`**word**`).
 
