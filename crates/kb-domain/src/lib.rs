@@ -46,6 +46,7 @@ pub mod entry;
 pub mod fields;
 pub mod frontmatter;
 pub mod history;
+pub mod lines;
 pub mod links;
 pub mod llm;
 pub mod merge;
@@ -77,6 +78,7 @@ pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError
 pub use fields::{Confidence, FieldProblem};
 pub use frontmatter::{Document, Frontmatter, FrontmatterError};
 pub use history::{ContentHash, FileChange, HistoryError, ObservedFile, Revision, RevisionLog, UndoScope};
+pub use lines::{EntryLines, LineRange, LineRangeError, PickedLines, pick_lines};
 pub use llm::{
     ChatCompletion, ChatMessage, ChatRequest, LlmError, StructuredCompletion, StructuredRequest,
     ToolDefinition, Usage,
