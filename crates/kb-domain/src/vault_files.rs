@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use crate::entry::Entry;
+use crate::lines::EntryLines;
 use crate::path::EntryPath;
 
 /// What is remembered of an entry file to tell whether it changed: its modification time
@@ -51,10 +52,11 @@ impl Stamp {
 /// What reading one entry file gave.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileRead {
-    /// The entry, and the stamp of the file it was read from. The stamp is taken before
-    /// the read, so it can only be older than what was read, never newer: a file changed
-    /// during the read is seen as changed again the next time it is looked at.
-    Entry(Entry, Stamp),
+    /// The entry, the stamp of the file it was read from, and where its texts lie among
+    /// the file's lines. The stamp is taken before the read, so it can only be older than
+    /// what was read, never newer: a file changed during the read is seen as changed again
+    /// the next time it is looked at.
+    Entry(Entry, Stamp, EntryLines),
     /// No entry there: the file is gone, is not a regular file, or leads out of the vault.
     Missing,
     /// The file is there but is not a readable entry (frontmatter does not parse, not

@@ -133,8 +133,8 @@ impl Ingest<'_> {
             self.writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
         }
         match self.files.read(path) {
-            FileRead::Entry(entry, stamp) => {
-                self.writer.add_document(to_document(self.fields, &entry, stamp))?;
+            FileRead::Entry(entry, stamp, lines) => {
+                self.writer.add_document(to_document(self.fields, &entry, stamp, &lines))?;
                 local.indexed.push((entry.path, stamp));
             }
             FileRead::Missing => local.dropped.push(path.clone()),

@@ -40,6 +40,7 @@ mod index;
 mod ingest;
 mod open;
 mod owner;
+mod passage;
 mod presence;
 mod query;
 mod rank;

@@ -11,7 +11,9 @@
 //! is stored (not indexed), so snippets are cut from the text that was indexed. `path`, `category` and
 //! `status` are single raw terms (the unique key and the filters); `mtime` and `size` are
 //! the content stamp of the file, kept as fast fields so a warm start reads them without
-//! touching the stored documents.
+//! touching the stored documents. `lines` stores where the texts lie in the entry's file
+//! (see [`crate::document::StoredLines`]), so a hit names the lines of its passage without
+//! the file being read.
 
 use kb_domain::fields::keys;
 use tantivy::schema::{
@@ -23,8 +25,9 @@ use crate::analysis::{ANALYZER_NAME, STEMMED_ANALYZER_NAME};
 /// The version of the schema, analysis and file format. An index whose meta file names
 /// another version is rebuilt from the vault. Bump it whenever the schema, the analyzer,
 /// what goes into a field or how tantivy writes it changes (5: string dictionaries are no
-/// longer compressed with zstd, which this build cannot read).
-pub const SCHEMA_VERSION: u32 = 5;
+/// longer compressed with zstd, which this build cannot read; 6: `lines`, where each text
+/// lies in the file).
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the
 /// field that matched best.
@@ -117,6 +120,8 @@ pub(crate) struct IndexFields {
     pub names: Field,
     /// The name and the tags, stemmed: indexed, not stored.
     pub names_stemmed: Field,
+    /// Where the texts lie among the file's lines: stored numbers, not indexed.
+    pub lines: Field,
     text: [Field; 7],
 }
 
@@ -144,6 +149,7 @@ impl IndexFields {
             stemmed: get(STEMMED_FIELD)?,
             names: get(NAMES_FIELD)?,
             names_stemmed: get(NAMES_STEMMED_FIELD)?,
+            lines: get(LINES_FIELD)?,
             text,
         })
     }
@@ -165,6 +171,8 @@ const STEMMED_FIELD: &str = "stemmed";
 const NAMES_FIELD: &str = "names";
 /// The field holding the stems of names and tags.
 const NAMES_STEMMED_FIELD: &str = "names_stemmed";
+/// The field holding where the texts lie among the file's lines.
+const LINES_FIELD: &str = "lines";
 
 /// The schema of kb's index.
 pub(crate) fn build_schema() -> Schema {
@@ -187,6 +195,7 @@ pub(crate) fn build_schema() -> Schema {
     for field in TextField::ALL {
         builder.add_text_field(field.schema_name(), TextOptions::default().set_stored());
     }
+    builder.add_u64_field(LINES_FIELD, STORED);
     builder.build()
 }
 

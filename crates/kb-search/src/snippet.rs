@@ -22,7 +22,7 @@ pub const SNIPPET_CHARS: usize = 160;
 const LEAD_CHARS: usize = 30;
 
 /// Where in a text the query terms were found: (query term index, byte range).
-type Hits = Vec<(usize, Range<usize>)>;
+pub(crate) type Hits = Vec<(usize, Range<usize>)>;
 
 /// The stem of each loose word with the index of its term, and an analyzer making stems in
 /// the vault's language.
@@ -61,7 +61,7 @@ impl TermMatcher {
     }
 
     /// Where in `text` the query's terms are: (query term index, byte range).
-    fn hits(&self, text: &str) -> Hits {
+    pub(crate) fn hits(&self, text: &str) -> Hits {
         tokens(text)
             .into_iter()
             .filter_map(|(token, range)| self.matches(&token).map(|i| (i, range)))
@@ -105,19 +105,26 @@ impl TermMatcher {
 /// How many first characters a word and its stem always share (all of a shorter stem).
 const STEM_HEAD_CHARS: usize = 3;
 
-/// The field that matched best (most distinct query terms; ties go to the earlier field of
-/// [`TextField::ALL`]) and its marked passage. `texts` are the entry's searchable texts.
+/// [`best_snippet`] of `texts`, the query's terms found by `matcher`.
+#[cfg(test)]
 pub(crate) fn best_passage(texts: &[(TextField, String)], matcher: &TermMatcher) -> (TextField, String) {
-    let mut best: Option<(usize, TextField, &str, Hits)> = None;
-    for (field, text) in texts {
-        let hits = matcher.hits(text);
-        let distinct = count_distinct(&hits);
+    let hits: Vec<Hits> = texts.iter().map(|(_, text)| matcher.hits(text)).collect();
+    best_snippet(texts, &hits)
+}
+
+/// The field that matched best (most distinct query terms; ties go to the earlier field of
+/// [`TextField::ALL`]) and its marked snippet. `texts` are the entry's searchable texts and
+/// `hits[i]` the query's terms found in `texts[i]`.
+pub(crate) fn best_snippet(texts: &[(TextField, String)], hits: &[Hits]) -> (TextField, String) {
+    let mut best: Option<(usize, TextField, &str, &Hits)> = None;
+    for ((field, text), hits) in texts.iter().zip(hits) {
+        let distinct = count_distinct(hits);
         if distinct > 0 && best.as_ref().is_none_or(|(d, ..)| distinct > *d) {
             best = Some((distinct, *field, text.as_str(), hits));
         }
     }
     match best {
-        Some((_, field, text, hits)) => (field, render(text, &hits)),
+        Some((_, field, text, hits)) => (field, render(text, hits)),
         None => {
             // Nothing recognisable (a fuzzy hit on a field variant): show the start of the body.
             let body = texts.iter().find(|(f, t)| *f == TextField::Body && !t.is_empty());
@@ -134,7 +141,8 @@ pub(crate) fn opening(text: &str) -> String {
     render(text, &[])
 }
 
-fn count_distinct(hits: &[(usize, Range<usize>)]) -> usize {
+/// How many distinct query terms `hits` holds.
+pub(crate) fn count_distinct(hits: &[(usize, Range<usize>)]) -> usize {
     let mut seen: Vec<usize> = hits.iter().map(|(i, _)| *i).collect();
     seen.sort_unstable();
     seen.dedup();

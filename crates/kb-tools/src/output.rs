@@ -5,7 +5,8 @@
 
 use chrono::{DateTime, Utc};
 use kb_domain::{
-    Category, ChangeSource, EntrySummary, LinkKind, ListPage, MatchedBy, SearchHit, SearchMode, SearchResults,
+    Category, ChangeSource, EntrySummary, LinkKind, ListPage, MatchedBy, Passage, SearchHit, SearchMode,
+    SearchResults,
 };
 use serde::{Serialize, Serializer};
 
@@ -165,6 +166,34 @@ pub struct FoundEntry {
     #[serde(serialize_with = "matched_by")]
     #[schemars(with = "MatchedByName")]
     pub matched_by: MatchedBy,
+    /// The part of the entry that matched best, with the lines of its file holding it
+    /// (get_entry's `lines` answers them); absent when no line holds it (a name taken
+    /// from the file name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passage: Option<PassageView>,
+}
+
+/// The part of an entry a search hit matched best, and where it is in the entry's file:
+/// for a match of words, the paragraph of the notes (or the frontmatter value) holding
+/// the most of them; for a match by meaning, the part of the entry nearest the query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PassageView {
+    /// The passage as plain text, nothing marked: the notes' lines as written, or a
+    /// frontmatter value as read (tags joined by `, `); cut around what matched, with `…`,
+    /// when longer than about a thousand characters.
+    pub text: String,
+    /// Its first line in the file, counted from 1 with the frontmatter and its delimiters
+    /// (for a frontmatter value: its key's line).
+    pub start_line: u32,
+    /// Its last line, included: `sed -n START,ENDp FILE` prints the passage.
+    pub end_line: u32,
+}
+
+impl From<Passage> for PassageView {
+    fn from(passage: Passage) -> PassageView {
+        PassageView { text: passage.text, start_line: passage.lines.start(), end_line: passage.lines.end() }
+    }
 }
 
 /// How a [`MatchedBy`] is written: its wire name.
@@ -215,6 +244,7 @@ impl From<SearchHit> for FoundEntry {
             snippet: hit.snippet,
             score: hit.score,
             matched_by: hit.matched_by,
+            passage: hit.passage.map(PassageView::from),
         }
     }
 }

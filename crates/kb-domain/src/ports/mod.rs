@@ -36,6 +36,6 @@ pub use self::idempotency::{Claim, IdempotencyStore, KeptAnswer, KeyClaim};
 pub use self::observer::{ChangeObserver, EntryChange};
 pub use self::revisions::{LaterChanges, RestoreOutcome, RevisionHistory, RevisionText, UndoOutcome};
 pub use self::search::{
-    EmbeddingCoverage, MatchedBy, QueryVector, RelatedEntry, SearchError, SearchHit, SearchIndex, SearchMode,
-    SearchQuery, SearchResults,
+    EmbeddingCoverage, MatchedBy, Passage, QueryVector, RelatedEntry, SearchError, SearchHit, SearchIndex,
+    SearchMode, SearchQuery, SearchResults,
 };

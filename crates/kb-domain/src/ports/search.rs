@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::category::Category;
 use crate::cause::Cause;
 use crate::entry::Entry;
+use crate::lines::LineRange;
 use crate::path::EntryPath;
 
 /// Errors of a [`SearchIndex`].
@@ -169,6 +170,25 @@ pub struct SearchHit {
     pub score: f32,
     /// Why it matched.
     pub matched_by: MatchedBy,
+    /// The part of the entry that matched best and the lines of its file holding it;
+    /// `None` when no line of the file holds it (a name taken from the file name).
+    pub passage: Option<Passage>,
+}
+
+/// The part of an entry a hit matched best, and where it is in the entry's file: for a
+/// match of its words, the paragraph of the notes (or the frontmatter value) holding the
+/// most of them; for a match by meaning, the part of the entry nearest the query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    /// The passage as plain text, nothing marked: the notes' lines as written (without
+    /// their line ends), a frontmatter value as read (tags joined by `, `). A passage
+    /// longer than about a thousand characters is cut around what matched, with `…`
+    /// where it was cut.
+    pub text: String,
+    /// The lines of the file holding it, counted from 1, the frontmatter included: for a
+    /// frontmatter value, its key's line to the value's last line; `sed -n START,ENDp`
+    /// prints them.
+    pub lines: LineRange,
 }
 
 /// The hits of a search.

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Weak};
 
-use kb_domain::{EntryPath, SearchError, Stamp};
+use kb_domain::{Entry, EntryLines, EntryPath, FileRead, SearchError, Stamp};
 use tantivy::Term;
 
 use super::{Change, TantivyIndex};
@@ -90,8 +90,10 @@ impl TantivyIndex {
                 let path = change.path().clone();
                 writer.delete_term(Term::from_field_text(self.fields.path, &path.to_string()));
                 let stamp = match change {
-                    Change::Upsert(entry, stamp) => {
-                        if let Err(e) = writer.add_document(to_document(&self.fields, &entry, stamp)) {
+                    Change::Upsert(entry, stamp, lines) => {
+                        let lines = lines.unwrap_or_else(|| self.lines_on_disk(&entry));
+                        if let Err(e) = writer.add_document(to_document(&self.fields, &entry, stamp, &lines))
+                        {
                             let _ = writer.rollback();
                             return Err(index_error(e));
                         }
@@ -104,6 +106,23 @@ impl TantivyIndex {
             self.handles.commit(writer)?;
             Ok(staged)
         })
+    }
+}
+
+impl TantivyIndex {
+    /// Where `entry`'s texts lie in its file, read from the file (off the request path: a
+    /// change kb made is indexed in the background in a process that lives long). None
+    /// are known when the file no longer holds the entry's notes and keys (it changed
+    /// again since; its next change event indexes it anew).
+    fn lines_on_disk(&self, entry: &Entry) -> EntryLines {
+        match self.files.read(&entry.path) {
+            FileRead::Entry(read, _, lines)
+                if read.body == entry.body && read.frontmatter.keys().eq(entry.frontmatter.keys()) =>
+            {
+                lines
+            }
+            _ => EntryLines::default(),
+        }
     }
 }
 

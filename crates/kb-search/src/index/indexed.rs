@@ -62,7 +62,7 @@ impl Indexed {
         let mut stamps = lock(&self.stamps);
         for change in changes {
             match change {
-                Change::Upsert(entry, stamp) => stamps.insert(entry.path.clone(), *stamp),
+                Change::Upsert(entry, stamp, _) => stamps.insert(entry.path.clone(), *stamp),
                 Change::Remove(path) => stamps.remove(path),
             };
         }

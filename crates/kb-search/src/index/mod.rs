@@ -33,8 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kb_domain::{
-    ChangeObserver, EmbeddingCoverage, Entry, EntryChange, EntryPath, RelatedEntry, SearchError, SearchIndex,
-    SearchQuery, SearchResults, Stamp, VaultFiles,
+    ChangeObserver, EmbeddingCoverage, Entry, EntryChange, EntryLines, EntryPath, RelatedEntry, SearchError,
+    SearchIndex, SearchQuery, SearchResults, Stamp, VaultFiles,
 };
 use tantivy::{Index, IndexReader};
 
@@ -147,8 +147,9 @@ impl std::fmt::Debug for TantivyIndex {
 /// One change to apply to the index.
 #[derive(Debug)]
 pub(crate) enum Change {
-    /// Index this entry, read from a file with this stamp.
-    Upsert(Entry, Stamp),
+    /// Index this entry, read from a file with this stamp, laid out in lines as these
+    /// say (`None`: as the file says when the change is indexed, if it holds the entry).
+    Upsert(Entry, Stamp, Option<EntryLines>),
     /// Drop the entry at this path.
     Remove(EntryPath),
 }
@@ -157,7 +158,7 @@ impl Change {
     /// The entry path the change is about.
     fn path(&self) -> &EntryPath {
         match self {
-            Change::Upsert(entry, _) => &entry.path,
+            Change::Upsert(entry, ..) => &entry.path,
             Change::Remove(path) => path,
         }
     }
@@ -262,7 +263,7 @@ impl SearchIndex for TantivyIndex {
     #[tracing::instrument(level = "debug", skip_all, fields(path = %entry.path))]
     fn upsert(&self, entry: &Entry) -> Result<(), SearchError> {
         let stamp = self.files.stamp(&entry.path).unwrap_or(Stamp::NONE);
-        self.apply(vec![Change::Upsert(entry.clone(), stamp)])
+        self.apply(vec![Change::Upsert(entry.clone(), stamp, None)])
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
@@ -296,7 +297,7 @@ impl ChangeObserver for TantivyIndex {
             .map(|change| match change {
                 EntryChange::Upserted(entry) => {
                     let stamp = self.files.stamp(&entry.path).unwrap_or(Stamp::NONE);
-                    Change::Upsert(entry.clone(), stamp)
+                    Change::Upsert(entry.clone(), stamp, None)
                 }
                 EntryChange::Removed(path) => Change::Remove(path.clone()),
             })

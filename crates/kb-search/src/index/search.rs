@@ -1,7 +1,7 @@
 //! Answering a search: the exact pass, then (when nothing matches) the typo-tolerant retry,
 //! then (when asked, and these fill less than the page) the entries holding only some of
 //! the words; each ranked (see [`crate::rank`]), then its hits given their snippets (see
-//! [`crate::snippet`]) — all of them, or only those hybrid search puts on its page. Words
+//! [`crate::snippet`]) and passages (see [`crate::passage`]) — all of them, or only those hybrid search puts on its page. Words
 //! that carry no meaning of their own ([`crate::stopwords`]) are not searched for.
 
 use kb_domain::{EntryPath, MatchedBy, SearchError, SearchHit, SearchQuery, SearchResults};
@@ -11,9 +11,10 @@ use super::TantivyIndex;
 use crate::analysis::{fuzzy_distance, query_parts, stems};
 use crate::document::StoredHit;
 use crate::error::index_error;
+use crate::passage;
 use crate::query::{self, Matching};
 use crate::rank::{self, Ranking};
-use crate::snippet::{TermMatcher, best_passage};
+use crate::snippet::{Hits, TermMatcher, best_snippet};
 
 /// The name matches of a search are looked for apart (so that one scoring low on its text
 /// is still ranked) only when the words are in at most this many names and tags: a word in
@@ -57,12 +58,14 @@ impl Ranked {
         self.hits.iter().map(|hit| &hit.path)
     }
 
-    /// The hit at `index` (from 0) with its snippet.
+    /// The hit at `index` (from 0) with its snippet and its passage.
     pub fn hit(&self, index: usize) -> Option<SearchHit> {
         let hit = self.hits.get(index)?;
         let matcher = self.matcher.as_ref()?;
-        let (field, snippet) = best_passage(&hit.stored.texts, matcher);
+        let found: Vec<Hits> = hit.stored.texts.iter().map(|(_, text)| matcher.hits(text)).collect();
+        let (field, snippet) = best_snippet(&hit.stored.texts, &found);
         Some(SearchHit {
+            passage: passage::by_words(&hit.stored, &found),
             name: hit.stored.name().to_string(),
             category: hit.path.category(),
             path: hit.path.clone(),

@@ -26,6 +26,7 @@ use super::TantivyIndex;
 use super::fusion::fuse;
 use crate::document::StoredHit;
 use crate::open::load_stamps;
+use crate::passage;
 use crate::snippet::opening;
 use crate::vectors::chunk::{Chunk, chunks};
 use crate::vectors::store::{EntryRecord, Key, Near, ProbeCheck, Store};
@@ -401,8 +402,8 @@ fn meaning_floor(typical: f32, parts: usize) -> f32 {
     typical + UNRELATED_SPREAD * chance * (1.0 - typical)
 }
 
-/// A hit found by meaning only: its nearest part is its snippet. `None` when the entry is
-/// no longer indexed.
+/// A hit found by meaning only: its nearest part is its snippet and its passage. `None`
+/// when the entry is no longer indexed.
 fn semantic_hit(index: &TantivyIndex, searcher: &Searcher, near: &Near, score: f32) -> Option<SearchHit> {
     let stored = stored_hit(index, searcher, &near.path)?;
     let parts = chunks(&stored.texts);
@@ -410,6 +411,7 @@ fn semantic_hit(index: &TantivyIndex, searcher: &Searcher, near: &Near, score: f
     let (field, snippet) =
         part.map_or(("content", String::new()), |p| (p.field.label(), opening(&p.passage)));
     Some(SearchHit {
+        passage: part.and_then(|part| passage::of_part(&stored, part)),
         name: stored.name().to_string(),
         category: near.path.category(),
         path: near.path.clone(),

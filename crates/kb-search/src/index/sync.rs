@@ -132,7 +132,7 @@ impl TantivyIndex {
         }
         let read = if on_disk.is_some() { self.files.read(path) } else { FileRead::Missing };
         match read {
-            FileRead::Entry(entry, stamp) => Found::Change(Change::Upsert(entry, stamp)),
+            FileRead::Entry(entry, stamp, lines) => Found::Change(Change::Upsert(entry, stamp, Some(lines))),
             FileRead::Malformed(reason) => {
                 tracing::warn!(%path, %reason, "skipping a file that is not a readable entry");
                 if indexed.is_some() {
@@ -266,7 +266,7 @@ impl TantivyIndex {
     /// Whether the one document `searcher` finds for `path` stores what the file there
     /// gives now, read with `stamp`.
     fn stores_file_as_it_is(&self, searcher: &Searcher, path: &EntryPath, stamp: Stamp) -> bool {
-        let FileRead::Entry(entry, read_with) = self.files.read(path) else { return false };
+        let FileRead::Entry(entry, read_with, lines) = self.files.read(path) else { return false };
         if read_with != stamp {
             return false;
         }
@@ -276,6 +276,6 @@ impl TantivyIndex {
         let mut found = found.into_iter();
         let (Some(address), None) = (found.next(), found.next()) else { return false };
         let Ok(stored) = searcher.doc::<TantivyDocument>(address) else { return false };
-        same_stored(searcher.schema(), &stored, &to_document(&self.fields, &entry, stamp))
+        same_stored(searcher.schema(), &stored, &to_document(&self.fields, &entry, stamp, &lines))
     }
 }

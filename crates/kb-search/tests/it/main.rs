@@ -7,6 +7,7 @@ mod bulk;
 mod corpora;
 mod freshness;
 mod meaning;
+mod passages;
 mod processes;
 mod property;
 mod questions;

@@ -192,7 +192,7 @@ fn read_part(root: &Root, paths: &[EntryPath]) -> (Vec<(EntryPath, KnownEntry)>,
     let mut malformed = Vec::new();
     for path in paths {
         match scan::read_stamped(root, path) {
-            FileRead::Entry(entry, stamp) => read.push((path.clone(), KnownEntry::read(&entry, stamp))),
+            FileRead::Entry(entry, stamp, _) => read.push((path.clone(), KnownEntry::read(&entry, stamp))),
             FileRead::Malformed(reason) => malformed.push(MalformedFile { path: path.clone(), reason }),
             FileRead::Missing => {}
         }

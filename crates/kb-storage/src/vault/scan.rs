@@ -17,7 +17,7 @@ use std::io;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use kb_domain::{Category, Entry, EntryPath, FileRead, MalformedFile, RepositoryError, Stamp};
+use kb_domain::{Category, Entry, EntryLines, EntryPath, FileRead, MalformedFile, RepositoryError, Stamp};
 use walkdir::WalkDir;
 
 use super::entry_list;
@@ -98,7 +98,11 @@ pub(crate) fn read_stamped(root: &Root, path: &EntryPath) -> FileRead {
     // one taken before can only be older, which makes the next look read it again.
     let stamp = Stamp { size: bytes.len() as u64, ..before };
     match parse_entry(path, &bytes) {
-        Found::Entry(entry) => FileRead::Entry(entry, stamp),
+        Found::Entry(entry) => {
+            // The bytes are UTF-8 text: the entry was read from them.
+            let lines = std::str::from_utf8(&bytes).map(EntryLines::of).unwrap_or_default();
+            FileRead::Entry(entry, stamp, lines)
+        }
         Found::Malformed(m) => FileRead::Malformed(m.reason),
     }
 }

@@ -330,6 +330,15 @@ fn searched_fields(entry: &Entry) -> Vec<(&'static str, String)> {
     fields
 }
 
+/// The first line of `document` holding `term` (lowercase), as a passage.
+fn first_line_with(document: &str, term: &str) -> Option<kb_domain::Passage> {
+    let (index, line) = kb_domain::lines::file_lines(document)
+        .enumerate()
+        .find(|(_, line)| line.to_lowercase().contains(term))?;
+    let number = u32::try_from(index + 1).ok()?;
+    Some(kb_domain::Passage { text: line.to_string(), lines: kb_domain::LineRange::line(number)? })
+}
+
 impl SearchIndex for MemorySearch {
     fn search(&self, query: &SearchQuery) -> Result<SearchResults, SearchError> {
         let terms: Vec<String> = query.text.split_whitespace().map(str::to_lowercase).collect();
@@ -361,6 +370,7 @@ impl SearchIndex for MemorySearch {
                     snippet: text.chars().take(80).collect(),
                     score: score as f32,
                     matched_by: kb_domain::MatchedBy::Keyword,
+                    passage: first_line_with(&e.to_document(), &terms[0]),
                 })
             })
             .collect();

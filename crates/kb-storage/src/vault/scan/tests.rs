@@ -87,7 +87,7 @@ fn scans_only_entries_and_refuses_symlinks_out() {
     assert!(matches!(read_stamped(&root, &out), FileRead::Missing));
     assert_eq!(stamp_of_path(&root, &out), None);
     let a = EntryPath::parse("ideas/a.md").unwrap();
-    assert!(matches!(read_stamped(&root, &a), FileRead::Entry(e, _) if e.name() == "A"));
+    assert!(matches!(read_stamped(&root, &a), FileRead::Entry(e, _, _) if e.name() == "A"));
     let linked = EntryPath::parse("people/in.md").unwrap();
     assert_eq!(stamp_of_path(&root, &linked), stamp_of_path(&root, &a));
 }
