@@ -665,9 +665,9 @@ async fn read_entries(kb: &Assistant, sample: &[String]) -> (Timings, (usize, us
         let began = Instant::now();
         let found = kb.entries().get(path).await.unwrap();
         times.push(began.elapsed());
-        most_links = most_links.max(found.links.len());
-        most_backlinks = most_backlinks.max(found.backlinks.len());
-        backlinks += found.backlinks.len();
+        most_links = most_links.max(found.links().len());
+        most_backlinks = most_backlinks.max(found.backlinks().len());
+        backlinks += found.backlinks().len();
     }
     (Timings::new(times), (most_links, most_backlinks, backlinks / sample.len().max(1)))
 }
@@ -724,7 +724,7 @@ async fn moves(kb: &Assistant, root: &Path, plan: &Plan) -> (Timings, Timings, S
                 problems.push(format!("move {}: {path} does not link to {to}/{HUB} as expected", round + 1));
             }
         }
-        let backlinks = kb.entries().get(&moved.new_path).await.unwrap().backlinks;
+        let backlinks = kb.entries().get(&moved.new_path).await.unwrap().backlinks.unwrap_or_default();
         let from_linkers: HashSet<&str> = backlinks.iter().filter_map(|b| b.path.as_deref()).collect();
         if from_linkers.len() != LINKERS {
             problems.push(format!("move {}: {} notes link to the moved note", round + 1, from_linkers.len()));

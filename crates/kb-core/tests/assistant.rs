@@ -69,7 +69,7 @@ async fn typed_calls_answer_data_and_failures_with_candidates() {
     let one = kb.entries().get("people/sam-lee.md").await.unwrap();
     assert_eq!((one.entry.name.as_str(), one.entry.category), ("Sam Lee", Category::People));
 
-    let args = GetEntryArgs { path: "Sam".to_string() };
+    let args = GetEntryArgs { path: "Sam".to_string(), lines: None };
     for failure in [
         kb.entries().get("Sam").await.unwrap_err(),
         kb.run::<GetEntry>(args, CaptureSource::Api).await.unwrap_err(),
@@ -140,10 +140,10 @@ async fn a_vault_someone_already_keeps_is_left_as_it_was_by_a_start_a_search_and
     assert_eq!(listed.total + kb.health().malformed_files, notes);
     // Links resolve as Obsidian resolves them: Home's [[example tasks]] leads into tasks/.
     let home = kb.entries().get("Home.md").await.unwrap();
-    let targets: Vec<String> = home.links.iter().filter_map(|l| l.path.clone()).collect();
+    let targets: Vec<String> = home.links().iter().filter_map(|l| l.path.clone()).collect();
     assert!(targets.contains(&"tasks/example tasks.md".to_string()), "{targets:?}");
     let tasks = kb.entries().get("tasks/example tasks.md").await.unwrap();
-    assert!(tasks.backlinks.iter().any(|l| l.path.as_deref() == Some("Home.md")), "{:?}", tasks.backlinks);
+    assert!(tasks.backlinks().iter().any(|l| l.path.as_deref() == Some("Home.md")), "{:?}", tasks.backlinks);
     kb.entries().digest("daily").await.unwrap();
     kb.entries().digest("weekly").await.unwrap();
     // Long enough for the background work a start sets off (sweeps, the entry list writer).

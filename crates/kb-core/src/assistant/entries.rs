@@ -140,7 +140,16 @@ impl<'a> Entries<'a> {
 
     /// One entry, by its path or its name (get_entry).
     pub async fn get(self, reference: &str) -> Result<GetEntryData, ToolFailure> {
-        self.kb.run::<GetEntry>(GetEntryArgs { path: reference.to_string() }, self.source).await
+        self.kb.run::<GetEntry>(GetEntryArgs { path: reference.to_string(), lines: None }, self.source).await
+    }
+
+    /// Lines of an entry's file, by the entry's path or name (get_entry with `lines`:
+    /// `"START-END"` or `"N"`, counted from 1, the frontmatter included). A range running
+    /// past the last line stops there; one starting past it, or that is not a range, is
+    /// refused as invalid arguments.
+    pub async fn get_lines(self, reference: &str, lines: &str) -> Result<GetEntryData, ToolFailure> {
+        let args = GetEntryArgs { path: reference.to_string(), lines: Some(lines.to_string()) };
+        self.kb.run::<GetEntry>(args, self.source).await
     }
 
     /// The markdown file of the entry at `path`, as it is on disk.

@@ -128,6 +128,9 @@ pub struct MergeOutcome {
 pub trait EntryReader: Send + Sync {
     /// Reads an entry from disk.
     fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError>;
+    /// Reads an entry from disk with the text of its file, read together (for answering
+    /// some of its lines: they are those of the entry answered).
+    fn get_with_text(&self, path: &EntryPath) -> Result<(Entry, String), RepositoryError>;
     /// Every readable entry, read from disk (for indexing and checks; not for requests).
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError>;
 }

@@ -42,12 +42,27 @@ pub async fn list(
     Ok(ApiJson(kb_core::output::EntryList::from(page)))
 }
 
-/// `GET /api/entries/{path}` → `{entry}`.
+/// Query of `GET /api/entries/{path}`.
+#[derive(Debug, Deserialize)]
+pub struct EntryParams {
+    /// Only these lines of the file: `START-END` or `N`.
+    lines: Option<String>,
+}
+
+/// `GET /api/entries/{path}` → `{entry, links, backlinks, related}`;
+/// `GET /api/entries/{path}?lines=START-END` (or `=N`) → `{entry, lines: {start, end,
+/// total, text}}`, the entry without its notes.
 pub async fn get(
     State(state): State<AppState>,
     Path(path): Path<String>,
+    ApiQuery(params): ApiQuery<EntryParams>,
 ) -> Result<ApiJson<impl Serialize>, ApiError> {
-    Ok(ApiJson(state.entries().get(&path).await?))
+    let entries = state.entries();
+    let found = match params.lines {
+        Some(lines) => entries.get_lines(&path, &lines).await?,
+        None => entries.get(&path).await?,
+    };
+    Ok(ApiJson(found))
 }
 
 /// `PATCH /api/entries/{path}` with `{updates?, body?}` (fields to set, an edit of the

@@ -131,12 +131,16 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
         },
         Wanted::Links(entry) => match state.entries().get(entry).await {
             Ok(found) => {
-                ApiJson(LinksAnswer { links: found.links, backlinks: found.backlinks }).into_response()
+                let (links, backlinks) =
+                    (found.links.unwrap_or_default(), found.backlinks.unwrap_or_default());
+                ApiJson(LinksAnswer { links, backlinks }).into_response()
             }
             Err(failure) => ApiError::from(failure).into_response(),
         },
         Wanted::Related(entry) => match state.entries().get(entry).await {
-            Ok(found) => ApiJson(RelatedAnswer { related: found.related }).into_response(),
+            Ok(found) => {
+                ApiJson(RelatedAnswer { related: found.related.unwrap_or_default() }).into_response()
+            }
             Err(failure) => ApiError::from(failure).into_response(),
         },
         Wanted::Context(entry) => match context_args(entry, request.uri()) {

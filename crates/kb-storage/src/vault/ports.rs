@@ -9,7 +9,7 @@ use kb_domain::{
 };
 
 use super::reread::Notify;
-use super::scan::{self, Found, read_existing};
+use super::scan::{self, Found, read_existing, read_existing_document};
 use super::{Vault, entry_list};
 
 impl RevisionHistory for Vault {
@@ -44,6 +44,11 @@ impl EntryReader for Vault {
     fn get(&self, path: &EntryPath) -> Result<Entry, RepositoryError> {
         let file = self.root.checked_file(path)?;
         read_existing(&file, path)
+    }
+
+    fn get_with_text(&self, path: &EntryPath) -> Result<(Entry, String), RepositoryError> {
+        let file = self.root.checked_file(path)?;
+        read_existing_document(&file, path)
     }
 
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {

@@ -295,6 +295,13 @@ impl EntryReader for MemoryRepository {
         self.lock().get(path).cloned().ok_or_else(|| RepositoryError::NotFound(path.clone()))
     }
 
+    /// The entry with the text kb would write for it.
+    fn get_with_text(&self, path: &EntryPath) -> Result<(Entry, String), RepositoryError> {
+        let entry = self.get(path)?;
+        let text = entry.to_document();
+        Ok((entry, text))
+    }
+
     fn all_entries(&self) -> Result<Vec<Entry>, RepositoryError> {
         Ok(self.lock().values().cloned().collect())
     }

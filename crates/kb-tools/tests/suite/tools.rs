@@ -30,6 +30,56 @@ async fn get_entry_returns_what_is_stored() {
 }
 
 #[tokio::test]
+async fn get_entry_answers_lines_of_the_file_and_refuses_bad_ranges() {
+    let (services, repo) = services();
+    // The file: `---`, name, context, `---`, then the notes on lines 5 to 7.
+    seed(
+        &repo,
+        "people/sarah.md",
+        "---\nname: Sarah\ncontext: met at conf\n---\nLikes climbing.\n\nLives in Leeds.\n",
+    );
+    let lines = |range: &str| json!({"path": "people/sarah.md", "lines": range});
+    let r = call(&services, &ctx(), "get_entry", lines("5-7")).await;
+    let data = data_of(&r);
+    assert_eq!(
+        data["lines"],
+        json!({"start": 5, "end": 7, "total": 7, "text": "Likes climbing.\n\nLives in Leeds."})
+    );
+    assert_eq!(
+        (data["entry"]["name"].as_str(), data["entry"]["frontmatter"]["context"].as_str()),
+        (Some("Sarah"), Some("met at conf"))
+    );
+    for left_out in ["links", "backlinks", "related"] {
+        assert!(data.get(left_out).is_none(), "{left_out} in {data}");
+    }
+    assert!(data["entry"].get("content").is_none(), "{data}");
+    let r = call(&services, &ctx(), "get_entry", lines("2")).await;
+    assert_eq!(data_of(&r)["lines"], json!({"start": 2, "end": 2, "total": 7, "text": "name: Sarah"}));
+    // A range running past the last line stops there.
+    let r = call(&services, &ctx(), "get_entry", lines("6-99")).await;
+    assert_eq!(data_of(&r)["lines"], json!({"start": 6, "end": 7, "total": 7, "text": "\nLives in Leeds."}));
+    // By name, as the rest of get_entry.
+    let r = call(&services, &ctx(), "get_entry", json!({"path": "Sarah", "lines": "7"})).await;
+    assert_eq!(data_of(&r)["lines"]["text"], "Lives in Leeds.");
+    for (bad, says) in [
+        ("0-3", "counted from 1"),
+        ("5-2", "ends before it starts"),
+        ("a-b", "START-END"),
+        ("", "START-END"),
+        ("8", "the file has 7 lines"),
+        ("8-9", "line 8 is past the end"),
+    ] {
+        let r = call(&services, &ctx(), "get_entry", lines(bad)).await;
+        assert_eq!(r.error_code, Some(ErrorCode::InvalidArguments), "{bad:?}: {r:?}");
+        assert!(error_of(&r).contains(says), "{bad:?}: {}", error_of(&r));
+    }
+    let r = call(&services, &ctx(), "get_entry", json!({"path": "people/sarah.md", "lines": 3})).await;
+    assert_eq!(r.error_code, Some(ErrorCode::InvalidArguments), "a number is not a range: {r:?}");
+    let r = call(&services, &ctx(), "get_entry", json!({"path": "people/nobody.md", "lines": "1-2"})).await;
+    assert_eq!(r.error_code, Some(ErrorCode::NotFound), "{r:?}");
+}
+
+#[tokio::test]
 async fn get_entry_answers_what_an_entry_links_to_and_what_links_to_it() {
     let (services, repo) = services();
     seed(
