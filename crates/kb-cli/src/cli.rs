@@ -119,10 +119,14 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         offset: Option<u64>,
     },
-    /// Show one entry: its fields and its notes.
+    /// Show one entry: its fields and its notes, or some lines of its file.
     Show {
         /// The entry's path in the vault, like `projects/clientco.md`.
         path: String,
+        /// Only these lines of the file, numbered: `3-7`, or `12` for one line (counted
+        /// from 1 with the frontmatter, as `kb search` names a hit's lines).
+        #[arg(long, value_name = "START-END", value_parser = line_range)]
+        lines: Option<String>,
     },
     /// Change fields or the notes of an entry.
     Update(UpdateArgs),
@@ -362,6 +366,11 @@ pub enum ConversationsAction {
         /// The conversation's id.
         id: String,
     },
+}
+
+/// Checks a `--lines` value (`3-7` or `12`), keeping it as written.
+fn line_range(text: &str) -> Result<String, String> {
+    kb_core::domain::LineRange::parse(text).map(|_| text.trim().to_string()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

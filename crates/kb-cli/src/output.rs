@@ -90,7 +90,8 @@ pub fn entry_list(data: &Value) -> String {
     out
 }
 
-/// The lines of a search_entries answer: each hit with its snippet, then a count.
+/// The lines of a search_entries answer: each hit as `path:START-END` (the lines of its
+/// passage, for an editor to open) with its name and snippet, then a count.
 pub fn search_hits(data: &Value) -> String {
     let hits = data.get("entries").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     if hits.is_empty() {
@@ -110,7 +111,8 @@ pub fn search_hits(data: &Value) -> String {
             "partial" => "  some words",
             _ => "",
         };
-        out.push_str(&format!("{}  {}  ({score:.2}){how}\n", text(hit, "path"), text(hit, "name")));
+        let at = passage_lines(hit);
+        out.push_str(&format!("{}{at}  {}  ({score:.2}){how}\n", text(hit, "path"), text(hit, "name")));
         let snippet = one_line(text(hit, "snippet"));
         if !snippet.is_empty() {
             out.push_str(&format!("    {snippet}\n"));
@@ -118,6 +120,16 @@ pub fn search_hits(data: &Value) -> String {
     }
     out.push_str(&search_count(hits.len(), data));
     out
+}
+
+/// `:START` or `:START-END`, the lines of a hit's passage, or "" without one.
+fn passage_lines(hit: &Value) -> String {
+    let line = |key: &str| hit.pointer(&format!("/passage/{key}")).and_then(Value::as_u64);
+    match (line("startLine"), line("endLine")) {
+        (Some(start), Some(end)) if end > start => format!(":{start}-{end}"),
+        (Some(start), _) => format!(":{start}"),
+        _ => String::new(),
+    }
 }
 
 /// The count under search hits: as [`count_line`], and the entries holding only some of
@@ -144,8 +156,12 @@ pub fn styled_entry(data: &Value) -> String {
     entry_with(data, crate::terminal::markdown)
 }
 
-/// A get_entry answer with the body (trimmed at its end) shown by `body`.
+/// A get_entry answer with the body (trimmed at its end) shown by `body`; one asked for
+/// lines as [`entry_lines`].
 fn entry_with(data: &Value, body: impl Fn(&str) -> String) -> String {
+    if data.get("lines").is_some_and(Value::is_object) {
+        return entry_lines(data);
+    }
     let entry = data.get("entry").unwrap_or(data);
     let mut out = format!("{}\n{}\n", text(entry, "name"), text(entry, "path"));
     if let Some(fields) = entry.get("frontmatter").and_then(Value::as_object) {
@@ -169,6 +185,24 @@ fn entry_with(data: &Value, body: impl Fn(&str) -> String) -> String {
     }
     out.push_str(&linked_notes("links to", data.get("links")));
     out.push_str(&linked_notes("linked from", data.get("backlinks")));
+    out
+}
+
+/// A get_entry answer with `lines`: the name, `path:START-END` and how many lines the file
+/// has, then each line after its number, as written.
+pub fn entry_lines(data: &Value) -> String {
+    let entry = data.get("entry").unwrap_or(data);
+    let lines = data.get("lines").unwrap_or(data);
+    let number = |key: &str| lines.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let (start, end, total) = (number("start"), number("end"), number("total"));
+    let range = if end > start { format!("{start}-{end}") } else { start.to_string() };
+    let noun = if total == 1 { "line" } else { "lines" };
+    let mut out = format!("{}\n{}:{range} (of {total} {noun})\n\n", text(entry, "name"), text(entry, "path"));
+    let width = end.to_string().len();
+    for (number, line) in (start..).zip(text(lines, "text").split('\n')) {
+        out.push_str(format!("{number:>width$}  {line}").trim_end());
+        out.push('\n');
+    }
     out
 }
 
@@ -302,6 +336,28 @@ mod tests {
         assert!(text.starts_with("Priya\npeople/p.md\n"), "{text}");
         assert!(text.contains("tags:        robotics, meetup\n"), "{text}");
         assert!(text.ends_with("\nMet at the meetup.\n"), "{text}");
+    }
+
+    #[test]
+    fn lines_of_an_entry_are_numbered_and_hits_name_their_lines() {
+        let data = json!({"entry": {"path": "ideas/kiln.md", "name": "Kiln", "frontmatter": {"name": "Kiln"}},
+            "lines": {"start": 9, "end": 11, "total": 11, "text": "Glaze at 1240.\n\n  Cone 6."}});
+        assert_eq!(
+            entry(&data),
+            "Kiln\nideas/kiln.md:9-11 (of 11 lines)\n\n 9  Glaze at 1240.\n10\n11    Cone 6.\n"
+        );
+        let one = json!({"entry": {"path": "a.md", "name": "A"}, "lines": {"start": 1, "end": 1, "total": 1, "text": "x"}});
+        assert_eq!(entry(&one), "A\na.md:1 (of 1 line)\n\n1  x\n");
+        let hits = json!({"entries": [
+            {"path": "ideas/kiln.md", "name": "Kiln", "score": 2.0, "snippet": "**Glaze**",
+             "passage": {"text": "Glaze", "startLine": 9, "endLine": 11}},
+            {"path": "people/anna.md", "name": "Anna", "score": 1.0, "snippet": "x",
+             "passage": {"text": "x", "startLine": 2, "endLine": 2}},
+            {"path": "Journal/Day.md", "name": "Day", "score": 0.5, "snippet": "y"}], "total": 3});
+        let text = search_hits(&hits);
+        assert!(text.starts_with("ideas/kiln.md:9-11  Kiln  (2.00)\n"), "{text}");
+        assert!(text.contains("\npeople/anna.md:2  Anna  (1.00)\n"), "{text}");
+        assert!(text.contains("\nJournal/Day.md  Day  (0.50)\n"), "{text}");
     }
 
     #[test]

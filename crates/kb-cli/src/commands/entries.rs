@@ -54,9 +54,17 @@ pub async fn list(kb: &Assistant, filter: Filter<'_>, format: Format) -> Result<
     show(format, &data, output::entry_list)
 }
 
-/// `kb show PATH`.
-pub async fn show_entry(kb: &Assistant, path: &str, format: Format) -> Result<(), CliError> {
-    let data = kb.entries().get(path).await?;
+/// `kb show PATH [--lines START-END]`.
+pub async fn show_entry(
+    kb: &Assistant,
+    path: &str,
+    lines: Option<&str>,
+    format: Format,
+) -> Result<(), CliError> {
+    let data = match lines {
+        Some(lines) => kb.entries().get_lines(path, lines).await?,
+        None => kb.entries().get(path).await?,
+    };
     // On a terminal that takes colour the body's markdown is rendered; else it is as written.
     let human = if crate::terminal::styled() { output::styled_entry } else { output::entry };
     show(format, &data, human)

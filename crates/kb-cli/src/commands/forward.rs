@@ -103,7 +103,7 @@ fn ask(command: &Command) -> Result<Option<Ask>, CliError> {
                 human: output::entry_list,
             }
         }
-        Command::Show { path } => {
+        Command::Show { path, lines } => {
             // On a terminal that takes colour the body's markdown is rendered, as alone.
             let human = if crate::terminal::styled() { output::styled_entry } else { output::entry };
             // These endings name other answers of the same route: such a note is shown here.
@@ -114,7 +114,8 @@ fn ask(command: &Command) -> Result<Option<Ask>, CliError> {
                 return Ok(None);
             }
             let encoded = percent_encoding::utf8_percent_encode(trimmed, PATH_ESCAPES);
-            Ask { method: Method::GET, path: format!("/api/entries/{encoded}"), body: None, human }
+            let query = query(&[("lines", lines.clone())]);
+            Ask { method: Method::GET, path: format!("/api/entries/{encoded}{query}"), body: None, human }
         }
         Command::Search { query: words, category, limit, mode } => {
             let text = words.join(" ");

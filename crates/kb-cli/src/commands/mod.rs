@@ -75,7 +75,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             };
             entries::list(&kb, filter, format).await
         }
-        Command::Show { path } => entries::show_entry(&kb, &path, format).await,
+        Command::Show { path, lines } => entries::show_entry(&kb, &path, lines.as_deref(), format).await,
         Command::Update(args) => changes::update(&kb, &args, format).await,
         Command::Move { path, category } => changes::move_entry(&kb, &path, &category, format).await,
         Command::Search { query, category, limit, mode } => {
