@@ -12,6 +12,8 @@
 //! renders (as streamed deltas do).
 //! And a turn watched while it runs, against a slow scripted model: the tool's line shows
 //! it running, then what it filed; the answer grows on the page before the turn completes.
+//! And an entry opened at a line (`web_page/lines.rs`): a search hit opens its entry at its
+//! passage, the file's lines around it numbered and the passage marked.
 //! And the page as a phone's app (`web_page/phone.rs`): installable (the manifest valid,
 //! the service worker controlling the page and keeping its files), a capture typed with the
 //! network off shown waiting, the page reopened offline, and the capture filed exactly once
@@ -22,11 +24,13 @@
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
 //! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`,
 //! `target/web-page-today-phone.png`, `target/web-page-markdown.png`, `target/web-page-streaming.png`,
-//! `target/web-page-streamed.png` and `target/web-page-offline.png`.
+//! `target/web-page-streamed.png`, `target/web-page-offline.png` and `target/web-page-passage.png`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
 
+#[path = "web_page/lines.rs"]
+mod lines;
 #[path = "web_page/outbox.rs"]
 mod outbox;
 #[path = "web_page/phone.rs"]
@@ -195,8 +199,11 @@ async fn a_person_captures_searches_and_reads_an_entry_in_the_browser() {
     assert!(view.contains("admin/renew-passport.md"), "entry view: {view}");
     assert!(view.contains("due date") && view.contains("pending"), "the fields show: {view}");
     assert!(view.contains("Renew passport by Dec 15"), "the body shows: {view}");
+    // The hit opens the entry at its passage's line, marked above the notes.
     let hash = page.execute("return location.hash;", json!([])).await;
-    assert_eq!(hash, json!("#/entry/admin/renew-passport.md"));
+    assert!(hash.as_str().unwrap().starts_with("#/entry/admin/renew-passport.md?line="), "{hash}");
+    let marked = page.text_of("#entry-view [data-testid=entry-passage] .passage-line mark").await;
+    assert!(marked.to_lowercase().contains("passport"), "{marked}");
 
     // Browse by category: people holds the entry moved there.
     page.execute(

@@ -16,8 +16,10 @@
       .replace(/"/g, "&quot;").replace(/'/g, "&#39;");
   }
 
-  function entryHref(path) {
-    return "#/entry/" + path.split("/").map(encodeURIComponent).join("/");
+  // The page's address of an entry: `#/entry/PATH`, with `?line=N` to open it at line N of
+  // its file.
+  function entryHref(path, line) {
+    return "#/entry/" + path.split("/").map(encodeURIComponent).join("/") + (line ? "?line=" + line : "");
   }
 
   function entryLinkHtml(path, label) {
@@ -143,8 +145,11 @@
     return node;
   }
 
-  function entryLink(path, label) {
-    return el("a", { className: "entry-link", href: entryHref(path), "data-path": path, text: label || path });
+  // A link opening the entry at `path`; with `passage` (a search hit's), at its lines.
+  function entryLink(path, label, passage) {
+    const start = passage && passage.startLine;
+    if (start) rememberPassage(path, start, passage.endLine);
+    return el("a", { className: "entry-link", href: entryHref(path, start), "data-path": path, "data-line": start || null, text: label || path });
   }
 
   // ---------- the API ----------
@@ -1005,7 +1010,7 @@
         const meaning = h.matchedBy === "semantic" ? el("span", { className: "badge by-meaning", text: "by meaning" })
           : h.matchedBy === "partial" ? el("span", { className: "badge by-meaning", text: "some words" }) : null;
         return el("li", { className: "search-hit" }, [
-          entryLink(h.path, h.name), " ", el("span", { className: "badge", text: h.category }), meaning ? " " : null, meaning, snippet,
+          entryLink(h.path, h.name, h.passage), " ", el("span", { className: "badge", text: h.category }), meaning ? " " : null, meaning, snippet,
         ]);
       }));
     } catch (e) {
@@ -1181,20 +1186,63 @@
     return "/api/entries/" + path.split("/").map(encodeURIComponent).join("/");
   }
 
+  // The last lines of the passages search hits named, by `path:start`: a page opened at a
+  // hit's first line marks the whole passage (one opened at a line from elsewhere, that line).
+  const passageEnds = new Map();
+  function rememberPassage(path, start, end) {
+    if (passageEnds.size > 500) passageEnds.clear();
+    passageEnds.set(path + ":" + start, end);
+  }
+
+  // Lines shown around a passage, before and after it; the most lines a passage shows.
+  const PASSAGE_CONTEXT = 2;
+  const PASSAGE_LINES = 40;
+
+  // The lines of the entry at `path` around the passage starting at `line` (its end when a
+  // hit named it), numbered, the passage's own lines marked; null when they cannot be read
+  // (a line past the end: the entry is shown without them).
+  async function passageSection(path, line) {
+    const end = Math.max(line, Math.min(passageEnds.get(path + ":" + line) || line, line + PASSAGE_LINES - 1));
+    const first = Math.max(1, line - PASSAGE_CONTEXT);
+    let data;
+    try {
+      data = await api("GET", entryUrl(path) + "?lines=" + first + "-" + (end + PASSAGE_CONTEXT));
+    } catch (_) { return null; }
+    const lines = data.lines;
+    if (!lines || typeof lines.text !== "string") return null;
+    const rows = lines.text.split("\n").map((text, i) => {
+      const number = lines.start + i;
+      const inside = number >= line && number <= end;
+      return el("div", { className: "source-line" + (inside ? " passage-line" : ""), "data-line": String(number) }, [
+        el("span", { className: "line-number", "aria-hidden": "true", text: String(number) }),
+        inside ? el("mark", { text: text }) : text,
+      ]);
+    });
+    return el("section", { className: "entry-passage", "data-testid": "entry-passage", "aria-label": "Lines " + line + (end > line ? "–" + end : "") + " of the file" }, [
+      el("h3", { text: "Line " + line + (end > line ? "–" + end : "") }),
+      el("div", { className: "source-lines" }, rows),
+    ]);
+  }
+
   let shownPath = null;
+  let shownLine = null;
   let entryLoads = 0;
-  // Shows the entry at `path` with its history; `notice` (text) says what just happened.
-  async function openEntry(path, notice) {
+  // Shows the entry at `path` with its history; `notice` (text) says what just happened;
+  // `line` (a number), the lines of its file from there, marked, above the notes.
+  async function openEntry(path, notice, line) {
     const view = $("#entry-view");
     view.hidden = false;
     if (isNarrow()) setView("browse");
     const load = ++entryLoads;
     const noticeNode = notice ? el("p", { className: "entry-notice", role: "status", "data-testid": "entry-notice", text: notice }) : null;
     try {
+      const passage = line ? passageSection(path, line) : Promise.resolve(null);
       const data = await api("GET", entryUrl(path));
+      const passageNode = await passage;
       if (load !== entryLoads) return;
       const entry = data.entry;
       shownPath = entry.path;
+      shownLine = line || null;
       const fields = el("dl");
       for (const [key, value] of Object.entries(entry.frontmatter || {})) {
         if (key === "name" || value === null || value === "") continue;
@@ -1209,11 +1257,18 @@
         ]),
         noticeNode,
         el("div", { className: "entry-path" }, [el("span", { className: "badge", text: entry.category }), " " + entry.path]),
-        fields, body, linksSection(data), relatedSection(data), historySection(entry.path),
+        passageNode, fields, body, linksSection(data), relatedSection(data), historySection(entry.path),
       ].filter(Boolean));
+      if (passageNode) {
+        const marked = passageNode.querySelector(".passage-line");
+        if (marked) marked.scrollIntoView({ block: "center" });
+        view.focus({ preventScroll: true });
+        return;
+      }
     } catch (e) {
       if (load !== entryLoads) return;
       shownPath = null;
+      shownLine = null;
       // A deleted entry's history stays reachable by its last path: show it, to restore from.
       view.replaceChildren(...[
         el("div", { className: "panel-head flush" }, [
@@ -1445,12 +1500,20 @@
     view.hidden = true;
     view.replaceChildren();
     shownPath = null;
+    shownLine = null;
     if (location.hash.startsWith("#/entry/")) history.replaceState(null, "", location.pathname + location.search);
   }
 
-  function pathFromHash() {
+  // The entry the address names (`#/entry/PATH`, `#/entry/PATH?line=N`): `{path, line}`
+  // (`line` null when none, or not a line number), or null.
+  function entryFromHash() {
     if (!location.hash.startsWith("#/entry/")) return null;
-    try { return location.hash.slice("#/entry/".length).split("/").map(decodeURIComponent).join("/"); } catch (_) { return null; }
+    const [encoded, query] = location.hash.slice("#/entry/".length).split("?", 2);
+    let path;
+    try { path = encoded.split("/").map(decodeURIComponent).join("/"); } catch (_) { return null; }
+    const wanted = new URLSearchParams(query || "").get("line");
+    const line = wanted && /^[1-9][0-9]{0,8}$/.test(wanted) ? Number(wanted) : null;
+    return { path: path, line: line };
   }
 
   // ---------- wiring ----------
@@ -1485,13 +1548,14 @@
       if (!link || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
       ev.preventDefault();
       const path = link.dataset.path;
+      const line = link.dataset.line ? Number(link.dataset.line) : null;
       if (location.hash !== link.getAttribute("href")) history.pushState(null, "", link.getAttribute("href"));
-      openEntry(path);
+      openEntry(path, null, line);
     });
     window.addEventListener("popstate", () => {
-      const path = pathFromHash();
-      if (path && path !== shownPath) openEntry(path);
-      else if (!path && shownPath) closeEntry();
+      const wanted = entryFromHash();
+      if (wanted && (wanted.path !== shownPath || wanted.line !== shownLine)) openEntry(wanted.path, null, wanted.line);
+      else if (!wanted && shownPath) closeEntry();
     });
     $("#token-form").addEventListener("submit", () => { /* method=dialog closes it */ });
     window.addEventListener("online", flushNow);
@@ -1512,8 +1576,8 @@
     if (readOutbox().length) flushOutbox();
     loadStatus();
     loadConversations().then(refreshBrowse);
-    const initial = pathFromHash();
-    if (initial) openEntry(initial);
+    const initial = entryFromHash();
+    if (initial) openEntry(initial.path, null, initial.line);
     if ($("#share").hidden) $("#message-input").focus();
   }
 
