@@ -21,6 +21,7 @@ mod mcp_python;
 mod mcp_rmcp;
 mod outreach;
 mod own_notes;
+mod passages;
 mod processes;
 mod references;
 mod semantic;
