@@ -12,7 +12,7 @@
 //! `status` are single raw terms (the unique key and the filters); `mtime` and `size` are
 //! the content stamp of the file, kept as fast fields so a warm start reads them without
 //! touching the stored documents. `lines` stores where the texts lie in the entry's file
-//! (see [`crate::document::StoredLines`]), so a hit names the lines of its passage without
+//! (`document::StoredLines`), so a hit names the lines of its passage without
 //! the file being read.
 
 use kb_domain::fields::keys;
