@@ -1,8 +1,9 @@
 //! Answering a search: the exact pass, then (when nothing matches) the typo-tolerant retry,
 //! then (when asked, and these fill less than the page) the entries holding only some of
 //! the words; each ranked (see [`crate::rank`]), then its hits given their snippets (see
-//! [`crate::snippet`]) and passages (see [`crate::passage`]) — all of them, or only those hybrid search puts on its page. Words
-//! that carry no meaning of their own ([`crate::stopwords`]) are not searched for.
+//! [`crate::snippet`]) and passages (see [`crate::passage`]) — all of them, or only those
+//! hybrid search puts on its page. Words that carry no meaning of their own
+//! ([`crate::stopwords`]) are not searched for.
 
 use kb_domain::{EntryPath, MatchedBy, SearchError, SearchHit, SearchQuery, SearchResults};
 use tantivy::{Searcher, TantivyDocument, Term};
@@ -147,10 +148,15 @@ impl TantivyIndex {
         let (top, total) =
             rank::top_page(searcher, &self.fields, ranking, offset, room.max(1)).map_err(index_error)?;
         found.partial_total = total;
+        // Scores never rise down a page: a partial hit scoring more than an all-words hit
+        // before it (it holds fewer words, but rarer ones) shows that hit's score.
+        let mut ceiling = found.hits.last().map(|hit| hit.score);
         for (score, address) in top.into_iter().take(room) {
             let doc: TantivyDocument = searcher.doc(address).map_err(index_error)?;
             let stored = StoredHit::from_document(&self.fields, &doc);
             let Ok(path) = EntryPath::parse(&stored.path) else { continue };
+            let score = ceiling.map_or(score, |c| score.min(c));
+            ceiling = Some(score);
             found.hits.push(WordHit { score, path, stored, matched_by: MatchedBy::Partial });
         }
         Ok(())
