@@ -371,6 +371,7 @@ fn main() {
     let mut notes = Vec::new();
     let mut results: Vec<(&Row, Score)> = Vec::new();
     let mut rankings: Vec<suites::Ranking> = Vec::new();
+    let mut deep = String::new();
 
     for vault in [Vault::Hugo, Vault::Personal] {
         let these: Vec<&Row> = rows.iter().filter(|r| r.vault == vault).collect();
@@ -450,6 +451,7 @@ fn main() {
             ));
             let meaning_rows: Vec<&Row> = these.iter().copied().filter(|r| r.mode != Mode::Prefix).collect();
             let scores = run_modes(&index, &meaning_rows, embedding);
+            deep_rankings(&index, &these, embedding, &mut deep);
             for (row, b) in meaning_rows.iter().zip(&scores).filter(|(r, _)| suite(r).is_some()) {
                 rankings.push(ranking(row, "semantic", b.semantic.hits.clone()));
                 rankings.push(ranking(row, "hybrid", b.hybrid.hits.clone()));
@@ -565,7 +567,8 @@ fn main() {
         );
     }
 
-    let mut modes = modes_table(&by_mode, embedding.as_ref().map(|e| e.described.clone()).map_err(String::clone));
+    let mut modes =
+        modes_table(&by_mode, embedding.as_ref().map(|e| e.described.clone()).map_err(String::clone));
     let (suites_md, suites_tsv) = suites::table(&rankings);
     modes.push_str(&suites_md);
     tsv.push_str(&suites_tsv);
@@ -575,6 +578,9 @@ fn main() {
     println!("{top}");
     fs::write(out_dir.join("relevance.md"), &md).unwrap();
     fs::write(out_dir.join("relevance.tsv"), &tsv).unwrap();
+    if !deep.is_empty() {
+        fs::write(out_dir.join("relevance-rankings.tsv"), &deep).unwrap();
+    }
     eprintln!("saved to {} and relevance.tsv", out_dir.join("relevance.md").display());
 }
 
@@ -692,6 +698,37 @@ fn modes_table(by_mode: &[(&Row, ByMode)], model: Result<String, String>) -> Str
         );
     }
     md
+}
+
+/// How deep [`deep_rankings`] reads each ranking.
+const DEEP: usize = 50;
+
+/// Appends to `out` the keyword and semantic rankings of the suite rows of `rows`,
+/// [`DEEP`] hits each with why and how well they matched: what the ways of fusing the two
+/// are tried on, away from the bench (`id suite expected way hits`, tab-separated, each hit
+/// `path|matchedBy|score`).
+fn deep_rankings(index: &TantivyIndex, rows: &[&Row], embedding: &meaning::Embedding, out: &mut String) {
+    for row in rows.iter().filter(|r| suite(r).is_some()) {
+        let (vector, _) = embedding.query(&row.query);
+        for mode in [kb_domain::SearchMode::Keyword, kb_domain::SearchMode::Semantic] {
+            let query = SearchQuery { limit: DEEP, mode, vector: Some(vector.clone()), ..request(row) };
+            let found = index.search(&query).unwrap();
+            let hits: Vec<String> = found
+                .entries
+                .iter()
+                .map(|h| format!("{}|{}|{:.5}", h.path, h.matched_by.as_str(), h.score))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{}",
+                row.id,
+                suite(row).unwrap_or("-"),
+                row.expected.join(" "),
+                mode.as_str(),
+                hits.join(" ")
+            );
+        }
+    }
 }
 
 /// The suite a row is scored in, when it is in one (prefix and unrelated rows are not).

@@ -35,7 +35,8 @@ impl Bm25 {
         let mut files = Vec::new();
         collect(root, &mut files);
         files.sort();
-        let mut bm25 = Bm25 { paths: Vec::new(), lengths: Vec::new(), mean_length: 0.0, postings: HashMap::new() };
+        let mut bm25 =
+            Bm25 { paths: Vec::new(), lengths: Vec::new(), mean_length: 0.0, postings: HashMap::new() };
         for file in files {
             let Ok(text) = fs::read_to_string(&file) else { continue };
             let doc = bm25.paths.len();
@@ -144,8 +145,10 @@ pub fn table(rankings: &[Ranking]) -> (String, String) {
             if these.is_empty() {
                 continue;
             }
-            let mean = |f: &dyn Fn(&Ranking) -> f64| these.iter().map(|r| f(r)).sum::<f64>() / these.len() as f64;
-            let (r5, r10, mrr) = (mean(&|r| r.recall(5)), mean(&|r| r.recall(10)), mean(&|r| r.reciprocal_rank()));
+            let mean =
+                |f: &dyn Fn(&Ranking) -> f64| these.iter().map(|r| f(r)).sum::<f64>() / these.len() as f64;
+            let (r5, r10, mrr) =
+                (mean(&|r| r.recall(5)), mean(&|r| r.recall(10)), mean(&|r| r.reciprocal_rank()));
             let _ = writeln!(md, "| {suite} | {} | {way} | {r5:.3} | {r10:.3} | {mrr:.3} |", these.len());
             let _ = writeln!(tsv, "suite\t{suite}\t{way}\t{}\t{r5:.4}\t{r10:.4}\t{mrr:.4}", these.len());
             figures.push((way, r5, r10, mrr));
