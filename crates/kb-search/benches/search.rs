@@ -41,6 +41,27 @@ fn query_mix() -> Vec<Case> {
         case("category filter", format!("{} {}", word(10), word(5)), Some(Category::Projects)),
         case("accent-folded", "cafe".to_string(), None),
         case("typo (fuzzy)", "schedlue".to_string(), None),
+        // Questions as people type them: the words without meaning are left out, and when
+        // the entries holding every other word are fewer than the page, those holding some
+        // follow (the partial pass).
+        case("question, 2 words", format!("{} {}", word(7), word(3100)), None),
+        case("question, 2 words", format!("{} {}", word(2), word(800)), None),
+        case(
+            "question, 12 words",
+            format!(
+                "when did I talk about {} and {} with {} for {}",
+                word(7),
+                word(3100),
+                word(12),
+                word(950)
+            ),
+            None,
+        ),
+        case(
+            "question, 12 words",
+            format!("what was the {} {} that {} asked me to {} today", word(2), word(800), word(40), word(5)),
+            None,
+        ),
     ]
 }
 
@@ -87,6 +108,8 @@ fn request(case: &Case) -> SearchQuery {
         limit: 10,
         offset: 0,
         prefix: false,
+        // As search_entries asks.
+        partial: true,
         ..Default::default()
     }
 }

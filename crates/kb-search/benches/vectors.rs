@@ -104,6 +104,8 @@ fn run(size: usize, scratch: &Path, md: &mut String) {
         limit: 10,
         mode,
         vector: Some(vector.clone()),
+        // As search_entries asks.
+        partial: true,
         ..SearchQuery::default()
     };
     index.search(&ask(&queries[0].0, &queries[0].1, SearchMode::Semantic)).unwrap();
