@@ -192,10 +192,68 @@ async fn small_talk_and_questions_it_cannot_route_get_plain_answers() {
         assert!(answer.tool_calls.is_empty(), "{message}");
         assert!(!answer.content.unwrap().is_empty());
     }
-    let answer = complete(fresh("why is the sky blue?"), &TOOLS).await;
+    // A question with nothing to search for.
+    let answer = complete(fresh("what is it?"), &TOOLS).await;
     assert!(answer.tool_calls.is_empty());
     let text = answer.content.unwrap();
     assert!(text.contains("list") && text.contains("search") && text.contains("digest"), "{text}");
+}
+
+/// The final answer to `question` when search_entries answered `result`.
+async fn answer_to(question: &str, result: Value) -> String {
+    let asked = complete(fresh(question), &TOOLS).await;
+    assert_eq!(asked.tool_calls.len(), 1, "{question}: {asked:?}");
+    let call = asked.tool_calls[0].clone();
+    assert_eq!(call.name, "search_entries", "{question}");
+    let args: Value = serde_json::from_str(&call.arguments).unwrap();
+    assert_eq!(args["query"], question, "searched as asked");
+    let mut messages = fresh(question);
+    messages.push(ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] });
+    messages.push(ChatMessage::Tool { tool_call_id: call.id, content: result.to_string() });
+    let answer = complete(messages, &TOOLS).await;
+    assert!(answer.tool_calls.is_empty());
+    answer.content.unwrap()
+}
+
+#[tokio::test]
+async fn questions_of_the_notes_are_answered_with_passages_and_citations() {
+    let hits = json!({"success": true, "data": {"total": 0, "partialTotal": 2, "mode": "keyword", "entries": [
+        {"path": "people/priya.md", "name": "Priya", "category": "people", "matchedField": "content",
+         "snippet": "said the **API** **spec** needs", "score": 3.2, "matchedBy": "partial",
+         "passage": {"text": "Priya said the API spec needs\na review before launch.", "startLine": 9, "endLine": 10}},
+        {"path": "projects/api.md", "name": "API", "category": "projects", "matchedField": "name",
+         "snippet": "**API**", "score": 1.1, "matchedBy": "partial",
+         "passage": {"text": "name: API", "startLine": 2, "endLine": 2}}]}});
+    let text = answer_to("what did Priya say about the API spec?", hits).await;
+    assert_eq!(
+        text,
+        "From your notes, best first:\n\
+         - Priya: “Priya said the API spec needs a review before launch.” [people/priya.md:9-10]\n\
+         - API: “name: API” [projects/api.md:2]"
+    );
+    // A question about one entry reads its lines, and quotes them.
+    let asked = complete(fresh("when is the passport due?"), &TOOLS).await;
+    let call = asked.tool_calls[0].clone();
+    assert_eq!(call.name, "get_entry");
+    assert_eq!(argument_errors(&call), Vec::<String>::new());
+    let args: Value = serde_json::from_str(&call.arguments).unwrap();
+    assert_eq!((args["path"].as_str(), args["lines"].as_str()), (Some("the passport"), Some("1-200")), "{args}");
+    let read = json!({"success": true, "data": {
+        "entry": {"path": "admin/passport.md", "category": "admin", "folder": "admin", "name": "Renew passport",
+                  "frontmatter": {"name": "Renew passport", "due_date": "2026-12-15"}},
+        "lines": {"start": 1, "end": 5, "total": 5,
+                  "text": "---\nname: Renew passport\ndue_date: 2026-12-15\n---\nBook the appointment.\n"}}});
+    let mut messages = fresh("when is the passport due?");
+    messages.push(ChatMessage::Assistant { content: None, tool_calls: vec![call.clone()] });
+    messages.push(ChatMessage::Tool { tool_call_id: call.id, content: read.to_string() });
+    let text = complete(messages, &TOOLS).await.content.unwrap();
+    assert_eq!(
+        text,
+        "From your notes:\n- Renew passport: “name: Renew passport · due_date: 2026-12-15 · Book the appointment.” [admin/passport.md:1-5]"
+    );
+    let none =
+        json!({"success": true, "data": {"total": 0, "partialTotal": 0, "mode": "keyword", "entries": []}});
+    assert_eq!(answer_to("why is the sky blue?", none).await, "Nothing in your notes answers that.");
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use chrono::NaiveDate;
 use kb_domain::Category;
 use serde_json::{Map, Value};
 
-use super::keywords::{FAREWELLS, GREETINGS, SMALL_TALK, THANKS};
+use super::keywords::{FAREWELLS, GREETINGS, SMALL_TALK, STOPWORDS, THANKS};
 use super::utterance::{Utterance, find_phrase, starts_with};
 use super::{changes, facts, queries, tidy};
 
@@ -36,7 +36,7 @@ pub enum Intent {
     Acknowledge,
     /// "help", "what can you do".
     Help,
-    /// A question no rule routes.
+    /// A question no rule routes, with nothing in it to search for.
     Unroutable,
     /// A plain answer or a question back ("Which date?").
     Say(String),
@@ -146,16 +146,39 @@ pub fn understand(message: &str, today: NaiveDate) -> Intent {
     if let Some(intent) = rules.iter().find_map(|rule| rule(&u)) {
         return intent;
     }
-    let core = u.core();
-    let question = [
-        "what", "how", "why", "when", "where", "who", "which", "can", "could", "should", "would", "is",
-        "are", "does", "did", "am",
-    ];
-    let asks = core.first().is_some_and(|w| question.contains(&w.as_str())) || u.original.ends_with('?');
-    if asks && !starts_with(&core, "what if") {
+    if asks(&u) {
+        // A question of the notes: searched as asked (search leaves out the words without
+        // meaning), and answered with the passages found.
+        let meaningful = u
+            .core()
+            .iter()
+            .any(|w| !STOPWORDS.contains(&w.as_str()) && !QUESTION_WORDS.contains(&w.as_str()));
+        if meaningful {
+            return Intent::Search { query: u.original.trim().to_string(), category: None };
+        }
         return Intent::Unroutable;
     }
     Intent::Capture { text: u.original.clone(), hints: None }
+}
+
+/// The words a question starts with.
+const QUESTION_WORDS: &[&str] = &[
+    "what", "how", "why", "when", "where", "who", "which", "can", "could", "should", "would", "is", "are",
+    "does", "did", "am",
+];
+
+/// Whether `message` asks a question (starts with a question word or ends with `?`; "what if"
+/// starts an idea).
+pub fn is_question(message: &str) -> bool {
+    asks(&Utterance::new(message))
+}
+
+/// Whether `u` asks a question (see [`is_question`]).
+fn asks(u: &Utterance) -> bool {
+    let core = u.core();
+    let asks = core.first().is_some_and(|w| QUESTION_WORDS.contains(&w.as_str()))
+        || u.original.trim_end().ends_with('?');
+    asks && !starts_with(&core, "what if")
 }
 
 /// What a person says to turn down a proposal ("no", "cancel", "don't"), as words.
@@ -339,9 +362,17 @@ mod tests {
     }
 
     #[test]
-    fn questions_it_cannot_route_are_not_filed() {
-        assert_eq!(read("why is the sky blue?"), Intent::Unroutable);
-        assert_eq!(read("is it going to rain"), Intent::Unroutable);
+    fn questions_no_rule_routes_search_the_notes_and_are_not_filed() {
+        let search = |q: &str| Intent::Search { query: q.to_string(), category: None };
+        assert_eq!(read("why is the sky blue?"), search("why is the sky blue?"));
+        assert_eq!(read("is it going to rain"), search("is it going to rain"));
+        assert_eq!(
+            read("what did Priya say about the API spec?"),
+            search("what did Priya say about the API spec?")
+        );
+        assert_eq!(read("what is it?"), Intent::Unroutable);
+        assert!(is_question("when is the passport due?"));
+        assert!(!is_question("what if we built a shed"));
     }
 
     #[test]

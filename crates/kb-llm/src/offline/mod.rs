@@ -16,10 +16,12 @@
 //!   names is not in the vault;
 //!   [`plan`] turns that into a tool call or a sentence.
 //! - [`transcript`] finds the last message, the results after it and the entry "that" means;
-//!   [`render`] writes the final answer from tool results.
+//!   [`render`] writes the final answer from tool results, and [`answers`] the answer to a
+//!   question: the passages found, each with its citation (`[path:line]`).
 //! - [`classify`] answers the classifier's structured request, shaped by [`fit`] to the schema
 //!   asked for; [`dates`] reads dates.
 
+pub mod answers;
 pub mod changes;
 pub mod classify;
 pub mod dates;
@@ -87,7 +89,8 @@ impl OfflineModel {
             if let Some(next) = fallback::after_a_miss(&transcript, today, &request.tools) {
                 return next;
             }
-            return plan::say(render::render(fallback::worth_telling(&transcript.outcomes)));
+            let question = transcript.last_user.as_deref().is_some_and(intent::is_question);
+            return plan::say(render::render_for(fallback::worth_telling(&transcript.outcomes), question));
         }
         let Some(message) = transcript.last_user.as_deref() else {
             return plan::say(plan::CAPABILITIES);
@@ -100,7 +103,11 @@ impl OfflineModel {
         }
         let intent = intent::understand(message, self.today(request.today));
         let known = plan::Known { recent_path: transcript.recent_path.as_deref() };
-        plan::plan(intent, known, &request.tools, transcript.calls_so_far)
+        let mut next = plan::plan(intent, known, &request.tools, transcript.calls_so_far);
+        if intent::is_question(message) {
+            answers::read_lines(&mut next);
+        }
+        next
     }
 
     /// The classifier's answer, without the async wrapper. The text is the person's message:

@@ -17,6 +17,11 @@ mod digests;
 
 pub use self::digests::digest;
 
+/// Words that, before "about", only ask what there is ("what's there about", "is there
+/// anything about").
+const ASKING: &[&str] =
+    &["s", "there", "you", "we", "know", "got", "else", "more", "much", "many", "list", "show"];
+
 /// Ways of asking what the vault holds on someone or something, before its name.
 const ABOUT_LEADS: &[&str] = &[
     "what do i know about",
@@ -298,7 +303,17 @@ pub fn search(u: &Utterance) -> Option<Intent> {
             if !core.first().is_some_and(|w| openers.contains(&w.as_str())) {
                 return None;
             }
-            core.iter().position(|w| matches!(w.as_str(), "about" | "regarding" | "mentioning"))? + 1
+            let about =
+                core.iter().position(|w| matches!(w.as_str(), "about" | "regarding" | "mentioning"))?;
+            // "what did Priya say about the API spec?" asks more than the words after
+            // "about": a question, searched whole.
+            let asked_more = core[1..about]
+                .iter()
+                .any(|w| !STOPWORDS.contains(&w.as_str()) && !ASKING.contains(&w.as_str()));
+            if asked_more {
+                return None;
+            }
+            about + 1
         }
     };
     let mut from = start;

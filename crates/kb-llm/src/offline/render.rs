@@ -8,14 +8,20 @@ use super::transcript::Outcome;
 
 /// The answer for the tool results of a turn, one paragraph per result.
 pub fn render(outcomes: &[Outcome]) -> String {
-    outcomes.iter().map(render_one).collect::<Vec<_>>().join("\n\n")
+    render_for(outcomes, false)
+}
+
+/// As [`render`], for a turn that asked a question (`question`): search hits answer it with
+/// their passages and citations ([`super::answers`]) rather than as a list.
+pub fn render_for(outcomes: &[Outcome], question: bool) -> String {
+    outcomes.iter().map(|outcome| render_one(outcome, question)).collect::<Vec<_>>().join("\n\n")
 }
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-fn render_one(outcome: &Outcome) -> String {
+fn render_one(outcome: &Outcome, question: bool) -> String {
     let Ok(result) = serde_json::from_str::<Value>(&outcome.content) else {
         return "That didn't work: the tool answered with something I could not read.".to_string();
     };
@@ -33,7 +39,11 @@ fn render_one(outcome: &Outcome) -> String {
     match tool {
         "classify_and_capture" => capture(&data),
         "list_entries" => list(&data),
-        "get_entry" => entry(data.get("entry").unwrap_or(&Value::Null)),
+        "get_entry" => match super::answers::entry_lines(&data) {
+            Some(answer) if question => answer,
+            _ => entry(data.get("entry").unwrap_or(&Value::Null)),
+        },
+        "search_entries" if question => super::answers::answer(&data),
         "search_entries" => search(&data),
         "generate_digest" => {
             let content = text(&data, "content").trim();

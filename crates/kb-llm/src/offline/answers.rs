@@ -1,0 +1,131 @@
+//! The answer to a question of the notes ("what did Priya say about the API spec?", "when is
+//! the passport due?") from search_entries' hits: the best passages, each quoted with its
+//! citation `[path:line]` or `[path:start-end]`, the lines being the file's own. The offline
+//! model does not compose an answer: it shows where the answer is.
+
+use kb_domain::ChatCompletion;
+use serde_json::Value;
+
+/// How many passages an answer quotes at most.
+const MAX_PASSAGES: usize = 3;
+/// How many characters of a passage are quoted at most (then "…").
+const MAX_QUOTE_CHARS: usize = 280;
+
+/// The answer to a question from search_entries' `data`.
+pub fn answer(data: &Value) -> String {
+    let hits: &[Value] = data.get("entries").and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    if hits.is_empty() {
+        return "Nothing in your notes answers that.".to_string();
+    }
+    let quoted: Vec<String> = hits.iter().take(MAX_PASSAGES).filter_map(quote).collect();
+    if quoted.is_empty() {
+        return "Nothing in your notes answers that.".to_string();
+    }
+    let head = if quoted.len() == 1 { "From your notes:" } else { "From your notes, best first:" };
+    let mut lines = vec![head.to_string()];
+    lines.extend(quoted);
+    lines.join("\n")
+}
+
+/// The lines of an entry a question reads at most.
+const READ_LINES: &str = "1-200";
+
+/// Makes a get_entry call of `next` (a question about one entry: "when is the passport
+/// due?") ask for the entry's lines, which the answer quotes with their citation.
+pub fn read_lines(next: &mut ChatCompletion) {
+    for call in next.tool_calls.iter_mut().filter(|call| call.name == "get_entry") {
+        if let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) {
+            args.entry("lines").or_insert_with(|| Value::from(READ_LINES));
+            call.arguments = Value::Object(args).to_string();
+        }
+    }
+}
+
+/// The answer to a question from get_entry's `data` holding `lines`: the entry's fields
+/// and notes quoted with the citation of those lines; `None` without lines.
+pub fn entry_lines(data: &Value) -> Option<String> {
+    let lines = data.get("lines")?;
+    let entry = data.get("entry").unwrap_or(&Value::Null);
+    let path = entry.get("path").and_then(Value::as_str).filter(|p| !p.is_empty())?;
+    let name = entry.get("name").and_then(Value::as_str).unwrap_or(path);
+    let text = lines.get("text").and_then(Value::as_str).unwrap_or("");
+    let shown: Vec<&str> =
+        text.lines().map(str::trim).filter(|line| !line.is_empty() && *line != "---").collect();
+    let cite =
+        citation(path, lines.get("start").and_then(Value::as_u64), lines.get("end").and_then(Value::as_u64));
+    Some(format!("From your notes:\n- {name}: “{}” {cite}", one_line(&shown.join(" · "))))
+}
+
+/// One hit quoted: its name, its passage (or snippet) on one line, and its citation.
+fn quote(hit: &Value) -> Option<String> {
+    let path = hit.get("path").and_then(Value::as_str).filter(|p| !p.is_empty())?;
+    let name = hit.get("name").and_then(Value::as_str).unwrap_or(path);
+    let passage = hit.get("passage");
+    let text = passage
+        .and_then(|p| p.get("text"))
+        .and_then(Value::as_str)
+        .or_else(|| hit.get("snippet").and_then(Value::as_str))
+        .unwrap_or("");
+    let line = |key: &str| passage.and_then(|p| p.get(key)).and_then(Value::as_u64);
+    let cite = citation(path, line("startLine"), line("endLine"));
+    let text = one_line(&text.replace("**", ""));
+    Some(if text.is_empty() { format!("- {name} {cite}") } else { format!("- {name}: “{text}” {cite}") })
+}
+
+/// The citation of `path` at lines `start..=end`: `[path:start]`, `[path:start-end]`, or
+/// `[path]` without lines; a `]` in the path is written `%5D`.
+pub fn citation(path: &str, start: Option<u64>, end: Option<u64>) -> String {
+    let path = path.replace(']', "%5D");
+    match (start, end) {
+        (Some(start), Some(end)) if end > start => format!("[{path}:{start}-{end}]"),
+        (Some(start), _) => format!("[{path}:{start}]"),
+        _ => format!("[{path}]"),
+    }
+}
+
+/// `text` on one line, its runs of white space made one space, cut to
+/// [`MAX_QUOTE_CHARS`] characters.
+fn one_line(text: &str) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= MAX_QUOTE_CHARS {
+        return joined;
+    }
+    let cut: String = joined.chars().take(MAX_QUOTE_CHARS).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", cut.trim_end_matches([',', ';', ':', '.']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_question_is_answered_with_passages_and_their_citations() {
+        let data = json!({"entries": [
+            {"path": "people/priya.md", "name": "Priya", "snippet": "the **API** spec",
+             "passage": {"text": "Priya said the API spec\nneeds a review by Friday.", "startLine": 12, "endLine": 13}},
+            {"path": "projects/api.md", "name": "API", "snippet": "Spec drafted",
+             "passage": {"text": "Spec drafted.", "startLine": 4, "endLine": 4}},
+            {"path": "ideas/odd].md", "name": "Odd", "snippet": "no passage here"}
+        ], "total": 1, "partialTotal": 2});
+        assert_eq!(
+            answer(&data),
+            "From your notes, best first:\n\
+             - Priya: “Priya said the API spec needs a review by Friday.” [people/priya.md:12-13]\n\
+             - API: “Spec drafted.” [projects/api.md:4]\n\
+             - Odd: “no passage here” [ideas/odd%5D.md]"
+        );
+    }
+
+    #[test]
+    fn no_hits_say_nothing_answers_and_long_passages_are_cut_at_a_word() {
+        assert_eq!(answer(&json!({"entries": [], "total": 0})), "Nothing in your notes answers that.");
+        let long = "word ".repeat(100);
+        let data = json!({"entries": [{"path": "a/b.md", "name": "B",
+            "passage": {"text": long, "startLine": 1, "endLine": 1}}]});
+        let text = answer(&data);
+        assert!(text.contains("word word…” [a/b.md:1]"), "{text}");
+        assert!(text.chars().count() < MAX_QUOTE_CHARS + 60, "{text}");
+    }
+}
