@@ -23,6 +23,7 @@ mod outreach;
 mod own_notes;
 mod passages;
 mod processes;
+mod questions;
 mod references;
 mod semantic;
 mod semantic_faults;
