@@ -743,7 +743,13 @@ fn suite(row: &Row) -> Option<&'static str> {
 
 /// The ranking `hits` of `row` searched in `way`.
 fn ranking(row: &Row, way: &'static str, hits: Vec<String>) -> suites::Ranking {
-    suites::Ranking { suite: suite(row).unwrap_or("words"), way, expected: row.expected.clone(), hits }
+    suites::Ranking {
+        id: row.id.clone(),
+        suite: suite(row).unwrap_or("words"),
+        way,
+        expected: row.expected.clone(),
+        hits,
+    }
 }
 
 /// Copies the files of `from` into `to` (made when missing); nothing when `from` is not

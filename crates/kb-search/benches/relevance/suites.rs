@@ -97,6 +97,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The first hits of one query in one way of searching.
 #[derive(Debug, Clone)]
 pub struct Ranking {
+    /// The query's id.
+    pub id: String,
     /// The suite: `words`, `meaning` or `question`.
     pub suite: &'static str,
     /// The way: `keyword`, `bm25`, `semantic` or `hybrid`.
@@ -162,6 +164,17 @@ pub fn table(rankings: &[Ranking]) -> (String, String) {
                 }
             }
         }
+    }
+    for r in rankings {
+        let _ = writeln!(
+            tsv,
+            "ranking\t{}\t{}\t{}\t{:.4}\t{}",
+            r.id,
+            r.way,
+            r.suite,
+            r.reciprocal_rank(),
+            r.hits.join(" ")
+        );
     }
     let _ = writeln!(
         md,
