@@ -155,9 +155,13 @@ pub fn table(rankings: &[Ranking]) -> (String, String) {
             let _ = writeln!(tsv, "suite\t{suite}\t{way}\t{}\t{r5:.4}\t{r10:.4}\t{mrr:.4}", these.len());
             figures.push((way, r5, r10, mrr));
         }
+        // The targets: on questions and over all queries, hybrid's recall@5 and MRR within
+        // 0.01 of each other way's or above; on the other suites its recall@5 within 0.02.
+        let strict = matches!(suite, "question" | "all");
         if let Some(&(_, h5, _, hmrr)) = figures.iter().find(|(w, ..)| *w == "hybrid") {
             for &(way, r5, _, mrr) in figures.iter().filter(|(w, ..)| *w != "hybrid") {
-                if h5 + 0.01 < r5 || hmrr + 0.01 < mrr {
+                let missed = if strict { h5 + 0.01 < r5 || hmrr + 0.01 < mrr } else { h5 + 0.02 < r5 };
+                if missed {
                     short.push(format!(
                         "{suite}: hybrid recall@5 {h5:.3} / MRR {hmrr:.3} against {way}'s {r5:.3} / {mrr:.3}"
                     ));
@@ -178,7 +182,7 @@ pub fn table(rankings: &[Ranking]) -> (String, String) {
     }
     let _ = writeln!(
         md,
-        "\nWhere hybrid is more than 0.01 below another way: {}.",
+        "\nWhere hybrid misses its target (questions and all: recall@5 and MRR at most 0.01 below any other way; other suites: recall@5 at most 0.02 below): {}.",
         if short.is_empty() { "nowhere".to_string() } else { short.join("; ") }
     );
     (md, tsv)
