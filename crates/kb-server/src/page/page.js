@@ -479,9 +479,48 @@
       log.append(msg);
     }
     msg.innerHTML = renderMarkdown(content);
+    linkCitations(msg);
     const note = turnNote(turn);
     if (note) msg.after(note);
     return msg;
+  }
+
+  // A citation in an answer: `[path:line]` or `[path:start-end]`, the line part after the
+  // path's last colon, a `]` in the path written %5D (the rule kb checks answers by).
+  const CITATION = /\[([^[\]\n\r]+):(\d+)(?:-(\d+))?\](?!\()/g;
+
+  // Each citation in a finished answer (not in code or a link) becomes a link to the entry
+  // at its line, `#/entry/PATH?line=N`, showing the citation as written.
+  function linkCitations(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => node.parentElement && node.parentElement.closest("a, code, pre")
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+    });
+    const texts = [];
+    while (walker.nextNode()) texts.push(walker.currentNode);
+    for (const node of texts) {
+      const text = node.data;
+      const parts = [];
+      let last = 0;
+      for (const m of text.matchAll(CITATION)) {
+        let path = m[1];
+        try { path = decodeURIComponent(path); } catch (_) { /* as written */ }
+        const stem = path.split("/").pop().slice(0, -".md".length);
+        if ((m.index > 0 && text[m.index - 1] === "[") || !path.endsWith(".md") || !stem.trim()) continue;
+        const link = entryLink(path, m[0]);
+        link.classList.add("citation");
+        link.setAttribute("href", entryHref(path) + "?line=" + m[2]);
+        link.dataset.line = m[3] ? m[2] + "–" + m[3] : m[2];
+        parts.push(text.slice(last, m.index), link);
+        last = m.index + m[0].length;
+      }
+      if (parts.length) node.replaceWith(...parts, text.slice(last));
+    }
+  }
+
+  // What the entry view says when it was opened from a citation of `lines` (`12`, `5–7`).
+  function citedNotice(lines) {
+    return lines ? "The answer cited " + (lines.includes("–") ? "lines " : "line ") + lines + " of this note." : undefined;
   }
 
   // What the line of a tool says while it runs.
@@ -1450,7 +1489,14 @@
 
   function pathFromHash() {
     if (!location.hash.startsWith("#/entry/")) return null;
-    try { return location.hash.slice("#/entry/".length).split("/").map(decodeURIComponent).join("/"); } catch (_) { return null; }
+    const path = location.hash.slice("#/entry/".length).split("?")[0];
+    try { return path.split("/").map(decodeURIComponent).join("/"); } catch (_) { return null; }
+  }
+
+  // The line a `#/entry/PATH?line=N` address points at, or null.
+  function lineFromHash() {
+    const m = /^#\/entry\/[^?]*\?(?:.*&)?line=(\d+)/.exec(location.hash);
+    return m ? m[1] : null;
   }
 
   // ---------- wiring ----------
@@ -1486,11 +1532,11 @@
       ev.preventDefault();
       const path = link.dataset.path;
       if (location.hash !== link.getAttribute("href")) history.pushState(null, "", link.getAttribute("href"));
-      openEntry(path);
+      openEntry(path, citedNotice(link.dataset.line));
     });
     window.addEventListener("popstate", () => {
       const path = pathFromHash();
-      if (path && path !== shownPath) openEntry(path);
+      if (path && path !== shownPath) openEntry(path, citedNotice(lineFromHash()));
       else if (!path && shownPath) closeEntry();
     });
     $("#token-form").addEventListener("submit", () => { /* method=dialog closes it */ });
@@ -1513,7 +1559,7 @@
     loadStatus();
     loadConversations().then(refreshBrowse);
     const initial = pathFromHash();
-    if (initial) openEntry(initial);
+    if (initial) openEntry(initial, citedNotice(lineFromHash()));
     if ($("#share").hidden) $("#message-input").focus();
   }
 
