@@ -9,7 +9,11 @@
 //! - `earlier_turns`: earlier turns sent back, the sliding window and its summary in batches, a
 //!   60-turn conversation's model calls, "actually that's a project", usage accounting.
 //! - `props`: a turn that captured stores what the capture filed.
+//! - `citations`: a cited path no tool returned is taken out of the answer and the stored
+//!   conversation; one an earlier turn's tool returned stands.
 
+#[path = "chat_turn/citations.rs"]
+mod citations;
 #[path = "chat_turn/earlier_turns.rs"]
 mod earlier_turns;
 #[path = "chat_turn/faults.rs"]

@@ -20,15 +20,19 @@
 //! when the network is back; a share (`/share?…`) filed at a tap with the token asked for
 //! once. A share opened by another site's page files nothing until the person taps
 //! (`web_page/share.rs`); a queued capture kb answers with a question leaves the queue, shown
-//! with its choices, and blocks nothing behind it (`web_page/outbox.rs`).
+//! with its choices, and blocks nothing behind it (`web_page/outbox.rs`). A citation in an
+//! answer is a link to the entry at its line; one kb took out is gone (`web_page/citations.rs`).
 //! Screenshots land in `target/web-page.png`, `target/web-page-phone.png`,
 //! `target/web-page-phone-entry.png`, `target/web-page-history.png`, `target/web-page-today.png`,
 //! `target/web-page-today-phone.png`, `target/web-page-markdown.png`, `target/web-page-streaming.png`,
-//! `target/web-page-streamed.png`, `target/web-page-offline.png` and `target/web-page-passage.png`.
+//! `target/web-page-streamed.png`, `target/web-page-citations.png`, `target/web-page-offline.png`
+//! and `target/web-page-passage.png`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test prints a notice
 //! and passes, unless `CI` is set: then it fails, so CI never skips it silently.
 
+#[path = "web_page/citations.rs"]
+mod citations;
 #[path = "web_page/lines.rs"]
 mod lines;
 #[path = "web_page/outbox.rs"]

@@ -27,7 +27,13 @@ use crate::failure::{CliError, FailureKind};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logs(if matches!(cli.command, Command::Serve { .. }) { "info" } else { "warn" });
+    init_logs(match cli.command {
+        Command::Serve { .. } => "info",
+        // `kb chat` says itself which citations it took out of an answer: the warning would
+        // break into the answer on the screen.
+        Command::Chat(_) => "warn,kb_orchestrator::turn::cited=error",
+        _ => "warn",
+    });
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&CliError::runtime(format!("cannot start the async runtime: {error}"))),
@@ -47,7 +53,7 @@ fn fail(error: &CliError) -> ExitCode {
 }
 
 /// Logs to stderr, filtered by `RUST_LOG` (else by `default`: `warn`, or `info` when
-/// serving).
+/// serving, and for `kb chat` no warning of the citations it took out).
 fn init_logs(default: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()

@@ -8,7 +8,8 @@
 //! `.kb/chat-history` for the next session (Up recalls it). On a terminal each tool of a
 //! turn shows as a line while the turn runs (✓ or ✗ and what it did) and, when the terminal
 //! takes colour, the answer printed as it came is replaced, once whole, by its rendered
-//! markdown. `--verbose` prints the tool calls of each
+//! markdown; elsewhere, when kb took citations no tool returned out of it, the checked
+//! answer is printed again after a line naming them. `--verbose` prints the tool calls of each
 //! turn and their results, read back from the stored messages; `--json` prints each turn's
 //! answer as one JSON line instead of the prompts.
 
@@ -340,11 +341,22 @@ fn show_turn(
         prompt(&terminal::markdown(response.message.content.trim()))?;
     } else if !printed {
         say(&format!("kb> {}", response.message.content.trim()))?;
+    } else if let Some(note) = dropped_note(&response.dropped_citations) {
+        // The answer printed as it came cited what no tool returned: the checked one follows.
+        say(&note)?;
+        say(&format!("kb> {}", response.message.content.trim()))?;
     }
     if let Some(entry) = &response.entry {
         say(&format!("    (filed {} with confidence {:.2})", entry.path, entry.confidence))?;
     }
     Ok(())
+}
+
+/// The line saying which citations were taken out of an answer already printed, if any.
+fn dropped_note(dropped: &[String]) -> Option<String> {
+    let (what, them) = if dropped.len() == 1 { ("citation", "it") } else { ("citations", "them") };
+    (!dropped.is_empty())
+        .then(|| format!("    ({what} of {} taken out: no tool returned {them})", dropped.join(", ")))
 }
 
 /// Reads one line; `None` at end of input.

@@ -38,6 +38,7 @@ pub mod catalogue;
 pub mod category;
 pub mod cause;
 pub mod change;
+pub mod citations;
 pub mod conversation;
 pub mod delivery;
 pub mod digest_orders;

@@ -173,6 +173,23 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_asks_for_citations_of_what_tools_returned() {
+        let prompt = system_prompt(&PromptInputs {
+            today: NaiveDate::from_ymd_opt(2026, 11, 21).unwrap(),
+            time_zone: None,
+            entries: &[],
+            folders: &[],
+            overview_token_budget: 100,
+            summary: None,
+        });
+        for asked in
+            ["`[path:line]`", "`[path:start-end]`", "`[admin/passport.md:5-7]`", "`%5D`", "taken out"]
+        {
+            assert!(prompt.contains(asked), "{asked}");
+        }
+    }
+
+    #[test]
     fn the_persons_own_folders_are_named_biggest_first() {
         let folder = |name: &str, notes| FolderCount { folder: name.into(), notes };
         assert_eq!(own_folders(&[]), "");

@@ -20,7 +20,8 @@ fn events(text: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
-async fn stream(kb: &KbServer, body: &Value) -> Vec<(String, Value)> {
+/// `POST /api/chat` asking for events: the events of the turn.
+pub(crate) async fn stream(kb: &KbServer, body: &Value) -> Vec<(String, Value)> {
     let reply = kb
         .request("POST", "/api/chat", &[("Accept", "text/event-stream")], Some(body.to_string().as_bytes()))
         .await;
@@ -187,7 +188,8 @@ async fn with_fake_model() -> (FakeOpenAi, KbServer) {
     (fake, kb)
 }
 
-fn delta_texts(streamed: &[(String, Value)]) -> Vec<String> {
+/// The texts of the `message.delta` events, in order.
+pub(crate) fn delta_texts(streamed: &[(String, Value)]) -> Vec<String> {
     streamed
         .iter()
         .filter(|(n, _)| n == "message.delta")

@@ -6,6 +6,7 @@ mod beside_serve;
 mod body_links;
 mod chat_history;
 mod chat_stream;
+mod citations;
 mod cli;
 mod common;
 mod concurrency;

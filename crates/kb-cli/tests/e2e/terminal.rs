@@ -2,7 +2,8 @@
 //! terminal, as a person's), and the test reads the screen. On a terminal the markdown is
 //! rendered (no `**`, no `#`), each tool of a chat turn shows as a line, and what was typed
 //! comes back with Up after the REPL is started again. In a pipe or with `NO_COLOR` the
-//! markdown stays as written. Without tmux the tests say so and pass, except under CI
+//! markdown stays as written. An answer kb took a citation out of ends checked, on the
+//! screen and in a pipe. Without tmux the tests say so and pass, except under CI
 //! (`CI` set), where they fail.
 
 use std::cell::Cell;
@@ -52,8 +53,14 @@ impl Terminal {
     /// Runs `kb --kb-dir VAULT ARGS…` in pipes (no terminal), `input` its stdin; answers
     /// its stdout.
     fn piped(&self, args: &[&str], input: &str) -> String {
+        self.piped_with(args, input, &[])
+    }
+
+    /// [`Terminal::piped`] with `env` set for kb.
+    fn piped_with(&self, args: &[&str], input: &str, env: &[(&str, &str)]) -> String {
         let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
         clean(&mut command);
+        command.envs(env.iter().copied());
         let mut child = command
             .arg("--kb-dir")
             .arg(self.vault())
@@ -70,7 +77,8 @@ impl Terminal {
     }
 
     /// Starts `kb --kb-dir VAULT ARGS…` on a new 100×40 terminal (the last one ended
-    /// first), `env` set for it; the screen shows `[kb exited]` when it ends.
+    /// first), `env` set for it (a variable given as empty is unset); the screen shows
+    /// `[kb exited]` when it ends.
     fn start(&self, args: &[&str], env: &[(&str, &str)]) {
         self.start_sized(args, env, 40);
     }
@@ -81,7 +89,11 @@ impl Terminal {
         let script = self.root.path().join("run.sh");
         let mut text = String::from("#!/bin/sh\n");
         for (name, value) in env {
-            text.push_str(&format!("export {name}='{value}'\n"));
+            if value.is_empty() {
+                text.push_str(&format!("unset {name}\n"));
+            } else {
+                text.push_str(&format!("export {name}='{value}'\n"));
+            }
         }
         text.push_str(&format!("'{}' --kb-dir '{}'", env!("CARGO_BIN_EXE_kb"), self.vault().display()));
         for arg in args {
@@ -300,4 +312,46 @@ fn a_question_typed_at_the_picker_starts_a_new_conversation_with_it() {
     assert!(titles[1].contains("list my projects"), "{listed}");
     let history = std::fs::read_to_string(terminal.vault().join(".kb/chat-history")).unwrap();
     assert!(history.contains("what do I know about Priya?"), "kept for Up: {history}");
+}
+
+#[test]
+fn chat_shows_the_checked_answer_when_kb_took_a_citation_out() {
+    use kb_llm::testing::{FakeOpenAi, FakeReply};
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeOpenAi::start()).unwrap();
+    let base = fake.base_url();
+    let env = [("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", base.as_str()), ("KB_MODEL", "m")];
+    let script = || {
+        fake.push(FakeReply::tool_calls(&[("call_1", "get_entry", r#"{"path": "people/priya-raman.md"}"#)]));
+        fake.push(FakeReply::text(
+            "She plays the cello [people/priya-raman.md:9] in Paris [people/nobody.md:2].",
+        ));
+    };
+    let checked = "She plays the cello [people/priya-raman.md:9] in Paris.";
+
+    // In a pipe the answer is printed as it comes; then a line names what was taken out,
+    // and the checked answer follows.
+    let terminal = Terminal::piped_only();
+    priya(&terminal);
+    script();
+    let out = terminal.piped_with(&["chat", "--new"], "what does Priya play?\n", &env);
+    let answers: Vec<&str> = out.lines().filter(|line| line.starts_with("kb> ")).collect();
+    assert_eq!(answers.last(), Some(&format!("kb> {checked}").as_str()), "{out}");
+    assert!(answers[0].contains("[people/nobody.md:2]"), "streamed as written: {out}");
+    assert!(out.contains("    (citation of people/nobody.md taken out: no tool returned it)"), "{out}");
+
+    // On a terminal that takes colour, the answer printed as it came is replaced by the
+    // checked one; the citation kept shows as written. (kb's own log level: no warning
+    // breaks into the answer.)
+    let Some(terminal) = Terminal::new() else { return };
+    priya(&terminal);
+    script();
+    terminal.start(&["chat", "--new"], &[env[0], env[1], env[2], ("RUST_LOG", "")]);
+    terminal.wait_for("the prompt", |screen| screen.contains("you>"));
+    terminal.type_line("what does Priya play?");
+    let screen = terminal.wait_for("the checked answer and the next prompt", |screen| {
+        screen.contains(checked) && screen.lines().rfind(|line| !line.trim().is_empty()) == Some("you>")
+    });
+    assert!(!screen.contains("nobody.md"), "the citation taken out is gone from the screen:\n{screen}");
 }

@@ -1,8 +1,12 @@
 //! The chat turn: load or start the conversation, build the context, let the
-//! model call tools until it answers in text or the round cap is reached, store the whole
-//! turn in one transaction, and answer. A call left waiting for the person's yes
-//! ([`confirm`]) is stored with the turn and decided by the next message.
+//! model call tools until it answers in text or the round cap is reached, check the
+//! answer's citations against what the tools returned ([`cited`]), store the whole turn in
+//! one transaction, and answer. A call left waiting for the person's yes ([`confirm`]) is
+//! stored with the turn and decided by the next message.
 
+pub mod cited;
+#[cfg(test)]
+mod cited_tests;
 pub mod confirm;
 mod error;
 mod response;
@@ -170,6 +174,7 @@ impl Orchestrator {
         let mut usage = Usage::default();
         let context =
             summary::catch_up(self.model.as_ref(), self.store.as_ref(), past, window, &mut usage).await;
+        let mut seen = cited::SeenPaths::from_messages(&context.recent);
 
         // One date for the whole turn: the prompt states it, each request carries it, the tools use it.
         let today = self.services.clock.today();
@@ -204,7 +209,7 @@ impl Orchestrator {
             }
             messages.extend(self.run_pending(&call, &mut ctx, &mut outcome, events).await);
         }
-        let outcome = match self.tool_loop(messages, ctx, outcome, events).await {
+        let mut outcome = match self.tool_loop(messages, ctx, outcome, events).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 // Nothing of a failed turn is stored; a conversation it started would be an
@@ -216,6 +221,11 @@ impl Orchestrator {
             }
         };
 
+        // The answer kept and answered cites only paths the conversation's tools returned.
+        let results = outcome.turn_messages.iter().filter(|m| m.role == Some(kb_domain::Role::Tool));
+        results.for_each(|result| seen.add_result(&result.content));
+        let checked = cited::check(&outcome.answer, &mut seen, self.store.as_ref(), &conversation.id).await;
+        outcome.answer = checked.text;
         if !outcome.answer_streamed {
             // An answer kb wrote itself ("Done.", the round cap, a partial answer) is sent
             // in word pieces now.
@@ -259,6 +269,7 @@ impl Orchestrator {
             },
             entry: outcome.filed,
             tools_used: outcome.tools_used,
+            dropped_citations: checked.dropped,
             usage,
         })
     }

@@ -14,6 +14,9 @@ pub struct ChatResponse {
     pub entry: Option<FiledEntry>,
     /// The tools called, in order.
     pub tools_used: Vec<String>,
+    /// The paths of the citations taken out of the answer, in order: no tool result of the
+    /// conversation named them. The answer streamed in deltas still held them.
+    pub dropped_citations: Vec<String>,
     /// LLM calls and tokens spent on the turn.
     pub usage: Usage,
 }

@@ -484,9 +484,48 @@
       log.append(msg);
     }
     msg.innerHTML = renderMarkdown(content);
+    linkCitations(msg);
     const note = turnNote(turn);
     if (note) msg.after(note);
     return msg;
+  }
+
+  // A citation in an answer: `[path:line]` or `[path:start-end]`, the line part after the
+  // path's last colon, a `]` in the path written %5D (the rule kb checks answers by).
+  const CITATION = /\[([^[\]\n\r]+):(\d+)(?:-(\d+))?\](?!\()/g;
+
+  // Each citation in a finished answer (not in code or a link) becomes a link to the entry
+  // at its line, `#/entry/PATH?line=N`, showing the citation as written.
+  function linkCitations(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => node.parentElement && node.parentElement.closest("a, code, pre")
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+    });
+    const texts = [];
+    while (walker.nextNode()) texts.push(walker.currentNode);
+    for (const node of texts) {
+      const text = node.data;
+      const parts = [];
+      let last = 0;
+      for (const m of text.matchAll(CITATION)) {
+        let path = m[1];
+        try { path = decodeURIComponent(path); } catch (_) { /* as written */ }
+        const stem = path.split("/").pop().slice(0, -".md".length);
+        if ((m.index > 0 && text[m.index - 1] === "[") || !path.endsWith(".md") || !stem.trim()) continue;
+        const link = entryLink(path, m[0]);
+        link.classList.add("citation");
+        link.setAttribute("href", entryHref(path) + "?line=" + m[2]);
+        link.dataset.line = m[3] ? m[2] + "–" + m[3] : m[2];
+        parts.push(text.slice(last, m.index), link);
+        last = m.index + m[0].length;
+      }
+      if (parts.length) node.replaceWith(...parts, text.slice(last));
+    }
+  }
+
+  // What the entry view says when it was opened from a citation of `lines` (`12`, `5–7`).
+  function citedNotice(lines) {
+    return lines ? "The answer cited " + (lines.includes("–") ? "lines " : "line ") + lines + " of this note." : undefined;
   }
 
   // What the line of a tool says while it runs.
@@ -1548,9 +1587,12 @@
       if (!link || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
       ev.preventDefault();
       const path = link.dataset.path;
-      const line = link.dataset.line ? Number(link.dataset.line) : null;
+      // A citation's range reads "5–7": it opens at its first line.
+      const first = link.dataset.line ? parseInt(link.dataset.line, 10) : NaN;
+      const line = Number.isFinite(first) && first > 0 ? first : null;
       if (location.hash !== link.getAttribute("href")) history.pushState(null, "", link.getAttribute("href"));
-      openEntry(path, null, line);
+      // A citation says so in the entry; a search hit's passage is marked without a word.
+      openEntry(path, link.classList.contains("citation") ? citedNotice(link.dataset.line) : null, line);
     });
     window.addEventListener("popstate", () => {
       const wanted = entryFromHash();
