@@ -237,7 +237,11 @@ async fn questions_of_the_notes_are_answered_with_passages_and_citations() {
     assert_eq!(call.name, "get_entry");
     assert_eq!(argument_errors(&call), Vec::<String>::new());
     let args: Value = serde_json::from_str(&call.arguments).unwrap();
-    assert_eq!((args["path"].as_str(), args["lines"].as_str()), (Some("the passport"), Some("1-200")), "{args}");
+    assert_eq!(
+        (args["path"].as_str(), args["lines"].as_str()),
+        (Some("the passport"), Some("1-200")),
+        "{args}"
+    );
     let read = json!({"success": true, "data": {
         "entry": {"path": "admin/passport.md", "category": "admin", "folder": "admin", "name": "Renew passport",
                   "frontmatter": {"name": "Renew passport", "due_date": "2026-12-15"}},
