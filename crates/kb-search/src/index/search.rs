@@ -6,6 +6,8 @@
 //! ([`crate::stopwords`]) are not searched for.
 
 use kb_domain::{EntryPath, MatchedBy, SearchError, SearchHit, SearchQuery, SearchResults};
+use tantivy::collector::TopDocs;
+use tantivy::query::Query as _;
 use tantivy::{Searcher, TantivyDocument, Term};
 
 use super::TantivyIndex;
@@ -112,7 +114,12 @@ impl TantivyIndex {
         self.read_every_earlier_change();
         let searcher = self.handles.searcher();
         let exact = self.run(&searcher, request, query, Matching::Exact)?;
-        let mut found = if exact.total > 0 || !parts.all_terms().iter().any(|t| fuzzy_distance(t) > 0) {
+        let all_terms = parts.all_terms();
+        // The retry is for a misspelt word: when every word is in some entry as typed, it
+        // would only find other words (and, for a long question, cost a fuzzy match of
+        // each word against the whole vocabulary).
+        let misspelt = all_terms.iter().any(|t| fuzzy_distance(t) > 0 && !self.holds_term(&searcher, t));
+        let mut found = if exact.total > 0 || !misspelt {
             exact
         } else {
             self.run(&searcher, request, query, Matching::Fuzzy)?
@@ -145,11 +152,15 @@ impl TantivyIndex {
         // By BM25 alone: a bonus for each word in a name would put the entries named
         // after a question's ordinary words ("post", "last", "menu") first (on the bench's
         // questions, recall@5 0.45 with it, 0.54 without).
-        let ranking = Ranking { main: &partial, in_names: None, words: None };
+        // Ranked and counted apart: the best hits alone let tantivy skip the blocks that
+        // cannot reach them, and counting needs no scores (a twelve-word question holding
+        // common words matches most of the vault).
         let offset = page.offset.saturating_sub(found.total);
-        let (top, total) =
-            rank::top_page(searcher, &self.fields, ranking, offset, room.max(1)).map_err(index_error)?;
-        found.partial_total = total;
+        let top = searcher
+            .search(&partial, &TopDocs::with_limit(offset.saturating_add(room).max(1)).order_by_score())
+            .map_err(index_error)?;
+        found.partial_total = partial.count(searcher).map_err(index_error)?;
+        let top = top.into_iter().skip(offset);
         // Scores never rise down a page: a partial hit scoring more than an all-words hit
         // before it (it holds fewer words, but rarer ones) shows that hit's score.
         let mut ceiling = found.hits.last().map(|hit| hit.score);
@@ -207,6 +218,11 @@ impl TantivyIndex {
             fuzzy: matching == Matching::Fuzzy,
             matcher: Some(matcher),
         })
+    }
+
+    /// Whether some entry holds `term` as written (from the term dictionary).
+    fn holds_term(&self, searcher: &Searcher, term: &str) -> bool {
+        searcher.doc_freq(&Term::from_field_text(self.fields.all, term)).is_ok_and(|n| n > 0)
     }
 
     /// How many names or tags hold the most common of `stems` (from the term dictionary).
