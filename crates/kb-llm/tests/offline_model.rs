@@ -253,7 +253,7 @@ async fn questions_of_the_notes_are_answered_with_passages_and_citations() {
     let text = complete(messages, &TOOLS).await.content.unwrap();
     assert_eq!(
         text,
-        "From your notes:\n- Renew passport: “name: Renew passport · due_date: 2026-12-15 · Book the appointment.” [admin/passport.md:1-5]"
+        "Renew passport (admin/passport.md)\ndue_date: 2026-12-15\n\nBook the appointment.\n\nFrom [admin/passport.md:1-5]"
     );
     let none =
         json!({"success": true, "data": {"total": 0, "partialTotal": 0, "mode": "keyword", "entries": []}});

@@ -41,19 +41,36 @@ pub fn read_lines(next: &mut ChatCompletion) {
     }
 }
 
-/// The answer to a question from get_entry's `data` holding `lines`: the entry's fields
-/// and notes quoted with the citation of those lines; `None` without lines.
-pub fn entry_lines(data: &Value) -> Option<String> {
+/// The entry of get_entry's `data` holding `lines` (a question about one entry), with its
+/// notes taken from those lines, and the citation of the lines; `None` without lines.
+pub fn entry_with_lines(data: &Value) -> Option<(Value, String)> {
     let lines = data.get("lines")?;
-    let entry = data.get("entry").unwrap_or(&Value::Null);
-    let path = entry.get("path").and_then(Value::as_str).filter(|p| !p.is_empty())?;
-    let name = entry.get("name").and_then(Value::as_str).unwrap_or(path);
+    let mut entry = data.get("entry")?.clone();
+    let path = entry.get("path").and_then(Value::as_str).filter(|p| !p.is_empty())?.to_string();
     let text = lines.get("text").and_then(Value::as_str).unwrap_or("");
-    let shown: Vec<&str> =
-        text.lines().map(str::trim).filter(|line| !line.is_empty() && *line != "---").collect();
+    if let Some(fields) = entry.as_object_mut() {
+        fields.insert("content".into(), Value::from(notes_of(text)));
+    }
     let cite =
-        citation(path, lines.get("start").and_then(Value::as_u64), lines.get("end").and_then(Value::as_u64));
-    Some(format!("From your notes:\n- {name}: “{}” {cite}", one_line(&shown.join(" · "))))
+        citation(&path, lines.get("start").and_then(Value::as_u64), lines.get("end").and_then(Value::as_u64));
+    Some((entry, cite))
+}
+
+/// The notes of a file's `text`: what follows its frontmatter block, when it opens with one.
+fn notes_of(text: &str) -> &str {
+    let mut lines = text.split_inclusive('\n');
+    let Some(first) = lines.next() else { return "" };
+    if first.trim_end() != "---" {
+        return text;
+    }
+    let mut at = first.len();
+    for line in lines {
+        at += line.len();
+        if matches!(line.trim_end(), "---" | "...") {
+            return &text[at..];
+        }
+    }
+    text
 }
 
 /// One hit quoted: its name, its passage (or snippet) on one line, and its citation.

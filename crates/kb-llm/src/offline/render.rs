@@ -39,8 +39,9 @@ fn render_one(outcome: &Outcome, question: bool) -> String {
     match tool {
         "classify_and_capture" => capture(&data),
         "list_entries" => list(&data),
-        "get_entry" => match super::answers::entry_lines(&data) {
-            Some(answer) if question => answer,
+        "get_entry" => match super::answers::entry_with_lines(&data) {
+            // A question about one entry: the entry, and where it says so.
+            Some((read, cite)) if question => format!("{}\n\nFrom {cite}", entry(&read)),
             _ => entry(data.get("entry").unwrap_or(&Value::Null)),
         },
         "search_entries" if question => super::answers::answer(&data),
