@@ -79,16 +79,21 @@
   // What DOMPurify lets through: its HTML defaults, plus target (for target="_blank" links).
   const SANITIZE = Object.freeze({ USE_PROFILES: { html: true }, ADD_ATTR: ["target"], RETURN_DOM_FRAGMENT: true });
 
-  // A vault path written in the text (not in a link or code) becomes a link to the entry.
-  const BARE_PATH = /(^|[\s(])((?:people|projects|ideas|admin|inbox)\/[A-Za-z0-9._-]+\.md)(?=$|[\s),.;:!?])/g;
-  function linkBarePaths(root) {
+  // The text nodes of `root` outside links and code: where paths and citations are linked.
+  function proseTexts(root) {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
       acceptNode: (node) => node.parentElement && node.parentElement.closest("a, code, pre")
         ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
     });
     const texts = [];
     while (walker.nextNode()) texts.push(walker.currentNode);
-    for (const node of texts) {
+    return texts;
+  }
+
+  // A vault path written in the text (not in a link or code) becomes a link to the entry.
+  const BARE_PATH = /(^|[\s(])((?:people|projects|ideas|admin|inbox)\/[A-Za-z0-9._-]+\.md)(?=$|[\s),.;:!?])/g;
+  function linkBarePaths(root) {
+    for (const node of proseTexts(root)) {
       const text = node.data;
       const parts = [];
       let last = 0;
@@ -497,13 +502,7 @@
   // Each citation in a finished answer (not in code or a link) becomes a link to the entry
   // at its line, `#/entry/PATH?line=N`, showing the citation as written.
   function linkCitations(root) {
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-      acceptNode: (node) => node.parentElement && node.parentElement.closest("a, code, pre")
-        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
-    });
-    const texts = [];
-    while (walker.nextNode()) texts.push(walker.currentNode);
-    for (const node of texts) {
+    for (const node of proseTexts(root)) {
       const text = node.data;
       const parts = [];
       let last = 0;
