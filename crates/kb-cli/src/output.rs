@@ -142,7 +142,7 @@ fn search_count(shown: usize, data: &Value) -> String {
     let total = data.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
     let noun = if total == 1 { "match" } else { "matches" };
     let counts = format!("{total} {noun} with every word, {partial} with some");
-    if shown < total + partial { format!("{shown} shown of {counts}\n") } else { format!("{counts}\n") }
+    if shown < total + partial { format!("{shown} shown: {counts}\n") } else { format!("{counts}\n") }
 }
 
 /// A get_entry answer: the name, the path, the fields, then the body.
@@ -294,7 +294,7 @@ mod tests {
         let text = search_hits(&data);
         assert!(text.contains("admin/passport.md  Passport  (3.10)\n"), "{text}");
         assert!(text.contains("admin/visa.md  Visa  (1.20)  some words\n"), "{text}");
-        assert!(text.ends_with("2 shown of 1 match with every word, 4 with some\n"), "{text}");
+        assert!(text.ends_with("2 shown: 1 match with every word, 4 with some\n"), "{text}");
     }
 
     #[test]

@@ -227,7 +227,7 @@ async fn questions_of_the_notes_are_answered_with_passages_and_citations() {
     let text = answer_to("what did Priya say about the API spec?", hits).await;
     assert_eq!(
         text,
-        "From your notes, best first:\n\
+        "No note holds all of that; the nearest:\n\
          - Priya: “Priya said the API spec needs a review before launch.” [people/priya.md:9-10]\n\
          - API: “name: API” [projects/api.md:2]"
     );

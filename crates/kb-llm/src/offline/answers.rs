@@ -21,7 +21,14 @@ pub fn answer(data: &Value) -> String {
     if quoted.is_empty() {
         return "Nothing in your notes answers that.".to_string();
     }
-    let head = if quoted.len() == 1 { "From your notes:" } else { "From your notes, best first:" };
+    // Hits holding only some of the question's words may not answer it: say so.
+    let every_word = data.get("total").and_then(Value::as_u64).unwrap_or(0) > 0
+        || hits.iter().any(|h| h.get("matchedBy").and_then(Value::as_str) != Some("partial"));
+    let head = match (every_word, quoted.len()) {
+        (false, _) => "No note holds all of that; the nearest:",
+        (true, 1) => "From your notes:",
+        (true, _) => "From your notes, best first:",
+    };
     let mut lines = vec![head.to_string()];
     lines.extend(quoted);
     lines.join("\n")
@@ -51,8 +58,14 @@ pub fn entry_with_lines(data: &Value) -> Option<(Value, String)> {
     if let Some(fields) = entry.as_object_mut() {
         fields.insert("content".into(), Value::from(notes_of(text)));
     }
-    let cite =
-        citation(&path, lines.get("start").and_then(Value::as_u64), lines.get("end").and_then(Value::as_u64));
+    let number = |key: &str| lines.get(key).and_then(Value::as_u64);
+    let mut cite = citation(&path, number("start"), number("end"));
+    // A long note is read in part: say how much.
+    if let (Some(end), Some(total)) = (number("end"), number("total"))
+        && total > end
+    {
+        cite.push_str(&format!(" (the first {end} of its {total} lines)"));
+    }
     Some((entry, cite))
 }
 
@@ -85,7 +98,9 @@ fn quote(hit: &Value) -> Option<String> {
         .unwrap_or("");
     let line = |key: &str| passage.and_then(|p| p.get(key)).and_then(Value::as_u64);
     let cite = citation(path, line("startLine"), line("endLine"));
-    let text = one_line(&text.replace("**", ""));
+    // The note's own words, brackets escaped so that nothing in them reads as a citation
+    // of the answer (a note may hold `[path:3]` of its own).
+    let text = one_line(&text.replace("**", "")).replace('[', "\\[").replace(']', "\\]");
     Some(if text.is_empty() { format!("- {name} {cite}") } else { format!("- {name}: “{text}” {cite}") })
 }
 
@@ -132,6 +147,17 @@ mod tests {
              - Priya: “Priya said the API spec needs a review by Friday.” [people/priya.md:12-13]\n\
              - API: “Spec drafted.” [projects/api.md:4]\n\
              - Odd: “no passage here” [ideas/odd%5D.md]"
+        );
+    }
+
+    #[test]
+    fn hits_holding_some_words_are_called_the_nearest_and_brackets_in_notes_are_not_citations() {
+        let data = json!({"total": 0, "partialTotal": 1, "entries": [
+            {"path": "ideas/z.md", "name": "Z", "matchedBy": "partial",
+             "passage": {"text": "see [people/nobody.md:2] here", "startLine": 4, "endLine": 4}}]});
+        assert_eq!(
+            answer(&data),
+            "No note holds all of that; the nearest:\n- Z: “see \\[people/nobody.md:2\\] here” [ideas/z.md:4]"
         );
     }
 

@@ -271,8 +271,16 @@ fn search(data: &Value) -> String {
     let fuzzy = ["fuzzy", "approximate", "typoTolerant"]
         .iter()
         .any(|k| data.get(*k).and_then(Value::as_bool) == Some(true));
+    let partial = data.get("partialTotal").and_then(Value::as_u64).unwrap_or(0);
     let head = match (fuzzy, total) {
         (true, _) => "Nothing matched exactly; these come close:".to_string(),
+        // The hits holding only some of the words are listed after the others.
+        (false, 0) if partial > 0 => "Nothing holds all of those words; these hold some:".to_string(),
+        (false, n) if partial > 0 => format!(
+            "I found {n} {} with all of those words, and {partial} with some; the best {}:",
+            if n == 1 { "entry" } else { "entries" },
+            entries.len()
+        ),
         (false, 1) => "I found one entry:".to_string(),
         (false, n) if n as usize > entries.len() => {
             format!("I found {n} entries; the best {}:", entries.len())

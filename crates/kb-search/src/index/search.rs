@@ -122,7 +122,10 @@ impl TantivyIndex {
         let mut found = if exact.total > 0 || !misspelt {
             exact
         } else {
-            self.run(&searcher, request, query, Matching::Fuzzy)?
+            // A retry that finds nothing leaves the answer the exact pass's (not `fuzzy`).
+            Some(self.run(&searcher, request, query, Matching::Fuzzy)?)
+                .filter(|f| f.total > 0)
+                .unwrap_or(exact)
         };
         if query.partial && !query.prefix {
             self.add_partial(&searcher, request, query, &mut found)?;

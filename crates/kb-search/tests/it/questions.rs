@@ -123,3 +123,14 @@ fn german_questions_leave_out_german_function_words() {
     let r = index.search(&asked("was ist für das Auto")).unwrap();
     assert_eq!((paths(&r), r.total), (vec!["admin/auto.md".to_string()], 1), "{r:?}");
 }
+
+#[test]
+fn a_retry_that_finds_nothing_is_not_an_answer_of_close_spellings() {
+    let (_v, index) = travel();
+    // "zebra" is in no entry: the retry runs, finds nothing, and the partial hits answer.
+    let r = index.search(&asked("passport zebra")).unwrap();
+    assert!(!r.fuzzy, "{r:?}");
+    assert_eq!((r.total, r.partial_total), (0, 2), "{r:?}");
+    assert_eq!(matched_by(&r), [MatchedBy::Partial, MatchedBy::Partial]);
+    assert!(!index.search(&query("ocelot")).unwrap().fuzzy);
+}
