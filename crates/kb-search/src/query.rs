@@ -7,7 +7,7 @@
 //! alone must match exactly; a quoted phrase must match as that phrase. [`in_names`] finds
 //! the matches holding a word in their name or tags, whose bonus [`crate::rank`] adds. The
 //! optional category filter does not change the scores. The typo-tolerant retry matches
-//! every term within one edit in `all`.
+//! each term no entry holds within one edit in `all`, the others as written.
 
 use kb_domain::Category;
 use tantivy::Term;
@@ -44,6 +44,9 @@ pub(crate) struct Request<'a> {
     pub prefix: bool,
     /// Only this category.
     pub category: Option<Category>,
+    /// The terms no entry holds as written: the only ones the typo-tolerant retry matches
+    /// within an edit (the others it matches as written).
+    pub unknown: &'a [String],
 }
 
 impl Request<'_> {
@@ -62,9 +65,24 @@ impl Request<'_> {
 pub(crate) fn build(fields: &IndexFields, request: Request<'_>, matching: Matching) -> BooleanQuery {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = match matching {
         Matching::Exact => exact_clauses(fields, request),
-        Matching::Fuzzy => {
-            request.parts.all_terms().iter().map(|t| (Occur::Must, fuzzy(fields.all, t))).collect()
-        }
+        Matching::Fuzzy => request
+            .parts
+            .all_terms()
+            .iter()
+            .map(|t| -> (Occur, Box<dyn Query>) {
+                if request.unknown.contains(t) {
+                    (Occur::Must, fuzzy(fields.all, t))
+                } else {
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(
+                            Term::from_field_text(fields.all, t),
+                            IndexRecordOption::WithFreqs,
+                        )),
+                    )
+                }
+            })
+            .collect(),
     };
     if let Some(category) = request.category {
         clauses.push((Occur::Must, in_category(fields, category)));

@@ -268,7 +268,7 @@ mod tests {
     fn stems_and_a_word_being_typed_are_marked_too() {
         let parts = crate::analysis::query_parts("meet landl");
         let stems = crate::analysis::stems(&parts.words, SearchLanguage::default());
-        let request = Request { parts: &parts, stems: &stems, prefix: true, category: None };
+        let request = Request { parts: &parts, stems: &stems, prefix: true, category: None, unknown: &[] };
         let matcher = TermMatcher::for_query(request, SearchLanguage::default(), Matching::Exact);
         let t = texts(&[(TextField::Body, "Meetings with the Landlords, then lunch")]);
         let (_, snippet) = best_passage(&t, &matcher);

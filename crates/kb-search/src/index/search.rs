@@ -105,20 +105,25 @@ impl TantivyIndex {
             return Ok(Ranked::none());
         }
         let word_stems = stems(&parts.words, self.language);
+        self.read_every_earlier_change();
+        let searcher = self.handles.searcher();
+        // The words no entry holds as typed: the typo-tolerant retry is for them (a word
+        // some entry holds is not a misspelling), and only they are matched within an edit
+        // (a long question's other words would each cost a fuzzy walk of the vocabulary).
+        let unknown: Vec<String> = parts
+            .all_terms()
+            .into_iter()
+            .filter(|t| fuzzy_distance(t) > 0 && !self.holds_term(&searcher, t))
+            .collect();
         let request = query::Request {
             parts: &parts,
             stems: &word_stems,
             prefix: query.prefix,
             category: query.category,
+            unknown: &unknown,
         };
-        self.read_every_earlier_change();
-        let searcher = self.handles.searcher();
         let exact = self.run(&searcher, request, query, Matching::Exact)?;
-        let all_terms = parts.all_terms();
-        // The retry is for a misspelt word: when every word is in some entry as typed, it
-        // would only find other words (and, for a long question, cost a fuzzy match of
-        // each word against the whole vocabulary).
-        let misspelt = all_terms.iter().any(|t| fuzzy_distance(t) > 0 && !self.holds_term(&searcher, t));
+        let misspelt = !unknown.is_empty();
         let mut found = if exact.total > 0 || !misspelt {
             exact
         } else {
