@@ -135,15 +135,20 @@ fn in_category(fields: &IndexFields, category: Category) -> Box<dyn Query> {
 /// over those they hold) and its quoted words and phrases, but not matched by `answered`
 /// (the query of the pass that answered): the partial hits that follow its hits.
 pub(crate) fn partial(fields: &IndexFields, request: Request<'_>, answered: BooleanQuery) -> BooleanQuery {
-    let any: Vec<(Occur, Box<dyn Query>)> =
-        request.stems.iter().map(|stem| (Occur::Should, term(fields.stemmed, stem))).collect();
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(any)))];
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(any_word(fields, request)))];
     clauses.extend(quoted(fields, request.parts));
     if let Some(category) = request.category {
         clauses.push((Occur::Must, in_category(fields, category)));
     }
     clauses.push((Occur::MustNot, Box::new(answered)));
     BooleanQuery::new(clauses)
+}
+
+/// The entries holding at least one of `request`'s loose words by its stem, scored by BM25
+/// over those they hold: a union of terms alone, which tantivy ranks skipping the blocks
+/// that cannot reach the best (block-max WAND).
+pub(crate) fn any_word(fields: &IndexFields, request: Request<'_>) -> BooleanQuery {
+    BooleanQuery::new(request.stems.iter().map(|stem| (Occur::Should, term(fields.stemmed, stem))).collect())
 }
 
 /// The entries of `main` (the query of `request`) that hold at least one of its words in
