@@ -61,6 +61,7 @@ pub mod references;
 pub mod schedule;
 pub mod slug;
 pub mod sync;
+pub mod three_way;
 pub mod transform;
 pub mod turn_events;
 pub mod vault_files;

@@ -160,6 +160,19 @@ fn render_map(key: &str, value: &Value) -> Option<String> {
     serde_yaml::to_string(&map).ok()
 }
 
+/// The top-level fields of the frontmatter block `yaml`, in order: each key as YAML reads
+/// it and the bytes of its lines (its key line through its last value line, without the
+/// blank and comment lines after). `None` when the block is laid out in a way this reading
+/// cannot follow, or its keys are not those YAML reads.
+pub(crate) fn field_spans(yaml: &str) -> Option<Vec<(String, Range<usize>)>> {
+    let current = parse_frontmatter_yaml(yaml).ok()?;
+    let fields = field_lines(yaml)?;
+    if !fields.iter().map(|f| &f.key).eq(current.keys()) {
+        return None;
+    }
+    Some(fields.into_iter().map(|f| (f.key, f.lines)).collect())
+}
+
 /// The top-level fields of `yaml`, in order; `None` when a line cannot be read as a key
 /// line, a value line, a comment or a blank.
 fn field_lines(yaml: &str) -> Option<Vec<FieldLines>> {
