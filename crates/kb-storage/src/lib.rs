@@ -17,4 +17,5 @@ mod database;
 pub mod history;
 pub mod idempotency;
 pub mod outreach;
+pub mod sync;
 pub mod vault;

@@ -27,7 +27,7 @@
 //! made elsewhere in `reread` and `sweep`, history in `revisions`, merges in `merge`, and
 //! the ports of kb-domain it answers in `ports`.
 
-mod atomic;
+pub(crate) mod atomic;
 mod attachments;
 mod cache;
 mod catalogue;
@@ -44,7 +44,7 @@ mod merge;
 mod moves;
 mod observers;
 mod ports;
-mod presence;
+pub(crate) mod presence;
 mod recorder;
 mod reread;
 mod revisions;

@@ -1,0 +1,166 @@
+//! The `git` program as sync runs it: in the vault's folder, deaf to variables that would
+//! point it at another repository, never asking at a terminal (credentials come from git's
+//! own helpers and ssh), with its messages in English and scrubbed of credentials before
+//! they reach a log or an error.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use super::SyncError;
+
+/// git, run in one folder.
+#[derive(Debug, Clone)]
+pub(crate) struct Git {
+    /// Where it runs.
+    dir: PathBuf,
+    /// `-c user.name=…` / `-c user.email=…` for what the person has not configured.
+    identity: Vec<String>,
+    /// The index file to use instead of the repository's own, when set.
+    index_file: Option<PathBuf>,
+}
+
+impl Git {
+    /// git in `dir`, committing as `device` where the person has set no name and email.
+    pub(crate) fn new(dir: &Path, device: &str) -> Git {
+        let mut git = Git { dir: dir.to_path_buf(), identity: Vec::new(), index_file: None };
+        for (key, fallback) in [("user.name", format!("kb on {device}")), ("user.email", "kb@localhost".into())] {
+            let configured = git.run(&["config", key]).is_ok_and(|value| !value.trim().is_empty());
+            if !configured {
+                git.identity.push("-c".into());
+                git.identity.push(format!("{key}={fallback}"));
+            }
+        }
+        git
+    }
+
+    /// The same git using `index` as its index file (a merge built apart from the
+    /// repository's own index).
+    pub(crate) fn with_index(&self, index: &Path) -> Git {
+        Git { index_file: Some(index.to_path_buf()), ..self.clone() }
+    }
+
+    /// The command, ready for arguments.
+    fn command(&self) -> Command {
+        let mut command = Command::new("git");
+        command
+            .current_dir(&self.dir)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GCM_INTERACTIVE", "never")
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .args(&self.identity);
+        if let Some(index) = &self.index_file {
+            command.env("GIT_INDEX_FILE", index);
+        }
+        command
+    }
+
+    /// Runs git with `args`; its output when it succeeds.
+    pub(crate) fn output(&self, args: &[&str]) -> Result<Output, SyncError> {
+        let output = self.command().args(args).output().map_err(SyncError::NoGit)?;
+        if output.status.success() { Ok(output) } else { Err(failed(args, &output)) }
+    }
+
+    /// Runs git with `args`; what it printed, as text.
+    pub(crate) fn run(&self, args: &[&str]) -> Result<String, SyncError> {
+        self.output(args).map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
+    /// Runs git with `args`, giving it `input`; what it printed.
+    pub(crate) fn run_with_input(&self, args: &[&str], input: &[u8]) -> Result<Vec<u8>, SyncError> {
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(SyncError::NoGit)?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // A git that stopped reading has failed, which its status says.
+            let _ = stdin.write_all(input);
+        }
+        let output = child.wait_with_output().map_err(SyncError::NoGit)?;
+        if output.status.success() { Ok(output.stdout) } else { Err(failed(args, &output)) }
+    }
+
+    /// Whether git with `args` succeeds (a question such as `merge-base --is-ancestor`).
+    pub(crate) fn succeeds(&self, args: &[&str]) -> Result<bool, SyncError> {
+        let status = self
+            .command()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(SyncError::NoGit)?;
+        Ok(status.success())
+    }
+
+    /// The commit `name` names, when it names one.
+    pub(crate) fn commit_of(&self, name: &str) -> Result<Option<String>, SyncError> {
+        let spec = format!("{name}^{{commit}}");
+        match self.output(&["rev-parse", "--verify", "--quiet", &spec]) {
+            Ok(output) => Ok(Some(String::from_utf8_lossy(&output.stdout).trim().to_string())),
+            Err(SyncError::Git { .. }) => Ok(None),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The bytes of the blob `oid`.
+    pub(crate) fn blob(&self, oid: &str) -> Result<Vec<u8>, SyncError> {
+        self.output(&["cat-file", "blob", oid]).map(|o| o.stdout)
+    }
+
+    /// Stores `bytes` as a blob; its id.
+    pub(crate) fn store_blob(&self, bytes: &[u8]) -> Result<String, SyncError> {
+        let out = self.run_with_input(&["hash-object", "-w", "--stdin"], bytes)?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+}
+
+/// The error of a git run that failed, its message scrubbed.
+fn failed(args: &[&str], output: &Output) -> SyncError {
+    let message = String::from_utf8_lossy(&output.stderr);
+    SyncError::Git { command: scrub(&args.join(" ")), message: scrub(message.trim()) }
+}
+
+/// `text` with the credentials of any URL in it (`https://user:secret@host`) replaced by
+/// `***`.
+pub fn scrub(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        // The authority ends at the first `/`, space or quote; credentials end at its last `@`.
+        let end = after.find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"').unwrap_or(after.len());
+        match after[..end].rfind('@') {
+            Some(credentials_end) => {
+                out.push_str("***");
+                rest = &after[credentials_end..];
+            }
+            None => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scrub;
+
+    #[test]
+    fn credentials_in_urls_are_scrubbed() {
+        assert_eq!(
+            scrub("fatal: unable to access 'https://me:s3cret@example.com/v.git/': 403"),
+            "fatal: unable to access 'https://***@example.com/v.git/': 403"
+        );
+        assert_eq!(scrub("push https://tok@host/x and ssh://git@h/y"), "push https://***@host/x and ssh://***@h/y");
+        assert_eq!(scrub("/srv/vault.git: not found"), "/srv/vault.git: not found");
+    }
+}

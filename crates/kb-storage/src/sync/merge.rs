@@ -1,0 +1,292 @@
+//! The merge of a remote's commit into this device's: kb's rules, built as a git tree apart
+//! from the work tree (the vault's files change only when the tree is applied).
+//!
+//! The local tree is the start; each change the remote made since the two last agreed is
+//! then taken in:
+//! - a file only the remote changed takes the remote's version (or goes, or moves);
+//! - a note both changed merges ([`merge_note`]); when it cannot, the note keeps the
+//!   remote's version and the local one is written beside it as a conflict copy;
+//! - an edit against a delete keeps the edited file, and a move against an edit ends as
+//!   the moved file with the edit;
+//! - two different files made at one path both stay: the local one takes the next free
+//!   name, as a capture would.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use kb_domain::Frontmatter;
+use kb_domain::edit::edit_document;
+use kb_domain::three_way::{NoteMerge, merge_note};
+use serde_json::Value;
+
+use super::SyncError;
+use super::git::Git;
+use super::round::Conflict;
+use super::tree::{self, Change, File, Files};
+
+/// What a merge made: the tree, and the conflict copies in it.
+#[derive(Debug)]
+pub(super) struct Merged {
+    /// The merged tree's id.
+    pub(super) tree: String,
+    /// The conflicts met, each with its copy.
+    pub(super) conflicts: Vec<Conflict>,
+}
+
+/// The three trees of a merge and what it needs to name copies.
+pub(super) struct Merge<'a> {
+    /// git in the vault.
+    pub(super) git: &'a Git,
+    /// The tree both sides started from (the empty tree for two histories never joined).
+    pub(super) base: String,
+    /// This device's commit.
+    pub(super) local: String,
+    /// The remote's commit.
+    pub(super) remote: String,
+    /// This device's name, for conflict copies.
+    pub(super) device: &'a str,
+    /// When, for conflict copies.
+    pub(super) now: DateTime<Utc>,
+}
+
+/// The state of the merge being built.
+struct Building<'a> {
+    merge: &'a Merge<'a>,
+    base: Files,
+    local: Files,
+    remote: Files,
+    /// The merged tree, from the local one.
+    result: Files,
+    conflicts: Vec<Conflict>,
+}
+
+impl Merge<'_> {
+    /// Builds the merged tree (see the module doc).
+    pub(super) fn build(&self) -> Result<Merged, SyncError> {
+        let git = self.git;
+        let local_files = tree::files(git, &self.local)?;
+        let mut building = Building {
+            merge: self,
+            base: tree::files(git, &self.base)?,
+            remote: tree::files(git, &self.remote)?,
+            result: local_files.clone(),
+            local: local_files,
+            conflicts: Vec::new(),
+        };
+        let local_changes = tree::changes(git, &self.base, &self.local)?;
+        let mut local_written = BTreeSet::new();
+        let mut local_moved = BTreeMap::new();
+        for change in local_changes {
+            match change {
+                Change::Written(path) => {
+                    local_written.insert(path);
+                }
+                // A delete here loses to a change there, which is taken as any other.
+                Change::Removed(_) => {}
+                Change::Moved { from, to } => {
+                    local_moved.insert(from, to);
+                }
+            }
+        }
+        let local = LocalChanges { written: local_written, moved: local_moved };
+        for change in tree::changes(git, &self.base, &self.remote)? {
+            match change {
+                Change::Written(path) => building.remote_wrote(&local, &path)?,
+                Change::Removed(path) => building.remote_removed(&local, &path),
+                Change::Moved { from, to } => building.remote_moved(&local, &from, &to)?,
+            }
+        }
+        let tree = write_tree(git, &building.result)?;
+        Ok(Merged { tree, conflicts: building.conflicts })
+    }
+}
+
+/// What this device changed since the two sides last agreed.
+struct LocalChanges {
+    /// Paths added or changed.
+    written: BTreeSet<String>,
+    /// Where each moved path went.
+    moved: BTreeMap<String, String>,
+}
+
+impl Building<'_> {
+    /// The remote added or changed `path`.
+    fn remote_wrote(&mut self, local: &LocalChanges, path: &str) -> Result<(), SyncError> {
+        let Some(theirs) = self.remote.get(path).cloned() else { return Ok(()) };
+        if self.local.get(path) == Some(&theirs) {
+            return Ok(());
+        }
+        if let Some(moved_to) = local.moved.get(path) {
+            // Moved here, changed there: the moved file with both changes.
+            let moved_to = moved_to.clone();
+            return self.merge_into(path, &moved_to, &theirs, &moved_to);
+        }
+        if local.written.contains(path) {
+            let Some(ours) = self.local.get(path).cloned() else { return Ok(()) };
+            if self.base.contains_key(path) {
+                return self.merge_into(path, path, &theirs, path);
+            }
+            // Made at one path on both devices.
+            if self.same_note(&ours, &theirs)? {
+                return self.merge_into(path, path, &theirs, path);
+            }
+            let free = self.free_name(path);
+            self.result.insert(free, ours);
+        }
+        // Changed there and untouched, deleted or new here: the remote's version.
+        self.result.insert(path.to_string(), theirs);
+        Ok(())
+    }
+
+    /// The remote removed `path`.
+    fn remote_removed(&mut self, local: &LocalChanges, path: &str) {
+        // An edit (or a move) here wins over the delete there.
+        if local.written.contains(path) || local.moved.contains_key(path) {
+            return;
+        }
+        self.result.remove(path);
+    }
+
+    /// The remote moved `from` to `to` (perhaps changing it too).
+    fn remote_moved(&mut self, local: &LocalChanges, from: &str, to: &str) -> Result<(), SyncError> {
+        let Some(theirs) = self.remote.get(to).cloned() else { return Ok(()) };
+        if local.written.contains(to)
+            && !self.base.contains_key(to)
+            && let Some(ours) = self.local.get(to).cloned()
+            && ours != theirs
+        {
+            // A file of this device's own at the path the remote moved a note to.
+            let free = self.free_name(to);
+            self.result.insert(free, ours);
+        }
+        if let Some(local_to) = local.moved.get(from).cloned() {
+            // Moved on both: the remote's place, with both sides' changes.
+            self.result.remove(&local_to);
+            return self.merge_into(from, to, &theirs, &local_to);
+        }
+        if local.written.contains(from) {
+            self.result.remove(from);
+            return self.merge_into(from, to, &theirs, from);
+        }
+        // Untouched (or deleted) here: the remote's move.
+        self.result.remove(from);
+        self.result.insert(to.to_string(), theirs);
+        Ok(())
+    }
+
+    /// Puts at `target` the merge of the base's `base_path`, the remote's `theirs` and
+    /// this device's file at `ours_path`; on a conflict, `theirs` with this device's
+    /// version beside it as a copy.
+    fn merge_into(&mut self, base_path: &str, target: &str, theirs: &File, ours_path: &str) -> Result<(), SyncError> {
+        let git = self.merge.git;
+        let Some(ours) = self.local.get(ours_path).cloned() else {
+            self.result.insert(target.to_string(), theirs.clone());
+            return Ok(());
+        };
+        let base_bytes = match self.base.get(base_path) {
+            Some(file) => git.blob(&file.oid)?,
+            None => Vec::new(),
+        };
+        let (ours_bytes, theirs_bytes) = (git.blob(&ours.oid)?, git.blob(&theirs.oid)?);
+        let texts = (String::from_utf8(base_bytes), String::from_utf8(ours_bytes.clone()), String::from_utf8(theirs_bytes));
+        let merged = match (&texts, ours.mode == theirs.mode) {
+            ((Ok(base), Ok(ours_text), Ok(theirs_text)), true) if ours.mode != tree::LINK => {
+                merge_note(base, theirs_text, ours_text)
+            }
+            _ => NoteMerge::Conflict,
+        };
+        match merged {
+            NoteMerge::Clean(text) => {
+                let oid = git.store_blob(text.as_bytes())?;
+                self.result.insert(target.to_string(), File { mode: theirs.mode.clone(), oid });
+            }
+            NoteMerge::Conflict => {
+                self.result.insert(target.to_string(), theirs.clone());
+                let copy = self.copy_name(target);
+                let bytes = conflict_copy(&ours_bytes, target);
+                let oid = git.store_blob(&bytes)?;
+                self.result.insert(copy.clone(), File { mode: ours.mode.clone(), oid });
+                self.conflicts.push(Conflict { path: target.to_string(), copy });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether two files made at one path are one note (the same `id`) rather than two.
+    fn same_note(&self, ours: &File, theirs: &File) -> Result<bool, SyncError> {
+        let id = |file: &File| -> Result<Option<String>, SyncError> {
+            let bytes = self.merge.git.blob(&file.oid)?;
+            Ok(kb_domain::frontmatter::parse_document_bytes(&bytes)
+                .ok()
+                .and_then(|doc| doc.frontmatter?.get_str("id").map(str::to_string)))
+        };
+        Ok(matches!((id(ours)?, id(theirs)?), (Some(a), Some(b)) if a == b))
+    }
+
+    /// The first of `stem-2.ext`, `stem-3.ext`, … free in the merged tree.
+    fn free_name(&self, path: &str) -> String {
+        let (stem, ext) = split_extension(path);
+        (2..).map(|n| format!("{stem}-{n}{ext}")).find(|p| !self.result.contains_key(p) && !self.remote.contains_key(p)).unwrap_or_default()
+    }
+
+    /// `NAME.conflict-DEVICE-YYYYMMDD-HHMMSS.ext` beside `path`, free in the merged tree.
+    fn copy_name(&self, path: &str) -> String {
+        let (stem, ext) = split_extension(path);
+        let device: String = self
+            .merge
+            .device
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+            .collect();
+        let stamp = self.merge.now.format("%Y%m%d-%H%M%S");
+        let first = format!("{stem}.conflict-{device}-{stamp}{ext}");
+        if !self.result.contains_key(&first) {
+            return first;
+        }
+        (2..).map(|n| format!("{stem}.conflict-{device}-{stamp}-{n}{ext}")).find(|p| !self.result.contains_key(p)).unwrap_or(first)
+    }
+}
+
+/// The bytes of a conflict copy of a note at `path`: its own new `id` and `conflict_of`
+/// naming the note; other files as they were.
+fn conflict_copy(bytes: &[u8], path: &str) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(bytes) else { return bytes.to_vec() };
+    if !path.ends_with(".md") {
+        return bytes.to_vec();
+    }
+    let mut changes = Frontmatter::new();
+    changes.set("id", Value::String(ulid::Ulid::new().to_string()));
+    changes.set("conflict_of", Value::String(path.to_string()));
+    edit_document(text, &changes, None).map_or_else(|_| bytes.to_vec(), |edited| edited.text.into_bytes())
+}
+
+/// `path` as its stem (folder included) and its extension with the dot (`""` without).
+fn split_extension(path: &str) -> (&str, &str) {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    match path[name_start..].rfind('.') {
+        Some(dot) if dot > 0 => path.split_at(name_start + dot),
+        _ => (path, ""),
+    }
+}
+
+/// Writes `files` as a tree (through an index file of its own); its id.
+fn write_tree(git: &Git, files: &Files) -> Result<String, SyncError> {
+    let index = tempfile_path(git)?;
+    let with_index = git.with_index(&index);
+    let mut info = Vec::new();
+    for (path, file) in files {
+        info.extend_from_slice(format!("{} {}\t{path}", file.mode, file.oid).as_bytes());
+        info.push(0);
+    }
+    let written = with_index
+        .run_with_input(&["update-index", "--add", "-z", "--index-info"], &info)
+        .and_then(|_| with_index.run(&["write-tree"]));
+    let _ = std::fs::remove_file(&index);
+    Ok(written?.trim().to_string())
+}
+
+/// A path for a merge's own index file, in `.kb/sync/`.
+fn tempfile_path(git: &Git) -> Result<std::path::PathBuf, SyncError> {
+    let git_dir = git.run(&["rev-parse", "--absolute-git-dir"])?;
+    Ok(std::path::Path::new(git_dir.trim()).join(format!("kb-merge-index-{}", ulid::Ulid::new())))
+}

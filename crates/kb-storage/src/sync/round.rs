@@ -1,0 +1,258 @@
+//! One round of sync: commit what changed here, fetch, merge, push — again from the fetch
+//! when the push is refused because the remote moved meanwhile.
+//!
+//! The round holds the sync lock throughout, and the vault's write lock (the one every
+//! change to an entry holds) from the commit of outside edits to the merged files written,
+//! so no kb change lands in between; the network is used outside it.
+
+use chrono::Utc;
+use serde::Serialize;
+
+use super::apply::{apply, finish};
+use super::merge::Merge;
+use super::state::Kept;
+use super::tree::{self, LINK};
+use super::{GitSync, REMOTE_NAME, SyncError};
+use crate::vault::presence::WriteLock;
+
+/// How many times a round fetches and merges again after its push was refused.
+const ATTEMPTS: usize = 5;
+
+/// A note two devices changed in ways that do not merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    /// The note, which keeps the remote's version.
+    pub path: String,
+    /// The copy holding this device's version.
+    pub copy: String,
+}
+
+/// What a round did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RoundReport {
+    /// Files of the vault written or removed by what came from the remote.
+    pub came: Vec<String>,
+    /// Files whose changes went to the remote.
+    pub went: Vec<String>,
+    /// The conflicts this round met.
+    pub conflicts: Vec<Conflict>,
+    /// Files changed outside kb, committed by this round.
+    pub outside_edits: usize,
+}
+
+impl GitSync {
+    /// Syncs now (see the module doc); `Busy` when another process is syncing.
+    pub fn round(&self) -> Result<RoundReport, SyncError> {
+        let _lock = self.try_lock()?;
+        let result = self.round_locked();
+        let state_dir = self.state_dir();
+        let mut kept = Kept::read(&state_dir);
+        match &result {
+            Ok(_) => {
+                kept.last_sync = Some(Utc::now());
+                kept.last_error = None;
+            }
+            Err(error) => kept.last_error = Some(error.to_string()),
+        }
+        // The round's own answer matters more than a state file that cannot be saved.
+        if let Err(error) = kept.save(&state_dir) {
+            tracing::warn!(%error, "the sync state cannot be saved");
+        }
+        result
+    }
+
+    fn round_locked(&self) -> Result<RoundReport, SyncError> {
+        let mut report = RoundReport::default();
+        let kb_dir = self.root.join(".kb");
+        std::fs::create_dir_all(&kb_dir).map_err(|e| SyncError::io(&kb_dir, e))?;
+        let writes = WriteLock::open(&kb_dir).map_err(|e| SyncError::io(&kb_dir, e))?;
+        {
+            let _writing = writes.hold();
+            report.came.extend(finish(&self.git, &self.root, &self.state_dir())?);
+            report.outside_edits = self.commit_outside_edits()?;
+        }
+        for _ in 0..ATTEMPTS {
+            let remote = self.fetch()?;
+            let mut kept = Kept::read(&self.state_dir());
+            if let (Some(last), Some(remote)) = (&kept.last_remote, &remote)
+                && !self.git.succeeds(&["merge-base", "--is-ancestor", last, remote])?
+            {
+                return Err(SyncError::RewrittenRemote { last: last.clone() });
+            }
+            if let Some(remote) = &remote {
+                self.check_tree(remote)?;
+            }
+            {
+                let _writing = writes.hold();
+                // kb changes may have been committed while the fetch ran.
+                report.outside_edits += self.commit_outside_edits()?;
+                let (came, conflicts) = self.merge(remote.as_deref())?;
+                report.came.extend(came);
+                report.conflicts.extend(conflicts);
+            }
+            if let Some(remote) = &remote {
+                kept.last_remote = Some(remote.clone());
+                kept.save(&self.state_dir())?;
+            }
+            let Some(head) = self.git.commit_of("HEAD")? else { return Ok(report) };
+            if remote.as_deref() == Some(head.as_str()) {
+                return Ok(report);
+            }
+            if self.push()? {
+                report.went = self.files_between(remote.as_deref(), &head)?;
+                kept.last_remote = Some(head);
+                kept.save(&self.state_dir())?;
+                return Ok(report);
+            }
+            tracing::info!("the remote moved while syncing; fetching again");
+        }
+        Err(SyncError::Unreachable(format!("the remote kept moving: {ATTEMPTS} pushes were refused")))
+    }
+
+    /// Commits every change of the vault's files not committed yet (made outside kb, or
+    /// by kb without `KB_GIT=commit`); how many files.
+    fn commit_outside_edits(&self) -> Result<usize, SyncError> {
+        self.git.run(&["add", "--all"])?;
+        let staged = self.git.output(&["diff", "--cached", "--name-only", "-z"])?.stdout;
+        let count = staged.split(|b| *b == 0).filter(|p| !p.is_empty()).count();
+        if count > 0 {
+            let message = format!("Outside edits, noticed on {}", self.settings.device);
+            self.git.run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
+        }
+        Ok(count)
+    }
+
+    /// Fetches the remote's branch; its commit, `None` when the remote has none yet.
+    fn fetch(&self) -> Result<Option<String>, SyncError> {
+        let tracking = format!("refs/remotes/{REMOTE_NAME}/{}", self.branch);
+        let refspec = format!("+refs/heads/{}:{tracking}", self.branch);
+        match self.git.output(&["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", REMOTE_NAME, &refspec]) {
+            Ok(_) => self.git.commit_of(&tracking),
+            Err(SyncError::Git { message, .. }) if message.contains("couldn't find remote ref") => {
+                // An empty remote, or one without this branch yet: it receives the vault.
+                let _ = self.git.run(&["update-ref", "-d", &tracking]);
+                Ok(None)
+            }
+            Err(SyncError::Git { message, .. }) => Err(SyncError::Unreachable(message)),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Pushes the branch: `false` when the remote refused it for having moved.
+    fn push(&self) -> Result<bool, SyncError> {
+        let refspec = format!("HEAD:refs/heads/{}", self.branch);
+        match self.git.output(&["push", "--quiet", "--no-verify", REMOTE_NAME, &refspec]) {
+            Ok(_) => Ok(true),
+            Err(SyncError::Git { message, .. })
+                if message.contains("[rejected]") || message.contains("non-fast-forward") || message.contains("fetch first") =>
+            {
+                Ok(false)
+            }
+            Err(SyncError::Git { message, .. }) => Err(SyncError::Unreachable(message)),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Merges `remote` into the branch and writes the result to the vault's files; the
+    /// files written and the conflicts met.
+    fn merge(&self, remote: Option<&str>) -> Result<(Vec<String>, Vec<Conflict>), SyncError> {
+        let Some(remote) = remote else { return Ok((Vec::new(), Vec::new())) };
+        let empty = tree::empty_tree(&self.git)?;
+        let Some(local) = self.git.commit_of("HEAD")? else {
+            // Nothing here yet: the remote's files, as they are.
+            let written = apply(&self.git, &self.root, &self.state_dir(), &empty, remote)?;
+            return Ok((written, Vec::new()));
+        };
+        if local == remote || self.git.succeeds(&["merge-base", "--is-ancestor", remote, &local])? {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        if self.git.succeeds(&["merge-base", "--is-ancestor", &local, remote])? {
+            let written = apply(&self.git, &self.root, &self.state_dir(), &local, remote)?;
+            return Ok((written, Vec::new()));
+        }
+        let base = match self.git.output(&["merge-base", &local, remote]) {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            // Two histories never joined (a vault and a remote that both had notes).
+            Err(SyncError::Git { .. }) => empty,
+            Err(other) => return Err(other),
+        };
+        let merged = Merge {
+            git: &self.git,
+            base,
+            local: local.clone(),
+            remote: remote.to_string(),
+            device: &self.settings.device,
+            now: Utc::now(),
+        }
+        .build()?;
+        let mut message = format!("Sync: merged on {}", self.settings.device);
+        for conflict in &merged.conflicts {
+            message.push_str(&format!("\n\nConflict: {} (this device's version in {})", conflict.path, conflict.copy));
+        }
+        let commit = self
+            .git
+            .run(&["commit-tree", &merged.tree, "-p", &local, "-p", remote, "-m", &message])?
+            .trim()
+            .to_string();
+        let written = apply(&self.git, &self.root, &self.state_dir(), &local, &commit)?;
+        Ok((written, merged.conflicts))
+    }
+
+    /// Refuses a pulled tree that tracks files under `.kb/` or `.git`, submodules, links
+    /// that leave the vault, or paths kb would not write.
+    fn check_tree(&self, commit: &str) -> Result<(), SyncError> {
+        for (path, file) in tree::files(&self.git, commit)? {
+            let parts: Vec<&str> = path.split('/').collect();
+            let lower = path.to_lowercase();
+            if lower == ".kb" || lower.starts_with(".kb/") {
+                return Err(SyncError::Refused(format!("it tracks {path}, inside .kb/, which never travels")));
+            }
+            if parts.iter().any(|p| p.eq_ignore_ascii_case(".git") || *p == ".." || *p == "." || p.is_empty())
+                || path.contains('\\')
+            {
+                return Err(SyncError::Refused(format!("it holds a path kb does not write: {path:?}")));
+            }
+            if file.mode == "160000" {
+                return Err(SyncError::Refused(format!("{path} is a submodule")));
+            }
+            if file.mode == LINK {
+                let target = String::from_utf8_lossy(&self.git.blob(&file.oid)?).into_owned();
+                if !link_stays_inside(&path, &target) {
+                    return Err(SyncError::Refused(format!("{path} is a link to {target}, outside the vault")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The files that differ between `from` (none: the empty tree) and `to`.
+    fn files_between(&self, from: Option<&str>, to: &str) -> Result<Vec<String>, SyncError> {
+        let from = match from {
+            Some(from) => from.to_string(),
+            None => tree::empty_tree(&self.git)?,
+        };
+        let out = self.git.output(&["diff-tree", "-r", "-z", "--no-commit-id", "--name-only", &from, to])?.stdout;
+        Ok(out.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect())
+    }
+}
+
+/// Whether a link at `path` (vault-relative) to `target` points inside the vault.
+fn link_stays_inside(path: &str, target: &str) -> bool {
+    if target.starts_with('/') || target.starts_with('\\') || target.contains(':') {
+        return false;
+    }
+    let mut depth: Vec<&str> = path.split('/').collect();
+    depth.pop();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if depth.pop().is_none() {
+                    return false;
+                }
+            }
+            other => depth.push(other),
+        }
+    }
+    !depth.first().is_some_and(|first| first.eq_ignore_ascii_case(".kb") || first.eq_ignore_ascii_case(".git"))
+}

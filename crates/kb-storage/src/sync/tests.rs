@@ -1,0 +1,345 @@
+//! Sync with real git: a bare repository on disk as the remote and vault folders as the
+//! devices, each round run as a long-running kb process runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{GitSync, SyncError, SyncSettings};
+
+/// A bare remote in a folder of its own.
+fn bare_remote() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vault.git");
+    let status = Command::new("git").args(["init", "--quiet", "--bare"]).arg(&path).status().unwrap();
+    assert!(status.success());
+    (dir, path.to_string_lossy().into_owned())
+}
+
+/// A device: a vault folder synced with `remote`.
+struct Device {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    sync: GitSync,
+}
+
+impl Device {
+    fn new(remote: &str, name: &str) -> Device {
+        Device::with_files(remote, name, &[])
+    }
+
+    fn with_files(remote: &str, name: &str, files: &[(&str, &str)]) -> Device {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("vault");
+        std::fs::create_dir_all(&root).unwrap();
+        for (path, text) in files {
+            write(&root, path, text);
+        }
+        let settings =
+            SyncSettings { remote: remote.to_string(), device: name.to_string(), exclude: Vec::new(), entry_list: None };
+        let sync = GitSync::open(&root, settings).unwrap();
+        Device { _dir: dir, root, sync }
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        write(&self.root, path, text);
+    }
+
+    fn read(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(path)).ok()
+    }
+
+    fn round(&self) -> super::RoundReport {
+        self.sync.round().unwrap()
+    }
+
+    /// Every file of the vault but `.git` and `.kb`, with its text.
+    fn files(&self) -> Vec<(String, String)> {
+        let mut files: Vec<(String, String)> = walkdir::WalkDir::new(&self.root)
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || (e.file_name() != ".git" && e.file_name() != ".kb"))
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let path = e.path().strip_prefix(&self.root).unwrap().to_string_lossy().into_owned();
+                (path, std::fs::read_to_string(e.path()).unwrap_or_default())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+fn write(root: &Path, path: &str, text: &str) {
+    let file = root.join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, text).unwrap();
+}
+
+/// Two devices that agree on `files`.
+fn two_devices(files: &[(&str, &str)]) -> (tempfile::TempDir, Device, Device) {
+    let (remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", files);
+    a.round();
+    let b = Device::new(&remote, "desktop");
+    b.round();
+    assert_eq!(a.files(), b.files());
+    (remote_dir, a, b)
+}
+
+const SHED: &str = "---\nid: 01SHED\nname: Shed\nstatus: active\n---\n## Log\n\n- 2026-11-01: started\n";
+
+#[test]
+fn an_empty_remote_receives_the_vault_and_another_device_gets_it() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("projects/shed.md", SHED), ("people/sam.md", "Sam\n")]);
+    let first = a.round();
+    assert_eq!(first.went, vec!["people/sam.md".to_string(), "projects/shed.md".to_string()]);
+    let b = Device::new(&remote, "desktop");
+    let got = b.round();
+    assert_eq!(got.came.len(), 2, "{got:?}");
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn different_fields_changed_on_two_devices_are_both_kept() {
+    let (_r, a, b) = two_devices(&[("projects/shed.md", SHED)]);
+    a.write("projects/shed.md", &SHED.replace("status: active", "status: done"));
+    b.write("projects/shed.md", &SHED.replace("status: active\n", "status: active\nnext_action: Buy felt\n"));
+    a.round();
+    let merged = b.round();
+    assert!(merged.conflicts.is_empty(), "{merged:?}");
+    a.round();
+    let text = a.read("projects/shed.md").unwrap();
+    assert!(text.contains("status: done\nnext_action: Buy felt\n"), "{text}");
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn two_log_lines_added_on_two_devices_are_both_kept_in_date_order() {
+    let (_r, a, b) = two_devices(&[("projects/shed.md", SHED)]);
+    a.write("projects/shed.md", &format!("{SHED}- 2026-11-20: bought felt\n"));
+    b.write("projects/shed.md", &format!("{SHED}- 2026-11-10: measured\n"));
+    a.round();
+    b.round();
+    a.round();
+    assert_eq!(
+        a.read("projects/shed.md").unwrap(),
+        format!("{SHED}- 2026-11-10: measured\n- 2026-11-20: bought felt\n")
+    );
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn one_field_set_to_two_values_keeps_the_remote_version_and_a_copy() {
+    let (_r, a, b) = two_devices(&[("projects/shed.md", SHED)]);
+    let remote_first = SHED.replace("status: active", "status: done");
+    a.write("projects/shed.md", &remote_first);
+    b.write("projects/shed.md", &SHED.replace("status: active", "status: someday"));
+    a.round();
+    let report = b.round();
+    assert_eq!(report.conflicts.len(), 1, "{report:?}");
+    let conflict = &report.conflicts[0];
+    assert_eq!(conflict.path, "projects/shed.md");
+    assert!(conflict.copy.starts_with("projects/shed.conflict-desktop-"), "{}", conflict.copy);
+    assert_eq!(b.read("projects/shed.md").unwrap(), remote_first);
+    let copy = b.read(&conflict.copy).unwrap();
+    assert!(copy.contains("status: someday"), "{copy}");
+    assert!(copy.contains("conflict_of: projects/shed.md"), "{copy}");
+    assert!(!copy.contains("id: 01SHED"), "the copy has its own id: {copy}");
+    a.round();
+    assert_eq!(a.files(), b.files(), "every device sees the same copy");
+    assert_eq!(b.sync.status().unwrap().conflicts, vec![conflict.copy.clone()]);
+}
+
+#[test]
+fn an_edit_against_a_delete_keeps_the_edited_file() {
+    let (_r, a, b) = two_devices(&[("ideas/kites.md", "Kites\n"), ("ideas/boats.md", "Boats\n")]);
+    std::fs::remove_file(a.root.join("ideas/kites.md")).unwrap();
+    b.write("ideas/kites.md", "Kites\nBuy string\n");
+    std::fs::remove_file(b.root.join("ideas/boats.md")).unwrap();
+    a.write("ideas/boats.md", "Boats\nA canoe\n");
+    a.round();
+    b.round();
+    a.round();
+    assert_eq!(a.read("ideas/kites.md").as_deref(), Some("Kites\nBuy string\n"));
+    assert_eq!(a.read("ideas/boats.md").as_deref(), Some("Boats\nA canoe\n"));
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn a_move_on_one_device_and_an_edit_on_the_other_end_as_the_moved_file_with_the_edit() {
+    let text = "---\nid: 01KITE\nname: Kite\n---\nA kite to build with the kids.\nNeeds a frame.\n";
+    let (_r, a, b) = two_devices(&[("ideas/kite.md", text)]);
+    std::fs::create_dir_all(a.root.join("projects")).unwrap();
+    std::fs::rename(a.root.join("ideas/kite.md"), a.root.join("projects/kite.md")).unwrap();
+    b.write("ideas/kite.md", &format!("{text}Buy string.\n"));
+    a.round();
+    b.round();
+    a.round();
+    assert_eq!(b.read("ideas/kite.md"), None);
+    assert_eq!(b.read("projects/kite.md").unwrap(), format!("{text}Buy string.\n"));
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn two_notes_made_at_one_path_both_stay() {
+    let (_r, a, b) = two_devices(&[]);
+    a.write("people/priya.md", "---\nid: 01A\nname: Priya\n---\nRobotics meetup\n");
+    b.write("people/priya.md", "---\nid: 01B\nname: Priya\n---\nDentist's receptionist\n");
+    a.round();
+    b.round();
+    a.round();
+    assert!(a.read("people/priya.md").unwrap().contains("Robotics"));
+    assert!(a.read("people/priya-2.md").unwrap().contains("Dentist"));
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn a_vault_and_a_remote_that_both_have_notes_are_joined() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n"), ("ideas/x.md", "X one\n")]);
+    a.round();
+    let b = Device::with_files(&remote, "desktop", &[("people/ana.md", "Ana\n"), ("ideas/x.md", "X two\n")]);
+    b.round();
+    a.round();
+    assert_eq!(a.read("people/ana.md").as_deref(), Some("Ana\n"));
+    assert_eq!(b.read("people/sam.md").as_deref(), Some("Sam\n"));
+    assert_eq!(a.read("ideas/x.md").as_deref(), Some("X one\n"));
+    assert_eq!(a.read("ideas/x-2.md").as_deref(), Some("X two\n"));
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn what_does_not_travel_stays_on_its_device() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(
+        &remote,
+        "laptop",
+        &[
+            ("people/sam.md", "Sam\n"),
+            (".kb/state", "local\n"),
+            (".kbignore", "private/\n"),
+            ("private/diary.md", "secret\n"),
+            (".obsidian/workspace.json", "{}\n"),
+            (".obsidian/app.json", "{}\n"),
+        ],
+    );
+    a.round();
+    let b = Device::new(&remote, "desktop");
+    b.round();
+    let paths: Vec<String> = b.files().into_iter().map(|(p, _)| p).collect();
+    assert_eq!(paths, vec![".kbignore", ".obsidian/app.json", "people/sam.md"]);
+}
+
+#[test]
+fn a_remote_url_with_a_password_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = SyncSettings {
+        remote: "https://me:hunter2@example.com/v.git".into(),
+        device: "laptop".into(),
+        exclude: Vec::new(),
+        entry_list: None,
+    };
+    let error = GitSync::open(dir.path(), settings).unwrap_err();
+    assert!(matches!(error, SyncError::PasswordInUrl(_)));
+    assert!(!error.to_string().contains("hunter2"), "{error}");
+    assert!(!dir.path().join(".git").exists(), "nothing was set up");
+}
+
+#[test]
+fn a_vault_inside_another_repository_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    Command::new("git").args(["init", "--quiet"]).current_dir(dir.path()).status().unwrap();
+    let vault = dir.path().join("kb");
+    std::fs::create_dir_all(&vault).unwrap();
+    let settings =
+        SyncSettings { remote: "/nowhere.git".into(), device: "laptop".into(), exclude: Vec::new(), entry_list: None };
+    let error = GitSync::open(&vault, settings).unwrap_err();
+    assert!(matches!(error, SyncError::InsideAnotherRepository { .. }), "{error}");
+}
+
+/// Pushes `files` to the remote as a commit of another tool, on top of what it has.
+fn push_from_elsewhere(remote: &str, files: &[(&str, &str)], link: Option<(&str, &str)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["clone", "--quiet", remote, "."]);
+    // The remote's branch, when it has one (a bare remote's HEAD may name another).
+    let _ = Command::new("git").args(["checkout", "--quiet", "-B", "main", "origin/main"]).current_dir(dir.path()).output();
+    for (path, text) in files {
+        write(dir.path(), path, text);
+    }
+    if let Some((path, target)) = link {
+        std::os::unix::fs::symlink(target, dir.path().join(path)).unwrap();
+    }
+    run(&["add", "--all", "--force"]);
+    run(&["-c", "user.name=x", "-c", "user.email=x@x", "commit", "--quiet", "-m", "elsewhere"]);
+    run(&["push", "--quiet", "origin", "HEAD:main"]);
+}
+
+#[test]
+fn a_pulled_tree_tracking_kb_state_or_links_out_of_the_vault_is_not_merged() {
+    let (remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    a.round();
+    push_from_elsewhere(&remote, &[(".kb/history.sqlite", "evil"), ("people/x.md", "x\n")], None);
+    let error = a.sync.round().unwrap_err();
+    assert!(matches!(error, SyncError::Refused(_)), "{error}");
+    assert_eq!(a.read("people/x.md"), None, "nothing merged");
+    drop(remote_dir);
+
+    let (_remote_dir, remote) = bare_remote();
+    let b = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    b.round();
+    push_from_elsewhere(&remote, &[], Some(("people/passwd.md", "../../../../etc/passwd")));
+    let error = b.sync.round().unwrap_err();
+    assert!(error.to_string().contains("outside the vault"), "{error}");
+    assert!(b.root.join("people/passwd.md").symlink_metadata().is_err());
+}
+
+#[test]
+fn a_rewritten_remote_is_refused() {
+    let (_r, a, _b) = two_devices(&[("people/sam.md", "Sam\n")]);
+    let (_other_dir, other) = bare_remote();
+    push_from_elsewhere(&other, &[("people/eve.md", "Eve\n")], None);
+    // The remote's history replaced by another.
+    let remote_path = a.sync.git.run(&["remote", "get-url", super::REMOTE_NAME]).unwrap();
+    let out = Command::new("git")
+        .args(["push", "--quiet", "--force", remote_path.trim(), "main:main"])
+        .current_dir(Path::new(&other))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let error = a.sync.round().unwrap_err();
+    assert!(matches!(error, SyncError::RewrittenRemote { .. }), "{error}");
+    assert_eq!(a.read("people/eve.md"), None);
+}
+
+#[test]
+fn an_unreachable_remote_fails_the_round_and_says_so_in_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = SyncSettings {
+        remote: dir.path().join("gone.git").to_string_lossy().into_owned(),
+        device: "laptop".into(),
+        exclude: Vec::new(),
+        entry_list: None,
+    };
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(&root).unwrap();
+    write(&root, "people/sam.md", "Sam\n");
+    let sync = GitSync::open(&root, settings).unwrap();
+    let error = sync.round().unwrap_err();
+    assert!(matches!(error, SyncError::Unreachable(_)), "{error}");
+    let status = sync.status().unwrap();
+    assert!(status.last_error.is_some());
+    assert_eq!(status.ahead, 1, "the outside edits were committed: {status:?}");
+}
+
+#[test]
+fn a_second_round_at_once_is_busy() {
+    let (_r, a, _b) = two_devices(&[]);
+    let _held = a.sync.try_lock().unwrap();
+    assert!(matches!(a.sync.round(), Err(SyncError::Busy)));
+}
