@@ -185,6 +185,13 @@ pub enum Command {
     /// One screen of what kb knows: entries per category, the search index, the embedding
     /// model and how many entries it has embedded.
     Status,
+    /// Sync the vault with its git remote now (KB_SYNC_REMOTE) and say what came and went;
+    /// `kb sync status` says where sync stands.
+    Sync {
+        /// Without one, sync now.
+        #[command(subcommand)]
+        action: Option<SyncAction>,
+    },
     /// Show the revisions of an entry, newest first (also of a deleted one, by its last path).
     History {
         /// The entry's path in the vault, like `projects/clientco.md`.
@@ -311,6 +318,14 @@ impl Setting {
 }
 
 /// What to do with one nudge.
+/// What `kb sync` does besides syncing now.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum SyncAction {
+    /// Where sync stands: the remote, this device, commits ahead and behind, the last
+    /// sync, and the conflict copies waiting for a person.
+    Status,
+}
+
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum NudgeAction {
     /// Keep it out of sight for a while.

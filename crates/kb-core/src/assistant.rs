@@ -63,6 +63,8 @@ pub struct Assistant {
     idempotency: crate::idempotency::IdempotencyKeys,
     /// Texts per request to the embedding server.
     embedding_batch: usize,
+    /// Sync through git, when set up.
+    sync: Option<crate::sync::Syncer>,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -102,6 +104,8 @@ pub struct Health {
     /// How far embedding got, with an embedding model (`None` without one, or while the
     /// index is not open).
     pub embeddings: Option<kb_domain::EmbeddingCoverage>,
+    /// Where sync stands (`None` without sync).
+    pub sync: Option<crate::sync::SyncSummary>,
 }
 
 impl Assistant {
@@ -128,6 +132,15 @@ impl Assistant {
             database: config.database_url(),
             git: config.git,
             exclude: config.exclude.clone(),
+        };
+        // Sync makes the vault a repository before commits are checked for.
+        let mut sync = match &config.sync {
+            Some(settings) => {
+                let (dir, settings, exclude) = (config.kb_dir.clone(), settings.clone(), config.exclude.clone());
+                let opened = tokio::task::spawn_blocking(move || crate::sync::Syncer::open(&dir, &settings, &exclude));
+                Some(opened.await.map_err(CoreError::Task)??)
+            }
+            None => None,
         };
         let vault_clock = Arc::clone(&clock);
         let watch = config.watch;
@@ -161,6 +174,9 @@ impl Assistant {
                     crate::embedding::start(opened, Arc::clone(embedder), settings.batch);
                 }
                 check_history_in_background(&vault);
+                if let (Some(sync), Some(settings)) = (sync.as_mut(), &config.sync) {
+                    sync.start_loop(settings.interval);
+                }
                 start_watcher(&vault, opened, &changes).map_or((None, None), |(w, s)| (Some(w), s))
             }
             None => (None, None),
@@ -228,6 +244,7 @@ impl Assistant {
             outbox,
             idempotency,
             embedding_batch: config.embeddings.as_ref().map_or(1, |settings| settings.batch),
+            sync,
         })
     }
 
@@ -338,6 +355,11 @@ impl Assistant {
         self.model.describe()
     }
 
+    /// Sync through git: `None` unless `KB_SYNC_REMOTE` set it up.
+    pub fn sync(&self) -> Option<&crate::sync::Syncer> {
+        self.sync.as_ref()
+    }
+
     /// Receives every change to the vault from now on: this process's, other kb
     /// processes' and outside edits (those only while the vault is watched).
     pub fn changes(&self) -> tokio::sync::broadcast::Receiver<ChangedPaths> {
@@ -372,6 +394,7 @@ impl Assistant {
             vault_ready: built.is_some(),
             notices: self.vault.entry_list_notice().into_iter().collect(),
             embeddings: self.embedding_coverage(),
+            sync: self.sync.as_ref().map(crate::sync::Syncer::summary),
         }
     }
 

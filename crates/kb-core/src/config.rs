@@ -69,6 +69,19 @@ pub struct Config {
     /// The embedding model search by meaning uses (`KB_EMBEDDINGS_*`; none: keyword
     /// search only).
     pub embeddings: Option<EmbeddingSettings>,
+    /// Sync through git (`KB_SYNC_REMOTE`; none: the vault stays on this device).
+    pub sync: Option<SyncConfig>,
+}
+
+/// How the vault syncs through git.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncConfig {
+    /// The remote (`KB_SYNC_REMOTE`): a path, `ssh://…`, `https://…` (never with a password).
+    pub remote: String,
+    /// How long a long-running process waits between rounds (`KB_SYNC_INTERVAL`, 60 s).
+    pub interval: std::time::Duration,
+    /// This device's name (`KB_DEVICE`; default: the host name).
+    pub device: String,
 }
 
 /// A configuration value that cannot be used.
@@ -119,6 +132,7 @@ impl Config {
             exclude: Vec::new(),
             outreach: OutreachConfig::default(),
             embeddings: None,
+            sync: None,
         }
     }
 
@@ -177,6 +191,11 @@ impl Config {
                 value.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_string).collect();
         }
         config.outreach = outreach(&lookup)?;
+        config.sync = sync(&lookup)?;
+        if config.sync.is_some() {
+            // Every change is a commit, so the next round has it to send.
+            config.git = GitMode::Commit;
+        }
         config.max_tool_rounds = count(&lookup, "KB_MAX_TOOL_ROUNDS", config.max_tool_rounds)?;
         config.conversation_window = count(&lookup, "KB_HISTORY_WINDOW", config.conversation_window)?;
         config.embeddings =
@@ -261,6 +280,30 @@ fn outreach(lookup: &impl Fn(&str) -> Option<String>) -> Result<OutreachConfig, 
     Ok(outreach)
 }
 
+/// The sync settings, when `KB_SYNC_REMOTE` is set.
+fn sync(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<SyncConfig>, ConfigError> {
+    let Some(remote) = lookup("KB_SYNC_REMOTE").map(|r| r.trim().to_string()) else { return Ok(None) };
+    kb_storage::sync::check_remote(&remote)
+        .map_err(|e| ConfigError::Setting { name: "KB_SYNC_REMOTE", problem: e.to_string() })?;
+    let seconds = count(lookup, "KB_SYNC_INTERVAL", 60)?;
+    let device = match lookup("KB_DEVICE") {
+        Some(device) => device.trim().to_string(),
+        None => host_name(),
+    };
+    Ok(Some(SyncConfig { remote, interval: std::time::Duration::from_secs(seconds as u64), device }))
+}
+
+/// This machine's host name (`device` when it cannot be read).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "device".to_string())
+}
+
 fn count(
     lookup: &impl Fn(&str) -> Option<String>,
     name: &'static str,
@@ -317,6 +360,20 @@ mod tests {
         // Not a file: the URL itself.
         let memory = config(&[("DATABASE_URL", "sqlite::memory:")]).unwrap();
         assert_eq!(memory.database_identity(), "sqlite::memory:");
+    }
+
+    #[test]
+    fn sync_is_read_and_implies_commits() {
+        let c = config(&[("KB_SYNC_REMOTE", "/srv/vault.git"), ("KB_DEVICE", "laptop"), ("KB_SYNC_INTERVAL", "5")])
+            .unwrap();
+        let sync = c.sync.unwrap();
+        assert_eq!((sync.remote.as_str(), sync.device.as_str()), ("/srv/vault.git", "laptop"));
+        assert_eq!(sync.interval, std::time::Duration::from_secs(5));
+        assert_eq!(c.git, GitMode::Commit);
+        let secret = config(&[("KB_SYNC_REMOTE", "https://me:hunter2@example.com/v.git")]).unwrap_err();
+        assert!(!secret.to_string().contains("hunter2"), "{secret}");
+        assert!(config(&[("KB_SYNC_REMOTE", "/r.git"), ("KB_SYNC_INTERVAL", "0")]).is_err());
+        assert!(!config(&[("KB_SYNC_REMOTE", "/r.git")]).unwrap().sync.unwrap().device.is_empty());
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub enum CoreError {
     /// The tools could not be registered.
     #[error("cannot register the tools")]
     Tools(#[source] kb_tools::RegistryError),
+    /// Sync through git cannot be set up or did not succeed.
+    #[error(transparent)]
+    Sync(kb_storage::sync::SyncError),
     /// A start-up task failed to run (it panicked or was cancelled).
     #[error("start-up task failed")]
     Task(#[source] tokio::task::JoinError),

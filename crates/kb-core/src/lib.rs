@@ -51,13 +51,14 @@ mod follow;
 pub mod idempotency;
 pub mod index;
 pub mod outreach;
+pub mod sync;
 
 pub use assistant::{
     Assistant, CaptureOptions, Chat, Entries, EntryEdit, Health, History, ListQuery, Outreach,
     OutreachStatus, Restored, SearchRequest, Snoozed, ToolSpec, Tools, UndoOf,
 };
 pub use changes::{ChangeFeed, ChangedPaths};
-pub use config::{Config, ConfigError, GitMode, ModelChoice};
+pub use config::{Config, ConfigError, GitMode, ModelChoice, SyncConfig};
 pub use error::{CoreError, ToolFailure};
 pub use index::open_index;
 /// The domain types, for programs that need more than the re-exports below.

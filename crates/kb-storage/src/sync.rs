@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 pub use git::scrub;
 pub use round::{Conflict, RoundReport};
 pub use setup::{REMOTE_NAME, check_remote};
-pub use state::SyncStatus;
+pub use state::{SyncStatus, conflict_copies, is_conflict_copy};
 
 use self::git::Git;
 

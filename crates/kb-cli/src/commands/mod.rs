@@ -11,6 +11,7 @@ mod progress;
 mod reindex;
 mod serve;
 mod status;
+mod sync;
 mod tidy;
 
 use std::path::PathBuf;
@@ -45,7 +46,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let watch = matches!(command, Command::Chat(_));
     // A search reads no entries; the other commands mostly do: their saved catalogue loads
     // while the index opens.
-    let entries_needed = !matches!(command, Command::Search { .. });
+    let entries_needed = !matches!(command, Command::Search { .. } | Command::Sync { .. });
     // Commands that only read entries open the search index only if they search after
     // all (a name that resolves no other way), and so does a capture, which searches
     // nothing: the next command that searches takes its file in by its stamp, as with an
@@ -57,6 +58,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             | Command::Digest { send: false, .. }
             | Command::History { .. }
             | Command::Capture { .. }
+            | Command::Sync { .. }
     );
     let kb = open(Config { watch, entries_needed, search_needed, ..config }).await?;
     let result = match command {
@@ -88,6 +90,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             entries::search(&kb, &search, format).await
         }
         Command::Status => status::run(&kb, format).await,
+        Command::Sync { action } => sync::run(&kb, action, format).await,
         Command::Digest { kind, send: false } => entries::digest(&kb, kind, format).await,
         Command::Digest { kind, send: true } => outreach::send(&kb, kind, format).await,
         Command::Nudges { action } => outreach::nudges(&kb, action, format).await,

@@ -73,6 +73,12 @@ use serde_json::Value;
 
 pub use self::files::EntryFiles;
 
+/// Where kb writes the entry list of the vault at `root` (the file a vault opened there
+/// would choose), or `None` when `index.md` and `kb-index.md` are both the person's.
+pub fn entry_list_file_of(root: &Path) -> Option<PathBuf> {
+    entry_list::choose_file(root).0
+}
+
 use self::cache::Cache;
 use self::entry_list_file::EntryListFile;
 use self::observers::Observers;

@@ -1,0 +1,63 @@
+//! `kb sync`: a round of sync now, printing what came and went and the conflicts met;
+//! `kb sync status`: where sync stands.
+
+use kb_core::Assistant;
+use serde_json::json;
+
+use crate::cli::SyncAction;
+use crate::failure::CliError;
+use crate::output::{self, Format};
+
+/// Runs `kb sync` (with `action`, `kb sync status`).
+pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> Result<(), CliError> {
+    let Some(sync) = kb.sync() else {
+        return Err(CliError::usage(
+            "sync is off: set KB_SYNC_REMOTE to a git remote (a bare repository's path, ssh://… or https://…)",
+        ));
+    };
+    match action {
+        Some(SyncAction::Status) => {
+            let status = sync.status().await?;
+            if format.is_json() {
+                return output::print_json(&json!(status));
+            }
+            let mut out = format!("remote     {}\ndevice     {}\n", status.remote, status.device);
+            out.push_str(&format!("ahead      {} commits\nbehind     {} commits\n", status.ahead, status.behind));
+            let last = status.last_sync.map_or_else(|| "never".to_string(), |at| at.to_rfc3339());
+            out.push_str(&format!("last sync  {last}\n"));
+            if let Some(problem) = &status.last_error {
+                out.push_str(&format!("last error {problem}\n"));
+            }
+            if status.conflicts.is_empty() {
+                out.push_str("conflicts  none\n");
+            } else {
+                out.push_str(&format!("conflicts  {}\n", status.conflicts.len()));
+                status.conflicts.iter().for_each(|copy| out.push_str(&format!("  {copy}\n")));
+            }
+            output::print_text(&out)
+        }
+        None => {
+            let report = sync.round_now().await?;
+            if format.is_json() {
+                return output::print_json(&json!(report));
+            }
+            let mut out = String::new();
+            for path in &report.came {
+                out.push_str(&format!("came  {path}\n"));
+            }
+            for path in &report.went {
+                out.push_str(&format!("went  {path}\n"));
+            }
+            for conflict in &report.conflicts {
+                out.push_str(&format!(
+                    "conflict  {} kept the remote's version; this device's is in {}\n",
+                    conflict.path, conflict.copy
+                ));
+            }
+            if out.is_empty() {
+                out.push_str("in sync: nothing came or went\n");
+            }
+            output::print_text(&out)
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Sync of the vault through git (`KB_SYNC_REMOTE`): the [`Syncer`] an assistant holds —
+//! a round when asked (`kb sync`), where sync stands (`kb sync status`, `/healthz`) — and
+//! the loop one long-running process per vault runs (`kb serve`, `kb mcp`, `kb chat`).
+//!
+//! The loop is run by the process holding `.kb/sync-loop.lock`: others on the vault leave
+//! it to that one. Each round takes `.kb/sync.lock` as well, which `kb sync` also takes, so
+//! two rounds never run at once. A remote that cannot be reached is tried again after a
+//! pause that doubles up to [`MAX_PAUSE`] while kb keeps working; the changes made
+//! meanwhile go at the next round that reaches it.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use kb_domain::sync::lock;
+use kb_storage::sync::{GitSync, RoundReport, SyncError, SyncSettings, SyncStatus};
+
+use crate::config::SyncConfig;
+use crate::error::CoreError;
+
+/// The longest pause between rounds while the remote cannot be reached.
+const MAX_PAUSE: Duration = Duration::from_secs(15 * 60);
+
+/// How long `kb sync` waits for a round another process is running.
+const WAIT_FOR_ROUND: Duration = Duration::from_secs(60);
+
+/// Where sync stands, as `/healthz` says it (no remote, nothing secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncSummary {
+    /// `idle`, `syncing` or `failing`.
+    pub state: &'static str,
+    /// When a round last finished.
+    pub last_sync: Option<DateTime<Utc>>,
+    /// How many conflict copies are in the vault.
+    pub conflicts: usize,
+    /// Why the last round failed, when it did.
+    pub problem: Option<String>,
+}
+
+/// A vault's sync (see the module doc).
+#[derive(Debug)]
+pub struct Syncer {
+    sync: Arc<GitSync>,
+    summary: Arc<Mutex<SyncSummary>>,
+    /// Stops the loop when dropped.
+    _stop: Option<Sender<()>>,
+}
+
+impl Syncer {
+    /// Sets the vault at `dir` up for sync as `config` says (see [`GitSync::open`]).
+    pub(crate) fn open(dir: &Path, config: &SyncConfig, exclude: &[String]) -> Result<Syncer, CoreError> {
+        let _ = std::fs::create_dir_all(dir);
+        let settings = SyncSettings {
+            remote: config.remote.clone(),
+            device: config.device.clone(),
+            exclude: exclude.to_vec(),
+            entry_list: kb_storage::vault::entry_list_file_of(dir),
+        };
+        let sync = Arc::new(GitSync::open(dir, settings).map_err(CoreError::Sync)?);
+        let status = sync.status().ok();
+        let summary = SyncSummary {
+            state: "idle",
+            last_sync: status.as_ref().and_then(|s| s.last_sync),
+            conflicts: status.as_ref().map_or(0, |s| s.conflicts.len()),
+            problem: status.and_then(|s| s.last_error),
+        };
+        Ok(Syncer { sync, summary: Arc::new(Mutex::new(summary)), _stop: None })
+    }
+
+    /// Starts the loop in this process, unless another process on the vault runs it.
+    pub(crate) fn start_loop(&mut self, interval: Duration) {
+        let Some(loop_lock) = loop_lock(self.sync.root()) else {
+            tracing::info!("another kb process syncs this vault");
+            return;
+        };
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let (sync, summary) = (Arc::clone(&self.sync), Arc::clone(&self.summary));
+        let started = std::thread::Builder::new()
+            .name("kb-sync".into())
+            .spawn(move || run_loop(&sync, &summary, interval, &stopped, loop_lock));
+        match started {
+            Ok(_) => self._stop = Some(stop),
+            Err(error) => tracing::warn!(%error, "sync could not start; `kb sync` still syncs"),
+        }
+    }
+
+    /// Syncs now, waiting for a round another process is running to end first.
+    pub async fn round_now(&self) -> Result<RoundReport, CoreError> {
+        let (sync, summary) = (Arc::clone(&self.sync), Arc::clone(&self.summary));
+        tokio::task::spawn_blocking(move || {
+            let began = std::time::Instant::now();
+            loop {
+                match round(&sync, &summary) {
+                    Err(SyncError::Busy) if began.elapsed() < WAIT_FOR_ROUND => {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    other => return other.map_err(CoreError::Sync),
+                }
+            }
+        })
+        .await
+        .map_err(CoreError::Task)?
+    }
+
+    /// Where sync stands: remote, device, ahead and behind as of the last fetch, the last
+    /// round and the open conflicts.
+    pub async fn status(&self) -> Result<SyncStatus, CoreError> {
+        let sync = Arc::clone(&self.sync);
+        tokio::task::spawn_blocking(move || sync.status()).await.map_err(CoreError::Task)?.map_err(CoreError::Sync)
+    }
+
+    /// Where sync stands, without reading anything (for `/healthz`).
+    pub fn summary(&self) -> SyncSummary {
+        lock(&self.summary).clone()
+    }
+
+    /// This device's name.
+    pub fn device(&self) -> &str {
+        self.sync.device()
+    }
+}
+
+/// One round, with the summary kept up to date.
+fn round(sync: &GitSync, summary: &Mutex<SyncSummary>) -> Result<RoundReport, SyncError> {
+    lock(summary).state = "syncing";
+    let result = sync.round();
+    let conflicts = kb_storage::sync::conflict_copies(sync.root()).len();
+    let mut summary = lock(summary);
+    summary.conflicts = conflicts;
+    match &result {
+        Ok(report) => {
+            summary.state = "idle";
+            summary.last_sync = Some(Utc::now());
+            summary.problem = None;
+            if !report.conflicts.is_empty() {
+                tracing::warn!(conflicts = ?report.conflicts, "sync met notes changed two ways; see `kb sync status`");
+            }
+        }
+        // Another process's round: nothing changes here.
+        Err(SyncError::Busy) => summary.state = "idle",
+        Err(error) => {
+            summary.state = "failing";
+            summary.problem = Some(error.to_string());
+        }
+    }
+    result
+}
+
+/// The loop: a round, then a pause (longer after each failure), until stopped.
+fn run_loop(
+    sync: &GitSync,
+    summary: &Mutex<SyncSummary>,
+    interval: Duration,
+    stopped: &Receiver<()>,
+    _loop_lock: File,
+) {
+    let mut pause = interval;
+    loop {
+        let _span = tracing::info_span!("sync round", device = sync.device()).entered();
+        match round(sync, summary) {
+            Ok(report) => {
+                if !report.came.is_empty() || !report.went.is_empty() {
+                    tracing::info!(came = report.came.len(), went = report.went.len(), "synced");
+                }
+                pause = interval;
+            }
+            Err(SyncError::Busy) => pause = interval,
+            Err(error) => {
+                pause = (pause * 2).min(MAX_PAUSE.max(interval));
+                tracing::warn!(%error, retry_in_secs = pause.as_secs(), "sync failed; kb goes on and tries again");
+            }
+        }
+        match stopped.recv_timeout(pause) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => return,
+        }
+    }
+}
+
+/// Takes `.kb/sync-loop.lock` without waiting; `None` when another process holds it.
+fn loop_lock(root: &Path) -> Option<File> {
+    let path = root.join(".kb").join("sync-loop.lock");
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).ok()?;
+    file.try_lock().ok()?;
+    Some(file)
+}
