@@ -9,7 +9,9 @@
 //! Before its first round, and again after a failure (the server may come back as
 //! another), the owner embeds a fixed text, the probe, and the index compares its vector
 //! with the one the vectors were made with: another model behind the same name (another
-//! server, another version) starts the vectors again rather than mix two models'.
+//! server, another version) starts the vectors again rather than mix two models'. Once per
+//! set of vectors it also embeds the queries on nothing in particular that calibrate the
+//! cut of matches by meaning.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -99,6 +101,21 @@ async fn check_probe(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Res
              another version of the model): embedding every entry again"
         );
     }
+    calibrate(index, embedder).await
+}
+
+/// Embeds the queries on nothing in particular that calibrate the cut of matches by
+/// meaning, when the index has not kept them yet (in the index's owner).
+async fn calibrate(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Result<(), CoreError> {
+    let Some(strong) = index.upgrade() else { return Ok(()) };
+    let needed = tokio::task::spawn_blocking(move || strong.unrelated_queries_needed())
+        .await
+        .map_err(CoreError::Task)??;
+    let Some(queries) = needed else { return Ok(()) };
+    let texts: Vec<String> = queries.iter().map(|q| q.to_string()).collect();
+    let vectors = embedder.embed(&texts, TextRole::Query).await.map_err(CoreError::Embedding)?;
+    let Some(strong) = index.upgrade() else { return Ok(()) };
+    tokio::task::spawn_blocking(move || strong.keep_unrelated(vectors)).await.map_err(CoreError::Task)??;
     Ok(())
 }
 

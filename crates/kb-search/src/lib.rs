@@ -60,4 +60,5 @@ pub use ingest::{IndexProgress, ProgressFn};
 pub use open::{META_FILE, OpenOptions, OpenStats, SyncStats};
 pub use owner::OnForwarded;
 pub use schema::{SCHEMA_VERSION, TextField};
+pub use vectors::UNRELATED_QUERIES;
 pub use watcher::{DEBOUNCE, MAX_GATHER, OnChange, VaultWatcher, WatchSettler};

@@ -89,6 +89,11 @@ impl Embedding {
     pub fn embed_all(&self, index: &TantivyIndex) -> (Duration, usize) {
         let began = Instant::now();
         let mut texts = 0;
+        if let Some(queries) = index.unrelated_queries_needed().unwrap() {
+            let queries: Vec<String> = queries.iter().map(|q| q.to_string()).collect();
+            let vectors = self.runtime.block_on(self.embedder.embed(&queries, TextRole::Query)).unwrap();
+            index.keep_unrelated(vectors).unwrap();
+        }
         while let Some(work) = index.embedding_work(256).unwrap().filter(|w| !w.is_empty()) {
             texts += work.texts().len();
             let vectors = if work.texts().is_empty() {

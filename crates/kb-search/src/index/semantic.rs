@@ -38,6 +38,10 @@ const FUSION_DEPTH: usize = 50;
 /// query, and without a floor the fusion would fill each page with unrelated entries.
 /// Relative to the best, as models spread their similarities differently.
 const HYBRID_MARGIN: f32 = 0.06;
+/// A match by meaning may have to score only this many times as far above the typical
+/// score as the vault's best part does for queries on nothing it holds (see
+/// [`meaning_floor`] and `vectors::store::calibration`).
+const UNRELATED_MARGIN: f32 = 1.2;
 /// The spread of a model's scores of unrelated text, as a share of the room above their
 /// typical score (see [`meaning_floor`]).
 const UNRELATED_SPREAD: f32 = 0.07;
@@ -191,6 +195,34 @@ impl TantivyIndex {
         Ok(())
     }
 
+    /// The queries whose vectors (embedded as queries) calibrate the cut of matches by
+    /// meaning, when the index's owner is to embed them and hand them to
+    /// [`TantivyIndex::keep_unrelated`]: `None` once they are kept, in other processes, or
+    /// without a model.
+    pub fn unrelated_queries_needed(&self) -> Result<Option<&'static [&'static str]>, SearchError> {
+        if !self.is_owner() {
+            return Ok(None);
+        }
+        Ok(self
+            .with_store(|store| store.has_unrelated())?
+            .and_then(|kept| (!kept).then_some(&crate::vectors::UNRELATED_QUERIES[..])))
+    }
+
+    /// Keeps the vectors of [`TantivyIndex::unrelated_queries_needed`]'s queries, in order.
+    pub fn keep_unrelated(&self, vectors: Vec<Vec<f32>>) -> Result<(), SearchError> {
+        if vectors.len() != crate::vectors::UNRELATED_QUERIES.len() {
+            return Err(SearchError::index_message(format!(
+                "{} vectors for {} queries",
+                vectors.len(),
+                crate::vectors::UNRELATED_QUERIES.len()
+            )));
+        }
+        self.with_store(|store| store.keep_unrelated(&vectors))?
+            .transpose()
+            .map_err(|error| SearchError::index("cannot keep the vectors", error))?;
+        Ok(())
+    }
+
     /// Checks `probe`, the vector the embedder now gives the probe text, against the one the
     /// vectors were made with, starting them again when another model answers. In the
     /// index's owner only (`None` elsewhere, or without a model).
@@ -275,7 +307,7 @@ impl TantivyIndex {
         Ok(self
             .with_store(|store| {
                 let Some(typical) = store.typical_score(vector.values()) else { return Vec::new() };
-                let floor = meaning_floor(typical, store.rows());
+                let floor = meaning_floor(typical, store.rows(), store.unrelated_share());
                 let mut near = store
                     .nearest(vector.values(), depth, |path| category.is_none_or(|c| path.category() == c));
                 near.retain(|near| near.score >= floor);
@@ -384,22 +416,28 @@ impl TantivyIndex {
 }
 
 /// The least score of a match by meaning for a query whose typical score is `typical`,
-/// among `parts` parts.
+/// among `parts` parts, in a vault whose best part lands `unrelated` of the room above the
+/// typical score for queries on nothing it holds (when measured).
 ///
 /// Every part has some similarity to any query, and models place it differently: e5's
 /// scores of unrelated text sit near 0.75-0.8, other models' near 0.1, the fake server's
 /// word vectors' near 0. So the cut follows the query's own scores over the vault: their
 /// median (most parts have nothing particular to do with a query) is where unrelated text
-/// scores, and their spread is taken as [`UNRELATED_SPREAD`] of the room above it (e5's
-/// is about 0.015 over 0.22). The best of `parts` unrelated parts lands, by chance, about
-/// `sqrt(2 ln parts)` spreads above the median (the largest of that many draws of a
-/// normal distribution): a match must score above that, so a query on something no entry
-/// is about finds nothing by meaning, in a small vault as in a large one, while an entry
-/// a query paraphrases stands further out (see BENCHMARKS.md for e5's figures). Counted
-/// as at least [`MIN_PARTS`] parts.
-fn meaning_floor(typical: f32, parts: usize) -> f32 {
+/// scores. Above it, a match must stand out further than the best unrelated part does by
+/// chance:
+/// - by default, the spread of the scores is taken as [`UNRELATED_SPREAD`] of the room
+///   above the median (e5's is about 0.015 over 0.22 on hand-written notes), and the best
+///   of `parts` unrelated parts lands about `sqrt(2 ln parts)` spreads above the median
+///   (the largest of that many draws of a normal distribution), counted as at least
+///   [`MIN_PARTS`] parts;
+/// - where the vault's own measure is lower ([`UNRELATED_MARGIN`] times `unrelated`), it
+///   wins: in a large vault of alike notes the scores spread less than the default says,
+///   and the default would cut the paraphrases too (see BENCHMARKS.md for e5's figures).
+fn meaning_floor(typical: f32, parts: usize, unrelated: Option<f32>) -> f32 {
     let chance = (2.0 * (parts.max(MIN_PARTS) as f32).ln()).sqrt();
-    typical + UNRELATED_SPREAD * chance * (1.0 - typical)
+    let share = UNRELATED_SPREAD * chance;
+    let share = unrelated.map_or(share, |measured| share.min(UNRELATED_MARGIN * measured));
+    typical + share * (1.0 - typical)
 }
 
 /// A hit found by meaning only: its nearest part is its snippet and its passage. `None`

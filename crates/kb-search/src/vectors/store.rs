@@ -11,7 +11,9 @@
 //!   in order (no part: the entry is gone);
 //! - a **probe**: the vector the server gave a fixed text (see [`Store::check_probe`]),
 //!   as `f32`s: a server that answers another vector for it is another model, whatever its
-//!   name, and the file starts again rather than mix two models' vectors.
+//!   name, and the file starts again rather than mix two models' vectors;
+//! - the **unrelated queries**: the vectors of queries on nothing in particular, as `f32`s
+//!   one after the other, which calibrate the cut of matches by meaning ([`calibration`]).
 //!
 //! A vector is kept by its text's key, so a part that did not change is never embedded
 //! again (a restart, a reindex, a move, another process). A later entry record replaces
@@ -28,10 +30,11 @@ use std::path::{Path, PathBuf};
 use kb_domain::{EntryPath, Stamp};
 
 use format::{
-    ENTRY, HEADER_LEN, MAGIC, PROBE, Reader, VECTOR, push_record, read_entry, record_at, write_entry,
+    ENTRY, HEADER_LEN, MAGIC, PROBE, Reader, UNRELATED, VECTOR, push_record, read_entry, record_at, write_entry,
 };
 use scan::{quantise, signs_of};
 
+mod calibration;
 mod format;
 mod scan;
 
@@ -185,6 +188,8 @@ pub struct Store {
     superseded: usize,
     /// The vector of the probe text, when recorded.
     probe: Option<Vec<f32>>,
+    /// The vectors of the unrelated queries, and what they last measured.
+    unrelated: calibration::Unrelated,
 }
 
 impl Store {
@@ -213,6 +218,7 @@ impl Store {
             file_id: None,
             superseded: 0,
             probe: None,
+            unrelated: calibration::Unrelated::default(),
         }
     }
 
@@ -301,6 +307,7 @@ impl Store {
                 self.probe = Some(values.collect());
                 true
             }
+            UNRELATED => self.read_unrelated(payload),
             _ => false,
         }
     }
@@ -518,6 +525,10 @@ impl Store {
         if let Some(probe) = &self.probe {
             push_record(&mut bytes, PROBE, &probe_payload(probe));
             fresh.probe = Some(probe.clone());
+        }
+        if let Some(payload) = self.unrelated_payload() {
+            push_record(&mut bytes, UNRELATED, &payload);
+            fresh.read_unrelated(&payload);
         }
         let keys: HashMap<u32, Key> = self.rows.iter().map(|(key, row)| (*row, *key)).collect();
         for (path, kept) in &self.slots {

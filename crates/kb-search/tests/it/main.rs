@@ -3,6 +3,7 @@
 
 mod background;
 mod behaviour;
+mod cut;
 mod bulk;
 mod corpora;
 mod freshness;

@@ -15,6 +15,8 @@ pub(super) const VECTOR: u8 = 1;
 pub(super) const ENTRY: u8 = 2;
 /// The kind byte of a probe record.
 pub(super) const PROBE: u8 = 3;
+/// The kind byte of the record of queries on nothing in particular (see `calibration`).
+pub(super) const UNRELATED: u8 = 4;
 /// The longest record read (a bound against a damaged length).
 pub(super) const MAX_RECORD: u32 = 16 * 1024 * 1024;
 
