@@ -59,6 +59,7 @@ pub use assistant::{
 };
 pub use changes::{ChangeFeed, ChangedPaths};
 pub use config::{Config, ConfigError, GitMode, ModelChoice, SyncConfig};
+pub use kb_storage::sync::{Conflict, RoundReport, SyncError, SyncStatus};
 pub use error::{CoreError, ToolFailure};
 pub use index::open_index;
 /// The domain types, for programs that need more than the re-exports below.

@@ -31,6 +31,21 @@ pub struct HealthJson<'a> {
     /// How far embedding got, with an embedding model: `{model, embedded, total, queued}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<EmbeddingsJson<'a>>,
+    /// Where sync stands, with sync on: `{state, lastSync, conflicts}` (no remote).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncJson>,
+}
+
+/// Where sync stands, as health says it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncJson {
+    /// `idle`, `syncing` or `failing`.
+    pub state: &'static str,
+    /// When a round last finished (RFC 3339), `null` before the first.
+    pub last_sync: Option<String>,
+    /// How many conflict copies wait for a person.
+    pub conflicts: usize,
 }
 
 /// How far embedding got.
@@ -63,6 +78,11 @@ impl<'a> From<&'a Health> for HealthJson<'a> {
                 embedded: coverage.embedded,
                 total: coverage.total,
                 queued: coverage.queued,
+            }),
+            sync: health.sync.as_ref().map(|sync| SyncJson {
+                state: sync.state,
+                last_sync: sync.last_sync.map(|at| at.to_rfc3339()),
+                conflicts: sync.conflicts,
             }),
         }
     }

@@ -8,6 +8,7 @@ mod history;
 mod misc;
 mod outreach;
 mod page;
+mod sync;
 mod tidy;
 
 use std::sync::Arc;
@@ -57,6 +58,7 @@ pub fn router(state: AppState) -> Router {
         .route("/nudges/snooze", post(outreach::snooze).route_layer(once()))
         .route("/nudges/done", post(outreach::done).route_layer(once()))
         .route("/digests", get(outreach::digests).post(outreach::send).route_layer(once()))
+        .route("/sync", get(sync::status).post(sync::round))
         .fallback(misc::api_not_found)
         // Inside out: a POST must say JSON, after the Origin and token (or Host) checks.
         .route_layer(middleware::from_fn(require_json_post))
