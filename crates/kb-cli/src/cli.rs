@@ -324,6 +324,15 @@ pub enum SyncAction {
     /// Where sync stands: the remote, this device, commits ahead and behind, the last
     /// sync, and the conflict copies waiting for a person.
     Status,
+    /// Resolve a conflict sync met: keep this device's version (`mine`, the copy's), the
+    /// note's (`theirs`), or both as two notes. `kb undo` takes it back.
+    Resolve {
+        /// The conflict copy, or the note when it has one copy.
+        path: String,
+        /// Which version to keep.
+        #[arg(long, value_parser = ["mine", "theirs", "both"])]
+        keep: String,
+    },
 }
 
 #[derive(Debug, Clone, clap::Subcommand)]

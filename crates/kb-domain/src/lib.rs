@@ -39,6 +39,7 @@ pub mod category;
 pub mod cause;
 pub mod change;
 pub mod citations;
+pub mod conflicts;
 pub mod conversation;
 pub mod delivery;
 pub mod digest_orders;

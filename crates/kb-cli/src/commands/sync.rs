@@ -10,13 +10,41 @@ use crate::output::{self, Format};
 
 /// Runs `kb sync` (with `action`, `kb sync status`).
 pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> Result<(), CliError> {
-    let Some(sync) = kb.sync() else {
+    if let Some(SyncAction::Resolve { .. }) = &action {
+        // A conflict copy another sync tool made is resolved the same way, sync on or off.
+    } else if kb.sync().is_none() {
         return Err(CliError::usage(
             "sync is off: set KB_SYNC_REMOTE to a git remote (a bare repository's path, ssh://… or https://…)",
         ));
-    };
+    }
+    let sync = kb.sync();
     match action {
+        Some(SyncAction::Resolve { path, keep }) => {
+            let keep = kb_core::domain::conflicts::ConflictKeep::parse(&keep)
+                .ok_or_else(|| CliError::usage("--keep is mine, theirs or both"))?;
+            let resolved = kb.history().resolve_conflict(&path, keep).await?;
+            if format.is_json() {
+                return output::print_json(&json!({
+                    "note": resolved.note.as_str(),
+                    "copy": resolved.copy.as_str(),
+                    "keep": resolved.keep.as_str(),
+                }));
+            }
+            let done = match resolved.keep {
+                kb_core::domain::conflicts::ConflictKeep::Mine => {
+                    format!("{} now holds this device's version; {} is gone", resolved.note, resolved.copy)
+                }
+                kb_core::domain::conflicts::ConflictKeep::Theirs => {
+                    format!("{} keeps its version; {} is gone", resolved.note, resolved.copy)
+                }
+                kb_core::domain::conflicts::ConflictKeep::Both => {
+                    format!("kept both: {} and {}, a note of its own", resolved.note, resolved.copy)
+                }
+            };
+            output::print_text(&format!("{done} (kb undo takes it back)\n"))
+        }
         Some(SyncAction::Status) => {
+            let Some(sync) = sync else { return Ok(()) };
             let status = sync.status().await?;
             if format.is_json() {
                 return output::print_json(&json!(status));
@@ -37,6 +65,7 @@ pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> 
             output::print_text(&out)
         }
         None => {
+            let Some(sync) = sync else { return Ok(()) };
             let report = sync.round_now().await?;
             if format.is_json() {
                 return output::print_json(&json!(report));

@@ -30,5 +30,6 @@ mod semantic;
 mod semantic_faults;
 mod serving;
 mod startup;
+mod sync;
 mod terminal;
 mod tls;

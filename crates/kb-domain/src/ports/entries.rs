@@ -82,6 +82,14 @@ pub enum RepositoryError {
         /// How it changed.
         what: String,
     },
+    /// A path named as a sync conflict that is not one.
+    #[error("{path} is not a conflict copy: {reason}")]
+    NotAConflict {
+        /// The path named.
+        path: String,
+        /// Why not.
+        reason: String,
+    },
     /// The disk failed.
     #[error("vault i/o error at {path}: {source}")]
     Io {

@@ -59,6 +59,7 @@ pub fn router(state: AppState) -> Router {
         .route("/nudges/done", post(outreach::done).route_layer(once()))
         .route("/digests", get(outreach::digests).post(outreach::send).route_layer(once()))
         .route("/sync", get(sync::status).post(sync::round))
+        .route("/sync/resolve", post(sync::resolve).route_layer(once()))
         .fallback(misc::api_not_found)
         // Inside out: a POST must say JSON, after the Origin and token (or Host) checks.
         .route_layer(middleware::from_fn(require_json_post))

@@ -1,7 +1,9 @@
-//! `GET /api/sync` (where sync stands) and `POST /api/sync` (a round now).
+//! `GET /api/sync` (where sync stands), `POST /api/sync` (a round now) and
+//! `POST /api/sync/resolve` (a conflict resolved).
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiJson};
@@ -40,4 +42,29 @@ fn failed(error: kb_core::CoreError) -> ApiError {
         }
         _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "sync_failed", message),
     }
+}
+
+/// The body of `POST /api/sync/resolve`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveBody {
+    /// The conflict copy, or the note when it has one copy.
+    path: String,
+    /// `mine`, `theirs` or `both`.
+    keep: String,
+}
+
+/// `POST /api/sync/resolve {path, keep}`: `{note, copy, keep}`; undo takes it back.
+pub async fn resolve(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<ResolveBody>,
+) -> Result<ApiJson<Value>, ApiError> {
+    let keep = kb_core::domain::conflicts::ConflictKeep::parse(&body.keep)
+        .ok_or_else(|| ApiError::bad_request("keep is mine, theirs or both"))?;
+    let resolved = state.history().resolve_conflict(&body.path, keep).await?;
+    Ok(ApiJson(json!({
+        "note": resolved.note.as_str(),
+        "copy": resolved.copy.as_str(),
+        "keep": resolved.keep.as_str(),
+    })))
 }

@@ -31,6 +31,7 @@ pub(crate) mod atomic;
 mod attachments;
 mod cache;
 mod catalogue;
+mod conflicts;
 mod derived;
 mod entry_list;
 mod entry_list_file;
@@ -71,6 +72,7 @@ use kb_domain::{
 };
 use serde_json::Value;
 
+pub use self::conflicts::Resolved;
 pub use self::files::EntryFiles;
 
 /// Where kb writes the entry list of the vault at `root` (the file a vault opened there

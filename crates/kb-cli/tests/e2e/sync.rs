@@ -1,0 +1,147 @@
+//! Sync through git as a person uses it: the real `kb` binary on two vaults and a bare
+//! repository on disk — `kb sync`, `kb sync status`, a conflict resolved with `kb sync
+//! resolve` and taken back with `kb undo` — and `kb serve` syncing on its own, with
+//! `/healthz`, `GET /api/sync` and `POST /api/sync/resolve`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::KbServer;
+
+/// Runs `kb --kb-dir VAULT ARGS…` as device `device`, syncing with `remote`.
+fn kb(vault: &Path, remote: &Path, device: &str, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
+    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "KB_MODEL", "KB_DIR", "DATABASE_URL", "KB_API_TOKEN", "KB_ADDR"] {
+        command.env_remove(var);
+    }
+    command
+        .env("RUST_LOG", "warn")
+        .env("KB_SYNC_REMOTE", remote)
+        .env("KB_DEVICE", device)
+        .arg("--no-server")
+        .arg("--kb-dir")
+        .arg(vault)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(vault: &Path, remote: &Path, device: &str, args: &[&str]) -> String {
+    let output = kb(vault, remote, device, args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "kb {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn bare(dir: &Path) -> std::path::PathBuf {
+    let remote = dir.join("remote.git");
+    assert!(Command::new("git").args(["init", "--quiet", "--bare"]).arg(&remote).status().unwrap().success());
+    remote
+}
+
+const SHED: &str = "---\nid: 01SHED\nname: Shed\nstatus: active\n---\nThe roof leaks.\n";
+
+#[test]
+fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let (laptop, desktop) = (dir.path().join("laptop"), dir.path().join("desktop"));
+    std::fs::create_dir_all(laptop.join("projects")).unwrap();
+    std::fs::write(laptop.join("projects/shed.md"), SHED).unwrap();
+    assert!(ok(&laptop, &remote, "laptop", &["sync"]).contains("went  projects/shed.md"));
+    assert!(ok(&desktop, &remote, "desktop", &["sync"]).contains("came  projects/shed.md"));
+
+    // One field set to two values on two devices.
+    std::fs::write(laptop.join("projects/shed.md"), SHED.replace("active", "done")).unwrap();
+    std::fs::write(desktop.join("projects/shed.md"), SHED.replace("active", "someday")).unwrap();
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    let synced = ok(&desktop, &remote, "desktop", &["sync"]);
+    assert!(synced.contains("conflict  projects/shed.md"), "{synced}");
+    let status: Value =
+        serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "sync", "status"])).unwrap();
+    let copies = status["conflicts"].as_array().unwrap().clone();
+    assert_eq!(copies.len(), 1, "{status}");
+    let copy = copies[0].as_str().unwrap().to_string();
+    assert!(copy.starts_with("projects/shed.conflict-desktop-"), "{copy}");
+    assert_eq!((status["device"].clone(), status["ahead"].clone()), (json!("desktop"), json!(0)), "{status}");
+
+    // This device's version wins; undo puts the copy and the note back.
+    let shed = || std::fs::read_to_string(desktop.join("projects/shed.md")).unwrap();
+    assert!(shed().contains("status: done"));
+    ok(&desktop, &remote, "desktop", &["sync", "resolve", "projects/shed.md", "--keep", "mine"]);
+    assert_eq!(shed(), SHED.replace("active", "someday"), "the copy's version, with the note's id");
+    assert!(!desktop.join(&copy).exists());
+    ok(&desktop, &remote, "desktop", &["undo"]);
+    assert!(shed().contains("status: done"));
+    assert!(desktop.join(&copy).exists());
+
+    // Both kept; the other device gets the same files.
+    ok(&desktop, &remote, "desktop", &["sync", "resolve", &copy, "--keep", "both"]);
+    let kept = std::fs::read_to_string(desktop.join(&copy)).unwrap();
+    assert!(!kept.contains("conflict_of"), "{kept}");
+    ok(&desktop, &remote, "desktop", &["sync"]);
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    assert_eq!(std::fs::read_to_string(laptop.join(&copy)).unwrap(), kept);
+    assert_eq!(std::fs::read_to_string(laptop.join("projects/shed.md")).unwrap(), shed());
+
+    // Without a remote, sync says how to turn it on (exit 2).
+    let mut off = Command::new(env!("CARGO_BIN_EXE_kb"));
+    let off = off.env_remove("KB_SYNC_REMOTE").arg("--no-server").arg("--kb-dir").arg(&laptop).arg("sync");
+    let output = off.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("KB_SYNC_REMOTE"));
+}
+
+#[test]
+fn a_remote_url_with_a_password_is_refused_at_start_without_showing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = kb(dir.path(), Path::new("https://me:hunter2@example.com/v.git"), "laptop", &["sync", "status"]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("must not hold a password") && !err.contains("hunter2"), "{err}");
+}
+
+#[tokio::test]
+async fn kb_serve_syncs_on_its_own_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let laptop = dir.path().join("laptop");
+    std::fs::create_dir_all(laptop.join("projects")).unwrap();
+    std::fs::write(laptop.join("projects/shed.md"), SHED).unwrap();
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    let remote_text = remote.to_string_lossy().into_owned();
+    let env = [("KB_SYNC_REMOTE", remote_text.as_str()), ("KB_DEVICE", "desktop"), ("KB_SYNC_INTERVAL", "1")];
+    let server = KbServer::start(&env).await;
+    let vault = server.vault();
+    let began = Instant::now();
+    while !vault.join("projects/shed.md").exists() {
+        assert!(began.elapsed() < Duration::from_secs(20), "the server did not sync: {}", server.log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let health = server.get("/healthz").await.expect(200);
+    assert_eq!(health["sync"]["conflicts"], 0, "{health}");
+    assert!(health["sync"].get("remote").is_none(), "{health}");
+    let sync = server.get("/api/sync").await.expect(200);
+    assert_eq!((sync["enabled"].clone(), sync["device"].clone()), (json!(true), json!("desktop")), "{sync}");
+
+    // A capture on the server travels to the laptop.
+    server.post("/api/capture", &json!({"text": "idea: a kite for the kids"})).await.expect(200);
+    let began = Instant::now();
+    loop {
+        ok(&laptop, &remote, "laptop", &["sync"]);
+        if std::fs::read_dir(laptop.join("ideas")).is_ok_and(|mut d| d.next().is_some()) {
+            break;
+        }
+        assert!(began.elapsed() < Duration::from_secs(20), "the capture did not travel: {}", server.log());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let refused = server.post("/api/sync/resolve", &json!({"path": "projects/shed.md", "keep": "mine"})).await;
+    assert_eq!(refused.status, 404, "{}", refused.text());
+}

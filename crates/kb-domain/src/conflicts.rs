@@ -1,0 +1,78 @@
+//! Sync conflicts as a person resolves them: a note two devices changed in ways that do
+//! not merge keeps one version, and the other is written beside it as a copy whose
+//! `conflict_of` field names the note. Resolving keeps the note's version (`theirs`: the
+//! copy goes), the copy's (`mine`: it becomes the note, keeping the note's `id`), or both
+//! (the copy stays as a note of its own).
+
+use serde_json::Value;
+
+use crate::edit::edit_document;
+use crate::frontmatter::{Frontmatter, FrontmatterError};
+
+/// The field of a conflict copy naming the note it is a copy of.
+pub const CONFLICT_OF: &str = "conflict_of";
+
+/// Which version a resolved conflict keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictKeep {
+    /// The copy's: this device's version replaces the note.
+    Mine,
+    /// The note's: the copy goes.
+    Theirs,
+    /// Both: the copy stays as a note of its own.
+    Both,
+}
+
+impl ConflictKeep {
+    /// The choice named `mine`, `theirs` or `both`.
+    pub fn parse(text: &str) -> Option<ConflictKeep> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "mine" => Some(ConflictKeep::Mine),
+            "theirs" => Some(ConflictKeep::Theirs),
+            "both" => Some(ConflictKeep::Both),
+            _ => None,
+        }
+    }
+
+    /// The choice's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConflictKeep::Mine => "mine",
+            ConflictKeep::Theirs => "theirs",
+            ConflictKeep::Both => "both",
+        }
+    }
+}
+
+/// The copy's text as the note's new text: without `conflict_of`, and with the note's `id`
+/// (`None`: without one).
+pub fn copy_as_note(copy: &str, note_id: Option<&str>) -> Result<String, FrontmatterError> {
+    let mut changes = Frontmatter::new();
+    changes.set(CONFLICT_OF, Value::Null);
+    changes.set("id", note_id.map_or(Value::Null, |id| Value::String(id.to_string())));
+    Ok(edit_document(copy, &changes, None)?.text)
+}
+
+/// The copy's text as a note of its own: without `conflict_of`.
+pub fn copy_kept(copy: &str) -> Result<String, FrontmatterError> {
+    let mut changes = Frontmatter::new();
+    changes.set(CONFLICT_OF, Value::Null);
+    Ok(edit_document(copy, &changes, None)?.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copy_becomes_the_note_with_its_id_or_a_note_of_its_own() {
+        let copy = "---\nid: 01COPY\nname: Shed\nstatus: someday\nconflict_of: projects/shed.md\n---\nBody\n";
+        assert_eq!(
+            copy_as_note(copy, Some("01SHED")).unwrap(),
+            "---\nid: 01SHED\nname: Shed\nstatus: someday\n---\nBody\n"
+        );
+        assert_eq!(copy_kept(copy).unwrap(), "---\nid: 01COPY\nname: Shed\nstatus: someday\n---\nBody\n");
+        assert_eq!(ConflictKeep::parse(" Mine "), Some(ConflictKeep::Mine));
+        assert_eq!(ConflictKeep::parse("ours"), None);
+    }
+}

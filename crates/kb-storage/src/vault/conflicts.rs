@@ -1,0 +1,119 @@
+//! Resolving a sync conflict ([`kb_domain::conflicts`]) as one change: the files it
+//! touches (the copy, and the note when the copy's version wins) are recorded in history
+//! together before any is written, so one undo puts both back.
+
+use std::fs;
+
+use kb_domain::conflicts::{CONFLICT_OF, ConflictKeep, copy_as_note, copy_kept};
+use kb_domain::{ChangeContext, Entry, EntryChange, EntryPath, FileChange, RepositoryError};
+
+use super::safe_path::io_error;
+use super::{Vault, atomic, scan};
+
+/// What resolving a conflict did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The note.
+    pub note: EntryPath,
+    /// The copy.
+    pub copy: EntryPath,
+    /// What was kept.
+    pub keep: ConflictKeep,
+}
+
+impl Vault {
+    /// Resolves the conflict whose copy is at `copy` by keeping `keep` (see
+    /// [`kb_domain::conflicts`]).
+    #[tracing::instrument(skip_all, fields(copy = %copy, keep = keep.as_str()))]
+    pub fn resolve_conflict(
+        &self,
+        copy: &EntryPath,
+        keep: ConflictKeep,
+        by: &ChangeContext,
+    ) -> Result<Resolved, RepositoryError> {
+        let mut state = self.lock();
+        let _writing = self.writes.hold();
+        let copy_file = self.forget_if_missing(&mut state, copy, self.root.checked_writable_file(copy))?;
+        let (copy_entry, copy_text) = scan::read_existing_document(&copy_file, copy)?;
+        let refused = |reason: &str| RepositoryError::NotAConflict { path: copy.to_string(), reason: reason.into() };
+        let note = copy_entry
+            .frontmatter
+            .get_str(CONFLICT_OF)
+            .ok_or_else(|| refused("it has no conflict_of field naming its note"))?;
+        let note = EntryPath::parse(note).map_err(|_| refused("its conflict_of field is not a vault path"))?;
+        if &note == copy {
+            return Err(refused("its conflict_of field names itself"));
+        }
+        let malformed = |path: &EntryPath, e: kb_domain::FrontmatterError| RepositoryError::Malformed {
+            path: path.clone(),
+            reason: e.to_string(),
+        };
+        let mut changes = Vec::new();
+        let mut written: Vec<(std::path::PathBuf, EntryPath, String)> = Vec::new();
+        let mut removed = None;
+        match keep {
+            ConflictKeep::Theirs | ConflictKeep::Mine => {
+                if keep == ConflictKeep::Mine {
+                    let note_file = self.root.checked_writable_file(&note)?;
+                    let (note_entry, note_text) = scan::read_existing_document(&note_file, &note)?;
+                    let after = copy_as_note(&copy_text, note_entry.id()).map_err(|e| malformed(copy, e))?;
+                    changes.push(FileChange {
+                        entry_id: note_entry.id().map(str::to_string),
+                        path_before: Some(note.clone()),
+                        path_after: Some(note.clone()),
+                        before: Some(note_text.into_bytes()),
+                        after: Some(after.clone().into_bytes()),
+                        description: format!("Kept this device's version of {note} (from {copy})"),
+                    });
+                    written.push((note_file, note.clone(), after));
+                }
+                changes.push(FileChange {
+                    entry_id: copy_entry.id().map(str::to_string),
+                    path_before: Some(copy.clone()),
+                    path_after: None,
+                    before: Some(copy_text.clone().into_bytes()),
+                    after: None,
+                    description: format!("Resolved the conflict of {note}: removed {copy}"),
+                });
+                removed = Some(copy_file);
+            }
+            ConflictKeep::Both => {
+                let after = copy_kept(&copy_text).map_err(|e| malformed(copy, e))?;
+                changes.push(FileChange {
+                    entry_id: copy_entry.id().map(str::to_string),
+                    path_before: Some(copy.clone()),
+                    path_after: Some(copy.clone()),
+                    before: Some(copy_text.clone().into_bytes()),
+                    after: Some(after.clone().into_bytes()),
+                    description: format!("Kept both versions of {note}: {copy} is a note of its own"),
+                });
+                written.push((copy_file, copy.clone(), after));
+            }
+        }
+        // Everything is in history before any file changes.
+        let recorded = self.history.record_first(by, None, changes)?;
+        let touched = [note.clone(), copy.clone()];
+        let mut made = Vec::new();
+        for (file, path, text) in &written {
+            if let Err(e) = atomic::write_atomic(file, text.as_bytes()) {
+                self.observe_after_failure(&touched);
+                return Err(io_error(file, e));
+            }
+            if let Ok(entry) = Entry::from_document(path.clone(), text) {
+                state.cache.insert(&entry);
+                made.push(EntryChange::Upserted(entry));
+            }
+        }
+        if let Some(file) = removed {
+            if let Err(e) = fs::remove_file(&file) {
+                self.observe_after_failure(&touched);
+                return Err(io_error(&file, e));
+            }
+            state.cache.remove(copy);
+            made.push(EntryChange::Removed(copy.clone()));
+        }
+        self.history.written(by, &recorded);
+        self.made(&mut state, &made);
+        Ok(Resolved { note, copy: copy.clone(), keep })
+    }
+}
