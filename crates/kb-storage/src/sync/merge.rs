@@ -126,9 +126,11 @@ impl Building<'_> {
             if self.base.contains_key(path) {
                 return self.merge_into(path, path, &theirs, path);
             }
-            // Made at one path on both devices.
+            // Made at one path on both devices: one note (the same id) made twice differs
+            // with nothing to merge from, a conflict; two notes both stay.
             if self.same_note(&ours, &theirs)? {
-                return self.merge_into(path, path, &theirs, path);
+                self.conflict(path, &theirs, &ours)?;
+                return Ok(());
             }
             let free = self.free_name(path);
             self.result.insert(free, ours);
@@ -188,7 +190,7 @@ impl Building<'_> {
             None => Vec::new(),
         };
         let (ours_bytes, theirs_bytes) = (git.blob(&ours.oid)?, git.blob(&theirs.oid)?);
-        let texts = (String::from_utf8(base_bytes), String::from_utf8(ours_bytes.clone()), String::from_utf8(theirs_bytes));
+        let texts = (String::from_utf8(base_bytes), String::from_utf8(ours_bytes), String::from_utf8(theirs_bytes));
         let merged = match (&texts, ours.mode == theirs.mode) {
             ((Ok(base), Ok(ours_text), Ok(theirs_text)), true) if ours.mode != tree::LINK => {
                 merge_note(base, theirs_text, ours_text)
@@ -200,15 +202,20 @@ impl Building<'_> {
                 let oid = git.store_blob(text.as_bytes())?;
                 self.result.insert(target.to_string(), File { mode: theirs.mode.clone(), oid });
             }
-            NoteMerge::Conflict => {
-                self.result.insert(target.to_string(), theirs.clone());
-                let copy = self.copy_name(target);
-                let bytes = conflict_copy(&ours_bytes, target);
-                let oid = git.store_blob(&bytes)?;
-                self.result.insert(copy.clone(), File { mode: ours.mode.clone(), oid });
-                self.conflicts.push(Conflict { path: target.to_string(), copy });
-            }
+            NoteMerge::Conflict => self.conflict(target, theirs, &ours)?,
         }
+        Ok(())
+    }
+
+    /// Keeps `theirs` at `target` and writes `ours` beside it as a conflict copy.
+    fn conflict(&mut self, target: &str, theirs: &File, ours: &File) -> Result<(), SyncError> {
+        let git = self.merge.git;
+        self.result.insert(target.to_string(), theirs.clone());
+        let copy = self.copy_name(target);
+        let bytes = conflict_copy(&git.blob(&ours.oid)?, target);
+        let oid = git.store_blob(&bytes)?;
+        self.result.insert(copy.clone(), File { mode: ours.mode.clone(), oid });
+        self.conflicts.push(Conflict { path: target.to_string(), copy });
         Ok(())
     }
 

@@ -195,6 +195,18 @@ fn two_notes_made_at_one_path_both_stay() {
 }
 
 #[test]
+fn one_note_made_twice_with_different_text_is_a_conflict_not_two_frontmatters() {
+    let (_r, a, b) = two_devices(&[]);
+    a.write("people/priya.md", "---\nid: 01P\nname: Priya\n---\nRobotics meetup\n");
+    b.write("people/priya.md", "---\nid: 01P\nname: Priya\n---\nLikes tea\n");
+    a.round();
+    let report = b.round();
+    assert_eq!(report.conflicts.len(), 1, "{report:?}");
+    assert_eq!(b.read("people/priya.md").unwrap(), "---\nid: 01P\nname: Priya\n---\nRobotics meetup\n");
+    assert!(b.read(&report.conflicts[0].copy).unwrap().contains("Likes tea"));
+}
+
+#[test]
 fn a_vault_and_a_remote_that_both_have_notes_are_joined() {
     let (_remote_dir, remote) = bare_remote();
     let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n"), ("ideas/x.md", "X one\n")]);
