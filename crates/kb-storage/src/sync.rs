@@ -24,6 +24,8 @@ mod state;
 mod tree;
 
 #[cfg(test)]
+mod property_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fs::File;

@@ -7,7 +7,7 @@ use std::process::Command;
 use super::{GitSync, SyncError, SyncSettings};
 
 /// A bare remote in a folder of its own.
-fn bare_remote() -> (tempfile::TempDir, String) {
+pub(super) fn bare_remote() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("vault.git");
     let status = Command::new("git").args(["init", "--quiet", "--bare"]).arg(&path).status().unwrap();
@@ -16,18 +16,18 @@ fn bare_remote() -> (tempfile::TempDir, String) {
 }
 
 /// A device: a vault folder synced with `remote`.
-struct Device {
+pub(super) struct Device {
     _dir: tempfile::TempDir,
-    root: PathBuf,
-    sync: GitSync,
+    pub(super) root: PathBuf,
+    pub(super) sync: GitSync,
 }
 
 impl Device {
-    fn new(remote: &str, name: &str) -> Device {
+    pub(super) fn new(remote: &str, name: &str) -> Device {
         Device::with_files(remote, name, &[])
     }
 
-    fn with_files(remote: &str, name: &str, files: &[(&str, &str)]) -> Device {
+    pub(super) fn with_files(remote: &str, name: &str, files: &[(&str, &str)]) -> Device {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("vault");
         std::fs::create_dir_all(&root).unwrap();
@@ -40,20 +40,20 @@ impl Device {
         Device { _dir: dir, root, sync }
     }
 
-    fn write(&self, path: &str, text: &str) {
+    pub(super) fn write(&self, path: &str, text: &str) {
         write(&self.root, path, text);
     }
 
-    fn read(&self, path: &str) -> Option<String> {
+    pub(super) fn read(&self, path: &str) -> Option<String> {
         std::fs::read_to_string(self.root.join(path)).ok()
     }
 
-    fn round(&self) -> super::RoundReport {
+    pub(super) fn round(&self) -> super::RoundReport {
         self.sync.round().unwrap()
     }
 
     /// Every file of the vault but `.git` and `.kb`, with its text.
-    fn files(&self) -> Vec<(String, String)> {
+    pub(super) fn files(&self) -> Vec<(String, String)> {
         let mut files: Vec<(String, String)> = walkdir::WalkDir::new(&self.root)
             .into_iter()
             .filter_entry(|e| e.depth() == 0 || (e.file_name() != ".git" && e.file_name() != ".kb"))
