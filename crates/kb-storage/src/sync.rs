@@ -97,6 +97,22 @@ pub enum SyncError {
     },
 }
 
+/// A hook for tests, in debug builds only (release builds never read it): with
+/// `KB_TEST_SYNC_PAUSE=AT:MS` set, a round waits `MS` milliseconds at `AT` (`apply`: half
+/// way through writing a merge; `push`: before pushing), so that a test can kill it there.
+fn pause_for_tests(at: &str) {
+    #[cfg(debug_assertions)]
+    if let Some((point, ms)) = std::env::var("KB_TEST_SYNC_PAUSE").ok().as_deref().and_then(|v| v.split_once(':'))
+        && point == at
+        && let Ok(ms) = ms.parse::<u64>()
+    {
+        tracing::info!(at, ms, "pausing the sync round (KB_TEST_SYNC_PAUSE, debug builds only)");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = at;
+}
+
 impl SyncError {
     /// The error of `path` failing with `source`.
     fn io(path: &Path, source: std::io::Error) -> SyncError {

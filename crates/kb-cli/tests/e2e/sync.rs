@@ -145,3 +145,88 @@ async fn kb_serve_syncs_on_its_own_and_says_so() {
     let refused = server.post("/api/sync/resolve", &json!({"path": "projects/shed.md", "keep": "mine"})).await;
     assert_eq!(refused.status, 404, "{}", refused.text());
 }
+
+/// Starts `kb sync` on `vault`, waits until `ready` holds, and kills it (SIGKILL).
+fn kill_mid_round(vault: &Path, remote: &Path, device: &str, pause: &str, ready: impl Fn() -> bool) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .env("RUST_LOG", "warn")
+        .env("KB_SYNC_REMOTE", remote)
+        .env("KB_DEVICE", device)
+        .env("KB_TEST_SYNC_PAUSE", pause)
+        .env_remove("OPENAI_API_KEY")
+        .args(["--no-server", "--kb-dir"])
+        .arg(vault)
+        .arg("sync")
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while !ready() {
+        assert!(began.elapsed() < Duration::from_secs(30), "the round never reached its pause");
+        assert!(child.try_wait().unwrap().is_none(), "the round ended before its pause");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Well inside the pause.
+    std::thread::sleep(Duration::from_millis(200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_round_killed_mid_merge_or_mid_push_finishes_at_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let (laptop, desktop) = (dir.path().join("laptop"), dir.path().join("desktop"));
+    std::fs::create_dir_all(laptop.join("ideas")).unwrap();
+    for i in 0..40 {
+        std::fs::write(laptop.join(format!("ideas/n{i}.md")), format!("---\nname: N{i}\n---\nfirst {i}\n")).unwrap();
+    }
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    ok(&desktop, &remote, "desktop", &["sync"]);
+    for i in 0..40 {
+        let file = laptop.join(format!("ideas/n{i}.md"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}laptop {i}\n")).unwrap();
+    }
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    for i in 0..40 {
+        let file = desktop.join(format!("ideas/n{i}.md"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("---\nname:", "---\ntag: desk\nname:")).unwrap();
+    }
+    // Killed half way through writing the merge: the journal is left, some files merged.
+    let journal = desktop.join(".kb/sync/applying");
+    kill_mid_round(&desktop, &remote, "desktop", "apply:5000", || journal.exists());
+    assert!(journal.exists());
+    let merged = (0..40)
+        .filter(|i| std::fs::read_to_string(desktop.join(format!("ideas/n{i}.md"))).unwrap().contains("laptop"))
+        .count();
+    assert!(merged > 0 && merged < 40, "killed half way: {merged} of 40 merged");
+    // The next round writes the rest, then sends the merge.
+    ok(&desktop, &remote, "desktop", &["sync"]);
+    assert!(!journal.exists());
+    for i in 0..40 {
+        let text = std::fs::read_to_string(desktop.join(format!("ideas/n{i}.md"))).unwrap();
+        assert_eq!(text, format!("---\ntag: desk\nname: N{i}\n---\nfirst {i}\nlaptop {i}\n"));
+    }
+    // Killed before its push: the next round pushes.
+    std::fs::write(desktop.join("ideas/late.md"), "late\n").unwrap();
+    let pushed_before = std::fs::read_dir(remote.join("refs/heads")).map(|d| d.count()).unwrap_or(0);
+    let head = desktop.join(".git/refs/heads/main");
+    let committed = std::fs::read_to_string(&head).unwrap();
+    kill_mid_round(&desktop, &remote, "desktop", "push:5000", || {
+        std::fs::read_to_string(&head).is_ok_and(|now| now != committed)
+    });
+    assert_eq!(std::fs::read_dir(remote.join("refs/heads")).map(|d| d.count()).unwrap_or(0), pushed_before);
+    assert!(ok(&desktop, &remote, "desktop", &["sync"]).contains("went  ideas/late.md"));
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    let files = |vault: &Path| -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = std::fs::read_dir(vault.join("ideas"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+            .collect();
+        all.sort();
+        all
+    };
+    assert_eq!(files(&laptop), files(&desktop));
+}

@@ -79,13 +79,13 @@ fn splice_fields(remote: &str, local: &str, local_fields: &Frontmatter, changes:
             continue;
         }
         let added = local_lines(key)?;
-        let after = local_order
-            .iter()
-            .position(|k| *k == key)
-            .and_then(|p| local_order[..p].iter().rev().find_map(|k| out.iter().position(|(o, _)| o == *k)));
-        match after {
-            Some(p) => out.insert(p + 1, (key.clone(), added)),
-            None => out.push((key.clone(), added)),
+        // After the field it follows locally; first when it is first there; else last.
+        let at = local_order.iter().position(|k| *k == key);
+        let after = at.and_then(|p| local_order[..p].iter().rev().find_map(|k| out.iter().position(|(o, _)| o == *k)));
+        match (after, at) {
+            (Some(p), _) => out.insert(p + 1, (key.clone(), added)),
+            (None, Some(0)) => out.insert(0, (key.clone(), added)),
+            _ => out.push((key.clone(), added)),
         }
     }
     let mut text = head;

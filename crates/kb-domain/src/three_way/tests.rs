@@ -34,6 +34,14 @@ fn a_field_added_locally_lands_after_the_field_it_follows() {
 }
 
 #[test]
+fn a_field_added_first_locally_stays_first() {
+    let base = "---\n# people\nname: A\n---\nx\n";
+    let remote = "---\n# people\nname: A\n---\nx\ny\n";
+    let local = "---\n# people\ntag: desk\nname: A\n---\nx\n";
+    assert_eq!(clean(base, remote, local), "---\n# people\ntag: desk\nname: A\n---\nx\ny\n");
+}
+
+#[test]
 fn a_field_removed_on_one_side_and_untouched_on_the_other_is_removed() {
     let base = "---\nname: A\nold: 1\nkeep: 2\n---\nx\n";
     let remote = "---\nname: A\nkeep: 2\n---\nx\n";

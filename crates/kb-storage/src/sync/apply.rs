@@ -74,7 +74,11 @@ fn write_files(git: &Git, root: &Path, local: &str, target: &str) -> Result<Vec<
         }
     }
     let mut written = Vec::new();
-    for (change, disk) in changes.iter().zip(on_disk) {
+    let half = changes.len() / 2;
+    for (n, (change, disk)) in changes.iter().zip(on_disk).enumerate() {
+        if n == half {
+            super::pause_for_tests("apply");
+        }
         let file = root.join(&change.path);
         match &change.after {
             Some((oid, _)) if disk.as_ref() == Some(oid) => continue,

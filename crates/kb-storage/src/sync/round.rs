@@ -98,6 +98,7 @@ impl GitSync {
             if remote.as_deref() == Some(head.as_str()) {
                 return Ok(report);
             }
+            super::pause_for_tests("push");
             if self.push()? {
                 report.went = self.files_between(remote.as_deref(), &head)?;
                 kept.last_remote = Some(head);
