@@ -65,6 +65,9 @@ pub struct Assistant {
     embedding_batch: usize,
     /// Sync through git, when set up.
     sync: Option<crate::sync::Syncer>,
+    /// Why this process sends no scheduled digests, when it does not (see
+    /// [`Config::outreach_held_back`]).
+    outreach_held_back: Option<String>,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -245,6 +248,7 @@ impl Assistant {
             idempotency,
             embedding_batch: config.embeddings.as_ref().map_or(1, |settings| settings.batch),
             sync,
+            outreach_held_back: config.outreach_held_back(),
         })
     }
 
@@ -392,7 +396,7 @@ impl Assistant {
             entry_list_file,
             malformed_files,
             vault_ready: built.is_some(),
-            notices: self.vault.entry_list_notice().into_iter().collect(),
+            notices: self.vault.entry_list_notice().into_iter().chain(self.outreach_held_back.clone()).collect(),
             embeddings: self.embedding_coverage(),
             sync: self.sync.as_ref().map(crate::sync::Syncer::summary),
         }

@@ -71,6 +71,9 @@ pub struct Config {
     pub embeddings: Option<EmbeddingSettings>,
     /// Sync through git (`KB_SYNC_REMOTE`; none: the vault stays on this device).
     pub sync: Option<SyncConfig>,
+    /// With sync on, the one device that sends scheduled digests and nudges
+    /// (`KB_OUTREACH_DEVICE`; unset: none does).
+    pub outreach_device: Option<String>,
 }
 
 /// How the vault syncs through git.
@@ -114,6 +117,24 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// Why this process sends no scheduled digests or nudges, when it does not: with sync
+    /// on, only the device `KB_OUTREACH_DEVICE` names sends them, so that several devices
+    /// do not send each one.
+    pub fn outreach_held_back(&self) -> Option<String> {
+        let sync = self.sync.as_ref()?;
+        match &self.outreach_device {
+            Some(sender) if *sender == sync.device => None,
+            Some(sender) => Some(format!(
+                "scheduled digests and nudges are sent by the device {sender} (KB_OUTREACH_DEVICE), not by this one ({})",
+                sync.device
+            )),
+            None => Some(format!(
+                "with sync on, no device sends scheduled digests and nudges until KB_OUTREACH_DEVICE names one (this one is {})",
+                sync.device
+            )),
+        }
+    }
+
     /// An offline configuration for the vault at `kb_dir`, with every default.
     pub fn offline(kb_dir: impl Into<PathBuf>) -> Config {
         Config {
@@ -133,6 +154,7 @@ impl Config {
             outreach: OutreachConfig::default(),
             embeddings: None,
             sync: None,
+            outreach_device: None,
         }
     }
 
@@ -192,6 +214,7 @@ impl Config {
         }
         config.outreach = outreach(&lookup)?;
         config.sync = sync(&lookup)?;
+        config.outreach_device = lookup("KB_OUTREACH_DEVICE").map(|d| d.trim().to_string());
         if config.sync.is_some() {
             // Every change is a commit, so the next round has it to send.
             config.git = GitMode::Commit;
@@ -374,6 +397,14 @@ mod tests {
         assert!(!secret.to_string().contains("hunter2"), "{secret}");
         assert!(config(&[("KB_SYNC_REMOTE", "/r.git"), ("KB_SYNC_INTERVAL", "0")]).is_err());
         assert!(!config(&[("KB_SYNC_REMOTE", "/r.git")]).unwrap().sync.unwrap().device.is_empty());
+        // With sync on, one device sends the scheduled digests.
+        assert_eq!(config(&[]).unwrap().outreach_held_back(), None);
+        let on = [("KB_SYNC_REMOTE", "/r.git"), ("KB_DEVICE", "laptop")];
+        assert!(config(&on).unwrap().outreach_held_back().unwrap().contains("KB_OUTREACH_DEVICE"));
+        let here = [on[0], on[1], ("KB_OUTREACH_DEVICE", "laptop")];
+        assert_eq!(config(&here).unwrap().outreach_held_back(), None);
+        let there = [on[0], on[1], ("KB_OUTREACH_DEVICE", "nas")];
+        assert!(config(&there).unwrap().outreach_held_back().unwrap().contains("nas"));
     }
 
     #[test]

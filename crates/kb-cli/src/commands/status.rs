@@ -1,5 +1,6 @@
 //! `kb status`: one screen of what kb knows — entries per category, the search index,
-//! the embedding model and how far it got (entries embedded of all, and queued).
+//! the embedding model and how far it got (entries embedded of all, and queued), sync,
+//! and what the person should know (why scheduled digests are not sent from here).
 
 use kb_core::{Assistant, ListQuery};
 use serde_json::{Value, json};
@@ -30,6 +31,12 @@ pub async fn run(kb: &Assistant, format: Format) -> Result<(), CliError> {
         "indexReady": health.index_ready,
         "indexProblem": health.index_problem,
         "embeddings": embeddings,
+        "sync": health.sync.as_ref().map(|sync| json!({
+            "state": sync.state,
+            "lastSync": sync.last_sync.map(|at| at.to_rfc3339()),
+            "conflicts": sync.conflicts,
+        })),
+        "notices": health.notices,
     });
     if format.is_json() { output::print_json(&status) } else { output::print_text(&text(&status)) }
 }
@@ -57,6 +64,17 @@ fn text(status: &Value) -> String {
             e["total"],
             e["queued"]
         )),
+    }
+    if let Some(sync) = status.get("sync").filter(|s| !s.is_null()) {
+        let last = sync["lastSync"].as_str().unwrap_or("never");
+        out.push_str(&format!(
+            "sync         {}, last {last}, {} conflict copies (kb sync status)\n",
+            sync["state"].as_str().unwrap_or_default(),
+            sync["conflicts"]
+        ));
+    }
+    for notice in status["notices"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        out.push_str(&format!("note         {notice}\n"));
     }
     out
 }

@@ -248,7 +248,13 @@ impl Assistant {
     /// at each schedule's time), and at each check takes up the deliveries left
     /// unfinished (at the first check, right away: those a stopped process left); stops
     /// when the returned handle is aborted.
+    /// With sync on, only the device `KB_OUTREACH_DEVICE` names runs them: elsewhere the
+    /// task ends at once (health's notices say why).
     pub fn start_schedules(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        if let Some(why) = &self.outreach_held_back {
+            tracing::info!("{why}");
+            return tokio::spawn(async {});
+        }
         let kb = Arc::downgrade(self);
         tokio::spawn(async move {
             loop {
