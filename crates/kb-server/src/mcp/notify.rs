@@ -68,7 +68,8 @@ impl Batch {
         subscribed
             .into_iter()
             .filter(|uri| match parse_uri(uri) {
-                Ok(KbUri::EntryList) => true,
+                // A change of the vault may be one sync made, or one it will send.
+                Ok(KbUri::EntryList | KbUri::Sync) => true,
                 Ok(KbUri::Entry(path)) => self.anything || self.paths.contains(&path),
                 Err(_) => false,
             })

@@ -1,7 +1,8 @@
 //! The vault as MCP resources: `kb://index` (the entry list file kb keeps), one resource per
 //! entry of a category folder, `kb://entries/{category}/{slug}`, and one per note anywhere
 //! in the vault, `kb://vault/{+path}` (its path, `.md` included, percent-encoded where a
-//! URI needs it): each its markdown file as it is on disk.
+//! URI needs it): each its markdown file as it is on disk. With sync on, `kb://sync` says
+//! where sync stands (JSON).
 
 use kb_core::domain::EntrySummary;
 use kb_core::{Assistant, EntryPath, ErrorCode};
@@ -11,6 +12,8 @@ use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceCon
 
 /// The entry list of the vault (`index.md`).
 pub const ENTRY_LIST_URI: &str = "kb://index";
+/// Where sync stands (with sync on).
+pub const SYNC_URI: &str = "kb://sync";
 /// Where entry URIs start; the rest is `{category}/{slug}`.
 pub const ENTRY_PREFIX: &str = "kb://entries/";
 /// Where note URIs start; the rest is the note's vault path.
@@ -42,6 +45,8 @@ const MARKDOWN: &str = "text/markdown";
 pub enum KbUri {
     /// `kb://index`, the entry list.
     EntryList,
+    /// `kb://sync`, where sync stands.
+    Sync,
     /// `kb://entries/{category}/{slug}` or `kb://vault/{+path}`.
     Entry(EntryPath),
 }
@@ -50,6 +55,9 @@ pub enum KbUri {
 pub fn parse_uri(uri: &str) -> Result<KbUri, McpError> {
     if uri == ENTRY_LIST_URI {
         return Ok(KbUri::EntryList);
+    }
+    if uri == SYNC_URI {
+        return Ok(KbUri::Sync);
     }
     let invalid = || {
         McpError::invalid_params(
@@ -128,6 +136,17 @@ pub async fn list(assistant: &Assistant, cursor: Option<&str>) -> Result<ListRes
                 .with_description("Every entry by category, with a line about each (kept current by kb).")
                 .with_mime_type(MARKDOWN),
         );
+        if assistant.sync().is_some() {
+            resources.push(
+                Resource::new(SYNC_URI, "sync")
+                    .with_title("Sync")
+                    .with_description(
+                        "Where sync through git stands: the remote, this device, ahead and behind, the last \
+                         sync, and the conflict copies waiting.",
+                    )
+                    .with_mime_type("application/json"),
+            );
+        }
     }
     let listed = page.entries.len() as u64;
     resources.extend(page.entries.iter().map(entry_resource));
@@ -151,6 +170,19 @@ fn entry_resource(summary: &EntrySummary) -> Resource {
 /// "resource not found"; a URI that is not kb's is invalid params.
 pub async fn read(assistant: &Assistant, uri: &str) -> Result<ReadResourceResult, McpError> {
     let text = match parse_uri(uri)? {
+        KbUri::Sync => {
+            let Some(sync) = assistant.sync() else {
+                return Err(McpError::resource_not_found(
+                    "sync is off: set KB_SYNC_REMOTE to a git remote".to_string(),
+                    Some(serde_json::json!({ "uri": uri })),
+                ));
+            };
+            let status = sync.status().await.map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let json = serde_json::to_string_pretty(&status).unwrap_or_default();
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(json, uri).with_mime_type("application/json"),
+            ]));
+        }
         KbUri::EntryList => assistant.entries().entry_list_markdown(),
         KbUri::Entry(path) => match assistant.entries().markdown(&path).await {
             Ok(text) => text,
@@ -173,6 +205,7 @@ mod tests {
     #[test]
     fn uris_name_the_entry_list_and_entries_and_nothing_outside() {
         assert_eq!(parse_uri("kb://index").ok(), Some(KbUri::EntryList));
+        assert_eq!(parse_uri("kb://sync").ok(), Some(KbUri::Sync));
         assert!(matches!(parse_uri("kb://entries/people/priya-raman"),
             Ok(KbUri::Entry(path)) if path.to_string() == "people/priya-raman.md"));
         for bad in [
