@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::SyncError;
 use super::git::Git;
 use super::tree::LINK;
-use crate::vault::atomic::write_atomic;
+use crate::vault::atomic::{sync_dir, write_atomic, write_atomic_in_batch};
 
 /// The journal's file name in `.kb/sync/`.
 const JOURNAL: &str = "applying";
@@ -32,9 +32,20 @@ struct FileChange {
 /// the paths written or removed.
 pub(super) fn apply(git: &Git, root: &Path, state_dir: &Path, local: &str, target: &str) -> Result<Vec<String>, SyncError> {
     std::fs::create_dir_all(state_dir).map_err(|e| SyncError::io(state_dir, e))?;
+    let changes = changes(git, local, target)?;
+    let on_disk = disk_blobs(git, root, &changes)?;
+    // Checked before the journal is written: a refused apply leaves nothing to finish.
+    for (change, disk) in changes.iter().zip(&on_disk) {
+        if edited_since(change, disk.as_ref()) {
+            return Err(SyncError::Refused(format!(
+                "{} changed while syncing; the next round takes it in",
+                change.path
+            )));
+        }
+    }
     let journal = state_dir.join(JOURNAL);
     write_atomic(&journal, format!("{local} {target}\n").as_bytes()).map_err(|e| SyncError::io(&journal, e))?;
-    let written = write_files(git, root, local, target)?;
+    let written = write_files(git, root, &changes, on_disk)?;
     git.run(&["reset", "--quiet", "--mixed", target])?;
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
     Ok(written)
@@ -49,31 +60,55 @@ pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Vec<Str
         let _ = std::fs::remove_file(&journal);
         return Ok(Vec::new());
     };
-    tracing::info!(local, target, "finishing the sync a stopped process began");
     let head = git.commit_of("HEAD")?;
-    let written = if head.as_deref() == Some(target) { Vec::new() } else { write_files(git, root, local, target)? };
+    let mut written = Vec::new();
     if head.as_deref() != Some(target) {
+        tracing::info!(local, target, "finishing the sync a stopped process began");
+        let changes = changes(git, local, target)?;
+        let mut on_disk = disk_blobs(git, root, &changes)?;
+        // A file edited since the stop is the person's newer word: it stays as it is, and
+        // the next round commits it like any edit (the merged version is in history).
+        let (mut kept, mut rest) = (Vec::new(), Vec::new());
+        for (change, disk) in changes.into_iter().zip(on_disk.drain(..)) {
+            if edited_since(&change, disk.as_ref()) {
+                tracing::warn!(path = %change.path, "edited while a stopped sync was writing it; kept as it is");
+                kept.push(change.path);
+            } else {
+                rest.push((change, disk));
+            }
+        }
+        let (changes, on_disk): (Vec<FileChange>, Vec<Option<String>>) = rest.into_iter().unzip();
+        written = write_files(git, root, &changes, on_disk)?;
         git.run(&["reset", "--quiet", "--mixed", target])?;
     }
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
     Ok(written)
 }
 
-/// Writes the files that differ from `local` to `target`; a file already as `target` has
-/// it (written before a stop) is left, one as neither has it stops the apply.
-fn write_files(git: &Git, root: &Path, local: &str, target: &str) -> Result<Vec<String>, SyncError> {
-    let changes = changes(git, local, target)?;
-    let on_disk = disk_blobs(git, root, &changes)?;
-    for (change, disk) in changes.iter().zip(&on_disk) {
-        let as_target = change.after.as_ref().map(|(oid, _)| oid);
-        if disk.as_ref() != change.before.as_ref() && disk.as_ref() != as_target {
-            return Err(SyncError::Refused(format!(
-                "{} changed while syncing; the next round takes it in",
-                change.path
-            )));
-        }
-    }
+/// Whether the file of `change` on disk (its blob `disk`) is neither this device's commit's
+/// nor the merged one's: someone edited it meanwhile.
+fn edited_since(change: &FileChange, disk: Option<&String>) -> bool {
+    disk != change.before.as_ref() && disk != change.after.as_ref().map(|(oid, _)| oid)
+}
+
+/// Writes `changes` (each file's blob on disk in `on_disk`); a file already as the merge
+/// has it (written before a stop) is left.
+fn write_files(
+    git: &Git,
+    root: &Path,
+    changes: &[FileChange],
+    on_disk: Vec<Option<String>>,
+) -> Result<Vec<String>, SyncError> {
+    // Every blob to write, read at once (a process per blob costs more than the writes).
+    let wanted: Vec<&str> = changes
+        .iter()
+        .zip(&on_disk)
+        .filter_map(|(change, disk)| change.after.as_ref().filter(|(oid, _)| disk.as_ref() != Some(oid)))
+        .map(|(oid, _)| oid.as_str())
+        .collect();
+    let mut blobs = wanted.iter().copied().zip(git.blobs(&wanted)?).collect::<std::collections::HashMap<_, _>>();
     let mut written = Vec::new();
+    let mut folders = std::collections::BTreeSet::new();
     let half = changes.len() / 2;
     for (n, (change, disk)) in changes.iter().zip(on_disk).enumerate() {
         if n == half {
@@ -83,15 +118,16 @@ fn write_files(git: &Git, root: &Path, local: &str, target: &str) -> Result<Vec<
         match &change.after {
             Some((oid, _)) if disk.as_ref() == Some(oid) => continue,
             Some((oid, mode)) => {
-                let bytes = git.blob(oid)?;
+                let bytes = blobs.remove(oid.as_str()).map_or_else(|| git.blob(oid), Ok)?;
                 if let Some(parent) = file.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| SyncError::io(parent, e))?;
                 }
                 if mode == LINK {
                     write_link(&file, &bytes)?;
                 } else {
-                    write_atomic(&file, &bytes).map_err(|e| SyncError::io(&file, e))?;
+                    write_atomic_in_batch(&file, &bytes).map_err(|e| SyncError::io(&file, e))?;
                 }
+                folders.extend(file.parent().map(Path::to_path_buf));
             }
             None if disk.is_none() => continue,
             None => {
@@ -102,9 +138,14 @@ fn write_files(git: &Git, root: &Path, local: &str, target: &str) -> Result<Vec<
                     _ => {}
                 }
                 remove_empty_folders(root, &file);
+                folders.extend(file.parent().filter(|f| f.exists()).map(Path::to_path_buf));
             }
         }
         written.push(change.path.clone());
+    }
+    // Each folder's new names on disk once, before the branch moves and the journal goes.
+    for folder in &folders {
+        sync_dir(folder).map_err(|e| SyncError::io(folder, e))?;
     }
     Ok(written)
 }
@@ -137,6 +178,13 @@ fn disk_blobs(git: &Git, root: &Path, changes: &[FileChange]) -> Result<Vec<Opti
         .filter(|(_, p)| p.symlink_metadata().is_ok_and(|m| m.is_file()))
         .collect();
     let mut blobs = vec![None; changes.len()];
+    // A name with a line end in it cannot go in the list: hashed on its own.
+    let (present, odd): (Vec<(usize, PathBuf)>, Vec<(usize, PathBuf)>) =
+        present.into_iter().partition(|(_, p)| !p.to_string_lossy().contains('\n'));
+    for (i, path) in odd {
+        let out = git.output(&["hash-object", "--no-filters", "--", &path.to_string_lossy()])?.stdout;
+        blobs[i] = Some(String::from_utf8_lossy(&out).trim().to_string());
+    }
     if present.is_empty() {
         return Ok(blobs);
     }

@@ -115,11 +115,38 @@ impl Git {
         self.output(&["cat-file", "blob", oid]).map(|o| o.stdout)
     }
 
+    /// The bytes of each blob of `oids`, in order, read by one `git cat-file --batch`.
+    pub(crate) fn blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, SyncError> {
+        if oids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = oids.iter().map(|oid| format!("{oid}\n")).collect();
+        let out = self.run_with_input(&["cat-file", "--batch"], input.as_bytes())?;
+        let mut blobs = Vec::with_capacity(oids.len());
+        let mut rest = out.as_slice();
+        for oid in oids {
+            // Each answer: `OID TYPE SIZE\n`, the bytes, `\n`.
+            let header_end = rest.iter().position(|b| *b == b'\n').ok_or_else(|| short(oid))?;
+            let header = String::from_utf8_lossy(&rest[..header_end]).into_owned();
+            let size: usize = header.rsplit(' ').next().and_then(|s| s.parse().ok()).ok_or_else(|| short(oid))?;
+            let start = header_end + 1;
+            let bytes = rest.get(start..start + size).ok_or_else(|| short(oid))?;
+            blobs.push(bytes.to_vec());
+            rest = rest.get(start + size + 1..).unwrap_or_default();
+        }
+        Ok(blobs)
+    }
+
     /// Stores `bytes` as a blob; its id.
     pub(crate) fn store_blob(&self, bytes: &[u8]) -> Result<String, SyncError> {
         let out = self.run_with_input(&["hash-object", "-w", "--stdin"], bytes)?;
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
+}
+
+/// The error of a blob `git cat-file --batch` did not answer whole.
+fn short(oid: &str) -> SyncError {
+    SyncError::Git { command: "cat-file --batch".into(), message: format!("no whole answer for {oid}") }
 }
 
 /// The error of a git run that failed, its message scrubbed.

@@ -73,7 +73,7 @@ impl Merge<'_> {
             local: local_files,
             conflicts: Vec::new(),
         };
-        let local_changes = tree::changes(git, &self.base, &self.local)?;
+        let local_changes = true_moves(git, tree::changes(git, &self.base, &self.local)?, &building.base, &building.local)?;
         let mut local_written = BTreeSet::new();
         let mut local_moved = BTreeMap::new();
         for change in local_changes {
@@ -89,7 +89,8 @@ impl Merge<'_> {
             }
         }
         let local = LocalChanges { written: local_written, moved: local_moved };
-        for change in tree::changes(git, &self.base, &self.remote)? {
+        let remote_changes = true_moves(git, tree::changes(git, &self.base, &self.remote)?, &building.base, &building.remote)?;
+        for change in remote_changes {
             match change {
                 Change::Written(path) => building.remote_wrote(&local, &path)?,
                 Change::Removed(path) => building.remote_removed(&local, &path),
@@ -252,6 +253,33 @@ impl Building<'_> {
         }
         (2..).map(|n| format!("{stem}.conflict-{device}-{stamp}-{n}{ext}")).find(|p| !self.result.contains_key(p)).unwrap_or(first)
     }
+}
+
+/// `changes` with each move git found between two notes of different `id`s taken as what
+/// it is: one note removed and another written (a note deleted and a like one made from
+/// the same template is no move, and an edit of the first must not land in the second).
+fn true_moves(git: &Git, changes: Vec<Change>, base: &Files, side: &Files) -> Result<Vec<Change>, SyncError> {
+    let id = |file: Option<&File>| -> Result<Option<String>, SyncError> {
+        let Some(file) = file else { return Ok(None) };
+        let bytes = git.blob(&file.oid)?;
+        Ok(kb_domain::frontmatter::parse_document_bytes(&bytes)
+            .ok()
+            .and_then(|doc| doc.frontmatter?.get_str("id").map(str::to_string)))
+    };
+    let mut out = Vec::with_capacity(changes.len());
+    for change in changes {
+        match change {
+            Change::Moved { from, to } => match (id(base.get(&from))?, id(side.get(&to))?) {
+                (Some(before), Some(after)) if before != after => {
+                    out.push(Change::Removed(from));
+                    out.push(Change::Written(to));
+                }
+                _ => out.push(Change::Moved { from, to }),
+            },
+            other => out.push(other),
+        }
+    }
+    Ok(out)
 }
 
 /// The bytes of a conflict copy of a note at `path`: its own new `id` and `conflict_of`

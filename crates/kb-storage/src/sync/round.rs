@@ -79,13 +79,14 @@ impl GitSync {
             {
                 return Err(SyncError::RewrittenRemote { last: last.clone() });
             }
-            if let Some(remote) = &remote {
+            // A tree checked when it came is not checked again.
+            if let Some(remote) = remote.as_ref().filter(|r| kept.last_remote.as_ref() != Some(*r)) {
                 self.check_tree(remote)?;
             }
             {
+                // An edit made outside kb while the fetch ran is not overwritten: the merge
+                // refuses to write over it, and the next round commits it.
                 let _writing = writes.hold();
-                // kb changes may have been committed while the fetch ran.
-                report.outside_edits += self.commit_outside_edits()?;
                 let (came, conflicts) = self.merge(remote.as_deref())?;
                 report.came.extend(came);
                 report.conflicts.extend(conflicts);
@@ -124,10 +125,12 @@ impl GitSync {
     }
 
     /// Fetches the remote's branch; its commit, `None` when the remote has none yet.
-    fn fetch(&self) -> Result<Option<String>, SyncError> {
+    pub(super) fn fetch(&self) -> Result<Option<String>, SyncError> {
         let tracking = format!("refs/remotes/{REMOTE_NAME}/{}", self.branch);
         let refspec = format!("+refs/heads/{}:{tracking}", self.branch);
-        match self.git.output(&["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", REMOTE_NAME, &refspec]) {
+        // No housekeeping on the way (`gc --auto` would repack, writing in an idle round).
+        let args = ["-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags"];
+        match self.git.output(&[&args[..], &["--no-write-fetch-head", REMOTE_NAME, &refspec]].concat()) {
             Ok(_) => self.git.commit_of(&tracking),
             Err(SyncError::Git { message, .. }) if message.contains("couldn't find remote ref") => {
                 // An empty remote, or one without this branch yet: it receives the vault.

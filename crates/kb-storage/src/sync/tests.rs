@@ -355,3 +355,40 @@ fn a_second_round_at_once_is_busy() {
     let _held = a.sync.try_lock().unwrap();
     assert!(matches!(a.sync.round(), Err(SyncError::Busy)));
 }
+
+#[test]
+fn a_note_deleted_and_a_like_one_made_is_no_move() {
+    let template = |id: &str, name: &str| {
+        format!("---\nid: {id}\nname: {name}\nstatus: active\ntags: [meeting]\n---\n## Agenda\n\n- item\n\n## Notes\n\n## Log\n")
+    };
+    let (_r, a, b) = two_devices(&[("inbox/monday.md", &template("01MON", "Monday"))]);
+    std::fs::remove_file(a.root.join("inbox/monday.md")).unwrap();
+    a.write("inbox/tuesday.md", &template("01TUE", "Tuesday"));
+    b.write("inbox/monday.md", &format!("{}- 2026-11-29: decided the budget\n", template("01MON", "Monday")));
+    a.round();
+    b.round();
+    a.round();
+    assert!(a.read("inbox/monday.md").unwrap().contains("decided the budget"), "the edit wins over the delete");
+    assert_eq!(a.read("inbox/tuesday.md").unwrap(), template("01TUE", "Tuesday"));
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn a_file_edited_after_a_stopped_round_is_kept_and_sync_goes_on() {
+    let (_r, a, b) = two_devices(&[("ideas/x.md", "x\n"), ("ideas/y.md", "y\n")]);
+    a.write("ideas/x.md", "x\nfrom a\n");
+    a.round();
+    // A round stopped after its journal: the merge is the remote's commit.
+    let local = b.sync.git.commit_of("HEAD").unwrap().unwrap();
+    b.sync.fetch().unwrap();
+    let remote = b.sync.git.commit_of(&format!("refs/remotes/{}/main", super::REMOTE_NAME)).unwrap().unwrap();
+    std::fs::create_dir_all(b.root.join(".kb/sync")).unwrap();
+    std::fs::write(b.root.join(".kb/sync/applying"), format!("{local} {remote}\n")).unwrap();
+    // The person edits the file before the next round.
+    b.write("ideas/x.md", "x\nfrom the person\n");
+    b.round();
+    assert!(!b.root.join(".kb/sync/applying").exists());
+    assert_eq!(b.read("ideas/x.md").as_deref(), Some("x\nfrom the person\n"));
+    a.round();
+    assert_eq!(a.files(), b.files());
+}

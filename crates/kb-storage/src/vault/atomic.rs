@@ -47,6 +47,21 @@ pub(crate) fn replace(target: &Path, bytes: &[u8]) -> io::Result<fs::Metadata> {
     Ok(written)
 }
 
+/// [`write_atomic`] without flushing the folder's entry: for many files written in one
+/// folder, whose caller syncs each folder once after ([`sync_dir`]). The bytes are on disk
+/// before the name appears.
+pub(crate) fn write_atomic_in_batch(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temp = write_temp(target, bytes)?;
+    if let Ok(meta) = fs::metadata(target) {
+        let _ = fs::set_permissions(&temp, meta.permissions());
+    }
+    let renamed = fs::rename(&temp, target);
+    if renamed.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    renamed
+}
+
 /// Creates `target` with `bytes` unless it already exists: `Ok(false)` when it does (then
 /// nothing was changed). Safe between processes: the final name appears atomically and
 /// complete, and two writers never both win the same name.
