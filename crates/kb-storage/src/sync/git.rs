@@ -163,8 +163,8 @@ pub fn scrub(text: &str) -> String {
     while let Some(at) = rest.find("://") {
         let (before, after) = rest.split_at(at + 3);
         out.push_str(before);
-        // The authority ends at the first `/`, space or quote; credentials end at its last `@`.
-        let end = after.find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"').unwrap_or(after.len());
+        // Credentials end at the last `@` before a space or quote (a password may hold a `/`).
+        let end = after.find(|c: char| c.is_whitespace() || c == '\'' || c == '"').unwrap_or(after.len());
         match after[..end].rfind('@') {
             Some(credentials_end) => {
                 out.push_str("***");

@@ -114,7 +114,16 @@ impl GitSync {
     /// Commits every change of the vault's files not committed yet (made outside kb, or
     /// by kb without `KB_GIT=commit`); how many files.
     fn commit_outside_edits(&self) -> Result<usize, SyncError> {
-        self.git.run(&["add", "--all"])?;
+        // A repository inside the vault would go in as a submodule (or stop `git add`
+        // when it has no commit yet): it is left out.
+        let nested = self.nested_repositories();
+        let mut args = vec!["add".to_string(), "--all".to_string(), "--".to_string(), ".".to_string()];
+        args.extend(nested.iter().map(|path| format!(":(exclude,literal){path}")));
+        if !nested.is_empty() {
+            tracing::warn!(paths = ?nested, "not synced: a git repository inside the vault");
+        }
+        self.git.run(&args.iter().map(String::as_str).collect::<Vec<_>>())?;
+        self.unstage_what_would_be_refused()?;
         let staged = self.git.output(&["diff", "--cached", "--name-only", "-z"])?.stdout;
         let count = staged.split(|b| *b == 0).filter(|p| !p.is_empty()).count();
         if count > 0 {
@@ -122,6 +131,55 @@ impl GitSync {
             self.git.run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
         }
         Ok(count)
+    }
+
+    /// The folders of the vault that are repositories of their own (vault-relative).
+    fn nested_repositories(&self) -> Vec<String> {
+        walkdir::WalkDir::new(&self.root)
+            .min_depth(1)
+            .into_iter()
+            .filter_entry(|e| !(e.depth() == 1 && (e.file_name() == ".git" || e.file_name() == ".kb")))
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name() == ".git")
+            .filter_map(|e| e.path().parent()?.strip_prefix(&self.root).ok().map(|p| p.to_string_lossy().into_owned()))
+            .collect()
+    }
+
+    /// Takes back from the commit what every device (this one too) would refuse to merge:
+    /// a repository inside the vault (a submodule to git) and links that lead outside it.
+    /// They stay on this device's disk, and a warning names them.
+    fn unstage_what_would_be_refused(&self) -> Result<(), SyncError> {
+        let staged = self.git.output(&["ls-files", "--stage", "-z"])?.stdout;
+        let mut links = std::collections::HashSet::new();
+        let mut entries = Vec::new();
+        for record in staged.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let record = String::from_utf8_lossy(record).into_owned();
+            let Some((meta, path)) = record.split_once('\t') else { continue };
+            let mode = meta.split(' ').next().unwrap_or_default().to_string();
+            if mode == LINK {
+                links.insert(path.to_string());
+            }
+            entries.push((mode, path.to_string()));
+        }
+        let mut refused = Vec::new();
+        for (mode, path) in entries {
+            let out = match mode.as_str() {
+                "160000" => true,
+                LINK => std::fs::read_link(self.root.join(&path))
+                    .map_or(true, |target| !link_stays_inside(&path, &target.to_string_lossy(), &links)),
+                _ => false,
+            };
+            if out {
+                refused.push(path);
+            }
+        }
+        if !refused.is_empty() {
+            tracing::warn!(paths = ?refused, "not synced: a repository inside the vault, or a link leading out of it");
+            let mut args = vec!["rm", "--cached", "--quiet", "-r", "--ignore-unmatch", "--"];
+            args.extend(refused.iter().map(String::as_str));
+            self.git.run(&args)?;
+        }
+        Ok(())
     }
 
     /// Fetches the remote's branch; its commit, `None` when the remote has none yet.
@@ -205,7 +263,10 @@ impl GitSync {
     /// Refuses a pulled tree that tracks files under `.kb/` or `.git`, submodules, links
     /// that leave the vault, or paths kb would not write.
     fn check_tree(&self, commit: &str) -> Result<(), SyncError> {
-        for (path, file) in tree::files(&self.git, commit)? {
+        let files = tree::files(&self.git, commit)?;
+        let links: std::collections::HashSet<String> =
+            files.iter().filter(|(_, f)| f.mode == LINK).map(|(p, _)| p.clone()).collect();
+        for (path, file) in files {
             let parts: Vec<&str> = path.split('/').collect();
             let lower = path.to_lowercase();
             if lower == ".kb" || lower.starts_with(".kb/") {
@@ -221,7 +282,7 @@ impl GitSync {
             }
             if file.mode == LINK {
                 let target = String::from_utf8_lossy(&self.git.blob(&file.oid)?).into_owned();
-                if !link_stays_inside(&path, &target) {
+                if !link_stays_inside(&path, &target, &links) {
                     return Err(SyncError::Refused(format!("{path} is a link to {target}, outside the vault")));
                 }
             }
@@ -240,8 +301,10 @@ impl GitSync {
     }
 }
 
-/// Whether a link at `path` (vault-relative) to `target` points inside the vault.
-fn link_stays_inside(path: &str, target: &str) -> bool {
+/// Whether a link at `path` (vault-relative) to `target` points inside the vault, read
+/// without following other links: one that passes through a link (of `links`, the vault's
+/// links) is refused, as the folder it names may be anywhere.
+fn link_stays_inside(path: &str, target: &str, links: &std::collections::HashSet<String>) -> bool {
     if target.starts_with('/') || target.starts_with('\\') || target.contains(':') {
         return false;
     }
@@ -255,7 +318,12 @@ fn link_stays_inside(path: &str, target: &str) -> bool {
                     return false;
                 }
             }
-            other => depth.push(other),
+            other => {
+                depth.push(other);
+                if links.contains(&depth.join("/")) {
+                    return false;
+                }
+            }
         }
     }
     !depth.first().is_some_and(|first| first.eq_ignore_ascii_case(".kb") || first.eq_ignore_ascii_case(".git"))

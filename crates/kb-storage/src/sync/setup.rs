@@ -20,13 +20,13 @@ const END: &str = "# kb sync: end";
 /// Refuses a remote URL that holds a password (`https://user:secret@host/…`): credentials
 /// come from git's own helpers and ssh, never from kb's settings.
 pub fn check_remote(remote: &str) -> Result<(), SyncError> {
+    // Whatever a password holds (a `/`, a space), it ends at the URL's last `@`.
     if let Some(at) = remote.find("://") {
         let after = &remote[at + 3..];
-        let authority = &after[..after.find('/').unwrap_or(after.len())];
-        if let Some(credentials) = authority.rfind('@').map(|end| &authority[..end])
+        if let Some(credentials) = after.rfind('@').map(|end| &after[..end])
             && credentials.contains(':')
         {
-            return Err(SyncError::PasswordInUrl(super::scrub(remote)));
+            return Err(SyncError::PasswordInUrl(format!("{}://***@…", &remote[..at])));
         }
     }
     Ok(())

@@ -256,6 +256,12 @@ fn a_remote_url_with_a_password_is_refused() {
     assert!(matches!(error, SyncError::PasswordInUrl(_)));
     assert!(!error.to_string().contains("hunter2"), "{error}");
     assert!(!dir.path().join(".git").exists(), "nothing was set up");
+    for remote in ["https://me:hun ter2@example.com/v.git", "https://me:hun/ter2@example.com/v.git", "ssh://me:'x\"@h/v"] {
+        let error = super::check_remote(remote).unwrap_err();
+        assert!(!error.to_string().contains("ter2") && !error.to_string().contains("'x"), "{error}");
+    }
+    assert!(super::check_remote("ssh://git@example.com/v.git").is_ok());
+    assert!(super::check_remote("git@github.com:me/v.git").is_ok());
 }
 
 #[test]
@@ -391,4 +397,50 @@ fn a_file_edited_after_a_stopped_round_is_kept_and_sync_goes_on() {
     assert_eq!(b.read("ideas/x.md").as_deref(), Some("x\nfrom the person\n"));
     a.round();
     assert_eq!(a.files(), b.files());
+}
+
+#[test]
+fn links_through_links_and_a_repository_inside_the_vault_do_not_travel() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    std::os::unix::fs::symlink(".", a.root.join("m")).unwrap();
+    std::os::unix::fs::symlink("m/m/../../etc/passwd", a.root.join("passwd.md")).unwrap();
+    std::os::unix::fs::symlink("sam.md", a.root.join("people/samuel.md")).unwrap();
+    let nested = a.root.join("code");
+    std::fs::create_dir_all(&nested).unwrap();
+    assert!(Command::new("git").args(["init", "--quiet"]).current_dir(&nested).status().unwrap().success());
+    std::fs::write(nested.join("x.txt"), "x").unwrap();
+    a.round();
+    // Another device gets the note and the link inside the vault, nothing else, and syncs on.
+    let b = Device::new(&remote, "desktop");
+    b.round();
+    assert!(b.root.join("people/samuel.md").symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(b.root.join("passwd.md").symlink_metadata().is_err());
+    assert!(b.root.join("code").symlink_metadata().is_err());
+    a.write("people/sam.md", "Sam\nagain\n");
+    a.round();
+    b.round();
+    assert_eq!(b.read("people/sam.md").as_deref(), Some("Sam\nagain\n"));
+}
+
+#[test]
+fn a_pulled_link_through_another_link_is_refused() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    a.round();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["clone", "--quiet", &remote, "."]);
+    let _ = Command::new("git").args(["checkout", "--quiet", "-B", "main", "origin/main"]).current_dir(dir.path()).output();
+    std::os::unix::fs::symlink(".", dir.path().join("m")).unwrap();
+    std::os::unix::fs::symlink("m/m/../../etc/passwd", dir.path().join("passwd.md")).unwrap();
+    run(&["add", "--all"]);
+    run(&["-c", "user.name=x", "-c", "user.email=x@x", "commit", "--quiet", "-m", "links"]);
+    run(&["push", "--quiet", "origin", "HEAD:main"]);
+    let error = a.sync.round().unwrap_err();
+    assert!(error.to_string().contains("outside the vault"), "{error}");
+    assert!(a.root.join("passwd.md").symlink_metadata().is_err());
 }
