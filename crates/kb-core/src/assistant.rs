@@ -139,8 +139,10 @@ impl Assistant {
         // Sync makes the vault a repository before commits are checked for.
         let mut sync = match &config.sync {
             Some(settings) => {
-                let (dir, settings, exclude) = (config.kb_dir.clone(), settings.clone(), config.exclude.clone());
-                let opened = tokio::task::spawn_blocking(move || crate::sync::Syncer::open(&dir, &settings, &exclude));
+                let (dir, settings, exclude) =
+                    (config.kb_dir.clone(), settings.clone(), config.exclude.clone());
+                let opened =
+                    tokio::task::spawn_blocking(move || crate::sync::Syncer::open(&dir, &settings, &exclude));
                 Some(opened.await.map_err(CoreError::Task)??)
             }
             None => None,
@@ -396,7 +398,12 @@ impl Assistant {
             entry_list_file,
             malformed_files,
             vault_ready: built.is_some(),
-            notices: self.vault.entry_list_notice().into_iter().chain(self.outreach_held_back.clone()).collect(),
+            notices: self
+                .vault
+                .entry_list_notice()
+                .into_iter()
+                .chain(self.outreach_held_back.clone())
+                .collect(),
             embeddings: self.embedding_coverage(),
             sync: self.sync.as_ref().map(crate::sync::Syncer::summary),
         }

@@ -85,6 +85,8 @@ pub struct SyncConfig {
     pub interval: std::time::Duration,
     /// This device's name (`KB_DEVICE`; default: the host name).
     pub device: String,
+    /// The longest a fetch or a push may take (`KB_SYNC_TIMEOUT_SECS`, 300).
+    pub timeout: std::time::Duration,
 }
 
 /// A configuration value that cannot be used.
@@ -308,12 +310,26 @@ fn sync(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<SyncConfig>, 
     let Some(remote) = lookup("KB_SYNC_REMOTE").map(|r| r.trim().to_string()) else { return Ok(None) };
     kb_storage::sync::check_remote(&remote)
         .map_err(|e| ConfigError::Setting { name: "KB_SYNC_REMOTE", problem: e.to_string() })?;
+    // A day at most: a longer pause is a mistake, and doubling it after a failure overflows.
     let seconds = count(lookup, "KB_SYNC_INTERVAL", 60)?;
+    if seconds > 86_400 {
+        return Err(ConfigError::Invalid {
+            name: "KB_SYNC_INTERVAL",
+            value: seconds.to_string(),
+            expected: "a whole number of seconds from 1 to 86400",
+        });
+    }
+    let timeout = count(lookup, "KB_SYNC_TIMEOUT_SECS", 300)?.min(86_400);
     let device = match lookup("KB_DEVICE") {
         Some(device) => device.trim().to_string(),
         None => host_name(),
     };
-    Ok(Some(SyncConfig { remote, interval: std::time::Duration::from_secs(seconds as u64), device }))
+    Ok(Some(SyncConfig {
+        remote,
+        interval: std::time::Duration::from_secs(seconds as u64),
+        device,
+        timeout: std::time::Duration::from_secs(timeout as u64),
+    }))
 }
 
 /// This machine's host name (`device` when it cannot be read).
@@ -387,8 +403,12 @@ mod tests {
 
     #[test]
     fn sync_is_read_and_implies_commits() {
-        let c = config(&[("KB_SYNC_REMOTE", "/srv/vault.git"), ("KB_DEVICE", "laptop"), ("KB_SYNC_INTERVAL", "5")])
-            .unwrap();
+        let c = config(&[
+            ("KB_SYNC_REMOTE", "/srv/vault.git"),
+            ("KB_DEVICE", "laptop"),
+            ("KB_SYNC_INTERVAL", "5"),
+        ])
+        .unwrap();
         let sync = c.sync.unwrap();
         assert_eq!((sync.remote.as_str(), sync.device.as_str()), ("/srv/vault.git", "laptop"));
         assert_eq!(sync.interval, std::time::Duration::from_secs(5));

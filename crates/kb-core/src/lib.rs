@@ -59,7 +59,6 @@ pub use assistant::{
 };
 pub use changes::{ChangeFeed, ChangedPaths};
 pub use config::{Config, ConfigError, GitMode, ModelChoice, SyncConfig};
-pub use kb_storage::sync::{Conflict, RoundReport, SyncError, SyncStatus};
 pub use error::{CoreError, ToolFailure};
 pub use index::open_index;
 /// The domain types, for programs that need more than the re-exports below.
@@ -70,6 +69,7 @@ pub use kb_llm::openai::OpenAiSettings;
 pub use kb_orchestrator::turn::{AnswerMessage, ChatResponse, FiledEntry, MAX_MESSAGE_BYTES, TurnError};
 /// Options and progress reports of opening the search index.
 pub use kb_search::{IndexProgress, OpenOptions as IndexOpenOptions, ProgressFn, SearchLanguage};
+pub use kb_storage::sync::{Conflict, RoundReport, SyncError, SyncStatus};
 /// The wire shapes of the tools' data, and of what the edges answer alike.
 pub use kb_tools::output;
 /// The tools, with their typed arguments and the data each answers (what the handles'

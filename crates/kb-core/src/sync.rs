@@ -54,10 +54,10 @@ impl Syncer {
     pub(crate) fn open(dir: &Path, config: &SyncConfig, exclude: &[String]) -> Result<Syncer, CoreError> {
         let _ = std::fs::create_dir_all(dir);
         let settings = SyncSettings {
-            remote: config.remote.clone(),
-            device: config.device.clone(),
             exclude: exclude.to_vec(),
             entry_list: kb_storage::vault::entry_list_file_of(dir),
+            timeout: config.timeout,
+            ..SyncSettings::new(config.remote.clone(), config.device.clone())
         };
         let sync = Arc::new(GitSync::open(dir, settings).map_err(CoreError::Sync)?);
         let status = sync.status().ok();
@@ -109,7 +109,10 @@ impl Syncer {
     /// round and the open conflicts.
     pub async fn status(&self) -> Result<SyncStatus, CoreError> {
         let sync = Arc::clone(&self.sync);
-        tokio::task::spawn_blocking(move || sync.status()).await.map_err(CoreError::Task)?.map_err(CoreError::Sync)
+        tokio::task::spawn_blocking(move || sync.status())
+            .await
+            .map_err(CoreError::Task)?
+            .map_err(CoreError::Sync)
     }
 
     /// Where sync stands, without reading anything (for `/healthz`).
@@ -169,7 +172,7 @@ fn run_loop(
             }
             Err(SyncError::Busy) => pause = interval,
             Err(error) => {
-                pause = (pause * 2).min(MAX_PAUSE.max(interval));
+                pause = pause.saturating_mul(2).min(MAX_PAUSE.max(interval));
                 tracing::warn!(%error, retry_in_secs = pause.as_secs(), "sync failed; kb goes on and tries again");
             }
         }

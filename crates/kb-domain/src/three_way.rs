@@ -39,16 +39,15 @@ pub fn merge_note(base: &str, remote: &str, local: &str) -> NoteMerge {
     }
     let merged = match (document_spans(base), document_spans(remote), document_spans(local)) {
         (Ok(b), Ok(r), Ok(l)) => match (b.yaml, r.yaml.clone(), l.yaml) {
-            (Some(b_yaml), Some(r_yaml), Some(l_yaml)) => {
-                fields::merge_blocks(&base[b_yaml], &remote[r_yaml.clone()], &local[l_yaml]).and_then(|yaml| {
-                    let body = lines::merge_lines(&base[b.body], &remote[r.body.clone()], &local[l.body])?;
-                    Some(format!(
-                        "{}{yaml}{}{body}",
-                        &remote[..r_yaml.start],
-                        &remote[r_yaml.end..r.body.start]
-                    ))
-                })
-            }
+            (Some(b_yaml), Some(r_yaml), Some(l_yaml)) => fields::merge_blocks(
+                &base[b_yaml],
+                &remote[r_yaml.clone()],
+                &local[l_yaml],
+            )
+            .and_then(|yaml| {
+                let body = lines::merge_lines(&base[b.body], &remote[r.body.clone()], &local[l.body])?;
+                Some(format!("{}{yaml}{}{body}", &remote[..r_yaml.start], &remote[r_yaml.end..r.body.start]))
+            }),
             // A block added or taken away on a side: the whole text merges by lines.
             _ => lines::merge_lines(base, remote, local),
         },

@@ -18,7 +18,7 @@ fn notes() -> usize {
 
 fn device(root: &Path, remote: &str, name: &str) -> GitSync {
     std::fs::create_dir_all(root).unwrap();
-    let settings = SyncSettings { remote: remote.into(), device: name.into(), exclude: Vec::new(), entry_list: None };
+    let settings = SyncSettings::new(remote, name);
     GitSync::open(root, settings).unwrap()
 }
 
@@ -49,7 +49,8 @@ fn main() {
     for i in 0..n {
         let folder = laptop_root.join(["people", "projects", "ideas", "admin"][i % 4]);
         std::fs::create_dir_all(&folder).unwrap();
-        let text = format!("---\nid: 01N{i:06}\nname: Note {i}\nstatus: active\n---\nSome notes about thing {i}.\n");
+        let text =
+            format!("---\nid: 01N{i:06}\nname: Note {i}\nstatus: active\n---\nSome notes about thing {i}.\n");
         std::fs::write(folder.join(format!("note-{i}.md")), text).unwrap();
     }
     let laptop = device(&laptop_root, &remote, "laptop");
@@ -82,7 +83,8 @@ fn main() {
     let clone_round = began.elapsed();
     let changed = n.min(1_000);
     for i in 0..changed {
-        let file = desktop_root.join(["people", "projects", "ideas", "admin"][i % 4]).join(format!("note-{i}.md"));
+        let file =
+            desktop_root.join(["people", "projects", "ideas", "admin"][i % 4]).join(format!("note-{i}.md"));
         let text = std::fs::read_to_string(&file).unwrap();
         std::fs::write(&file, format!("{text}Changed on the desktop.\n")).unwrap();
     }

@@ -102,7 +102,8 @@ pub enum SyncError {
 /// way through writing a merge; `push`: before pushing), so that a test can kill it there.
 fn pause_for_tests(at: &str) {
     #[cfg(debug_assertions)]
-    if let Some((point, ms)) = std::env::var("KB_TEST_SYNC_PAUSE").ok().as_deref().and_then(|v| v.split_once(':'))
+    if let Some((point, ms)) =
+        std::env::var("KB_TEST_SYNC_PAUSE").ok().as_deref().and_then(|v| v.split_once(':'))
         && point == at
         && let Ok(ms) = ms.parse::<u64>()
     {
@@ -131,6 +132,21 @@ pub struct SyncSettings {
     pub exclude: Vec<String>,
     /// The entry list file kb writes in this vault, which does not travel.
     pub entry_list: Option<PathBuf>,
+    /// The longest a fetch or a push may take.
+    pub timeout: std::time::Duration,
+}
+
+impl SyncSettings {
+    /// Settings for `remote` as `device`, with nothing left out and a five-minute timeout.
+    pub fn new(remote: impl Into<String>, device: impl Into<String>) -> SyncSettings {
+        SyncSettings {
+            remote: remote.into(),
+            device: device.into(),
+            exclude: Vec::new(),
+            entry_list: None,
+            timeout: std::time::Duration::from_secs(300),
+        }
+    }
 }
 
 /// One vault's sync: its repository and settings (see the module doc).

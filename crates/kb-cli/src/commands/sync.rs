@@ -50,7 +50,10 @@ pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> 
                 return output::print_json(&json!(status));
             }
             let mut out = format!("remote     {}\ndevice     {}\n", status.remote, status.device);
-            out.push_str(&format!("ahead      {} commits\nbehind     {} commits\n", status.ahead, status.behind));
+            out.push_str(&format!(
+                "ahead      {} commits\nbehind     {} commits\n",
+                status.ahead, status.behind
+            ));
             let last = status.last_sync.map_or_else(|| "never".to_string(), |at| at.to_rfc3339());
             out.push_str(&format!("last sync  {last}\n"));
             if let Some(problem) = &status.last_error {

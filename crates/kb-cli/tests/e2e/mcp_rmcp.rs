@@ -369,14 +369,25 @@ async fn an_mcp_clients_undo_reaches_only_its_own_session() {
 async fn kb_sync_is_a_resource_with_sync_on() {
     let dir = tempfile::tempdir().unwrap();
     let remote = dir.path().join("remote.git");
-    assert!(std::process::Command::new("git").args(["init", "--quiet", "--bare"]).arg(&remote).status().unwrap().success());
+    assert!(
+        std::process::Command::new("git")
+            .args(["init", "--quiet", "--bare"])
+            .arg(&remote)
+            .status()
+            .unwrap()
+            .success()
+    );
     let remote = remote.to_string_lossy().into_owned();
     let server = KbServer::start(&[("KB_SYNC_REMOTE", remote.as_str()), ("KB_DEVICE", "nas")]).await;
     let client = over_http(&server, "").await.unwrap();
     let listed = client.service.list_resources(None).await.unwrap();
     assert!(listed.resources.iter().any(|r| r.uri == "kb://sync"), "{listed:?}");
     let status: Value = serde_json::from_str(&client.read("kb://sync").await.unwrap()).unwrap();
-    assert_eq!((status["device"].clone(), status["remote"].clone()), (json!("nas"), json!(remote)), "{status}");
+    assert_eq!(
+        (status["device"].clone(), status["remote"].clone()),
+        (json!("nas"), json!(remote)),
+        "{status}"
+    );
     client.service.cancel().await.unwrap();
 
     let plain = KbServer::start(&[]).await;

@@ -14,7 +14,9 @@ use crate::common::KbServer;
 /// Runs `kb --kb-dir VAULT ARGS…` as device `device`, syncing with `remote`.
 fn kb(vault: &Path, remote: &Path, device: &str, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
-    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "KB_MODEL", "KB_DIR", "DATABASE_URL", "KB_API_TOKEN", "KB_ADDR"] {
+    for var in
+        ["OPENAI_API_KEY", "OPENAI_BASE_URL", "KB_MODEL", "KB_DIR", "DATABASE_URL", "KB_API_TOKEN", "KB_ADDR"]
+    {
         command.env_remove(var);
     }
     command
@@ -102,7 +104,8 @@ fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
 #[test]
 fn a_remote_url_with_a_password_is_refused_at_start_without_showing_it() {
     let dir = tempfile::tempdir().unwrap();
-    let output = kb(dir.path(), Path::new("https://me:hunter2@example.com/v.git"), "laptop", &["sync", "status"]);
+    let output =
+        kb(dir.path(), Path::new("https://me:hunter2@example.com/v.git"), "laptop", &["sync", "status"]);
     assert_eq!(output.status.code(), Some(2));
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("must not hold a password") && !err.contains("hunter2"), "{err}");
@@ -142,7 +145,8 @@ async fn kb_serve_syncs_on_its_own_and_says_so() {
         assert!(began.elapsed() < Duration::from_secs(20), "the capture did not travel: {}", server.log());
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    let refused = server.post("/api/sync/resolve", &json!({"path": "projects/shed.md", "keep": "mine"})).await;
+    let refused =
+        server.post("/api/sync/resolve", &json!({"path": "projects/shed.md", "keep": "mine"})).await;
     assert_eq!(refused.status, 404, "{}", refused.text());
 }
 
@@ -178,7 +182,8 @@ fn a_round_killed_mid_merge_or_mid_push_finishes_at_the_next() {
     let (laptop, desktop) = (dir.path().join("laptop"), dir.path().join("desktop"));
     std::fs::create_dir_all(laptop.join("ideas")).unwrap();
     for i in 0..40 {
-        std::fs::write(laptop.join(format!("ideas/n{i}.md")), format!("---\nname: N{i}\n---\nfirst {i}\n")).unwrap();
+        std::fs::write(laptop.join(format!("ideas/n{i}.md")), format!("---\nname: N{i}\n---\nfirst {i}\n"))
+            .unwrap();
     }
     ok(&laptop, &remote, "laptop", &["sync"]);
     ok(&desktop, &remote, "desktop", &["sync"]);
@@ -198,7 +203,9 @@ fn a_round_killed_mid_merge_or_mid_push_finishes_at_the_next() {
     kill_mid_round(&desktop, &remote, "desktop", "apply:5000", || journal.exists());
     assert!(journal.exists());
     let merged = (0..40)
-        .filter(|i| std::fs::read_to_string(desktop.join(format!("ideas/n{i}.md"))).unwrap().contains("laptop"))
+        .filter(|i| {
+            std::fs::read_to_string(desktop.join(format!("ideas/n{i}.md"))).unwrap().contains("laptop")
+        })
         .count();
     assert!(merged > 0 && merged < 40, "killed half way: {merged} of 40 merged");
     // The next round writes the rest, then sends the merge.
@@ -223,7 +230,9 @@ fn a_round_killed_mid_merge_or_mid_push_finishes_at_the_next() {
         let mut all: Vec<(String, String)> = std::fs::read_dir(vault.join("ideas"))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+            .map(|p| {
+                (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap())
+            })
             .collect();
         all.sort();
         all

@@ -108,7 +108,11 @@ impl<'a> History<'a> {
                 many => {
                     return Err(ToolFailure::new(
                         kb_tools::ErrorCode::InvalidArguments,
-                        format!("{named} has {} conflict copies: name the one to resolve ({})", many.len(), many.join(", ")),
+                        format!(
+                            "{named} has {} conflict copies: name the one to resolve ({})",
+                            many.len(),
+                            many.join(", ")
+                        ),
                     ));
                 }
             }

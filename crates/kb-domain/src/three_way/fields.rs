@@ -45,12 +45,20 @@ pub(super) fn merge_blocks(base: &str, remote: &str, local: &str) -> Option<Stri
 
 /// The remote block with the local lines of each changed field put in (see the module
 /// doc); `None` when either block's fields cannot be told apart by lines.
-fn splice_fields(remote: &str, local: &str, local_fields: &Frontmatter, changes: &Frontmatter) -> Option<String> {
+fn splice_fields(
+    remote: &str,
+    local: &str,
+    local_fields: &Frontmatter,
+    changes: &Frontmatter,
+) -> Option<String> {
     let remote_spans = field_spans(remote)?;
     let local_spans = field_spans(local)?;
     let local_lines = |key: &str| -> Option<String> {
         let (_, span) = local_spans.iter().find(|(k, _)| k == key)?;
-        Some(with_line_ends(&local[span.clone()], uses_crlf(remote) || (!remote.contains('\n') && uses_crlf(local))))
+        Some(with_line_ends(
+            &local[span.clone()],
+            uses_crlf(remote) || (!remote.contains('\n') && uses_crlf(local)),
+        ))
     };
     // Each remote field: kept, replaced or removed; then the added ones after the field
     // they follow locally (at the end when none does).
@@ -81,7 +89,8 @@ fn splice_fields(remote: &str, local: &str, local_fields: &Frontmatter, changes:
         let added = local_lines(key)?;
         // After the field it follows locally; first when it is first there; else last.
         let at = local_order.iter().position(|k| *k == key);
-        let after = at.and_then(|p| local_order[..p].iter().rev().find_map(|k| out.iter().position(|(o, _)| o == *k)));
+        let after = at
+            .and_then(|p| local_order[..p].iter().rev().find_map(|k| out.iter().position(|(o, _)| o == *k)));
         match (after, at) {
             (Some(p), _) => out.insert(p + 1, (key.clone(), added)),
             (None, Some(0)) => out.insert(0, (key.clone(), added)),

@@ -16,7 +16,8 @@ fn clean(base: &str, remote: &str, local: &str) -> String {
 fn different_fields_changed_on_two_devices_are_both_kept_and_other_bytes_stay() {
     let base = "---\r\n# kept comment\r\nname: Shed\r\nstatus: active\r\nversion: 1.10\r\n---\r\nBody\r\n";
     let remote = "---\r\n# kept comment\r\nname: Shed\r\nstatus: done\r\nversion: 1.10\r\n---\r\nBody\r\n";
-    let local = "---\nname: Shed\nstatus: active\nversion: 1.10\nnext_action: 'Buy felt: two rolls'\n---\nBody\r\n";
+    let local =
+        "---\nname: Shed\nstatus: active\nversion: 1.10\nnext_action: 'Buy felt: two rolls'\n---\nBody\r\n";
     // The local block's layout (no comment, plain line ends) is not a change of a field.
     let merged = clean(base, remote, local);
     assert_eq!(
@@ -113,7 +114,12 @@ fn a_block_that_does_not_parse_is_a_conflict_not_a_guess() {
 
 /// A base of numbered lines, and edits of the lines in `[from, to)` (each a new text or a
 /// deletion) with additions after some of them.
-fn edited(base: &[String], edits: &[(usize, Option<String>, Option<String>)], from: usize, to: usize) -> Vec<String> {
+fn edited(
+    base: &[String],
+    edits: &[(usize, Option<String>, Option<String>)],
+    from: usize,
+    to: usize,
+) -> Vec<String> {
     let mut out = Vec::new();
     for (i, line) in base.iter().enumerate() {
         let edit = edits.iter().find(|(at, _, _)| *at == i).filter(|_| i >= from && i < to);

@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 use kb_domain::{EntryPath, Stamp};
 
 use format::{
-    ENTRY, HEADER_LEN, MAGIC, PROBE, Reader, UNRELATED, VECTOR, push_record, read_entry, record_at, write_entry,
+    ENTRY, HEADER_LEN, MAGIC, PROBE, Reader, UNRELATED, VECTOR, push_record, read_entry, record_at,
+    write_entry,
 };
 use scan::{quantise, signs_of};
 

@@ -3,9 +3,9 @@
 
 mod background;
 mod behaviour;
-mod cut;
 mod bulk;
 mod corpora;
+mod cut;
 mod freshness;
 mod meaning;
 mod passages;

@@ -24,7 +24,11 @@ pub async fn status(State(state): State<AppState>) -> Result<ApiJson<Value>, Api
 /// `POST /api/sync`: a round now; `{came, went, conflicts, outsideEdits}`.
 pub async fn round(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
     let Some(sync) = state.assistant.sync() else {
-        return Err(ApiError::new(StatusCode::CONFLICT, "sync_off", "sync is off: set KB_SYNC_REMOTE to a git remote"));
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "sync_off",
+            "sync is off: set KB_SYNC_REMOTE to a git remote",
+        ));
     };
     let report = sync.round_now().await.map_err(failed)?;
     Ok(ApiJson(json!(report)))
@@ -34,9 +38,9 @@ pub async fn round(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiE
 fn failed(error: kb_core::CoreError) -> ApiError {
     let message = kb_core::domain::Chain(&error).to_string();
     match &error {
-        kb_core::CoreError::Sync(kb_core::SyncError::Unreachable(_) | kb_core::SyncError::RewrittenRemote { .. }) => {
-            ApiError::new(StatusCode::BAD_GATEWAY, "sync_failed", message)
-        }
+        kb_core::CoreError::Sync(
+            kb_core::SyncError::Unreachable(_) | kb_core::SyncError::RewrittenRemote { .. },
+        ) => ApiError::new(StatusCode::BAD_GATEWAY, "sync_failed", message),
         kb_core::CoreError::Sync(kb_core::SyncError::Refused(_)) => {
             ApiError::new(StatusCode::BAD_GATEWAY, "sync_refused", message)
         }

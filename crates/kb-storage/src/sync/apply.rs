@@ -30,7 +30,13 @@ struct FileChange {
 
 /// Writes `target` over the work tree at `root`, which holds `local` (see the module doc);
 /// the paths written or removed.
-pub(super) fn apply(git: &Git, root: &Path, state_dir: &Path, local: &str, target: &str) -> Result<Vec<String>, SyncError> {
+pub(super) fn apply(
+    git: &Git,
+    root: &Path,
+    state_dir: &Path,
+    local: &str,
+    target: &str,
+) -> Result<Vec<String>, SyncError> {
     std::fs::create_dir_all(state_dir).map_err(|e| SyncError::io(state_dir, e))?;
     let changes = changes(git, local, target)?;
     let on_disk = disk_blobs(git, root, &changes)?;
@@ -44,7 +50,8 @@ pub(super) fn apply(git: &Git, root: &Path, state_dir: &Path, local: &str, targe
         }
     }
     let journal = state_dir.join(JOURNAL);
-    write_atomic(&journal, format!("{local} {target}\n").as_bytes()).map_err(|e| SyncError::io(&journal, e))?;
+    write_atomic(&journal, format!("{local} {target}\n").as_bytes())
+        .map_err(|e| SyncError::io(&journal, e))?;
     let written = write_files(git, root, &changes, on_disk)?;
     git.run(&["reset", "--quiet", "--mixed", target])?;
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
@@ -106,13 +113,20 @@ fn write_files(
         .filter_map(|(change, disk)| change.after.as_ref().filter(|(oid, _)| disk.as_ref() != Some(oid)))
         .map(|(oid, _)| oid.as_str())
         .collect();
-    let mut blobs = wanted.iter().copied().zip(git.blobs(&wanted)?).collect::<std::collections::HashMap<_, _>>();
+    let mut blobs =
+        wanted.iter().copied().zip(git.blobs(&wanted)?).collect::<std::collections::HashMap<_, _>>();
     let mut written = Vec::new();
     let mut folders = std::collections::BTreeSet::new();
     let half = changes.len() / 2;
     for (n, (change, disk)) in changes.iter().zip(on_disk).enumerate() {
         if n == half {
             super::pause_for_tests("apply");
+        }
+        // kb's own state and git's are never written or removed by a merge, whatever a
+        // commit holds.
+        let lower = change.path.to_lowercase();
+        if lower.starts_with(".kb/") || lower.split('/').any(|part| part == ".git") {
+            continue;
         }
         let file = root.join(&change.path);
         match &change.after {
@@ -152,7 +166,8 @@ fn write_files(
 
 /// The files that differ between two commits, with their blobs.
 fn changes(git: &Git, from: &str, to: &str) -> Result<Vec<FileChange>, SyncError> {
-    let out = git.output(&["diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--raw", from, to])?.stdout;
+    let out =
+        git.output(&["diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--raw", from, to])?.stdout;
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
     let mut changes = Vec::new();
     let zero = |oid: &str| oid.bytes().all(|b| b == b'0');

@@ -24,7 +24,9 @@ impl Git {
     /// git in `dir`, committing as `device` where the person has set no name and email.
     pub(crate) fn new(dir: &Path, device: &str) -> Git {
         let mut git = Git { dir: dir.to_path_buf(), identity: Vec::new(), index_file: None };
-        for (key, fallback) in [("user.name", format!("kb on {device}")), ("user.email", "kb@localhost".into())] {
+        for (key, fallback) in
+            [("user.name", format!("kb on {device}")), ("user.email", "kb@localhost".into())]
+        {
             let configured = git.run(&["config", key]).is_ok_and(|value| !value.trim().is_empty());
             if !configured {
                 git.identity.push("-c".into());
@@ -62,6 +64,59 @@ impl Git {
     /// Runs git with `args`; its output when it succeeds.
     pub(crate) fn output(&self, args: &[&str]) -> Result<Output, SyncError> {
         let output = self.command().args(args).output().map_err(SyncError::NoGit)?;
+        if output.status.success() { Ok(output) } else { Err(failed(args, &output)) }
+    }
+
+    /// Runs git with `args` (a fetch or a push), stopping it — and what it started, ssh
+    /// say — when it takes longer than `limit`: a remote that takes the connection and
+    /// never answers would hold the round for ever.
+    pub(crate) fn output_within(
+        &self,
+        args: &[&str],
+        limit: std::time::Duration,
+    ) -> Result<Output, SyncError> {
+        let mut command = self.command();
+        command.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn().map_err(SyncError::NoGit)?;
+        // The pipes are read as the command runs, so a full pipe never stops it.
+        let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+        let stderr = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+        let began = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().map_err(SyncError::NoGit)? {
+                break status;
+            }
+            if began.elapsed() > limit {
+                #[cfg(target_os = "linux")]
+                if let Some(group) = rustix::process::Pid::from_raw(child.id() as i32) {
+                    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(SyncError::Unreachable(format!(
+                    "git {} gave no answer within {} s",
+                    args.first().copied().unwrap_or_default(),
+                    limit.as_secs()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let output = Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        };
         if output.status.success() { Ok(output) } else { Err(failed(args, &output)) }
     }
 
@@ -128,7 +183,8 @@ impl Git {
             // Each answer: `OID TYPE SIZE\n`, the bytes, `\n`.
             let header_end = rest.iter().position(|b| *b == b'\n').ok_or_else(|| short(oid))?;
             let header = String::from_utf8_lossy(&rest[..header_end]).into_owned();
-            let size: usize = header.rsplit(' ').next().and_then(|s| s.parse().ok()).ok_or_else(|| short(oid))?;
+            let size: usize =
+                header.rsplit(' ').next().and_then(|s| s.parse().ok()).ok_or_else(|| short(oid))?;
             let start = header_end + 1;
             let bytes = rest.get(start..start + size).ok_or_else(|| short(oid))?;
             blobs.push(bytes.to_vec());
@@ -187,7 +243,10 @@ mod tests {
             scrub("fatal: unable to access 'https://me:s3cret@example.com/v.git/': 403"),
             "fatal: unable to access 'https://***@example.com/v.git/': 403"
         );
-        assert_eq!(scrub("push https://tok@host/x and ssh://git@h/y"), "push https://***@host/x and ssh://***@h/y");
+        assert_eq!(
+            scrub("push https://tok@host/x and ssh://git@h/y"),
+            "push https://***@host/x and ssh://***@h/y"
+        );
         assert_eq!(scrub("/srv/vault.git: not found"), "/srv/vault.git: not found");
     }
 }

@@ -73,7 +73,8 @@ impl Merge<'_> {
             local: local_files,
             conflicts: Vec::new(),
         };
-        let local_changes = true_moves(git, tree::changes(git, &self.base, &self.local)?, &building.base, &building.local)?;
+        let local_changes =
+            true_moves(git, tree::changes(git, &self.base, &self.local)?, &building.base, &building.local)?;
         let mut local_written = BTreeSet::new();
         let mut local_moved = BTreeMap::new();
         for change in local_changes {
@@ -89,7 +90,8 @@ impl Merge<'_> {
             }
         }
         let local = LocalChanges { written: local_written, moved: local_moved };
-        let remote_changes = true_moves(git, tree::changes(git, &self.base, &self.remote)?, &building.base, &building.remote)?;
+        let remote_changes =
+            true_moves(git, tree::changes(git, &self.base, &self.remote)?, &building.base, &building.remote)?;
         for change in remote_changes {
             match change {
                 Change::Written(path) => building.remote_wrote(&local, &path)?,
@@ -180,7 +182,13 @@ impl Building<'_> {
     /// Puts at `target` the merge of the base's `base_path`, the remote's `theirs` and
     /// this device's file at `ours_path`; on a conflict, `theirs` with this device's
     /// version beside it as a copy.
-    fn merge_into(&mut self, base_path: &str, target: &str, theirs: &File, ours_path: &str) -> Result<(), SyncError> {
+    fn merge_into(
+        &mut self,
+        base_path: &str,
+        target: &str,
+        theirs: &File,
+        ours_path: &str,
+    ) -> Result<(), SyncError> {
         let git = self.merge.git;
         let Some(ours) = self.local.get(ours_path).cloned() else {
             self.result.insert(target.to_string(), theirs.clone());
@@ -191,7 +199,8 @@ impl Building<'_> {
             None => Vec::new(),
         };
         let (ours_bytes, theirs_bytes) = (git.blob(&ours.oid)?, git.blob(&theirs.oid)?);
-        let texts = (String::from_utf8(base_bytes), String::from_utf8(ours_bytes), String::from_utf8(theirs_bytes));
+        let texts =
+            (String::from_utf8(base_bytes), String::from_utf8(ours_bytes), String::from_utf8(theirs_bytes));
         let merged = match (&texts, ours.mode == theirs.mode) {
             ((Ok(base), Ok(ours_text), Ok(theirs_text)), true) if ours.mode != tree::LINK => {
                 merge_note(base, theirs_text, ours_text)
@@ -234,7 +243,10 @@ impl Building<'_> {
     /// The first of `stem-2.ext`, `stem-3.ext`, … free in the merged tree.
     fn free_name(&self, path: &str) -> String {
         let (stem, ext) = split_extension(path);
-        (2..).map(|n| format!("{stem}-{n}{ext}")).find(|p| !self.result.contains_key(p) && !self.remote.contains_key(p)).unwrap_or_default()
+        (2..)
+            .map(|n| format!("{stem}-{n}{ext}"))
+            .find(|p| !self.result.contains_key(p) && !self.remote.contains_key(p))
+            .unwrap_or_default()
     }
 
     /// `NAME.conflict-DEVICE-YYYYMMDD-HHMMSS.ext` beside `path`, free in the merged tree.
@@ -251,7 +263,10 @@ impl Building<'_> {
         if !self.result.contains_key(&first) {
             return first;
         }
-        (2..).map(|n| format!("{stem}.conflict-{device}-{stamp}-{n}{ext}")).find(|p| !self.result.contains_key(p)).unwrap_or(first)
+        (2..)
+            .map(|n| format!("{stem}.conflict-{device}-{stamp}-{n}{ext}"))
+            .find(|p| !self.result.contains_key(p))
+            .unwrap_or(first)
     }
 }
 

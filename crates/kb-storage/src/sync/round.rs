@@ -141,7 +141,9 @@ impl GitSync {
             .filter_entry(|e| !(e.depth() == 1 && (e.file_name() == ".git" || e.file_name() == ".kb")))
             .filter_map(Result::ok)
             .filter(|e| e.file_name() == ".git")
-            .filter_map(|e| e.path().parent()?.strip_prefix(&self.root).ok().map(|p| p.to_string_lossy().into_owned()))
+            .filter_map(|e| {
+                e.path().parent()?.strip_prefix(&self.root).ok().map(|p| p.to_string_lossy().into_owned())
+            })
             .collect()
     }
 
@@ -188,7 +190,8 @@ impl GitSync {
         let refspec = format!("+refs/heads/{}:{tracking}", self.branch);
         // No housekeeping on the way (`gc --auto` would repack, writing in an idle round).
         let args = ["-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags"];
-        match self.git.output(&[&args[..], &["--no-write-fetch-head", REMOTE_NAME, &refspec]].concat()) {
+        let args = [&args[..], &["--no-write-fetch-head", REMOTE_NAME, &refspec]].concat();
+        match self.git.output_within(&args, self.settings.timeout) {
             Ok(_) => self.git.commit_of(&tracking),
             Err(SyncError::Git { message, .. }) if message.contains("couldn't find remote ref") => {
                 // An empty remote, or one without this branch yet: it receives the vault.
@@ -203,10 +206,15 @@ impl GitSync {
     /// Pushes the branch: `false` when the remote refused it for having moved.
     fn push(&self) -> Result<bool, SyncError> {
         let refspec = format!("HEAD:refs/heads/{}", self.branch);
-        match self.git.output(&["push", "--quiet", "--no-verify", REMOTE_NAME, &refspec]) {
+        match self
+            .git
+            .output_within(&["push", "--quiet", "--no-verify", REMOTE_NAME, &refspec], self.settings.timeout)
+        {
             Ok(_) => Ok(true),
             Err(SyncError::Git { message, .. })
-                if message.contains("[rejected]") || message.contains("non-fast-forward") || message.contains("fetch first") =>
+                if message.contains("[rejected]")
+                    || message.contains("non-fast-forward")
+                    || message.contains("fetch first") =>
             {
                 Ok(false)
             }
@@ -249,7 +257,10 @@ impl GitSync {
         .build()?;
         let mut message = format!("Sync: merged on {}", self.settings.device);
         for conflict in &merged.conflicts {
-            message.push_str(&format!("\n\nConflict: {} (this device's version in {})", conflict.path, conflict.copy));
+            message.push_str(&format!(
+                "\n\nConflict: {} (this device's version in {})",
+                conflict.path, conflict.copy
+            ));
         }
         let commit = self
             .git
@@ -270,7 +281,9 @@ impl GitSync {
             let parts: Vec<&str> = path.split('/').collect();
             let lower = path.to_lowercase();
             if lower == ".kb" || lower.starts_with(".kb/") {
-                return Err(SyncError::Refused(format!("it tracks {path}, inside .kb/, which never travels")));
+                return Err(SyncError::Refused(format!(
+                    "it tracks {path}, inside .kb/, which never travels"
+                )));
             }
             if parts.iter().any(|p| p.eq_ignore_ascii_case(".git") || *p == ".." || *p == "." || p.is_empty())
                 || path.contains('\\')
@@ -283,7 +296,9 @@ impl GitSync {
             if file.mode == LINK {
                 let target = String::from_utf8_lossy(&self.git.blob(&file.oid)?).into_owned();
                 if !link_stays_inside(&path, &target, &links) {
-                    return Err(SyncError::Refused(format!("{path} is a link to {target}, outside the vault")));
+                    return Err(SyncError::Refused(format!(
+                        "{path} is a link to {target}, outside the vault"
+                    )));
                 }
             }
         }
@@ -296,8 +311,13 @@ impl GitSync {
             Some(from) => from.to_string(),
             None => tree::empty_tree(&self.git)?,
         };
-        let out = self.git.output(&["diff-tree", "-r", "-z", "--no-commit-id", "--name-only", &from, to])?.stdout;
-        Ok(out.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect())
+        let out =
+            self.git.output(&["diff-tree", "-r", "-z", "--no-commit-id", "--name-only", &from, to])?.stdout;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
     }
 }
 
@@ -326,5 +346,7 @@ fn link_stays_inside(path: &str, target: &str, links: &std::collections::HashSet
             }
         }
     }
-    !depth.first().is_some_and(|first| first.eq_ignore_ascii_case(".kb") || first.eq_ignore_ascii_case(".git"))
+    !depth
+        .first()
+        .is_some_and(|first| first.eq_ignore_ascii_case(".kb") || first.eq_ignore_ascii_case(".git"))
 }

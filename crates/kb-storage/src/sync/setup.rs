@@ -76,7 +76,9 @@ pub(super) fn exclude(root: &Path, git: &Git, settings: &SyncSettings) -> Result
     }
     // `.kbignore` is read as `.gitignore` patterns, as git reads these.
     if let Ok(text) = std::fs::read_to_string(root.join(".kbignore")) {
-        patterns.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from));
+        patterns.extend(
+            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from),
+        );
     }
     patterns.extend(settings.exclude.iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()));
     let git_dir = git.run(&["rev-parse", "--git-dir"])?;
@@ -102,14 +104,23 @@ pub(super) fn exclude(root: &Path, git: &Git, settings: &SyncSettings) -> Result
         }
         std::fs::write(&file, text).map_err(|e| SyncError::io(&file, e))?;
     }
-    // Files tracked before that are now left out stop travelling (they stay on disk).
+    // Files tracked before that are now left out are not taken out of the repository by
+    // kb: every other device would then delete its copy. A warning says so.
     let tracked = git.output(&["ls-files", "-z", "--cached", "--ignored", "--exclude-standard"])?.stdout;
-    let tracked: Vec<&str> =
-        tracked.split(|b| *b == 0).filter(|p| !p.is_empty()).filter_map(|p| std::str::from_utf8(p).ok()).collect();
+    let tracked: Vec<String> = tracked
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let tracked: Vec<&String> = tracked.iter().filter(|p| !p.starts_with(".kb/")).collect();
     if !tracked.is_empty() {
-        let mut args = vec!["rm", "--cached", "--quiet", "-r", "--"];
-        args.extend(tracked);
-        git.run(&args)?;
+        tracing::warn!(
+            paths = ?tracked,
+            "these files are left out of sync but were synced before, so they still travel; `git rm --cached PATH` \
+             in the vault stops that (and removes them from the other devices)"
+        );
     }
+    // kb's own state never travels, even when an earlier tool committed it.
+    git.run(&["rm", "--cached", "--quiet", "-r", "--ignore-unmatch", "--", ".kb"])?;
     Ok(())
 }

@@ -74,7 +74,9 @@ impl GitSync {
                 let mut numbers = counts.split_whitespace().map(|n| n.parse().unwrap_or(0));
                 (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0))
             }
-            (Some(_), None) => (self.git.run(&["rev-list", "--count", "HEAD"])?.trim().parse().unwrap_or(0), 0),
+            (Some(_), None) => {
+                (self.git.run(&["rev-list", "--count", "HEAD"])?.trim().parse().unwrap_or(0), 0)
+            }
             _ => (0, 0),
         };
         Ok(SyncStatus {

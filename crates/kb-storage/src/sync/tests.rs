@@ -34,8 +34,7 @@ impl Device {
         for (path, text) in files {
             write(&root, path, text);
         }
-        let settings =
-            SyncSettings { remote: remote.to_string(), device: name.to_string(), exclude: Vec::new(), entry_list: None };
+        let settings = SyncSettings::new(remote.to_string(), name.to_string());
         let sync = GitSync::open(&root, settings).unwrap();
         Device { _dir: dir, root, sync }
     }
@@ -246,17 +245,16 @@ fn what_does_not_travel_stays_on_its_device() {
 #[test]
 fn a_remote_url_with_a_password_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = SyncSettings {
-        remote: "https://me:hunter2@example.com/v.git".into(),
-        device: "laptop".into(),
-        exclude: Vec::new(),
-        entry_list: None,
-    };
+    let settings = SyncSettings::new("https://me:hunter2@example.com/v.git", "laptop");
     let error = GitSync::open(dir.path(), settings).unwrap_err();
     assert!(matches!(error, SyncError::PasswordInUrl(_)));
     assert!(!error.to_string().contains("hunter2"), "{error}");
     assert!(!dir.path().join(".git").exists(), "nothing was set up");
-    for remote in ["https://me:hun ter2@example.com/v.git", "https://me:hun/ter2@example.com/v.git", "ssh://me:'x\"@h/v"] {
+    for remote in [
+        "https://me:hun ter2@example.com/v.git",
+        "https://me:hun/ter2@example.com/v.git",
+        "ssh://me:'x\"@h/v",
+    ] {
         let error = super::check_remote(remote).unwrap_err();
         assert!(!error.to_string().contains("ter2") && !error.to_string().contains("'x"), "{error}");
     }
@@ -270,8 +268,7 @@ fn a_vault_inside_another_repository_is_refused() {
     Command::new("git").args(["init", "--quiet"]).current_dir(dir.path()).status().unwrap();
     let vault = dir.path().join("kb");
     std::fs::create_dir_all(&vault).unwrap();
-    let settings =
-        SyncSettings { remote: "/nowhere.git".into(), device: "laptop".into(), exclude: Vec::new(), entry_list: None };
+    let settings = SyncSettings::new("/nowhere.git", "laptop");
     let error = GitSync::open(&vault, settings).unwrap_err();
     assert!(matches!(error, SyncError::InsideAnotherRepository { .. }), "{error}");
 }
@@ -285,7 +282,10 @@ fn push_from_elsewhere(remote: &str, files: &[(&str, &str)], link: Option<(&str,
     };
     run(&["clone", "--quiet", remote, "."]);
     // The remote's branch, when it has one (a bare remote's HEAD may name another).
-    let _ = Command::new("git").args(["checkout", "--quiet", "-B", "main", "origin/main"]).current_dir(dir.path()).output();
+    let _ = Command::new("git")
+        .args(["checkout", "--quiet", "-B", "main", "origin/main"])
+        .current_dir(dir.path())
+        .output();
     for (path, text) in files {
         write(dir.path(), path, text);
     }
@@ -338,12 +338,7 @@ fn a_rewritten_remote_is_refused() {
 #[test]
 fn an_unreachable_remote_fails_the_round_and_says_so_in_the_status() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = SyncSettings {
-        remote: dir.path().join("gone.git").to_string_lossy().into_owned(),
-        device: "laptop".into(),
-        exclude: Vec::new(),
-        entry_list: None,
-    };
+    let settings = SyncSettings::new(dir.path().join("gone.git").to_string_lossy().into_owned(), "laptop");
     let root = dir.path().join("vault");
     std::fs::create_dir_all(&root).unwrap();
     write(&root, "people/sam.md", "Sam\n");
@@ -365,7 +360,9 @@ fn a_second_round_at_once_is_busy() {
 #[test]
 fn a_note_deleted_and_a_like_one_made_is_no_move() {
     let template = |id: &str, name: &str| {
-        format!("---\nid: {id}\nname: {name}\nstatus: active\ntags: [meeting]\n---\n## Agenda\n\n- item\n\n## Notes\n\n## Log\n")
+        format!(
+            "---\nid: {id}\nname: {name}\nstatus: active\ntags: [meeting]\n---\n## Agenda\n\n- item\n\n## Notes\n\n## Log\n"
+        )
     };
     let (_r, a, b) = two_devices(&[("inbox/monday.md", &template("01MON", "Monday"))]);
     std::fs::remove_file(a.root.join("inbox/monday.md")).unwrap();
@@ -374,7 +371,10 @@ fn a_note_deleted_and_a_like_one_made_is_no_move() {
     a.round();
     b.round();
     a.round();
-    assert!(a.read("inbox/monday.md").unwrap().contains("decided the budget"), "the edit wins over the delete");
+    assert!(
+        a.read("inbox/monday.md").unwrap().contains("decided the budget"),
+        "the edit wins over the delete"
+    );
     assert_eq!(a.read("inbox/tuesday.md").unwrap(), template("01TUE", "Tuesday"));
     assert_eq!(a.files(), b.files());
 }
@@ -434,7 +434,10 @@ fn a_pulled_link_through_another_link_is_refused() {
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     };
     run(&["clone", "--quiet", &remote, "."]);
-    let _ = Command::new("git").args(["checkout", "--quiet", "-B", "main", "origin/main"]).current_dir(dir.path()).output();
+    let _ = Command::new("git")
+        .args(["checkout", "--quiet", "-B", "main", "origin/main"])
+        .current_dir(dir.path())
+        .output();
     std::os::unix::fs::symlink(".", dir.path().join("m")).unwrap();
     std::os::unix::fs::symlink("m/m/../../etc/passwd", dir.path().join("passwd.md")).unwrap();
     run(&["add", "--all"]);
@@ -443,4 +446,32 @@ fn a_pulled_link_through_another_link_is_refused() {
     let error = a.sync.round().unwrap_err();
     assert!(error.to_string().contains("outside the vault"), "{error}");
     assert!(a.root.join("passwd.md").symlink_metadata().is_err());
+}
+
+#[test]
+fn a_remote_that_never_answers_fails_the_round_within_the_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Takes every connection and says nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(&root).unwrap();
+    write(&root, "people/sam.md", "Sam\n");
+    let settings = SyncSettings {
+        timeout: std::time::Duration::from_secs(2),
+        ..SyncSettings::new(format!("git://127.0.0.1:{port}/vault.git"), "laptop")
+    };
+    let sync = GitSync::open(&root, settings).unwrap();
+    let began = std::time::Instant::now();
+    let error = sync.round().unwrap_err();
+    assert!(matches!(error, SyncError::Unreachable(_)), "{error}");
+    assert!(began.elapsed() < std::time::Duration::from_secs(10), "{:?}", began.elapsed());
+    // The lock is free again: the next round runs (and fails the same way).
+    assert!(matches!(sync.round(), Err(SyncError::Unreachable(_))));
 }

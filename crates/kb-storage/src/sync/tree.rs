@@ -29,7 +29,9 @@ pub(super) fn files(git: &Git, tree: &str) -> Result<Files, SyncError> {
         let record = String::from_utf8_lossy(record);
         let Some((meta, path)) = record.split_once('\t') else { continue };
         let mut parts = meta.split(' ');
-        let (Some(mode), Some(_kind), Some(oid)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (Some(mode), Some(_kind), Some(oid)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
         files.insert(path.to_string(), File { mode: mode.to_string(), oid: oid.to_string() });
     }
     Ok(files)
@@ -60,8 +62,10 @@ pub(super) enum Change {
 /// The changes from tree `from` to tree `to`, moves found as git finds renames (files at
 /// least half alike).
 pub(super) fn changes(git: &Git, from: &str, to: &str) -> Result<Vec<Change>, SyncError> {
-    let out = git.output(&["diff-tree", "-r", "-z", "--no-commit-id", "--name-status", "-M", from, to])?.stdout;
-    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty()).map(|f| String::from_utf8_lossy(f).into_owned());
+    let out =
+        git.output(&["diff-tree", "-r", "-z", "--no-commit-id", "--name-status", "-M", from, to])?.stdout;
+    let mut fields =
+        out.split(|b| *b == 0).filter(|f| !f.is_empty()).map(|f| String::from_utf8_lossy(f).into_owned());
     let mut changes = Vec::new();
     while let Some(status) = fields.next() {
         let Some(path) = fields.next() else { break };

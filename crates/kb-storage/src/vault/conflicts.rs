@@ -35,12 +35,14 @@ impl Vault {
         let _writing = self.writes.hold();
         let copy_file = self.forget_if_missing(&mut state, copy, self.root.checked_writable_file(copy))?;
         let (copy_entry, copy_text) = scan::read_existing_document(&copy_file, copy)?;
-        let refused = |reason: &str| RepositoryError::NotAConflict { path: copy.to_string(), reason: reason.into() };
+        let refused =
+            |reason: &str| RepositoryError::NotAConflict { path: copy.to_string(), reason: reason.into() };
         let note = copy_entry
             .frontmatter
             .get_str(CONFLICT_OF)
             .ok_or_else(|| refused("it has no conflict_of field naming its note"))?;
-        let note = EntryPath::parse(note).map_err(|_| refused("its conflict_of field is not a vault path"))?;
+        let note =
+            EntryPath::parse(note).map_err(|_| refused("its conflict_of field is not a vault path"))?;
         if &note == copy {
             return Err(refused("its conflict_of field names itself"));
         }

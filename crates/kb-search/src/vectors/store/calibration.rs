@@ -57,7 +57,9 @@ impl Store {
         }
         self.unrelated.vectors = payload
             .chunks_exact(width)
-            .map(|vector| vector.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+            .map(|vector| {
+                vector.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+            })
             .collect();
         self.unrelated.measured = None;
         true
@@ -65,7 +67,8 @@ impl Store {
 
     /// The payload of the unrelated-queries record, when there are vectors.
     pub(super) fn unrelated_payload(&self) -> Option<Vec<u8>> {
-        self.has_unrelated().then(|| self.unrelated.vectors.iter().flatten().flat_map(|x| x.to_le_bytes()).collect())
+        self.has_unrelated()
+            .then(|| self.unrelated.vectors.iter().flatten().flat_map(|x| x.to_le_bytes()).collect())
     }
 
     /// How far above its typical score the best part of this store lands for a query on
