@@ -3,7 +3,7 @@
 //! the loop one long-running process per vault runs (`kb serve`, `kb mcp`, `kb chat`).
 //!
 //! The loop is run by the process holding `.kb/sync-loop.lock`: others on the vault leave
-//! it to that one. Each round takes `.kb/sync.lock` as well, which `kb sync` also takes, so
+//! it to that one, and the first to see it gone takes it over. Each round takes `.kb/sync.lock` as well, which `kb sync` also takes, so
 //! two rounds never run at once. A remote that cannot be reached is tried again after a
 //! pause that doubles up to [`MAX_PAUSE`] while kb keeps working; the changes made
 //! meanwhile go at the next round that reaches it.
@@ -70,17 +70,15 @@ impl Syncer {
         Ok(Syncer { sync, summary: Arc::new(Mutex::new(summary)), _stop: None })
     }
 
-    /// Starts the loop in this process, unless another process on the vault runs it.
+    /// Starts the loop in this process; while another process on the vault runs it, this
+    /// one waits to take it over when that one ends.
     pub(crate) fn start_loop(&mut self, interval: Duration) {
-        let Some(loop_lock) = loop_lock(self.sync.root()) else {
-            tracing::info!("another kb process syncs this vault");
-            return;
-        };
         let (stop, stopped) = std::sync::mpsc::channel();
         let (sync, summary) = (Arc::clone(&self.sync), Arc::clone(&self.summary));
-        let started = std::thread::Builder::new()
-            .name("kb-sync".into())
-            .spawn(move || run_loop(&sync, &summary, interval, &stopped, loop_lock));
+        let started = std::thread::Builder::new().name("kb-sync".into()).spawn(move || {
+            let Some(loop_lock) = loop_lock(sync.root(), interval, &stopped) else { return };
+            run_loop(&sync, &summary, interval, &stopped, loop_lock);
+        });
         match started {
             Ok(_) => self._stop = Some(stop),
             Err(error) => tracing::warn!(%error, "sync could not start; `kb sync` still syncs"),
@@ -183,10 +181,31 @@ fn run_loop(
     }
 }
 
-/// Takes `.kb/sync-loop.lock` without waiting; `None` when another process holds it.
-fn loop_lock(root: &Path) -> Option<File> {
+/// Takes `.kb/sync-loop.lock`, looking again every `interval` while another process holds
+/// it; `None` when stopped first (or the file cannot be opened).
+fn loop_lock(root: &Path, interval: Duration, stopped: &Receiver<()>) -> Option<File> {
     let path = root.join(".kb").join("sync-loop.lock");
     let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).ok()?;
-    file.try_lock().ok()?;
-    Some(file)
+    let mut told = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if !told {
+                    tracing::info!("another kb process syncs this vault; this one takes over if it ends");
+                    told = true;
+                }
+            }
+            Err(std::fs::TryLockError::Error(error)) => {
+                tracing::warn!(%error, "sync's loop lock cannot be taken; `kb sync` still syncs");
+                return None;
+            }
+        }
+        if !matches!(
+            stopped.recv_timeout(interval.min(Duration::from_secs(5))),
+            Err(RecvTimeoutError::Timeout)
+        ) {
+            return None;
+        }
+    }
 }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::edit::edit_document;
-use crate::frontmatter::{Frontmatter, FrontmatterError};
+use crate::frontmatter::{Frontmatter, FrontmatterError, document_spans, parse_frontmatter_yaml};
 
 /// The field of a conflict copy naming the note it is a copy of.
 pub const CONFLICT_OF: &str = "conflict_of";
@@ -50,14 +50,27 @@ pub fn copy_as_note(copy: &str, note_id: Option<&str>) -> Result<String, Frontma
     let mut changes = Frontmatter::new();
     changes.set(CONFLICT_OF, Value::Null);
     changes.set("id", note_id.map_or(Value::Null, |id| Value::String(id.to_string())));
-    Ok(edit_document(copy, &changes, None)?.text)
+    without_empty_block(edit_document(copy, &changes, None)?.text)
 }
 
 /// The copy's text as a note of its own: without `conflict_of`.
 pub fn copy_kept(copy: &str) -> Result<String, FrontmatterError> {
     let mut changes = Frontmatter::new();
     changes.set(CONFLICT_OF, Value::Null);
-    Ok(edit_document(copy, &changes, None)?.text)
+    without_empty_block(edit_document(copy, &changes, None)?.text)
+}
+
+/// `text` without its frontmatter block when the block holds no field any more (a copy of
+/// a note that had none gets one for `id` and `conflict_of` only).
+fn without_empty_block(text: String) -> Result<String, FrontmatterError> {
+    let spans = document_spans(&text)?;
+    match spans.yaml {
+        Some(yaml) if parse_frontmatter_yaml(&text[yaml.clone()])?.is_empty() => {
+            let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
+            Ok(format!("{bom}{}", &text[spans.body]))
+        }
+        _ => Ok(text),
+    }
 }
 
 #[cfg(test)]
@@ -73,6 +86,9 @@ mod tests {
         );
         assert_eq!(copy_kept(copy).unwrap(), "---\nid: 01COPY\nname: Shed\nstatus: someday\n---\nBody\n");
         assert_eq!(ConflictKeep::parse(" Mine "), Some(ConflictKeep::Mine));
+        // A copy of a note without frontmatter comes back without one.
+        let plain = "---\nid: 01COPY\nconflict_of: Journal/day.md\n---\nWalked.\n";
+        assert_eq!(copy_as_note(plain, None).unwrap(), "Walked.\n");
         assert_eq!(ConflictKeep::parse("ours"), None);
     }
 }

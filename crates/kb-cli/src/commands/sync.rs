@@ -28,17 +28,19 @@ pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> 
                     "note": resolved.note.as_str(),
                     "copy": resolved.copy.as_str(),
                     "keep": resolved.keep.as_str(),
+                    "keptAs": resolved.kept_as.as_ref().map(|p| p.as_str()),
                 }));
             }
             let done = match resolved.keep {
                 kb_core::domain::conflicts::ConflictKeep::Mine => {
-                    format!("{} now holds this device's version; {} is gone", resolved.note, resolved.copy)
+                    format!("{} now holds the copy's version; {} is gone", resolved.note, resolved.copy)
                 }
                 kb_core::domain::conflicts::ConflictKeep::Theirs => {
                     format!("{} keeps its version; {} is gone", resolved.note, resolved.copy)
                 }
                 kb_core::domain::conflicts::ConflictKeep::Both => {
-                    format!("kept both: {} and {}, a note of its own", resolved.note, resolved.copy)
+                    let kept = resolved.kept_as.as_ref().unwrap_or(&resolved.copy);
+                    format!("kept both: {} and {kept}, a note of its own", resolved.note)
                 }
             };
             output::print_text(&format!("{done} (kb undo takes it back)\n"))

@@ -84,13 +84,24 @@ fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
     assert!(shed().contains("status: done"));
     assert!(desktop.join(&copy).exists());
 
-    // Both kept; the other device gets the same files.
-    ok(&desktop, &remote, "desktop", &["sync", "resolve", &copy, "--keep", "both"]);
-    let kept = std::fs::read_to_string(desktop.join(&copy)).unwrap();
-    assert!(!kept.contains("conflict_of"), "{kept}");
+    // Both kept, the copy as a note of its own; the other device gets the same files.
+    let both: Value = serde_json::from_str(&ok(
+        &desktop,
+        &remote,
+        "desktop",
+        &["--json", "sync", "resolve", &copy, "--keep", "both"],
+    ))
+    .unwrap();
+    assert_eq!(both["keptAs"], "projects/shed-2.md", "{both}");
+    assert!(!desktop.join(&copy).exists());
+    let kept = std::fs::read_to_string(desktop.join("projects/shed-2.md")).unwrap();
+    assert!(!kept.contains("conflict_of") && kept.contains("status: someday"), "{kept}");
+    let status: Value =
+        serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "sync", "status"])).unwrap();
+    assert_eq!(status["conflicts"], json!([]), "{status}");
     ok(&desktop, &remote, "desktop", &["sync"]);
     ok(&laptop, &remote, "laptop", &["sync"]);
-    assert_eq!(std::fs::read_to_string(laptop.join(&copy)).unwrap(), kept);
+    assert_eq!(std::fs::read_to_string(laptop.join("projects/shed-2.md")).unwrap(), kept);
     assert_eq!(std::fs::read_to_string(laptop.join("projects/shed.md")).unwrap(), shed());
 
     // Without a remote, sync says how to turn it on (exit 2).

@@ -70,5 +70,6 @@ pub async fn resolve(
         "note": resolved.note.as_str(),
         "copy": resolved.copy.as_str(),
         "keep": resolved.keep.as_str(),
+        "keptAs": resolved.kept_as.as_ref().map(|p| p.as_str()),
     })))
 }

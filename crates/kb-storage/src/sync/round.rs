@@ -29,6 +29,7 @@ pub struct Conflict {
 
 /// What a round did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RoundReport {
     /// Files of the vault written or removed by what came from the remote.
     pub came: Vec<String>,

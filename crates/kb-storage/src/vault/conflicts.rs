@@ -19,6 +19,8 @@ pub struct Resolved {
     pub copy: EntryPath,
     /// What was kept.
     pub keep: ConflictKeep,
+    /// With both kept, where the copy's version is now.
+    pub kept_as: Option<EntryPath>,
 }
 
 impl Vault {
@@ -52,7 +54,7 @@ impl Vault {
         };
         let mut changes = Vec::new();
         let mut written: Vec<(std::path::PathBuf, EntryPath, String)> = Vec::new();
-        let mut removed = None;
+        let mut kept_as = None;
         match keep {
             ConflictKeep::Theirs | ConflictKeep::Mine => {
                 if keep == ConflictKeep::Mine {
@@ -77,24 +79,33 @@ impl Vault {
                     after: None,
                     description: format!("Resolved the conflict of {note}: removed {copy}"),
                 });
-                removed = Some(copy_file);
             }
             ConflictKeep::Both => {
+                // A note of its own, under the note's name with the next free number.
                 let after = copy_kept(&copy_text).map_err(|e| malformed(copy, e))?;
+                let stem = note.as_str().strip_suffix(".md").unwrap_or(note.as_str()).to_string();
+                let kept = (2..1_000)
+                    .filter_map(|n| EntryPath::parse(&format!("{stem}-{n}.md")).ok())
+                    .find(|path| self.root.file(path).symlink_metadata().is_err())
+                    .ok_or_else(|| refused("no free name is left beside the note"))?;
+                // Beside the note, whose folder was checked with the copy's.
+                let kept_file = self.root.file(&kept);
                 changes.push(FileChange {
                     entry_id: copy_entry.id().map(str::to_string),
                     path_before: Some(copy.clone()),
-                    path_after: Some(copy.clone()),
+                    path_after: Some(kept.clone()),
                     before: Some(copy_text.clone().into_bytes()),
                     after: Some(after.clone().into_bytes()),
-                    description: format!("Kept both versions of {note}: {copy} is a note of its own"),
+                    description: format!("Kept both versions of {note}: {copy} is now {kept}"),
                 });
-                written.push((copy_file, copy.clone(), after));
+                written.push((kept_file, kept.clone(), after));
+                kept_as = Some(kept);
             }
         }
         // Everything is in history before any file changes.
         let recorded = self.history.record_first(by, None, changes)?;
-        let touched = [note.clone(), copy.clone()];
+        let touched: Vec<EntryPath> =
+            [note.clone(), copy.clone()].into_iter().chain(kept_as.clone()).collect();
         let mut made = Vec::new();
         for (file, path, text) in &written {
             if let Err(e) = atomic::write_atomic(file, text.as_bytes()) {
@@ -106,16 +117,15 @@ impl Vault {
                 made.push(EntryChange::Upserted(entry));
             }
         }
-        if let Some(file) = removed {
-            if let Err(e) = fs::remove_file(&file) {
-                self.observe_after_failure(&touched);
-                return Err(io_error(&file, e));
-            }
-            state.cache.remove(copy);
-            made.push(EntryChange::Removed(copy.clone()));
+        // Whichever is kept, the copy's file goes.
+        if let Err(e) = fs::remove_file(&copy_file) {
+            self.observe_after_failure(&touched);
+            return Err(io_error(&copy_file, e));
         }
+        state.cache.remove(copy);
+        made.push(EntryChange::Removed(copy.clone()));
         self.history.written(by, &recorded);
         self.made(&mut state, &made);
-        Ok(Resolved { note, copy: copy.clone(), keep })
+        Ok(Resolved { note, copy: copy.clone(), keep, kept_as })
     }
 }
