@@ -185,28 +185,45 @@ impl GitSync {
         Ok(())
     }
 
-    /// Fetches the remote's branch; its commit, `None` when the remote has none yet.
+    /// Fetches the remote's branches; the commit of the one synced with
+    /// ([`GitSync::remote_branch`]), `None` when the remote has none yet.
     pub(super) fn fetch(&self) -> Result<Option<String>, SyncError> {
-        let tracking = format!("refs/remotes/{REMOTE_NAME}/{}", self.branch);
-        let refspec = format!("+refs/heads/{}:{tracking}", self.branch);
+        let refspec = format!("+refs/heads/*:refs/remotes/{REMOTE_NAME}/*");
         // No housekeeping on the way (`gc --auto` would repack, writing in an idle round).
-        let args = ["-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags"];
+        let args =
+            ["-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags", "--prune"];
         let args = [&args[..], &["--no-write-fetch-head", REMOTE_NAME, &refspec]].concat();
         match self.git.output_within(&args, self.settings.timeout) {
-            Ok(_) => self.git.commit_of(&tracking),
-            Err(SyncError::Git { message, .. }) if message.contains("couldn't find remote ref") => {
-                // An empty remote, or one without this branch yet: it receives the vault.
-                let _ = self.git.run(&["update-ref", "-d", &tracking]);
-                Ok(None)
-            }
+            Ok(_) => match self.remote_branch()? {
+                Some(branch) => self.git.commit_of(&format!("refs/remotes/{REMOTE_NAME}/{branch}")),
+                // An empty remote: it receives the vault.
+                None => Ok(None),
+            },
             Err(SyncError::Git { message, .. }) => Err(SyncError::Unreachable(message)),
             Err(other) => Err(other),
         }
     }
 
-    /// Pushes the branch: `false` when the remote refused it for having moved.
+    /// The remote's branch this device syncs with, as last fetched: the one named as this
+    /// device's, else `main`, else `master`, else the first there is (so a vault that was a
+    /// repository on `master` joins a remote on `main`); `None` for an empty remote.
+    pub(super) fn remote_branch(&self) -> Result<Option<String>, SyncError> {
+        let prefix = format!("refs/remotes/{REMOTE_NAME}/");
+        let listed = self.git.run(&["for-each-ref", "--format=%(refname)", &prefix])?;
+        let branches: Vec<&str> =
+            listed.lines().filter_map(|r| r.strip_prefix(&prefix)).filter(|b| *b != "HEAD").collect();
+        let chosen = [self.branch.as_str(), "main", "master"]
+            .into_iter()
+            .find(|b| branches.contains(b))
+            .or_else(|| branches.first().copied());
+        Ok(chosen.map(str::to_string))
+    }
+
+    /// Pushes to the remote's branch (this device's branch's name on an empty remote):
+    /// `false` when the remote refused it for having moved.
     fn push(&self) -> Result<bool, SyncError> {
-        let refspec = format!("HEAD:refs/heads/{}", self.branch);
+        let branch = self.remote_branch()?.unwrap_or_else(|| self.branch.clone());
+        let refspec = format!("HEAD:refs/heads/{branch}");
         match self
             .git
             .output_within(&["push", "--quiet", "--no-verify", REMOTE_NAME, &refspec], self.settings.timeout)

@@ -66,7 +66,8 @@ impl GitSync {
     /// Where sync stands (reads only what is on this device: no fetch).
     pub fn status(&self) -> Result<SyncStatus, SyncError> {
         let kept = Kept::read(&self.state_dir());
-        let tracking = format!("refs/remotes/{REMOTE_NAME}/{}", self.branch);
+        let branch = self.remote_branch()?.unwrap_or_else(|| self.branch.clone());
+        let tracking = format!("refs/remotes/{REMOTE_NAME}/{branch}");
         let (ahead, behind) = match (self.git.commit_of("HEAD")?, self.git.commit_of(&tracking)?) {
             (Some(_), Some(_)) => {
                 let counts =

@@ -475,3 +475,29 @@ fn a_remote_that_never_answers_fails_the_round_within_the_timeout() {
     // The lock is free again: the next round runs (and fails the same way).
     assert!(matches!(sync.round(), Err(SyncError::Unreachable(_))));
 }
+
+#[test]
+fn a_vault_on_master_joins_a_remote_on_main() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    a.round();
+    // A vault that was already a repository, on master.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(&root).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "--quiet", "-b", "master"])
+            .current_dir(&root)
+            .status()
+            .unwrap()
+            .success()
+    );
+    write(&root, "people/ana.md", "Ana\n");
+    let b = GitSync::open(&root, SyncSettings::new(remote.clone(), "desktop")).unwrap();
+    b.round().unwrap();
+    a.round();
+    assert_eq!(a.read("people/ana.md").as_deref(), Some("Ana\n"));
+    assert_eq!(std::fs::read_to_string(root.join("people/sam.md")).unwrap(), "Sam\n");
+    assert_eq!(b.status().unwrap().ahead, 0);
+}
