@@ -5,6 +5,8 @@
 //! round that pulls 1,000 changed notes another device pushed. Writes
 //! `target/bench/sync.md`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -194,7 +194,8 @@ fn disk_blobs(git: &Git, root: &Path, changes: &[FileChange]) -> Result<Vec<Opti
         .collect();
     let mut blobs = vec![None; changes.len()];
     // A name with a line end in it cannot go in the list: hashed on its own.
-    let (present, odd): (Vec<(usize, PathBuf)>, Vec<(usize, PathBuf)>) =
+    type Files = Vec<(usize, PathBuf)>;
+    let (present, odd): (Files, Files) =
         present.into_iter().partition(|(_, p)| !p.to_string_lossy().contains('\n'));
     for (i, path) in odd {
         let out = git.output(&["hash-object", "--no-filters", "--", &path.to_string_lossy()])?.stdout;

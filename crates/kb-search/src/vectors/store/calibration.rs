@@ -52,7 +52,7 @@ impl Store {
     /// Takes in an unrelated-queries record; `false` when it does not parse.
     pub(super) fn read_unrelated(&mut self, payload: &[u8]) -> bool {
         let width = self.dimension * 4;
-        if width == 0 || payload.is_empty() || payload.len() % width != 0 {
+        if width == 0 || payload.is_empty() || !payload.len().is_multiple_of(width) {
             return false;
         }
         self.unrelated.vectors = payload
