@@ -47,8 +47,19 @@ impl Device {
         std::fs::read_to_string(self.root.join(path)).ok()
     }
 
+    /// A round, waiting while the lock is held. In a test process many threads start git
+    /// at once, and a child started between the lock file's opening and its exec holds the
+    /// lock's open file for a moment: the next round may find it busy.
     pub(super) fn round(&self) -> super::RoundReport {
-        self.sync.round().unwrap()
+        let began = std::time::Instant::now();
+        loop {
+            match self.sync.round() {
+                Err(SyncError::Busy) if began.elapsed() < std::time::Duration::from_secs(10) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other.unwrap(),
+            }
+        }
     }
 
     /// Every file of the vault but `.git` and `.kb`, with its text.
