@@ -51,15 +51,7 @@ impl Device {
     /// at once, and a child started between the lock file's opening and its exec holds the
     /// lock's open file for a moment: the next round may find it busy.
     pub(super) fn round(&self) -> super::RoundReport {
-        let began = std::time::Instant::now();
-        loop {
-            match self.sync.round() {
-                Err(SyncError::Busy) if began.elapsed() < std::time::Duration::from_secs(10) => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                other => return other.unwrap(),
-            }
-        }
+        round(&self.sync).unwrap()
     }
 
     /// Every file of the vault but `.git` and `.kb`, with its text.
@@ -76,6 +68,19 @@ impl Device {
             .collect();
         files.sort();
         files
+    }
+}
+
+/// A round of `sync`, tried again while its lock is busy (see [`Device::round`]).
+fn round(sync: &GitSync) -> Result<super::RoundReport, SyncError> {
+    let began = std::time::Instant::now();
+    loop {
+        match sync.round() {
+            Err(SyncError::Busy) if began.elapsed() < std::time::Duration::from_secs(10) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
     }
 }
 
@@ -314,7 +319,7 @@ fn a_pulled_tree_tracking_kb_state_or_links_out_of_the_vault_is_not_merged() {
     let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
     a.round();
     push_from_elsewhere(&remote, &[(".kb/history.sqlite", "evil"), ("people/x.md", "x\n")], None);
-    let error = a.sync.round().unwrap_err();
+    let error = round(&a.sync).unwrap_err();
     assert!(matches!(error, SyncError::Refused(_)), "{error}");
     assert_eq!(a.read("people/x.md"), None, "nothing merged");
     drop(remote_dir);
@@ -323,7 +328,7 @@ fn a_pulled_tree_tracking_kb_state_or_links_out_of_the_vault_is_not_merged() {
     let b = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
     b.round();
     push_from_elsewhere(&remote, &[], Some(("people/passwd.md", "../../../../etc/passwd")));
-    let error = b.sync.round().unwrap_err();
+    let error = round(&b.sync).unwrap_err();
     assert!(error.to_string().contains("outside the vault"), "{error}");
     assert!(b.root.join("people/passwd.md").symlink_metadata().is_err());
 }
@@ -341,7 +346,7 @@ fn a_rewritten_remote_is_refused() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let error = a.sync.round().unwrap_err();
+    let error = round(&a.sync).unwrap_err();
     assert!(matches!(error, SyncError::RewrittenRemote { .. }), "{error}");
     assert_eq!(a.read("people/eve.md"), None);
 }
@@ -354,7 +359,7 @@ fn an_unreachable_remote_fails_the_round_and_says_so_in_the_status() {
     std::fs::create_dir_all(&root).unwrap();
     write(&root, "people/sam.md", "Sam\n");
     let sync = GitSync::open(&root, settings).unwrap();
-    let error = sync.round().unwrap_err();
+    let error = round(&sync).unwrap_err();
     assert!(matches!(error, SyncError::Unreachable(_)), "{error}");
     let status = sync.status().unwrap();
     assert!(status.last_error.is_some());
@@ -454,7 +459,7 @@ fn a_pulled_link_through_another_link_is_refused() {
     run(&["add", "--all"]);
     run(&["-c", "user.name=x", "-c", "user.email=x@x", "commit", "--quiet", "-m", "links"]);
     run(&["push", "--quiet", "origin", "HEAD:main"]);
-    let error = a.sync.round().unwrap_err();
+    let error = round(&a.sync).unwrap_err();
     assert!(error.to_string().contains("outside the vault"), "{error}");
     assert!(a.root.join("passwd.md").symlink_metadata().is_err());
 }
@@ -480,11 +485,11 @@ fn a_remote_that_never_answers_fails_the_round_within_the_timeout() {
     };
     let sync = GitSync::open(&root, settings).unwrap();
     let began = std::time::Instant::now();
-    let error = sync.round().unwrap_err();
+    let error = round(&sync).unwrap_err();
     assert!(matches!(error, SyncError::Unreachable(_)), "{error}");
     assert!(began.elapsed() < std::time::Duration::from_secs(10), "{:?}", began.elapsed());
     // The lock is free again: the next round runs (and fails the same way).
-    assert!(matches!(sync.round(), Err(SyncError::Unreachable(_))));
+    assert!(matches!(round(&sync), Err(SyncError::Unreachable(_))));
 }
 
 #[test]
@@ -506,7 +511,7 @@ fn a_vault_on_master_joins_a_remote_on_main() {
     );
     write(&root, "people/ana.md", "Ana\n");
     let b = GitSync::open(&root, SyncSettings::new(remote.clone(), "desktop")).unwrap();
-    b.round().unwrap();
+    round(&b).unwrap();
     a.round();
     assert_eq!(a.read("people/ana.md").as_deref(), Some("Ana\n"));
     assert_eq!(std::fs::read_to_string(root.join("people/sam.md")).unwrap(), "Sam\n");
