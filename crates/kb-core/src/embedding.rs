@@ -9,9 +9,9 @@
 //! Before its first round, and again after a failure (the server may come back as
 //! another), the owner embeds a fixed text, the probe, and the index compares its vector
 //! with the one the vectors were made with: another model behind the same name (another
-//! server, another version) starts the vectors again rather than mix two models'. Once per
-//! set of vectors it also embeds the queries on nothing in particular that calibrate the
-//! cut of matches by meaning.
+//! server, another version) starts the vectors again rather than mix two models'. Once
+//! every entry is embedded, it also embeds (once per set of vectors, one at a time) the
+//! queries on nothing in particular that calibrate the cut of matches by meaning.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -101,19 +101,26 @@ async fn check_probe(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Res
              another version of the model): embedding every entry again"
         );
     }
-    calibrate(index, embedder).await
+    Ok(())
 }
 
 /// Embeds the queries on nothing in particular that calibrate the cut of matches by
-/// meaning, when the index has not kept them yet (in the index's owner).
+/// meaning, when the index has not kept them yet (in the index's owner), once every entry
+/// is embedded: until then the default cut holds. Each is sent on its own, as a search's
+/// query is (under the query deadline).
 async fn calibrate(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Result<(), CoreError> {
     let Some(strong) = index.upgrade() else { return Ok(()) };
     let needed = tokio::task::spawn_blocking(move || strong.unrelated_queries_needed())
         .await
         .map_err(CoreError::Task)??;
     let Some(queries) = needed else { return Ok(()) };
-    let texts: Vec<String> = queries.iter().map(|q| q.to_string()).collect();
-    let vectors = embedder.embed(&texts, TextRole::Query).await.map_err(CoreError::Embedding)?;
+    let mut vectors = Vec::with_capacity(queries.len());
+    for query in queries {
+        let mut vector =
+            embedder.embed(&[query.to_string()], TextRole::Query).await.map_err(CoreError::Embedding)?;
+        vectors
+            .push(vector.pop().ok_or_else(|| CoreError::Embedding(EmbeddingError::malformed("no vector")))?);
+    }
     let Some(strong) = index.upgrade() else { return Ok(()) };
     tokio::task::spawn_blocking(move || strong.keep_unrelated(vectors)).await.map_err(CoreError::Task)??;
     Ok(())
@@ -125,7 +132,14 @@ async fn round(index: &Weak<TantivyIndex>, embedder: &dyn Embedder, batch: usize
     let work = tokio::task::spawn_blocking(move || strong.embedding_work(batch))
         .await
         .map_err(CoreError::Task)??;
-    let Some(work) = work.filter(|work| !work.is_empty()) else { return Ok(false) };
+    let Some(work) = work.filter(|work| !work.is_empty()) else {
+        // Nothing left to embed: the cut's calibration, when it is missing. Its failure
+        // is not the entries': they stay embedded, and the default cut holds meanwhile.
+        if let Err(error) = calibrate(index, embedder).await {
+            tracing::warn!(error = %kb_domain::Chain(&error), "the cut of matches by meaning could not be measured on this vault yet; the default holds");
+        }
+        return Ok(false);
+    };
     save(index, embedder, work).await.map(|()| true)
 }
 

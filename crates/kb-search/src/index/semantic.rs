@@ -307,7 +307,7 @@ impl TantivyIndex {
         Ok(self
             .with_store(|store| {
                 let Some(typical) = store.typical_score(vector.values()) else { return Vec::new() };
-                let floor = meaning_floor(typical, store.rows(), store.unrelated_share());
+                let floor = meaning_floor(typical, store.live_parts(), store.unrelated_share());
                 let mut near = store
                     .nearest(vector.values(), depth, |path| category.is_none_or(|c| path.category() == c));
                 near.retain(|near| near.score >= floor);

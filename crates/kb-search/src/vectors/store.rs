@@ -401,6 +401,11 @@ impl Store {
         self.entries.len()
     }
 
+    /// How many parts the entries kept have (rows of removed or changed entries aside).
+    pub fn live_parts(&self) -> usize {
+        self.slots.iter().map(|(_, kept)| kept.count as usize).sum()
+    }
+
     /// Bytes the vectors take in memory.
     pub fn memory_bytes(&self) -> usize {
         self.values.len()
