@@ -135,11 +135,18 @@ impl Git {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(SyncError::NoGit)?;
-        if let Some(mut stdin) = child.stdin.take() {
-            // A git that stopped reading has failed, which its status says.
-            let _ = stdin.write_all(input);
-        }
-        let output = child.wait_with_output().map_err(SyncError::NoGit)?;
+        // Written from another thread while the answer is read here: with a long input and
+        // a long answer, each side would otherwise wait for the other's pipe to drain.
+        let output = std::thread::scope(|scope| {
+            if let Some(mut stdin) = child.stdin.take() {
+                // A git that stopped reading has failed, which its status says.
+                scope.spawn(move || {
+                    let _ = stdin.write_all(input);
+                });
+            }
+            child.wait_with_output()
+        })
+        .map_err(SyncError::NoGit)?;
         if output.status.success() { Ok(output.stdout) } else { Err(failed(args, &output)) }
     }
 

@@ -517,3 +517,19 @@ fn a_vault_on_master_joins_a_remote_on_main() {
     assert_eq!(std::fs::read_to_string(root.join("people/sam.md")).unwrap(), "Sam\n");
     assert_eq!(b.status().unwrap().ahead, 0);
 }
+
+#[test]
+fn a_new_device_pulls_thousands_of_notes_whose_text_fills_a_pipe() {
+    // Thousands of blobs read in one `cat-file --batch` answer far more than a pipe holds.
+    let files: Vec<(String, String)> = (0..3_000)
+        .map(|i| (format!("ideas/n{i}.md"), format!("note {i}\n{}\n", "text ".repeat(20))))
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &refs);
+    a.round();
+    let b = Device::new(&remote, "desktop");
+    let got = b.round();
+    assert_eq!(got.came.len(), 3_000);
+    assert_eq!(b.read("ideas/n2999.md"), a.read("ideas/n2999.md"));
+}
