@@ -182,16 +182,10 @@ async fn two_servers_on_one_vault_embed_each_part_once_and_a_restart_sends_nothi
     // Besides the parts, each owner sends the probe that tells its model apart, and the
     // queries on nothing in particular that calibrate the cut are sent once.
     // The calibrating queries go once every entry is embedded, one at a time.
-    let calibrating =
-        |all: &[String]| all.iter().filter(|t| kb_search::UNRELATED_QUERIES.contains(&t.as_str())).count();
-    let began = std::time::Instant::now();
-    while calibrating(&server.embedded_texts()) < kb_search::UNRELATED_QUERIES.len()
-        && began.elapsed() < std::time::Duration::from_secs(20)
-    {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    calibrated(&server).await;
     let all = server.embedded_texts();
-    assert_eq!(calibrating(&all), kb_search::UNRELATED_QUERIES.len(), "{all:#?}");
+    let calibrating = all.iter().filter(|t| kb_search::UNRELATED_QUERIES.contains(&t.as_str())).count();
+    assert_eq!(calibrating, kb_search::UNRELATED_QUERIES.len(), "sent once: {all:#?}");
     let sent: Vec<String> = all
         .into_iter()
         .filter(|t| !t.starts_with("kb probe") && !kb_search::UNRELATED_QUERIES.contains(&t.as_str()))
@@ -240,6 +234,9 @@ async fn a_failing_embedding_server_leaves_keyword_search_and_captures_working()
     let coverage = embedded(&kb).await;
     assert_eq!(coverage["total"], 6);
     assert!(kb.log().contains("entries could not be embedded"), "{}", kb.log());
+    // The cut's calibrating queries follow the entries: the failures below are for the
+    // searches once they are sent.
+    calibrated(&server).await;
     // A query the server cannot embed: keyword hits with a notice; semantic mode fails clearly.
     server.push_embeddings(FakeReply::error(503, "server_error", "overloaded"));
     let found = search(&kb, "car insurance", "hybrid").await;
@@ -395,5 +392,20 @@ async fn paraphrases_find_their_entries_with_a_real_embedding_model() {
         assert_eq!(found["entries"], json!([]), "{question}: {found}");
         let found = search(&kb, question, "hybrid").await;
         assert_eq!(found["semanticHits"], 0, "{question}: {found}");
+    }
+}
+
+/// Waits until the queries that calibrate the cut of matches by meaning were each sent
+/// (once every entry is embedded, one at a time).
+pub(crate) async fn calibrated(server: &FakeOpenAi) {
+    let sent =
+        |all: &[String]| all.iter().filter(|t| kb_search::UNRELATED_QUERIES.contains(&t.as_str())).count();
+    let began = std::time::Instant::now();
+    while sent(&server.embedded_texts()) < kb_search::UNRELATED_QUERIES.len() {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(30),
+            "the calibrating queries were not sent"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }

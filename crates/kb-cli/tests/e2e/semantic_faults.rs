@@ -90,6 +90,8 @@ async fn a_hung_embedding_server_costs_one_search_its_deadline_then_searches_ski
     let settings = [("KB_EMBEDDINGS_QUERY_TIMEOUT_MS", "1000"), ("KB_EMBEDDINGS_COOLDOWN_SECS", "4")];
     let kb = KbServer::start_with_vault(&env(&base, &settings), prepare).await;
     coverage_reaches(&kb, 5, 5).await;
+    // The cut's calibrating queries follow the entries: the faults below are for searches.
+    crate::semantic::calibrated(&server).await;
 
     // The server hangs: the search waits its query's deadline (1 s here, not the 30 s of
     // a request) and answers by words, saying why.
@@ -146,6 +148,7 @@ async fn every_process_counts_the_entries_embedded_alike() {
     let env = env(&base, &[]);
     let kb = KbServer::start_with_vault(&env, prepare).await;
     coverage_reaches(&kb, 5, 5).await;
+    crate::semantic::calibrated(&server).await;
     // The server fails from now on; two entries change: their vectors are of the old text.
     for _ in 0..100 {
         server.push_embeddings(FakeReply::error(503, "server_error", "overloaded"));
