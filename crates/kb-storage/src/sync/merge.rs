@@ -124,6 +124,13 @@ impl Building<'_> {
             let moved_to = moved_to.clone();
             return self.merge_into(path, &moved_to, &theirs, &moved_to);
         }
+        if let Some(from) =
+            local.moved.iter().find(|(_, to)| to.as_str() == path).map(|(from, _)| from.clone())
+        {
+            // Moved here to the path the remote wrote (git saw the remote's side of the same
+            // move as a delete and a write): the moved file with both sides' changes.
+            return self.merge_into(&from, path, &theirs, path);
+        }
         if local.written.contains(path) {
             let Some(ours) = self.local.get(path).cloned() else { return Ok(()) };
             if self.base.contains_key(path) {
