@@ -229,8 +229,12 @@ fn chat_shows_tools_renders_answers_and_remembers_what_was_typed() {
     terminal.start(&["chat", "--new"], &[]);
     terminal.wait_for("the prompt", |screen| screen.contains("you>"));
     terminal.type_line(question);
-    let screen =
-        terminal.wait_for("the answer", |screen| screen.contains("Priya Raman (people/priya-raman.md)"));
+    // The answer is printed as it comes, then replaced by its rendered form: the next prompt
+    // says the turn is over.
+    let screen = terminal.wait_for("the answer and the next prompt", |screen| {
+        screen.contains("Priya Raman (people/priya-raman.md)")
+            && screen.lines().filter(|line| line.starts_with("you>")).count() >= 2
+    });
     let lines: Vec<&str> = screen.lines().collect();
     let tool = lines.iter().position(|line| line.trim_start().starts_with("✓ "));
     let answer = lines.iter().position(|line| line.starts_with("kb>"));
