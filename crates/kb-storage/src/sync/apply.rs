@@ -157,8 +157,13 @@ fn write_files(
         }
         written.push(change.path.clone());
     }
-    // Each folder's new names on disk once, before the branch moves and the journal goes.
-    for folder in &folders {
+    // Each folder's new names on disk once, before the branch moves and the journal goes. A
+    // folder a later removal left empty is gone: the folder above it holds that news.
+    let standing: std::collections::BTreeSet<&Path> = folders
+        .iter()
+        .filter_map(|folder| folder.ancestors().find(|dir| dir.is_dir() || *dir == root))
+        .collect();
+    for folder in standing {
         sync_dir(folder).map_err(|e| SyncError::io(folder, e))?;
     }
     Ok(written)
