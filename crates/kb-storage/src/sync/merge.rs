@@ -277,21 +277,41 @@ impl Building<'_> {
     }
 }
 
-/// `changes` with each move git found between two notes of different `id`s taken as what
-/// it is: one note removed and another written (a note deleted and a like one made from
-/// the same template is no move, and an edit of the first must not land in the second).
+/// `changes` with moves told by the notes' `id`s rather than by git's likeness of content
+/// alone:
+/// - a move git found between two notes of different `id`s is what it is: one note removed
+///   and another written (a note deleted and a like one made from the same template is no
+///   move, and an edit of the first must not land in the second);
+/// - a note removed at one path and new at another with the same `id` moved, however much
+///   it changed on the way (git finds no rename past half the content, and the other side's
+///   edits must follow the note rather than stay behind as a second copy).
 fn true_moves(git: &Git, changes: Vec<Change>, base: &Files, side: &Files) -> Result<Vec<Change>, SyncError> {
-    let id = |file: Option<&File>| -> Result<Option<String>, SyncError> {
-        let Some(file) = file else { return Ok(None) };
-        let bytes = git.blob(&file.oid)?;
-        Ok(kb_domain::frontmatter::parse_document_bytes(&bytes)
-            .ok()
-            .and_then(|doc| doc.frontmatter?.get_str("id").map(str::to_string)))
-    };
+    // Every note whose id is needed: moves' both ends, removed notes, new notes.
+    // New notes are read only when a note went (a pull of new notes alone reads nothing).
+    let (mut before, mut after, mut new) = (Vec::new(), Vec::new(), Vec::new());
+    for change in &changes {
+        match change {
+            Change::Moved { from, to } => {
+                before.push(from.as_str());
+                after.push(to.as_str());
+            }
+            Change::Removed(path) if path.ends_with(".md") => before.push(path),
+            Change::Written(path) if path.ends_with(".md") && !base.contains_key(path) => {
+                new.push(path.as_str())
+            }
+            _ => {}
+        }
+    }
+    if before.len() > after.len() {
+        after.extend(new);
+    }
+    let (base_ids, side_ids) = (note_ids(git, base, &before)?, note_ids(git, side, &after)?);
+    let id = |ids: &BTreeMap<String, String>, path: &str| ids.get(path).cloned();
+
     let mut out = Vec::with_capacity(changes.len());
     for change in changes {
         match change {
-            Change::Moved { from, to } => match (id(base.get(&from))?, id(side.get(&to))?) {
+            Change::Moved { from, to } => match (id(&base_ids, &from), id(&side_ids, &to)) {
                 (Some(before), Some(after)) if before != after => {
                     out.push(Change::Removed(from));
                     out.push(Change::Written(to));
@@ -301,7 +321,63 @@ fn true_moves(git: &Git, changes: Vec<Change>, base: &Files, side: &Files) -> Re
             other => out.push(other),
         }
     }
-    Ok(out)
+    // An id removed at exactly one path and new at exactly one other is one note moved.
+    let mut removed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut added: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for change in &out {
+        match change {
+            Change::Removed(path) => {
+                if let Some(id) = id(&base_ids, path) {
+                    removed.entry(id).or_default().push(path.clone());
+                }
+            }
+            Change::Written(path) if !base.contains_key(path) => {
+                if let Some(id) = id(&side_ids, path) {
+                    added.entry(id).or_default().push(path.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut moved_to: BTreeMap<String, String> = BTreeMap::new();
+    for (id, froms) in &removed {
+        if let ([from], Some([to])) = (froms.as_slice(), added.get(id).map(Vec::as_slice)) {
+            moved_to.insert(from.clone(), to.clone());
+        }
+    }
+    if moved_to.is_empty() {
+        return Ok(out);
+    }
+    let arrived: BTreeSet<String> = moved_to.values().cloned().collect();
+    Ok(out
+        .into_iter()
+        .filter_map(|change| match change {
+            Change::Removed(from) => Some(match moved_to.remove(&from) {
+                Some(to) => Change::Moved { from, to },
+                None => Change::Removed(from),
+            }),
+            Change::Written(path) if arrived.contains(&path) && !base.contains_key(&path) => None,
+            other => Some(other),
+        })
+        .collect())
+}
+
+/// The `id` of each note of `paths` in `files` that has one, read by one
+/// `git cat-file --batch`.
+fn note_ids(git: &Git, files: &Files, paths: &[&str]) -> Result<BTreeMap<String, String>, SyncError> {
+    let found: Vec<(&str, &str)> =
+        paths.iter().filter_map(|path| files.get(*path).map(|file| (*path, file.oid.as_str()))).collect();
+    let blobs = git.blobs(&found.iter().map(|(_, oid)| *oid).collect::<Vec<_>>())?;
+    let mut ids = BTreeMap::new();
+    for ((path, _), bytes) in found.into_iter().zip(blobs) {
+        let id = kb_domain::frontmatter::parse_document_bytes(&bytes)
+            .ok()
+            .and_then(|doc| doc.frontmatter?.get_str("id").map(str::to_string));
+        if let Some(id) = id {
+            ids.insert(path.to_string(), id);
+        }
+    }
+    Ok(ids)
 }
 
 /// The bytes of a conflict copy of a note at `path`: its own new `id` and `conflict_of`

@@ -197,6 +197,30 @@ fn a_move_on_one_device_and_an_edit_on_the_other_end_as_the_moved_file_with_the_
 }
 
 #[test]
+fn a_note_moved_and_rewritten_past_likeness_is_still_one_note_moved() {
+    let text = "---\nid: 01KITE\nname: Kite\n---\nA kite.\n";
+    let (_r, a, b) = two_devices(&[("ideas/kite.md", text)]);
+    // Moved on both devices to different folders; on the laptop also grown far past what
+    // git takes for a rename.
+    let grown: String = (1..=12).map(|n| format!("Step {n}: cut, glue and tie the frame.\n")).collect();
+    std::fs::create_dir_all(a.root.join("projects")).unwrap();
+    std::fs::remove_file(a.root.join("ideas/kite.md")).unwrap();
+    a.write("projects/kite.md", &format!("{text}{grown}"));
+    std::fs::create_dir_all(b.root.join("admin")).unwrap();
+    std::fs::remove_file(b.root.join("ideas/kite.md")).unwrap();
+    b.write("admin/kite.md", &format!("{text}Buy string.\n"));
+    a.round();
+    b.round();
+    a.round();
+    // One note, where the device that merged first put it, with both sides' lines.
+    let notes: Vec<String> = b.files().into_iter().map(|(path, _)| path).collect();
+    assert_eq!(notes, vec!["projects/kite.md".to_string()], "one note, not a copy per device");
+    let merged = b.read("projects/kite.md").unwrap();
+    assert!(merged.contains("Step 12: cut") && merged.contains("Buy string."), "{merged}");
+    assert_eq!(a.files(), b.files());
+}
+
+#[test]
 fn two_notes_made_at_one_path_both_stay() {
     let (_r, a, b) = two_devices(&[]);
     a.write("people/priya.md", "---\nid: 01A\nname: Priya\n---\nRobotics meetup\n");
@@ -532,4 +556,15 @@ fn a_new_device_pulls_thousands_of_notes_whose_text_fills_a_pipe() {
     let got = b.round();
     assert_eq!(got.came.len(), 3_000);
     assert_eq!(b.read("ideas/n2999.md"), a.read("ideas/n2999.md"));
+}
+
+#[test]
+fn a_folder_emptied_by_a_pull_goes_and_the_round_ends() {
+    let (_r, a, b) =
+        two_devices(&[("trips/rome.md", "Rome\n"), ("trips/oslo.md", "Oslo\n"), ("people/sam.md", "Sam\n")]);
+    std::fs::remove_dir_all(a.root.join("trips")).unwrap();
+    a.round();
+    b.round();
+    assert!(!b.root.join("trips").exists(), "the emptied folder went too");
+    assert_eq!(a.files(), b.files());
 }
