@@ -135,6 +135,7 @@ impl Assistant {
             database: config.database_url(),
             git: config.git,
             exclude: config.exclude.clone(),
+            device: config.sync.as_ref().map(|sync| sync.device.clone()),
         };
         // Sync makes the vault a repository before commits are checked for.
         let mut sync = match &config.sync {
@@ -168,6 +169,9 @@ impl Assistant {
         let outreach_store =
             kb_storage::outreach::SqliteOutreachStore::connect(&config.database_url()).await?;
         let (vault, index) = opening.await.map_err(CoreError::Task)??;
+        if let Some(sync) = &sync {
+            sync.follow(&vault);
+        }
         let (watcher, settler) = match index.if_opened().filter(|_| config.watch) {
             // A process that lives long keeps its entry list file current and commits its
             // search index off the request path.

@@ -11,12 +11,14 @@
 use std::fs::File;
 use std::path::Path;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use kb_domain::EntryPath;
 use kb_domain::sync::lock;
 use kb_storage::sync::{GitSync, RoundReport, SyncError, SyncSettings, SyncStatus};
+use kb_storage::vault::Vault;
 
 use crate::config::SyncConfig;
 use crate::error::CoreError;
@@ -45,6 +47,9 @@ pub struct SyncSummary {
 pub struct Syncer {
     sync: Arc<GitSync>,
     summary: Arc<Mutex<SyncSummary>>,
+    /// The vault, once open: each round's pulled notes are recorded in its history at once
+    /// (as the other device's changes), in whichever process synced.
+    vault: Arc<OnceLock<Arc<Vault>>>,
     /// Stops the loop when dropped.
     _stop: Option<Sender<()>>,
 }
@@ -67,17 +72,18 @@ impl Syncer {
             conflicts: status.as_ref().map_or(0, |s| s.conflicts.len()),
             problem: status.and_then(|s| s.last_error),
         };
-        Ok(Syncer { sync, summary: Arc::new(Mutex::new(summary)), _stop: None })
+        Ok(Syncer { sync, summary: Arc::new(Mutex::new(summary)), vault: Arc::default(), _stop: None })
     }
 
     /// Starts the loop in this process; while another process on the vault runs it, this
     /// one waits to take it over when that one ends.
     pub(crate) fn start_loop(&mut self, interval: Duration) {
         let (stop, stopped) = std::sync::mpsc::channel();
-        let (sync, summary) = (Arc::clone(&self.sync), Arc::clone(&self.summary));
+        let (sync, summary, vault) =
+            (Arc::clone(&self.sync), Arc::clone(&self.summary), Arc::clone(&self.vault));
         let started = std::thread::Builder::new().name("kb-sync".into()).spawn(move || {
             let Some(loop_lock) = loop_lock(sync.root(), interval, &stopped) else { return };
-            run_loop(&sync, &summary, interval, &stopped, loop_lock);
+            run_loop(&sync, &summary, &vault, interval, &stopped, loop_lock);
         });
         match started {
             Ok(_) => self._stop = Some(stop),
@@ -85,13 +91,19 @@ impl Syncer {
         }
     }
 
+    /// Records each round's pulled notes in `vault`'s history from now on.
+    pub(crate) fn follow(&self, vault: &Arc<Vault>) {
+        let _ = self.vault.set(Arc::clone(vault));
+    }
+
     /// Syncs now, waiting for a round another process is running to end first.
     pub async fn round_now(&self) -> Result<RoundReport, CoreError> {
-        let (sync, summary) = (Arc::clone(&self.sync), Arc::clone(&self.summary));
+        let (sync, summary, vault) =
+            (Arc::clone(&self.sync), Arc::clone(&self.summary), Arc::clone(&self.vault));
         tokio::task::spawn_blocking(move || {
             let began = std::time::Instant::now();
             loop {
-                match round(&sync, &summary) {
+                match round(&sync, &summary, &vault) {
                     Err(SyncError::Busy) if began.elapsed() < WAIT_FOR_ROUND => {
                         std::thread::sleep(Duration::from_millis(200));
                     }
@@ -125,9 +137,20 @@ impl Syncer {
 }
 
 /// One round, with the summary kept up to date.
-fn round(sync: &GitSync, summary: &Mutex<SyncSummary>) -> Result<RoundReport, SyncError> {
+fn round(
+    sync: &GitSync,
+    summary: &Mutex<SyncSummary>,
+    vault: &OnceLock<Arc<Vault>>,
+) -> Result<RoundReport, SyncError> {
     lock(summary).state = "syncing";
     let result = sync.round();
+    if let (Ok(report), Some(vault)) = (&result, vault.get())
+        && !report.came.is_empty()
+    {
+        let pulled: Vec<EntryPath> =
+            report.came.iter().filter_map(|path| EntryPath::parse(path).ok()).collect();
+        vault.follow_all(&pulled);
+    }
     let conflicts = kb_storage::sync::conflict_copies(sync.root()).len();
     let mut summary = lock(summary);
     summary.conflicts = conflicts;
@@ -154,6 +177,7 @@ fn round(sync: &GitSync, summary: &Mutex<SyncSummary>) -> Result<RoundReport, Sy
 fn run_loop(
     sync: &GitSync,
     summary: &Mutex<SyncSummary>,
+    vault: &OnceLock<Arc<Vault>>,
     interval: Duration,
     stopped: &Receiver<()>,
     _loop_lock: File,
@@ -161,7 +185,7 @@ fn run_loop(
     let mut pause = interval;
     loop {
         let _span = tracing::info_span!("sync round", device = sync.device()).entered();
-        match round(sync, summary) {
+        match round(sync, summary, vault) {
             Ok(report) => {
                 if !report.came.is_empty() || !report.went.is_empty() {
                     tracing::info!(came = report.came.len(), went = report.went.len(), "synced");

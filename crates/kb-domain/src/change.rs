@@ -20,12 +20,20 @@ pub enum ChangeSource {
     Mcp,
     /// Not kb: an editor, a sync tool or a `git pull` changed the file, and kb noticed.
     Outside,
+    /// kb's own sync brought the change from another device.
+    Sync,
 }
 
 impl ChangeSource {
     /// Every source, in a fixed order.
-    pub const ALL: [ChangeSource; 5] =
-        [ChangeSource::Chat, ChangeSource::Api, ChangeSource::Cli, ChangeSource::Mcp, ChangeSource::Outside];
+    pub const ALL: [ChangeSource; 6] = [
+        ChangeSource::Chat,
+        ChangeSource::Api,
+        ChangeSource::Cli,
+        ChangeSource::Mcp,
+        ChangeSource::Outside,
+        ChangeSource::Sync,
+    ];
 
     /// The value written to `source` and to history.
     pub fn as_str(self) -> &'static str {
@@ -35,6 +43,7 @@ impl ChangeSource {
             ChangeSource::Cli => "cli",
             ChangeSource::Mcp => "mcp",
             ChangeSource::Outside => "outside",
+            ChangeSource::Sync => "sync",
         }
     }
 
@@ -64,6 +73,9 @@ pub struct ChangeContext {
     /// process; HTTP: its `Mcp-Session-Id`), so that session's undo reaches only its own
     /// changes.
     pub session: Option<String>,
+    /// The device it was made on, when the vault is synced (`KB_DEVICE`): this device for
+    /// a change made here, another for one a sync brought.
+    pub device: Option<String>,
 }
 
 impl ChangeContext {
@@ -74,7 +86,7 @@ impl ChangeContext {
 
     /// A change from `source`, with no tool or conversation.
     pub fn from_source(source: ChangeSource) -> ChangeContext {
-        ChangeContext { source, tool: None, conversation_id: None, session: None }
+        ChangeContext { source, tool: None, conversation_id: None, session: None, device: None }
     }
 
     /// A change kb noticed rather than made.
@@ -86,6 +98,11 @@ impl ChangeContext {
     pub fn with_tool(mut self, tool: impl Into<String>) -> ChangeContext {
         self.tool = Some(tool.into());
         self
+    }
+
+    /// A change a sync brought from `device`.
+    pub fn synced_from(device: impl Into<String>) -> ChangeContext {
+        ChangeContext { device: Some(device.into()), ..ChangeContext::from_source(ChangeSource::Sync) }
     }
 
     /// The same context, made in MCP session `session`.

@@ -35,6 +35,8 @@ pub struct Revision {
     pub tool: Option<String>,
     /// The conversation it was made in, when there is one.
     pub conversation_id: Option<ConversationId>,
+    /// The device it was made on, when the vault is synced.
+    pub device: Option<String>,
     /// One line saying what changed.
     pub description: String,
     /// The entry's `id`, when it has one.
@@ -84,6 +86,9 @@ pub struct ObservedFile {
     pub bytes: Option<Vec<u8>>,
     /// The entry's `id`, when it has one.
     pub entry_id: Option<String>,
+    /// The device whose change a sync wrote here, when one did (the file is then
+    /// recorded as that device's change, not as an outside edit).
+    pub pulled_from: Option<String>,
 }
 
 /// Whose changes an undo may revert: it reverts the newest undoable operation in scope.

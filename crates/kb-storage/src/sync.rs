@@ -18,6 +18,7 @@
 mod apply;
 mod git;
 mod merge;
+pub(crate) mod pulled;
 mod round;
 mod setup;
 mod state;

@@ -33,6 +33,7 @@ fn chat() -> ChangeContext {
         tool: Some("merge_entries".into()),
         conversation_id: Some(ConversationId::new("c1")),
         session: None,
+        device: None,
     }
 }
 

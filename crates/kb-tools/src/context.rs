@@ -91,6 +91,7 @@ impl ToolContext {
             tool: Some(tool.to_string()),
             conversation_id: self.conversation_id.clone(),
             session: self.session.clone(),
+            device: None,
         }
     }
 

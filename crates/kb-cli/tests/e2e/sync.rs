@@ -250,3 +250,38 @@ fn a_round_killed_mid_merge_or_mid_push_finishes_at_the_next() {
     };
     assert_eq!(files(&laptop), files(&desktop));
 }
+
+#[test]
+fn history_names_the_device_of_each_change_and_undo_keeps_to_this_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let (laptop, desktop) = (dir.path().join("laptop"), dir.path().join("desktop"));
+    ok(&laptop, &remote, "laptop", &["capture", "--hints", "[project]", "Paint the shed"]);
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    ok(&desktop, &remote, "desktop", &["sync"]);
+    let listed = ok(&desktop, &remote, "desktop", &["--json", "list", "--category", "projects"]);
+    let path =
+        serde_json::from_str::<Value>(&listed).unwrap()["entries"][0]["path"].as_str().unwrap().to_string();
+
+    // Made on the laptop: here, a change that sync brought, from the laptop.
+    let history = |vault: &Path, device: &str| -> Vec<Value> {
+        let out = ok(vault, &remote, device, &["--json", "history", &path]);
+        serde_json::from_str::<Value>(&out).unwrap()["revisions"].as_array().unwrap().clone()
+    };
+    let pulled = history(&desktop, "desktop");
+    assert_eq!(
+        (pulled[0]["source"].clone(), pulled[0]["device"].clone()),
+        (json!("sync"), json!("laptop")),
+        "{pulled:?}"
+    );
+    let made = history(&laptop, "laptop");
+    assert_eq!(
+        (made[0]["source"].clone(), made[0]["device"].clone()),
+        (json!("cli"), json!("laptop")),
+        "{made:?}"
+    );
+
+    // Undo here never reaches the laptop's change.
+    let undo = kb(&desktop, &remote, "desktop", &["undo"]);
+    assert!(desktop.join(&path).exists(), "{}", String::from_utf8_lossy(&undo.stdout));
+}

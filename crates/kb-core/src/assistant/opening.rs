@@ -22,6 +22,8 @@ pub(super) struct Storage {
     pub(super) git: crate::config::GitMode,
     /// What the vault leaves out (`KB_EXCLUDE`).
     pub(super) exclude: Vec<String>,
+    /// This device's name when the vault is synced (each revision names it).
+    pub(super) device: Option<String>,
 }
 
 /// How the vault is opened: whether the process follows it, and whether its saved
@@ -41,7 +43,7 @@ pub(super) fn open_vault_and_index(
     changes: ChangeFeed,
     Opening { watch, preload, search_at_start }: Opening,
 ) -> Result<(Arc<Vault>, Arc<SearchHandle>), CoreError> {
-    let Storage { dir, database, git, exclude } = storage;
+    let Storage { dir, database, git, exclude, device } = storage;
     let (dir, git) = (dir.as_path(), *git);
     if git == crate::config::GitMode::Commit {
         // Checked before anything is opened. The vault's folder is made on first use anyway;
@@ -49,8 +51,11 @@ pub(super) fn open_vault_and_index(
         let _ = std::fs::create_dir_all(dir);
         kb_storage::history::GitCommits::check(dir)?;
     }
-    let mut history: Arc<dyn kb_domain::RevisionLog> =
-        Arc::new(kb_storage::history::HistoryLog::connect(database)?);
+    let mut log = kb_storage::history::HistoryLog::connect(database)?;
+    if let Some(device) = device {
+        log = log.on_device(device.clone());
+    }
+    let mut history: Arc<dyn kb_domain::RevisionLog> = Arc::new(log);
     if git == crate::config::GitMode::Commit {
         history = Arc::new(kb_storage::history::GitCommits::new(history, dir)?);
     }

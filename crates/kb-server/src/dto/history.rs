@@ -16,8 +16,11 @@ pub struct RevisionJson<'a> {
     pub operation: i64,
     /// When it was recorded.
     pub at: DateTime<Utc>,
-    /// Where the change came from (`chat`, `api`, `cli`, `mcp`, `outside`).
+    /// Where the change came from (`chat`, `api`, `cli`, `mcp`, `outside`, `sync`).
     pub source: &'static str,
+    /// The device it was made on, when the vault is synced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<&'a str>,
     /// The tool that made it, when a tool did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'a str>,
@@ -45,6 +48,7 @@ impl<'a> From<&'a Revision> for RevisionJson<'a> {
             operation: revision.operation,
             at: revision.at,
             source: revision.source.as_str(),
+            device: revision.device.as_deref(),
             tool: revision.tool.as_deref(),
             conversation_id: revision.conversation_id.as_ref().map(|id| id.as_str()),
             description: &revision.description,

@@ -136,8 +136,15 @@ fn message(by: &ChangeContext, revisions: &[Revision]) -> String {
             subject.push_str(&format!("\n- {}", revision.description));
         }
     }
+    // A synced vault's commits say which device made them, whoever the git author is.
+    if let Some(device) = first.device.as_deref().filter(|d| !d.contains('\n')) {
+        subject.push_str(&format!("\n\n{DEVICE_TRAILER}: {device}"));
+    }
     subject
 }
+
+/// The commit trailer naming the device a change was made on.
+pub(crate) const DEVICE_TRAILER: &str = "Kb-Device";
 
 /// `git` run in `dir`, deaf to variables that would point it at another repository.
 fn git(dir: &Path) -> Command {

@@ -25,6 +25,8 @@ pub struct HistoryLog {
     jobs: Mutex<Sender<Job>>,
     /// Why the store could not be opened, once the history thread knows.
     failure: Arc<OnceLock<Arc<HistoryError>>>,
+    /// The device changes recorded here are made on, when the vault is synced.
+    device: Option<String>,
 }
 
 impl HistoryLog {
@@ -34,6 +36,12 @@ impl HistoryLog {
     pub fn connect(url: &str) -> Result<HistoryLog, HistoryError> {
         let url = url.to_string();
         HistoryLog::start(move || Box::pin(async move { SqliteHistory::connect(&url).await }))
+    }
+
+    /// The same log, naming `device` in every change made here that names none (a synced
+    /// vault's revisions say on which device each was made).
+    pub fn on_device(self, device: impl Into<String>) -> HistoryLog {
+        HistoryLog { device: Some(device.into()), ..self }
     }
 
     /// Opens the history in the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`,
@@ -79,7 +87,7 @@ impl HistoryLog {
                 runtime.block_on(store.close());
             })
             .map_err(|e| HistoryError::database("cannot start the history thread", e))?;
-        Ok(HistoryLog { jobs: Mutex::new(jobs), failure })
+        Ok(HistoryLog { jobs: Mutex::new(jobs), failure, device: None })
     }
 
     /// Why a call could not be answered: the store could not be opened, or its thread
@@ -120,7 +128,10 @@ impl RevisionLog for HistoryLog {
         reverts: Option<i64>,
         changes: Vec<FileChange>,
     ) -> Result<Vec<Revision>, HistoryError> {
-        let by = by.clone();
+        let mut by = by.clone();
+        if by.device.is_none() {
+            by.device.clone_from(&self.device);
+        }
         self.call(move |store| Box::pin(async move { store.record(at, &by, reverts, changes).await }))
     }
 

@@ -8,6 +8,7 @@ mod log;
 mod recording;
 mod store;
 
+pub(crate) use git::DEVICE_TRAILER;
 pub use git::{GitCommits, GitError};
 pub use log::HistoryLog;
 pub use recording::content_hash;

@@ -134,7 +134,8 @@ pub(super) async fn write_operation(
     changes: impl Iterator<Item = Pending>,
 ) -> Result<Vec<i64>, HistoryError> {
     let operation = sqlx::query(
-        "INSERT INTO operations (at, source, tool, conversation_id, session, reverts) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO operations (at, source, tool, conversation_id, session, reverts, device) \
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(format_time(at))
     .bind(by.source.as_str())
@@ -142,6 +143,7 @@ pub(super) async fn write_operation(
     .bind(by.conversation_id.as_ref().map(|id| id.as_str()))
     .bind(by.session.as_deref())
     .bind(reverts)
+    .bind(by.device.as_deref())
     .execute(&mut **tx)
     .await
     .map_err(db("cannot record an operation"))?

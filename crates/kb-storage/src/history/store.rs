@@ -22,7 +22,7 @@ const WRITE_TRANSACTION: &str = "BEGIN IMMEDIATE";
 macro_rules! select_revisions {
     () => {
         "SELECT r.id, r.operation, o.at, o.source, o.tool, o.conversation_id, r.description, \
-         r.entry_id, r.path_before, r.path_after, r.before_hash, r.after_hash, o.reverts \
+         r.entry_id, r.path_before, r.path_after, r.before_hash, r.after_hash, o.reverts, o.device \
          FROM revisions r JOIN operations o ON o.id = r.operation "
     };
 }
@@ -30,7 +30,7 @@ macro_rules! select_revisions {
 /// Operations kb made that may still be undone.
 macro_rules! undoable {
     () => {
-        "o.source != 'outside' AND o.reverts IS NULL \
+        "o.source NOT IN ('outside', 'sync') AND o.reverts IS NULL \
          AND NOT EXISTS (SELECT 1 FROM operations u WHERE u.reverts = o.id)"
     };
 }
@@ -104,37 +104,50 @@ impl SqliteHistory {
         // a read-then-write never fails with SQLITE_BUSY_SNAPSHOT when another process wrote
         // in between.
         let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(db("cannot begin recording"))?;
-        let mut pending = Vec::new();
+        // One operation for the changes from outside kb, and one for each device a sync
+        // brought changes from.
+        let mut pending: Vec<(Option<String>, Vec<Pending>)> = Vec::new();
         for file in files {
             let head = head_of(&mut tx, &file.path).await?;
             let now = file.bytes.as_deref().map(content_hash);
             if head == now {
                 continue;
             }
+            let origin = match &file.pulled_from {
+                Some(device) => format!("by sync from {device}"),
+                None => "outside kb".to_string(),
+            };
             let description = match (&head, &now) {
-                (None, _) => format!("{} appeared outside kb", file.path),
-                (Some(_), None) => format!("{} was removed outside kb", file.path),
-                (Some(_), Some(_)) => format!("{} was edited outside kb", file.path),
+                (None, _) => format!("{} appeared {origin}", file.path),
+                (Some(_), None) => format!("{} was removed {origin}", file.path),
+                (Some(_), Some(_)) => format!("{} was edited {origin}", file.path),
             };
             // A file removed outside kb is the removal of the entry history last saw there.
             let entry_id = match (file.entry_id, &file.bytes) {
                 (None, None) => last_id_at(&mut tx, &file.path).await?,
                 (id, _) => id,
             };
-            pending.push(Pending {
+            let change = Pending {
                 entry_id,
                 path_before: head.is_some().then(|| file.path.clone()),
                 path_after: file.bytes.is_some().then(|| file.path.clone()),
                 before: head.map_or(Content::None, Content::Stored),
                 after: file.bytes.map_or(Content::None, Content::Bytes),
                 description,
-            });
+            };
+            match pending.iter_mut().find(|(device, _)| *device == file.pulled_from) {
+                Some((_, changes)) => changes.push(change),
+                None => pending.push((file.pulled_from, vec![change])),
+            }
         }
         if pending.is_empty() {
             return Ok(Vec::new());
         }
-        let by = ChangeContext::outside();
-        let ids = write_operation(&mut tx, at, &by, None, pending.into_iter()).await?;
+        let mut ids = Vec::new();
+        for (device, changes) in pending {
+            let by = device.map_or_else(ChangeContext::outside, ChangeContext::synced_from);
+            ids.extend(write_operation(&mut tx, at, &by, None, changes.into_iter()).await?);
+        }
         tx.commit().await.map_err(db("cannot record outside changes"))?;
         self.revisions_by_id(&ids).await
     }
@@ -380,5 +393,6 @@ fn revision_from_row(row: &SqliteRow) -> Result<Revision, HistoryError> {
         before: text(10)?.map(ContentHash),
         after: text(11)?.map(ContentHash),
         reverts: row.try_get(12).map_err(db("unreadable revision"))?,
+        device: text(13)?,
     })
 }

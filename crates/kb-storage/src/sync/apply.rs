@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use super::SyncError;
 use super::git::Git;
+use super::pulled::{self, Pulled};
 use super::tree::LINK;
+use crate::history::content_hash;
 use crate::vault::atomic::{sync_dir, write_atomic, write_atomic_in_batch};
 
 /// The journal's file name in `.kb/sync/`.
@@ -52,7 +54,7 @@ pub(super) fn apply(
     let journal = state_dir.join(JOURNAL);
     write_atomic(&journal, format!("{local} {target}\n").as_bytes())
         .map_err(|e| SyncError::io(&journal, e))?;
-    let written = write_files(git, root, &changes, on_disk)?;
+    let written = write_files(git, root, state_dir, (local, target), &changes, on_disk)?;
     git.run(&["reset", "--quiet", "--mixed", target])?;
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
     Ok(written)
@@ -85,7 +87,7 @@ pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Vec<Str
             }
         }
         let (changes, on_disk): (Vec<FileChange>, Vec<Option<String>>) = rest.into_iter().unzip();
-        written = write_files(git, root, &changes, on_disk)?;
+        written = write_files(git, root, state_dir, (local, target), &changes, on_disk)?;
         git.run(&["reset", "--quiet", "--mixed", target])?;
     }
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
@@ -98,11 +100,14 @@ fn edited_since(change: &FileChange, disk: Option<&String>) -> bool {
     disk != change.before.as_ref() && disk != change.after.as_ref().map(|(oid, _)| oid)
 }
 
-/// Writes `changes` (each file's blob on disk in `on_disk`); a file already as the merge
-/// has it (written before a stop) is left.
+/// Writes `changes` from this device's commit to the merged one (`commits`; each file's
+/// blob on disk in `on_disk`), first keeping what comes from which device for history; a
+/// file already as the merge has it (written before a stop) is left.
 fn write_files(
     git: &Git,
     root: &Path,
+    state_dir: &Path,
+    commits: (&str, &str),
     changes: &[FileChange],
     on_disk: Vec<Option<String>>,
 ) -> Result<Vec<String>, SyncError> {
@@ -115,6 +120,7 @@ fn write_files(
         .collect();
     let mut blobs =
         wanted.iter().copied().zip(git.blobs(&wanted)?).collect::<std::collections::HashMap<_, _>>();
+    keep_pulled(git, state_dir, commits, changes, &blobs)?;
     let mut written = Vec::new();
     let mut folders = std::collections::BTreeSet::new();
     let half = changes.len() / 2;
@@ -167,6 +173,30 @@ fn write_files(
         sync_dir(folder).map_err(|e| SyncError::io(folder, e))?;
     }
     Ok(written)
+}
+
+/// Keeps, for history, each file of `changes` that another device's commit brought, with
+/// its hash and that device (see [`pulled`]).
+fn keep_pulled(
+    git: &Git,
+    state_dir: &Path,
+    (local, target): (&str, &str),
+    changes: &[FileChange],
+    blobs: &std::collections::HashMap<&str, Vec<u8>>,
+) -> Result<(), SyncError> {
+    let devices = pulled::devices(git, local, target)?;
+    let files: Vec<(String, Pulled)> = changes
+        .iter()
+        .filter_map(|change| {
+            let device = devices.get(&change.path)?.clone();
+            let hash = match &change.after {
+                Some((oid, _)) => Some(content_hash(blobs.get(oid.as_str())?)),
+                None => None,
+            };
+            Some((change.path.clone(), Pulled { hash, device }))
+        })
+        .collect();
+    pulled::keep(state_dir, &files)
 }
 
 /// The files that differ between two commits, with their blobs.

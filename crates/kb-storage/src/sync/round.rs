@@ -128,7 +128,9 @@ impl GitSync {
         let staged = self.git.output(&["diff", "--cached", "--name-only", "-z"])?.stdout;
         let count = staged.split(|b| *b == 0).filter(|p| !p.is_empty()).count();
         if count > 0 {
-            let message = format!("Outside edits, noticed on {}", self.settings.device);
+            let device = &self.settings.device;
+            let message =
+                format!("Outside edits, noticed on {device}\n\n{}: {device}", crate::history::DEVICE_TRAILER);
             self.git.run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
         }
         Ok(count)

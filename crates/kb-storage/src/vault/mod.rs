@@ -211,7 +211,7 @@ impl Vault {
         };
         let writes = WriteLock::open(&state_dir).map_err(|e| io_error(&state_dir, e))?;
         let entry_list = EntryListFile::choose(root.dir());
-        let history = Recorder::new(history, Arc::clone(&clock));
+        let history = Recorder::new(history, Arc::clone(&clock), state_dir.clone());
         // The entries are read when first needed (see `Vault::lock`): a command that needs
         // only the search index never reads them.
         let vault = Vault {

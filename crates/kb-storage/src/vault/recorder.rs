@@ -1,11 +1,14 @@
 //! [`Recorder`]: where the vault records its changes — the revision log, when history is
 //! kept, with the clock that dates each record. Without history every record is a no-op.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use kb_domain::{
     ChangeContext, Clock, FileChange, HistoryError, ObservedFile, RepositoryError, Revision, RevisionLog,
 };
+
+use crate::history::content_hash;
 
 /// The vault's revision log, when history is kept.
 pub(crate) struct Recorder {
@@ -13,12 +16,35 @@ pub(crate) struct Recorder {
     log: Option<Arc<dyn RevisionLog>>,
     /// Dates each record.
     clock: Arc<dyn Clock>,
+    /// The vault's state folder (`.kb`), where sync says what it wrote.
+    state_dir: PathBuf,
 }
 
 impl Recorder {
-    /// Records in `log` (when there is one), dating records by `clock`.
-    pub(crate) fn new(log: Option<Arc<dyn RevisionLog>>, clock: Arc<dyn Clock>) -> Recorder {
-        Recorder { log, clock }
+    /// Records in `log` (when there is one), dating records by `clock`, for the vault
+    /// whose state folder is `state_dir`.
+    pub(crate) fn new(
+        log: Option<Arc<dyn RevisionLog>>,
+        clock: Arc<dyn Clock>,
+        state_dir: PathBuf,
+    ) -> Recorder {
+        Recorder { log, clock, state_dir }
+    }
+
+    /// Marks each of `files` that a sync wrote as it is now (same bytes, or still removed)
+    /// with the device whose change it was.
+    pub(crate) fn mark_pulled(&self, files: &mut [ObservedFile]) {
+        let pulled = crate::sync::pulled::read(&self.state_dir);
+        if pulled.is_empty() {
+            return;
+        }
+        for file in files {
+            if let Some(from) = pulled.get(&file.path.to_string())
+                && from.hash == file.bytes.as_deref().map(content_hash)
+            {
+                file.pulled_from = Some(from.device.clone());
+            }
+        }
     }
 
     /// Whether history is kept.
@@ -79,11 +105,12 @@ impl Recorder {
     /// Records, as changes from outside kb, the files among `files` that differ from what
     /// history last recorded. The caller holds the vault's write lock, so no change kb is
     /// making (in any process) is half-recorded meanwhile.
-    pub(crate) fn observe(&self, files: Vec<ObservedFile>) {
+    pub(crate) fn observe(&self, mut files: Vec<ObservedFile>) {
         let Some(log) = &self.log else { return };
         if files.is_empty() {
             return;
         }
+        self.mark_pulled(&mut files);
         match log.observe(self.clock.now(), files) {
             Ok(revisions) if !revisions.is_empty() => {
                 tracing::info!(changes = revisions.len(), "recorded changes made outside kb");

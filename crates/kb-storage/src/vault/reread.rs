@@ -86,7 +86,7 @@ impl Vault {
                 Ok(Some(entry)) => entry.id().map(str::to_string),
                 _ => None,
             };
-            observed.push(ObservedFile { path: path.clone(), bytes, entry_id });
+            observed.push(ObservedFile { path: path.clone(), bytes, entry_id, pulled_from: None });
         }
         result
     }

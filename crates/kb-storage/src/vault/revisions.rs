@@ -39,7 +39,7 @@ impl Vault {
             .map(|path| {
                 let bytes = fs::read(self.root.file(path)).ok();
                 let entry_id = bytes.as_deref().and_then(|b| entry_id_of(path, b));
-                ObservedFile { path: path.clone(), bytes, entry_id }
+                ObservedFile { path: path.clone(), bytes, entry_id, pulled_from: None }
             })
             .collect()
     }
@@ -102,7 +102,9 @@ impl Vault {
             let _writing = self.writes.hold();
             // Read again under the lock: a change kb made meanwhile is already recorded,
             // and the log compares with what it last recorded before adding anything.
-            recorded += log.observe(self.clock.now(), self.files_now(chunk))?.len();
+            let mut files = self.files_now(chunk);
+            self.history.mark_pulled(&mut files);
+            recorded += log.observe(self.clock.now(), files)?.len();
         }
         Ok(recorded)
     }

@@ -33,6 +33,7 @@ fn chat(conversation: &str) -> ChangeContext {
         tool: Some("test".into()),
         conversation_id: Some(ConversationId::new(conversation)),
         session: None,
+        device: None,
     }
 }
 
