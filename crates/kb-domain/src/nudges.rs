@@ -1,7 +1,8 @@
 //! Nudges: what kb points out on its own, decided by fixed rules over the catalogue (no
 //! model): active projects left alone, admin items due soon or overdue, people with
 //! follow-ups not touched for a while, inbox entries left waiting, and days without a
-//! capture. A person may snooze a nudge; a snoozed one stays out until its snooze ends.
+//! capture; and, when the vault is synced, each conflict copy waiting for a decision. A
+//! person may snooze a nudge; a snoozed one stays out until its snooze ends.
 
 use std::collections::HashMap;
 
@@ -24,11 +25,14 @@ pub enum NudgeRule {
     InboxWaiting,
     /// No capture for [`NudgeSettings::quiet_days`].
     NoCapture,
+    /// A conflict copy a sync (or another sync tool) left beside a note.
+    SyncConflict,
 }
 
 impl NudgeRule {
     /// Every rule, in the order nudges are listed.
-    pub const ALL: [NudgeRule; 5] = [
+    pub const ALL: [NudgeRule; 6] = [
+        NudgeRule::SyncConflict,
         NudgeRule::AdminDue,
         NudgeRule::FollowUp,
         NudgeRule::StaleProject,
@@ -44,6 +48,7 @@ impl NudgeRule {
             NudgeRule::FollowUp => "follow_up",
             NudgeRule::InboxWaiting => "inbox_waiting",
             NudgeRule::NoCapture => "no_capture",
+            NudgeRule::SyncConflict => "sync_conflict",
         }
     }
 
@@ -96,6 +101,19 @@ impl Nudge {
         match path {
             Some(path) => format!("{}:{path}", rule.as_str()),
             None => rule.as_str().to_string(),
+        }
+    }
+
+    /// The nudge about the conflict copy at `copy` (vault-relative).
+    pub fn conflict(copy: &str) -> Nudge {
+        Nudge {
+            key: Nudge::key_of(NudgeRule::SyncConflict, Some(copy)),
+            rule: NudgeRule::SyncConflict,
+            path: Some(copy.to_string()),
+            name: None,
+            message: format!(
+                "{copy} holds another version of a note, from a sync: keep mine, theirs or both"
+            ),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Sync through git as a person uses it: the real `kb` binary on two vaults and a bare
-//! repository on disk — `kb sync`, `kb sync status`, a conflict resolved with `kb sync
-//! resolve` and taken back with `kb undo` — and `kb serve` syncing on its own, with
+//! repository on disk — `kb sync`, `kb sync status`, a conflict nudged, resolved with `kb
+//! sync resolve` and taken back with `kb undo`, history naming each change's device — and `kb serve` syncing on its own, with
 //! `/healthz`, `GET /api/sync` and `POST /api/sync/resolve`.
 
 use std::path::Path;
@@ -73,6 +73,10 @@ fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
     let copy = copies[0].as_str().unwrap().to_string();
     assert!(copy.starts_with("projects/shed.conflict-desktop-"), "{copy}");
     assert_eq!((status["device"].clone(), status["ahead"].clone()), (json!("desktop"), json!(0)), "{status}");
+    // The conflict is the first thing kb points out.
+    let nudges: Value = serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "nudges"])).unwrap();
+    let first = &nudges["nudges"][0];
+    assert_eq!((first["rule"].clone(), first["path"].clone()), (json!("sync_conflict"), json!(copy)), "{nudges}");
 
     // This device's version wins; undo puts the copy and the note back.
     let shed = || std::fs::read_to_string(desktop.join("projects/shed.md")).unwrap();

@@ -75,7 +75,20 @@ impl<'a> Outreach<'a> {
             kb_domain::EntryCatalogue::nudge_candidates(vault.as_ref(), today, now, settings)
         })
         .await?;
-        Ok(evaluate(candidates.records.iter().map(AsRef::as_ref), today, now, settings, &snoozes))
+        let mut nudges = evaluate(candidates.records.iter().map(AsRef::as_ref), today, now, settings, &snoozes);
+        // Conflict copies first: a decision only the person can make, on a synced vault.
+        if kb.sync.is_some() {
+            let root = kb.vault.root().to_path_buf();
+            let copies = tokio::task::spawn_blocking(move || kb_storage::sync::conflict_copies(&root))
+                .await
+                .unwrap_or_default();
+            let conflicts = copies
+                .iter()
+                .map(|copy| Nudge::conflict(copy))
+                .filter(|nudge| snoozes.get(&nudge.key).is_none_or(|until| *until <= now));
+            nudges.splice(0..0, conflicts);
+        }
+        Ok(nudges)
     }
 
     /// Snoozes the nudge `key` for `days` days.
@@ -110,6 +123,12 @@ impl<'a> Outreach<'a> {
                 return Err(ToolFailure::new(
                     ErrorCode::InvalidArguments,
                     "this nudge has nothing to mark done: file the entry, or snooze the nudge",
+                ));
+            }
+            r if r == NudgeRule::SyncConflict.as_str() => {
+                return Err(ToolFailure::new(
+                    ErrorCode::InvalidArguments,
+                    "a conflict is resolved, not marked done: keep mine, theirs or both (`kb sync resolve`)",
                 ));
             }
             _ => return Err(ToolFailure::new(ErrorCode::InvalidArguments, format!("not a nudge: {key:?}"))),
