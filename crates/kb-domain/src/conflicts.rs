@@ -9,6 +9,26 @@ use serde_json::Value;
 use crate::edit::edit_document;
 use crate::frontmatter::{Frontmatter, FrontmatterError, document_spans, parse_frontmatter_yaml};
 
+/// What resolving a conflict did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The note.
+    pub note: crate::path::EntryPath,
+    /// The copy.
+    pub copy: crate::path::EntryPath,
+    /// What was kept.
+    pub keep: ConflictKeep,
+    /// With both kept, where the copy's version is now.
+    pub kept_as: Option<crate::path::EntryPath>,
+}
+
+/// Whether a file's name is that of a conflict copy: kb's (`NAME.conflict-DEVICE-…`),
+/// Syncthing's (`.sync-conflict-`) or another sync tool's "conflicted copy".
+pub fn is_conflict_copy(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    lower.contains(".conflict-") || lower.contains(".sync-conflict-") || lower.contains("conflicted copy")
+}
+
 /// The field of a conflict copy naming the note it is a copy of.
 pub const CONFLICT_OF: &str = "conflict_of";
 

@@ -63,7 +63,7 @@ proptest! {
         prop_assert!(prompt.contains("personal knowledge management assistant"));
         let registry = kb_tools::standard_registry().unwrap();
         let names = registry.names();
-        prop_assert_eq!(names.len(), 12);
+        prop_assert_eq!(names.len(), 13);
         for name in names {
             let guided = prompt.lines().any(|line| {
                 line.contains(name) && line.replacen(name, "", 1).trim_matches([' ', '-', ':']).chars().count() >= 20

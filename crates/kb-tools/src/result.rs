@@ -296,6 +296,7 @@ impl From<kb_domain::RepositoryError> for ToolError {
             E::RevisionNotFound(_) => ToolError::new(ErrorCode::NotFound, error.to_string()),
             E::RevisionOfAnother { .. } => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),
             E::NotAConflict { .. } => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),
+            E::NoConflictCopy(_) => ToolError::new(ErrorCode::NotFound, error.to_string()),
             E::NothingToUndo(_) => ToolError::new(ErrorCode::NothingToUndo, error.to_string()),
             E::ChangedSince { .. } => ToolError::new(ErrorCode::ChangedSince, error.to_string()),
             E::History(kb_domain::HistoryError::Unavailable) => {

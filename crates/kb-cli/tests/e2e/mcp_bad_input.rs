@@ -127,7 +127,7 @@ fn bad_lines_on_stdio_get_clear_errors_and_the_server_stays_up() {
 
     // Still serving.
     let answer = kb.request(7, "tools/list", json!({}));
-    assert_eq!(answer["result"]["tools"].as_array().map(Vec::len), Some(12), "{answer}");
+    assert_eq!(answer["result"]["tools"].as_array().map(Vec::len), Some(13), "{answer}");
     assert_eq!(common::entry_files(dir.path()), Vec::<String>::new(), "bad input changed the vault");
     drop(kb.stdin.take());
     let _ = kb.child.wait();
@@ -285,7 +285,7 @@ async fn bad_requests_to_mcp_over_http_are_refused_clearly_and_the_server_stays_
     assert_eq!(server.get("/healthz").await.status, 200);
     let reply = in_session(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})).await;
     let answer = messages(&reply).into_iter().find(|m| m["id"] == 5).expect("an answer");
-    assert_eq!(answer["result"]["tools"].as_array().map(Vec::len), Some(12));
+    assert_eq!(answer["result"]["tools"].as_array().map(Vec::len), Some(13));
 }
 
 #[test]

@@ -137,7 +137,7 @@ async fn exercise(client: &mut Client, vault: &Path) {
     assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("kb"));
 
     let tools = client.service.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 12, "{:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    assert_eq!(tools.len(), 13, "{:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
     for tool in &tools {
         assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", tool.name);
         let output =
@@ -154,7 +154,7 @@ async fn exercise(client: &mut Client, vault: &Path) {
         ]
         .contains(&tool.name.as_ref());
         assert_eq!(hints.read_only_hint, Some(read_only), "{}", tool.name);
-        let destructive = ["delete_entry", "merge_entries"].contains(&tool.name.as_ref());
+        let destructive = ["delete_entry", "merge_entries", "resolve_conflict"].contains(&tool.name.as_ref());
         assert_eq!(hints.destructive_hint, Some(destructive), "{}", tool.name);
     }
     // Each link of get_entry says what it leads to.

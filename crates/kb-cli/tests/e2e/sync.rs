@@ -74,9 +74,14 @@ fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
     assert!(copy.starts_with("projects/shed.conflict-desktop-"), "{copy}");
     assert_eq!((status["device"].clone(), status["ahead"].clone()), (json!("desktop"), json!(0)), "{status}");
     // The conflict is the first thing kb points out.
-    let nudges: Value = serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "nudges"])).unwrap();
+    let nudges: Value =
+        serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "nudges"])).unwrap();
     let first = &nudges["nudges"][0];
-    assert_eq!((first["rule"].clone(), first["path"].clone()), (json!("sync_conflict"), json!(copy)), "{nudges}");
+    assert_eq!(
+        (first["rule"].clone(), first["path"].clone()),
+        (json!("sync_conflict"), json!(copy)),
+        "{nudges}"
+    );
 
     // This device's version wins; undo puts the copy and the note back.
     let shed = || std::fs::read_to_string(desktop.join("projects/shed.md")).unwrap();
@@ -288,4 +293,65 @@ fn history_names_the_device_of_each_change_and_undo_keeps_to_this_one() {
     // Undo here never reaches the laptop's change.
     let undo = kb(&desktop, &remote, "desktop", &["undo"]);
     assert!(desktop.join(&path).exists(), "{}", String::from_utf8_lossy(&undo.stdout));
+}
+
+#[test]
+fn the_chat_resolves_a_conflict_once_the_person_confirms() {
+    use kb_llm::testing::{FakeOpenAi, FakeReply};
+    use std::io::Write;
+
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let (laptop, desktop) = (dir.path().join("laptop"), dir.path().join("desktop"));
+    std::fs::create_dir_all(laptop.join("projects")).unwrap();
+    std::fs::write(laptop.join("projects/shed.md"), SHED).unwrap();
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    ok(&desktop, &remote, "desktop", &["sync"]);
+    std::fs::write(laptop.join("projects/shed.md"), SHED.replace("active", "done")).unwrap();
+    std::fs::write(desktop.join("projects/shed.md"), SHED.replace("active", "someday")).unwrap();
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    assert!(ok(&desktop, &remote, "desktop", &["sync"]).contains("conflict  projects/shed.md"));
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeOpenAi::start()).unwrap();
+    fake.push(FakeReply::tool_calls(&[(
+        "call_1",
+        "resolve_conflict",
+        r#"{"path": "projects/shed.md", "keep": "mine"}"#,
+    )]));
+    fake.push(FakeReply::text("Replace the shed note with your version? Say yes to do it."));
+    fake.push(FakeReply::text("Done: the shed note is your version now."));
+    let chat = |input: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
+        command
+            .env_remove("KB_DIR")
+            .env("RUST_LOG", "warn")
+            .env("KB_SYNC_REMOTE", &remote)
+            .env("KB_DEVICE", "desktop")
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("OPENAI_BASE_URL", fake.base_url())
+            .env("KB_MODEL", "m")
+            .args(["--no-server", "--kb-dir"])
+            .arg(&desktop)
+            .args(["chat", "--new"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    // Asked, then the person's yes runs it: the copy's version is the note, the copy gone.
+    let out = chat("keep my version of the shed\nyes\n");
+    let (asked, done) = (out.find("Say yes"), out.find("your version now"));
+    assert!(asked.is_some() && asked < done, "{out}");
+    let shed = std::fs::read_to_string(desktop.join("projects/shed.md")).unwrap();
+    assert_eq!(shed, SHED.replace("active", "someday"));
+    let status: Value =
+        serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "sync", "status"])).unwrap();
+    assert_eq!(status["conflicts"], json!([]), "{status}");
+    // Taken back like any change.
+    ok(&desktop, &remote, "desktop", &["undo"]);
+    assert!(std::fs::read_to_string(desktop.join("projects/shed.md")).unwrap().contains("status: done"));
 }

@@ -52,9 +52,10 @@ TOOLS = {
     "find_duplicates",
     "merge_entries",
     "build_context",
+    "resolve_conflict",
 }
 READ_ONLY = {"list_entries", "get_entry", "search_entries", "generate_digest", "find_duplicates", "build_context"}
-DESTRUCTIVE = {"delete_entry", "merge_entries"}
+DESTRUCTIVE = {"delete_entry", "merge_entries", "resolve_conflict"}
 CATEGORIES = ("people", "projects", "ideas", "admin", "inbox")
 
 # How long a notification may take to arrive after an edit, and how long to listen for

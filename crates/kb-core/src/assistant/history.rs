@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use kb_domain::EntryWriter;
 use kb_domain::conflicts::ConflictKeep;
+use kb_domain::conflicts::Resolved;
 use kb_domain::{ConversationId, EntryPath, LaterChanges, Revision, RevisionHistory, RevisionText};
-use kb_storage::vault::Resolved;
 use kb_tools::tools::undo::{UndoData, UndoLastChange, UndoLastChangeArgs};
 use kb_tools::{CaptureSource, ToolContext};
 
@@ -88,38 +89,9 @@ impl<'a> History<'a> {
     /// one copy — keeping `keep` ([`kb_domain::conflicts`]), as one change undo reverts.
     pub async fn resolve_conflict(self, path: &str, keep: ConflictKeep) -> Result<Resolved, ToolFailure> {
         let named = parse_path(path)?;
-        let copy = if kb_storage::sync::is_conflict_copy(named.as_str()) {
-            named
-        } else {
-            let root = self.kb.vault.root().to_path_buf();
-            let stem = named.as_str().strip_suffix(".md").unwrap_or(named.as_str()).to_string();
-            let copies: Vec<String> = kb_storage::sync::conflict_copies(&root)
-                .into_iter()
-                .filter(|copy| copy.strip_prefix(&stem).is_some_and(|rest| rest.starts_with(".conflict-")))
-                .collect();
-            match copies.as_slice() {
-                [one] => parse_path(one)?,
-                [] => {
-                    return Err(ToolFailure::new(
-                        kb_tools::ErrorCode::NotFound,
-                        format!("{named} has no conflict copy to resolve"),
-                    ));
-                }
-                many => {
-                    return Err(ToolFailure::new(
-                        kb_tools::ErrorCode::InvalidArguments,
-                        format!(
-                            "{named} has {} conflict copies: name the one to resolve ({})",
-                            many.len(),
-                            many.join(", ")
-                        ),
-                    ));
-                }
-            }
-        };
         let vault = Arc::clone(&self.kb.vault);
         let by = kb_domain::ChangeContext::from_source(self.source);
-        in_vault(move || vault.resolve_conflict(&copy, keep, &by)).await
+        in_vault(move || vault.resolve_conflict_as(&named, keep, &by)).await
     }
 
     /// Undoes the most recent change of `of` (undo_last_change): what was undone, and

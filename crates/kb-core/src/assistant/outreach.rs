@@ -75,7 +75,8 @@ impl<'a> Outreach<'a> {
             kb_domain::EntryCatalogue::nudge_candidates(vault.as_ref(), today, now, settings)
         })
         .await?;
-        let mut nudges = evaluate(candidates.records.iter().map(AsRef::as_ref), today, now, settings, &snoozes);
+        let mut nudges =
+            evaluate(candidates.records.iter().map(AsRef::as_ref), today, now, settings, &snoozes);
         // Conflict copies first: a decision only the person can make, on a synced vault.
         if kb.sync.is_some() {
             let root = kb.vault.root().to_path_buf();

@@ -9,6 +9,7 @@ use super::catalogue::{EntryCatalogue, NameMatch};
 use super::revisions::RevisionHistory;
 use crate::category::Category;
 use crate::change::{ChangeContext, ChangeSource};
+use crate::conflicts::{ConflictKeep, Resolved};
 use crate::entry::{Entry, EntryUpdate, NewEntry, UpdateError};
 use crate::fields::FieldProblem;
 use crate::history::Revision;
@@ -82,6 +83,9 @@ pub enum RepositoryError {
         /// How it changed.
         what: String,
     },
+    /// A note with no conflict copy beside it was named for a conflict to resolve.
+    #[error("{0} has no conflict copy to resolve")]
+    NoConflictCopy(EntryPath),
     /// A path named as a sync conflict that is not one.
     #[error("{path} is not a conflict copy: {reason}")]
     NotAConflict {
@@ -185,6 +189,24 @@ pub trait EntryWriter: Send + Sync {
     ) -> Result<MoveOutcome, RepositoryError>;
     /// Deletes an entry, as asked by `by`; the revision recording it, when history is kept.
     fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError>;
+    /// Resolves the sync conflict of `path` — a conflict copy, or a note with exactly one
+    /// copy beside it — keeping `keep` ([`crate::conflicts`]), as one change undo reverts.
+    /// A vault that keeps no conflict copies refuses.
+    fn resolve_conflict_as(
+        &self,
+        path: &EntryPath,
+        keep: ConflictKeep,
+        by: &ChangeContext,
+    ) -> Result<Resolved, RepositoryError> {
+        let _ = (keep, by);
+        Err(RepositoryError::NoConflictCopy(path.clone()))
+    }
+    /// The conflict copy `path` names: itself when it is one, else the one copy beside the
+    /// note at `path` (refused when there is none or more than one). A vault that keeps no
+    /// conflict copies refuses.
+    fn conflict_copy_for(&self, path: &EntryPath) -> Result<EntryPath, RepositoryError> {
+        Err(RepositoryError::NoConflictCopy(path.clone()))
+    }
     /// Merges `sources` into `target` as one change, as asked by `by`: the target keeps its
     /// fields, unites its tags and list fields with theirs, gains each source's notes under a
     /// section dated `on`, and the sources are removed (references to them now point at

@@ -108,8 +108,4 @@ pub fn conflict_copies(root: &Path) -> Vec<String> {
     found
 }
 
-/// Whether a file's name is that of a conflict copy.
-pub fn is_conflict_copy(name: &str) -> bool {
-    let lower = name.to_lowercase();
-    lower.contains(".conflict-") || lower.contains(".sync-conflict-") || lower.contains("conflicted copy")
-}
+pub use kb_domain::conflicts::is_conflict_copy;

@@ -4,26 +4,38 @@
 
 use std::fs;
 
-use kb_domain::conflicts::{CONFLICT_OF, ConflictKeep, copy_as_note, copy_kept};
+use kb_domain::conflicts::{CONFLICT_OF, ConflictKeep, Resolved, copy_as_note, copy_kept, is_conflict_copy};
 use kb_domain::{ChangeContext, Entry, EntryChange, EntryPath, FileChange, RepositoryError};
 
 use super::safe_path::io_error;
 use super::{Vault, atomic, scan};
 
-/// What resolving a conflict did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Resolved {
-    /// The note.
-    pub note: EntryPath,
-    /// The copy.
-    pub copy: EntryPath,
-    /// What was kept.
-    pub keep: ConflictKeep,
-    /// With both kept, where the copy's version is now.
-    pub kept_as: Option<EntryPath>,
-}
-
 impl Vault {
+    /// The conflict copy `path` names: itself when it is one, else the one copy beside the
+    /// note at `path` (refused when there is none or more than one).
+    pub fn conflict_copy_of(&self, path: &EntryPath) -> Result<EntryPath, RepositoryError> {
+        if is_conflict_copy(path.as_str()) {
+            return Ok(path.clone());
+        }
+        let stem = path.as_str().strip_suffix(".md").unwrap_or(path.as_str());
+        let copies: Vec<String> = crate::sync::conflict_copies(self.root.dir())
+            .into_iter()
+            .filter(|copy| copy.strip_prefix(stem).is_some_and(|rest| rest.starts_with(".conflict-")))
+            .collect();
+        let refused = |reason: String| RepositoryError::NotAConflict { path: path.to_string(), reason };
+        match copies.as_slice() {
+            [one] => {
+                EntryPath::parse(one).map_err(|_| refused(format!("its copy {one} is not a vault path")))
+            }
+            [] => Err(RepositoryError::NoConflictCopy(path.clone())),
+            many => Err(refused(format!(
+                "it has {} conflict copies: name the one to resolve ({})",
+                many.len(),
+                many.join(", ")
+            ))),
+        }
+    }
+
     /// Resolves the conflict whose copy is at `copy` by keeping `keep` (see
     /// [`kb_domain::conflicts`]).
     #[tracing::instrument(skip_all, fields(copy = %copy, keep = keep.as_str()))]

@@ -72,8 +72,8 @@ use kb_domain::{
 };
 use serde_json::Value;
 
-pub use self::conflicts::Resolved;
 pub use self::files::EntryFiles;
+pub use kb_domain::conflicts::Resolved;
 
 /// Where kb writes the entry list of the vault at `root` (the file a vault opened there
 /// would choose), or `None` when `index.md` and `kb-index.md` are both the person's.

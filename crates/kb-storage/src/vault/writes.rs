@@ -247,6 +247,20 @@ impl EntryWriter for Vault {
     }
 
     #[tracing::instrument(skip_all, fields(path = %path))]
+    fn resolve_conflict_as(
+        &self,
+        path: &EntryPath,
+        keep: kb_domain::conflicts::ConflictKeep,
+        by: &ChangeContext,
+    ) -> Result<kb_domain::conflicts::Resolved, RepositoryError> {
+        let copy = self.conflict_copy_of(path)?;
+        self.resolve_conflict(&copy, keep, by)
+    }
+
+    fn conflict_copy_for(&self, path: &EntryPath) -> Result<EntryPath, RepositoryError> {
+        self.conflict_copy_of(path)
+    }
+
     fn delete_as(&self, path: &EntryPath, by: &ChangeContext) -> Result<Option<Revision>, RepositoryError> {
         let mut state = self.lock();
         let _writing = self.writes.hold();

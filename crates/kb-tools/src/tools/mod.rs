@@ -9,6 +9,7 @@ pub mod get;
 pub mod list;
 pub mod merge;
 pub mod move_entry;
+pub mod resolve_conflict;
 pub mod search;
 pub mod undo;
 pub mod update;
@@ -22,6 +23,7 @@ pub use get::GetEntry;
 pub use list::ListEntries;
 pub use merge::MergeEntries;
 pub use move_entry::MoveEntry;
+pub use resolve_conflict::ResolveConflict;
 pub use search::SearchEntries;
 pub use undo::UndoLastChange;
 pub use update::UpdateEntry;
@@ -43,5 +45,6 @@ pub fn standard_registry() -> Result<ToolRegistry, RegistryError> {
         .register(FindDuplicates)
         .register(MergeEntries)
         .register(BuildContext)
+        .register(ResolveConflict)
         .build()
 }

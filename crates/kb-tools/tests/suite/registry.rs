@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::support::*;
 
-const TOOLS: [&str; 12] = [
+const TOOLS: [&str; 13] = [
     "classify_and_capture",
     "list_entries",
     "get_entry",
@@ -22,6 +22,7 @@ const TOOLS: [&str; 12] = [
     "find_duplicates",
     "merge_entries",
     "build_context",
+    "resolve_conflict",
 ];
 
 #[test]
