@@ -107,7 +107,7 @@ async fn check_probe(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Res
 /// Embeds the queries on nothing in particular that calibrate the cut of matches by
 /// meaning, when the index has not kept them yet (in the index's owner), once every entry
 /// is embedded: until then the default cut holds. Each is sent on its own, as a search's
-/// query is (under the query deadline).
+/// query is, but with a document's deadline, and a failure pauses no search.
 async fn calibrate(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Result<(), CoreError> {
     let Some(strong) = index.upgrade() else { return Ok(()) };
     let needed = tokio::task::spawn_blocking(move || strong.unrelated_queries_needed())
@@ -116,8 +116,10 @@ async fn calibrate(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Resul
     let Some(queries) = needed else { return Ok(()) };
     let mut vectors = Vec::with_capacity(queries.len());
     for query in queries {
-        let mut vector =
-            embedder.embed(&[query.to_string()], TextRole::Query).await.map_err(CoreError::Embedding)?;
+        let mut vector = embedder
+            .embed(&[query.to_string()], TextRole::Calibration)
+            .await
+            .map_err(CoreError::Embedding)?;
         vectors
             .push(vector.pop().ok_or_else(|| CoreError::Embedding(EmbeddingError::malformed("no vector")))?);
     }

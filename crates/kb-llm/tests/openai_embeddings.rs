@@ -183,3 +183,24 @@ async fn a_hung_server_costs_one_search_its_deadline_then_searches_skip_it_until
     embedder.embed(&texts(&["fifth"]), TextRole::Query).await.unwrap();
     assert_eq!(server.requests().len(), 3, "the server answers again: every search asks it");
 }
+
+#[tokio::test]
+async fn a_calibrating_query_has_a_documents_time_and_its_failure_pauses_no_search() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(EmbeddingSettings {
+        timeout: Duration::from_secs(1),
+        query_timeout: Duration::from_millis(100),
+        cooldown: Duration::from_secs(30),
+        ..settings
+    })
+    .unwrap();
+    // Hung past a document's time: it fails, and the next search still asks the server.
+    server.push_embeddings(FakeReply::Hang);
+    let error = embedder.embed(&texts(&["origami"]), TextRole::Calibration).await.unwrap_err();
+    assert!(
+        matches!(error, EmbeddingError::Timeout { setting: "KB_EMBEDDINGS_TIMEOUT_SECS", .. }),
+        "{error:?}"
+    );
+    embedder.embed(&texts(&["my passport"]), TextRole::Query).await.unwrap();
+    assert_eq!(server.requests().len(), 2, "the search asked the server: nothing paused it");
+}

@@ -15,6 +15,10 @@ pub enum TextRole {
     Query,
     /// A part of an entry.
     Document,
+    /// A query kb sends itself to measure the vault (the cut of matches by meaning):
+    /// embedded as a search's query is, but given a document's time, and its failure
+    /// pauses no search.
+    Calibration,
 }
 
 /// A model that embeds texts (an OpenAI-compatible `/v1/embeddings` server).

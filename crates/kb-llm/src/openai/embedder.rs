@@ -385,7 +385,7 @@ impl Embedder for OpenAiEmbedder {
     #[tracing::instrument(level = "debug", skip_all, fields(model = %self.settings.model, texts = texts.len(), role = ?role))]
     async fn embed(&self, texts: &[String], role: TextRole) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let prefix = match role {
-            TextRole::Query => &self.settings.query_prefix,
+            TextRole::Query | TextRole::Calibration => &self.settings.query_prefix,
             TextRole::Document => &self.settings.document_prefix,
         };
         let cached = |text: &String| {
@@ -403,7 +403,7 @@ impl Embedder for OpenAiEmbedder {
             TextRole::Query => Some(self.pause.admit(Instant::now()).map_err(|left| {
                 EmbeddingError::Paused { retry_in_secs: left.as_secs() + u64::from(left.subsec_nanos() > 0) }
             })?),
-            TextRole::Document => None,
+            TextRole::Document | TextRole::Calibration => None,
         };
         let mut vectors = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.settings.batch) {
@@ -411,7 +411,8 @@ impl Embedder for OpenAiEmbedder {
             match self.embed_batch(sent, role).await {
                 Ok(answered) => vectors.extend(answered),
                 Err(error) => {
-                    if is_outage(&error) {
+                    // A calibrating query's failure is nobody's outage: searches go on.
+                    if is_outage(&error) && role != TextRole::Calibration {
                         match trial {
                             Some(trial) => trial.failed(&self.pause, Instant::now()),
                             None => self.pause.failed(Instant::now()),
@@ -423,7 +424,8 @@ impl Embedder for OpenAiEmbedder {
         }
         match trial {
             Some(trial) => trial.answered(),
-            None => self.pause.answered(),
+            None if role == TextRole::Document => self.pause.answered(),
+            None => {}
         }
         if role == TextRole::Query {
             let mut queries = kb_domain::sync::lock(&self.queries);
