@@ -42,6 +42,9 @@ const HYBRID_MARGIN: f32 = 0.06;
 /// score as the vault's best part does for queries on nothing it holds (see
 /// [`meaning_floor`] and `vectors::store::calibration`).
 const UNRELATED_MARGIN: f32 = 1.2;
+/// The vault's own measure lowers the default cut at most to this share of it: a measure
+/// near nothing (a vault whose notes are all alike) would let every query match.
+const LEAST_OF_DEFAULT: f32 = 0.5;
 /// The spread of a model's scores of unrelated text, as a share of the room above their
 /// typical score (see [`meaning_floor`]).
 const UNRELATED_SPREAD: f32 = 0.07;
@@ -432,11 +435,13 @@ impl TantivyIndex {
 ///   [`MIN_PARTS`] parts;
 /// - where the vault's own measure is lower ([`UNRELATED_MARGIN`] times `unrelated`), it
 ///   wins: in a large vault of alike notes the scores spread less than the default says,
-///   and the default would cut the paraphrases too (see BENCHMARKS.md for e5's figures).
+///   and the default would cut the paraphrases too (see BENCHMARKS.md for e5's figures);
+///   never below [`LEAST_OF_DEFAULT`] of the default.
 fn meaning_floor(typical: f32, parts: usize, unrelated: Option<f32>) -> f32 {
     let chance = (2.0 * (parts.max(MIN_PARTS) as f32).ln()).sqrt();
     let share = UNRELATED_SPREAD * chance;
-    let share = unrelated.map_or(share, |measured| share.min(UNRELATED_MARGIN * measured));
+    let share = unrelated
+        .map_or(share, |measured| share.min(UNRELATED_MARGIN * measured).max(LEAST_OF_DEFAULT * share));
     typical + share * (1.0 - typical)
 }
 

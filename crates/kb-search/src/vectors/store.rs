@@ -391,6 +391,7 @@ impl Store {
 
     /// How many vectors are kept (the parts of the entries, and those of earlier versions
     /// until the file is rewritten).
+    #[cfg(test)]
     pub fn rows(&self) -> usize {
         self.scales.len()
     }

@@ -11,18 +11,21 @@
 
 use super::{Store, StoreError, UNRELATED, push_record};
 
-/// A measure is taken again once the rows changed by this share of those it was taken with
-/// (or by any number, under [`SMALL`] rows).
+/// A measure is taken again once the entries' parts changed by this share of those it was
+/// taken with (or by any number, under [`SMALL`] parts).
 const REMEASURE_SHARE: usize = 16;
-/// Fewer rows than this are measured again at every change: it costs little.
+/// Fewer parts than this are measured again at every change: it costs little.
 const SMALL: usize = 1_024;
+/// Fewer parts than this are not measured: with a handful, the best part is the median
+/// itself, and the measure says nothing.
+const MIN_MEASURED: usize = 16;
 
 /// The unrelated queries' vectors and the last measure taken with them.
 #[derive(Debug, Default)]
 pub(super) struct Unrelated {
     /// The vectors, one per query.
     vectors: Vec<Vec<f32>>,
-    /// The rows the last measure was taken with, and the share it found.
+    /// The parts the last measure was taken with, and the share it found.
     measured: Option<(usize, f32)>,
 }
 
@@ -73,9 +76,13 @@ impl Store {
 
     /// How far above its typical score the best part of this store lands for a query on
     /// nothing it holds, as a share of the room above the typical score (see the module
-    /// doc); `None` without the queries' vectors, or with fewer than two of them.
+    /// doc); `None` without the queries' vectors, with fewer than two of them, or with
+    /// fewer than `MIN_MEASURED` parts.
     pub fn unrelated_share(&mut self) -> Option<f32> {
-        let rows = self.rows();
+        let rows = self.live_parts();
+        if rows < MIN_MEASURED {
+            return None;
+        }
         if let Some((measured_rows, share)) = self.unrelated.measured {
             let changed = rows.abs_diff(measured_rows);
             let small = measured_rows < SMALL && changed == 0;
@@ -116,12 +123,13 @@ mod tests {
         values.iter().map(|x| x / norm).collect()
     }
 
-    /// A store of eight entries, one part each, spread over the first two axes.
-    fn store(file: &std::path::Path) -> Store {
+    /// A store of `count` entries, one part each, spread over the first two axes.
+    fn store_of(file: &std::path::Path, count: u8) -> Store {
         let mut store = Store::open(file).unwrap();
-        let vectors: Vec<(Key, Vec<f32>)> =
-            (0..8_u8).map(|n| ([n; 16], unit(&[f32::from(n) + 1.0, 8.0 - f32::from(n), 0.5]))).collect();
-        let entries: Vec<EntryRecord> = (0..8_u8)
+        let vectors: Vec<(Key, Vec<f32>)> = (0..count)
+            .map(|n| ([n; 16], unit(&[f32::from(n) + 1.0, f32::from(count) - f32::from(n), 0.5])))
+            .collect();
+        let entries: Vec<EntryRecord> = (0..count)
             .map(|n| EntryRecord {
                 path: EntryPath::parse(&format!("ideas/e{n}.md")).unwrap(),
                 stamp: Stamp::new(1, 2),
@@ -132,6 +140,11 @@ mod tests {
         store
     }
 
+    /// A store of twenty entries.
+    fn store(file: &std::path::Path) -> Store {
+        store_of(file, 20)
+    }
+
     #[test]
     fn the_share_is_the_second_highest_of_the_unrelated_queries() {
         let dir = tempfile::tempdir().unwrap();
@@ -140,7 +153,7 @@ mod tests {
         assert!(!owner.has_unrelated());
         assert_eq!(owner.unrelated_share(), None, "not measured before the queries are kept");
         // One query the vault is about (an entry's own direction), two on nothing in it.
-        let about = unit(&[4.0, 5.0, 0.5]);
+        let about = unit(&[10.0, 11.0, 0.5]);
         let far = [unit(&[0.1, 0.2, 1.0]), unit(&[0.3, 0.1, 1.0])];
         owner.keep_unrelated(&[about.clone(), far[0].clone(), far[1].clone()]).unwrap();
         let share = owner.unrelated_share().unwrap();
@@ -156,6 +169,30 @@ mod tests {
         let mut other = Store::open(&file).unwrap();
         assert!(other.has_unrelated());
         assert!((other.unrelated_share().unwrap() - share).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_handful_of_parts_is_not_measured_and_removed_entries_do_not_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let queries = [unit(&[0.1, 0.2, 1.0]), unit(&[0.3, 0.1, 1.0])];
+        // Two entries: the best part is the median itself, and every query would match.
+        let mut few = store_of(&dir.path().join("few.vec"), 2);
+        few.keep_unrelated(&queries).unwrap();
+        assert_eq!(few.unrelated_share(), None);
+        // Twenty, then all but three removed: measured, then no longer.
+        let mut shrunk = store(&dir.path().join("shrunk.vec"));
+        shrunk.keep_unrelated(&queries).unwrap();
+        assert!(shrunk.unrelated_share().is_some());
+        let gone: Vec<EntryRecord> = (3..20_u8)
+            .map(|n| EntryRecord {
+                path: EntryPath::parse(&format!("ideas/e{n}.md")).unwrap(),
+                stamp: Stamp::new(1, 3),
+                parts: Vec::new(),
+            })
+            .collect();
+        shrunk.append(&[], &gone).unwrap();
+        assert_eq!(shrunk.live_parts(), 3);
+        assert_eq!(shrunk.unrelated_share(), None, "the removed entries' vectors are not measured");
     }
 
     #[test]

@@ -131,20 +131,26 @@ impl Store {
         scored.into_iter().map(|(score, part, path)| Near { path: path.clone(), score, part }).collect()
     }
 
-    /// The median similarity of `query` to the parts kept (up to `TYPICAL_SAMPLE` of
-    /// them, evenly spread over the file): how the model scores text that has nothing
-    /// particular to do with the query, as most parts have not. `None` before any part.
+    /// The median similarity of `query` to the parts of the entries kept (those of about
+    /// `TYPICAL_SAMPLE` entries, evenly spread; vectors of removed entries left in the file
+    /// do not count): how the model scores text that has nothing particular to do with the
+    /// query, as most parts have not. `None` before any part.
     pub fn typical_score(&self, query: &[f32]) -> Option<f32> {
-        let rows = self.scales.len();
-        if query.len() != self.dimension || self.dimension == 0 || rows == 0 {
+        if query.len() != self.dimension || self.dimension == 0 {
             return None;
         }
         let (scale, query) = quantise(query);
-        let step = rows.div_ceil(TYPICAL_SAMPLE).max(1);
-        let mut scores: Vec<f32> = (0..rows)
+        let step = self.slots.len().div_ceil(TYPICAL_SAMPLE).max(1);
+        let mut scores: Vec<f32> = self
+            .slots
+            .iter()
             .step_by(step)
-            .map(|row| dot(&query, self.row(row as u32)) as f32 * scale * self.scales[row])
+            .flat_map(|(_, kept)| self.rows_of(kept))
+            .map(|row| dot(&query, self.row(*row)) as f32 * scale * self.scales[*row as usize])
             .collect();
+        if scores.is_empty() {
+            return None;
+        }
         let middle = scores.len() / 2;
         let (_, median, _) = scores.select_nth_unstable_by(middle, f32::total_cmp);
         Some(*median)
