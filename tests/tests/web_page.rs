@@ -1195,3 +1195,86 @@ async fn a_search_by_meaning_is_marked_and_an_entry_lists_its_related_entries() 
     .await;
     page.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_conflict_shows_in_the_status_and_is_resolved_from_today() {
+    if !browser_available() {
+        return;
+    }
+    // A synced vault with a note and the copy a merge left beside it.
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote.git");
+    assert!(
+        std::process::Command::new("git")
+            .args(["init", "--quiet", "--bare"])
+            .arg(&remote)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let vault = dir.path().join("vault");
+    let note = "projects/shed.md";
+    let copy = "projects/shed.conflict-laptop-20261129-101500.md";
+    for (path, text) in [
+        (note, "---\nid: 01SHED\nname: Shed\nstatus: done\n---\nThe roof leaks.\n"),
+        (
+            copy,
+            "---\nid: 01COPY\nname: Shed\nstatus: someday\nconflict_of: projects/shed.md\n---\nThe roof leaks.\n",
+        ),
+    ] {
+        let file = vault.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let mut config = kb_core::Config::offline(&vault);
+    config.outreach.daily = None;
+    config.outreach.weekly = None;
+    config.sync = Some(kb_core::config::SyncConfig {
+        remote: remote.to_string_lossy().into_owned(),
+        interval: std::time::Duration::from_secs(3600),
+        device: "desktop".into(),
+        timeout: std::time::Duration::from_secs(60),
+    });
+    let url = start_kb_with(config).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+
+    // The status line says where sync stands and that a conflict waits.
+    page.wait_until(
+        "the conflict in the status",
+        "return document.querySelector('#status').textContent.includes('1 conflict');",
+        json!([]),
+    )
+    .await;
+
+    // Today: the conflict first, with a button for each way out; keeping the copy's
+    // version makes it the note and removes the copy.
+    let tab = page.wait_for("#view-tabs button[data-view=today]").await;
+    page.click(&tab).await;
+    page.wait_until(
+        "the conflict nudge first",
+        "const li = document.querySelector('#nudge-list > li'); \
+         return !!li && li.dataset.rule === 'sync_conflict';",
+        json!([]),
+    )
+    .await;
+    let buttons = page
+        .execute(
+            "return [...document.querySelectorAll('#nudge-list > li:first-child button.nudge-keep')] \
+               .map((b) => b.textContent).join('|');",
+            json!([]),
+        )
+        .await;
+    assert_eq!(buttons, json!("Keep this copy|Keep the note|Keep both"));
+    let keep = page.wait_for("#nudge-list li[data-rule=sync_conflict] button.nudge-keep").await;
+    page.click(&keep).await;
+    page.wait_until(
+        "the conflict nudge to go",
+        "return !document.querySelector('#nudge-list li[data-rule=sync_conflict]');",
+        json!([]),
+    )
+    .await;
+    assert_eq!(page.text_of("#nudges-notice").await, "Resolved: the copy's version is the note now.");
+    let kept = std::fs::read_to_string(vault.join(note)).unwrap();
+    assert!(kept.contains("status: someday") && kept.contains("id: 01SHED"), "{kept}");
+    assert!(!vault.join(copy).exists());
+}

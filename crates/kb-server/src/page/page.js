@@ -1096,7 +1096,14 @@
 
   const RULE_LABELS = {
     admin_due: "due", follow_up: "follow-up", stale_project: "stale project", inbox_waiting: "inbox", no_capture: "quiet",
+    sync_conflict: "sync conflict",
   };
+  // How a sync conflict is resolved from its nudge: what each button keeps.
+  const KEEPS = [
+    ["mine", "Keep this copy", "the copy's version is the note now"],
+    ["theirs", "Keep the note", "the note stays, the copy is gone"],
+    ["both", "Keep both", "both are notes now"],
+  ];
   // The rules whose nudge can be marked done (the others: file the entry, or snooze).
   const DONE_RULES = ["admin_due", "follow_up", "stale_project"];
 
@@ -1127,12 +1134,20 @@
     if (DONE_RULES.includes(nudge.rule)) {
       actions.append(el("button", {
         type: "button", className: "nudge-done", text: "Done", "aria-label": "Done: " + about,
-        onclick: () => nudgeAction(nudge, "done", { key: nudge.key }, "Marked “" + about + "” done."),
+        onclick: () => nudgeAction(nudge, "/api/nudges/done", { key: nudge.key }, "Marked “" + about + "” done.", true),
       }));
+    }
+    if (nudge.rule === "sync_conflict" && nudge.path) {
+      for (const [keep, label, said] of KEEPS) {
+        actions.append(el("button", {
+          type: "button", className: "nudge-keep", text: label, "aria-label": label + ": " + nudge.path,
+          onclick: () => nudgeAction(nudge, "/api/sync/resolve", { path: nudge.path, keep: keep }, "Resolved: " + said + ".", true),
+        }));
+      }
     }
     actions.append(el("button", {
       type: "button", className: "nudge-snooze", text: "Snooze a week", "aria-label": "Snooze for a week: " + about,
-      onclick: () => nudgeAction(nudge, "snooze", { key: nudge.key, days: 7 }, "Snoozed “" + about + "” for a week."),
+      onclick: () => nudgeAction(nudge, "/api/nudges/snooze", { key: nudge.key, days: 7 }, "Snoozed “" + about + "” for a week.", false),
     }));
     if (nudge.path) {
       const open = entryLink(nudge.path, "Open");
@@ -1148,8 +1163,9 @@
     ]);
   }
 
-  // Done or snooze (`action`), then the nudges again; focus goes to the row that took its place.
-  async function nudgeAction(nudge, action, body, notice) {
+  // Done, snooze or resolve (a POST of `body` to `url`), then the nudges again (and the
+  // entries, when `changes` says the vault changed); focus goes to the row that took its place.
+  async function nudgeAction(nudge, url, body, notice, changes) {
     const list = $("#nudge-list");
     const rows = [...list.children];
     const row = rows.find((li) => li.dataset.key === nudge.key);
@@ -1157,11 +1173,13 @@
     buttons.forEach((b) => { b.disabled = true; });
     showError($("#nudges-error"), null);
     try {
-      const done = await api("POST", "/api/nudges/" + action, body);
+      const done = await api("POST", url, body);
       $("#nudges-notice").textContent = notice;
-      if (action === "done") {
-        if (done && done.path && done.path === shownPath) openEntry(done.path);
+      if (changes) {
+        const path = done && (done.path || done.note);
+        if (path && path === shownPath) openEntry(path);
         refreshBrowse();
+        loadStatus();
       }
       await loadNudges();
       const next = list.children[Math.min(rows.indexOf(row), list.children.length - 1)];
@@ -1556,12 +1574,25 @@
 
   // ---------- wiring ----------
 
+  // Where sync stands, in a few words: `/healthz`'s `sync`.
+  function syncStatus(sync) {
+    const state = sync.state === "failing" ? "sync failing"
+      : sync.state === "syncing" ? "syncing"
+      : sync.lastSync ? "synced " + new Date(sync.lastSync).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+      : "not synced yet";
+    const conflicts = sync.conflicts || 0;
+    return conflicts === 0 ? state
+      : state + " · " + conflicts + (conflicts === 1 ? " conflict (see Today)" : " conflicts (see Today)");
+  }
+
   async function loadStatus() {
     try {
       const response = await fetch("/healthz");
       const h = await response.json();
       const model = h.model === "offline" ? "offline model" : "model " + h.model;
-      $("#status").textContent = model + " · " + h.entries + (h.entries === 1 ? " entry" : " entries");
+      let text = model + " · " + h.entries + (h.entries === 1 ? " entry" : " entries");
+      if (h.sync) text += " · " + syncStatus(h.sync);
+      $("#status").textContent = text;
     } catch (_) { $("#status").textContent = "kb cannot be reached"; }
   }
 
@@ -1616,6 +1647,8 @@
     takeShare();
     if (readOutbox().length) flushOutbox();
     loadStatus();
+    // Sync and the embeddings move on their own: the status line follows them.
+    setInterval(() => { if (document.visibilityState === "visible") loadStatus(); }, 60000);
     loadConversations().then(refreshBrowse);
     const initial = entryFromHash();
     if (initial) openEntry(initial.path, null, initial.line);
