@@ -54,6 +54,9 @@ impl Git {
             .env("GCM_INTERACTIVE", "never")
             .env("LC_ALL", "C")
             .stdin(Stdio::null())
+            // git's own housekeeping after a commit runs within the round that made the
+            // objects, not detached into the next rounds (where it would race them).
+            .args(["-c", "gc.autoDetach=false", "-c", "maintenance.autoDetach=false"])
             .args(&self.identity);
         if let Some(index) = &self.index_file {
             command.env("GIT_INDEX_FILE", index);
@@ -148,6 +151,16 @@ impl Git {
         })
         .map_err(SyncError::NoGit)?;
         if output.status.success() { Ok(output.stdout) } else { Err(failed(args, &output)) }
+    }
+
+    /// Whether the work tree holds nothing to commit (no file changed, added or removed
+    /// since the last commit), asked without writing anything: git's index is not
+    /// refreshed (`GIT_OPTIONAL_LOCKS=0`).
+    pub(crate) fn is_clean(&self) -> Result<bool, SyncError> {
+        let args = ["status", "--porcelain", "-z", "--untracked-files=all"];
+        let output =
+            self.command().env("GIT_OPTIONAL_LOCKS", "0").args(args).output().map_err(SyncError::NoGit)?;
+        if output.status.success() { Ok(output.stdout.is_empty()) } else { Err(failed(&args, &output)) }
     }
 
     /// Whether git with `args` succeeds (a question such as `merge-base --is-ancestor`).

@@ -76,6 +76,7 @@ impl GitSync {
             let remote = self.fetch()?;
             let mut kept = Kept::read(&self.state_dir());
             if let (Some(last), Some(remote)) = (&kept.last_remote, &remote)
+                && last != remote
                 && !self.git.succeeds(&["merge-base", "--is-ancestor", last, remote])?
             {
                 return Err(SyncError::RewrittenRemote { last: last.clone() });
@@ -115,6 +116,10 @@ impl GitSync {
     /// Commits every change of the vault's files not committed yet (made outside kb, or
     /// by kb without `KB_GIT=commit`); how many files.
     fn commit_outside_edits(&self) -> Result<usize, SyncError> {
+        // Most rounds find nothing: one question, and nothing written.
+        if self.git.is_clean()? {
+            return Ok(0);
+        }
         // A repository inside the vault would go in as a submodule (or stop `git add`
         // when it has no commit yet): it is left out.
         let nested = self.nested_repositories();
@@ -247,9 +252,9 @@ impl GitSync {
     /// files written and the conflicts met.
     fn merge(&self, remote: Option<&str>) -> Result<(Vec<String>, Vec<Conflict>), SyncError> {
         let Some(remote) = remote else { return Ok((Vec::new(), Vec::new())) };
-        let empty = tree::empty_tree(&self.git)?;
         let Some(local) = self.git.commit_of("HEAD")? else {
             // Nothing here yet: the remote's files, as they are.
+            let empty = tree::empty_tree(&self.git)?;
             let written = apply(&self.git, &self.root, &self.state_dir(), &empty, remote)?;
             return Ok((written, Vec::new()));
         };
@@ -263,7 +268,7 @@ impl GitSync {
         let base = match self.git.output(&["merge-base", &local, remote]) {
             Ok(out) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
             // Two histories never joined (a vault and a remote that both had notes).
-            Err(SyncError::Git { .. }) => empty,
+            Err(SyncError::Git { .. }) => tree::empty_tree(&self.git)?,
             Err(other) => return Err(other),
         };
         let merged = Merge {
