@@ -132,17 +132,32 @@ fn passage_lines(hit: &Value) -> String {
     }
 }
 
-/// The count under search hits: as [`count_line`], and the entries holding only some of
-/// the words when there are any.
+/// The count under search hits: as [`count_line`], the entries holding only some of the
+/// words when there are any, and those of the page found by meaning only.
 fn search_count(shown: usize, data: &Value) -> String {
     let partial = data.get("partialTotal").and_then(Value::as_u64).unwrap_or(0) as usize;
-    if partial == 0 {
+    let meaning = data.get("semanticHits").and_then(Value::as_u64).unwrap_or(0) as usize;
+    if partial == 0 && meaning == 0 {
         return count_line(shown, data, "match", "matches");
     }
     let total = data.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let noun = if total == 1 { "match" } else { "matches" };
-    let counts = format!("{total} {noun} with every word, {partial} with some");
-    if shown < total + partial { format!("{shown} shown: {counts}\n") } else { format!("{counts}\n") }
+    let noun = |n: usize| if n == 1 { "match" } else { "matches" };
+    let mut counts = Vec::new();
+    if partial > 0 {
+        counts.push(format!("{total} {} with every word, {partial} with some", noun(total)));
+    } else if total > 0 {
+        counts.push(format!("{total} {} by words", noun(total)));
+    }
+    if meaning > 0 {
+        let more = if counts.is_empty() { noun(meaning) } else { "more" };
+        counts.push(format!("{meaning} {more} by meaning"));
+    }
+    let counts = counts.join(", ");
+    if shown < total + partial + meaning {
+        format!("{shown} shown: {counts}\n")
+    } else {
+        format!("{counts}\n")
+    }
 }
 
 /// A get_entry answer: the name, the path, the fields, then the body.
@@ -284,6 +299,22 @@ fn count_line(shown: usize, data: &Value, one: &str, many: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn hits_found_by_meaning_are_counted_as_such() {
+        let hit = |path: &str, by: &str| json!({"path": path, "name": "N", "score": 0.05, "matchedBy": by});
+        let only = json!({"entries": [hit("admin/dentist.md", "semantic")], "total": 0, "semanticHits": 1});
+        assert!(search_hits(&only).ends_with("\n1 match by meaning\n"), "{}", search_hits(&only));
+        let mixed = json!({
+            "entries": [hit("admin/a.md", "keyword"), hit("admin/b.md", "semantic"), hit("admin/c.md", "semantic")],
+            "total": 1, "semanticHits": 2
+        });
+        assert!(
+            search_hits(&mixed).ends_with("\n1 match by words, 2 more by meaning\n"),
+            "{}",
+            search_hits(&mixed)
+        );
+    }
 
     #[test]
     fn search_hits_say_which_hold_only_some_words_and_count_them() {
