@@ -5,7 +5,7 @@
 //! The loop is run by the process holding `.kb/sync-loop.lock`: others on the vault leave
 //! it to that one, and the first to see it gone takes it over. Each round takes `.kb/sync.lock` as well, which `kb sync` also takes, so
 //! two rounds never run at once. A remote that cannot be reached is tried again after a
-//! pause that doubles up to [`MAX_PAUSE`] while kb keeps working; the changes made
+//! pause that doubles up to `MAX_PAUSE` (15 minutes) while kb keeps working; the changes made
 //! meanwhile go at the next round that reaches it.
 
 use std::fs::File;
@@ -45,13 +45,19 @@ pub struct SyncSummary {
 /// A vault's sync (see the module doc).
 #[derive(Debug)]
 pub struct Syncer {
-    sync: Arc<GitSync>,
-    summary: Arc<Mutex<SyncSummary>>,
-    /// The vault, once open: each round's pulled notes are recorded in its history at once
-    /// (as the other device's changes), in whichever process synced.
-    vault: Arc<OnceLock<Arc<Vault>>>,
+    rounds: Arc<Rounds>,
     /// Stops the loop when dropped.
     _stop: Option<Sender<()>>,
+}
+
+/// What every round needs, shared by the loop and `kb sync`.
+#[derive(Debug)]
+struct Rounds {
+    sync: GitSync,
+    summary: Mutex<SyncSummary>,
+    /// The vault, once open: each round's pulled notes are recorded in its history at once
+    /// (as the other device's changes), in whichever process synced.
+    vault: OnceLock<Arc<Vault>>,
 }
 
 impl Syncer {
@@ -64,7 +70,7 @@ impl Syncer {
             timeout: config.timeout,
             ..SyncSettings::new(config.remote.clone(), config.device.clone())
         };
-        let sync = Arc::new(GitSync::open(dir, settings).map_err(CoreError::Sync)?);
+        let sync = GitSync::open(dir, settings).map_err(CoreError::Sync)?;
         let status = sync.status().ok();
         let summary = SyncSummary {
             state: "idle",
@@ -72,18 +78,18 @@ impl Syncer {
             conflicts: status.as_ref().map_or(0, |s| s.conflicts.len()),
             problem: status.and_then(|s| s.last_error),
         };
-        Ok(Syncer { sync, summary: Arc::new(Mutex::new(summary)), vault: Arc::default(), _stop: None })
+        let rounds = Rounds { sync, summary: Mutex::new(summary), vault: OnceLock::new() };
+        Ok(Syncer { rounds: Arc::new(rounds), _stop: None })
     }
 
     /// Starts the loop in this process; while another process on the vault runs it, this
     /// one waits to take it over when that one ends.
     pub(crate) fn start_loop(&mut self, interval: Duration) {
         let (stop, stopped) = std::sync::mpsc::channel();
-        let (sync, summary, vault) =
-            (Arc::clone(&self.sync), Arc::clone(&self.summary), Arc::clone(&self.vault));
+        let rounds = Arc::clone(&self.rounds);
         let started = std::thread::Builder::new().name("kb-sync".into()).spawn(move || {
-            let Some(loop_lock) = loop_lock(sync.root(), interval, &stopped) else { return };
-            run_loop(&sync, &summary, &vault, interval, &stopped, loop_lock);
+            let Some(loop_lock) = loop_lock(rounds.sync.root(), interval, &stopped) else { return };
+            rounds.run_loop(interval, &stopped, loop_lock);
         });
         match started {
             Ok(_) => self._stop = Some(stop),
@@ -93,17 +99,16 @@ impl Syncer {
 
     /// Records each round's pulled notes in `vault`'s history from now on.
     pub(crate) fn follow(&self, vault: &Arc<Vault>) {
-        let _ = self.vault.set(Arc::clone(vault));
+        let _ = self.rounds.vault.set(Arc::clone(vault));
     }
 
     /// Syncs now, waiting for a round another process is running to end first.
     pub async fn round_now(&self) -> Result<RoundReport, CoreError> {
-        let (sync, summary, vault) =
-            (Arc::clone(&self.sync), Arc::clone(&self.summary), Arc::clone(&self.vault));
+        let rounds = Arc::clone(&self.rounds);
         tokio::task::spawn_blocking(move || {
             let began = std::time::Instant::now();
             loop {
-                match round(&sync, &summary, &vault) {
+                match rounds.round() {
                     Err(SyncError::Busy) if began.elapsed() < WAIT_FOR_ROUND => {
                         std::thread::sleep(Duration::from_millis(200));
                     }
@@ -118,8 +123,8 @@ impl Syncer {
     /// Where sync stands: remote, device, ahead and behind as of the last fetch, the last
     /// round and the open conflicts.
     pub async fn status(&self) -> Result<SyncStatus, CoreError> {
-        let sync = Arc::clone(&self.sync);
-        tokio::task::spawn_blocking(move || sync.status())
+        let rounds = Arc::clone(&self.rounds);
+        tokio::task::spawn_blocking(move || rounds.sync.status())
             .await
             .map_err(CoreError::Task)?
             .map_err(CoreError::Sync)
@@ -127,80 +132,71 @@ impl Syncer {
 
     /// Where sync stands, without reading anything (for `/healthz`).
     pub fn summary(&self) -> SyncSummary {
-        lock(&self.summary).clone()
+        lock(&self.rounds.summary).clone()
     }
 
     /// This device's name.
     pub fn device(&self) -> &str {
-        self.sync.device()
+        self.rounds.sync.device()
     }
 }
 
-/// One round, with the summary kept up to date.
-fn round(
-    sync: &GitSync,
-    summary: &Mutex<SyncSummary>,
-    vault: &OnceLock<Arc<Vault>>,
-) -> Result<RoundReport, SyncError> {
-    lock(summary).state = "syncing";
-    let result = sync.round();
-    if let (Ok(report), Some(vault)) = (&result, vault.get())
-        && !report.came.is_empty()
-    {
-        let pulled: Vec<EntryPath> =
-            report.came.iter().filter_map(|path| EntryPath::parse(path).ok()).collect();
-        vault.follow_all(&pulled);
-    }
-    let conflicts = kb_storage::sync::conflict_copies(sync.root()).len();
-    let mut summary = lock(summary);
-    summary.conflicts = conflicts;
-    match &result {
-        Ok(report) => {
-            summary.state = "idle";
-            summary.last_sync = Some(Utc::now());
-            summary.problem = None;
-            if !report.conflicts.is_empty() {
-                tracing::warn!(conflicts = ?report.conflicts, "sync met notes changed two ways; see `kb sync status`");
-            }
+impl Rounds {
+    /// One round, with the summary kept up to date.
+    fn round(&self) -> Result<RoundReport, SyncError> {
+        lock(&self.summary).state = "syncing";
+        let result = self.sync.round();
+        if let (Ok(report), Some(vault)) = (&result, self.vault.get())
+            && !report.came.is_empty()
+        {
+            let pulled: Vec<EntryPath> =
+                report.came.iter().filter_map(|path| EntryPath::parse(path).ok()).collect();
+            vault.follow_all(&pulled);
         }
-        // Another process's round: nothing changes here.
-        Err(SyncError::Busy) => summary.state = "idle",
-        Err(error) => {
-            summary.state = "failing";
-            summary.problem = Some(error.to_string());
-        }
-    }
-    result
-}
-
-/// The loop: a round, then a pause (longer after each failure), until stopped.
-fn run_loop(
-    sync: &GitSync,
-    summary: &Mutex<SyncSummary>,
-    vault: &OnceLock<Arc<Vault>>,
-    interval: Duration,
-    stopped: &Receiver<()>,
-    _loop_lock: File,
-) {
-    let mut pause = interval;
-    loop {
-        let _span = tracing::info_span!("sync round", device = sync.device()).entered();
-        match round(sync, summary, vault) {
+        let conflicts = kb_storage::sync::conflict_copies(self.sync.root()).len();
+        let mut summary = lock(&self.summary);
+        summary.conflicts = conflicts;
+        match &result {
             Ok(report) => {
-                if !report.came.is_empty() || !report.went.is_empty() {
-                    tracing::info!(came = report.came.len(), went = report.went.len(), "synced");
+                summary.state = "idle";
+                summary.last_sync = Some(Utc::now());
+                summary.problem = None;
+                if !report.conflicts.is_empty() {
+                    tracing::warn!(conflicts = ?report.conflicts, "sync met notes changed two ways; see `kb sync status`");
                 }
-                pause = interval;
             }
-            Err(SyncError::Busy) => pause = interval,
+            // Another process's round: nothing changes here.
+            Err(SyncError::Busy) => summary.state = "idle",
             Err(error) => {
-                pause = pause.saturating_mul(2).min(MAX_PAUSE.max(interval));
-                tracing::warn!(%error, retry_in_secs = pause.as_secs(), "sync failed; kb goes on and tries again");
+                summary.state = "failing";
+                summary.problem = Some(error.to_string());
             }
         }
-        match stopped.recv_timeout(pause) {
-            Err(RecvTimeoutError::Timeout) => {}
-            _ => return,
+        result
+    }
+
+    /// The loop: a round, then a pause (longer after each failure), until stopped.
+    fn run_loop(&self, interval: Duration, stopped: &Receiver<()>, _loop_lock: File) {
+        let mut pause = interval;
+        loop {
+            let _span = tracing::info_span!("sync round", device = self.sync.device()).entered();
+            match self.round() {
+                Ok(report) => {
+                    if !report.came.is_empty() || !report.went.is_empty() {
+                        tracing::info!(came = report.came.len(), went = report.went.len(), "synced");
+                    }
+                    pause = interval;
+                }
+                Err(SyncError::Busy) => pause = interval,
+                Err(error) => {
+                    pause = pause.saturating_mul(2).min(MAX_PAUSE.max(interval));
+                    tracing::warn!(%error, retry_in_secs = pause.as_secs(), "sync failed; kb goes on and tries again");
+                }
+            }
+            match stopped.recv_timeout(pause) {
+                Err(RecvTimeoutError::Timeout) => {}
+                _ => return,
+            }
         }
     }
 }

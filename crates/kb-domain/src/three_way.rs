@@ -1,9 +1,9 @@
 //! The three-way merge of a note changed on two devices since they last agreed: what a
 //! careful person would do with the two versions and the one they both started from.
 //!
-//! The frontmatter merges field by field ([`fields`]): fields changed on one side only
+//! The frontmatter merges field by field (`fields`): fields changed on one side only
 //! take that side's lines, byte for byte, and every other byte stays. The body merges by
-//! lines ([`lines`]): changes to different lines are both kept, and two additions at the
+//! lines (`lines`): changes to different lines are both kept, and two additions at the
 //! same place (two lines added to a `Log`) are both kept, in date order when every one is
 //! dated. Anything else — one field set to two values, the same lines changed two ways —
 //! is a conflict, which the caller keeps apart so that nothing is lost.

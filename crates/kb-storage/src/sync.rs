@@ -3,17 +3,17 @@
 //!
 //! [`GitSync`] runs the `git` people already have, so credentials come from git's own
 //! helpers and ssh and no C library joins the build. A round ([`GitSync::round`]) commits
-//! what changed here, fetches, merges and pushes; the merge is kb's own ([`merge`]): each
+//! what changed here, fetches, merges and pushes; the merge is kb's own (`merge`): each
 //! note changed on both sides merges by field and by line
 //! ([`kb_domain::three_way::merge_note`]), an edit wins over a delete, a move meets an edit,
 //! two notes made at one path both stay, and anything else keeps the remote's version with
 //! the other written beside it as a conflict copy. The merge is built apart from the work
 //! tree (git objects and an index file of its own) and then written to the vault's files
-//! under a journal ([`apply`]), so a round stopped at any point finishes at the next one.
+//! under a journal (`apply`), so a round stopped at any point finishes at the next one.
 //!
 //! What travels is every file of the vault but `.kb/`, the entry list kb writes, what
 //! `.gitignore`, `.kbignore` and the exclude patterns leave out, and `.obsidian/workspace*`
-//! ([`setup`]).
+//! (`setup`).
 
 mod apply;
 mod git;

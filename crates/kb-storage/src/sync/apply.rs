@@ -54,7 +54,8 @@ pub(super) fn apply(
     let journal = state_dir.join(JOURNAL);
     write_atomic(&journal, format!("{local} {target}\n").as_bytes())
         .map_err(|e| SyncError::io(&journal, e))?;
-    let written = write_files(git, root, state_dir, (local, target), &changes, on_disk)?;
+    let work: Vec<(FileChange, Option<String>)> = changes.into_iter().zip(on_disk).collect();
+    let written = write_files(git, root, state_dir, (local, target), &work)?;
     git.run(&["reset", "--quiet", "--mixed", target])?;
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
     Ok(written)
@@ -86,8 +87,7 @@ pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Vec<Str
                 rest.push((change, disk));
             }
         }
-        let (changes, on_disk): (Vec<FileChange>, Vec<Option<String>>) = rest.into_iter().unzip();
-        written = write_files(git, root, state_dir, (local, target), &changes, on_disk)?;
+        written = write_files(git, root, state_dir, (local, target), &rest)?;
         git.run(&["reset", "--quiet", "--mixed", target])?;
     }
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
@@ -100,31 +100,29 @@ fn edited_since(change: &FileChange, disk: Option<&String>) -> bool {
     disk != change.before.as_ref() && disk != change.after.as_ref().map(|(oid, _)| oid)
 }
 
-/// Writes `changes` from this device's commit to the merged one (`commits`; each file's
-/// blob on disk in `on_disk`), first keeping what comes from which device for history; a
-/// file already as the merge has it (written before a stop) is left.
+/// Writes the changes of `work` from this device's commit to the merged one (`commits`;
+/// each with its file's blob on disk), first keeping what comes from which device for
+/// history; a file already as the merge has it (written before a stop) is left.
 fn write_files(
     git: &Git,
     root: &Path,
     state_dir: &Path,
     commits: (&str, &str),
-    changes: &[FileChange],
-    on_disk: Vec<Option<String>>,
+    work: &[(FileChange, Option<String>)],
 ) -> Result<Vec<String>, SyncError> {
     // Every blob to write, read at once (a process per blob costs more than the writes).
-    let wanted: Vec<&str> = changes
+    let wanted: Vec<&str> = work
         .iter()
-        .zip(&on_disk)
         .filter_map(|(change, disk)| change.after.as_ref().filter(|(oid, _)| disk.as_ref() != Some(oid)))
         .map(|(oid, _)| oid.as_str())
         .collect();
     let mut blobs =
         wanted.iter().copied().zip(git.blobs(&wanted)?).collect::<std::collections::HashMap<_, _>>();
-    keep_pulled(git, state_dir, commits, changes, &blobs)?;
+    keep_pulled(git, state_dir, commits, work.iter().map(|(change, _)| change), &blobs)?;
     let mut written = Vec::new();
     let mut folders = std::collections::BTreeSet::new();
-    let half = changes.len() / 2;
-    for (n, (change, disk)) in changes.iter().zip(on_disk).enumerate() {
+    let half = work.len() / 2;
+    for (n, (change, disk)) in work.iter().enumerate() {
         if n == half {
             super::pause_for_tests("apply");
         }
@@ -177,16 +175,15 @@ fn write_files(
 
 /// Keeps, for history, each file of `changes` that another device's commit brought, with
 /// its hash and that device (see [`pulled`]).
-fn keep_pulled(
+fn keep_pulled<'a>(
     git: &Git,
     state_dir: &Path,
     (local, target): (&str, &str),
-    changes: &[FileChange],
+    changes: impl Iterator<Item = &'a FileChange>,
     blobs: &std::collections::HashMap<&str, Vec<u8>>,
 ) -> Result<(), SyncError> {
     let devices = pulled::devices(git, local, target)?;
     let files: Vec<(String, Pulled)> = changes
-        .iter()
         .filter_map(|change| {
             let device = devices.get(&change.path)?.clone();
             let hash = match &change.after {
