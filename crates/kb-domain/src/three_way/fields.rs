@@ -28,7 +28,13 @@ pub(super) fn merge_blocks(base: &str, remote: &str, local: &str) -> Option<Stri
             continue;
         }
         if in_remote != in_base {
-            return None;
+            // Both sides stamped the note when they changed it: the later stamp stands
+            // (two edits of different fields are no conflict for their stamps' sake).
+            match later_stamp(key, in_remote, in_local) {
+                Some(true) => {}
+                Some(false) => continue,
+                None => return None,
+            }
         }
         changes.set(key.clone(), in_local.cloned().unwrap_or(Value::Null));
     }
@@ -41,6 +47,19 @@ pub(super) fn merge_blocks(base: &str, remote: &str, local: &str) -> Option<Stri
     spliced
         .or_else(|| set_fields_in_place(remote, &changes))
         .filter(|text| parse_frontmatter_yaml(text).is_ok_and(|read| same(&read, &expected)))
+}
+
+/// For a field kb stamps at every change (`updated_at`) set to two times on two sides:
+/// whether the local one is the later (`None` for any other field, or a value that is not
+/// a time).
+fn later_stamp(key: &str, remote: Option<&Value>, local: Option<&Value>) -> Option<bool> {
+    if key != crate::fields::keys::UPDATED_AT {
+        return None;
+    }
+    let time = |value: Option<&Value>| {
+        chrono::DateTime::parse_from_rfc3339(value?.as_str()?).ok().map(|at| at.with_timezone(&chrono::Utc))
+    };
+    Some(time(local)? > time(remote)?)
 }
 
 /// The remote block with the local lines of each changed field put in (see the module

@@ -27,6 +27,33 @@ fn different_fields_changed_on_two_devices_are_both_kept_and_other_bytes_stay() 
 }
 
 #[test]
+fn two_edits_by_kb_stamp_the_note_twice_and_the_later_stamp_stands() {
+    let note = |status: &str, due: &str, at: &str, log: &str| {
+        format!(
+            "---\nname: Shed\nstatus: {status}\ndue_date: {due}\nupdated_at: {at}\n---\n## Log\n\n- 2026-11-01: started\n{log}"
+        )
+    };
+    let base = note("active", "2026-12-01", "2026-11-01T10:00:00Z", "");
+    let remote = note("done", "2026-12-01", "2026-11-02T09:00:00Z", "- 2026-11-02: roof fixed\n");
+    let local = note("active", "2026-12-05", "2026-11-02T11:30:00Z", "- 2026-11-03: bought paint\n");
+    assert_eq!(
+        clean(&base, &remote, &local),
+        note(
+            "done",
+            "2026-12-05",
+            "2026-11-02T11:30:00Z",
+            "- 2026-11-02: roof fixed\n- 2026-11-03: bought paint\n"
+        )
+    );
+    // The remote's stamp the later: it stays.
+    let earlier = note("active", "2026-12-05", "2026-11-01T12:00:00Z", "");
+    assert!(clean(&base, &remote, &earlier).contains("updated_at: 2026-11-02T09:00:00Z"));
+    // Any other field set to two values is still a conflict.
+    let other = note("someday", "2026-12-01", "2026-11-02T11:30:00Z", "");
+    assert_eq!(merge_note(&base, &remote, &other), NoteMerge::Conflict);
+}
+
+#[test]
 fn a_field_added_locally_lands_after_the_field_it_follows() {
     let base = "---\nname: A\ntags: [x]\n---\n";
     let remote = "---\nname: A\ntags: [x, y]\n---\n";
