@@ -170,6 +170,10 @@ impl GitSync {
     /// vault's notes.
     pub fn open(root: &Path, settings: SyncSettings) -> Result<GitSync, SyncError> {
         check_remote(&settings.remote)?;
+        // git runs in the vault: a relative folder (`--kb-dir notes`) would be read from
+        // there a second time.
+        let absolute = std::path::absolute(root).map_err(|e| SyncError::io(root, e))?;
+        let root = absolute.as_path();
         let branch = setup::repository(root)?;
         let git = Git::new(root, &settings.device);
         setup::remote(&git, &settings.remote)?;

@@ -355,3 +355,33 @@ fn the_chat_resolves_a_conflict_once_the_person_confirms() {
     ok(&desktop, &remote, "desktop", &["undo"]);
     assert!(std::fs::read_to_string(desktop.join("projects/shed.md")).unwrap().contains("status: done"));
 }
+
+#[test]
+fn a_vault_named_relative_to_the_working_folder_syncs_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let run = |vault: &str, device: &str, args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_kb"))
+            .current_dir(dir.path())
+            .env_remove("KB_DIR")
+            .env("RUST_LOG", "warn")
+            .env("KB_SYNC_REMOTE", &remote)
+            .env("KB_DEVICE", device)
+            .args(["--no-server", "--kb-dir", vault])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    std::fs::create_dir_all(dir.path().join("laptop/projects")).unwrap();
+    std::fs::write(dir.path().join("laptop/projects/shed.md"), SHED).unwrap();
+    run("laptop", "laptop", &["sync"]);
+    run("desktop", "desktop", &["sync"]);
+    // A change to a note both have, pulled into a vault named relatively.
+    std::fs::write(dir.path().join("laptop/projects/shed.md"), format!("{SHED}Paint it green.\n")).unwrap();
+    run("laptop", "laptop", &["sync"]);
+    assert!(run("desktop", "desktop", &["sync"]).contains("came  projects/shed.md"));
+    let shed = std::fs::read_to_string(dir.path().join("desktop/projects/shed.md")).unwrap();
+    assert!(shed.ends_with("Paint it green.\n"), "{shed}");
+}

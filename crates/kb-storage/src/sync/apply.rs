@@ -229,14 +229,15 @@ fn disk_blobs(git: &Git, root: &Path, changes: &[FileChange]) -> Result<Vec<Opti
     type Files = Vec<(usize, PathBuf)>;
     let (present, odd): (Files, Files) =
         present.into_iter().partition(|(_, p)| !p.to_string_lossy().contains('\n'));
-    for (i, path) in odd {
-        let out = git.output(&["hash-object", "--no-filters", "--", &path.to_string_lossy()])?.stdout;
+    // git runs in the vault: it is given vault-relative paths (`root` may be relative too).
+    for (i, _) in odd {
+        let out = git.output(&["hash-object", "--no-filters", "--", &changes[i].path])?.stdout;
         blobs[i] = Some(String::from_utf8_lossy(&out).trim().to_string());
     }
     if present.is_empty() {
         return Ok(blobs);
     }
-    let input: String = present.iter().map(|(_, p)| format!("{}\n", p.display())).collect();
+    let input: String = present.iter().map(|(i, _)| format!("{}\n", changes[*i].path)).collect();
     let out = git.run_with_input(&["hash-object", "--no-filters", "--stdin-paths"], input.as_bytes())?;
     for ((i, _), oid) in present.iter().zip(String::from_utf8_lossy(&out).lines()) {
         blobs[*i] = Some(oid.trim().to_string());
