@@ -122,7 +122,10 @@ fn write_files(
     let mut written = Vec::new();
     let mut folders = std::collections::BTreeSet::new();
     let half = work.len() / 2;
-    for (n, (change, disk)) in work.iter().enumerate() {
+    // Removals first: a link the tree replaces with a folder of the same name goes before
+    // anything is written into that folder.
+    let (removals, writes): (Vec<_>, Vec<_>) = work.iter().partition(|(change, _)| change.after.is_none());
+    for (n, (change, disk)) in removals.into_iter().chain(writes).enumerate() {
         if n == half {
             super::pause_for_tests("apply");
         }
@@ -133,6 +136,10 @@ fn write_files(
             continue;
         }
         let file = root.join(&change.path);
+        if !stays_in_vault(root, &change.path) {
+            tracing::warn!(path = %change.path, "not written: a link on this disk leads it out of the vault or into kb's or git's own folder");
+            continue;
+        }
         match &change.after {
             Some((oid, _)) if disk.as_ref() == Some(oid) => continue,
             Some((oid, mode)) => {
@@ -171,6 +178,25 @@ fn write_files(
         sync_dir(folder).map_err(|e| SyncError::io(folder, e))?;
     }
     Ok(written)
+}
+
+/// Whether the file at vault-relative `path` would be written where its path says: no
+/// folder on its way is a link on this disk (a tree may replace a link it sent before with
+/// a folder of the same name, and a write would go through the link on disk), so it lands
+/// in the vault and outside `.kb/` and `.git/`.
+fn stays_in_vault(root: &Path, path: &str) -> bool {
+    let mut folder = root.to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        folder.push(part);
+        match folder.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => return false,
+            Ok(_) => {}
+            // Not there yet: made as a real folder when written.
+            Err(_) => return true,
+        }
+    }
+    true
 }
 
 /// Keeps, for history, each file of `changes` that another device's commit brought, with
@@ -234,13 +260,12 @@ fn disk_blobs(git: &Git, root: &Path, changes: &[FileChange]) -> Result<Vec<Opti
         let out = git.output(&["hash-object", "--no-filters", "--", &changes[i].path])?.stdout;
         blobs[i] = Some(String::from_utf8_lossy(&out).trim().to_string());
     }
-    if present.is_empty() {
-        return Ok(blobs);
-    }
-    let input: String = present.iter().map(|(i, _)| format!("{}\n", changes[*i].path)).collect();
-    let out = git.run_with_input(&["hash-object", "--no-filters", "--stdin-paths"], input.as_bytes())?;
-    for ((i, _), oid) in present.iter().zip(String::from_utf8_lossy(&out).lines()) {
-        blobs[*i] = Some(oid.trim().to_string());
+    if !present.is_empty() {
+        let input: String = present.iter().map(|(i, _)| format!("{}\n", changes[*i].path)).collect();
+        let out = git.run_with_input(&["hash-object", "--no-filters", "--stdin-paths"], input.as_bytes())?;
+        for ((i, _), oid) in present.iter().zip(String::from_utf8_lossy(&out).lines()) {
+            blobs[*i] = Some(oid.trim().to_string());
+        }
     }
     // Links are compared by their target, as git stores them.
     for (i, change) in changes.iter().enumerate() {
