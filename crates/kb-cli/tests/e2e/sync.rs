@@ -385,3 +385,55 @@ fn a_vault_named_relative_to_the_working_folder_syncs_both_ways() {
     let shed = std::fs::read_to_string(dir.path().join("desktop/projects/shed.md")).unwrap();
     assert!(shed.ends_with("Paint it green.\n"), "{shed}");
 }
+
+#[test]
+fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let (laptop, desktop) = (dir.path().join("laptop"), dir.path().join("desktop"));
+    std::fs::create_dir_all(laptop.join("ideas")).unwrap();
+    let note = |name: &str| format!("---\nid: 01{name}\nname: {name}\n---\nFirst line.\nSecond line.\n");
+    for name in ["A", "B"] {
+        std::fs::write(laptop.join(format!("ideas/{name}.md")), note(name)).unwrap();
+    }
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    ok(&desktop, &remote, "desktop", &["sync"]);
+    for name in ["A", "B"] {
+        std::fs::write(laptop.join(format!("ideas/{name}.md")), format!("{}From the laptop.\n", note(name)))
+            .unwrap();
+    }
+    ok(&laptop, &remote, "laptop", &["sync"]);
+
+    // The desktop's round pauses halfway through writing (after A, before B); B is saved
+    // meanwhile, its first line changed.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .env("RUST_LOG", "warn")
+        .env("KB_SYNC_REMOTE", &remote)
+        .env("KB_DEVICE", "desktop")
+        .env("KB_TEST_SYNC_PAUSE", "apply:1500")
+        .args(["--no-server", "--kb-dir"])
+        .arg(&desktop)
+        .arg("sync")
+        .spawn()
+        .unwrap();
+    let a = desktop.join("ideas/A.md");
+    let began = Instant::now();
+    while !std::fs::read_to_string(&a).unwrap().contains("From the laptop.") {
+        assert!(began.elapsed() < Duration::from_secs(30), "the round never wrote A");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let b = desktop.join("ideas/B.md");
+    let edited =
+        std::fs::read_to_string(&b).unwrap().replace("First line.", "First line, edited on the desktop.");
+    std::fs::write(&b, edited).unwrap();
+    assert!(child.wait().unwrap().success());
+    let merged = std::fs::read_to_string(&b).unwrap();
+    assert!(
+        merged.contains("First line, edited on the desktop.") && merged.contains("From the laptop."),
+        "{merged}"
+    );
+    // The edit travels at the next rounds, with the laptop's line still there.
+    ok(&desktop, &remote, "desktop", &["sync"]);
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    assert_eq!(std::fs::read_to_string(laptop.join("ideas/B.md")).unwrap(), merged);
+}

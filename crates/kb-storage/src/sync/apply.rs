@@ -9,6 +9,7 @@
 //! change and merges again.
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::SyncError;
 use super::git::Git;
@@ -19,6 +20,15 @@ use crate::vault::atomic::{sync_dir, write_atomic, write_atomic_in_batch};
 
 /// The journal's file name in `.kb/sync/`.
 const JOURNAL: &str = "applying";
+
+/// An apply under way: from this device's commit to the merged one, and when it began
+/// (a file changed on disk after that was edited by someone while the apply ran).
+#[derive(Debug, Clone, Copy)]
+struct Applying<'a> {
+    local: &'a str,
+    target: &'a str,
+    started: SystemTime,
+}
 
 /// One file's change between two commits.
 #[derive(Debug)]
@@ -40,6 +50,7 @@ pub(super) fn apply(
     target: &str,
 ) -> Result<Vec<String>, SyncError> {
     std::fs::create_dir_all(state_dir).map_err(|e| SyncError::io(state_dir, e))?;
+    let applying = Applying { local, target, started: SystemTime::now() };
     let changes = changes(git, local, target)?;
     let on_disk = disk_blobs(git, root, &changes)?;
     // Checked before the journal is written: a refused apply leaves nothing to finish.
@@ -55,7 +66,7 @@ pub(super) fn apply(
     write_atomic(&journal, format!("{local} {target}\n").as_bytes())
         .map_err(|e| SyncError::io(&journal, e))?;
     let work: Vec<(FileChange, Option<String>)> = changes.into_iter().zip(on_disk).collect();
-    let written = write_files(git, root, state_dir, (local, target), &work)?;
+    let written = write_files(git, root, state_dir, applying, &work)?;
     git.run(&["reset", "--quiet", "--mixed", target])?;
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
     Ok(written)
@@ -74,24 +85,63 @@ pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Vec<Str
     let mut written = Vec::new();
     if head.as_deref() != Some(target) {
         tracing::info!(local, target, "finishing the sync a stopped process began");
+        let applying = Applying { local, target, started: SystemTime::now() };
         let changes = changes(git, local, target)?;
         let mut on_disk = disk_blobs(git, root, &changes)?;
-        // A file edited since the stop is the person's newer word: it stays as it is, and
-        // the next round commits it like any edit (the merged version is in history).
-        let (mut kept, mut rest) = (Vec::new(), Vec::new());
+        // A file edited since the stop is the person's newer word, made on this device's
+        // version: it is merged with what came (see [`merge_edit`]).
+        let mut rest = Vec::new();
         for (change, disk) in changes.into_iter().zip(on_disk.drain(..)) {
             if edited_since(&change, disk.as_ref()) {
-                tracing::warn!(path = %change.path, "edited while a stopped sync was writing it; kept as it is");
-                kept.push(change.path);
+                if merge_edit(git, root, &change)? {
+                    written.push(change.path);
+                }
             } else {
                 rest.push((change, disk));
             }
         }
-        written = write_files(git, root, state_dir, (local, target), &rest)?;
+        written.extend(write_files(git, root, state_dir, applying, &rest)?);
         git.run(&["reset", "--quiet", "--mixed", target])?;
     }
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
     Ok(written)
+}
+
+/// Whether the file at `file` was modified after `started` (a link or no file: no).
+fn changed_after(file: &Path, started: SystemTime) -> bool {
+    file.symlink_metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|m| m.modified().ok())
+        .is_some_and(|at| at > started)
+}
+
+/// Merges a note someone edited on disk while it was being synced — their edit made on
+/// this device's version (`change.before`), the merged version (`change.after`) — and
+/// writes the result over their file; `true` when it merged. When it does not (the edit
+/// and what came changed one thing two ways, or the file is not text), their file stays
+/// as it is, and the next round commits it as an edit made here (the merged version stays
+/// in the repository's history).
+fn merge_edit(git: &Git, root: &Path, change: &FileChange) -> Result<bool, SyncError> {
+    let file = root.join(&change.path);
+    let (Some(before), Some((after, _))) = (&change.before, &change.after) else { return Ok(false) };
+    let Ok(disk) = std::fs::read(&file) else { return Ok(false) };
+    let texts =
+        (String::from_utf8(git.blob(before)?), String::from_utf8(git.blob(after)?), String::from_utf8(disk));
+    let (Ok(before), Ok(after), Ok(disk)) = texts else { return Ok(false) };
+    match kb_domain::three_way::merge_note(&before, &after, &disk) {
+        kb_domain::three_way::NoteMerge::Clean(merged) => {
+            if merged != disk {
+                write_atomic(&file, merged.as_bytes()).map_err(|e| SyncError::io(&file, e))?;
+            }
+            tracing::info!(path = %change.path, "edited while syncing; merged with what came");
+            Ok(true)
+        }
+        kb_domain::three_way::NoteMerge::Conflict => {
+            tracing::warn!(path = %change.path, "edited while syncing in a way that does not merge with what came; kept as edited");
+            Ok(false)
+        }
+    }
 }
 
 /// Whether the file of `change` on disk (its blob `disk`) is neither this device's commit's
@@ -100,14 +150,15 @@ fn edited_since(change: &FileChange, disk: Option<&String>) -> bool {
     disk != change.before.as_ref() && disk != change.after.as_ref().map(|(oid, _)| oid)
 }
 
-/// Writes the changes of `work` from this device's commit to the merged one (`commits`;
+/// Writes the changes of `work` from this device's commit to the merged one (`applying`;
 /// each with its file's blob on disk), first keeping what comes from which device for
-/// history; a file already as the merge has it (written before a stop) is left.
+/// history; a file already as the merge has it (written before a stop) is left, and one
+/// saved since the apply began is merged with what came ([`merge_edit`]).
 fn write_files(
     git: &Git,
     root: &Path,
     state_dir: &Path,
-    commits: (&str, &str),
+    applying: Applying<'_>,
     work: &[(FileChange, Option<String>)],
 ) -> Result<Vec<String>, SyncError> {
     // Every blob to write, read at once (a process per blob costs more than the writes).
@@ -118,7 +169,7 @@ fn write_files(
         .collect();
     let mut blobs =
         wanted.iter().copied().zip(git.blobs(&wanted)?).collect::<std::collections::HashMap<_, _>>();
-    keep_pulled(git, state_dir, commits, work.iter().map(|(change, _)| change), &blobs)?;
+    keep_pulled(git, state_dir, applying, work.iter().map(|(change, _)| change), &blobs)?;
     let mut written = Vec::new();
     let mut folders = std::collections::BTreeSet::new();
     let half = work.len() / 2;
@@ -138,6 +189,13 @@ fn write_files(
         let file = root.join(&change.path);
         if !stays_in_vault(root, &change.path) {
             tracing::warn!(path = %change.path, "not written: a link on this disk leads it out of the vault or into kb's or git's own folder");
+            continue;
+        }
+        if disk.is_some() && changed_after(&file, applying.started) {
+            // Saved while this apply ran: never written over. A removal loses to the edit.
+            if change.after.is_some() && merge_edit(git, root, change)? {
+                written.push(change.path.clone());
+            }
             continue;
         }
         match &change.after {
@@ -204,7 +262,7 @@ fn stays_in_vault(root: &Path, path: &str) -> bool {
 fn keep_pulled<'a>(
     git: &Git,
     state_dir: &Path,
-    (local, target): (&str, &str),
+    Applying { local, target, .. }: Applying<'_>,
     changes: impl Iterator<Item = &'a FileChange>,
     blobs: &std::collections::HashMap<&str, Vec<u8>>,
 ) -> Result<(), SyncError> {

@@ -420,7 +420,7 @@ fn a_note_deleted_and_a_like_one_made_is_no_move() {
 }
 
 #[test]
-fn a_file_edited_after_a_stopped_round_is_kept_and_sync_goes_on() {
+fn a_file_edited_after_a_stopped_round_is_merged_and_sync_goes_on() {
     let (_r, a, b) = two_devices(&[("ideas/x.md", "x\n"), ("ideas/y.md", "y\n")]);
     a.write("ideas/x.md", "x\nfrom a\n");
     a.round();
@@ -434,7 +434,9 @@ fn a_file_edited_after_a_stopped_round_is_kept_and_sync_goes_on() {
     b.write("ideas/x.md", "x\nfrom the person\n");
     b.round();
     assert!(!b.root.join(".kb/sync/applying").exists());
-    assert_eq!(b.read("ideas/x.md").as_deref(), Some("x\nfrom the person\n"));
+    // Their edit was made on the version before the merge: merged with what came, so the
+    // other device's line is not taken back by it.
+    assert_eq!(b.read("ideas/x.md").as_deref(), Some("x\nfrom a\nfrom the person\n"));
     a.round();
     assert_eq!(a.files(), b.files());
 }
