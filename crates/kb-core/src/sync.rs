@@ -130,6 +130,16 @@ impl Syncer {
             .map_err(CoreError::Sync)
     }
 
+    /// Counts the open conflicts again (after one was resolved), for [`Syncer::summary`].
+    pub(crate) async fn recount(&self) {
+        let rounds = Arc::clone(&self.rounds);
+        let _ = tokio::task::spawn_blocking(move || {
+            let conflicts = kb_storage::sync::conflict_copies(rounds.sync.root()).len();
+            lock(&rounds.summary).conflicts = conflicts;
+        })
+        .await;
+    }
+
     /// Where sync stands, without reading anything (for `/healthz`).
     pub fn summary(&self) -> SyncSummary {
         lock(&self.rounds.summary).clone()

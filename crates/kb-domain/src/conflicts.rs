@@ -35,7 +35,7 @@ pub const CONFLICT_OF: &str = "conflict_of";
 /// Which version a resolved conflict keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConflictKeep {
-    /// The copy's: this device's version replaces the note.
+    /// The copy's: its version replaces the note (the copy holds the version of the device that merged; on that device, its own).
     Mine,
     /// The note's: the copy goes.
     Theirs,

@@ -91,7 +91,11 @@ impl<'a> History<'a> {
         let named = parse_path(path)?;
         let vault = Arc::clone(&self.kb.vault);
         let by = kb_domain::ChangeContext::from_source(self.source);
-        in_vault(move || vault.resolve_conflict_as(&named, keep, &by)).await
+        let resolved = in_vault(move || vault.resolve_conflict_as(&named, keep, &by)).await;
+        if let Some(sync) = &self.kb.sync {
+            sync.recount().await;
+        }
+        resolved
     }
 
     /// Undoes the most recent change of `of` (undo_last_change): what was undone, and

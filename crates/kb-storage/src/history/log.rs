@@ -136,7 +136,8 @@ impl RevisionLog for HistoryLog {
     }
 
     fn observe(&self, at: DateTime<Utc>, files: Vec<ObservedFile>) -> Result<Vec<Revision>, HistoryError> {
-        self.call(move |store| Box::pin(async move { store.observe(at, files).await }))
+        let here = self.device.clone();
+        self.call(move |store| Box::pin(async move { store.observe_on(at, files, here).await }))
     }
 
     fn heads(&self) -> Result<Vec<(EntryPath, ContentHash)>, HistoryError> {

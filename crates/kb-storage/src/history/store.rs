@@ -97,6 +97,17 @@ impl SqliteHistory {
         at: DateTime<Utc>,
         files: Vec<ObservedFile>,
     ) -> Result<Vec<Revision>, HistoryError> {
+        self.observe_on(at, files, None).await
+    }
+
+    /// [`SqliteHistory::observe`] on device `here` (a synced vault's): the outside edits it
+    /// records name it.
+    pub async fn observe_on(
+        &self,
+        at: DateTime<Utc>,
+        files: Vec<ObservedFile>,
+        here: Option<String>,
+    ) -> Result<Vec<Revision>, HistoryError> {
         if files.is_empty() {
             return Ok(Vec::new());
         }
@@ -145,7 +156,10 @@ impl SqliteHistory {
         }
         let mut ids = Vec::new();
         for (device, changes) in pending {
-            let by = device.map_or_else(ChangeContext::outside, ChangeContext::synced_from);
+            let by = device.map_or_else(
+                || ChangeContext { device: here.clone(), ..ChangeContext::outside() },
+                ChangeContext::synced_from,
+            );
             ids.extend(write_operation(&mut tx, at, &by, None, changes.into_iter()).await?);
         }
         tx.commit().await.map_err(db("cannot record outside changes"))?;

@@ -269,7 +269,11 @@ fn keep_pulled<'a>(
     let devices = pulled::devices(git, local, target)?;
     let files: Vec<(String, Pulled)> = changes
         .filter_map(|change| {
-            let device = devices.get(&change.path)?.clone();
+            // A conflict copy holds this device's own version: no other device's change.
+            if super::is_conflict_copy(&change.path) {
+                return None;
+            }
+            let device = devices.of(&change.path)?.clone();
             let hash = match &change.after {
                 Some((oid, _)) => Some(content_hash(blobs.get(oid.as_str())?)),
                 None => None,

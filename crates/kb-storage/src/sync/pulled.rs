@@ -57,14 +57,30 @@ pub(crate) fn read(kb_state: &Path) -> HashMap<String, Pulled> {
         .collect()
 }
 
+/// Which device each pulled path comes from (see [`devices`]).
+#[derive(Debug, Default)]
+pub(super) struct Devices {
+    by_path: HashMap<String, String>,
+    newest: Option<String>,
+}
+
+impl Devices {
+    /// The device `path` comes from, when any commit brought it.
+    pub(super) fn of(&self, path: &str) -> Option<&String> {
+        self.by_path.get(path).or(self.newest.as_ref())
+    }
+}
+
 /// The device that last changed each path among the commits reachable from `target` and
 /// not from `local` (merges left out): the commit's `Kb-Device` trailer, else its
-/// author's name without the `kb on ` kb gives it when the person set none.
-pub(super) fn devices(git: &Git, local: &str, target: &str) -> Result<HashMap<String, String>, SyncError> {
+/// author's name without the `kb on ` kb gives it when the person set none. A path no such
+/// commit changed (what a merge made: merged text, a conflict copy, a note renamed beside
+/// another) is the newest commit's device's: the merge took it in from there.
+pub(super) fn devices(git: &Git, local: &str, target: &str) -> Result<Devices, SyncError> {
     let range = format!("{local}..{target}");
     let format = format!("--format=%x01%(trailers:key={DEVICE_TRAILER},valueonly,separator=%x2C)%x02%an");
     let out = git.output(&["log", "--no-merges", &format, "-z", "--name-only", &range])?.stdout;
-    let mut devices = HashMap::new();
+    let mut devices = Devices::default();
     let mut device = String::new();
     // `\x01TRAILER\x02AUTHOR\0` then `\nPATH\0PATH\0…` for each commit, newest first.
     for token in out.split(|b| *b == 0) {
@@ -77,10 +93,11 @@ pub(super) fn devices(git: &Git, local: &str, target: &str) -> Result<HashMap<St
             } else {
                 trailer.to_string()
             };
+            devices.newest.get_or_insert_with(|| device.clone());
         } else {
             let path = token.trim_start_matches('\n');
             if !path.is_empty() {
-                devices.entry(path.to_string()).or_insert_with(|| device.clone());
+                devices.by_path.entry(path.to_string()).or_insert_with(|| device.clone());
             }
         }
     }

@@ -79,7 +79,7 @@ impl Vault {
                         path_after: Some(note.clone()),
                         before: Some(note_text.into_bytes()),
                         after: Some(after.clone().into_bytes()),
-                        description: format!("Kept this device's version of {note} (from {copy})"),
+                        description: format!("Kept the version in {copy} as {note}"),
                     });
                     written.push((note_file, note.clone(), after));
                 }
