@@ -25,6 +25,8 @@ mod state;
 mod tree;
 
 #[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
 mod property_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,36 @@
+//! Sync against a remote that sends what it should not: trees that try to reach past the
+//! vault's files through links on this device's disk.
+
+use std::process::Command;
+
+use super::tests::{Device, bare_remote, push_from_elsewhere, round};
+
+#[test]
+fn a_link_replaced_by_a_folder_of_its_name_is_not_written_through() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    a.round();
+    // Another tool sends a link that stays in the vault (`root` -> the vault itself)...
+    push_from_elsewhere(&remote, &[], Some(("root", ".")));
+    a.round();
+    assert!(a.root.join("root").symlink_metadata().unwrap().file_type().is_symlink());
+    // ...then replaces it with a folder of that name holding `.kb/planted`.
+    let clone = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(clone.path()).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["clone", "--quiet", &remote, "."]);
+    git(&["checkout", "--quiet", "-B", "main", "origin/main"]);
+    git(&["rm", "--quiet", "root"]);
+    std::fs::create_dir_all(clone.path().join("root/.kb")).unwrap();
+    std::fs::write(clone.path().join("root/.kb/planted"), "evil").unwrap();
+    git(&["add", "--force", "root/.kb/planted"]);
+    git(&["-c", "user.name=x", "-c", "user.email=x@x", "commit", "--quiet", "-m", "swap"]);
+    git(&["push", "--quiet", "origin", "HEAD:main"]);
+    let result = round(&a.sync);
+    assert!(result.is_ok(), "{result:?}");
+    assert!(!a.root.join(".kb/planted").exists(), "written through the old link into kb's own folder");
+    assert!(!a.root.join("root").symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(a.read("root/.kb/planted").as_deref(), Some("evil"), "a note folder's file like any other");
+}
