@@ -111,9 +111,11 @@ impl Nudge {
             rule: NudgeRule::SyncConflict,
             path: Some(copy.to_string()),
             name: None,
-            message: format!(
-                "{copy} holds another version of a note, from a sync: keep mine, theirs or both"
-            ),
+            message: if copy.ends_with(".md") && copy.contains(".conflict-") {
+                format!("{copy} holds another version of a note, from a sync: keep mine, theirs or both")
+            } else {
+                format!("{copy} is a conflict copy another sync left: keep or delete it by hand")
+            },
         }
     }
 

@@ -1137,7 +1137,9 @@
         onclick: () => nudgeAction(nudge, "/api/nudges/done", { key: nudge.key }, "Marked “" + about + "” done.", true),
       }));
     }
-    if (nudge.rule === "sync_conflict" && nudge.path) {
+    // kb's own copies of notes can be resolved here; another tool's copy, or one of a file
+    // that is not a note, is kept or deleted by hand.
+    if (nudge.rule === "sync_conflict" && nudge.path && /\.conflict-[^/]*\.md$/.test(nudge.path)) {
       for (const [keep, label, said] of KEEPS) {
         actions.append(el("button", {
           type: "button", className: "nudge-keep", text: label, "aria-label": label + ": " + nudge.path,

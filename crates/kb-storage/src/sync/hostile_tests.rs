@@ -1,5 +1,5 @@
-//! Sync against a remote that sends what it should not: trees that try to reach past the
-//! vault's files through links on this device's disk.
+//! Sync against a remote that sends what it should not (trees that try to reach past the
+//! vault's files through links on this device's disk), and names that are not plain ASCII.
 
 use std::process::Command;
 
@@ -33,4 +33,26 @@ fn a_link_replaced_by_a_folder_of_its_name_is_not_written_through() {
     assert!(!a.root.join(".kb/planted").exists(), "written through the old link into kb's own folder");
     assert!(!a.root.join("root").symlink_metadata().unwrap().file_type().is_symlink());
     assert_eq!(a.read("root/.kb/planted").as_deref(), Some("evil"), "a note folder's file like any other");
+}
+
+#[test]
+fn a_device_named_in_any_script_keeps_its_letters_in_a_copy_name() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(
+        &remote,
+        "laptop",
+        &[("projects/shed.md", "---\nid: 01SHED\nstatus: active\n---\n")],
+    );
+    a.round();
+    let b = Device::new(&remote, "Žofie's Mac");
+    round(&b.sync).unwrap();
+    a.write("projects/shed.md", "---\nid: 01SHED\nstatus: done\n---\n");
+    b.write("projects/shed.md", "---\nid: 01SHED\nstatus: someday\n---\n");
+    a.round();
+    let report = round(&b.sync).unwrap();
+    assert!(
+        report.conflicts[0].copy.starts_with("projects/shed.conflict-Žofie-s-Mac-"),
+        "{:?}",
+        report.conflicts
+    );
 }

@@ -263,7 +263,7 @@ impl Building<'_> {
             .merge
             .device
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+            .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
             .collect();
         let stamp = self.merge.now.format("%Y%m%d-%H%M%S");
         let first = format!("{stem}.conflict-{device}-{stamp}{ext}");
