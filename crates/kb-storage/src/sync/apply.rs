@@ -188,7 +188,7 @@ fn write_files(
         }
         let file = root.join(&change.path);
         if !stays_in_vault(root, &change.path) {
-            tracing::warn!(path = %change.path, "not written: a link on this disk leads it out of the vault or into kb's or git's own folder");
+            tracing::warn!(path = %change.path, "not written: its path goes through a link on this disk");
             continue;
         }
         if disk.is_some() && changed_after(&file, applying.started) {
@@ -240,8 +240,8 @@ fn write_files(
 
 /// Whether the file at vault-relative `path` would be written where its path says: no
 /// folder on its way is a link on this disk (a tree may replace a link it sent before with
-/// a folder of the same name, and a write would go through the link on disk), so it lands
-/// in the vault and outside `.kb/` and `.git/`.
+/// a folder of the same name, and a write would go through the link on disk, even into
+/// `.kb/` or `.git/`).
 fn stays_in_vault(root: &Path, path: &str) -> bool {
     let mut folder = root.to_path_buf();
     let parts: Vec<&str> = path.split('/').collect();

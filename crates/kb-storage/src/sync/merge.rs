@@ -239,10 +239,7 @@ impl Building<'_> {
     /// Whether two files made at one path are one note (the same `id`) rather than two.
     fn same_note(&self, ours: &File, theirs: &File) -> Result<bool, SyncError> {
         let id = |file: &File| -> Result<Option<String>, SyncError> {
-            let bytes = self.merge.git.blob(&file.oid)?;
-            Ok(kb_domain::frontmatter::parse_document_bytes(&bytes)
-                .ok()
-                .and_then(|doc| doc.frontmatter?.get_str("id").map(str::to_string)))
+            Ok(note_id(&self.merge.git.blob(&file.oid)?))
         };
         Ok(matches!((id(ours)?, id(theirs)?), (Some(a), Some(b)) if a == b))
     }
@@ -370,14 +367,17 @@ fn note_ids(git: &Git, files: &Files, paths: &[&str]) -> Result<BTreeMap<String,
     let blobs = git.blobs(&found.iter().map(|(_, oid)| *oid).collect::<Vec<_>>())?;
     let mut ids = BTreeMap::new();
     for ((path, _), bytes) in found.into_iter().zip(blobs) {
-        let id = kb_domain::frontmatter::parse_document_bytes(&bytes)
-            .ok()
-            .and_then(|doc| doc.frontmatter?.get_str("id").map(str::to_string));
-        if let Some(id) = id {
+        if let Some(id) = note_id(&bytes) {
             ids.insert(path.to_string(), id);
         }
     }
     Ok(ids)
+}
+
+/// The `id` in a note's frontmatter, when it has one.
+fn note_id(bytes: &[u8]) -> Option<String> {
+    let document = kb_domain::frontmatter::parse_document_bytes(bytes).ok()?;
+    document.frontmatter?.get_str(kb_domain::fields::keys::ID).map(str::to_string)
 }
 
 /// The bytes of a conflict copy of a note at `path`: its own new `id` and `conflict_of`
