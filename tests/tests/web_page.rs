@@ -1127,9 +1127,10 @@ async fn a_search_by_meaning_is_marked_and_an_entry_lists_its_related_entries() 
     if !browser_available() {
         return;
     }
-    // The fake server's word vectors stand in for a model: notes that share words are near.
+    // The fake server's word vectors stand in for a model: notes that share words are near
+    // (in 256 dimensions, two words seldom share one).
     let fake = kb_llm::testing::FakeOpenAi::start().await.unwrap();
-    fake.answer_embeddings(64);
+    fake.answer_embeddings(256);
     let kb_dir = tempfile::tempdir().unwrap();
     for (path, text) in [
         ("inbox/sam.md", "---\nname: Sam\n---\nSam still owes me for the concert tickets.\n"),
@@ -1151,7 +1152,8 @@ async fn a_search_by_meaning_is_marked_and_an_entry_lists_its_related_entries() 
     loop {
         let health: serde_json::Value =
             client.get(format!("{url}healthz")).send().await.unwrap().json().await.unwrap();
-        if health["embeddings"]["embedded"] == 3 {
+        // Embedded, and the cut of matches by meaning measured on the vault.
+        if health["embeddings"]["embedded"] == 3 && health["embeddings"]["calibrated"] == true {
             break;
         }
         assert!(began.elapsed() < std::time::Duration::from_secs(30), "not embedded: {health}");

@@ -11,7 +11,8 @@
 //! with the one the vectors were made with: another model behind the same name (another
 //! server, another version) starts the vectors again rather than mix two models'. Once
 //! every entry is embedded, it also embeds (once per set of vectors, one at a time) the
-//! queries on nothing in particular that calibrate the cut of matches by meaning.
+//! queries on nothing in particular that calibrate the cut of matches by meaning; a note
+//! captured meanwhile goes first.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -23,6 +24,8 @@ use crate::error::CoreError;
 
 /// How often an idle task looks whether the index changed or became this process's.
 const IDLE: Duration = Duration::from_millis(500);
+/// How often a calibration looks whether the index changed (a note to embed first).
+const CHANGE_LOOK: Duration = Duration::from_millis(100);
 /// The first wait after a failure; doubled after each further one.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait after failures.
@@ -108,27 +111,42 @@ async fn check_probe(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Res
 /// meaning, when the index has not kept them yet (in the index's owner), once every entry
 /// is embedded: until then the default cut holds. Each is sent on its own, as a search's
 /// query is, but with a document's deadline, and a failure pauses no search.
-async fn calibrate(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Result<(), CoreError> {
-    let Some(strong) = index.upgrade() else { return Ok(()) };
+///
+/// A change to the index stops it, even mid-query (`Ok(false)`): a note captured meanwhile
+/// is embedded first, and the next calibration sends only the queries not
+/// answered yet (the embedder keeps query vectors). `Ok(true)` once they are kept or
+/// when none is needed.
+async fn calibrate(index: &Weak<TantivyIndex>, embedder: &dyn Embedder) -> Result<bool, CoreError> {
+    let Some(strong) = index.upgrade() else { return Ok(true) };
+    let commits = strong.commit_count();
     let needed = tokio::task::spawn_blocking(move || strong.unrelated_queries_needed())
         .await
         .map_err(CoreError::Task)??;
-    let Some(queries) = needed else { return Ok(()) };
+    let Some(queries) = needed else { return Ok(true) };
     let mut vectors = Vec::with_capacity(queries.len());
     for query in queries {
-        let mut vector = embedder
-            .embed(&[query.to_string()], TextRole::Calibration)
-            .await
-            .map_err(CoreError::Embedding)?;
+        let query = [query.to_string()];
+        let mut vector = tokio::select! {
+            embedded = embedder.embed(&query, TextRole::Calibration) => embedded.map_err(CoreError::Embedding)?,
+            () = changed(index, commits) => return Ok(false),
+        };
         vectors
             .push(vector.pop().ok_or_else(|| CoreError::Embedding(EmbeddingError::malformed("no vector")))?);
     }
-    let Some(strong) = index.upgrade() else { return Ok(()) };
+    let Some(strong) = index.upgrade() else { return Ok(true) };
     tokio::task::spawn_blocking(move || strong.keep_unrelated(vectors)).await.map_err(CoreError::Task)??;
-    Ok(())
+    Ok(true)
 }
 
-/// One round of work; `Ok(true)` when something was embedded or recorded.
+/// Returns once `index` committed since it had made `commits` commits, or is gone.
+async fn changed(index: &Weak<TantivyIndex>, commits: u64) {
+    while index.upgrade().is_some_and(|strong| strong.commit_count() == commits) {
+        tokio::time::sleep(CHANGE_LOOK).await;
+    }
+}
+
+/// One round of work; `Ok(true)` when something was embedded or recorded, or when a
+/// calibration gave way to a change (there may be work again).
 async fn round(index: &Weak<TantivyIndex>, embedder: &dyn Embedder, batch: usize) -> Result<bool, CoreError> {
     let Some(strong) = index.upgrade() else { return Ok(false) };
     let work = tokio::task::spawn_blocking(move || strong.embedding_work(batch))
@@ -137,10 +155,13 @@ async fn round(index: &Weak<TantivyIndex>, embedder: &dyn Embedder, batch: usize
     let Some(work) = work.filter(|work| !work.is_empty()) else {
         // Nothing left to embed: the cut's calibration, when it is missing. Its failure
         // is not the entries': they stay embedded, and the default cut holds meanwhile.
-        if let Err(error) = calibrate(index, embedder).await {
-            tracing::warn!(error = %kb_domain::Chain(&error), "the cut of matches by meaning could not be measured on this vault yet; the default holds");
-        }
-        return Ok(false);
+        return match calibrate(index, embedder).await {
+            Ok(done) => Ok(!done),
+            Err(error) => {
+                tracing::warn!(error = %kb_domain::Chain(&error), "the cut of matches by meaning could not be measured on this vault yet; the default holds");
+                Ok(false)
+            }
+        };
     };
     save(index, embedder, work).await.map(|()| true)
 }

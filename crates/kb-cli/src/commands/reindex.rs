@@ -90,6 +90,7 @@ fn stats_json(stats: &OpenStats, embedded: Option<&Option<EmbeddingCoverage>>) -
             "embedded": coverage.embedded,
             "total": coverage.total,
             "queued": coverage.queued,
+            "calibrated": coverage.calibrated,
         });
     }
     json

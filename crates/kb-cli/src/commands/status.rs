@@ -21,7 +21,13 @@ pub async fn run(kb: &Assistant, format: Format) -> Result<(), CliError> {
     }
     let health = kb.health();
     let embeddings = health.embeddings.as_ref().map(|coverage| {
-        json!({"model": coverage.model, "embedded": coverage.embedded, "total": coverage.total, "queued": coverage.queued})
+        json!({
+            "model": coverage.model,
+            "embedded": coverage.embedded,
+            "total": coverage.total,
+            "queued": coverage.queued,
+            "calibrated": coverage.calibrated,
+        })
     });
     let status = json!({
         "vault": kb.vault_root().display().to_string(),
@@ -58,11 +64,16 @@ fn text(status: &Value) -> String {
     match status.get("embeddings").filter(|e| !e.is_null()) {
         None => out.push_str("embeddings   none (set KB_EMBEDDINGS_MODEL to search by meaning)\n"),
         Some(e) => out.push_str(&format!(
-            "embeddings   {}: {} of {} entries embedded, {} queued\n",
+            "embeddings   {}: {} of {} entries embedded, {} queued; {}\n",
             e["model"].as_str().unwrap_or_default(),
             e["embedded"],
             e["total"],
-            e["queued"]
+            e["queued"],
+            if e["calibrated"] == true {
+                "cut of matches by meaning measured on this vault"
+            } else {
+                "default cut of matches by meaning (not measured yet)"
+            }
         )),
     }
     if let Some(sync) = status.get("sync").filter(|s| !s.is_null()) {

@@ -20,6 +20,7 @@ mod links_bytes;
 mod mcp_bad_input;
 mod mcp_python;
 mod mcp_rmcp;
+mod meaning_cut;
 mod outreach;
 mod own_notes;
 mod passages;

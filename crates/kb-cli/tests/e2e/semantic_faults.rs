@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::common::{self, KbServer};
 
 /// The dimension of the fake server's word vectors.
-const DIMENSION: usize = 64;
+const DIMENSION: usize = 256;
 /// How long embedding may take to catch up in a test.
 const CATCH_UP: Duration = Duration::from_secs(60);
 
@@ -31,7 +31,7 @@ fn prepare(vault: &Path) {
         ("inbox/sam.md", "---\nname: Sam\n---\nSam still hasn't paid me back for the concert tickets.\n"),
         ("admin/passport.md", "---\nname: Renew passport\n---\nBook the appointment at the town hall.\n"),
         ("people/priya.md", "---\nname: Priya\n---\nMet at the robotics meetup; she builds drones.\n"),
-        ("ideas/garden.md", "---\nname: Garden\n---\nNative flowers for the bees along the fence.\n"),
+        ("ideas/garden.md", "---\nname: Garden\n---\nNative flowers and bees along a fence.\n"),
     ];
     for (path, text) in files {
         std::fs::write(vault.join(path), text).unwrap();
@@ -91,7 +91,7 @@ async fn a_hung_embedding_server_costs_one_search_its_deadline_then_searches_ski
     let kb = KbServer::start_with_vault(&env(&base, &settings), prepare).await;
     coverage_reaches(&kb, 5, 5).await;
     // The cut's calibrating queries follow the entries: the faults below are for searches.
-    crate::semantic::calibrated(&server).await;
+    crate::semantic::calibrated(&kb).await;
 
     // The server hangs: the search waits its query's deadline (1 s here, not the 30 s of
     // a request) and answers by words, saying why.
@@ -127,8 +127,9 @@ async fn a_hung_embedding_server_costs_one_search_its_deadline_then_searches_ski
     // After the pause one search asks again, and meaning is back.
     let began = Instant::now();
     let found = loop {
-        // Sam's note shares only words search leaves out ("me", "for"): by meaning only.
-        let found = search(&kb, "refund it to me for", "hybrid").await;
+        // Sam's note shares only words search leaves out ("me", "for", "the"): by meaning
+        // only (a query not asked before, so not one the embedder keeps).
+        let found = search(&kb, "repay me for the", "hybrid").await;
         if found["mode"] == "hybrid" {
             break found;
         }
@@ -148,7 +149,7 @@ async fn every_process_counts_the_entries_embedded_alike() {
     let env = env(&base, &[]);
     let kb = KbServer::start_with_vault(&env, prepare).await;
     coverage_reaches(&kb, 5, 5).await;
-    crate::semantic::calibrated(&server).await;
+    crate::semantic::calibrated(&kb).await;
     // The server fails from now on; two entries change: their vectors are of the old text.
     for _ in 0..100 {
         server.push_embeddings(FakeReply::error(503, "server_error", "overloaded"));
@@ -208,4 +209,40 @@ fn a_reindex_that_cannot_reach_the_embedding_server_says_so() {
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("the embedding server is unavailable"), "{said}");
     assert!(said.contains("KB_EMBEDDINGS_BASE_URL") && !said.contains("language model"), "{said}");
+}
+
+#[tokio::test]
+async fn a_note_captured_while_the_cut_is_measured_is_embedded_without_waiting_for_it() {
+    let server = FakeOpenAi::start().await.unwrap();
+    server.answer_embeddings(DIMENSION);
+    // An empty vault: the probe, then at once the first query that measures the cut, which
+    // the server never answers (the document deadline is the default 30 s).
+    let probe: Vec<f32> = (0..DIMENSION).map(|i| if i == 0 { 1.0 } else { 0.0 }).collect();
+    server.push_embeddings(FakeReply::json(&serde_json::json!({
+        "object": "list", "data": [{"object": "embedding", "index": 0, "embedding": probe}],
+        "model": "fake-embed", "usage": {"prompt_tokens": 1, "total_tokens": 1},
+    })));
+    server.push_embeddings(FakeReply::Hang);
+    let kb = KbServer::start_with_vault(&env(&server.base_url(), &[]), |vault| {
+        for category in common::CATEGORIES {
+            std::fs::create_dir_all(vault.join(category)).unwrap();
+        }
+    })
+    .await;
+    let began = Instant::now();
+    while server.embedding_requests() < 2 {
+        assert!(began.elapsed() < CATCH_UP, "the cut was not measured: {:?}", server.embedded_texts());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let hung = server.embedded_texts().last().cloned().unwrap();
+    assert!(kb_search::UNRELATED_QUERIES.iter().any(|q| hung.contains(q)), "{hung}");
+
+    kb.post("/api/capture", &serde_json::json!({"text": "idea: a tool library for the street"}))
+        .await
+        .expect(200);
+    let captured = Instant::now();
+    coverage_reaches(&kb, 1, 1).await;
+    assert!(captured.elapsed() < Duration::from_secs(10), "embedded after {:?}", captured.elapsed());
+    // Then the measure is taken all the same.
+    crate::semantic::calibrated(&kb).await;
 }

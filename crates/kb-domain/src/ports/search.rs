@@ -248,6 +248,9 @@ pub struct EmbeddingCoverage {
     pub total: usize,
     /// Entries waiting to be embedded.
     pub queued: usize,
+    /// Whether the cut of matches by meaning is measured on this vault (with queries on
+    /// nothing it holds); until it is, a default cut holds.
+    pub calibrated: bool,
 }
 
 /// The full-text index of the vault (derived data: the vault is the truth).

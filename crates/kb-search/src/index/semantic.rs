@@ -29,7 +29,7 @@ use crate::open::load_stamps;
 use crate::passage;
 use crate::snippet::opening;
 use crate::vectors::chunk::{Chunk, chunks};
-use crate::vectors::store::{EntryRecord, Key, Near, ProbeCheck, Store};
+use crate::vectors::store::{Chance, EntryRecord, Key, Near, ProbeCheck, Store};
 
 /// How deep each ranking is read for hybrid fusion, at least.
 const FUSION_DEPTH: usize = 50;
@@ -42,6 +42,11 @@ const HYBRID_MARGIN: f32 = 0.06;
 /// score as the vault's best part does for queries on nothing it holds (see
 /// [`meaning_floor`] and `vectors::store::calibration`).
 const UNRELATED_MARGIN: f32 = 1.2;
+/// In a small vault, a match by meaning scores above the best of the unrelated queries by
+/// this share of the room above that score (0.01 for e5, whose unrelated text scores
+/// about 0.82 there): with it, none of 52 unrelated queries found anything in a vault of
+/// 15 hand-written notes, and 13 of 15 paraphrases did.
+const BEYOND_CHANCE: f32 = 0.06;
 /// The vault's own measure lowers the default cut at most to this share of it: a measure
 /// near nothing (a vault whose notes are all alike) would let every query match.
 const LEAST_OF_DEFAULT: f32 = 0.5;
@@ -252,16 +257,17 @@ impl TantivyIndex {
             load_stamps(&self.handles.searcher())
                 .map_err(|error| SearchError::index("cannot read what is indexed", error))?
         };
-        let embedded = self
+        let (embedded, calibrated) = self
             .with_store(|store| {
-                indexed
+                let embedded = indexed
                     .iter()
                     .filter(|(path, stamp)| store.entry(path).is_some_and(|kept| kept.stamp == **stamp))
-                    .count()
+                    .count();
+                (embedded, store.chance().is_some())
             })?
-            .unwrap_or(0);
+            .unwrap_or((0, false));
         let total = indexed.len();
-        Ok(Some(EmbeddingCoverage { model, embedded, total, queued: total - embedded }))
+        Ok(Some(EmbeddingCoverage { model, embedded, total, queued: total - embedded, calibrated }))
     }
 
     /// The bytes the vectors take in memory (0 before they are read).
@@ -310,7 +316,7 @@ impl TantivyIndex {
         Ok(self
             .with_store(|store| {
                 let Some(typical) = store.typical_score(vector.values()) else { return Vec::new() };
-                let floor = meaning_floor(typical, store.live_parts(), store.unrelated_share());
+                let floor = meaning_floor(typical, store.live_parts(), store.chance());
                 let mut near = store
                     .nearest(vector.values(), depth, |path| category.is_none_or(|c| path.category() == c));
                 near.retain(|near| near.score >= floor);
@@ -419,29 +425,35 @@ impl TantivyIndex {
 }
 
 /// The least score of a match by meaning for a query whose typical score is `typical`,
-/// among `parts` parts, in a vault whose best part lands `unrelated` of the room above the
-/// typical score for queries on nothing it holds (when measured).
+/// among `parts` parts, in a vault whose best part scores `chance` for queries on nothing
+/// it holds (when measured).
 ///
 /// Every part has some similarity to any query, and models place it differently: e5's
 /// scores of unrelated text sit near 0.75-0.8, other models' near 0.1, the fake server's
-/// word vectors' near 0. So the cut follows the query's own scores over the vault: their
-/// median (most parts have nothing particular to do with a query) is where unrelated text
-/// scores. Above it, a match must stand out further than the best unrelated part does by
-/// chance:
-/// - by default, the spread of the scores is taken as [`UNRELATED_SPREAD`] of the room
-///   above the median (e5's is about 0.015 over 0.22 on hand-written notes), and the best
-///   of `parts` unrelated parts lands about `sqrt(2 ln parts)` spreads above the median
-///   (the largest of that many draws of a normal distribution), counted as at least
+/// word vectors' near 0. A match must stand out further than the best unrelated part does
+/// by chance:
+/// - in a small vault, measured: [`BEYOND_CHANCE`] of the room above the best score of
+///   unrelated queries over these very parts;
+/// - otherwise the cut follows the query's own scores over the vault: their median (most
+///   parts have nothing particular to do with a query) is where unrelated text scores. By
+///   default, the spread of the scores is taken as [`UNRELATED_SPREAD`] of the room above
+///   the median (e5's is about 0.015 over 0.22 on hand-written notes), and the best of
+///   `parts` unrelated parts lands about `sqrt(2 ln parts)` spreads above the median (the
+///   largest of that many draws of a normal distribution), counted as at least
 ///   [`MIN_PARTS`] parts;
-/// - where the vault's own measure is lower ([`UNRELATED_MARGIN`] times `unrelated`), it
+/// - where the vault's own measured share is lower ([`UNRELATED_MARGIN`] times it), it
 ///   wins: in a large vault of alike notes the scores spread less than the default says,
 ///   and the default would cut the paraphrases too (see BENCHMARKS.md for e5's figures);
 ///   never below [`LEAST_OF_DEFAULT`] of the default.
-fn meaning_floor(typical: f32, parts: usize, unrelated: Option<f32>) -> f32 {
-    let chance = (2.0 * (parts.max(MIN_PARTS) as f32).ln()).sqrt();
-    let share = UNRELATED_SPREAD * chance;
-    let share = unrelated
-        .map_or(share, |measured| share.min(UNRELATED_MARGIN * measured).max(LEAST_OF_DEFAULT * share));
+fn meaning_floor(typical: f32, parts: usize, chance: Option<Chance>) -> f32 {
+    let default = UNRELATED_SPREAD * (2.0 * (parts.max(MIN_PARTS) as f32).ln()).sqrt();
+    let share = match chance {
+        Some(Chance::Score(best)) => return best + BEYOND_CHANCE * (1.0 - best),
+        Some(Chance::Share(measured)) => {
+            default.min(UNRELATED_MARGIN * measured).max(LEAST_OF_DEFAULT * default)
+        }
+        None => default,
+    };
     typical + share * (1.0 - typical)
 }
 

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use kb_domain::{EntryPath, Stamp};
 
+pub use calibration::Chance;
 use format::{
     ENTRY, HEADER_LEN, MAGIC, PROBE, Reader, UNRELATED, VECTOR, push_record, read_entry, record_at,
     write_entry,

@@ -59,6 +59,8 @@ pub struct EmbeddingsJson<'a> {
     pub total: usize,
     /// Entries waiting to be embedded.
     pub queued: usize,
+    /// Whether the cut of matches by meaning is measured on the vault.
+    pub calibrated: bool,
 }
 
 impl<'a> From<&'a Health> for HealthJson<'a> {
@@ -78,6 +80,7 @@ impl<'a> From<&'a Health> for HealthJson<'a> {
                 embedded: coverage.embedded,
                 total: coverage.total,
                 queued: coverage.queued,
+                calibrated: coverage.calibrated,
             }),
             sync: health.sync.as_ref().map(|sync| SyncJson {
                 state: sync.state,

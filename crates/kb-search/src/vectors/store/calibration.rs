@@ -1,13 +1,21 @@
 //! How this store's vault scores queries on nothing it holds: the vectors of a fixed set of
-//! such queries ([`crate::vectors::UNRELATED_QUERIES`]), kept in the file, and the share of
-//! the room above its typical score that the best part reaches for them.
+//! such queries ([`crate::vectors::UNRELATED_QUERIES`]), kept in the file, and how high
+//! the best part lands for them — the [`Chance`] a part scores by without being about the
+//! query.
 //!
 //! Every part is somewhat similar to any query, and how much the best of many unrelated
 //! parts stands out depends on the model, on how many parts there are and on how alike the
 //! vault's notes are: measured here on the vault itself, it sets the cut of matches by
-//! meaning. The second highest of the queries' shares is taken, so that one query the
+//! meaning. The second highest of the queries' measures is taken, so that one query the
 //! vault happens to be about (a beekeeper's vault and the query on bees) does not raise
 //! the cut.
+//!
+//! In a small vault the measure is the best part's score itself: a median of a few dozen
+//! parts moves with each query, and e5 scores unrelated text as high above it as a loose
+//! paraphrase. The queries' best score is what an unrelated query reaches over exactly
+//! these parts. In a larger vault, the best score of unrelated text grows with the number
+//! of parts and with what the notes happen to touch, while the share of the room above
+//! the query's own median holds: the measure is that share.
 
 use super::{Store, StoreError, UNRELATED, push_record};
 
@@ -16,16 +24,28 @@ use super::{Store, StoreError, UNRELATED, push_record};
 const REMEASURE_SHARE: usize = 16;
 /// Fewer parts than this are measured again at every change: it costs little.
 const SMALL: usize = 1_024;
-/// Fewer parts than this are not measured: with a handful, the best part is the median
-/// itself, and the measure says nothing.
-const MIN_MEASURED: usize = 16;
+/// Under this many parts the measure is a score, from this many on a share (see the
+/// module doc). On e5 and hand-written notes, the score finds as many paraphrases as the
+/// share up to about a hundred parts and lets far fewer unrelated queries through; on a
+/// large vault it cuts too many paraphrases.
+const SMALL_VAULT: usize = 64;
+
+/// How high the vault's best part scores for queries on nothing it holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Chance {
+    /// The best part's score itself (a vault of fewer than [`SMALL_VAULT`] parts).
+    Score(f32),
+    /// How far above the query's typical score the best part lands, as a share of the
+    /// room above it.
+    Share(f32),
+}
 
 /// The unrelated queries' vectors and the last measure taken with them.
 #[derive(Debug, Default)]
 pub(super) struct Unrelated {
     /// The vectors, one per query.
     vectors: Vec<Vec<f32>>,
-    /// The parts the last measure was taken with, and the share it found.
+    /// The parts the last share was measured with, and the share.
     measured: Option<(usize, f32)>,
 }
 
@@ -74,39 +94,46 @@ impl Store {
             .then(|| self.unrelated.vectors.iter().flatten().flat_map(|x| x.to_le_bytes()).collect())
     }
 
-    /// How far above its typical score the best part of this store lands for a query on
-    /// nothing it holds, as a share of the room above the typical score (see the module
-    /// doc); `None` without the queries' vectors, with fewer than two of them, or with
-    /// fewer than `MIN_MEASURED` parts.
-    pub fn unrelated_share(&mut self) -> Option<f32> {
+    /// How high the best part of this store scores for a query on nothing it holds (see
+    /// the module doc); `None` without the queries' vectors, with fewer than two of them,
+    /// or without a part.
+    pub fn chance(&mut self) -> Option<Chance> {
         let rows = self.live_parts();
-        if rows < MIN_MEASURED {
+        if rows == 0 {
             return None;
+        }
+        if rows < SMALL_VAULT {
+            // A few hundred products: measured at every search, never stale.
+            let best =
+                self.second_highest(|store, query| Some(store.nearest(query, 1, |_| true).first()?.score))?;
+            return Some(Chance::Score(best));
         }
         if let Some((measured_rows, share)) = self.unrelated.measured {
             let changed = rows.abs_diff(measured_rows);
             let small = measured_rows < SMALL && changed == 0;
             if small || (measured_rows >= SMALL && changed * REMEASURE_SHARE <= measured_rows) {
-                return Some(share);
+                return Some(Chance::Share(share));
             }
         }
-        let mut shares: Vec<f32> = self
-            .unrelated
-            .vectors
-            .iter()
-            .filter_map(|query| {
-                let typical = self.typical_score(query)?;
-                let best = self.nearest(query, 1, |_| true).first()?.score;
-                Some(((best - typical) / (1.0 - typical).max(f32::EPSILON)).max(0.0))
-            })
-            .collect();
-        if shares.len() < 2 {
+        let share = self.second_highest(|store, query| {
+            let typical = store.typical_score(query)?;
+            let best = store.nearest(query, 1, |_| true).first()?.score;
+            Some(((best - typical) / (1.0 - typical).max(f32::EPSILON)).max(0.0))
+        })?;
+        self.unrelated.measured = Some((rows, share));
+        Some(Chance::Share(share))
+    }
+
+    /// The second highest of `measure` over the unrelated queries; `None` with fewer than
+    /// two measures.
+    fn second_highest(&self, measure: impl Fn(&Self, &[f32]) -> Option<f32>) -> Option<f32> {
+        let mut measures: Vec<f32> =
+            self.unrelated.vectors.iter().filter_map(|query| measure(self, query)).collect();
+        if measures.len() < 2 {
             return None;
         }
-        shares.sort_by(|a, b| b.total_cmp(a));
-        let share = shares[1];
-        self.unrelated.measured = Some((rows, share));
-        Some(share)
+        measures.sort_by(|a, b| b.total_cmp(a));
+        Some(measures[1])
     }
 }
 
@@ -117,6 +144,7 @@ mod tests {
     use kb_domain::{EntryPath, Stamp};
 
     use super::super::{EntryRecord, Key, Store};
+    use super::Chance;
 
     fn unit(values: &[f32]) -> Vec<f32> {
         let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -140,50 +168,53 @@ mod tests {
         store
     }
 
-    /// A store of twenty entries.
-    fn store(file: &std::path::Path) -> Store {
-        store_of(file, 20)
+    /// A measure of `query` over `store`: its best part's score and its share of the room
+    /// above the typical score.
+    fn measures(store: &Store, query: &[f32]) -> (f32, f32) {
+        let typical = store.typical_score(query).unwrap();
+        let best = store.nearest(query, 1, |_| true)[0].score;
+        (best, (best - typical) / (1.0 - typical))
+    }
+
+    /// One query the vault is about (an entry's own direction), three on nothing in it.
+    fn queries() -> [Vec<f32>; 4] {
+        [unit(&[10.0, 11.0, 0.5]), unit(&[0.1, 0.2, 1.0]), unit(&[0.3, 0.1, 1.0]), unit(&[0.2, 0.2, 1.0])]
+    }
+
+    /// The second highest of `values`.
+    fn second(mut values: Vec<f32>) -> f32 {
+        values.sort_by(|a, b| b.total_cmp(a));
+        values[1]
     }
 
     #[test]
-    fn the_share_is_the_second_highest_of_the_unrelated_queries() {
+    fn a_large_vault_is_measured_by_the_second_highest_share() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("m.vec");
-        let mut owner = store(&file);
+        let mut owner = store_of(&file, 80);
         assert!(!owner.has_unrelated());
-        assert_eq!(owner.unrelated_share(), None, "not measured before the queries are kept");
-        // One query the vault is about (an entry's own direction), two on nothing in it.
-        let about = unit(&[10.0, 11.0, 0.5]);
-        let far = [unit(&[0.1, 0.2, 1.0]), unit(&[0.3, 0.1, 1.0])];
-        owner.keep_unrelated(&[about.clone(), far[0].clone(), far[1].clone()]).unwrap();
-        let share = owner.unrelated_share().unwrap();
-        let measure = |query: &[f32]| {
-            let typical = owner.typical_score(query).unwrap();
-            let best = owner.nearest(query, 1, |_| true)[0].score;
-            (best - typical) / (1.0 - typical)
-        };
-        let (own, first, second) = (measure(&about), measure(&far[0]), measure(&far[1]));
-        assert!(own > first.max(second), "the query the vault is about stands out: {own} {first} {second}");
-        assert!((share - first.max(second)).abs() < 1e-6, "{share} {first} {second}");
+        assert_eq!(owner.chance(), None, "not measured before the queries are kept");
+        let queries = queries();
+        owner.keep_unrelated(&queries).unwrap();
+        let Some(Chance::Share(share)) = owner.chance() else { panic!("{:?}", owner.chance()) };
+        let shares: Vec<f32> = queries.iter().map(|q| measures(&owner, q).1).collect();
+        assert!(shares[0] > shares[1..].iter().copied().fold(0.0, f32::max), "{shares:?}");
+        assert!((share - second(shares)).abs() < 1e-6, "{share}");
         // Another process reads them from the file.
         let mut other = Store::open(&file).unwrap();
         assert!(other.has_unrelated());
-        assert!((other.unrelated_share().unwrap() - share).abs() < 1e-6);
+        assert_eq!(other.chance(), Some(Chance::Share(share)));
     }
 
     #[test]
-    fn a_handful_of_parts_is_not_measured_and_removed_entries_do_not_count() {
+    fn a_small_vault_is_measured_by_its_live_parts_best_scores() {
         let dir = tempfile::tempdir().unwrap();
-        let queries = [unit(&[0.1, 0.2, 1.0]), unit(&[0.3, 0.1, 1.0])];
-        // Two entries: the best part is the median itself, and every query would match.
-        let mut few = store_of(&dir.path().join("few.vec"), 2);
-        few.keep_unrelated(&queries).unwrap();
-        assert_eq!(few.unrelated_share(), None);
-        // Twenty, then all but three removed: measured, then no longer.
-        let mut shrunk = store(&dir.path().join("shrunk.vec"));
+        let queries = queries();
+        let mut shrunk = store_of(&dir.path().join("shrunk.vec"), 80);
         shrunk.keep_unrelated(&queries).unwrap();
-        assert!(shrunk.unrelated_share().is_some());
-        let gone: Vec<EntryRecord> = (3..20_u8)
+        assert!(matches!(shrunk.chance(), Some(Chance::Share(_))));
+        // All but three removed: measured again, by score, over the three left.
+        let gone: Vec<EntryRecord> = (3..80_u8)
             .map(|n| EntryRecord {
                 path: EntryPath::parse(&format!("ideas/e{n}.md")).unwrap(),
                 stamp: Stamp::new(1, 3),
@@ -192,13 +223,23 @@ mod tests {
             .collect();
         shrunk.append(&[], &gone).unwrap();
         assert_eq!(shrunk.live_parts(), 3);
-        assert_eq!(shrunk.unrelated_share(), None, "the removed entries' vectors are not measured");
+        let best = second(queries.iter().map(|q| measures(&shrunk, q).0).collect());
+        assert_eq!(shrunk.chance(), Some(Chance::Score(best)));
+        // A fresh store of the same three entries measures the same.
+        let mut fresh = store_of(&dir.path().join("fresh.vec"), 80);
+        fresh.keep_unrelated(&queries).unwrap();
+        fresh.append(&[], &gone).unwrap();
+        assert_eq!(fresh.chance(), shrunk.chance());
+        // One entry is still measured.
+        let mut one = store_of(&dir.path().join("one.vec"), 1);
+        one.keep_unrelated(&queries).unwrap();
+        assert!(matches!(one.chance(), Some(Chance::Score(_))));
     }
 
     #[test]
     fn queries_of_another_size_are_not_kept() {
         let dir = tempfile::tempdir().unwrap();
-        let mut owner = store(&dir.path().join("m.vec"));
+        let mut owner = store_of(&dir.path().join("m.vec"), 20);
         owner.keep_unrelated(&[vec![1.0, 0.0], vec![0.0, 1.0]]).unwrap();
         assert!(!owner.has_unrelated());
     }
