@@ -104,15 +104,21 @@ pub fn search_hits(data: &Value) -> String {
     if data.get("fuzzy").and_then(Value::as_bool).unwrap_or(false) {
         out.push_str("no exact matches; close spellings:\n");
     }
+    // A hybrid hit's score is its place in two rankings fused, which tells a reader
+    // nothing: only a score by words or by meaning is shown.
+    let scored = text(data, "mode") != "hybrid";
     for hit in hits {
-        let score = hit.get("score").and_then(Value::as_f64).unwrap_or(0.0);
+        let score = match hit.get("score").and_then(Value::as_f64) {
+            Some(score) if scored => format!("  ({score:.2})"),
+            _ => String::new(),
+        };
         let how = match text(hit, "matchedBy") {
             "semantic" => "  by meaning",
             "partial" => "  some words",
             _ => "",
         };
         let at = passage_lines(hit);
-        out.push_str(&format!("{}{at}  {}  ({score:.2}){how}\n", text(hit, "path"), text(hit, "name")));
+        out.push_str(&format!("{}{at}  {}{score}{how}\n", text(hit, "path"), text(hit, "name")));
         let snippet = one_line(text(hit, "snippet"));
         if !snippet.is_empty() {
             out.push_str(&format!("    {snippet}\n"));
@@ -314,6 +320,21 @@ mod tests {
             "{}",
             search_hits(&mixed)
         );
+    }
+
+    #[test]
+    fn a_hybrid_hit_shows_no_fused_score_and_a_keyword_hit_its_own() {
+        let hit =
+            json!({"path": "admin/dentist.md", "name": "Dentist", "score": 0.045, "matchedBy": "semantic"});
+        let hybrid = json!({"entries": [hit], "total": 0, "semanticHits": 1, "mode": "hybrid"});
+        assert!(
+            search_hits(&hybrid).starts_with("admin/dentist.md  Dentist  by meaning\n"),
+            "{}",
+            search_hits(&hybrid)
+        );
+        let keyword = json!({"entries": [{"path": "admin/a.md", "name": "A", "score": 3.14, "matchedBy": "keyword"}],
+            "total": 1, "mode": "keyword"});
+        assert!(search_hits(&keyword).starts_with("admin/a.md  A  (3.14)\n"), "{}", search_hits(&keyword));
     }
 
     #[test]
