@@ -47,9 +47,10 @@ pub enum SyncError {
     /// No `git` program could be run.
     #[error("sync needs git, and git could not be run")]
     NoGit(#[source] std::io::Error),
-    /// The remote's URL holds a password.
+    /// The remote's URL holds a password, or an HTTP URL a user name (where tokens are
+    /// pasted).
     #[error(
-        "KB_SYNC_REMOTE must not hold a password ({0}): give the URL without it and let git's credential helper or ssh keep it"
+        "KB_SYNC_REMOTE must not hold a password or token ({0}): give the URL without it and let git's credential helper or ssh keep it (git config credential.username picks an account)"
     )]
     PasswordInUrl(String),
     /// The vault is inside another repository.

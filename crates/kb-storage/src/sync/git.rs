@@ -109,7 +109,7 @@ impl Git {
                 let _ = child.wait();
                 return Err(SyncError::Unreachable(format!(
                     "git {} gave no answer within {} s",
-                    args.first().copied().unwrap_or_default(),
+                    subcommand(args),
                     limit.as_secs()
                 )));
             }
@@ -226,6 +226,19 @@ fn short(oid: &str) -> SyncError {
 }
 
 /// The error of a git run that failed, its message scrubbed.
+/// The git command `args` run (`fetch` of `-c gc.auto=0 fetch …`).
+fn subcommand<'a>(args: &[&'a str]) -> &'a str {
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if *arg == "-c" {
+            rest.next();
+        } else if !arg.starts_with('-') {
+            return arg;
+        }
+    }
+    ""
+}
+
 fn failed(args: &[&str], output: &Output) -> SyncError {
     let message = String::from_utf8_lossy(&output.stderr);
     SyncError::Git { command: scrub(&args.join(" ")), message: scrub(message.trim()) }

@@ -1,5 +1,6 @@
 //! Sync against a remote that sends what it should not (trees that try to reach past the
-//! vault's files through links on this device's disk), and names that are not plain ASCII.
+//! vault's files through links on this device's disk, a branch locked by another push), and
+//! names that are not plain ASCII.
 
 use std::process::Command;
 
@@ -55,4 +56,23 @@ fn a_device_named_in_any_script_keeps_its_letters_in_a_copy_name() {
         "{:?}",
         report.conflicts
     );
+}
+
+#[test]
+fn a_push_meeting_another_devices_push_is_tried_again_not_called_unreachable() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    a.round();
+    a.write("people/sam.md", "Sam\nOwes me lunch.\n");
+    // Another push holds the remote's branch lock the whole round long.
+    let lock = std::path::Path::new(&remote).join("refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    let error = round(&a.sync).unwrap_err();
+    assert!(error.to_string().contains("the remote kept moving"), "{error}");
+    // Once it is done, the next round pushes.
+    std::fs::remove_file(&lock).unwrap();
+    a.round();
+    let b = Device::new(&remote, "desktop");
+    b.round();
+    assert_eq!(b.read("people/sam.md").as_deref(), Some("Sam\nOwes me lunch.\n"));
 }

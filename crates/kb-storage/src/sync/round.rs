@@ -236,10 +236,14 @@ impl GitSync {
             .output_within(&["push", "--quiet", "--no-verify", REMOTE_NAME, &refspec], self.settings.timeout)
         {
             Ok(_) => Ok(true),
+            // Refused for having moved, or pushed to by another device at the same moment
+            // (the remote could not take the branch's lock): fetched and merged again.
             Err(SyncError::Git { message, .. })
                 if message.contains("[rejected]")
                     || message.contains("non-fast-forward")
-                    || message.contains("fetch first") =>
+                    || message.contains("fetch first")
+                    || message.contains("cannot lock ref")
+                    || message.contains("failed to update ref") =>
             {
                 Ok(false)
             }

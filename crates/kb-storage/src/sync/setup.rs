@@ -17,16 +17,19 @@ const NEW_BRANCH: &str = "main";
 const BEGIN: &str = "# kb sync: what does not travel (rewritten by kb)";
 const END: &str = "# kb sync: end";
 
-/// Refuses a remote URL that holds a password (`https://user:secret@host/…`): credentials
-/// come from git's own helpers and ssh, never from kb's settings.
+/// Refuses a remote URL that holds a password (`https://user:secret@host/…`), and an
+/// HTTP URL with any user name (`https://TOKEN@host/…` is how a token is usually pasted,
+/// and git would write it to `.git/config`): credentials come from git's own helpers and
+/// ssh, never from kb's settings. An ssh user (`ssh://git@host/…`) is no secret.
 pub fn check_remote(remote: &str) -> Result<(), SyncError> {
     // Whatever a password holds (a `/`, a space), it ends at the URL's last `@`.
     if let Some(at) = remote.find("://") {
+        let scheme = &remote[..at];
         let after = &remote[at + 3..];
         if let Some(credentials) = after.rfind('@').map(|end| &after[..end])
-            && credentials.contains(':')
+            && (credentials.contains(':') || scheme.to_ascii_lowercase().contains("http"))
         {
-            return Err(SyncError::PasswordInUrl(format!("{}://***@…", &remote[..at])));
+            return Err(SyncError::PasswordInUrl(format!("{scheme}://***@…")));
         }
     }
     Ok(())

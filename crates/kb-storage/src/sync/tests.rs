@@ -294,10 +294,14 @@ fn a_remote_url_with_a_password_is_refused() {
         "https://me:hun ter2@example.com/v.git",
         "https://me:hun/ter2@example.com/v.git",
         "ssh://me:'x\"@h/v",
+        "https://ghp_tok3nABCter2@github.com/me/v.git",
+        "HTTP://tok3nter2@example.com/v.git",
+        "git+https://tok3nter2@example.com/v.git",
     ] {
         let error = super::check_remote(remote).unwrap_err();
         assert!(!error.to_string().contains("ter2") && !error.to_string().contains("'x"), "{error}");
     }
+    // A user name over ssh is no secret.
     assert!(super::check_remote("ssh://git@example.com/v.git").is_ok());
     assert!(super::check_remote("git@github.com:me/v.git").is_ok());
 }
@@ -513,6 +517,7 @@ fn a_remote_that_never_answers_fails_the_round_within_the_timeout() {
     let began = std::time::Instant::now();
     let error = round(&sync).unwrap_err();
     assert!(matches!(error, SyncError::Unreachable(_)), "{error}");
+    assert!(error.to_string().contains("git fetch gave no answer within 2 s"), "{error}");
     assert!(began.elapsed() < std::time::Duration::from_secs(10), "{:?}", began.elapsed());
     // The lock is free again: the next round runs (and fails the same way).
     assert!(matches!(round(&sync), Err(SyncError::Unreachable(_))));
