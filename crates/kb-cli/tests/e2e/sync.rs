@@ -82,6 +82,14 @@ fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
         (json!("sync_conflict"), json!(copy)),
         "{nudges}"
     );
+    // The copy bears the note's name, yet the name means the note, and the two are no
+    // duplicates: the conflict is told by its nudge.
+    let shown: Value =
+        serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "show", "Shed"])).unwrap();
+    assert_eq!(shown["entry"]["path"], "projects/shed.md", "{shown}");
+    let twins: Value =
+        serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "duplicates"])).unwrap();
+    assert_eq!(twins["total"], 0, "{twins}");
 
     // This device's version wins; undo puts the copy and the note back.
     let shed = || std::fs::read_to_string(desktop.join("projects/shed.md")).unwrap();

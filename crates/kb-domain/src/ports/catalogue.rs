@@ -225,7 +225,8 @@ pub trait EntryCatalogue: Send + Sync {
     fn list(&self, filter: &ListFilter) -> Result<ListPage, RepositoryError>;
     /// The entries whose name or an alias is `name` or begins or is begun by its words
     /// ([`crate::names::relate`]), case, accents and punctuation aside; the same names first.
-    /// Costs the entries sharing the name's first word, not the vault.
+    /// Conflict copies ([`crate::conflicts::is_conflict_copy`]) are left out: they bear
+    /// their note's name. Costs the entries sharing the name's first word, not the vault.
     fn find_by_name(&self, name: &str) -> Result<Vec<NameMatch>, RepositoryError>;
     /// The entry's links (`[[wikilinks]]` and Markdown links, resolved as Obsidian does)
     /// and the links to it, from memory; none for an entry the catalogue does not know (yet).

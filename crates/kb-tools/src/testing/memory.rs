@@ -235,6 +235,7 @@ impl EntryCatalogue for MemoryRepository {
                 let alias = (best.1 != record.name()).then_some(best.1);
                 Some(kb_domain::NameMatch { entry: record.summary.clone(), relation: best.0, alias })
             })
+            .filter(|m| !kb_domain::conflicts::is_conflict_copy(m.entry.path.file_name()))
             .collect();
         found.sort_by(|a, b| a.relation.cmp(&b.relation).then_with(|| a.entry.path.cmp(&b.entry.path)));
         Ok(found)

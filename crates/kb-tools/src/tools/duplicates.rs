@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use kb_domain::conflicts::is_conflict_copy;
 use kb_domain::names::{first_word, fold_name, relate};
 use kb_domain::{Category, EntrySummary, NameRelation, SearchQuery};
 use schemars::JsonSchema;
@@ -120,8 +121,13 @@ impl Tool for FindDuplicates {
         };
         // The person's own notes outside the category folders are theirs to name as they
         // like (many daily notes share a name): only entries are told as duplicates.
-        let entries: Vec<_> =
-            entries.into_iter().filter(|(summary, _)| summary.category.is_folder()).collect();
+        // A conflict copy bears its note's name: it is a sync conflict, told by its nudge.
+        let entries: Vec<_> = entries
+            .into_iter()
+            .filter(|(summary, _)| {
+                summary.category.is_folder() && !is_conflict_copy(summary.path.file_name())
+            })
+            .collect();
         let groups = duplicate_groups(&entries);
         let total = groups.len();
         Ok(ToolOutput::data(FindDuplicatesData {

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kb_domain::conflicts::is_conflict_copy;
 use kb_domain::names::{fold_name, may_fold_to_start_with, relate};
 use kb_domain::{CatalogueEntry, EntryPath, EntrySummary, NameMatch};
 
@@ -44,8 +45,8 @@ pub(crate) fn name_match(record: &CatalogueEntry, wanted: &str) -> Option<NameMa
 
 impl Cache {
     /// The entries whose folded name or an alias relates to `name` (see
-    /// [`EntryCatalogue::find_by_name`](kb_domain::EntryCatalogue::find_by_name)): the
-    /// same names first, then by path. Once the names are built ([`Cache::build_parts`], as
+    /// [`EntryCatalogue::find_by_name`](kb_domain::EntryCatalogue::find_by_name)), conflict
+    /// copies aside: the same names first, then by path. Once the names are built ([`Cache::build_parts`], as
     /// a long-running process does) this costs the names it relates to; before, it looks
     /// at every entry's names without building them: a one-shot command asks once or
     /// twice, and building the names would cost it several looks.
@@ -75,6 +76,9 @@ impl Cache {
                 candidates.filter_map(|cached| name_match(&cached.record, &wanted)).collect()
             }
         };
+        // A conflict copy bears its note's name until the conflict is resolved: a name
+        // means the note.
+        found.retain(|found| !is_conflict_copy(found.entry.path.file_name()));
         found.sort_by(|a, b| a.relation.cmp(&b.relation).then_with(|| a.entry.path.cmp(&b.entry.path)));
         found
     }
