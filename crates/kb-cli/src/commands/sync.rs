@@ -1,4 +1,5 @@
-//! `kb sync`: a round of sync now, printing what came and went and the conflicts met;
+//! `kb sync`: a round of sync now, printing what came and went (a removal marked so) and
+//! the conflicts met;
 //! `kb sync status`: where sync stands.
 
 use kb_core::Assistant;
@@ -75,12 +76,16 @@ pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> 
             if format.is_json() {
                 return output::print_json(&json!(report));
             }
+            // A path no longer in the vault came or went as a removal.
+            let gone = |path: &str| {
+                if kb.vault_root().join(path).symlink_metadata().is_err() { "  (removed)" } else { "" }
+            };
             let mut out = String::new();
             for path in &report.came {
-                out.push_str(&format!("came  {path}\n"));
+                out.push_str(&format!("came  {path}{}\n", gone(path)));
             }
             for path in &report.went {
-                out.push_str(&format!("went  {path}\n"));
+                out.push_str(&format!("went  {path}{}\n", gone(path)));
             }
             for conflict in &report.conflicts {
                 out.push_str(&format!(

@@ -121,6 +121,13 @@ fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
     assert_eq!(std::fs::read_to_string(laptop.join("projects/shed-2.md")).unwrap(), kept);
     assert_eq!(std::fs::read_to_string(laptop.join("projects/shed.md")).unwrap(), shed());
 
+    // A removal says so, both where it was made and where it came.
+    std::fs::remove_file(laptop.join("projects/shed-2.md")).unwrap();
+    let went = ok(&laptop, &remote, "laptop", &["sync"]);
+    assert!(went.contains("went  projects/shed-2.md  (removed)"), "{went}");
+    let came = ok(&desktop, &remote, "desktop", &["sync"]);
+    assert!(came.contains("came  projects/shed-2.md  (removed)"), "{came}");
+
     // Without a remote, sync says how to turn it on (exit 2).
     let mut off = Command::new(env!("CARGO_BIN_EXE_kb"));
     let off = off.env_remove("KB_SYNC_REMOTE").arg("--no-server").arg("--kb-dir").arg(&laptop).arg("sync");
