@@ -73,10 +73,15 @@ pub fn copy_as_note(copy: &str, note_id: Option<&str>) -> Result<String, Frontma
     without_empty_block(edit_document(copy, &changes, None)?.text)
 }
 
-/// The copy's text as a note of its own: without `conflict_of`.
-pub fn copy_kept(copy: &str) -> Result<String, FrontmatterError> {
+/// The copy's text as a note of its own: without `conflict_of`, and without the `id` the
+/// merge gave it unless `keep_id` (its note has one: a note kb knows by id keeps a copy
+/// told apart from it; a copy of a note without frontmatter comes back without).
+pub fn copy_kept(copy: &str, keep_id: bool) -> Result<String, FrontmatterError> {
     let mut changes = Frontmatter::new();
     changes.set(CONFLICT_OF, Value::Null);
+    if !keep_id {
+        changes.set("id", Value::Null);
+    }
     without_empty_block(edit_document(copy, &changes, None)?.text)
 }
 
@@ -104,11 +109,15 @@ mod tests {
             copy_as_note(copy, Some("01SHED")).unwrap(),
             "---\nid: 01SHED\nname: Shed\nstatus: someday\n---\nBody\n"
         );
-        assert_eq!(copy_kept(copy).unwrap(), "---\nid: 01COPY\nname: Shed\nstatus: someday\n---\nBody\n");
+        assert_eq!(
+            copy_kept(copy, true).unwrap(),
+            "---\nid: 01COPY\nname: Shed\nstatus: someday\n---\nBody\n"
+        );
         assert_eq!(ConflictKeep::parse(" Mine "), Some(ConflictKeep::Mine));
         // A copy of a note without frontmatter comes back without one.
         let plain = "---\nid: 01COPY\nconflict_of: Journal/day.md\n---\nWalked.\n";
         assert_eq!(copy_as_note(plain, None).unwrap(), "Walked.\n");
+        assert_eq!(copy_kept(plain, false).unwrap(), "Walked.\n");
         assert_eq!(ConflictKeep::parse("ours"), None);
     }
 }

@@ -94,7 +94,13 @@ impl Vault {
             }
             ConflictKeep::Both => {
                 // A note of its own, under the note's name with the next free number.
-                let after = copy_kept(&copy_text).map_err(|e| malformed(copy, e))?;
+                let note_has_id = self
+                    .root
+                    .checked_file(&note)
+                    .ok()
+                    .and_then(|file| scan::read_existing_document(&file, &note).ok())
+                    .is_some_and(|(entry, _)| entry.id().is_some());
+                let after = copy_kept(&copy_text, note_has_id).map_err(|e| malformed(copy, e))?;
                 let stem = note.as_str().strip_suffix(".md").unwrap_or(note.as_str()).to_string();
                 let kept = (2..1_000)
                     .filter_map(|n| EntryPath::parse(&format!("{stem}-{n}.md")).ok())

@@ -4,6 +4,7 @@
 
 mod common;
 mod concurrency;
+mod conflicts;
 mod corpora;
 mod crash;
 mod history;
