@@ -29,6 +29,8 @@ mod hostile_tests;
 #[cfg(test)]
 mod property_tests;
 #[cfg(test)]
+mod setup_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fs::File;
@@ -168,9 +170,9 @@ pub struct GitSync {
 
 impl GitSync {
     /// Sets the vault at `root` up for sync: checks the remote's URL, makes the vault a
-    /// repository when it is in none (refusing one inside another repository), points the
-    /// remote at `settings.remote`, and writes what does not travel. Changes nothing in the
-    /// vault's notes.
+    /// repository when it is in none (refusing one inside another repository), and writes
+    /// what does not travel. Changes nothing in the vault's notes; the remote is pointed at
+    /// `settings.remote` by the first round.
     pub fn open(root: &Path, settings: SyncSettings) -> Result<GitSync, SyncError> {
         check_remote(&settings.remote)?;
         // git runs in the vault: a relative folder (`--kb-dir notes`) would be read from
@@ -179,7 +181,6 @@ impl GitSync {
         let root = absolute.as_path();
         let branch = setup::repository(root)?;
         let git = Git::new(root, &settings.device);
-        setup::remote(&git, &settings.remote)?;
         setup::exclude(root, &git, &settings)?;
         Ok(GitSync { root: root.to_path_buf(), settings, git, branch })
     }

@@ -72,6 +72,9 @@ impl GitSync {
             report.came.extend(finish(&self.git, &self.root, &self.state_dir())?);
             report.outside_edits = self.commit_outside_edits()?;
         }
+        // The remote is pointed at the URL set only by a round: `kb sync status` writes
+        // nothing.
+        super::setup::remote(&self.git, &self.settings.remote)?;
         for _ in 0..ATTEMPTS {
             let remote = self.fetch()?;
             let mut kept = Kept::read(&self.state_dir());
