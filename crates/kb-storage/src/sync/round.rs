@@ -179,7 +179,7 @@ impl GitSync {
             let out = match mode.as_str() {
                 "160000" => true,
                 LINK => std::fs::read_link(self.root.join(&path))
-                    .map_or(true, |target| !link_stays_inside(&path, &target.to_string_lossy(), &links)),
+                    .map_or(true, |target| link_refusal(&path, &target.to_string_lossy(), &links).is_some()),
                 _ => false,
             };
             if out {
@@ -327,10 +327,8 @@ impl GitSync {
             }
             if file.mode == LINK {
                 let target = String::from_utf8_lossy(&self.git.blob(&file.oid)?).into_owned();
-                if !link_stays_inside(&path, &target, &links) {
-                    return Err(SyncError::Refused(format!(
-                        "{path} is a link to {target}, outside the vault"
-                    )));
+                if let Some(why) = link_refusal(&path, &target, &links) {
+                    return Err(SyncError::Refused(format!("{path} is a link to {target}, {why}")));
                 }
             }
         }
@@ -353,12 +351,13 @@ impl GitSync {
     }
 }
 
-/// Whether a link at `path` (vault-relative) to `target` points inside the vault, read
-/// without following other links: one that passes through a link (of `links`, the vault's
-/// links) is refused, as the folder it names may be anywhere.
-fn link_stays_inside(path: &str, target: &str, links: &std::collections::HashSet<String>) -> bool {
+/// Why a link at `path` (vault-relative) to `target` is refused, read without following
+/// other links; `None` when it points inside the vault. One that passes through a link (of
+/// `links`, the vault's links) is refused, as the folder it names may be anywhere.
+fn link_refusal(path: &str, target: &str, links: &std::collections::HashSet<String>) -> Option<String> {
+    const OUTSIDE: &str = "outside the vault";
     if target.starts_with('/') || target.starts_with('\\') || target.contains(':') {
-        return false;
+        return Some(OUTSIDE.to_string());
     }
     let mut depth: Vec<&str> = path.split('/').collect();
     depth.pop();
@@ -367,18 +366,20 @@ fn link_stays_inside(path: &str, target: &str, links: &std::collections::HashSet
             "" | "." => {}
             ".." => {
                 if depth.pop().is_none() {
-                    return false;
+                    return Some(OUTSIDE.to_string());
                 }
             }
             other => {
                 depth.push(other);
-                if links.contains(&depth.join("/")) {
-                    return false;
+                let through = depth.join("/");
+                if links.contains(&through) {
+                    return Some(format!("through another link ({through}), which may lead anywhere"));
                 }
             }
         }
     }
-    !depth
+    depth
         .first()
-        .is_some_and(|first| first.eq_ignore_ascii_case(".kb") || first.eq_ignore_ascii_case(".git"))
+        .filter(|first| first.eq_ignore_ascii_case(".kb") || first.eq_ignore_ascii_case(".git"))
+        .map(|first| format!("into {first}, which never travels"))
 }
