@@ -146,7 +146,12 @@ fn search_count(shown: usize, data: &Value) -> String {
     if partial == 0 && meaning == 0 {
         return count_line(shown, data, "match", "matches");
     }
-    let total = data.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+    // In semantic mode every hit is by meaning, and `total` counts them, not words.
+    let total = if text(data, "mode") == "semantic" {
+        0
+    } else {
+        data.get("total").and_then(Value::as_u64).unwrap_or(0) as usize
+    };
     let noun = |n: usize| if n == 1 { "match" } else { "matches" };
     let mut counts = Vec::new();
     if partial > 0 {
@@ -320,6 +325,14 @@ mod tests {
             "{}",
             search_hits(&mixed)
         );
+    }
+
+    #[test]
+    fn semantic_hits_are_counted_once_by_meaning() {
+        let hit = |path: &str| json!({"path": path, "name": "N", "score": 0.84, "matchedBy": "semantic"});
+        let data = json!({"entries": [hit("admin/a.md"), hit("admin/b.md")], "total": 2, "semanticHits": 2,
+            "mode": "semantic"});
+        assert!(search_hits(&data).ends_with("\n2 matches by meaning\n"), "{}", search_hits(&data));
     }
 
     #[test]

@@ -204,3 +204,23 @@ async fn a_calibrating_query_has_a_documents_time_and_its_failure_pauses_no_sear
     embedder.embed(&texts(&["my passport"]), TextRole::Query).await.unwrap();
     assert_eq!(server.requests().len(), 2, "the search asked the server: nothing paused it");
 }
+
+#[tokio::test]
+async fn calibrating_queries_are_kept_like_searches_and_a_long_query_is_cut() {
+    let (server, settings) = start().await;
+    let embedder = OpenAiEmbedder::new(settings).unwrap();
+    // A calibrating query answered once is not asked again, nor is the same search.
+    let first = embedder.embed(&texts(&["rules of cricket"]), TextRole::Calibration).await.unwrap();
+    let again = embedder.embed(&texts(&["rules of cricket"]), TextRole::Calibration).await.unwrap();
+    let search = embedder.embed(&texts(&["rules of cricket"]), TextRole::Query).await.unwrap();
+    assert_eq!((&first, &again), (&search, &search));
+    assert_eq!(server.embedding_requests(), 1);
+    // A pasted page is searched by meaning from its first 2,000 characters.
+    let page = "ä".repeat(50_000);
+    embedder.embed(&[page.clone()], TextRole::Query).await.unwrap();
+    let sent = server.embedded_texts().last().cloned().unwrap();
+    assert_eq!(sent.chars().count(), 2_000, "{}", sent.len());
+    // Documents are sent whole (kb cuts them into parts itself).
+    embedder.embed(&[page.clone()], TextRole::Document).await.unwrap();
+    assert_eq!(server.embedded_texts().last().map(|t| t.chars().count()), Some(50_000));
+}

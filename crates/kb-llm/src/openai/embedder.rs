@@ -40,6 +40,10 @@ pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_millis(2000);
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
 /// Query vectors kept for repeated searches.
 const QUERY_CACHE: usize = 256;
+/// A query is embedded from at most this many characters: models read a few hundred
+/// words at most (e5: 512 tokens), and a pasted page would hold a small local server for
+/// many seconds, past the query's deadline. Search by words still reads all of it.
+const QUERY_CHARS: usize = 2_000;
 
 /// How to reach the embedding server.
 #[derive(Clone, PartialEq)]
@@ -388,11 +392,11 @@ impl Embedder for OpenAiEmbedder {
             TextRole::Query | TextRole::Calibration => &self.settings.query_prefix,
             TextRole::Document => &self.settings.document_prefix,
         };
-        let cached = |text: &String| {
-            (role == TextRole::Query)
-                .then(|| kb_domain::sync::lock(&self.queries).get(text).cloned())
-                .flatten()
-        };
+        // Queries and the calibrating queries (which are sent as queries) are kept: a
+        // calibration that gave way to a change goes on where it stopped.
+        let kept = matches!(role, TextRole::Query | TextRole::Calibration);
+        let cached =
+            |text: &String| kept.then(|| kb_domain::sync::lock(&self.queries).get(text).cloned()).flatten();
         if let [text] = texts
             && let Some(vector) = cached(text)
         {
@@ -407,7 +411,13 @@ impl Embedder for OpenAiEmbedder {
         };
         let mut vectors = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.settings.batch) {
-            let sent = batch.iter().map(|text| format!("{prefix}{text}")).collect();
+            let sent = batch
+                .iter()
+                .map(|text| match role {
+                    TextRole::Query => format!("{prefix}{}", first_chars(text, QUERY_CHARS)),
+                    TextRole::Document | TextRole::Calibration => format!("{prefix}{text}"),
+                })
+                .collect();
             match self.embed_batch(sent, role).await {
                 Ok(answered) => vectors.extend(answered),
                 Err(error) => {
@@ -427,7 +437,7 @@ impl Embedder for OpenAiEmbedder {
             None if role == TextRole::Document => self.pause.answered(),
             None => {}
         }
-        if role == TextRole::Query {
+        if kept {
             let mut queries = kb_domain::sync::lock(&self.queries);
             if queries.len() + texts.len() > QUERY_CACHE {
                 queries.clear();
@@ -440,6 +450,10 @@ impl Embedder for OpenAiEmbedder {
     }
 }
 
+/// The first `count` characters of `text` (all of it when shorter).
+fn first_chars(text: &str, count: usize) -> &str {
+    text.char_indices().nth(count).map_or(text, |(end, _)| &text[..end])
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,11 +42,14 @@ const HYBRID_MARGIN: f32 = 0.06;
 /// score as the vault's best part does for queries on nothing it holds (see
 /// [`meaning_floor`] and `vectors::store::calibration`).
 const UNRELATED_MARGIN: f32 = 1.2;
-/// In a small vault, a match by meaning scores above the best of the unrelated queries by
-/// this share of the room above that score (0.01 for e5, whose unrelated text scores
-/// about 0.82 there): with it, none of 52 unrelated queries found anything in a vault of
-/// 15 hand-written notes, and 13 of 15 paraphrases did.
+/// In a vault measured by score, a match by meaning scores above the best of the
+/// unrelated queries by this share of the room above that score (0.01 for e5, whose
+/// unrelated text scores about 0.82 there).
 const BEYOND_CHANCE: f32 = 0.06;
+/// In a vault measured by score, a match must also stand this share of the default (see
+/// [`meaning_floor`]) above the query's median, at most: a query of emoji, punctuation or
+/// function words scores high against every note, but no higher against one than another.
+const SHARE_WITH_SCORE: f32 = 0.75;
 /// The vault's own measure lowers the default cut at most to this share of it: a measure
 /// near nothing (a vault whose notes are all alike) would let every query match.
 const LEAST_OF_DEFAULT: f32 = 0.5;
@@ -431,30 +434,34 @@ impl TantivyIndex {
 /// Every part has some similarity to any query, and models place it differently: e5's
 /// scores of unrelated text sit near 0.75-0.8, other models' near 0.1, the fake server's
 /// word vectors' near 0. A match must stand out further than the best unrelated part does
-/// by chance:
-/// - in a small vault, measured: [`BEYOND_CHANCE`] of the room above the best score of
-///   unrelated queries over these very parts;
-/// - otherwise the cut follows the query's own scores over the vault: their median (most
-///   parts have nothing particular to do with a query) is where unrelated text scores. By
-///   default, the spread of the scores is taken as [`UNRELATED_SPREAD`] of the room above
-///   the median (e5's is about 0.015 over 0.22 on hand-written notes), and the best of
-///   `parts` unrelated parts lands about `sqrt(2 ln parts)` spreads above the median (the
-///   largest of that many draws of a normal distribution), counted as at least
-///   [`MIN_PARTS`] parts;
-/// - where the vault's own measured share is lower ([`UNRELATED_MARGIN`] times it), it
+/// by chance. The cut follows the query's own scores over the vault: their median (most
+/// parts have nothing particular to do with a query) is where unrelated text scores.
+/// - By default, the spread of the scores is taken as [`UNRELATED_SPREAD`] of the room
+///   above the median (e5's is about 0.015 over 0.22 on hand-written notes), and the best
+///   of `parts` unrelated parts lands about `sqrt(2 ln parts)` spreads above the median
+///   (the largest of that many draws of a normal distribution), counted as at least
+///   [`MIN_PARTS`] parts.
+/// - Where the vault's own measured share is lower ([`UNRELATED_MARGIN`] times it), it
 ///   wins: in a large vault of alike notes the scores spread less than the default says,
 ///   and the default would cut the paraphrases too (see BENCHMARKS.md for e5's figures);
 ///   never below [`LEAST_OF_DEFAULT`] of the default.
+/// - In a vault measured by score (a small one), a match must also score [`BEYOND_CHANCE`]
+///   of the room above the best unrelated score, and the share it must reach is at most
+///   [`SHARE_WITH_SCORE`] of the default: the score keeps out queries on subjects near the
+///   notes', the share queries that score high against everything.
 fn meaning_floor(typical: f32, parts: usize, chance: Option<Chance>) -> f32 {
     let default = UNRELATED_SPREAD * (2.0 * (parts.max(MIN_PARTS) as f32).ln()).sqrt();
-    let share = match chance {
-        Some(Chance::Score(best)) => return best + BEYOND_CHANCE * (1.0 - best),
-        Some(Chance::Share(measured)) => {
-            default.min(UNRELATED_MARGIN * measured).max(LEAST_OF_DEFAULT * default)
+    let chance = chance.unwrap_or_default();
+    let share = chance
+        .share
+        .map_or(default, |measured| default.min(UNRELATED_MARGIN * measured).max(LEAST_OF_DEFAULT * default));
+    match chance.score {
+        Some(best) => {
+            let share = share.min(SHARE_WITH_SCORE * default);
+            (best + BEYOND_CHANCE * (1.0 - best)).max(typical + share * (1.0 - typical))
         }
-        None => default,
-    };
-    typical + share * (1.0 - typical)
+        None => typical + share * (1.0 - typical),
+    }
 }
 
 /// A hit found by meaning only: its nearest part is its snippet and its passage. `None`

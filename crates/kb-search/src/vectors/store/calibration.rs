@@ -10,34 +10,39 @@
 //! vault happens to be about (a beekeeper's vault and the query on bees) does not raise
 //! the cut.
 //!
-//! In a small vault the measure is the best part's score itself: a median of a few dozen
-//! parts moves with each query, and e5 scores unrelated text as high above it as a loose
-//! paraphrase. The queries' best score is what an unrelated query reaches over exactly
-//! these parts. In a larger vault, the best score of unrelated text grows with the number
-//! of parts and with what the notes happen to touch, while the share of the room above
-//! the query's own median holds: the measure is that share.
+//! Two measures are taken. The share: how far above the query's own median the best part
+//! lands, as a share of the room above the median — it follows each query's scores (a
+//! query of punctuation or emoji scores high against every note, and its median with it).
+//! And, in a vault under [`SMALL`] parts, the score itself: the best score an unrelated
+//! query reaches over exactly these parts, which e5 places close under a loose paraphrase
+//! while the share of a median of a few dozen parts moves with each query. A larger
+//! vault's best unrelated score grows with its parts and with what its notes touch, while
+//! the share holds: it is measured by the share alone.
 
 use super::{Store, StoreError, UNRELATED, push_record};
 
-/// A measure is taken again once the entries' parts changed by this share of those it was
-/// taken with (or by any number, under [`SMALL`] parts).
+/// A share is measured again once the entries' parts changed by this share of those it
+/// was taken with (under [`SMALL`] parts, at any change of the file).
 const REMEASURE_SHARE: usize = 16;
-/// Fewer parts than this are measured again at every change: it costs little.
+/// Fewer parts than this are measured again at every change (it costs little), and by
+/// their best score too (see the module doc).
 const SMALL: usize = 1_024;
-/// Under this many parts the measure is a score, from this many on a share (see the
-/// module doc). On e5 and hand-written notes, the score finds as many paraphrases as the
-/// share up to about a hundred parts and lets far fewer unrelated queries through; on a
-/// large vault it cuts too many paraphrases.
-const SMALL_VAULT: usize = 64;
+/// Fewer parts than this are not measured by share: with one or two, the best part is the
+/// median itself.
+const MIN_SHARE_PARTS: usize = 3;
 
-/// How high the vault's best part scores for queries on nothing it holds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Chance {
-    /// The best part's score itself (a vault of fewer than [`SMALL_VAULT`] parts).
-    Score(f32),
+/// The file as read: its identity and the length read (any change to it changes this).
+type FileState = (Option<(u64, u64)>, u64);
+
+/// How high the vault's best part scores for queries on nothing it holds: the second
+/// highest of the unrelated queries' measures.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Chance {
+    /// The best part's score itself (a vault of fewer than [`SMALL`] parts).
+    pub score: Option<f32>,
     /// How far above the query's typical score the best part lands, as a share of the
-    /// room above it.
-    Share(f32),
+    /// room above it (from [`MIN_SHARE_PARTS`] parts).
+    pub share: Option<f32>,
 }
 
 /// The unrelated queries' vectors and the last measure taken with them.
@@ -45,8 +50,10 @@ pub enum Chance {
 pub(super) struct Unrelated {
     /// The vectors, one per query.
     vectors: Vec<Vec<f32>>,
-    /// The parts the last share was measured with, and the share.
-    measured: Option<(usize, f32)>,
+    /// The parts the last share was measured with, the file as read then, and the share.
+    measured: Option<(usize, FileState, f32)>,
+    /// The file as read when the last score was measured, and the score.
+    scored: Option<(FileState, f32)>,
 }
 
 impl Store {
@@ -85,6 +92,7 @@ impl Store {
             })
             .collect();
         self.unrelated.measured = None;
+        self.unrelated.scored = None;
         true
     }
 
@@ -99,20 +107,38 @@ impl Store {
     /// or without a part.
     pub fn chance(&mut self) -> Option<Chance> {
         let rows = self.live_parts();
-        if rows == 0 {
+        if rows == 0 || self.unrelated.vectors.len() < 2 {
             return None;
         }
-        if rows < SMALL_VAULT {
-            // A few hundred products: measured at every search, never stale.
-            let best =
-                self.second_highest(|store, query| Some(store.nearest(query, 1, |_| true).first()?.score))?;
-            return Some(Chance::Score(best));
+        let score = if rows < SMALL { self.score() } else { None };
+        let share = if rows >= MIN_SHARE_PARTS { self.share(rows) } else { None };
+        (score.is_some() || share.is_some()).then_some(Chance { score, share })
+    }
+
+    /// The second highest of the unrelated queries' best scores, measured again whenever
+    /// the file changed.
+    fn score(&mut self) -> Option<f32> {
+        let now = (self.file_id, self.read_to);
+        if let Some((then, score)) = self.unrelated.scored
+            && then == now
+        {
+            return Some(score);
         }
-        if let Some((measured_rows, share)) = self.unrelated.measured {
+        let score =
+            self.second_highest(|store, query| Some(store.nearest(query, 1, |_| true).first()?.score))?;
+        self.unrelated.scored = Some((now, score));
+        Some(score)
+    }
+
+    /// The second highest of the unrelated queries' shares, measured again as the module
+    /// doc says.
+    fn share(&mut self, rows: usize) -> Option<f32> {
+        let now = (self.file_id, self.read_to);
+        if let Some((measured_rows, then, share)) = self.unrelated.measured {
             let changed = rows.abs_diff(measured_rows);
-            let small = measured_rows < SMALL && changed == 0;
+            let small = measured_rows < SMALL && then == now;
             if small || (measured_rows >= SMALL && changed * REMEASURE_SHARE <= measured_rows) {
-                return Some(Chance::Share(share));
+                return Some(share);
             }
         }
         let share = self.second_highest(|store, query| {
@@ -120,8 +146,8 @@ impl Store {
             let best = store.nearest(query, 1, |_| true).first()?.score;
             Some(((best - typical) / (1.0 - typical).max(f32::EPSILON)).max(0.0))
         })?;
-        self.unrelated.measured = Some((rows, share));
-        Some(Chance::Share(share))
+        self.unrelated.measured = Some((rows, now, share));
+        Some(share)
     }
 
     /// The second highest of `measure` over the unrelated queries; `None` with fewer than
@@ -144,28 +170,36 @@ mod tests {
     use kb_domain::{EntryPath, Stamp};
 
     use super::super::{EntryRecord, Key, Store};
-    use super::Chance;
+    use super::{Chance, SMALL};
 
     fn unit(values: &[f32]) -> Vec<f32> {
         let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
         values.iter().map(|x| x / norm).collect()
     }
 
+    fn key(n: usize) -> Key {
+        let mut key = [0; 16];
+        key[..8].copy_from_slice(&(n as u64).to_le_bytes());
+        key
+    }
+
     /// A store of `count` entries, one part each, spread over the first two axes.
-    fn store_of(file: &std::path::Path, count: u8) -> Store {
+    fn store_of(file: &std::path::Path, count: usize) -> Store {
         let mut store = Store::open(file).unwrap();
-        let vectors: Vec<(Key, Vec<f32>)> = (0..count)
-            .map(|n| ([n; 16], unit(&[f32::from(n) + 1.0, f32::from(count) - f32::from(n), 0.5])))
-            .collect();
-        let entries: Vec<EntryRecord> = (0..count)
-            .map(|n| EntryRecord {
-                path: EntryPath::parse(&format!("ideas/e{n}.md")).unwrap(),
-                stamp: Stamp::new(1, 2),
-                parts: vec![[n; 16]],
-            })
-            .collect();
+        let vectors: Vec<(Key, Vec<f32>)> =
+            (0..count).map(|n| (key(n), unit(&[n as f32 + 1.0, (count - n) as f32, 0.5]))).collect();
+        let entries: Vec<EntryRecord> = (0..count).map(|n| record(n, vec![key(n)])).collect();
         store.append(&vectors, &entries).unwrap();
         store
+    }
+
+    /// The record of entry `n` with `parts` (none: removed).
+    fn record(n: usize, parts: Vec<Key>) -> EntryRecord {
+        EntryRecord {
+            path: EntryPath::parse(&format!("ideas/e{n}.md")).unwrap(),
+            stamp: Stamp::new(1, 2),
+            parts,
+        }
     }
 
     /// A measure of `query` over `store`: its best part's score and its share of the room
@@ -188,7 +222,7 @@ mod tests {
     }
 
     #[test]
-    fn a_large_vault_is_measured_by_the_second_highest_share() {
+    fn a_vault_is_measured_by_the_second_highest_score_and_share() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("m.vec");
         let mut owner = store_of(&file, 80);
@@ -196,44 +230,52 @@ mod tests {
         assert_eq!(owner.chance(), None, "not measured before the queries are kept");
         let queries = queries();
         owner.keep_unrelated(&queries).unwrap();
-        let Some(Chance::Share(share)) = owner.chance() else { panic!("{:?}", owner.chance()) };
+        let chance = owner.chance().unwrap();
+        let scores: Vec<f32> = queries.iter().map(|q| measures(&owner, q).0).collect();
         let shares: Vec<f32> = queries.iter().map(|q| measures(&owner, q).1).collect();
         assert!(shares[0] > shares[1..].iter().copied().fold(0.0, f32::max), "{shares:?}");
-        assert!((share - second(shares)).abs() < 1e-6, "{share}");
+        assert!((chance.share.unwrap() - second(shares)).abs() < 1e-6, "{chance:?}");
+        assert!((chance.score.unwrap() - second(scores)).abs() < 1e-6, "{chance:?}");
         // Another process reads them from the file.
         let mut other = Store::open(&file).unwrap();
         assert!(other.has_unrelated());
-        assert_eq!(other.chance(), Some(Chance::Share(share)));
+        assert_eq!(other.chance(), Some(chance));
     }
 
     #[test]
-    fn a_small_vault_is_measured_by_its_live_parts_best_scores() {
+    fn a_large_vault_is_measured_by_share_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut large = store_of(&dir.path().join("large.vec"), SMALL);
+        large.keep_unrelated(&queries()).unwrap();
+        let chance = large.chance().unwrap();
+        assert_eq!(chance.score, None);
+        assert!(chance.share.is_some());
+    }
+
+    #[test]
+    fn removed_entries_do_not_count_and_one_or_two_parts_have_no_share() {
         let dir = tempfile::tempdir().unwrap();
         let queries = queries();
         let mut shrunk = store_of(&dir.path().join("shrunk.vec"), 80);
         shrunk.keep_unrelated(&queries).unwrap();
-        assert!(matches!(shrunk.chance(), Some(Chance::Share(_))));
-        // All but three removed: measured again, by score, over the three left.
-        let gone: Vec<EntryRecord> = (3..80_u8)
-            .map(|n| EntryRecord {
-                path: EntryPath::parse(&format!("ideas/e{n}.md")).unwrap(),
-                stamp: Stamp::new(1, 3),
-                parts: Vec::new(),
-            })
-            .collect();
+        let before = shrunk.chance().unwrap();
+        // All but three removed: measured again over the three left.
+        let gone: Vec<EntryRecord> = (3..80).map(|n| record(n, Vec::new())).collect();
         shrunk.append(&[], &gone).unwrap();
         assert_eq!(shrunk.live_parts(), 3);
+        let after = shrunk.chance().unwrap();
+        assert_ne!(after, before);
         let best = second(queries.iter().map(|q| measures(&shrunk, q).0).collect());
-        assert_eq!(shrunk.chance(), Some(Chance::Score(best)));
+        assert!((after.score.unwrap() - best).abs() < 1e-6, "{after:?}");
         // A fresh store of the same three entries measures the same.
         let mut fresh = store_of(&dir.path().join("fresh.vec"), 80);
         fresh.keep_unrelated(&queries).unwrap();
         fresh.append(&[], &gone).unwrap();
         assert_eq!(fresh.chance(), shrunk.chance());
-        // One entry is still measured.
+        // One entry: a score, no share.
         let mut one = store_of(&dir.path().join("one.vec"), 1);
         one.keep_unrelated(&queries).unwrap();
-        assert!(matches!(one.chance(), Some(Chance::Score(_))));
+        assert!(matches!(one.chance(), Some(Chance { score: Some(_), share: None })));
     }
 
     #[test]
