@@ -345,9 +345,9 @@ mod tests {
             "{}",
             search_hits(&hybrid)
         );
-        let keyword = json!({"entries": [{"path": "admin/a.md", "name": "A", "score": 3.14, "matchedBy": "keyword"}],
+        let keyword = json!({"entries": [{"path": "admin/a.md", "name": "A", "score": 3.25, "matchedBy": "keyword"}],
             "total": 1, "mode": "keyword"});
-        assert!(search_hits(&keyword).starts_with("admin/a.md  A  (3.14)\n"), "{}", search_hits(&keyword));
+        assert!(search_hits(&keyword).starts_with("admin/a.md  A  (3.25)\n"), "{}", search_hits(&keyword));
     }
 
     #[test]

@@ -217,10 +217,10 @@ async fn calibrating_queries_are_kept_like_searches_and_a_long_query_is_cut() {
     assert_eq!(server.embedding_requests(), 1);
     // A pasted page is searched by meaning from its first 2,000 characters.
     let page = "ä".repeat(50_000);
-    embedder.embed(&[page.clone()], TextRole::Query).await.unwrap();
+    embedder.embed(std::slice::from_ref(&page), TextRole::Query).await.unwrap();
     let sent = server.embedded_texts().last().cloned().unwrap();
     assert_eq!(sent.chars().count(), 2_000, "{}", sent.len());
     // Documents are sent whole (kb cuts them into parts itself).
-    embedder.embed(&[page.clone()], TextRole::Document).await.unwrap();
+    embedder.embed(std::slice::from_ref(&page), TextRole::Document).await.unwrap();
     assert_eq!(server.embedded_texts().last().map(|t| t.chars().count()), Some(50_000));
 }
