@@ -454,6 +454,7 @@ impl Embedder for OpenAiEmbedder {
 fn first_chars(text: &str, count: usize) -> &str {
     text.char_indices().nth(count).map_or(text, |(end, _)| &text[..end])
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
