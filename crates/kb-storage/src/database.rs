@@ -257,14 +257,35 @@ async fn connect_with(options: SqliteConnectOptions, storage: Storage) -> Result
     }
     // Two stores connecting at once to a new database would both turn on its write-ahead
     // log (one finds it locked) and both apply the first migration (sqlx takes no lock for
-    // SQLite's), and one would fail.
+    // SQLite's), and one would fail: in this process and in any other kb process on the
+    // vault (`kb serve` and a `kb capture` started together on a new vault).
     let _one_at_a_time = CONNECTING.lock().await;
+    let _one_process_at_a_time = match &file {
+        Some(file) => Some(lock_opening(file).await?),
+        None => None,
+    };
     let pool = pool
         .connect_with(options)
         .await
         .map_err(|err| StoreError::database("cannot open the database", err))?;
     MIGRATOR.run(&pool).await.map_err(|err| StoreError::database("cannot apply migrations", err))?;
     Ok(Database { pool, checkpoints, file })
+}
+
+/// Waits for and takes the lock beside the database `file` (`NAME.open-lock`) that one
+/// process holds while it opens and migrates the database; released when dropped.
+async fn lock_opening(file: &Path) -> Result<std::fs::File, StoreError> {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".open-lock");
+    let path = file.with_file_name(name);
+    tokio::task::spawn_blocking(move || {
+        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+        lock.lock()?;
+        Ok::<_, std::io::Error>(lock)
+    })
+    .await
+    .map_err(|err| StoreError::database_message(format!("cannot wait for the database: {err}")))?
+    .map_err(|err| StoreError::database("cannot lock the database while it is opened", err))
 }
 
 #[cfg(test)]

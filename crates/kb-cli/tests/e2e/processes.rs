@@ -467,3 +467,31 @@ async fn watch_versions(file: &Path, seen: &mut Vec<Option<(u64, i64, u64)>>, ho
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+#[test]
+fn commands_started_together_on_a_new_vault_all_open_its_database() {
+    for round in 0..6 {
+        let dir = tempfile::tempdir().unwrap();
+        // Each process creates and migrates the new database unless another is at it.
+        let children: Vec<_> = (0..3)
+            .map(|n| {
+                Command::new(env!("CARGO_BIN_EXE_kb"))
+                    .env_remove("OPENAI_API_KEY")
+                    .env_remove("DATABASE_URL")
+                    .env_remove("KB_DIR")
+                    .arg("--no-server")
+                    .arg("--kb-dir")
+                    .arg(dir.path())
+                    .args(["capture", &format!("Idea: round {round} thought {n}")])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "round {round}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+    }
+}
