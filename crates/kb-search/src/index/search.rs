@@ -18,6 +18,7 @@ use crate::passage;
 use crate::query::{self, Matching};
 use crate::rank::{self, Ranking};
 use crate::snippet::{Hits, TermMatcher, best_snippet};
+use crate::stopwords::is_stop_word;
 
 /// The name matches of a search are looked for apart (so that one scoring low on its text
 /// is still ranked) only when the words are in at most this many names and tags: a word in
@@ -152,6 +153,11 @@ impl TantivyIndex {
         let limit = kb_domain::paging::page_size((page.limit > 0).then_some(page.limit as u64));
         let room = limit.saturating_sub(found.hits.len());
         if request.parts.words.len() < 2 || found.total >= page.offset.saturating_add(limit) {
+            return Ok(());
+        }
+        // A query of function words only ("to be or not to be") is searched as typed, all
+        // of them: an entry holding one of them ("the") is no match.
+        if request.parts.words.iter().all(|word| is_stop_word(word, self.language)) {
             return Ok(());
         }
         let matching = if found.fuzzy { Matching::Fuzzy } else { Matching::Exact };

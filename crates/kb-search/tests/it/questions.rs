@@ -38,6 +38,14 @@ fn a_question_finds_entries_holding_some_of_its_words_after_those_holding_all() 
 }
 
 #[test]
+fn a_query_of_function_words_only_has_no_partial_hits() {
+    let (_v, index) = travel();
+    let r = index.search(&asked("the of and a to in is it that")).unwrap();
+    assert_eq!((r.total, r.partial_total), (0, 0), "{r:?}");
+    assert!(r.entries.is_empty(), "{r:?}");
+}
+
+#[test]
 fn without_partial_hits_asked_for_only_all_words_hits_answer_with_the_same_total() {
     let (_v, index) = travel();
     let r = index.search(&query("How do I renew my passport before the trip?")).unwrap();
