@@ -94,12 +94,15 @@ pub fn entry_list(data: &Value) -> String {
 /// passage, for an editor to open) with its name and snippet, then a count.
 pub fn search_hits(data: &Value) -> String {
     let hits = data.get("entries").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    if hits.is_empty() {
-        return "no matches\n".to_string();
-    }
     let mut out = String::new();
+    // Why meaning was not searched comes first, hits or none: "no matches" alone would
+    // say nothing is about the subject.
     if let Some(notice) = data.get("notice").and_then(Value::as_str) {
         out.push_str(&format!("{notice}\n"));
+    }
+    if hits.is_empty() {
+        out.push_str("no matches\n");
+        return out;
     }
     if data.get("fuzzy").and_then(Value::as_bool).unwrap_or(false) {
         out.push_str("no exact matches; close spellings:\n");
@@ -325,6 +328,17 @@ mod tests {
             "{}",
             search_hits(&mixed)
         );
+    }
+
+    #[test]
+    fn no_hits_still_say_why_meaning_was_not_searched() {
+        let data = json!({"entries": [], "total": 0, "mode": "keyword",
+            "notice": "search by meaning is unavailable: the embedding server did not answer"});
+        assert_eq!(
+            search_hits(&data),
+            "search by meaning is unavailable: the embedding server did not answer\nno matches\n"
+        );
+        assert_eq!(search_hits(&json!({"entries": [], "total": 0})), "no matches\n");
     }
 
     #[test]

