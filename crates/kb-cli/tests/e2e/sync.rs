@@ -412,7 +412,7 @@ fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
     let (laptop, desktop) = (dir.path().join("laptop"), dir.path().join("desktop"));
     std::fs::create_dir_all(laptop.join("ideas")).unwrap();
     let note = |name: &str| format!("---\nid: 01{name}\nname: {name}\n---\nFirst line.\nSecond line.\n");
-    for name in ["A", "B"] {
+    for name in ["A", "B", "C"] {
         std::fs::write(laptop.join(format!("ideas/{name}.md")), note(name)).unwrap();
     }
     ok(&laptop, &remote, "laptop", &["sync"]);
@@ -421,10 +421,12 @@ fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
         std::fs::write(laptop.join(format!("ideas/{name}.md")), format!("{}From the laptop.\n", note(name)))
             .unwrap();
     }
+    let from_laptop = note("C").replace("Second line.", "Second line, from the laptop.");
+    std::fs::write(laptop.join("ideas/C.md"), &from_laptop).unwrap();
     ok(&laptop, &remote, "laptop", &["sync"]);
 
-    // The desktop's round pauses halfway through writing (after A, before B); B is saved
-    // meanwhile, its first line changed.
+    // The desktop's round pauses halfway through writing (after A, before B and C); B is
+    // saved meanwhile, its first line changed, and C, its second line changed otherwise.
     let mut child = Command::new(env!("CARGO_BIN_EXE_kb"))
         .env("RUST_LOG", "warn")
         .env("KB_SYNC_REMOTE", &remote)
@@ -445,7 +447,23 @@ fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
     let edited =
         std::fs::read_to_string(&b).unwrap().replace("First line.", "First line, edited on the desktop.");
     std::fs::write(&b, edited).unwrap();
+    let c = desktop.join("ideas/C.md");
+    let from_desktop = note("C").replace("Second line.", "Second line, from the desktop.");
+    std::fs::write(&c, &from_desktop).unwrap();
     assert!(child.wait().unwrap().success());
+    // C stays as saved; the laptop's version is beside it as a conflict copy.
+    assert_eq!(std::fs::read_to_string(&c).unwrap(), from_desktop);
+    let copies: Vec<String> = std::fs::read_dir(desktop.join("ideas"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("C.conflict-desktop-"))
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    let copy = std::fs::read_to_string(desktop.join("ideas").join(&copies[0])).unwrap();
+    assert!(
+        copy.contains("Second line, from the laptop.") && copy.contains("conflict_of: ideas/C.md"),
+        "{copy}"
+    );
     let merged = std::fs::read_to_string(&b).unwrap();
     assert!(
         merged.contains("First line, edited on the desktop.") && merged.contains("From the laptop."),
@@ -455,4 +473,6 @@ fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
     ok(&desktop, &remote, "desktop", &["sync"]);
     ok(&laptop, &remote, "laptop", &["sync"]);
     assert_eq!(std::fs::read_to_string(laptop.join("ideas/B.md")).unwrap(), merged);
+    assert_eq!(std::fs::read_to_string(laptop.join("ideas/C.md")).unwrap(), from_desktop);
+    assert_eq!(std::fs::read_to_string(laptop.join("ideas").join(&copies[0])).unwrap(), copy);
 }

@@ -93,9 +93,7 @@ pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Vec<Str
         let mut rest = Vec::new();
         for (change, disk) in changes.into_iter().zip(on_disk.drain(..)) {
             if edited_since(&change, disk.as_ref()) {
-                if merge_edit(git, root, &change)? {
-                    written.push(change.path);
-                }
+                written.extend(merge_edit(git, root, &change)?);
             } else {
                 rest.push((change, disk));
             }
@@ -118,28 +116,34 @@ fn changed_after(file: &Path, started: SystemTime) -> bool {
 
 /// Merges a note someone edited on disk while it was being synced — their edit made on
 /// this device's version (`change.before`), the merged version (`change.after`) — and
-/// writes the result over their file; `true` when it merged. When it does not (the edit
-/// and what came changed one thing two ways, or the file is not text), their file stays
-/// as it is, and the next round commits it as an edit made here (the merged version stays
-/// in the repository's history).
-fn merge_edit(git: &Git, root: &Path, change: &FileChange) -> Result<bool, SyncError> {
+/// writes the result over their file: the path written. When it does not merge (the edit
+/// and what came changed one thing two ways), their file stays as they saved it and what
+/// came is written beside it as a conflict copy (its path is returned), so the next round
+/// sends both; a file that is not text stays as it is (the merged version stays in the
+/// repository's history).
+fn merge_edit(git: &Git, root: &Path, change: &FileChange) -> Result<Option<String>, SyncError> {
     let file = root.join(&change.path);
-    let (Some(before), Some((after, _))) = (&change.before, &change.after) else { return Ok(false) };
-    let Ok(disk) = std::fs::read(&file) else { return Ok(false) };
+    let (Some(before), Some((after, _))) = (&change.before, &change.after) else { return Ok(None) };
+    let Ok(disk) = std::fs::read(&file) else { return Ok(None) };
     let texts =
         (String::from_utf8(git.blob(before)?), String::from_utf8(git.blob(after)?), String::from_utf8(disk));
-    let (Ok(before), Ok(after), Ok(disk)) = texts else { return Ok(false) };
+    let (Ok(before), Ok(after), Ok(disk)) = texts else { return Ok(None) };
     match kb_domain::three_way::merge_note(&before, &after, &disk) {
         kb_domain::three_way::NoteMerge::Clean(merged) => {
             if merged != disk {
                 write_atomic(&file, merged.as_bytes()).map_err(|e| SyncError::io(&file, e))?;
             }
             tracing::info!(path = %change.path, "edited while syncing; merged with what came");
-            Ok(true)
+            Ok(Some(change.path.clone()))
         }
         kb_domain::three_way::NoteMerge::Conflict => {
-            tracing::warn!(path = %change.path, "edited while syncing in a way that does not merge with what came; kept as edited");
-            Ok(false)
+            let taken = |path: &str| root.join(path).symlink_metadata().is_ok();
+            let copy = super::merge::copy_name(&change.path, git.device(), chrono::Utc::now(), taken);
+            let bytes = super::merge::conflict_copy(after.as_bytes(), &change.path);
+            let copy_file = root.join(&copy);
+            write_atomic(&copy_file, &bytes).map_err(|e| SyncError::io(&copy_file, e))?;
+            tracing::warn!(path = %change.path, %copy, "edited while syncing in a way that does not merge with what came; kept as edited, what came is in the copy");
+            Ok(Some(copy))
         }
     }
 }
@@ -193,8 +197,8 @@ fn write_files(
         }
         if disk.is_some() && changed_after(&file, applying.started) {
             // Saved while this apply ran: never written over. A removal loses to the edit.
-            if change.after.is_some() && merge_edit(git, root, change)? {
-                written.push(change.path.clone());
+            if change.after.is_some() {
+                written.extend(merge_edit(git, root, change)?);
             }
             continue;
         }

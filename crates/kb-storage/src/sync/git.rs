@@ -18,12 +18,19 @@ pub(crate) struct Git {
     identity: Vec<String>,
     /// The index file to use instead of the repository's own, when set.
     index_file: Option<PathBuf>,
+    /// The device it runs on (the name of the conflict copies it makes).
+    device: String,
 }
 
 impl Git {
     /// git in `dir`, committing as `device` where the person has set no name and email.
     pub(crate) fn new(dir: &Path, device: &str) -> Git {
-        let mut git = Git { dir: dir.to_path_buf(), identity: Vec::new(), index_file: None };
+        let mut git = Git {
+            dir: dir.to_path_buf(),
+            identity: Vec::new(),
+            index_file: None,
+            device: device.to_string(),
+        };
         for (key, fallback) in
             [("user.name", format!("kb on {device}")), ("user.email", "kb@localhost".into())]
         {
@@ -34,6 +41,11 @@ impl Git {
             }
         }
         git
+    }
+
+    /// The device it runs on.
+    pub(crate) fn device(&self) -> &str {
+        &self.device
     }
 
     /// The same git using `index` as its index file (a merge built apart from the

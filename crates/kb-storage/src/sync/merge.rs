@@ -255,23 +255,27 @@ impl Building<'_> {
 
     /// `NAME.conflict-DEVICE-YYYYMMDD-HHMMSS.ext` beside `path`, free in the merged tree.
     fn copy_name(&self, path: &str) -> String {
-        let (stem, ext) = split_extension(path);
-        let device: String = self
-            .merge
-            .device
-            .chars()
-            .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
-            .collect();
-        let stamp = self.merge.now.format("%Y%m%d-%H%M%S");
-        let first = format!("{stem}.conflict-{device}-{stamp}{ext}");
-        if !self.result.contains_key(&first) {
-            return first;
-        }
-        (2..)
-            .map(|n| format!("{stem}.conflict-{device}-{stamp}-{n}{ext}"))
-            .find(|p| !self.result.contains_key(p))
-            .unwrap_or(first)
+        copy_name(path, self.merge.device, self.merge.now, |p| self.result.contains_key(p))
     }
+}
+
+/// `NAME.conflict-DEVICE-YYYYMMDD-HHMMSS.ext` beside `path` (`-2`, `-3`… after it while
+/// `taken`), made by `device` at `now`.
+pub(super) fn copy_name(
+    path: &str,
+    device: &str,
+    now: DateTime<Utc>,
+    taken: impl Fn(&str) -> bool,
+) -> String {
+    let (stem, ext) = split_extension(path);
+    let device: String =
+        device.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let stamp = now.format("%Y%m%d-%H%M%S");
+    let first = format!("{stem}.conflict-{device}-{stamp}{ext}");
+    if !taken(&first) {
+        return first;
+    }
+    (2..).map(|n| format!("{stem}.conflict-{device}-{stamp}-{n}{ext}")).find(|p| !taken(p)).unwrap_or(first)
 }
 
 /// `changes` with moves told by the notes' `id`s rather than by git's likeness of content
@@ -382,7 +386,7 @@ fn note_id(bytes: &[u8]) -> Option<String> {
 
 /// The bytes of a conflict copy of a note at `path`: its own new `id` and `conflict_of`
 /// naming the note; other files as they were.
-fn conflict_copy(bytes: &[u8], path: &str) -> Vec<u8> {
+pub(super) fn conflict_copy(bytes: &[u8], path: &str) -> Vec<u8> {
     let Ok(text) = std::str::from_utf8(bytes) else { return bytes.to_vec() };
     if !path.ends_with(".md") {
         return bytes.to_vec();
