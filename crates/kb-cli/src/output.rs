@@ -299,6 +299,14 @@ fn field_value(value: &Value) -> String {
     }
 }
 
+/// `text` safe to print on a terminal: control characters (an escape sequence, a carriage
+/// return in a file name another device sent) written as `\u{1b}`, never sent as they are.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
+        .collect()
+}
+
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -328,6 +336,12 @@ mod tests {
             "{}",
             search_hits(&mixed)
         );
+    }
+
+    #[test]
+    fn control_characters_are_written_out_not_sent() {
+        assert_eq!(printable("ideas/a\u{1b}[2Jb\r.md"), "ideas/a\\u{1b}[2Jb\\u{d}.md");
+        assert_eq!(printable("Žluťoučký kůň.md"), "Žluťoučký kůň.md");
     }
 
     #[test]

@@ -66,7 +66,8 @@ pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> 
                 out.push_str("conflicts  none\n");
             } else {
                 out.push_str(&format!("conflicts  {}\n", status.conflicts.len()));
-                status.conflicts.iter().for_each(|copy| out.push_str(&format!("  {copy}\n")));
+                let copies = status.conflicts.iter().map(|copy| output::printable(copy));
+                copies.for_each(|copy| out.push_str(&format!("  {copy}\n")));
             }
             output::print_text(&out)
         }
@@ -82,15 +83,16 @@ pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> 
             };
             let mut out = String::new();
             for path in &report.came {
-                out.push_str(&format!("came  {path}{}\n", gone(path)));
+                out.push_str(&format!("came  {}{}\n", output::printable(path), gone(path)));
             }
             for path in &report.went {
-                out.push_str(&format!("went  {path}{}\n", gone(path)));
+                out.push_str(&format!("went  {}{}\n", output::printable(path), gone(path)));
             }
             for conflict in &report.conflicts {
                 out.push_str(&format!(
                     "conflict  {} kept the remote's version; this device's is in {}\n",
-                    conflict.path, conflict.copy
+                    output::printable(&conflict.path),
+                    output::printable(&conflict.copy)
                 ));
             }
             if out.is_empty() {
