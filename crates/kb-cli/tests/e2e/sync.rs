@@ -73,6 +73,18 @@ fn a_conflict_is_synced_listed_resolved_and_undone_from_the_terminal() {
     let copy = copies[0].as_str().unwrap().to_string();
     assert!(copy.starts_with("projects/shed.conflict-desktop-"), "{copy}");
     assert_eq!((status["device"].clone(), status["ahead"].clone()), (json!("desktop"), json!(0)), "{status}");
+    // The copy came by sync, holding the desktop's version, here and on the laptop.
+    ok(&laptop, &remote, "laptop", &["sync"]);
+    for (vault, device) in [(&desktop, "desktop"), (&laptop, "laptop")] {
+        let history: Value =
+            serde_json::from_str(&ok(vault, &remote, device, &["--json", "history", &copy])).unwrap();
+        let first = &history["revisions"][0];
+        assert_eq!(
+            (first["source"].clone(), first["device"].clone()),
+            (json!("sync"), json!("desktop")),
+            "{history}"
+        );
+    }
     // The conflict is the first thing kb points out.
     let nudges: Value =
         serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "nudges"])).unwrap();

@@ -273,11 +273,14 @@ fn keep_pulled<'a>(
     let devices = pulled::devices(git, local, target)?;
     let files: Vec<(String, Pulled)> = changes
         .filter_map(|change| {
-            // A conflict copy holds this device's own version: no other device's change.
-            if super::is_conflict_copy(&change.path) {
-                return None;
-            }
-            let device = devices.of(&change.path)?.clone();
+            let device = if super::is_conflict_copy(&change.path) && change.after.is_some() {
+                // kb's copy holds the version of the device named in it (this one's, on
+                // the device that merged); another tool's is nobody's sync. Its removal
+                // is the device's that resolved it.
+                copy_device(git, &devices, &change.path)?
+            } else {
+                devices.of(&change.path)?.clone()
+            };
             let hash = match &change.after {
                 Some((oid, _)) => Some(content_hash(blobs.get(oid.as_str())?)),
                 None => None,
@@ -286,6 +289,16 @@ fn keep_pulled<'a>(
         })
         .collect();
     pulled::keep(state_dir, &files)
+}
+
+/// The device whose version kb's conflict copy at `path` holds: the one its name names,
+/// as that device calls itself when it is this one or one the pulled commits name.
+fn copy_device(git: &Git, devices: &pulled::Devices, path: &str) -> Option<String> {
+    let named = super::merge::copy_device(path)?;
+    let mut known = std::iter::once(git.device().to_string()).chain(devices.names().cloned());
+    Some(
+        known.find(|device| super::merge::in_copy_name(device) == named).unwrap_or_else(|| named.to_string()),
+    )
 }
 
 /// The files that differ between two commits, with their blobs.

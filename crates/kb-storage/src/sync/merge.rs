@@ -268,14 +268,35 @@ pub(super) fn copy_name(
     taken: impl Fn(&str) -> bool,
 ) -> String {
     let (stem, ext) = split_extension(path);
-    let device: String =
-        device.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let device = in_copy_name(device);
     let stamp = now.format("%Y%m%d-%H%M%S");
     let first = format!("{stem}.conflict-{device}-{stamp}{ext}");
     if !taken(&first) {
         return first;
     }
     (2..).map(|n| format!("{stem}.conflict-{device}-{stamp}-{n}{ext}")).find(|p| !taken(p)).unwrap_or(first)
+}
+
+/// `device` as a conflict copy's name holds it: letters, digits, `-` and `_` kept, any
+/// other character a `-`.
+pub(super) fn in_copy_name(device: &str) -> String {
+    device.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect()
+}
+
+/// The device named in kb's conflict copy at `path` (as [`in_copy_name`] wrote it), when
+/// it is one: `DEVICE` of `NAME.conflict-DEVICE-YYYYMMDD-HHMMSS[-N].ext`.
+pub(super) fn copy_device(path: &str) -> Option<&str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let rest = &name[name.find(".conflict-")? + ".conflict-".len()..];
+    // The stamp is the last `-` + 8 digits + `-` + 6 digits.
+    let bytes = rest.as_bytes();
+    let stamp_at = (0..bytes.len()).rev().find(|&at| {
+        let digits = |from: usize, count: usize| {
+            bytes.get(from..from + count).is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+        };
+        bytes[at] == b'-' && digits(at + 1, 8) && bytes.get(at + 9) == Some(&b'-') && digits(at + 10, 6)
+    })?;
+    Some(&rest[..stamp_at]).filter(|device| !device.is_empty())
 }
 
 /// `changes` with moves told by the notes' `id`s rather than by git's likeness of content
@@ -426,4 +447,23 @@ fn write_tree(git: &Git, files: &Files) -> Result<String, SyncError> {
 fn tempfile_path(git: &Git) -> Result<std::path::PathBuf, SyncError> {
     let git_dir = git.run(&["rev-parse", "--absolute-git-dir"])?;
     Ok(std::path::Path::new(git_dir.trim()).join(format!("kb-merge-index-{}", ulid::Ulid::new())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{copy_device, copy_name, in_copy_name};
+
+    #[test]
+    fn a_copy_names_its_device_and_the_name_gives_it_back() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-29T12:52:27Z").unwrap().to_utc();
+        let copy = copy_name("people/priya-raman.md", "Žofie's iPhone", now, |_| false);
+        assert_eq!(copy, "people/priya-raman.conflict-Žofie-s-iPhone-20261129-125227.md");
+        assert_eq!(copy_device(&copy), Some(in_copy_name("Žofie's iPhone").as_str()));
+        let taken =
+            copy_name("att/pic.png", "desk-2", now, |p| p == "att/pic.conflict-desk-2-20261129-125227.png");
+        assert_eq!(taken, "att/pic.conflict-desk-2-20261129-125227-2.png");
+        assert_eq!(copy_device(&taken), Some("desk-2"));
+        assert_eq!(copy_device("notes/a.sync-conflict-20261129-125227-ABC.md"), None);
+        assert_eq!(copy_device("notes/a.conflict-20261129-125227.md"), None);
+    }
 }

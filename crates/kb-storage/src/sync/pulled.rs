@@ -69,6 +69,11 @@ impl Devices {
     pub(super) fn of(&self, path: &str) -> Option<&String> {
         self.by_path.get(path).or(self.newest.as_ref())
     }
+
+    /// Every device named, newest first.
+    pub(super) fn names(&self) -> impl Iterator<Item = &String> {
+        self.newest.iter().chain(self.by_path.values())
+    }
 }
 
 /// The device that last changed each path among the commits reachable from `target` and
