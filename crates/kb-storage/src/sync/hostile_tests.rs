@@ -69,6 +69,7 @@ fn a_push_meeting_another_devices_push_is_tried_again_not_called_unreachable() {
     std::fs::write(&lock, "").unwrap();
     let error = round(&a.sync).unwrap_err();
     assert!(error.to_string().contains("the remote kept moving"), "{error}");
+    assert!(error.to_string().contains("cannot lock ref"), "{error}");
     // Once it is done, the next round pushes.
     std::fs::remove_file(&lock).unwrap();
     a.round();

@@ -75,7 +75,16 @@ impl GitSync {
         // The remote is pointed at the URL set only by a round: `kb sync status` writes
         // nothing.
         super::setup::remote(&self.git, &self.settings.remote)?;
-        for _ in 0..ATTEMPTS {
+        let mut refused = String::new();
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                // Devices that met at the remote would meet again at once: each waits a
+                // little longer, by a little more or less.
+                let jitter = std::time::SystemTime::UNIX_EPOCH
+                    .elapsed()
+                    .map_or(0, |d| u64::from(d.subsec_millis()) % 200);
+                std::thread::sleep(std::time::Duration::from_millis(200 * attempt as u64 + jitter));
+            }
             let remote = self.fetch()?;
             let mut kept = Kept::read(&self.state_dir());
             if let (Some(last), Some(remote)) = (&kept.last_remote, &remote)
@@ -105,15 +114,20 @@ impl GitSync {
                 return Ok(report);
             }
             super::pause_for_tests("push");
-            if self.push()? {
-                report.went = self.files_between(remote.as_deref(), &head)?;
-                kept.last_remote = Some(head);
-                kept.save(&self.state_dir())?;
-                return Ok(report);
+            match self.push()? {
+                None => {
+                    report.went = self.files_between(remote.as_deref(), &head)?;
+                    kept.last_remote = Some(head);
+                    kept.save(&self.state_dir())?;
+                    return Ok(report);
+                }
+                Some(why) => refused = why,
             }
             tracing::info!("the remote moved while syncing; fetching again");
         }
-        Err(SyncError::Unreachable(format!("the remote kept moving: {ATTEMPTS} pushes were refused")))
+        Err(SyncError::Unreachable(format!(
+            "the remote kept moving: {ATTEMPTS} pushes were refused (the last: {refused})"
+        )))
     }
 
     /// Commits every change of the vault's files not committed yet (made outside kb, or
@@ -230,15 +244,15 @@ impl GitSync {
     }
 
     /// Pushes to the remote's branch (this device's branch's name on an empty remote):
-    /// `false` when the remote refused it for having moved.
-    fn push(&self) -> Result<bool, SyncError> {
+    /// git's reason when the remote refused it for having moved (or being pushed to).
+    fn push(&self) -> Result<Option<String>, SyncError> {
         let branch = self.remote_branch()?.unwrap_or_else(|| self.branch.clone());
         let refspec = format!("HEAD:refs/heads/{branch}");
         match self
             .git
             .output_within(&["push", "--quiet", "--no-verify", REMOTE_NAME, &refspec], self.settings.timeout)
         {
-            Ok(_) => Ok(true),
+            Ok(_) => Ok(None),
             // Refused for having moved, or pushed to by another device at the same moment
             // (the remote could not take the branch's lock): fetched and merged again.
             Err(SyncError::Git { message, .. })
@@ -248,7 +262,9 @@ impl GitSync {
                     || message.contains("cannot lock ref")
                     || message.contains("failed to update ref") =>
             {
-                Ok(false)
+                let reason =
+                    message.lines().find(|line| line.contains("cannot lock") || line.contains("rejected"));
+                Ok(Some(reason.or_else(|| message.lines().next()).unwrap_or_default().trim().to_string()))
             }
             Err(SyncError::Git { message, .. }) => Err(SyncError::Unreachable(message)),
             Err(other) => Err(other),
