@@ -123,7 +123,10 @@ pub(super) fn exclude(root: &Path, git: &Git, settings: &SyncSettings) -> Result
              in the vault stops that (and removes them from the other devices)"
         );
     }
-    // kb's own state never travels, even when an earlier tool committed it.
-    git.run(&["rm", "--cached", "--quiet", "-r", "--ignore-unmatch", "--", ".kb"])?;
+    // kb's own state never travels, even when an earlier tool committed it (asked first:
+    // taking it out writes the index, which a person's git command may be using).
+    if !git.run(&["ls-files", "--", ".kb"])?.trim().is_empty() {
+        git.run(&["rm", "--cached", "--quiet", "-r", "--ignore-unmatch", "--", ".kb"])?;
+    }
     Ok(())
 }

@@ -25,3 +25,17 @@ fn the_status_under_another_remote_changes_nothing_until_a_round() {
     round(&moved).unwrap();
     assert_eq!(remote_url(&a.root), other);
 }
+
+#[test]
+fn opening_sync_on_a_synced_vault_takes_no_index_lock() {
+    let (_remote_dir, remote) = bare_remote();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    a.round();
+    // A person's git command holds the index: kb opening sync (every command does) must
+    // not need it.
+    let lock = a.root.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let opened = GitSync::open(&a.root, SyncSettings::new(remote.clone(), "laptop".to_string()));
+    std::fs::remove_file(&lock).unwrap();
+    opened.unwrap().status().unwrap();
+}
