@@ -113,6 +113,8 @@ impl Nudge {
             name: None,
             message: if copy.ends_with(".md") && copy.contains(".conflict-") {
                 format!("{copy} holds another version of a note, from a sync: keep mine, theirs or both")
+            } else if copy.contains(".conflict-") {
+                format!("{copy} holds another version of a file, from a sync: keep or delete it by hand")
             } else {
                 format!("{copy} is a conflict copy another sync left: keep or delete it by hand")
             },
@@ -319,4 +321,19 @@ pub fn evaluate<'a>(
         .map(|(_, _, nudge)| nudge)
         .filter(|nudge| snoozes.get(&nudge.key).is_none_or(|until| *until <= now))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Nudge;
+
+    #[test]
+    fn a_conflict_nudge_says_how_its_copy_is_resolved() {
+        let note = Nudge::conflict("projects/shed.conflict-desk-20261129-120000.md");
+        assert!(note.message.ends_with("keep mine, theirs or both"), "{}", note.message);
+        let file = Nudge::conflict("att/pic.conflict-desk-20261129-120000.png");
+        assert!(file.message.contains("another version of a file") && file.message.ends_with("by hand"));
+        let other = Nudge::conflict("notes/a.sync-conflict-20261129-120000-ABCDEFG.md");
+        assert!(other.message.contains("another sync left"), "{}", other.message);
+    }
 }

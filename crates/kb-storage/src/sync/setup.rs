@@ -22,14 +22,20 @@ const END: &str = "# kb sync: end";
 /// and git would write it to `.git/config`): credentials come from git's own helpers and
 /// ssh, never from kb's settings. An ssh user (`ssh://git@host/…`) is no secret.
 pub fn check_remote(remote: &str) -> Result<(), SyncError> {
-    // Whatever a password holds (a `/`, a space), it ends at the URL's last `@`.
     if let Some(at) = remote.find("://") {
         let scheme = &remote[..at];
         let after = &remote[at + 3..];
-        if let Some(credentials) = after.rfind('@').map(|end| &after[..end])
-            && (credentials.contains(':') || scheme.to_ascii_lowercase().contains("http"))
-        {
+        let http = scheme.to_ascii_lowercase().contains("http");
+        // Whatever a password holds (a `/`, a space), it ends at the URL's last `@`; a user
+        // name ends the host's part, before the path (which may hold an `@` of its own).
+        let password = after.rfind('@').is_some_and(|end| after[..end].contains(':'));
+        let user = http && after.split('/').next().is_some_and(|authority| authority.contains('@'));
+        if password || user {
             return Err(SyncError::PasswordInUrl(format!("{scheme}://***@…")));
+        }
+        // A token in the query (`?access_token=…`) is a password too.
+        if http && after.contains('?') {
+            return Err(SyncError::PasswordInUrl(format!("{scheme}://…?***")));
         }
     }
     Ok(())

@@ -297,11 +297,13 @@ fn a_remote_url_with_a_password_is_refused() {
         "https://ghp_tok3nABCter2@github.com/me/v.git",
         "HTTP://tok3nter2@example.com/v.git",
         "git+https://tok3nter2@example.com/v.git",
+        "https://example.com/v.git?access_token=ter2",
     ] {
         let error = super::check_remote(remote).unwrap_err();
         assert!(!error.to_string().contains("ter2") && !error.to_string().contains("'x"), "{error}");
     }
-    // A user name over ssh is no secret.
+    // A user name over ssh is no secret, nor an `@` in a path.
+    assert!(super::check_remote("https://example.com/people/me@home/v.git").is_ok());
     assert!(super::check_remote("ssh://git@example.com/v.git").is_ok());
     assert!(super::check_remote("git@github.com:me/v.git").is_ok());
 }
