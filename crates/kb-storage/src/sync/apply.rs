@@ -246,7 +246,7 @@ fn write_files(
 /// folder on its way is a link on this disk (a tree may replace a link it sent before with
 /// a folder of the same name, and a write would go through the link on disk, even into
 /// `.kb/` or `.git/`).
-fn stays_in_vault(root: &Path, path: &str) -> bool {
+pub(super) fn stays_in_vault(root: &Path, path: &str) -> bool {
     let mut folder = root.to_path_buf();
     let parts: Vec<&str> = path.split('/').collect();
     for part in &parts[..parts.len().saturating_sub(1)] {

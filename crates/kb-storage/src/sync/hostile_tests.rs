@@ -77,3 +77,25 @@ fn a_push_meeting_another_devices_push_is_tried_again_not_called_unreachable() {
     b.round();
     assert_eq!(b.read("people/sam.md").as_deref(), Some("Sam\nOwes me lunch.\n"));
 }
+
+#[test]
+fn files_sent_under_a_local_link_stay_in_the_vault_for_the_others() {
+    let (_remote_dir, remote) = bare_remote();
+    let outside = tempfile::tempdir().unwrap();
+    let a = Device::with_files(&remote, "laptop", &[("people/sam.md", "Sam\n")]);
+    a.round();
+    // The desktop keeps a link to a folder outside the vault, which never travels.
+    let b = Device::new(&remote, "desktop");
+    b.round();
+    std::os::unix::fs::symlink(outside.path(), b.root.join("ext")).unwrap();
+    b.round();
+    // Another device puts a note where the desktop has its link.
+    push_from_elsewhere(&remote, &[("ext/plan.md", "The plan\n")], None);
+    b.round();
+    assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none(), "written through the link");
+    // Later rounds do not send its removal: the laptop keeps it.
+    let report = b.round();
+    assert!(report.went.is_empty(), "{:?}", report.went);
+    a.round();
+    assert_eq!(a.read("ext/plan.md").as_deref(), Some("The plan\n"));
+}

@@ -206,6 +206,21 @@ impl GitSync {
             args.extend(refused.iter().map(String::as_str));
             self.git.run(&args)?;
         }
+        // A file another device wrote where this one has a link on the way (never written
+        // through it) is missing here, not deleted: the repository keeps it for the others.
+        let deleted = self.git.output(&["diff", "--cached", "--name-only", "--diff-filter=D", "-z"])?.stdout;
+        let kept: Vec<String> = deleted
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .filter(|path| !super::apply::stays_in_vault(&self.root, path))
+            .collect();
+        if !kept.is_empty() {
+            tracing::warn!(paths = ?kept, "not here: a link on this disk stands where the vault has these files; they stay in the vault for the other devices");
+            let mut args = vec!["reset", "--quiet", "HEAD", "--"];
+            args.extend(kept.iter().map(String::as_str));
+            self.git.run(&args)?;
+        }
         Ok(())
     }
 
