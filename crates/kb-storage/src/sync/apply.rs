@@ -55,7 +55,8 @@ pub(super) fn apply(
     let on_disk = disk_blobs(git, root, &changes)?;
     // Checked before the journal is written: a refused apply leaves nothing to finish.
     for (change, disk) in changes.iter().zip(&on_disk) {
-        if edited_since(change, disk.as_ref()) {
+        // A path through a link on this disk is not written: nothing there to refuse for.
+        if edited_since(change, disk.as_ref()) && stays_in_vault(root, &change.path) {
             return Err(SyncError::Refused(format!(
                 "{} changed while syncing; the next round takes it in",
                 change.path
@@ -92,7 +93,7 @@ pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Vec<Str
         // version: it is merged with what came (see [`merge_edit`]).
         let mut rest = Vec::new();
         for (change, disk) in changes.into_iter().zip(on_disk.drain(..)) {
-            if edited_since(&change, disk.as_ref()) {
+            if edited_since(&change, disk.as_ref()) && stays_in_vault(root, &change.path) {
                 written.extend(merge_edit(git, root, &change)?);
             } else {
                 rest.push((change, disk));
@@ -326,6 +327,8 @@ fn disk_blobs(git: &Git, root: &Path, changes: &[FileChange]) -> Result<Vec<Opti
     let present: Vec<(usize, PathBuf)> = changes
         .iter()
         .enumerate()
+        // A path through a link on this disk is never read (nor written) by sync.
+        .filter(|(_, c)| stays_in_vault(root, &c.path))
         .map(|(i, c)| (i, root.join(&c.path)))
         .filter(|(_, p)| p.symlink_metadata().is_ok_and(|m| m.is_file()))
         .collect();

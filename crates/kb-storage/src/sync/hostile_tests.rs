@@ -98,4 +98,14 @@ fn files_sent_under_a_local_link_stay_in_the_vault_for_the_others() {
     assert!(report.went.is_empty(), "{:?}", report.went);
     a.round();
     assert_eq!(a.read("ext/plan.md").as_deref(), Some("The plan\n"));
+    // The laptop edits it: the desktop goes on syncing, its own notes both ways.
+    a.write("ext/plan.md", "The plan, revised\n");
+    a.round();
+    b.write("people/sam.md", "Sam\nFrom the desktop.\n");
+    let report = b.round();
+    assert_eq!(report.went, ["people/sam.md"], "{report:?}");
+    assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none(), "written through the link");
+    a.round();
+    assert_eq!(a.read("people/sam.md").as_deref(), Some("Sam\nFrom the desktop.\n"));
+    assert_eq!(a.read("ext/plan.md").as_deref(), Some("The plan, revised\n"));
 }
