@@ -157,10 +157,11 @@ impl Rounds {
         lock(&self.summary).state = "syncing";
         let result = self.sync.round();
         if let (Ok(report), Some(vault)) = (&result, self.vault.get())
-            && !report.came.is_empty()
+            && (!report.came.is_empty() || !report.conflicts.is_empty())
         {
-            let pulled: Vec<EntryPath> =
-                report.came.iter().filter_map(|path| EntryPath::parse(path).ok()).collect();
+            // What came, and the conflict copies the round wrote.
+            let written = report.came.iter().chain(report.conflicts.iter().map(|conflict| &conflict.copy));
+            let pulled: Vec<EntryPath> = written.filter_map(|path| EntryPath::parse(path).ok()).collect();
             vault.follow_all(&pulled);
         }
         let conflicts = kb_storage::sync::conflict_copies(self.sync.root()).len();

@@ -89,11 +89,12 @@ pub async fn run(kb: &Assistant, action: Option<SyncAction>, format: Format) -> 
                 out.push_str(&format!("went  {}{}\n", output::printable(path), gone(path)));
             }
             for conflict in &report.conflicts {
-                out.push_str(&format!(
-                    "conflict  {} kept the remote's version; this device's is in {}\n",
-                    output::printable(&conflict.path),
-                    output::printable(&conflict.copy)
-                ));
+                let (note, copy) = (output::printable(&conflict.path), output::printable(&conflict.copy));
+                out.push_str(&if conflict.copy_holds_what_came {
+                    format!("conflict  {note} stays as saved here; what came is in {copy}\n")
+                } else {
+                    format!("conflict  {note} kept the remote's version; this device's is in {copy}\n")
+                });
             }
             if out.is_empty() {
                 out.push_str("in sync: nothing came or went\n");

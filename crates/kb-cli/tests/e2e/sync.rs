@@ -439,7 +439,7 @@ fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
 
     // The desktop's round pauses halfway through writing (after A, before B and C); B is
     // saved meanwhile, its first line changed, and C, its second line changed otherwise.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kb"))
+    let child = Command::new(env!("CARGO_BIN_EXE_kb"))
         .env("RUST_LOG", "warn")
         .env("KB_SYNC_REMOTE", &remote)
         .env("KB_DEVICE", "desktop")
@@ -447,6 +447,7 @@ fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
         .args(["--no-server", "--kb-dir"])
         .arg(&desktop)
         .arg("sync")
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let a = desktop.join("ideas/A.md");
@@ -462,19 +463,35 @@ fn a_note_saved_while_a_round_writes_it_is_merged_not_overwritten() {
     let c = desktop.join("ideas/C.md");
     let from_desktop = note("C").replace("Second line.", "Second line, from the desktop.");
     std::fs::write(&c, &from_desktop).unwrap();
-    assert!(child.wait().unwrap().success());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("conflict  ideas/C.md stays as saved here; what came is in ideas/C.conflict-laptop-"),
+        "{said}"
+    );
     // C stays as saved; the laptop's version is beside it as a conflict copy.
     assert_eq!(std::fs::read_to_string(&c).unwrap(), from_desktop);
     let copies: Vec<String> = std::fs::read_dir(desktop.join("ideas"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("C.conflict-desktop-"))
+        .filter(|name| name.starts_with("C.conflict-laptop-"))
         .collect();
     assert_eq!(copies.len(), 1, "{copies:?}");
     let copy = std::fs::read_to_string(desktop.join("ideas").join(&copies[0])).unwrap();
     assert!(
         copy.contains("Second line, from the laptop.") && copy.contains("conflict_of: ideas/C.md"),
         "{copy}"
+    );
+    // The copy is the laptop's change, as history tells it.
+    let copy_path = format!("ideas/{}", copies[0]);
+    let history: Value =
+        serde_json::from_str(&ok(&desktop, &remote, "desktop", &["--json", "history", &copy_path])).unwrap();
+    let first = &history["revisions"][0];
+    assert_eq!(
+        (first["source"].clone(), first["device"].clone()),
+        (json!("sync"), json!("laptop")),
+        "{history}"
     );
     let merged = std::fs::read_to_string(&b).unwrap();
     assert!(

@@ -21,13 +21,14 @@ use crate::vault::atomic::{sync_dir, write_atomic, write_atomic_in_batch};
 /// The journal's file name in `.kb/sync/`.
 const JOURNAL: &str = "applying";
 
-/// An apply under way: from this device's commit to the merged one, and when it began
-/// (a file changed on disk after that was edited by someone while the apply ran).
-#[derive(Debug, Clone, Copy)]
+/// An apply under way: where, since when (a file changed on disk after that was edited by
+/// someone while the apply ran), and which device each pulled path comes from.
 struct Applying<'a> {
-    local: &'a str,
-    target: &'a str,
+    git: &'a Git,
+    root: &'a Path,
+    state_dir: &'a Path,
     started: SystemTime,
+    devices: pulled::Devices,
 }
 
 /// One file's change between two commits.
@@ -40,17 +41,48 @@ struct FileChange {
     after: Option<(String, String)>,
 }
 
+/// What an apply wrote.
+#[derive(Debug, Default)]
+pub(super) struct Applied {
+    /// The paths written or removed.
+    pub written: Vec<String>,
+    /// Each note saved here while the apply wrote it that did not merge with what came
+    /// (it stays as saved), with the conflict copy holding what came.
+    pub kept_beside: Vec<(String, String)>,
+}
+
+/// How a note saved while it was being synced was taken in ([`merge_edit`]).
+enum Edited {
+    /// Merged with what came, and written.
+    Merged,
+    /// Kept as saved; what came is in the copy at this path.
+    Beside(String),
+    /// Kept as saved: not text.
+    Kept,
+}
+
+impl Applied {
+    /// Takes in how `path`, saved while it was being synced, was taken in.
+    fn edited(&mut self, path: &str, edited: Edited) {
+        match edited {
+            Edited::Merged => self.written.push(path.to_string()),
+            Edited::Beside(copy) => self.kept_beside.push((path.to_string(), copy)),
+            Edited::Kept => {}
+        }
+    }
+}
+
 /// Writes `target` over the work tree at `root`, which holds `local` (see the module doc);
-/// the paths written or removed.
+/// what it wrote.
 pub(super) fn apply(
     git: &Git,
     root: &Path,
     state_dir: &Path,
     local: &str,
     target: &str,
-) -> Result<Vec<String>, SyncError> {
+) -> Result<Applied, SyncError> {
     std::fs::create_dir_all(state_dir).map_err(|e| SyncError::io(state_dir, e))?;
-    let applying = Applying { local, target, started: SystemTime::now() };
+    let started = SystemTime::now();
     let changes = changes(git, local, target)?;
     let on_disk = disk_blobs(git, root, &changes)?;
     // Checked before the journal is written: a refused apply leaves nothing to finish.
@@ -67,43 +99,48 @@ pub(super) fn apply(
     write_atomic(&journal, format!("{local} {target}\n").as_bytes())
         .map_err(|e| SyncError::io(&journal, e))?;
     let work: Vec<(FileChange, Option<String>)> = changes.into_iter().zip(on_disk).collect();
-    let written = write_files(git, root, state_dir, applying, &work)?;
+    let applying = Applying { git, root, state_dir, started, devices: pulled::devices(git, local, target)? };
+    let mut applied = Applied::default();
+    write_files(&applying, &work, &mut applied)?;
     git.run(&["reset", "--quiet", "--mixed", target])?;
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
-    Ok(written)
+    Ok(applied)
 }
 
-/// Finishes an apply a stopped process left (see the module doc); the paths it wrote.
-pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Vec<String>, SyncError> {
+/// Finishes an apply a stopped process left (see the module doc); what it wrote.
+pub(super) fn finish(git: &Git, root: &Path, state_dir: &Path) -> Result<Applied, SyncError> {
     let journal = state_dir.join(JOURNAL);
-    let Ok(text) = std::fs::read_to_string(&journal) else { return Ok(Vec::new()) };
+    let mut applied = Applied::default();
+    let Ok(text) = std::fs::read_to_string(&journal) else { return Ok(applied) };
     let mut ids = text.split_whitespace();
     let (Some(local), Some(target)) = (ids.next(), ids.next()) else {
         let _ = std::fs::remove_file(&journal);
-        return Ok(Vec::new());
+        return Ok(applied);
     };
     let head = git.commit_of("HEAD")?;
-    let mut written = Vec::new();
     if head.as_deref() != Some(target) {
         tracing::info!(local, target, "finishing the sync a stopped process began");
-        let applying = Applying { local, target, started: SystemTime::now() };
+        let started = SystemTime::now();
         let changes = changes(git, local, target)?;
+        let applying =
+            Applying { git, root, state_dir, started, devices: pulled::devices(git, local, target)? };
         let mut on_disk = disk_blobs(git, root, &changes)?;
         // A file edited since the stop is the person's newer word, made on this device's
         // version: it is merged with what came (see [`merge_edit`]).
         let mut rest = Vec::new();
         for (change, disk) in changes.into_iter().zip(on_disk.drain(..)) {
             if edited_since(&change, disk.as_ref()) && stays_in_vault(root, &change.path) {
-                written.extend(merge_edit(git, root, &change)?);
+                let edited = merge_edit(&applying, &change)?;
+                applied.edited(&change.path, edited);
             } else {
                 rest.push((change, disk));
             }
         }
-        written.extend(write_files(git, root, state_dir, applying, &rest)?);
+        write_files(&applying, &rest, &mut applied)?;
         git.run(&["reset", "--quiet", "--mixed", target])?;
     }
     std::fs::remove_file(&journal).map_err(|e| SyncError::io(&journal, e))?;
-    Ok(written)
+    Ok(applied)
 }
 
 /// Whether the file at `file` was modified after `started` (a link or no file: no).
@@ -117,34 +154,37 @@ fn changed_after(file: &Path, started: SystemTime) -> bool {
 
 /// Merges a note someone edited on disk while it was being synced — their edit made on
 /// this device's version (`change.before`), the merged version (`change.after`) — and
-/// writes the result over their file: the path written. When it does not merge (the edit
-/// and what came changed one thing two ways), their file stays as they saved it and what
-/// came is written beside it as a conflict copy (its path is returned), so the next round
-/// sends both; a file that is not text stays as it is (the merged version stays in the
-/// repository's history).
-fn merge_edit(git: &Git, root: &Path, change: &FileChange) -> Result<Option<String>, SyncError> {
+/// writes the result over their file. When it does not merge (the edit and what came
+/// changed one thing two ways), their file stays as they saved it and what came is
+/// written beside it as a conflict copy named after the device it came from (of
+/// `devices`), and recorded as that device's, so the next round sends both; a file that
+/// is not text stays as it is (the merged version stays in the repository's history).
+fn merge_edit(applying: &Applying<'_>, change: &FileChange) -> Result<Edited, SyncError> {
+    let Applying { git, root, state_dir, devices, .. } = applying;
     let file = root.join(&change.path);
-    let (Some(before), Some((after, _))) = (&change.before, &change.after) else { return Ok(None) };
-    let Ok(disk) = std::fs::read(&file) else { return Ok(None) };
+    let (Some(before), Some((after, _))) = (&change.before, &change.after) else { return Ok(Edited::Kept) };
+    let Ok(disk) = std::fs::read(&file) else { return Ok(Edited::Kept) };
     let texts =
         (String::from_utf8(git.blob(before)?), String::from_utf8(git.blob(after)?), String::from_utf8(disk));
-    let (Ok(before), Ok(after), Ok(disk)) = texts else { return Ok(None) };
+    let (Ok(before), Ok(after), Ok(disk)) = texts else { return Ok(Edited::Kept) };
     match kb_domain::three_way::merge_note(&before, &after, &disk) {
         kb_domain::three_way::NoteMerge::Clean(merged) => {
             if merged != disk {
                 write_atomic(&file, merged.as_bytes()).map_err(|e| SyncError::io(&file, e))?;
             }
             tracing::info!(path = %change.path, "edited while syncing; merged with what came");
-            Ok(Some(change.path.clone()))
+            Ok(Edited::Merged)
         }
         kb_domain::three_way::NoteMerge::Conflict => {
+            let from = devices.of(&change.path).cloned().unwrap_or_else(|| git.device().to_string());
             let taken = |path: &str| root.join(path).symlink_metadata().is_ok();
-            let copy = super::merge::copy_name(&change.path, git.device(), chrono::Utc::now(), taken);
+            let copy = super::merge::copy_name(&change.path, &from, chrono::Utc::now(), taken);
             let bytes = super::merge::conflict_copy(after.as_bytes(), &change.path);
             let copy_file = root.join(&copy);
             write_atomic(&copy_file, &bytes).map_err(|e| SyncError::io(&copy_file, e))?;
+            pulled::add(state_dir, &copy, &Pulled { hash: Some(content_hash(&bytes)), device: from })?;
             tracing::warn!(path = %change.path, %copy, "edited while syncing in a way that does not merge with what came; kept as edited, what came is in the copy");
-            Ok(Some(copy))
+            Ok(Edited::Beside(copy))
         }
     }
 }
@@ -155,17 +195,17 @@ fn edited_since(change: &FileChange, disk: Option<&String>) -> bool {
     disk != change.before.as_ref() && disk != change.after.as_ref().map(|(oid, _)| oid)
 }
 
-/// Writes the changes of `work` from this device's commit to the merged one (`applying`;
-/// each with its file's blob on disk), first keeping what comes from which device for
-/// history; a file already as the merge has it (written before a stop) is left, and one
-/// saved since the apply began is merged with what came ([`merge_edit`]).
+/// Writes the changes of `work` from this device's commit to the merged one (each with
+/// its file's blob on disk) into `applied`, first keeping what comes from which device
+/// (of `devices`) for history; a file already as the merge has it (written before a stop)
+/// is left, and one saved since the apply began (`started`) is merged with what came
+/// ([`merge_edit`]).
 fn write_files(
-    git: &Git,
-    root: &Path,
-    state_dir: &Path,
-    applying: Applying<'_>,
+    applying: &Applying<'_>,
     work: &[(FileChange, Option<String>)],
-) -> Result<Vec<String>, SyncError> {
+    applied: &mut Applied,
+) -> Result<(), SyncError> {
+    let Applying { git, root, state_dir, started, devices } = applying;
     // Every blob to write, read at once (a process per blob costs more than the writes).
     let wanted: Vec<&str> = work
         .iter()
@@ -174,8 +214,7 @@ fn write_files(
         .collect();
     let mut blobs =
         wanted.iter().copied().zip(git.blobs(&wanted)?).collect::<std::collections::HashMap<_, _>>();
-    keep_pulled(git, state_dir, applying, work.iter().map(|(change, _)| change), &blobs)?;
-    let mut written = Vec::new();
+    keep_pulled(git, state_dir, devices, work.iter().map(|(change, _)| change), &blobs)?;
     let mut folders = std::collections::BTreeSet::new();
     let half = work.len() / 2;
     // Removals first: a link the tree replaces with a folder of the same name goes before
@@ -196,10 +235,11 @@ fn write_files(
             tracing::warn!(path = %change.path, "not written: its path goes through a link on this disk");
             continue;
         }
-        if disk.is_some() && changed_after(&file, applying.started) {
+        if disk.is_some() && changed_after(&file, *started) {
             // Saved while this apply ran: never written over. A removal loses to the edit.
             if change.after.is_some() {
-                written.extend(merge_edit(git, root, change)?);
+                let edited = merge_edit(applying, change)?;
+                applied.edited(&change.path, edited);
             }
             continue;
         }
@@ -229,18 +269,18 @@ fn write_files(
                 folders.extend(file.parent().filter(|f| f.exists()).map(Path::to_path_buf));
             }
         }
-        written.push(change.path.clone());
+        applied.written.push(change.path.clone());
     }
     // Each folder's new names on disk once, before the branch moves and the journal goes. A
     // folder a later removal left empty is gone: the folder above it holds that news.
     let standing: std::collections::BTreeSet<&Path> = folders
         .iter()
-        .filter_map(|folder| folder.ancestors().find(|dir| dir.is_dir() || *dir == root))
+        .filter_map(|folder| folder.ancestors().find(|dir| dir.is_dir() || *dir == *root))
         .collect();
     for folder in standing {
         sync_dir(folder).map_err(|e| SyncError::io(folder, e))?;
     }
-    Ok(written)
+    Ok(())
 }
 
 /// Whether the file at vault-relative `path` would be written where its path says: no
@@ -267,18 +307,17 @@ pub(super) fn stays_in_vault(root: &Path, path: &str) -> bool {
 fn keep_pulled<'a>(
     git: &Git,
     state_dir: &Path,
-    Applying { local, target, .. }: Applying<'_>,
+    devices: &pulled::Devices,
     changes: impl Iterator<Item = &'a FileChange>,
     blobs: &std::collections::HashMap<&str, Vec<u8>>,
 ) -> Result<(), SyncError> {
-    let devices = pulled::devices(git, local, target)?;
     let files: Vec<(String, Pulled)> = changes
         .filter_map(|change| {
             let device = if super::is_conflict_copy(&change.path) && change.after.is_some() {
                 // kb's copy holds the version of the device named in it (this one's, on
                 // the device that merged); another tool's is nobody's sync. Its removal
                 // is the device's that resolved it.
-                copy_device(git, &devices, &change.path)?
+                copy_device(git, devices, &change.path)?
             } else {
                 devices.of(&change.path)?.clone()
             };

@@ -232,7 +232,7 @@ impl Building<'_> {
         let bytes = conflict_copy(&git.blob(&ours.oid)?, target);
         let oid = git.store_blob(&bytes)?;
         self.result.insert(copy.clone(), File { mode: ours.mode.clone(), oid });
-        self.conflicts.push(Conflict { path: target.to_string(), copy });
+        self.conflicts.push(Conflict { path: target.to_string(), copy, copy_holds_what_came: false });
         Ok(())
     }
 

@@ -43,6 +43,22 @@ pub(super) fn keep(state_dir: &Path, files: &[(String, Pulled)]) -> Result<(), S
     write_atomic(&file, text.as_bytes()).map_err(|e| SyncError::io(&file, e))
 }
 
+/// Adds `path` to what the apply under way wrote (see [`keep`]).
+pub(super) fn add(state_dir: &Path, path: &str, pulled: &Pulled) -> Result<(), SyncError> {
+    if path.contains(['\t', '\n']) || pulled.device.contains(['\t', '\n']) {
+        return Ok(());
+    }
+    let file = state_dir.join(FILE);
+    let hash = pulled.hash.as_ref().map_or("-", |h| h.0.as_str());
+    let mut kept = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .map_err(|e| SyncError::io(&file, e))?;
+    std::io::Write::write_all(&mut kept, format!("{hash}\t{}\t{path}\n", pulled.device).as_bytes())
+        .map_err(|e| SyncError::io(&file, e))
+}
+
 /// What the last apply in the vault whose state folder (`.kb`) is `kb_state` wrote, by path;
 /// empty when nothing was pulled.
 pub(crate) fn read(kb_state: &Path) -> HashMap<String, Pulled> {

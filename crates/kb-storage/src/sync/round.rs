@@ -20,11 +20,24 @@ const ATTEMPTS: usize = 5;
 
 /// A note two devices changed in ways that do not merge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Conflict {
-    /// The note, which keeps the remote's version.
+    /// The note, which keeps the remote's version (or, when `copy_holds_what_came`, the
+    /// version saved here while the round wrote it).
     pub path: String,
-    /// The copy holding this device's version.
+    /// The copy holding the other version: this device's, or what came.
     pub copy: String,
+    /// Whether the copy holds what came (the note was saved here while the round wrote
+    /// it, and stays as saved).
+    pub copy_holds_what_came: bool,
+}
+
+impl Conflict {
+    /// The conflict of a note saved here while a round wrote it (`note`, as saved) and
+    /// what came (in `copy`).
+    fn beside((note, copy): (String, String)) -> Conflict {
+        Conflict { path: note, copy, copy_holds_what_came: true }
+    }
 }
 
 /// What a round did.
@@ -69,7 +82,9 @@ impl GitSync {
         let writes = WriteLock::open(&kb_dir).map_err(|e| SyncError::io(&kb_dir, e))?;
         {
             let _writing = writes.hold();
-            report.came.extend(finish(&self.git, &self.root, &self.state_dir())?);
+            let finished = finish(&self.git, &self.root, &self.state_dir())?;
+            report.came.extend(finished.written);
+            report.conflicts.extend(finished.kept_beside.into_iter().map(Conflict::beside));
             report.outside_edits = self.commit_outside_edits()?;
         }
         // The remote is pointed at the URL set only by a round: `kb sync status` writes
@@ -102,7 +117,10 @@ impl GitSync {
                 // refuses to write over it, and the next round commits it.
                 let _writing = writes.hold();
                 let (came, conflicts) = self.merge(remote.as_deref())?;
-                report.came.extend(came);
+                // A copy the merge made is told as a conflict, not as a file that came.
+                report
+                    .came
+                    .extend(came.into_iter().filter(|path| !conflicts.iter().any(|c| &c.copy == path)));
                 report.conflicts.extend(conflicts);
             }
             if let Some(remote) = &remote {
@@ -293,15 +311,15 @@ impl GitSync {
         let Some(local) = self.git.commit_of("HEAD")? else {
             // Nothing here yet: the remote's files, as they are.
             let empty = tree::empty_tree(&self.git)?;
-            let written = apply(&self.git, &self.root, &self.state_dir(), &empty, remote)?;
-            return Ok((written, Vec::new()));
+            let applied = apply(&self.git, &self.root, &self.state_dir(), &empty, remote)?;
+            return Ok((applied.written, applied.kept_beside.into_iter().map(Conflict::beside).collect()));
         };
         if local == remote || self.git.succeeds(&["merge-base", "--is-ancestor", remote, &local])? {
             return Ok((Vec::new(), Vec::new()));
         }
         if self.git.succeeds(&["merge-base", "--is-ancestor", &local, remote])? {
-            let written = apply(&self.git, &self.root, &self.state_dir(), &local, remote)?;
-            return Ok((written, Vec::new()));
+            let applied = apply(&self.git, &self.root, &self.state_dir(), &local, remote)?;
+            return Ok((applied.written, applied.kept_beside.into_iter().map(Conflict::beside).collect()));
         }
         let base = match self.git.output(&["merge-base", &local, remote]) {
             Ok(out) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
@@ -330,8 +348,10 @@ impl GitSync {
             .run(&["commit-tree", &merged.tree, "-p", &local, "-p", remote, "-m", &message])?
             .trim()
             .to_string();
-        let written = apply(&self.git, &self.root, &self.state_dir(), &local, &commit)?;
-        Ok((written, merged.conflicts))
+        let applied = apply(&self.git, &self.root, &self.state_dir(), &local, &commit)?;
+        let mut conflicts = merged.conflicts;
+        conflicts.extend(applied.kept_beside.into_iter().map(Conflict::beside));
+        Ok((applied.written, conflicts))
     }
 
     /// Refuses a pulled tree that tracks files under `.kb/` or `.git`, submodules, links
