@@ -176,8 +176,8 @@ impl Rounds {
                     tracing::warn!(conflicts = ?report.conflicts, "sync met notes changed two ways; see `kb sync status`");
                 }
             }
-            // Another process's round: nothing changes here.
-            Err(SyncError::Busy) => summary.state = "idle",
+            // Another process's round, or a note being typed in: nothing fails here.
+            Err(SyncError::Busy | SyncError::EditedMeanwhile(_)) => summary.state = "idle",
             Err(error) => {
                 summary.state = "failing";
                 summary.problem = Some(error.to_string());
@@ -198,7 +198,7 @@ impl Rounds {
                     }
                     pause = interval;
                 }
-                Err(SyncError::Busy) => pause = interval,
+                Err(SyncError::Busy | SyncError::EditedMeanwhile(_)) => pause = interval,
                 Err(error) => {
                     pause = pause.saturating_mul(2).min(MAX_PAUSE.max(interval));
                     tracing::warn!(%error, retry_in_secs = pause.as_secs(), "sync failed; kb goes on and tries again");

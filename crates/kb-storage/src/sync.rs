@@ -92,6 +92,10 @@ pub enum SyncError {
     /// Another process holds the sync lock.
     #[error("another kb process is syncing this vault now")]
     Busy,
+    /// A file the round was about to write changed on disk meanwhile (someone is typing in
+    /// it): nothing was written, and the next round takes the change in.
+    #[error("{0} changed while syncing; the next round takes it in")]
+    EditedMeanwhile(String),
     /// A file of the vault or of `.kb/` cannot be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -89,10 +89,7 @@ pub(super) fn apply(
     for (change, disk) in changes.iter().zip(&on_disk) {
         // A path through a link on this disk is not written: nothing there to refuse for.
         if edited_since(change, disk.as_ref()) && stays_in_vault(root, &change.path) {
-            return Err(SyncError::Refused(format!(
-                "{} changed while syncing; the next round takes it in",
-                change.path
-            )));
+            return Err(SyncError::EditedMeanwhile(change.path.clone()));
         }
     }
     let journal = state_dir.join(JOURNAL);
