@@ -24,7 +24,11 @@ pub async fn nudges(kb: &Assistant, action: Option<NudgeAction>, format: Format)
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .map(|n| format!("- {}\n  [{}]", output::text(n, "message"), output::text(n, "key")))
+                    .map(|n| {
+                        // A nudge may name a file another device sent: no control character reaches the terminal.
+                        let (message, key) = (output::text(n, "message"), output::text(n, "key"));
+                        format!("- {}\n  [{}]", output::printable(message), output::printable(key))
+                    })
                     .collect();
                 if listed.is_empty() { "Nothing to point out.".to_string() } else { listed.join("\n") }
             })

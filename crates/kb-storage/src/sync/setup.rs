@@ -22,6 +22,10 @@ const END: &str = "# kb sync: end";
 /// and git would write it to `.git/config`): credentials come from git's own helpers and
 /// ssh, never from kb's settings. An ssh user (`ssh://git@host/…`) is no secret.
 pub fn check_remote(remote: &str) -> Result<(), SyncError> {
+    // `https:/TOKEN@host` (one slash) is no URL git reads as https, but a token all the same.
+    if remote.to_ascii_lowercase().starts_with("http") && !remote.contains("://") && remote.contains('@') {
+        return Err(SyncError::PasswordInUrl("an http URL with one slash".to_string()));
+    }
     if let Some(at) = remote.find("://") {
         let scheme = &remote[..at];
         let after = &remote[at + 3..];

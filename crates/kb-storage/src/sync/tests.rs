@@ -298,6 +298,7 @@ fn a_remote_url_with_a_password_is_refused() {
         "HTTP://tok3nter2@example.com/v.git",
         "git+https://tok3nter2@example.com/v.git",
         "https://example.com/v.git?access_token=ter2",
+        "https:/tok3nter2@example.com/v.git",
     ] {
         let error = super::check_remote(remote).unwrap_err();
         assert!(!error.to_string().contains("ter2") && !error.to_string().contains("'x"), "{error}");
