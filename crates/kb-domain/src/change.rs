@@ -22,17 +22,29 @@ pub enum ChangeSource {
     Outside,
     /// kb's own sync brought the change from another device.
     Sync,
+    /// A mail sent to the mailbox kb watches.
+    Email,
+    /// A web page a link led to, read by kb.
+    Web,
+    /// A voice note, transcribed.
+    Voice,
+    /// A file handed to kb (an upload, `kb capture --file`).
+    File,
 }
 
 impl ChangeSource {
     /// Every source, in a fixed order.
-    pub const ALL: [ChangeSource; 6] = [
+    pub const ALL: [ChangeSource; 10] = [
         ChangeSource::Chat,
         ChangeSource::Api,
         ChangeSource::Cli,
         ChangeSource::Mcp,
         ChangeSource::Outside,
         ChangeSource::Sync,
+        ChangeSource::Email,
+        ChangeSource::Web,
+        ChangeSource::Voice,
+        ChangeSource::File,
     ];
 
     /// The value written to `source` and to history.
@@ -44,6 +56,10 @@ impl ChangeSource {
             ChangeSource::Mcp => "mcp",
             ChangeSource::Outside => "outside",
             ChangeSource::Sync => "sync",
+            ChangeSource::Email => "email",
+            ChangeSource::Web => "web",
+            ChangeSource::Voice => "voice",
+            ChangeSource::File => "file",
         }
     }
 

@@ -92,10 +92,10 @@ pub use ports::{
     ChangeObserver, ChatModel, Clock, ConversationStore, Embedder, EmbeddingCoverage, EmbeddingError,
     EntryCatalogue, EntryChange, EntryContext, EntryLinks, EntryReader, EntryRepository, EntryWriter,
     FixedClock, FolderCount, LaterChanges, LinkKind, LinkedNote, ListFilter, ListPage, MalformedFile,
-    MatchedBy, MergeOutcome, MoveOutcome, NameMatch, NearbyNote, Passage, QueryVector, RelatedEntry,
-    Relation, RepositoryError, RestoreOutcome, RevisionHistory, RevisionText, SearchError, SearchHit,
-    SearchIndex, SearchMode, SearchQuery, SearchResults, StoreError, SystemClock, TextRole, UndoOutcome,
-    UpdateOutcome,
+    MatchedBy, MergeOutcome, MoveOutcome, NameMatch, NearbyNote, PageError, PageReader, Passage, QueryVector,
+    RelatedEntry, Relation, RepositoryError, RestoreOutcome, RevisionHistory, RevisionText, SearchError,
+    SearchHit, SearchIndex, SearchMode, SearchQuery, SearchResults, StoreError, SystemClock, TextRole,
+    UndoOutcome, UpdateOutcome, WebPage,
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};

@@ -18,6 +18,7 @@ mod embedder;
 mod entries;
 mod idempotency;
 mod observer;
+mod pages;
 mod revisions;
 mod search;
 
@@ -34,6 +35,7 @@ pub use self::entries::{
 };
 pub use self::idempotency::{Claim, IdempotencyStore, KeptAnswer, KeyClaim};
 pub use self::observer::{ChangeObserver, EntryChange};
+pub use self::pages::{PageError, PageReader, WebPage};
 pub use self::revisions::{LaterChanges, RestoreOutcome, RevisionHistory, RevisionText, UndoOutcome};
 pub use self::search::{
     EmbeddingCoverage, MatchedBy, Passage, QueryVector, RelatedEntry, SearchError, SearchHit, SearchIndex,

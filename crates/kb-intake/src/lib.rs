@@ -1,0 +1,9 @@
+//! kb's intake adapters: what people send kb besides typed text, made into text kb can file.
+//!
+//! - [`web`]: [`WebReader`], the [`PageReader`](kb_domain::PageReader) that fetches a
+//!   link's page from public addresses only, within a deadline and a size limit, and keeps
+//!   its article as Markdown.
+
+pub mod web;
+
+pub use web::{FetchSettings, HostResolver, SystemResolver, WebReader};
