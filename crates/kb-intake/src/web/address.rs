@@ -61,9 +61,9 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if let Some(mapped) = ip.to_ipv4_mapped() {
         Some(mapped)
-    } else if s[..6] == [0; 6] && !ip.is_loopback() && !ip.is_unspecified() {
-        Some(low)
-    } else if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    } else if (s[..6] == [0; 6] && !ip.is_loopback() && !ip.is_unspecified())
+        || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
+    {
         Some(low)
     } else if s[0] == 0x2002 {
         Some(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8))
