@@ -1,6 +1,7 @@
 //! The web reader against real HTTP servers on loopback: which addresses it refuses (before
 //! any connection), redirects, limits, and a page read.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
