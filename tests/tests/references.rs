@@ -123,6 +123,7 @@ fn moving_an_entry_referred_to_from_50_others_keeps_every_reference_working() {
         classifier: Arc::new(ScriptedClassifier::new(vec![])),
         digest_writer: None,
         clock: Arc::new(SystemClock),
+        pages: None,
     };
     let registry = kb_tools::standard_registry().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

@@ -53,6 +53,7 @@ impl World {
             classifier: Arc::new(ScriptedClassifier::new(vec![])),
             digest_writer: None,
             clock: Arc::new(SystemClock),
+            pages: None,
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         World { _dir: dir, root, vault, services, registry: kb_tools::standard_registry().unwrap(), rt }

@@ -64,7 +64,8 @@ impl From<ToolFailure> for CliError {
             ErrorCode::InvalidArguments
             | ErrorCode::InvalidPath
             | ErrorCode::InvalidUpdate
-            | ErrorCode::InvalidMove => CliError::usage(failure.message),
+            | ErrorCode::InvalidMove
+            | ErrorCode::LinkRefused => CliError::usage(failure.message),
             _ => CliError::runtime(failure.message),
         }
     }

@@ -217,6 +217,7 @@ impl Assistant {
             classifier: Arc::new(LlmClassifier::new(Arc::clone(&model))),
             digest_writer,
             clock,
+            pages: Some(Arc::new(kb_intake::WebReader::new(config.intake.fetch))),
         };
         let registry = Arc::new(kb_tools::standard_registry().map_err(CoreError::Tools)?);
         let threshold = Confidence::new(config.threshold)

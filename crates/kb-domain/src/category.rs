@@ -64,7 +64,7 @@ pub const PROJECT_STATUSES: &[&str] =
 /// Status values of an admin item.
 pub const ADMIN_STATUSES: &[&str] = &[statuses::PENDING, statuses::DONE];
 /// Values of `source`.
-pub const SOURCES: &[&str] = &["chat", "api", "cli", "mcp"];
+pub const SOURCES: &[&str] = &["chat", "api", "cli", "mcp", "email", "web", "voice", "file"];
 /// Values of an inbox entry's `suggested_category`.
 pub const SUGGESTABLE: &[&str] = &["people", "projects", "ideas", "admin"];
 

@@ -27,7 +27,8 @@ pub mod keys {
     pub const UPDATED_AT: &str = "updated_at";
     /// How sure the classification was, `0..=1`.
     pub const CONFIDENCE: &str = "confidence";
-    /// Where the capture came from (`chat`, `api`, `cli`, `mcp`).
+    /// Where the capture came from (`chat`, `api`, `cli`, `mcp`, `email`, `web`, `voice`,
+    /// `file`).
     pub const SOURCE: &str = "source";
     /// A person's context: how you know them.
     pub const CONTEXT: &str = "context";
@@ -51,6 +52,16 @@ pub mod keys {
     pub const ORIGINAL_TEXT: &str = "original_text";
     /// The category kb would file an inbox entry under.
     pub const SUGGESTED_CATEGORY: &str = "suggested_category";
+    /// A note kb made from a web page: the page's address (after redirects).
+    pub const URL: &str = "url";
+    /// A note kb made from a web page: when kb read it (RFC 3339).
+    pub const FETCHED_AT: &str = "fetched_at";
+    /// A note kb made from a mail: its sender's address.
+    pub const FROM: &str = "from";
+    /// A note kb made from a mail: its `Message-ID`.
+    pub const MESSAGE_ID: &str = "message_id";
+    /// A note kb made from a file or a voice note: the file kept in `attachments/`.
+    pub const ATTACHMENT: &str = "attachment";
     /// The identifier an entry had before a merge or repair gave it another.
     pub const PREVIOUS_ID: &str = "previous_id";
 }

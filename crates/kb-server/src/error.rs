@@ -84,6 +84,8 @@ impl From<ToolFailure> for ApiError {
             ErrorCode::HistoryUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "history_unavailable"),
             ErrorCode::Ambiguous => (StatusCode::CONFLICT, "ambiguous"),
             ErrorCode::PossibleDuplicate => (StatusCode::CONFLICT, "possible_duplicate"),
+            ErrorCode::LinkRefused => (StatusCode::UNPROCESSABLE_ENTITY, "link_refused"),
+            ErrorCode::PageUnreadable => (StatusCode::BAD_GATEWAY, "page_unreadable"),
             ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         ApiError { candidates: failure.candidates, ..ApiError::new(status, code, failure.message) }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 use kb_domain::{
-    ChangeContext, Clock, Confidence, ConversationId, Embedder, EntryPath, EntryRepository, SearchIndex,
-    UndoScope,
+    ChangeContext, Clock, Confidence, ConversationId, Embedder, EntryPath, EntryRepository, PageReader,
+    SearchIndex, UndoScope,
 };
 
 use crate::ports::{Classifier, DigestWriter};
@@ -139,6 +139,8 @@ pub struct ToolServices {
     pub digest_writer: Option<Arc<dyn DigestWriter>>,
     /// The time.
     pub clock: Arc<dyn Clock>,
+    /// Who reads the page a captured link leads to; without one, a link is filed as text.
+    pub pages: Option<Arc<dyn PageReader>>,
 }
 
 impl std::fmt::Debug for ToolServices {

@@ -124,6 +124,11 @@ pub enum ErrorCode {
     Ambiguous,
     /// A capture may be an entry that exists already; nothing was filed.
     PossibleDuplicate,
+    /// A capture of a link kb will not fetch (not http/https, or a private address);
+    /// nothing was filed.
+    LinkRefused,
+    /// A capture of a link whose page could not be fetched; nothing was filed.
+    PageUnreadable,
     /// An error or panic inside the tool (details in the log).
     Internal,
 }
@@ -147,6 +152,8 @@ impl ErrorCode {
             ErrorCode::HistoryUnavailable => "HISTORY_UNAVAILABLE",
             ErrorCode::Ambiguous => "AMBIGUOUS",
             ErrorCode::PossibleDuplicate => "POSSIBLE_DUPLICATE",
+            ErrorCode::LinkRefused => "LINK_REFUSED",
+            ErrorCode::PageUnreadable => "PAGE_UNREADABLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -16,6 +16,7 @@ mod history_http;
 mod http;
 mod idempotency;
 mod kill_mid_change;
+mod links;
 mod links_bytes;
 mod mcp_bad_input;
 mod mcp_python;

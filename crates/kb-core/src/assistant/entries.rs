@@ -110,6 +110,7 @@ impl<'a> Entries<'a> {
             merge_into: options.merge_into.clone(),
             create_new: options.create_new.then_some(true),
             classification: None,
+            document: None,
         };
         self.kb.run::<ClassifyAndCapture>(args, self.source).await
     }

@@ -33,6 +33,7 @@ pub fn memory_services(
         classifier,
         digest_writer,
         clock,
+        pages: None,
     };
     (services, repository)
 }

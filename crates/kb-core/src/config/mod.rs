@@ -2,6 +2,10 @@
 //! model to use, and the chat settings; read from the environment (the `KB_*` variables)
 //! or built in code.
 
+mod intake;
+
+pub use intake::IntakeConfig;
+
 use std::path::PathBuf;
 
 use kb_domain::schedule::Schedule;
@@ -74,6 +78,8 @@ pub struct Config {
     /// With sync on, the one device that sends scheduled digests and nudges
     /// (`KB_OUTREACH_DEVICE`; unset: none does).
     pub outreach_device: Option<String>,
+    /// What kb takes in besides typed text: links' pages, files, mail, voice.
+    pub intake: IntakeConfig,
 }
 
 /// How the vault syncs through git.
@@ -157,6 +163,7 @@ impl Config {
             embeddings: None,
             sync: None,
             outreach_device: None,
+            intake: IntakeConfig::default(),
         }
     }
 
@@ -217,6 +224,7 @@ impl Config {
         config.outreach = outreach(&lookup)?;
         config.sync = sync(&lookup)?;
         config.outreach_device = lookup("KB_OUTREACH_DEVICE").map(|d| d.trim().to_string());
+        config.intake = IntakeConfig::from_lookup(&lookup)?;
         if config.sync.is_some() {
             // Every change is a commit, so the next round has it to send.
             config.git = GitMode::Commit;

@@ -4,6 +4,13 @@
 //! A hint fixes the category with confidence 1.0; the classifier is still asked for the
 //! name and fields, and if it fails the capture is filed anyway with a name made from the
 //! text. Without a hint, a failed classification files nothing.
+//!
+//! A capture whose whole text is one `http(s)` link is the page it leads to: read (see
+//! [`document`]) and filed as a note of its own, like any [`Document`] a capture is given.
+
+pub mod document;
+
+pub use document::Document;
 
 use kb_domain::category::SUGGESTABLE;
 use kb_domain::fields::{check_field, keys};
@@ -43,6 +50,11 @@ pub struct CaptureArgs {
     /// Your own classification of the text, when you have made one: kb then files it as you say and asks
     /// no classifier. Below kb's confidence threshold it still goes to the inbox.
     pub classification: Option<CallerClassification>,
+    /// A document to file (a mail, a file's text), given by kb itself, never by a caller:
+    /// the classifier reads its beginning, the note keeps all of it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub document: Option<Document>,
 }
 
 /// A classification made by the caller (an MCP client's own model), taken instead of kb's.
@@ -149,14 +161,26 @@ impl Tool for ClassifyAndCapture {
     ) -> Result<ToolOutput<CaptureData>, ToolError> {
         let hinted = parse_hints(&args.text, args.hints.as_deref());
         let person = hinted.hint.as_ref().and_then(|h| h.person.clone());
-        if hinted.text.is_empty() && person.is_none() {
+        let mut document = args.document.clone();
+        if document.is_none()
+            && args.merge_into.is_none()
+            && let (Some(link), Some(pages)) = (document::single_link(&hinted.text), &services.pages)
+        {
+            document = Some(document::read_page(link, pages.as_ref(), services.clock.now()).await?);
+        }
+        if hinted.text.is_empty() && person.is_none() && document.is_none() {
             return Err(ToolError::new(
                 ErrorCode::InvalidArguments,
                 "text is empty: give the words to capture",
             ));
         }
+        // A document's changes are recorded as coming from where it came from.
+        let from_document = document.as_ref().map(|d| ctx.clone().with_source(d.source));
+        let ctx = from_document.as_ref().unwrap_or(ctx);
         let request = ClassifyRequest {
-            text: if hinted.text.is_empty() {
+            text: if let Some(document) = &document {
+                document.classified_text()
+            } else if hinted.text.is_empty() {
                 person.clone().unwrap_or_default()
             } else {
                 hinted.text.clone()
@@ -200,7 +224,7 @@ impl Tool for ClassifyAndCapture {
                 let Resolved { path, resolution } = resolve_entry(reference, "mergeInto", services).await?;
                 (Some(path), resolution)
             }
-            None if args.create_new.unwrap_or(false) => (None, None),
+            None if args.create_new.unwrap_or(false) || document.is_some() => (None, None),
             None if confident => (existing_entry(&decision, certainty, services).await?, None),
             // Unsure what it is, but named like one person or project: it is about them.
             None => (existing_entry(&decision, certainty, services).await.ok().flatten(), None),
@@ -209,12 +233,16 @@ impl Tool for ClassifyAndCapture {
         if let Some(target) = target {
             return merge_capture(&target, captured, resolved, ctx, services).await;
         }
-        let new = new_entry(&decision, &request.text, certainty, ctx);
+        let captured_as = Captured { text: &hinted.text, decision: &decision };
+        let new = new_entry(captured_as, &request.text, document.as_ref(), certainty, ctx);
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
         // Kept once: the check for a namesake and the write are one step in the vault, so two
         // captures of one new person at the same moment do not file two entries.
-        let unique = confident && KEPT_ONCE.contains(&decision.category) && !args.create_new.unwrap_or(false);
+        let unique = confident
+            && KEPT_ONCE.contains(&decision.category)
+            && !args.create_new.unwrap_or(false)
+            && document.is_none();
         let created =
             run_blocking(
                 move || if unique { repo.create_unique_as(new, &by) } else { repo.create_as(new, &by) },
@@ -456,8 +484,14 @@ fn log_line(text: &str, today: chrono::NaiveDate) -> Result<BodyEdit, kb_domain:
 
 /// The entry to create: in its category with the person's words as the body (a person's
 /// or project's as the first dated line of its `## Log`), or in the inbox with them as
-/// `original_text`.
-fn new_entry(decision: &Classification, text: &str, certainty: Certainty, ctx: &ToolContext) -> NewEntry {
+/// `original_text`. A document's text is the body wherever it is filed, with its fields.
+fn new_entry(
+    Captured { text: said, decision }: Captured<'_>,
+    text: &str,
+    document: Option<&Document>,
+    certainty: Certainty,
+    ctx: &ToolContext,
+) -> NewEntry {
     let confident = certainty == Certainty::Sure;
     let suggested = decision.category;
     let mut fields = Frontmatter::new();
@@ -485,7 +519,28 @@ fn new_entry(decision: &Classification, text: &str, certainty: Certainty, ctx: &
         serde_json::Number::from_f64(decision.confidence.value()).map_or(Value::Null, Value::Number),
     );
     fields.set(keys::SOURCE, Value::String(ctx.source.as_str().to_string()));
-    let name = if decision.name.trim().is_empty() { name_from_text(text) } else { decision.name.clone() };
+    // A document is named by its own title (a page's, a mail's subject), else as any capture.
+    let name = if let Some(title) = document.and_then(|d| d.title.clone()).filter(|t| !t.trim().is_empty()) {
+        title
+    } else if !decision.name.trim().is_empty() {
+        decision.name.clone()
+    } else {
+        name_from_text(text)
+    };
+    if let Some(document) = document {
+        for (key, value) in document.fields.iter() {
+            fields.set(key, value.clone());
+        }
+        let category = if confident { suggested } else { Category::Inbox };
+        if !confident {
+            let said = if said.is_empty() { document.title.as_deref().unwrap_or_default() } else { said };
+            fields.set(keys::ORIGINAL_TEXT, Value::String(said.to_string()));
+            if SUGGESTABLE.contains(&suggested.as_str()) {
+                fields.set(keys::SUGGESTED_CATEGORY, Value::String(suggested.as_str().to_string()));
+            }
+        }
+        return NewEntry { category, name, fields, body: document.text.clone() };
+    }
     if confident {
         // A person or project is a log of what was said about it, from the first capture on.
         let logged =

@@ -1,0 +1,70 @@
+//! The settings of what kb takes in besides typed text: links' pages (`KB_FETCH_*`).
+
+use std::time::Duration;
+
+use kb_intake::FetchSettings;
+
+use super::{ConfigError, count};
+
+/// How kb takes in what people send it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IntakeConfig {
+    /// How a captured link's page is fetched (`KB_FETCH_TIMEOUT_SECS`, 10;
+    /// `KB_FETCH_MAX_BYTES`, 5 MB; `KB_FETCH_ALLOW_PRIVATE`, off).
+    pub fetch: FetchSettings,
+}
+
+impl IntakeConfig {
+    /// Reads the settings through `lookup`.
+    pub(super) fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<IntakeConfig, ConfigError> {
+        let defaults = FetchSettings::default();
+        let timeout = count(lookup, "KB_FETCH_TIMEOUT_SECS", defaults.timeout.as_secs() as usize)?.min(3_600);
+        let max_bytes = count(lookup, "KB_FETCH_MAX_BYTES", defaults.max_bytes as usize)?;
+        let fetch = FetchSettings {
+            timeout: Duration::from_secs(timeout as u64),
+            max_bytes: max_bytes as u64,
+            allow_private: flag(lookup, "KB_FETCH_ALLOW_PRIVATE")?,
+        };
+        Ok(IntakeConfig { fetch })
+    }
+}
+
+/// A switch: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off` (unset: off).
+fn flag(lookup: &impl Fn(&str) -> Option<String>, name: &'static str) -> Result<bool, ConfigError> {
+    match lookup(name).map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(false),
+        Some(value) => match value.as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(ConfigError::Invalid { name, value, expected: "1 (on) or 0 (off)" }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<IntakeConfig, ConfigError> {
+        IntakeConfig::from_lookup(&|name: &str| {
+            pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string())
+        })
+    }
+
+    #[test]
+    fn fetching_defaults_to_public_addresses_ten_seconds_and_five_megabytes() {
+        let fetch = read(&[]).unwrap().fetch;
+        assert_eq!(fetch, FetchSettings::default());
+        assert!(!fetch.allow_private);
+        let set = read(&[
+            ("KB_FETCH_TIMEOUT_SECS", "3"),
+            ("KB_FETCH_MAX_BYTES", "1000"),
+            ("KB_FETCH_ALLOW_PRIVATE", "1"),
+        ])
+        .unwrap()
+        .fetch;
+        assert_eq!((set.timeout, set.max_bytes, set.allow_private), (Duration::from_secs(3), 1000, true));
+        assert!(read(&[("KB_FETCH_ALLOW_PRIVATE", "maybe")]).is_err());
+        assert!(read(&[("KB_FETCH_TIMEOUT_SECS", "0")]).is_err());
+    }
+}
