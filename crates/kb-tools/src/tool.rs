@@ -51,13 +51,17 @@ pub struct ToolHints {
     pub destructive: bool,
     /// Calling it again with the same arguments has no further effect.
     pub idempotent: bool,
+    /// It may reach beyond the vault (a capture of a link reads the page on the web).
+    pub open_world: bool,
 }
 
 impl ToolHints {
     /// A tool that only reads.
-    pub const READ_ONLY: ToolHints = ToolHints { read_only: true, destructive: false, idempotent: true };
+    pub const READ_ONLY: ToolHints =
+        ToolHints { read_only: true, destructive: false, idempotent: true, open_world: false };
     /// A tool that adds or changes, never removing what the person wrote.
-    pub const ADDITIVE: ToolHints = ToolHints { read_only: false, destructive: false, idempotent: false };
+    pub const ADDITIVE: ToolHints =
+        ToolHints { read_only: false, destructive: false, idempotent: false, open_world: false };
 }
 
 /// A tool with typed arguments and output.

@@ -156,6 +156,9 @@ async fn exercise(client: &mut Client, vault: &Path) {
         assert_eq!(hints.read_only_hint, Some(read_only), "{}", tool.name);
         let destructive = ["delete_entry", "merge_entries", "resolve_conflict"].contains(&tool.name.as_ref());
         assert_eq!(hints.destructive_hint, Some(destructive), "{}", tool.name);
+        // Only a capture reaches beyond the vault (a link's page).
+        let open_world = tool.name == "classify_and_capture";
+        assert_eq!(hints.open_world_hint, Some(open_world), "{}", tool.name);
     }
     // Each link of get_entry says what it leads to.
     let get_entry = tools.iter().find(|tool| tool.name == "get_entry").expect("get_entry");

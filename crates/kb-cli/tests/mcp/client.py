@@ -292,6 +292,10 @@ async def step_list_tools(session: ClientSession) -> None:
             ann.read_only_hint is (tool.name in READ_ONLY),
             f"{tool.name}: readOnlyHint {tool.name in READ_ONLY}, got {ann.read_only_hint}",
         )
+        check(
+            ann.open_world_hint is (tool.name == "classify_and_capture"),
+            f"{tool.name}: openWorldHint only for a capture (a link's page), got {ann.open_world_hint}",
+        )
         if tool.name in DESTRUCTIVE:
             check(ann.destructive_hint is True, f"{tool.name}: destructiveHint true, got {ann.destructive_hint}")
         elif tool.name not in READ_ONLY:

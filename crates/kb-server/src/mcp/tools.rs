@@ -21,8 +21,8 @@ fn to_mcp(spec: ToolSpec) -> Tool {
         .read_only(spec.hints.read_only)
         .destructive(spec.hints.destructive)
         .idempotent(spec.hints.idempotent)
-        // The tools reach the vault and nothing else.
-        .open_world(false);
+        // The tools reach the vault and nothing else, but for a capture reading a link's page.
+        .open_world(spec.hints.open_world);
     let mut tool = Tool::new(
         spec.definition.name,
         spec.definition.description,

@@ -50,7 +50,8 @@ impl Tool for DeleteEntry {
         once: it answers confirmationRequired with a proposal, which you put to the user as a question; their \
         next message confirms or cancels. Never delete several entries at once.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
-    const HINTS: ToolHints = ToolHints { read_only: false, destructive: true, idempotent: true };
+    const HINTS: ToolHints =
+        ToolHints { read_only: false, destructive: true, idempotent: true, open_world: false };
     type Args = DeleteEntryArgs;
     type Output = DeleteEntryData;
 

@@ -63,7 +63,8 @@ impl Tool for MergeEntries {
         confirmationRequired with a proposal, which you put to the user as a question; their next message \
         confirms or cancels.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
-    const HINTS: ToolHints = ToolHints { read_only: false, destructive: true, idempotent: false };
+    const HINTS: ToolHints =
+        ToolHints { read_only: false, destructive: true, idempotent: false, open_world: false };
     type Args = MergeEntriesArgs;
     type Output = MergeEntriesData;
 

@@ -63,7 +63,8 @@ impl Tool for MoveEntry {
         most recently, or to file an inbox entry once the user has said where it belongs. With targetPath \
         instead, move any note to another folder or file name of the vault. Links to it follow the move.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
-    const HINTS: ToolHints = ToolHints { read_only: false, destructive: false, idempotent: true };
+    const HINTS: ToolHints =
+        ToolHints { read_only: false, destructive: false, idempotent: true, open_world: false };
     type Args = MoveEntryArgs;
     type Output = MoveEntryData;
 

@@ -82,7 +82,8 @@ impl Tool for ResolveConflict {
         chat it does not resolve at once: it answers confirmationRequired with a proposal, which you put to the \
         user as a question; their next message confirms or cancels. undo_last_change takes it back.";
     const CATEGORY: ToolCategory = ToolCategory::Action;
-    const HINTS: ToolHints = ToolHints { read_only: false, destructive: true, idempotent: false };
+    const HINTS: ToolHints =
+        ToolHints { read_only: false, destructive: true, idempotent: false, open_world: false };
     type Args = ResolveConflictArgs;
     type Output = ResolveConflictData;
 

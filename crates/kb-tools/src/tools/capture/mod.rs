@@ -149,7 +149,8 @@ impl Tool for ClassifyAndCapture {
         where it belongs; when it answers possibleDuplicate, nothing was filed: ask whether it is one of those \
         entries (call again with mergeInto) or a new one (call again with createNew: true).";
     const CATEGORY: ToolCategory = ToolCategory::Agentic;
-    const HINTS: ToolHints = ToolHints::ADDITIVE;
+    // A link's page is read from the web.
+    const HINTS: ToolHints = ToolHints { open_world: true, ..ToolHints::ADDITIVE };
     type Args = CaptureArgs;
     type Output = CaptureData;
 
