@@ -68,6 +68,32 @@ impl Attachments {
     }
 }
 
+/// The folder of the vault where kb keeps the files handed to it (uploads, voice notes,
+/// a mail's attachments). It is never read as notes.
+pub const ATTACHMENTS_FOLDER: &str = "attachments";
+
+/// The vault path kb keeps a file handed to it under: `attachments/HASH-SLUG.EXT`, from
+/// the file's SHA-256 (`sha256_hex`, its first 16 digits) and the name it was sent with,
+/// of which only a slug of its stem and a short extension of letters and digits are kept
+/// (the sender never chooses a path).
+pub fn attachment_path(sha256_hex: &str, sent_name: &str) -> String {
+    let base = file_name(sent_name.trim().trim_end_matches(['/', '\\'])).rsplit('\\').next().unwrap_or_default();
+    let (stem, extension) = match base.rsplit_once('.') {
+        Some((stem, extension)) if !stem.is_empty() => (stem, extension),
+        _ => (base, ""),
+    };
+    let slug = crate::Slug::from_name(stem);
+    let named = deunicode::deunicode(stem).chars().any(|c| c.is_ascii_alphanumeric());
+    let slug = if named { slug.as_str() } else { "file" };
+    let extension: String = extension.to_ascii_lowercase();
+    let hash: String = sha256_hex.chars().take(16).collect();
+    if !extension.is_empty() && extension.len() <= 8 && extension.chars().all(|c| c.is_ascii_alphanumeric()) {
+        format!("{ATTACHMENTS_FOLDER}/{hash}-{slug}.{extension}")
+    } else {
+        format!("{ATTACHMENTS_FOLDER}/{hash}-{slug}")
+    }
+}
+
 /// The last part of a path.
 fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
@@ -92,6 +118,20 @@ fn normalize(path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_files_name_comes_from_kb_never_from_the_sender() {
+        let hash = "0123456789abcdef0123";
+        assert_eq!(attachment_path(hash, "Quarterly Report.PDF"), "attachments/0123456789abcdef-quarterly-report.pdf");
+        assert_eq!(attachment_path(hash, "../../etc/passwd"), "attachments/0123456789abcdef-passwd");
+        assert_eq!(attachment_path(hash, "C:\\Users\\me\\voice.webm"), "attachments/0123456789abcdef-voice.webm");
+        assert_eq!(attachment_path(hash, ".bashrc"), "attachments/0123456789abcdef-bashrc");
+        assert_eq!(attachment_path(hash, "note.md"), "attachments/0123456789abcdef-note.md");
+        assert_eq!(attachment_path(hash, ""), "attachments/0123456789abcdef-file");
+        assert_eq!(attachment_path(hash, "x.tar.gz"), "attachments/0123456789abcdef-x-tar.gz");
+        assert_eq!(attachment_path(hash, "weird.ex%e"), "attachments/0123456789abcdef-weird");
+        assert_eq!(attachment_path(hash, "日記.txt"), "attachments/0123456789abcdef-ri-ji.txt");
+    }
 
     fn vault() -> Attachments {
         Attachments::new(

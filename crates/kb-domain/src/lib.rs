@@ -67,7 +67,7 @@ pub mod transform;
 pub mod turn_events;
 pub mod vault_files;
 
-pub use attachments::Attachments;
+pub use attachments::{ATTACHMENTS_FOLDER, Attachments, attachment_path};
 pub use catalogue::CatalogueEntry;
 pub use category::{Category, FieldKind, FieldSpec, UnknownCategory};
 pub use cause::{Cause, Chain, SharedCause};

@@ -58,6 +58,7 @@ mod sweep;
 #[cfg(test)]
 mod tests;
 mod undo;
+mod uploads;
 mod writes;
 
 use std::fs;
@@ -73,6 +74,7 @@ use kb_domain::{
 use serde_json::Value;
 
 pub use self::files::EntryFiles;
+pub use self::uploads::{KeptFile, Upload, UploadError};
 pub use kb_domain::conflicts::Resolved;
 
 /// Where kb writes the entry list of the vault at `root` (the file a vault opened there

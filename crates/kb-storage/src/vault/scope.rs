@@ -24,6 +24,10 @@ impl Scope {
     /// kb then sees more notes, never fewer.
     pub(crate) fn load(root: &Path, patterns: &[String]) -> Scope {
         let mut builder = GitignoreBuilder::new(root);
+        // The files kb keeps (uploads, voice notes) are never notes, whatever their names.
+        if let Err(error) = builder.add_line(None, &format!("/{}/", kb_domain::ATTACHMENTS_FOLDER)) {
+            tracing::warn!(%error, "the attachments folder cannot be left out");
+        }
         for name in PATTERN_FILES {
             let file = root.join(name);
             if file.is_file()
@@ -47,7 +51,7 @@ impl Scope {
     /// Whether the vault-relative `path` (a folder when `is_folder`) is left out, by itself
     /// or by a folder it is in.
     pub(crate) fn excludes(&self, path: &str, is_folder: bool) -> bool {
-        !self.excluded.is_empty() && self.excluded.matched_path_or_any_parents(path, is_folder).is_ignore()
+        self.excluded.matched_path_or_any_parents(path, is_folder).is_ignore()
     }
 }
 
@@ -66,11 +70,13 @@ mod tests {
         {
             assert!(scope.excludes(left_out, false), "{left_out}");
         }
-        for kept in ["Journal/x.md", "buildings.md", "projects/x.md", "Reading/Templates.txt.md"] {
+        assert!(scope.excludes("attachments/0123-note.md", false), "kb's kept files are never notes");
+        for kept in ["Journal/x.md", "buildings.md", "projects/x.md", "Reading/Templates.txt.md", "a/attachments/x.md"] {
             assert!(!scope.excludes(kept, false), "{kept}");
         }
         assert!(scope.excludes("build", true));
         assert!(!scope.excludes("build", false), "a file named like an ignored folder is kept");
         assert!(!Scope::load(&dir.path().join("none"), &[]).excludes("build/x.md", false));
+        assert!(Scope::load(&dir.path().join("none"), &[]).excludes("attachments/x.md", false));
     }
 }
