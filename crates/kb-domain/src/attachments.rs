@@ -77,7 +77,8 @@ pub const ATTACHMENTS_FOLDER: &str = "attachments";
 /// of which only a slug of its stem and a short extension of letters and digits are kept
 /// (the sender never chooses a path).
 pub fn attachment_path(sha256_hex: &str, sent_name: &str) -> String {
-    let base = file_name(sent_name.trim().trim_end_matches(['/', '\\'])).rsplit('\\').next().unwrap_or_default();
+    let base =
+        file_name(sent_name.trim().trim_end_matches(['/', '\\'])).rsplit('\\').next().unwrap_or_default();
     let (stem, extension) = match base.rsplit_once('.') {
         Some((stem, extension)) if !stem.is_empty() => (stem, extension),
         _ => (base, ""),
@@ -122,9 +123,15 @@ mod tests {
     #[test]
     fn a_kept_files_name_comes_from_kb_never_from_the_sender() {
         let hash = "0123456789abcdef0123";
-        assert_eq!(attachment_path(hash, "Quarterly Report.PDF"), "attachments/0123456789abcdef-quarterly-report.pdf");
+        assert_eq!(
+            attachment_path(hash, "Quarterly Report.PDF"),
+            "attachments/0123456789abcdef-quarterly-report.pdf"
+        );
         assert_eq!(attachment_path(hash, "../../etc/passwd"), "attachments/0123456789abcdef-passwd");
-        assert_eq!(attachment_path(hash, "C:\\Users\\me\\voice.webm"), "attachments/0123456789abcdef-voice.webm");
+        assert_eq!(
+            attachment_path(hash, "C:\\Users\\me\\voice.webm"),
+            "attachments/0123456789abcdef-voice.webm"
+        );
         assert_eq!(attachment_path(hash, ".bashrc"), "attachments/0123456789abcdef-bashrc");
         assert_eq!(attachment_path(hash, "note.md"), "attachments/0123456789abcdef-note.md");
         assert_eq!(attachment_path(hash, ""), "attachments/0123456789abcdef-file");

@@ -202,7 +202,8 @@ pub(crate) fn other_files(root: &Root) -> Vec<String> {
             continue;
         }
         let Some(rel) = relative(root, item.path()) else { continue };
-        if EntryPath::parse(&rel).is_ok() || root.scope().excludes(&rel, false) {
+        let note = EntryPath::parse(&rel).is_ok() && !root.scope().excludes(&rel, false);
+        if note || root.scope().leaves_out(&rel, false) {
             continue;
         }
         let is_file = if kind.is_symlink() {
@@ -232,7 +233,7 @@ fn walk_items(root: &Root, start: &Path) -> impl Iterator<Item = walkdir::Result
     WalkDir::new(start).min_depth(1).into_iter().filter_entry(move |item| {
         let Some(rel) = relative(&base, item.path()) else { return false };
         let visible = !item.file_name().to_string_lossy().starts_with('.');
-        visible && !(item.file_type().is_dir() && base.scope().excludes(&rel, true))
+        visible && !(item.file_type().is_dir() && base.scope().leaves_out(&rel, true))
     })
 }
 

@@ -24,10 +24,6 @@ impl Scope {
     /// kb then sees more notes, never fewer.
     pub(crate) fn load(root: &Path, patterns: &[String]) -> Scope {
         let mut builder = GitignoreBuilder::new(root);
-        // The files kb keeps (uploads, voice notes) are never notes, whatever their names.
-        if let Err(error) = builder.add_line(None, &format!("/{}/", kb_domain::ATTACHMENTS_FOLDER)) {
-            tracing::warn!(%error, "the attachments folder cannot be left out");
-        }
         for name in PATTERN_FILES {
             let file = root.join(name);
             if file.is_file()
@@ -48,10 +44,21 @@ impl Scope {
         Scope { excluded }
     }
 
-    /// Whether the vault-relative `path` (a folder when `is_folder`) is left out, by itself
-    /// or by a folder it is in.
+    /// Whether the vault-relative `path` (a folder when `is_folder`) is left out of the
+    /// notes: by the patterns, itself or a folder it is in, or because it is in the folder
+    /// of files kb keeps (`attachments/`), which is never read as notes.
     pub(crate) fn excludes(&self, path: &str, is_folder: bool) -> bool {
-        self.excluded.matched_path_or_any_parents(path, is_folder).is_ignore()
+        let kept = path
+            .strip_prefix(kb_domain::ATTACHMENTS_FOLDER)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        kept || self.leaves_out(path, is_folder)
+    }
+
+    /// Whether the patterns leave the vault-relative `path` out, itself or by a folder it is
+    /// in: the rule for the vault's other files (images, PDFs, kb's kept files), which links
+    /// may lead to.
+    pub(crate) fn leaves_out(&self, path: &str, is_folder: bool) -> bool {
+        !self.excluded.is_empty() && self.excluded.matched_path_or_any_parents(path, is_folder).is_ignore()
     }
 }
 
@@ -71,7 +78,16 @@ mod tests {
             assert!(scope.excludes(left_out, false), "{left_out}");
         }
         assert!(scope.excludes("attachments/0123-note.md", false), "kb's kept files are never notes");
-        for kept in ["Journal/x.md", "buildings.md", "projects/x.md", "Reading/Templates.txt.md", "a/attachments/x.md"] {
+        assert!(scope.excludes("attachments", true));
+        assert!(!scope.leaves_out("attachments/0123-note.md", false), "but they are the vault's files");
+        assert!(!scope.excludes("attachments-old/x.md", false));
+        for kept in [
+            "Journal/x.md",
+            "buildings.md",
+            "projects/x.md",
+            "Reading/Templates.txt.md",
+            "a/attachments/x.md",
+        ] {
             assert!(!scope.excludes(kept, false), "{kept}");
         }
         assert!(scope.excludes("build", true));

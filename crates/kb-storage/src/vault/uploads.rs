@@ -67,7 +67,8 @@ impl Upload {
         if self.size + bytes.len() as u64 > self.limit {
             return Err(UploadError::TooLarge { limit: self.limit });
         }
-        let file = self.file.as_mut().ok_or_else(|| UploadError::Io(io::Error::other("the upload is closed")))?;
+        let file =
+            self.file.as_mut().ok_or_else(|| UploadError::Io(io::Error::other("the upload is closed")))?;
         file.write_all(bytes).map_err(UploadError::Io)?;
         self.hasher.update(bytes);
         self.size += bytes.len() as u64;
