@@ -88,9 +88,12 @@ pub enum Command {
     Chat(ChatArgs),
     /// File a thought, task, fact or idea without chatting.
     Capture {
-        /// What to file (several words are joined with spaces).
-        #[arg(required = true, value_name = "TEXT")]
+        /// What to file (several words are joined with spaces); a link alone files its page.
+        #[arg(required_unless_present = "file", value_name = "TEXT")]
         text: Vec<String>,
+        /// File this file instead: kept in attachments/, its text (a PDF's, a text file's) in the note.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["text", "into", "new"])]
+        file: Option<PathBuf>,
         /// A hint fixing the category, such as `[project]` or `[person:Sarah]`.
         #[arg(long, value_name = "H")]
         hints: Option<String>,

@@ -65,7 +65,8 @@ impl From<ToolFailure> for CliError {
             | ErrorCode::InvalidPath
             | ErrorCode::InvalidUpdate
             | ErrorCode::InvalidMove
-            | ErrorCode::LinkRefused => CliError::usage(failure.message),
+            | ErrorCode::LinkRefused
+            | ErrorCode::UnreadableFile => CliError::usage(failure.message),
             _ => CliError::runtime(failure.message),
         }
     }

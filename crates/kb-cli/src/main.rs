@@ -32,7 +32,8 @@ fn main() -> ExitCode {
         // `kb chat` says itself which citations it took out of an answer: the warning would
         // break into the answer on the screen.
         Command::Chat(_) => "warn,kb_orchestrator::turn::cited=error",
-        _ => "warn",
+        // A PDF's parser warns of each oddity of a file it still reads; kb says what failed.
+        _ => "warn,lopdf=error,pdf_extract=off",
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -271,6 +271,9 @@ pub fn captured(data: &Value) -> String {
         text(data, "category"),
         text(data, "name")
     );
+    if let Some(attachment) = data.get("attachment").and_then(Value::as_str) {
+        out.push_str(&format!("the file is kept as {attachment}\n"));
+    }
     if data.get("clarificationNeeded").and_then(Value::as_bool).unwrap_or(false) {
         out.push_str("kb was not sure where this belongs: it waits in the inbox for you to move it\n");
     }

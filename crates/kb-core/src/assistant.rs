@@ -5,6 +5,7 @@
 mod chat;
 mod entries;
 mod history;
+mod intake;
 mod opening;
 mod outreach;
 mod tools;
@@ -12,6 +13,7 @@ mod tools;
 pub use self::chat::Chat;
 pub use self::entries::{CaptureOptions, Entries, EntryEdit, ListQuery, SearchRequest};
 pub use self::history::{History, Restored, UndoOf};
+pub use self::intake::Intake;
 pub use self::outreach::{Outreach, OutreachStatus, Snoozed};
 pub use self::tools::{ToolSpec, Tools, standard_specs};
 
@@ -68,6 +70,8 @@ pub struct Assistant {
     /// Why this process sends no scheduled digests, when it does not (see
     /// [`Config::outreach_held_back`]).
     outreach_held_back: Option<String>,
+    /// What kb takes in besides typed words: its limits.
+    intake: crate::config::IntakeConfig,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -256,6 +260,7 @@ impl Assistant {
             embedding_batch: config.embeddings.as_ref().map_or(1, |settings| settings.batch),
             sync,
             outreach_held_back: config.outreach_held_back(),
+            intake: config.intake.clone(),
         })
     }
 
@@ -287,6 +292,11 @@ impl Assistant {
     /// duplicates and merges.
     pub fn entries(&self) -> Entries<'_> {
         Entries::new(self, self.source)
+    }
+
+    /// Files handed to kb: kept in `attachments/` and filed with the text they hold.
+    pub fn intake(&self) -> Intake<'_> {
+        Intake::new(self, self.source)
     }
 
     /// Chat turns and the conversations they are kept in.

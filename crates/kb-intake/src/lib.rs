@@ -3,7 +3,10 @@
 //! - [`web`]: [`WebReader`], the [`PageReader`](kb_domain::PageReader) that fetches a
 //!   link's page from public addresses only, within a deadline and a size limit, and keeps
 //!   its article as Markdown.
+//! - [`files`]: what text a file handed to kb holds (a PDF's, a text file's).
 
+pub mod files;
 pub mod web;
 
+pub use files::{FileKind, FileTextError, file_kind, file_text};
 pub use web::{FetchSettings, HostResolver, SystemResolver, WebReader};

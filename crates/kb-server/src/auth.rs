@@ -56,7 +56,12 @@ pub async fn guard_health(State(state): State<AppState>, request: Request, next:
 /// Refuses a `POST` whose `Content-Type` is not `application/json` (parameters such as
 /// `; charset=utf-8` allowed), with or without a body. Other methods pass.
 pub async fn require_json_post(request: Request, next: Next) -> Response {
-    if request.method() != Method::POST || declares_json(request.headers()) {
+    // A file is sent with its own type (`POST /api/files` refuses the form types itself).
+    let file = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .is_some_and(|p| p.as_str().ends_with("/files"));
+    if request.method() != Method::POST || file || declares_json(request.headers()) {
         return next.run(request).await;
     }
     ApiError::new(

@@ -86,6 +86,7 @@ impl From<ToolFailure> for ApiError {
             ErrorCode::PossibleDuplicate => (StatusCode::CONFLICT, "possible_duplicate"),
             ErrorCode::LinkRefused => (StatusCode::UNPROCESSABLE_ENTITY, "link_refused"),
             ErrorCode::PageUnreadable => (StatusCode::BAD_GATEWAY, "page_unreadable"),
+            ErrorCode::UnreadableFile => (StatusCode::UNPROCESSABLE_ENTITY, "unreadable_file"),
             ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         ApiError { candidates: failure.candidates, ..ApiError::new(status, code, failure.message) }

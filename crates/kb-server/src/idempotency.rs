@@ -34,12 +34,10 @@ pub async fn idempotent(State(state): State<AppState>, request: Request, next: N
     if request.method() != Method::POST {
         return next.run(request).await;
     }
-    let Some(value) = request.headers().get(&IDEMPOTENCY_KEY) else {
-        return next.run(request).await;
-    };
-    let Some(key) = value.to_str().ok().map(str::trim).filter(|key| valid_key(key)).map(str::to_owned) else {
-        return ApiError::bad_request("Idempotency-Key must be 1 to 255 visible ASCII characters")
-            .into_response();
+    let key = match key_of(request.headers()) {
+        Ok(Some(key)) => key,
+        Ok(None) => return next.run(request).await,
+        Err(refused) => return refused.into_response(),
     };
     let (parts, body) = request.into_parts();
     let Ok(body) = to_bytes(body, MAX_BODY_BYTES).await else {
@@ -47,8 +45,30 @@ pub async fn idempotent(State(state): State<AppState>, request: Request, next: N
             .into_response();
     };
     let fingerprint = format!("{} {} {:016x}", parts.method, parts.uri.path(), crate::routes::fnv1a(&body));
+    answer_once(&state, &key, &fingerprint, next.run(Request::from_parts(parts, Body::from(body)))).await
+}
+
+/// The key given with a request, when it has one: `Err` with the answer to send when it is
+/// not a valid key.
+pub fn key_of(headers: &axum::http::HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get(&IDEMPOTENCY_KEY) else { return Ok(None) };
+    match value.to_str().ok().map(str::trim).filter(|key| valid_key(key)) {
+        Some(key) => Ok(Some(key.to_owned())),
+        None => Err(ApiError::bad_request("Idempotency-Key must be 1 to 255 visible ASCII characters")),
+    }
+}
+
+/// Runs `run` once for `key` sent with a request of `fingerprint` (its method, path and a
+/// hash of its body): claims the key first, answers the kept answer of a key already
+/// answered, and keeps `run`'s answer when it is final.
+pub async fn answer_once(
+    state: &AppState,
+    key: &str,
+    fingerprint: &str,
+    run: impl std::future::Future<Output = Response>,
+) -> Response {
     let keys = state.assistant.idempotency_keys();
-    match keys.claim(&key, &fingerprint).await {
+    match keys.claim(key, fingerprint).await {
         Err(error) => ApiError::from(error).into_response(),
         Ok(Claim::Answered(answer)) => replay(answer),
         Ok(Claim::InProgress) => ApiError::new(
@@ -64,10 +84,10 @@ pub async fn idempotent(State(state): State<AppState>, request: Request, next: N
         )
         .into_response(),
         Ok(Claim::Claimed) => {
-            let response = next.run(Request::from_parts(parts, Body::from(body))).await;
+            let response = run.await;
             let (parts, body) = response.into_parts();
             let Ok(bytes) = to_bytes(body, MAX_KEPT_BYTES).await else {
-                let _ = keys.release(&key).await;
+                let _ = keys.release(key).await;
                 return ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal",
@@ -84,9 +104,9 @@ pub async fn idempotent(State(state): State<AppState>, request: Request, next: N
                     .unwrap_or_default()
                     .to_owned();
                 let answer = KeptAnswer { status: status.as_u16(), content_type, body: bytes.to_vec() };
-                keys.finish(&key, &answer).await
+                keys.finish(key, &answer).await
             } else {
-                keys.release(&key).await
+                keys.release(key).await
             };
             if let Err(error) = kept {
                 tracing::warn!(%error, "could not keep the answer to an Idempotency-Key");

@@ -129,6 +129,8 @@ pub enum ErrorCode {
     LinkRefused,
     /// A capture of a link whose page could not be fetched; nothing was filed.
     PageUnreadable,
+    /// A file whose text cannot be read (a broken PDF); nothing was kept.
+    UnreadableFile,
     /// An error or panic inside the tool (details in the log).
     Internal,
 }
@@ -154,6 +156,7 @@ impl ErrorCode {
             ErrorCode::PossibleDuplicate => "POSSIBLE_DUPLICATE",
             ErrorCode::LinkRefused => "LINK_REFUSED",
             ErrorCode::PageUnreadable => "PAGE_UNREADABLE",
+            ErrorCode::UnreadableFile => "UNREADABLE_FILE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

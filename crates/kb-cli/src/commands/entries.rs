@@ -21,6 +21,35 @@ pub async fn capture(
     show(format, &data, output::captured)
 }
 
+/// `kb capture --file FILE`: keeps the file in `attachments/` and files a note for it.
+pub async fn capture_file(
+    kb: &Assistant,
+    file: &std::path::Path,
+    hints: Option<String>,
+    format: Format,
+) -> Result<(), CliError> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {}: {e}", file.display()));
+    let mut reader = std::fs::File::open(file).map_err(cannot)?;
+    if !reader.metadata().map_err(cannot)?.is_file() {
+        return Err(CliError::usage(format!("{} is not a file", file.display())));
+    }
+    let intake = kb.intake();
+    let mut upload = intake.start_upload()?;
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let read = reader.read(&mut buffer).map_err(cannot)?;
+        if read == 0 {
+            break;
+        }
+        upload.write(&buffer[..read]).map_err(|e| CliError::usage(format!("{}: {e}", file.display())))?;
+    }
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let hints = hints.filter(|h| !h.trim().is_empty());
+    let data = intake.file(upload, &name, None, hints).await?;
+    show(format, &data, output::captured)
+}
+
 /// A usage error saying `empty` when `text` holds nothing but blanks.
 pub(crate) fn check_text(text: &str, empty: &str) -> Result<(), CliError> {
     if text.trim().is_empty() { Err(CliError::usage(empty)) } else { Ok(()) }

@@ -63,7 +63,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let kb = open(Config { watch, entries_needed, search_needed, ..config }).await?;
     let result = match command {
         Command::Chat(args) => crate::repl::run(&kb, &args, format).await,
-        Command::Capture { text, hints, into, new } => {
+        Command::Capture { file: Some(file), hints, .. } => {
+            entries::capture_file(&kb, &file, hints, format).await
+        }
+        Command::Capture { text, hints, into, new, file: None } => {
             let options = kb_core::CaptureOptions { hints, merge_into: into, create_new: new };
             entries::capture(&kb, &text.join(" "), &options, format).await
         }

@@ -11,6 +11,7 @@ mod cli;
 mod common;
 mod concurrency;
 mod fetch_site;
+mod files;
 mod history_cli;
 mod history_http;
 mod http;

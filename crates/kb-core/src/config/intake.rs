@@ -1,4 +1,5 @@
-//! The settings of what kb takes in besides typed text: links' pages (`KB_FETCH_*`).
+//! The settings of what kb takes in besides typed text: links' pages (`KB_FETCH_*`) and
+//! files (`KB_UPLOAD_MAX_BYTES`).
 
 use std::time::Duration;
 
@@ -7,11 +8,22 @@ use kb_intake::FetchSettings;
 use super::{ConfigError, count};
 
 /// How kb takes in what people send it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IntakeConfig {
     /// How a captured link's page is fetched (`KB_FETCH_TIMEOUT_SECS`, 10;
     /// `KB_FETCH_MAX_BYTES`, 5 MB; `KB_FETCH_ALLOW_PRIVATE`, off).
     pub fetch: FetchSettings,
+    /// The largest file kb takes (`KB_UPLOAD_MAX_BYTES`, 50 MB).
+    pub upload_max_bytes: u64,
+}
+
+/// The largest file kb takes unless told otherwise: 50 MB.
+pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 50 * 1024 * 1024;
+
+impl Default for IntakeConfig {
+    fn default() -> IntakeConfig {
+        IntakeConfig { fetch: FetchSettings::default(), upload_max_bytes: DEFAULT_UPLOAD_MAX_BYTES }
+    }
 }
 
 impl IntakeConfig {
@@ -25,7 +37,9 @@ impl IntakeConfig {
             max_bytes: max_bytes as u64,
             allow_private: flag(lookup, "KB_FETCH_ALLOW_PRIVATE")?,
         };
-        Ok(IntakeConfig { fetch })
+        let upload_max_bytes =
+            count(lookup, "KB_UPLOAD_MAX_BYTES", DEFAULT_UPLOAD_MAX_BYTES as usize)? as u64;
+        Ok(IntakeConfig { fetch, upload_max_bytes })
     }
 }
 

@@ -4,6 +4,7 @@
 mod chat;
 mod conversations;
 mod entries;
+mod files;
 mod history;
 mod misc;
 mod outreach;
@@ -51,6 +52,8 @@ pub fn router(state: AppState) -> Router {
         .route("/duplicates", get(tidy::duplicates))
         .route("/merge", post(tidy::merge).route_layer(once()))
         .route("/capture", post(misc::capture).route_layer(once()))
+        // Raw bytes, streamed; it answers an Idempotency-Key itself, by the file's hash.
+        .route("/files", post(files::upload))
         .route("/search", get(misc::search))
         .route("/digest", post(misc::digest).route_layer(once()))
         .route("/index", get(misc::entry_list))

@@ -39,6 +39,8 @@ pub struct KeptFile {
     pub sha256: String,
     /// Its size in bytes.
     pub size: u64,
+    /// Whether this upload put it there (`false`: the same bytes were kept already).
+    pub created: bool,
 }
 
 /// A file being received; see the module's documentation.
@@ -75,6 +77,14 @@ impl Upload {
         Ok(())
     }
 
+    /// The file as received so far, flushed to disk: to read before it is kept.
+    pub fn received(&mut self) -> Result<&Path, UploadError> {
+        if let Some(file) = self.file.as_mut() {
+            file.flush().map_err(UploadError::Io)?;
+        }
+        Ok(&self.temp)
+    }
+
     /// The SHA-256 of the bytes so far, in hex.
     pub fn sha256(&self) -> String {
         hex(&self.hasher.clone().finalize())
@@ -97,16 +107,19 @@ impl Upload {
         let folder = target.parent().ok_or_else(|| UploadError::Io(io::Error::other("no folder")))?;
         fs::create_dir_all(folder).map_err(UploadError::Io)?;
         // The name holds the hash: a file already there has these bytes; it is not touched.
-        match fs::hard_link(&self.temp, &target) {
-            Ok(()) => sync_dir(folder).map_err(UploadError::Io)?,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        let created = match fs::hard_link(&self.temp, &target) {
+            Ok(()) => true,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
             Err(_) if !target.exists() => {
                 fs::rename(&self.temp, &target).map_err(UploadError::Io)?;
-                sync_dir(folder).map_err(UploadError::Io)?;
+                true
             }
-            Err(_) => {}
+            Err(_) => false,
+        };
+        if created {
+            sync_dir(folder).map_err(UploadError::Io)?;
         }
-        Ok(KeptFile { path, sha256, size: self.size })
+        Ok(KeptFile { path, sha256, size: self.size, created })
     }
 }
 

@@ -19,6 +19,9 @@ pub struct Document {
     pub title: Option<String>,
     /// Its text as Markdown: the note's body.
     pub text: String,
+    /// A link the note's body starts with (an embed of the kept file), which the classifier
+    /// does not read.
+    pub link: Option<String>,
     /// Fields saying where it came from (`url`, `from`, `attachment`, …), set on the note.
     pub fields: Frontmatter,
     /// Where it came from, written as the note's `source` and in history.
@@ -26,6 +29,15 @@ pub struct Document {
 }
 
 impl Document {
+    /// The note's body: the link, then the text.
+    pub fn body(&self) -> String {
+        match (&self.link, self.text.trim().is_empty()) {
+            (Some(link), true) => format!("{link}\n"),
+            (Some(link), false) => format!("{link}\n\n{}\n", self.text.trim_end()),
+            (None, _) => format!("{}\n", self.text.trim_end()),
+        }
+    }
+
     /// What the classifier reads: the title, then the text's first [`CLASSIFIED_BYTES`].
     pub fn classified_text(&self) -> String {
         let mut cut = self.text.len().min(CLASSIFIED_BYTES);
@@ -64,7 +76,7 @@ pub async fn read_page(
     let mut fields = Frontmatter::new();
     fields.set(keys::URL, Value::String(page.url));
     fields.set(keys::FETCHED_AT, Value::String(format_timestamp(now)));
-    Ok(Document { title, text, fields, source: CaptureSource::Web })
+    Ok(Document { title, text, link: None, fields, source: CaptureSource::Web })
 }
 
 /// A page that could not be read, as the capture's failure: nothing is filed.
@@ -100,6 +112,7 @@ mod tests {
         let document = Document {
             title: Some("T".into()),
             text,
+            link: None,
             fields: Frontmatter::new(),
             source: CaptureSource::Web,
         };

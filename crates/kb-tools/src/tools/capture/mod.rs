@@ -134,6 +134,10 @@ pub struct CaptureData {
     /// How a name given for mergeInto was resolved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved: Option<Resolution>,
+    /// The file kept for this capture in `attachments/` (an upload, a voice note), which
+    /// the note links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attachment: Option<String>,
 }
 
 /// The classify_and_capture tool.
@@ -276,6 +280,11 @@ impl Tool for ClassifyAndCapture {
                 .then_some(decision.category),
             merged: false,
             resolved: None,
+            attachment: document
+                .as_ref()
+                .and_then(|d| d.fields.get(keys::ATTACHMENT))
+                .and_then(Value::as_str)
+                .map(str::to_string),
         };
         Ok(ToolOutput::with_updates(
             data,
@@ -450,6 +459,7 @@ async fn merge_capture(
             suggested_category: None,
             merged: true,
             resolved,
+            attachment: None,
         },
         state_updates: vec![
             StateUpdate::Filed { path: path.clone(), confidence: decision.confidence },
@@ -540,7 +550,7 @@ fn new_entry(
                 fields.set(keys::SUGGESTED_CATEGORY, Value::String(suggested.as_str().to_string()));
             }
         }
-        return NewEntry { category, name, fields, body: document.text.clone() };
+        return NewEntry { category, name, fields, body: document.body() };
     }
     if confident {
         // A person or project is a log of what was said about it, from the first capture on.
