@@ -89,11 +89,14 @@ pub enum Command {
     /// File a thought, task, fact or idea without chatting.
     Capture {
         /// What to file (several words are joined with spaces); a link alone files its page.
-        #[arg(required_unless_present = "file", value_name = "TEXT")]
+        #[arg(required_unless_present_any = ["file", "audio"], value_name = "TEXT")]
         text: Vec<String>,
         /// File this file instead: kept in attachments/, its text (a PDF's, a text file's) in the note.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["text", "into", "new"])]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["text", "into", "new", "audio"])]
         file: Option<PathBuf>,
+        /// File this voice note instead: kept in attachments/, its transcript in the note (KB_TRANSCRIBE_MODEL).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["text", "into", "new"])]
+        audio: Option<PathBuf>,
         /// A hint fixing the category, such as `[project]` or `[person:Sarah]`.
         #[arg(long, value_name = "H")]
         hints: Option<String>,

@@ -280,6 +280,15 @@ pub fn captured(data: &Value) -> String {
     out
 }
 
+/// A voice note filed: as a capture, and why it has no words when it has none.
+pub fn voice_note(data: &Value) -> String {
+    let mut out = captured(data);
+    if let Some(problem) = data.get("problem").and_then(Value::as_str) {
+        out.push_str(&format!("the recording was not transcribed: {problem}\n"));
+    }
+    out
+}
+
 /// An update_entry answer: `updated PATH: FIELD, FIELD` (`content` for the notes).
 pub fn updated(data: &Value) -> String {
     let fields = data.get("updatedFields").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);

@@ -13,7 +13,7 @@ mod tools;
 pub use self::chat::Chat;
 pub use self::entries::{CaptureOptions, Entries, EntryEdit, ListQuery, SearchRequest};
 pub use self::history::{History, Restored, UndoOf};
-pub use self::intake::Intake;
+pub use self::intake::{Intake, VoiceNote};
 pub use self::outreach::{Outreach, OutreachStatus, Snoozed};
 pub use self::tools::{ToolSpec, Tools, standard_specs};
 
@@ -72,6 +72,8 @@ pub struct Assistant {
     outreach_held_back: Option<String>,
     /// What kb takes in besides typed words: its limits.
     intake: crate::config::IntakeConfig,
+    /// Who transcribes voice notes, when a server is set.
+    transcriber: Option<Arc<dyn kb_domain::Transcriber>>,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -261,6 +263,9 @@ impl Assistant {
             sync,
             outreach_held_back: config.outreach_held_back(),
             intake: config.intake.clone(),
+            transcriber: config.intake.transcription.clone().map(|settings| {
+                Arc::new(kb_llm::openai::OpenAiTranscriber::new(settings)) as Arc<dyn kb_domain::Transcriber>
+            }),
         })
     }
 

@@ -89,13 +89,13 @@ pub use llm::{
 pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
 pub use ports::{
-    ChangeObserver, ChatModel, Clock, ConversationStore, Embedder, EmbeddingCoverage, EmbeddingError,
+    Audio, ChangeObserver, ChatModel, Clock, ConversationStore, Embedder, EmbeddingCoverage, EmbeddingError,
     EntryCatalogue, EntryChange, EntryContext, EntryLinks, EntryReader, EntryRepository, EntryWriter,
     FixedClock, FolderCount, LaterChanges, LinkKind, LinkedNote, ListFilter, ListPage, MalformedFile,
     MatchedBy, MergeOutcome, MoveOutcome, NameMatch, NearbyNote, PageError, PageReader, Passage, QueryVector,
     RelatedEntry, Relation, RepositoryError, RestoreOutcome, RevisionHistory, RevisionText, SearchError,
     SearchHit, SearchIndex, SearchMode, SearchQuery, SearchResults, StoreError, SystemClock, TextRole,
-    UndoOutcome, UpdateOutcome, WebPage,
+    Transcriber, TranscriptionError, UndoOutcome, UpdateOutcome, WebPage,
 };
 pub use slug::Slug;
 pub use transform::{MoveError, set_aside_status_key, transform_for_move};

@@ -60,7 +60,7 @@ pub async fn require_json_post(request: Request, next: Next) -> Response {
     let file = request
         .extensions()
         .get::<axum::extract::MatchedPath>()
-        .is_some_and(|p| p.as_str().ends_with("/files"));
+        .is_some_and(|p| p.as_str().ends_with("/files") || p.as_str().ends_with("/voice"));
     if request.method() != Method::POST || file || declares_json(request.headers()) {
         return next.run(request).await;
     }

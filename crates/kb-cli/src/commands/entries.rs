@@ -21,10 +21,21 @@ pub async fn capture(
     show(format, &data, output::captured)
 }
 
-/// `kb capture --file FILE`: keeps the file in `attachments/` and files a note for it.
+/// What `kb capture` is given besides text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// `--file`: a file, its text filed.
+    File,
+    /// `--audio`: a voice note, its transcript filed.
+    Voice,
+}
+
+/// `kb capture --file FILE` (`--audio FILE`): keeps the file in `attachments/` and files a
+/// note for it.
 pub async fn capture_file(
     kb: &Assistant,
     file: &std::path::Path,
+    sent: Sent,
     hints: Option<String>,
     format: Format,
 ) -> Result<(), CliError> {
@@ -46,8 +57,10 @@ pub async fn capture_file(
     }
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let hints = hints.filter(|h| !h.trim().is_empty());
-    let data = intake.file(upload, &name, None, hints).await?;
-    show(format, &data, output::captured)
+    match sent {
+        Sent::File => show(format, &intake.file(upload, &name, None, hints).await?, output::captured),
+        Sent::Voice => show(format, &intake.voice(upload, &name, hints).await?, output::voice_note),
+    }
 }
 
 /// A usage error saying `empty` when `text` holds nothing but blanks.

@@ -77,8 +77,8 @@ fn shown(answer: &Answer, format: Format, human: fn(&Value) -> String) -> Result
 fn ask(command: &Command) -> Result<Option<Ask>, CliError> {
     let ask = match command {
         // A file is read by this process, which keeps it beside the server.
-        Command::Capture { file: Some(_), .. } => return Ok(None),
-        Command::Capture { text, hints, into, new, file: None } => {
+        Command::Capture { file: Some(_), .. } | Command::Capture { audio: Some(_), .. } => return Ok(None),
+        Command::Capture { text, hints, into, new, .. } => {
             let text = text.join(" ");
             check_text(&text, "nothing to capture: TEXT is empty")?;
             let hints = hints.as_deref().filter(|h| !h.trim().is_empty());

@@ -64,9 +64,12 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let result = match command {
         Command::Chat(args) => crate::repl::run(&kb, &args, format).await,
         Command::Capture { file: Some(file), hints, .. } => {
-            entries::capture_file(&kb, &file, hints, format).await
+            entries::capture_file(&kb, &file, entries::Sent::File, hints, format).await
         }
-        Command::Capture { text, hints, into, new, file: None } => {
+        Command::Capture { audio: Some(audio), hints, .. } => {
+            entries::capture_file(&kb, &audio, entries::Sent::Voice, hints, format).await
+        }
+        Command::Capture { text, hints, into, new, .. } => {
             let options = kb_core::CaptureOptions { hints, merge_into: into, create_new: new };
             entries::capture(&kb, &text.join(" "), &options, format).await
         }

@@ -36,3 +36,4 @@ mod startup;
 mod sync;
 mod terminal;
 mod tls;
+mod voice;

@@ -1,6 +1,7 @@
 //! [`Intake`]: files handed to an [`Assistant`] (an upload, `kb capture --file`), kept in
 //! `attachments/` and filed as a note of their own holding the text they have (a PDF's, a
-//! text file's) and a link to the file.
+//! text file's) and a link to the file; and voice notes, kept the same way and filed as
+//! their transcript.
 
 use std::time::Duration;
 
@@ -8,7 +9,10 @@ use kb_domain::Frontmatter;
 use kb_domain::fields::keys;
 use kb_intake::{FileKind, file_kind, file_text};
 use kb_storage::vault::{KeptFile, Upload, UploadError};
-use kb_tools::tools::capture::{CaptureArgs, CaptureData, ClassifyAndCapture, Document};
+use kb_tools::args::FilingCategoryArg;
+use kb_tools::tools::capture::{
+    CallerClassification, CaptureArgs, CaptureData, ClassifyAndCapture, Document,
+};
 use kb_tools::{CaptureSource, ErrorCode};
 use serde_json::Value;
 
@@ -86,6 +90,128 @@ impl<'a> Intake<'a> {
             let _ = std::fs::remove_file(self.kb.vault.root().join(&kept.path));
         }
         filed
+    }
+}
+
+/// A voice note filed: the capture, and why it was not transcribed when it was not.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceNote {
+    /// The capture of its transcript (or, untranscribed, of its audio alone).
+    #[serde(flatten)]
+    pub filed: CaptureData,
+    /// Whether its words were transcribed into the note.
+    pub transcribed: bool,
+    /// Why they were not, when they were not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+impl<'a> Intake<'a> {
+    /// Keeps the voice note received in `upload` (sent as `sent_name`) in `attachments/`
+    /// and files its transcript as a capture (`source: voice`). Without a transcription
+    /// server, or when it fails, the recording is kept all the same, in a note of its own
+    /// in the inbox, and the answer says why it has no words.
+    pub async fn voice(
+        self,
+        mut upload: Upload,
+        sent_name: &str,
+        hints: Option<String>,
+    ) -> Result<VoiceNote, ToolFailure> {
+        let received = upload.received().map_err(upload_failure)?.to_path_buf();
+        let transcript = match &self.kb.transcriber {
+            None => Err("no transcription server is set (KB_TRANSCRIBE_MODEL)".to_string()),
+            Some(transcriber) => {
+                let bytes = tokio::fs::read(&received).await.map_err(|e| {
+                    ToolFailure::new(ErrorCode::Internal, format!("the recording cannot be read: {e}"))
+                })?;
+                let audio = kb_domain::Audio { bytes, file_name: audio_name(sent_name) };
+                match transcriber.transcribe(audio).await {
+                    Ok(text) if text.trim().is_empty() => Err("no words were heard in it".to_string()),
+                    Ok(text) => Ok(text),
+                    Err(error) => {
+                        tracing::warn!(%error, "a voice note was not transcribed; its audio is kept");
+                        Err(error.to_string())
+                    }
+                }
+            }
+        };
+        let name = audio_name(sent_name);
+        let kept = tokio::task::spawn_blocking(move || upload.keep(&name))
+            .await
+            .map_err(|_| ToolFailure::new(ErrorCode::Internal, "keeping the recording failed"))?
+            .map_err(upload_failure)?;
+        let mut fields = Frontmatter::new();
+        fields.set(keys::ATTACHMENT, Value::String(kept.path.clone()));
+        let link = Some(format!("![[{}]]", kept.path));
+        let (args, problem) = match transcript {
+            Ok(text) => {
+                let document =
+                    Document { title: None, text: text.clone(), link, fields, source: CaptureSource::Voice };
+                let args = CaptureArgs {
+                    text,
+                    hints,
+                    merge_into: None,
+                    create_new: None,
+                    classification: None,
+                    document: Some(document),
+                };
+                (args, None)
+            }
+            Err(problem) => {
+                let title = format!("Voice note {}", self.kb.services.clock.now().format("%Y-%m-%d %H:%M"));
+                let document = Document {
+                    title: Some(title.clone()),
+                    text: String::new(),
+                    link,
+                    fields,
+                    source: CaptureSource::Voice,
+                };
+                // Unheard, it cannot be classified: it waits in the inbox for the person.
+                let unsure = CallerClassification {
+                    category: FilingCategoryArg::Ideas,
+                    confidence: 0.0,
+                    name: title.clone(),
+                    fields: None,
+                    tags: None,
+                };
+                let args = CaptureArgs {
+                    text: title,
+                    hints: None,
+                    merge_into: None,
+                    create_new: None,
+                    classification: Some(unsure),
+                    document: Some(document),
+                };
+                (args, Some(problem))
+            }
+        };
+        let filed = self.kb.run::<ClassifyAndCapture>(args, self.source).await;
+        match filed {
+            Ok(filed) => Ok(VoiceNote { filed, transcribed: problem.is_none(), problem }),
+            Err(failure) => {
+                if kept.created {
+                    let _ = std::fs::remove_file(self.kb.vault.root().join(&kept.path));
+                }
+                Err(failure)
+            }
+        }
+    }
+
+    /// Whether voice notes are transcribed (a transcription server is set).
+    pub fn transcribes(self) -> bool {
+        self.kb.transcriber.is_some()
+    }
+}
+
+/// A recording's file name, with an extension a transcription server knows the format by
+/// (`webm` when it has none).
+fn audio_name(sent_name: &str) -> String {
+    let base = sent_name.rsplit(['/', '\\']).next().unwrap_or(sent_name).trim();
+    if base.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && !ext.is_empty()) {
+        base.to_string()
+    } else {
+        format!("{}.webm", if base.is_empty() { "voice-note" } else { base })
     }
 }
 

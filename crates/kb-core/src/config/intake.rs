@@ -1,9 +1,10 @@
 //! The settings of what kb takes in besides typed text: links' pages (`KB_FETCH_*`) and
-//! files (`KB_UPLOAD_MAX_BYTES`).
+//! files (`KB_UPLOAD_MAX_BYTES`) and voice notes (`KB_TRANSCRIBE_*`).
 
 use std::time::Duration;
 
 use kb_intake::FetchSettings;
+use kb_llm::openai::TranscriptionSettings;
 
 use super::{ConfigError, count};
 
@@ -15,6 +16,9 @@ pub struct IntakeConfig {
     pub fetch: FetchSettings,
     /// The largest file kb takes (`KB_UPLOAD_MAX_BYTES`, 50 MB).
     pub upload_max_bytes: u64,
+    /// The server that transcribes voice notes (`KB_TRANSCRIBE_*`; none: a voice note is
+    /// kept as audio only).
+    pub transcription: Option<TranscriptionSettings>,
 }
 
 /// The largest file kb takes unless told otherwise: 50 MB.
@@ -22,7 +26,11 @@ pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 50 * 1024 * 1024;
 
 impl Default for IntakeConfig {
     fn default() -> IntakeConfig {
-        IntakeConfig { fetch: FetchSettings::default(), upload_max_bytes: DEFAULT_UPLOAD_MAX_BYTES }
+        IntakeConfig {
+            fetch: FetchSettings::default(),
+            upload_max_bytes: DEFAULT_UPLOAD_MAX_BYTES,
+            transcription: None,
+        }
     }
 }
 
@@ -39,7 +47,9 @@ impl IntakeConfig {
         };
         let upload_max_bytes =
             count(lookup, "KB_UPLOAD_MAX_BYTES", DEFAULT_UPLOAD_MAX_BYTES as usize)? as u64;
-        Ok(IntakeConfig { fetch, upload_max_bytes })
+        let transcription = TranscriptionSettings::from_lookup(lookup)
+            .map_err(|e| ConfigError::Setting { name: "KB_TRANSCRIBE_BASE_URL", problem: e.to_string() })?;
+        Ok(IntakeConfig { fetch, upload_max_bytes, transcription })
     }
 }
 

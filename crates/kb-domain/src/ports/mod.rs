@@ -21,6 +21,7 @@ mod observer;
 mod pages;
 mod revisions;
 mod search;
+mod transcriber;
 
 pub use self::catalogue::{
     EntryCatalogue, EntryContext, EntryLinks, FolderCount, LinkKind, LinkedNote, ListFilter, ListPage,
@@ -41,3 +42,4 @@ pub use self::search::{
     EmbeddingCoverage, MatchedBy, Passage, QueryVector, RelatedEntry, SearchError, SearchHit, SearchIndex,
     SearchMode, SearchQuery, SearchResults,
 };
+pub use self::transcriber::{Audio, Transcriber, TranscriptionError};

@@ -1,4 +1,5 @@
-//! Language model adapters: [`OpenAiChatModel`] and [`OpenAiEmbedder`] on any
+//! Language model adapters: [`OpenAiChatModel`], [`OpenAiEmbedder`] and
+//! [`OpenAiTranscriber`] on any
 //! OpenAI-compatible server, with their settings,
 //! request/answer translation, kb's own 429 retry and error mapping.
 
@@ -11,6 +12,7 @@ mod pause;
 pub mod retry;
 mod settings;
 mod stream;
+mod transcriber;
 
 pub use embedder::{
     DEFAULT_COOLDOWN, DEFAULT_EMBEDDINGS_BATCH, DEFAULT_EMBEDDINGS_TIMEOUT, DEFAULT_QUERY_TIMEOUT,
@@ -22,3 +24,4 @@ pub use settings::{
     DEFAULT_BASE_URL, DEFAULT_MAX_RETRY_DELAY, DEFAULT_MAX_TRIES, DEFAULT_MODEL, DEFAULT_RETRY_BASE_DELAY,
     DEFAULT_TIMEOUT, OpenAiSettings, SettingsError,
 };
+pub use transcriber::{DEFAULT_TRANSCRIBE_TIMEOUT, OpenAiTranscriber, TranscriptionSettings};

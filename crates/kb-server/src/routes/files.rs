@@ -1,6 +1,7 @@
 //! `POST /api/files?name=NAME[&hints=H]`: a file's raw bytes, sent with its own content
 //! type, kept in the vault's `attachments/` and filed as a note of its own
-//! ([`kb_core::Intake`]). The size is checked against `KB_UPLOAD_MAX_BYTES` before a byte
+//! ([`kb_core::Intake`]); `POST /api/voice?name=NAME`: a voice note, kept the same way and
+//! filed as its transcript. The size is checked against `KB_UPLOAD_MAX_BYTES` before a byte
 //! is read (by `Content-Length`) and while reading; the body streams to disk, never whole
 //! in memory, and an `Idempotency-Key` is fingerprinted by the file's SHA-256 as it goes.
 
@@ -27,19 +28,46 @@ pub struct FileQuery {
 /// as one of them, so that the cross-site rules hold.
 const FORM_TYPES: [&str; 3] = ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"];
 
+/// What is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    /// A file: its text filed.
+    File,
+    /// A voice note: its transcript filed.
+    Voice,
+}
+
 /// `POST /api/files?name=NAME` → the capture's data, with `attachment`.
 pub async fn upload(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<FileQuery>,
     request: Request,
 ) -> Response {
-    match receive(&state, query, request).await {
+    match receive(&state, query, request, Sent::File).await {
         Ok(response) => response,
         Err(refused) => refused.into_response(),
     }
 }
 
-async fn receive(state: &AppState, query: FileQuery, request: Request) -> Result<Response, ApiError> {
+/// `POST /api/voice?name=NAME` → the capture's data, with `attachment`, `transcribed` and,
+/// when it was not, the `problem`.
+pub async fn voice(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<FileQuery>,
+    request: Request,
+) -> Response {
+    match receive(&state, query, request, Sent::Voice).await {
+        Ok(response) => response,
+        Err(refused) => refused.into_response(),
+    }
+}
+
+async fn receive(
+    state: &AppState,
+    query: FileQuery,
+    request: Request,
+    sent: Sent,
+) -> Result<Response, ApiError> {
     let name = query
         .name
         .filter(|name| !name.trim().is_empty())
@@ -58,13 +86,18 @@ async fn receive(state: &AppState, query: FileQuery, request: Request) -> Result
         let chunk = chunk.map_err(|_| ApiError::bad_request("the upload broke off before its end"))?;
         upload.write(&chunk).map_err(|_| too_large(limit))?;
     }
-    let fingerprint = format!("POST /api/files {name} {}", upload.sha256());
+    let route = if sent == Sent::Voice { "voice" } else { "files" };
+    let fingerprint = format!("POST /api/{route} {name} {}", upload.sha256());
     let hints = query.hints;
     let file = async move {
-        match intake.file(upload, &name, Some(&content_type), hints).await {
-            Ok(data) => ApiJson(data).into_response(),
-            Err(failure) => ApiError::from(failure).into_response(),
-        }
+        let answer = match sent {
+            Sent::File => intake
+                .file(upload, &name, Some(&content_type), hints)
+                .await
+                .map(|d| ApiJson(d).into_response()),
+            Sent::Voice => intake.voice(upload, &name, hints).await.map(|d| ApiJson(d).into_response()),
+        };
+        answer.unwrap_or_else(|failure| ApiError::from(failure).into_response())
     };
     Ok(match key {
         Some(key) => answer_once(state, &key, &fingerprint, file).await,

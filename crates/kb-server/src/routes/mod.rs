@@ -54,6 +54,7 @@ pub fn router(state: AppState) -> Router {
         .route("/capture", post(misc::capture).route_layer(once()))
         // Raw bytes, streamed; it answers an Idempotency-Key itself, by the file's hash.
         .route("/files", post(files::upload))
+        .route("/voice", post(files::voice))
         .route("/search", get(misc::search))
         .route("/digest", post(misc::digest).route_layer(once()))
         .route("/index", get(misc::entry_list))

@@ -56,11 +56,18 @@ struct Script {
     embedding_seed: u64,
     /// Replies for embeddings requests, before word vectors.
     embedding_replies: VecDeque<FakeReply>,
+    /// What `/v1/audio/transcriptions` answers, once asked to.
+    transcript: Option<FakeReply>,
 }
 
 impl Script {
     /// The answer to `request`: a standing reply whose test its body passes, else the next queued.
     fn reply_to(&mut self, request: &RecordedRequest) -> Option<FakeReply> {
+        if let Some(reply) = &self.transcript
+            && request.path.ends_with("/audio/transcriptions")
+        {
+            return Some(reply.clone());
+        }
         if let Some(dimension) = self.embedding_dimension
             && request.path.ends_with("/embeddings")
         {
@@ -125,6 +132,28 @@ impl FakeOpenAi {
         let mut script = lock(&self.script);
         script.embedding_dimension = Some(dimension);
         script.embedding_seed = seed;
+    }
+
+    /// From now on answers `/v1/audio/transcriptions` (a multipart upload of the audio and
+    /// the model) with `text` as the transcript, whatever the audio.
+    pub fn answer_transcriptions(&self, text: &str) {
+        let reply = FakeReply::json(&serde_json::json!({ "text": text }));
+        lock(&self.script).transcript = Some(reply);
+    }
+
+    /// From now on answers `/v1/audio/transcriptions` with `reply` (a fault, say).
+    pub fn answer_transcriptions_with(&self, reply: FakeReply) {
+        lock(&self.script).transcript = Some(reply);
+    }
+
+    /// The `/v1/audio/transcriptions` requests received so far (their bodies as text).
+    pub fn transcription_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.script)
+            .requests
+            .iter()
+            .filter(|r| r.path.ends_with("/audio/transcriptions"))
+            .cloned()
+            .collect()
     }
 
     /// How many `/v1/embeddings` requests arrived so far.
