@@ -33,6 +33,8 @@
 
 #[path = "web_page/citations.rs"]
 mod citations;
+#[path = "web_page/intake.rs"]
+mod intake;
 #[path = "web_page/lines.rs"]
 mod lines;
 #[path = "web_page/outbox.rs"]

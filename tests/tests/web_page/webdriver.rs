@@ -98,6 +98,9 @@ impl Session {
             "--disable-component-update".to_string(),
             "--disable-sync".to_string(),
             "--disable-dev-shm-usage".to_string(),
+            // A microphone that plays a tone, allowed without asking (the voice note test).
+            "--use-fake-device-for-media-stream".to_string(),
+            "--use-fake-ui-for-media-stream".to_string(),
             format!("--user-data-dir={}", profile_dir.display()),
             format!("--window-size={width},{height}"),
         ];

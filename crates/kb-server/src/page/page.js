@@ -172,6 +172,8 @@
   // The API token, asked for once and kept in this browser (a phone's home-screen app
   // opens without asking again).
   const TOKEN_KEY = "kb-token";
+  // The cache the service worker keeps a share's files in (see sw.js).
+  const SHARE_CACHE = "kb-shared-files";
   let tokenWaiter = null;
   function askForToken(wrong) {
     if (!tokenWaiter) {
@@ -983,25 +985,168 @@
       // Apps often put the link in the text too: once is enough.
       if (value && !parts.some((p) => p.includes(value))) parts.push(value);
     }
+    const fileCount = Number(params.get("files") || 0);
     history.replaceState(null, "", "/");
-    if (!parts.length) return;
+    if (!parts.length && !fileCount) return;
     $("#share-text").value = parts.join("\n");
     $("#share").hidden = false;
     $("#share-file").focus();
+    if (fileCount) sharedFiles().then(showSharedFiles);
+  }
+
+  // The files a share brought, kept by the service worker until they are filed or dropped.
+  let shared = [];
+  async function sharedFiles() {
+    if (!("caches" in window)) return [];
+    const cache = await caches.open(SHARE_CACHE);
+    const files = [];
+    for (const request of await cache.keys()) {
+      const response = await cache.match(request);
+      const name = decodeURIComponent(response.headers.get("X-Kb-Name") || "shared-file");
+      files.push(new File([await response.blob()], name, { type: response.headers.get("Content-Type") || "" }));
+    }
+    return files;
+  }
+
+  function showSharedFiles(files) {
+    shared = files;
+    const list = $("#share-files");
+    list.replaceChildren(...files.map((f) => el("li", { text: "📎 " + f.name })));
+    list.hidden = !files.length;
+  }
+
+  async function dropSharedFiles() {
+    shared = [];
+    $("#share-files").hidden = true;
+    if ("caches" in window) await caches.delete(SHARE_CACHE);
   }
 
   function fileShare() {
     const text = $("#share-text").value;
-    if (!text.trim()) return;
+    const files = shared;
+    if (!text.trim() && !files.length) return;
     closeShare();
-    appendUser(text);
-    queueCapture(text);
+    if (text.trim()) {
+      appendUser(text);
+      queueCapture(text);
+    }
+    if (files.length) sendFiles(files, "files");
   }
 
   function closeShare() {
     $("#share").hidden = true;
     $("#share-text").value = "";
+    dropSharedFiles();
     $("#message-input").focus();
+  }
+
+  // ---------- files and voice notes ----------
+
+  // A file's bytes go as they are, with their own type. kb refuses the three types a page of
+  // any site may send without asking first, so a file of one of them goes as octet-stream.
+  const FORM_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"];
+  function uploadType(type) {
+    const essence = (type || "").split(";")[0].trim().toLowerCase();
+    return !essence || FORM_TYPES.includes(essence) ? "application/octet-stream" : type;
+  }
+
+  // Sends `blob` to `/api/files` or `/api/voice` as `name`; answers kb's data. Sent again
+  // after a lost answer, the same key files it once.
+  async function upload(route, name, blob) {
+    const key = newKey();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const headers = { "Accept": "application/json", "Content-Type": uploadType(blob.type), "Idempotency-Key": key };
+      const token = localStorage.getItem(TOKEN_KEY);
+      if (token) headers["Authorization"] = "Bearer " + token;
+      let response;
+      try {
+        response = await fetch("/api/" + route + "?name=" + encodeURIComponent(name), { method: "POST", headers, body: blob });
+      } catch (e) {
+        throw new ApiError(0, "unreachable", "kb cannot be reached: a file or a voice note needs a connection to kb");
+      }
+      if (response.status === 401 && attempt === 0) {
+        localStorage.removeItem(TOKEN_KEY);
+        if (await askForToken(Boolean(token))) continue;
+      }
+      const data = await responseData(response);
+      if (!response.ok) {
+        const err = data && data.error ? data.error : {};
+        throw new ApiError(response.status, err.code || "http_" + response.status, err.message || "kb answered " + response.status);
+      }
+      return data;
+    }
+    throw new ApiError(401, "unauthorized", "This kb needs its API token.");
+  }
+
+  // What kb did with a file or a voice note, said in the conversation.
+  function filedText(data) {
+    const link = "[" + data.name.replace(/[[\]]/g, "") + "](" + entryHref(data.path) + ")";
+    let text = "Filed " + link + " in " + data.category + ".";
+    if (data.attachment) text += " The file is kept as `" + data.attachment + "`.";
+    if (data.transcribed === false) text += "\n\nIt was not transcribed: " + (data.problem || "no words were heard") + ".";
+    else if (data.clarificationNeeded) text += " kb was not sure where it belongs: it waits in the inbox.";
+    return text;
+  }
+
+  async function sendFiles(files, route) {
+    for (const file of files) {
+      const label = route === "voice" ? "🎤 voice note" : "📎 " + file.name;
+      appendUser(label);
+      const msg = el("div", { className: "msg assistant", "data-role": "assistant", "aria-busy": "true", text: "Filing…" });
+      $("#chat-log").append(msg);
+      try {
+        const data = await upload(route, file.name, file);
+        appendAssistant(filedText(data), freshTurn(), msg);
+        refreshBrowse();
+        loadStatus();
+      } catch (e) {
+        appendAssistant("Not filed: " + e.message, freshTurn(), msg);
+      }
+    }
+  }
+
+  function attachFiles() {
+    const input = $("#attach-input");
+    const files = [...input.files];
+    input.value = "";
+    if (files.length) sendFiles(files, "files");
+  }
+
+  // A voice note: recorded while the button is pressed, sent when it is pressed again.
+  let recorder = null;
+  async function toggleRecording() {
+    const button = $("#record");
+    if (recorder) {
+      recorder.stop();
+      return;
+    }
+    if (navigator.onLine === false) {
+      appendAssistant("A voice note needs a connection to kb: it is transcribed when it is filed.", freshTurn());
+      return;
+    }
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    } catch (e) {
+      appendAssistant("kb cannot record here: " + (e && e.message ? e.message : "no microphone") + ".", freshTurn());
+      return;
+    }
+    const chunks = [];
+    recorder = new MediaRecorder(stream);
+    recorder.addEventListener("dataavailable", (ev) => { if (ev.data && ev.data.size) chunks.push(ev.data); });
+    recorder.addEventListener("stop", () => {
+      const type = recorder.mimeType || "audio/webm";
+      stream.getTracks().forEach((t) => t.stop());
+      recorder = null;
+      button.setAttribute("aria-pressed", "false");
+      button.textContent = "🎤";
+      const extension = type.includes("ogg") ? "ogg" : type.includes("mp4") ? "m4a" : "webm";
+      const blob = new Blob(chunks, { type });
+      if (blob.size) sendFiles([new File([blob], "voice-note." + extension, { type })], "voice");
+    });
+    recorder.start();
+    button.setAttribute("aria-pressed", "true");
+    button.textContent = "⏹";
   }
 
   // ---------- search ----------
@@ -1641,6 +1786,10 @@
     // Another tab of kb changed what waits.
     window.addEventListener("storage", (ev) => { if (ev.key === OUTBOX_KEY || ev.key === HELD_KEY) renderOutbox(); });
     $("#share-file").addEventListener("click", fileShare);
+    $("#attach").addEventListener("click", () => $("#attach-input").click());
+    $("#attach-input").addEventListener("change", attachFiles);
+    $("#record").addEventListener("click", toggleRecording);
+    if (!window.MediaRecorder || !navigator.mediaDevices) $("#record").hidden = true;
     $("#share-discard").addEventListener("click", closeShare);
     if ("serviceWorker" in navigator) {
       navigator.serviceWorker.register("/sw.js").catch((e) => console.warn("kb: no offline copy of the page:", e));

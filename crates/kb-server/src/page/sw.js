@@ -7,6 +7,9 @@
 
 const CACHE = "kb-page-v1";
 
+// The files a share brought (see takeShare), kept until the page files or drops them.
+const SHARE_CACHE = "kb-shared-files";
+
 // The page (at `/` and `/share`, the same HTML) and every file it loads.
 const PAGE_FILES = [
   "/", "/page.css", "/page.js", "/vendor/marked.umd.js", "/vendor/purify.min.js",
@@ -23,7 +26,7 @@ self.addEventListener("install", (event) => {
 self.addEventListener("activate", (event) => {
   event.waitUntil((async () => {
     for (const key of await caches.keys()) {
-      if (key !== CACHE) await caches.delete(key);
+      if (key !== CACHE && key !== SHARE_CACHE) await caches.delete(key);
     }
     await self.clients.claim();
   })());
@@ -31,9 +34,13 @@ self.addEventListener("activate", (event) => {
 
 self.addEventListener("fetch", (event) => {
   const request = event.request;
-  if (request.method !== "GET") return;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return;
+  if (request.method === "POST" && url.pathname === "/share") {
+    event.respondWith(takeShare(request));
+    return;
+  }
+  if (request.method !== "GET") return;
   // Opening the page (with a share's query, or an entry's #/entry/… hash) is the page.
   const navigating = request.mode === "navigate";
   const key = navigating && (url.pathname === "/" || url.pathname === "/share") ? "/" : url.pathname;
@@ -60,4 +67,27 @@ async function networkFirst(request, key) {
   } finally {
     clearTimeout(timer);
   }
+}
+
+// A share from another app (the manifest's share_target: a POST of its title, text, link and
+// files). Nothing goes to kb from here: the files are kept in a cache of their own and the
+// page opens at /share with the rest, to be filed only when the person says so.
+async function takeShare(request) {
+  const form = await request.formData();
+  const cache = await caches.open(SHARE_CACHE);
+  for (const key of await cache.keys()) await cache.delete(key);
+  let count = 0;
+  for (const file of form.getAll("files")) {
+    if (!file || typeof file === "string") continue;
+    const headers = { "Content-Type": file.type || "application/octet-stream", "X-Kb-Name": encodeURIComponent(file.name) };
+    await cache.put("/shared-file/" + count, new Response(file, { headers }));
+    count += 1;
+  }
+  const params = new URLSearchParams();
+  for (const name of ["title", "text", "url"]) {
+    const value = form.get(name);
+    if (typeof value === "string" && value) params.set(name, value);
+  }
+  if (count) params.set("files", String(count));
+  return Response.redirect("/share?" + params.toString(), 303);
 }
