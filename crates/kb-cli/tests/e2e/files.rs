@@ -199,3 +199,39 @@ fn kb_capture_file_keeps_the_file_and_files_its_text() {
     assert_eq!(missing.status.code(), Some(2));
     assert_eq!(kept_files(&vault).0.len(), 1, "only the good file is kept");
 }
+
+#[tokio::test]
+async fn a_kept_file_follows_the_notes_that_link_it() {
+    let kb = KbServer::start(&[]).await;
+    let bytes = pdf("002-trivial-libre-office-writer.pdf");
+    let send = || {
+        kb.request(
+            "POST",
+            "/api/files?name=trivial.pdf",
+            &[("Content-Type", "application/pdf")],
+            Some(&bytes),
+        )
+    };
+    let first = send().await.json();
+    let second = send().await.json();
+    let attachment = first["attachment"].as_str().unwrap().to_string();
+    assert_eq!(second["attachment"], attachment.as_str(), "the same bytes are one kept file");
+    let (one, two) = (first["path"].as_str().unwrap(), second["path"].as_str().unwrap());
+    assert_ne!(one, two);
+    let kept = kb.vault().join(&attachment);
+    let trashed = kb.vault().join(".kb/trash").join(&attachment);
+
+    // Another note still links it: it stays.
+    assert_eq!(kb.delete(&format!("/api/entries/{}", url_path(one))).await.status, 200);
+    assert!(kept.is_file() && !trashed.exists(), "still linked by {two}");
+    // The last note that links it goes: so does the file, to the trash, recoverable.
+    assert_eq!(kb.delete(&format!("/api/entries/{}", url_path(two))).await.status, 200);
+    assert!(!kept.exists(), "no note links it");
+    assert_eq!(std::fs::read(&trashed).unwrap(), bytes, "kept in .kb/trash as it was");
+    // Undo brings the note back, and the file with it.
+    let undone = kb.post("/api/undo", &serde_json::json!({})).await;
+    assert_eq!(undone.status, 200, "{}", undone.text());
+    assert!(kb.vault().join(two).is_file());
+    assert_eq!(std::fs::read(&kept).unwrap(), bytes, "the file came back with its note");
+    assert!(!trashed.exists());
+}

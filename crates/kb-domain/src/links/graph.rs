@@ -210,6 +210,12 @@ impl LinkGraph {
         self.links_of(path).iter().filter_map(|l| l.to.as_deref()).collect()
     }
 
+    /// The notes with a link whose [`link_key`] is `key` (a file name without `.md`,
+    /// lowercased), whatever it leads to.
+    pub fn notes_with_link_key(&self, key: &str) -> impl Iterator<Item = &str> {
+        self.by_key.get(key).into_iter().flatten().map(String::as_str)
+    }
+
     /// The notes that link to the note at `path`, by path.
     pub fn sources_of(&self, path: &str) -> impl Iterator<Item = &str> {
         self.linked_from.get(path).into_iter().flatten().map(String::as_str)

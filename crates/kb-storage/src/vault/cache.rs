@@ -238,6 +238,21 @@ impl Cache {
         Some(EntryLinks::of(&self.links.around(path.as_str()), path, name_of))
     }
 
+    /// The file names (lowercased) the note at `path` links to, as written in its links.
+    pub(crate) fn linked_file_names(&mut self, path: &EntryPath) -> Vec<String> {
+        self.links
+            .graph()
+            .links_of(path.as_str())
+            .iter()
+            .map(|l| kb_domain::links::target_stem(&l.link.target).to_lowercase())
+            .collect()
+    }
+
+    /// Whether a note other than `except` links to a file named `name` (lowercased).
+    pub(crate) fn links_file_named(&mut self, name: &str, except: &EntryPath) -> bool {
+        self.links.graph().notes_with_link_key(name).any(|note| note != except.as_str())
+    }
+
     /// The notes whose `[[wikilinks]]` moving (or merging) the note at `from` to `to` may
     /// change (see [`LinkGraph::notes_touched_by_move`]), `from` itself left out.
     pub(crate) fn wikilink_sources(&mut self, from: &EntryPath, to: &EntryPath) -> Vec<EntryPath> {

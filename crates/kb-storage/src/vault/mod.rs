@@ -40,6 +40,7 @@ mod files;
 mod folder_marks;
 mod history_checked;
 mod journal;
+mod kept_files;
 mod lazy_links;
 mod merge;
 mod moves;

@@ -297,10 +297,16 @@ impl Vault {
         match entry {
             Some(entry) => {
                 state.cache.insert(&entry);
+                // A note written back (an undo, a restore) brings back the files it links.
+                if let Some(text) = bytes.and_then(|b| std::str::from_utf8(b).ok()) {
+                    self.bring_back_kept_files(text);
+                }
                 EntryChange::Upserted(entry)
             }
             None => {
+                let kept = self.kept_files_of(state, path);
                 state.cache.remove(path);
+                self.trash_unlinked(state, path, &kept);
                 EntryChange::Removed(path.clone())
             }
         }

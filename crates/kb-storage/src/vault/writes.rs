@@ -291,7 +291,9 @@ impl EntryWriter for Vault {
         }
         self.history.written(by, &recorded);
         let revision = recorded.into_iter().next();
+        let kept = self.kept_files_of(&mut state, path);
         state.cache.remove(path);
+        self.trash_unlinked(&mut state, path, &kept);
         self.made(&mut state, &[EntryChange::Removed(path.clone())]);
         Ok(revision)
     }
