@@ -4,8 +4,10 @@
 //!   link's page from public addresses only, within a deadline and a size limit, and keeps
 //!   its article as Markdown.
 //! - [`files`]: what text a file handed to kb holds (a PDF's, a text file's).
+//! - [`mail`]: a mail read (text, attachments) and its sender checked.
 
 pub mod files;
+pub mod mail;
 pub mod web;
 
 pub use files::{FileKind, FileTextError, file_kind, file_text};

@@ -1,0 +1,298 @@
+//! A mail made into what kb files ([`read_mail`]): its sender, subject, `Message-ID`, date,
+//! its text as Markdown (an HTML-only mail's HTML turned into Markdown) and its attachments;
+//! and whether its sender may file into kb ([`SenderRules::check`]). A `From:` can be forged,
+//! so it counts only when the receiving server's `Authentication-Results` says DMARC (or
+//! DKIM for the sender's domain) passed, unless the mailbox is trusted to take mail only
+//! from its owner.
+
+use mail_parser::{MessageParser, MimeHeaders};
+
+/// The largest part of a mail kb reads as text (a larger text is cut, with a note).
+const MAX_TEXT_BYTES: usize = 1024 * 1024;
+
+/// A mail as kb files it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mail {
+    /// The sender's address, lowercased (`From:`).
+    pub from: String,
+    /// The subject, when there is one.
+    pub subject: Option<String>,
+    /// The `Message-ID`, without its angle brackets.
+    pub message_id: Option<String>,
+    /// When it was sent (RFC 3339), as its `Date:` says.
+    pub date: Option<String>,
+    /// Its text as Markdown.
+    pub text: String,
+    /// Its attached files.
+    pub attachments: Vec<MailFile>,
+    /// Each `Authentication-Results` header, in order (the receiving server's first), unfolded.
+    authentication_results: Vec<String>,
+}
+
+/// A file attached to a mail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailFile {
+    /// The name it was sent with.
+    pub name: String,
+    /// Its content type (`application/pdf`).
+    pub content_type: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Why a mail could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MailError {
+    /// Not a mail kb can parse.
+    #[error("the mail cannot be read: {0}")]
+    Unreadable(String),
+}
+
+/// Reads the raw mail `raw` (RFC 5322, as an IMAP `BODY[]` answers it).
+pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
+    let message = MessageParser::default()
+        .parse(raw)
+        .ok_or_else(|| MailError::Unreadable("it does not parse".into()))?;
+    let from = message
+        .from()
+        .and_then(|from| from.first())
+        .and_then(|address| address.address())
+        .map(|address| address.trim().to_lowercase())
+        .filter(|address| address.contains('@'))
+        .ok_or_else(|| MailError::Unreadable("it names no sender".into()))?;
+    let text = match (message.body_text(0), message.body_html(0)) {
+        // A text part that is only the HTML part's stand-in is not preferred over it.
+        (Some(text), _)
+            if message.text_body.first() != message.html_body.first() || message.html_body.is_empty() =>
+        {
+            text.into_owned()
+        }
+        (_, Some(html)) => html_markdown(&html),
+        (Some(text), None) => text.into_owned(),
+        (None, None) => String::new(),
+    };
+    let mut text = text;
+    let mut attachments: Vec<MailFile> = message
+        .attachments()
+        .filter(|part| !part.is_message())
+        .map(|part| MailFile {
+            name: part.attachment_name().unwrap_or_default().to_string(),
+            content_type: part
+                .content_type()
+                .map(|t| match t.subtype() {
+                    Some(sub) => format!("{}/{sub}", t.ctype()),
+                    None => t.ctype().to_string(),
+                })
+                .unwrap_or_else(|| "application/octet-stream".to_string()),
+            bytes: part.contents().to_vec(),
+        })
+        .collect();
+    // A mail whose parts never close leaves its text as an unnamed part: it is the text.
+    if text.trim().is_empty()
+        && let Some(at) =
+            attachments.iter().position(|f| f.name.is_empty() && f.content_type.starts_with("text/"))
+    {
+        text = String::from_utf8_lossy(&attachments.remove(at).bytes).into_owned();
+    }
+    for file in attachments.iter_mut().filter(|f| f.name.is_empty()) {
+        file.name = "attachment".to_string();
+    }
+    let authentication_results = message
+        .headers()
+        .iter()
+        .filter(|header| header.name.as_str().eq_ignore_ascii_case("Authentication-Results"))
+        .filter_map(|header| raw.get(header.offset_start as usize..header.offset_end as usize))
+        .map(|value| String::from_utf8_lossy(value).split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    Ok(Mail {
+        from,
+        subject: message.subject().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        message_id: message.message_id().map(|id| id.trim().trim_matches(['<', '>']).to_string()),
+        date: message.date().map(|date| date.to_rfc3339()),
+        text: cut(text.trim()),
+        attachments,
+        authentication_results,
+    })
+}
+
+/// An HTML mail's body as Markdown (scripts, styles and the head left out).
+fn html_markdown(html: &str) -> String {
+    dom_query::Document::from(html).md(None).to_string()
+}
+
+/// `text`, cut to [`MAX_TEXT_BYTES`] at a character boundary.
+fn cut(text: &str) -> String {
+    if text.len() <= MAX_TEXT_BYTES {
+        return text.to_string();
+    }
+    let mut end = MAX_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n\n(The mail goes on; kb kept its first megabyte.)", &text[..end])
+}
+
+/// Who may file into kb by mail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderRules {
+    /// The addresses allowed (`KB_MAIL_ALLOWED_SENDERS`), lowercased.
+    allowed: Vec<String>,
+    /// Whether the mailbox takes mail only from its owner, so `From:` is believed
+    /// (`KB_MAIL_TRUST_FROM=1`).
+    trust_from: bool,
+    /// The receiving server's name in its `Authentication-Results` (`KB_MAIL_AUTHSERV_ID`;
+    /// default the IMAP host): results another server wrote are not believed.
+    authserv_id: String,
+}
+
+/// Whether a mail may be filed, and why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// From an allowed sender, verified (or believed).
+    Allowed,
+    /// Not from an allowed sender.
+    NotAllowed,
+    /// From an allowed address, but nothing shows it was not forged.
+    Unverified(String),
+}
+
+impl SenderRules {
+    /// The rules: `allowed` addresses, `trust_from`, the receiving server `authserv_id`.
+    pub fn new(allowed: &[String], trust_from: bool, authserv_id: &str) -> SenderRules {
+        SenderRules {
+            allowed: allowed.iter().map(|a| a.trim().to_lowercase()).filter(|a| !a.is_empty()).collect(),
+            trust_from,
+            authserv_id: authserv_id.trim().to_lowercase(),
+        }
+    }
+
+    /// Whether `mail` may be filed.
+    pub fn check(&self, mail: &Mail) -> Verdict {
+        if !self.allowed.contains(&mail.from) {
+            return Verdict::NotAllowed;
+        }
+        if self.trust_from {
+            return Verdict::Allowed;
+        }
+        let domain = mail.from.rsplit('@').next().unwrap_or_default();
+        let ours = mail.authentication_results.iter().filter_map(|header| {
+            let (id, results) = header.split_once(';')?;
+            let id = id.split_whitespace().next()?.to_lowercase();
+            (id == self.authserv_id).then_some(results)
+        });
+        for results in ours {
+            for result in results.split(';').map(without_comments) {
+                let mut words = result.split_whitespace();
+                let Some((method, outcome)) = words.next().and_then(|w| w.split_once('=')) else { continue };
+                let props: Vec<(String, String)> = words
+                    .filter_map(|w| w.split_once('='))
+                    .map(|(k, v)| {
+                        (k.to_lowercase(), v.trim_matches('"').trim_start_matches('@').to_lowercase())
+                    })
+                    .collect();
+                let says = |key: &str| {
+                    props.iter().any(|(k, v)| k == key && (v == domain || v.ends_with(&format!("@{domain}"))))
+                };
+                let passed = outcome.eq_ignore_ascii_case("pass");
+                match method.to_lowercase().as_str() {
+                    "dmarc" if passed && says("header.from") => return Verdict::Allowed,
+                    "dkim" if passed && (says("header.d") || says("header.i")) => return Verdict::Allowed,
+                    _ => {}
+                }
+            }
+        }
+        Verdict::Unverified(format!(
+            "no Authentication-Results of {} says DMARC or DKIM passed for {domain}",
+            self.authserv_id
+        ))
+    }
+}
+
+/// `text` without its `(comments)`.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mail(headers: &str, body: &str) -> Vec<u8> {
+        format!("{headers}\r\n\r\n{body}").replace('\n', "\r\n").replace("\r\r\n", "\r\n").into_bytes()
+    }
+
+    fn rules() -> SenderRules {
+        SenderRules::new(&["Ana@Example.com".to_string()], false, "mx.kb.test")
+    }
+
+    const BASE: &str = "From: Ana <ana@example.com>\nTo: kb@kb.test\nSubject: Seeds to order\nMessage-ID: <a1@example.com>\nDate: Sun, 29 Nov 2026 09:00:00 +0000";
+
+    #[test]
+    fn a_plain_mail_is_read() {
+        let read = read_mail(&mail(BASE, "Tomatoes, basil and\nsweet peas.\n")).unwrap();
+        assert_eq!(read.from, "ana@example.com");
+        assert_eq!(read.subject.as_deref(), Some("Seeds to order"));
+        assert_eq!(read.message_id.as_deref(), Some("a1@example.com"));
+        assert_eq!(read.date.as_deref(), Some("2026-11-29T09:00:00Z"));
+        assert!(read.text.contains("sweet peas"), "{}", read.text);
+    }
+
+    #[test]
+    fn an_html_mail_becomes_markdown() {
+        let headers = format!("{BASE}\nMIME-Version: 1.0\nContent-Type: text/html; charset=utf-8");
+        let html = "<html><head><style>p{}</style></head><body><h1>Order</h1><p>Buy <b>rye</b> flour.</p><ul><li>one</li></ul><script>x()</script></body></html>";
+        let read = read_mail(&mail(&headers, html)).unwrap();
+        assert!(read.text.contains("# Order") && read.text.contains("**rye**"), "{}", read.text);
+        assert!(!read.text.contains("x()") && !read.text.contains("p{}"), "{}", read.text);
+    }
+
+    #[test]
+    fn only_the_receiving_servers_results_vouch_for_the_sender() {
+        let passed = format!(
+            "Authentication-Results: mx.kb.test; dkim=pass header.d=example.com; spf=pass; dmarc=pass (p=reject) header.from=example.com\n{BASE}"
+        );
+        assert_eq!(rules().check(&read_mail(&mail(&passed, "hi")).unwrap()), Verdict::Allowed);
+        let dkim_only =
+            format!("Authentication-Results: mx.kb.test;\n  dkim=pass (good) header.i=@example.com\n{BASE}");
+        assert_eq!(rules().check(&read_mail(&mail(&dkim_only, "hi")).unwrap()), Verdict::Allowed);
+        // Forged: results written by someone else, a failed DMARC, another domain's DKIM.
+        for forged in [
+            format!("Authentication-Results: evil.test; dmarc=pass header.from=example.com\n{BASE}"),
+            format!("Authentication-Results: mx.kb.test; dmarc=fail header.from=example.com\n{BASE}"),
+            format!("Authentication-Results: mx.kb.test; dkim=pass header.d=evil.test\n{BASE}"),
+            BASE.to_string(),
+        ] {
+            let verdict = rules().check(&read_mail(&mail(&forged, "hi")).unwrap());
+            assert!(matches!(verdict, Verdict::Unverified(_)), "{forged}: {verdict:?}");
+        }
+        let stranger = BASE.replace("ana@example.com", "bob@example.com");
+        assert_eq!(rules().check(&read_mail(&mail(&stranger, "hi")).unwrap()), Verdict::NotAllowed);
+        let trusting = SenderRules::new(&["ana@example.com".into()], true, "mx.kb.test");
+        assert_eq!(trusting.check(&read_mail(&mail(BASE, "hi")).unwrap()), Verdict::Allowed);
+    }
+
+    #[test]
+    fn attachments_are_kept_and_broken_mail_is_refused() {
+        let headers = format!("{BASE}\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b1\"");
+        let body = "--b1\nContent-Type: text/plain\n\nSee the plan.\n--b1\nContent-Type: application/pdf\nContent-Disposition: attachment; filename=\"plan.pdf\"\nContent-Transfer-Encoding: base64\n\nJVBERi0xLjQK\n--b1--\n";
+        let read = read_mail(&mail(&headers, body)).unwrap();
+        assert!(read.text.contains("See the plan"));
+        assert_eq!(read.attachments.len(), 1);
+        assert_eq!(read.attachments[0].name, "plan.pdf");
+        assert_eq!(read.attachments[0].bytes, b"%PDF-1.4\n");
+        // Boundaries that never close still give what could be read.
+        let broken = read_mail(&mail(&headers, "--b1\nContent-Type: text/plain\n\nhalf a mail"));
+        assert!(broken.as_ref().is_ok_and(|m| m.text.contains("half a mail")), "{broken:?}");
+        assert!(read_mail(b"no headers, no sender").is_err());
+    }
+}
