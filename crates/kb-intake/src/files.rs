@@ -6,7 +6,7 @@ use std::path::Path;
 /// What kind of file it is, by its content, its type and its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
-    /// A PDF (`%PDF-` at its start).
+    /// A PDF (`%PDF-` at its start, whatever its name).
     Pdf,
     /// Text: UTF-8 without NUL, sent as `text/…` or named `.txt`, `.md`, `.markdown`, `.csv`.
     Text,
@@ -44,14 +44,8 @@ pub fn file_kind(
     let extension = sent_name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
     let texty = essence.as_deref().is_some_and(|t| t.starts_with("text/"))
         || matches!(extension.as_str(), "txt" | "md" | "markdown" | "csv" | "text");
-    let pdf_named = essence.as_deref() == Some("application/pdf") || extension == "pdf";
-    Ok(if pdf_named {
-        FileKind::Pdf
-    } else if texty {
-        FileKind::Text
-    } else {
-        FileKind::Other
-    })
+    // A file named or typed a PDF that does not start as one is kept, not read.
+    Ok(if texty { FileKind::Text } else { FileKind::Other })
 }
 
 /// The text of the file at `path` of `kind`: `None` for a kind that is not read, or a
@@ -61,13 +55,16 @@ pub fn file_text(path: &Path, kind: FileKind) -> Result<Option<String>, FileText
         FileKind::Other => Ok(None),
         FileKind::Text => {
             let bytes = std::fs::read(path).map_err(FileTextError::Io)?;
-            Ok(String::from_utf8(bytes)
-                .ok()
-                .filter(|text| !text.contains('\0'))
-                .map(|t| t.trim().to_string()))
+            let text = String::from_utf8(bytes).ok().filter(|text| !text.contains('\0'));
+            Ok(text.map(|t| t.trim_start_matches('\u{feff}').replace("\r\n", "\n").trim().to_string()))
         }
         FileKind::Pdf => {
             let bytes = std::fs::read(path).map_err(FileTextError::Io)?;
+            // A small file may unpack to gigabytes: one that would is kept, its text not read.
+            if unpacked_size(&bytes, MAX_UNPACKED_BYTES) > MAX_UNPACKED_BYTES {
+                tracing::warn!(path = %path.display(), "a PDF unpacks to more than the limit; its text is not read");
+                return Ok(None);
+            }
             // A malformed PDF can make the parser panic: that is its failure, not kb's.
             let extracted = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(&bytes));
             match extracted {
@@ -80,6 +77,45 @@ pub fn file_text(path: &Path, kind: FileKind) -> Result<Option<String>, FileText
             }
         }
     }
+}
+
+/// The most a PDF's compressed streams may unpack to for its text to be read: its parser
+/// holds them all in memory, twice.
+pub const MAX_UNPACKED_BYTES: u64 = 128 * 1024 * 1024;
+
+/// What the Flate-compressed streams of the PDF `bytes` unpack to, counted up to a little
+/// past `limit` (each is inflated in turn and dropped; none is kept).
+fn unpacked_size(bytes: &[u8], limit: u64) -> u64 {
+    use std::io::Read;
+    let mut total = 0u64;
+    let mut rest = bytes;
+    while let Some(at) = memchr::memmem::find(rest, b"stream") {
+        let mut start = at + b"stream".len();
+        // `stream` then CRLF or LF opens a stream; `endstream` and other words do not.
+        if rest.get(start) == Some(&b'\r') {
+            start += 1;
+        }
+        if rest.get(start) != Some(&b'\n') || rest[..at].ends_with(b"end") {
+            rest = &rest[at + 1..];
+            continue;
+        }
+        start += 1;
+        let body = &rest[start..];
+        let end = memchr::memmem::find(body, b"endstream").unwrap_or(body.len());
+        let mut inflater = flate2::read::ZlibDecoder::new(&body[..end]).take(limit + 1 - total.min(limit));
+        let mut sink = [0u8; 64 * 1024];
+        while let Ok(read) = inflater.read(&mut sink) {
+            if read == 0 {
+                break;
+            }
+            total += read as u64;
+        }
+        if total > limit {
+            return total;
+        }
+        rest = &body[end..];
+    }
+    total
 }
 
 /// A PDF's text with runs of blank lines made one, each line's trailing spaces dropped.
@@ -98,4 +134,45 @@ fn tidy(text: &str) -> String {
         out.push_str(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PDF-like file with one Flate stream of `size` spaces.
+    fn bomb(size: usize) -> Vec<u8> {
+        use std::io::Write;
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(&vec![b' '; size]).unwrap();
+        let packed = encoder.finish().unwrap();
+        let mut pdf =
+            format!("%PDF-1.4\n1 0 obj << /Length {} /Filter /FlateDecode >>\nstream\n", packed.len())
+                .into_bytes();
+        pdf.extend_from_slice(&packed);
+        pdf.extend_from_slice(b"\nendstream\nendobj\n%%EOF\n");
+        pdf
+    }
+
+    #[test]
+    fn a_pdf_that_unpacks_to_more_than_the_limit_is_kept_unread() {
+        assert_eq!(unpacked_size(&bomb(1000), 10_000), 1000);
+        assert!(unpacked_size(&bomb(50_000), 10_000) > 10_000);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bomb.pdf");
+        std::fs::write(&file, bomb(MAX_UNPACKED_BYTES as usize + 1024)).unwrap();
+        assert_eq!(file_kind(&file, "bomb.pdf", None).unwrap(), FileKind::Pdf);
+        assert_eq!(file_text(&file, FileKind::Pdf).unwrap(), None, "kept, its text not read");
+    }
+
+    #[test]
+    fn a_file_is_a_pdf_by_its_start_and_text_loses_its_bom_and_crs() {
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("scan.pdf");
+        std::fs::write(&png, b"\x89PNG\r\n\x1a\n").unwrap();
+        assert_eq!(file_kind(&png, "scan.pdf", Some("application/pdf")).unwrap(), FileKind::Other);
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "\u{feff}one\r\ntwo\r\n").unwrap();
+        assert_eq!(file_text(&text, FileKind::Text).unwrap().as_deref(), Some("one\ntwo"));
+    }
 }

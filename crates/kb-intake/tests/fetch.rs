@@ -64,7 +64,16 @@ async fn server() -> (u16, Arc<AtomicUsize>) {
         .route("/big", get(|| async { ([(header::CONTENT_TYPE, "text/html")], "x".repeat(4096)) }))
         .route("/endless", get(endless))
         .route("/slow", get(slow))
-        .route("/missing", get(|| async { StatusCode::NOT_FOUND }));
+        .route("/missing", get(|| async { StatusCode::NOT_FOUND }))
+        .route(
+            "/gzip",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/html"), (header::CONTENT_ENCODING, "gzip")],
+                    vec![0x1f_u8, 0x8b, 8, 0, 1, 2, 3],
+                )
+            }),
+        );
     tokio::spawn(async move { axum::serve(listener, app).await });
     (port, connections)
 }
@@ -183,6 +192,12 @@ async fn redirects_loops_sizes_and_slowness_have_limits() {
     assert!(matches!(big, PageError::TooLarge { limit: 2048, .. }), "{big:?}");
     let endless = reader.read(&format!("{base}/endless")).await.unwrap_err();
     assert!(matches!(endless, PageError::TooLarge { .. }), "{endless:?}");
+    let compressed = reader.read(&format!("{base}/gzip")).await.unwrap();
+    assert_eq!(compressed.markdown, None, "a compressed body is not read as text");
+    let with_password =
+        reader.read(&format!("http://ana:secret@127.0.0.1:{port}/article")).await.unwrap_err();
+    assert!(matches!(with_password, PageError::Refused { .. }), "{with_password:?}");
+    assert!(!with_password.to_string().contains("secret"), "{with_password}");
     let missing = reader.read(&format!("{base}/missing")).await.unwrap_err();
     assert!(matches!(missing, PageError::Status { status: 404, .. }), "{missing:?}");
     let started = Instant::now();

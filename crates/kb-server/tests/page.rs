@@ -98,7 +98,9 @@ async fn the_page_and_its_files_are_served_with_their_types_and_no_token() {
     assert_eq!(manifest["display"], "standalone");
     assert_eq!(manifest["start_url"], "/");
     assert_eq!(manifest["share_target"]["action"], "/share");
-    assert_eq!(manifest["share_target"]["method"], "GET");
+    assert_eq!(manifest["share_target"]["method"], "POST");
+    assert_eq!(manifest["share_target"]["enctype"], "multipart/form-data");
+    assert_eq!(manifest["share_target"]["params"]["files"][0]["name"], "files");
     for (src, sizes) in [("/icons/kb-192.png", "192x192"), ("/icons/kb-512.png", "512x512")] {
         let icons = manifest["icons"].as_array().unwrap();
         assert!(icons.iter().any(|i| i["src"] == src && i["sizes"] == sizes), "{src} in {icons:?}");

@@ -41,10 +41,11 @@ pub async fn capture_file(
 ) -> Result<(), CliError> {
     use std::io::Read;
     let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {}: {e}", file.display()));
-    let mut reader = std::fs::File::open(file).map_err(cannot)?;
-    if !reader.metadata().map_err(cannot)?.is_file() {
+    // Asked before opening: opening a pipe with no writer would wait for ever.
+    if !std::fs::metadata(file).map_err(cannot)?.is_file() {
         return Err(CliError::usage(format!("{} is not a file", file.display())));
     }
+    let mut reader = std::fs::File::open(file).map_err(cannot)?;
     let intake = kb.intake();
     let mut upload = intake.start_upload()?;
     let mut buffer = vec![0u8; 64 * 1024];

@@ -235,3 +235,22 @@ async fn a_kept_file_follows_the_notes_that_link_it() {
     assert_eq!(std::fs::read(&kept).unwrap(), bytes, "the file came back with its note");
     assert!(!trashed.exists());
 }
+
+#[tokio::test]
+async fn a_kept_file_a_note_just_written_elsewhere_links_stays() {
+    let kb = KbServer::start(&[]).await;
+    let bytes = pdf("002-trivial-libre-office-writer.pdf");
+    let filed = kb
+        .request("POST", "/api/files?name=plan.pdf", &[("Content-Type", "application/pdf")], Some(&bytes))
+        .await
+        .json();
+    let attachment = filed["attachment"].as_str().unwrap().to_string();
+    // Another program writes a note linking the file, and the upload's note is deleted at
+    // once, before this kb serve may have seen that note.
+    std::fs::create_dir_all(kb.vault().join("ideas")).unwrap();
+    std::fs::write(kb.vault().join("ideas/plans.md"), format!("# Plans\n\nSee [the plan]({attachment}).\n"))
+        .unwrap();
+    let path = filed["path"].as_str().unwrap();
+    assert_eq!(kb.delete(&format!("/api/entries/{}", url_path(path))).await.status, 200);
+    assert!(kb.vault().join(&attachment).is_file(), "still linked by ideas/plans.md");
+}

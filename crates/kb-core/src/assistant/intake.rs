@@ -234,7 +234,11 @@ fn title_of(sent_name: &str) -> String {
     let base = sent_name.rsplit(['/', '\\']).next().unwrap_or(sent_name).trim();
     let stem = base.rsplit_once('.').map_or(base, |(stem, _)| if stem.is_empty() { base } else { stem });
     let title: String = stem.chars().filter(|c| !c.is_control()).collect();
-    if title.trim().is_empty() { "Untitled file".to_string() } else { title.trim().to_string() }
+    if title.chars().any(char::is_alphanumeric) {
+        title.trim().to_string()
+    } else {
+        "Untitled file".to_string()
+    }
 }
 
 fn unreadable(why: String) -> ToolFailure {

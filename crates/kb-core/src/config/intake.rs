@@ -38,7 +38,14 @@ impl IntakeConfig {
     /// Reads the settings through `lookup`.
     pub(super) fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<IntakeConfig, ConfigError> {
         let defaults = FetchSettings::default();
-        let timeout = count(lookup, "KB_FETCH_TIMEOUT_SECS", defaults.timeout.as_secs() as usize)?.min(3_600);
+        let timeout = count(lookup, "KB_FETCH_TIMEOUT_SECS", defaults.timeout.as_secs() as usize)?;
+        if timeout > 3_600 {
+            return Err(ConfigError::Invalid {
+                name: "KB_FETCH_TIMEOUT_SECS",
+                value: timeout.to_string(),
+                expected: "a whole number of seconds from 1 to 3600",
+            });
+        }
         let max_bytes = count(lookup, "KB_FETCH_MAX_BYTES", defaults.max_bytes as usize)?;
         let fetch = FetchSettings {
             timeout: Duration::from_secs(timeout as u64),

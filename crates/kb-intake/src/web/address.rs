@@ -26,8 +26,14 @@ fn refusal_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("a multicast address")
     } else if a == 0 {
         Some("an unspecified address")
-    } else if ip.is_broadcast() || a >= 240 {
+    } else if ip.is_broadcast()
+        || a >= 240
+        || (a == 198 && (b == 18 || b == 19))
+        || (a == 192 && b == 0 && ip.octets()[2] == 0)
+    {
         Some("a reserved address")
+    } else if ip.is_documentation() {
+        Some("a documentation address")
     } else {
         None
     }
@@ -48,6 +54,8 @@ fn refusal_v6(ip: Ipv6Addr) -> Option<&'static str> {
         Some("a unique-local address")
     } else if ip.is_unicast_link_local() || segments[0] & 0xffc0 == 0xfec0 {
         Some("a link-local address")
+    } else if segments[0] == 0x2001 && segments[1] == 0x0db8 {
+        Some("a documentation address")
     } else {
         None
     }
@@ -114,6 +122,13 @@ mod tests {
             "64:ff9b::7f00:1",
             "2002:7f00:1::",
             "2002:c0a8:101::1",
+            "198.18.0.1",
+            "198.19.255.255",
+            "192.0.0.8",
+            "192.0.2.2",
+            "198.51.100.7",
+            "203.0.113.9",
+            "2001:db8::1",
         ] {
             assert!(refused(address), "{address} should be refused");
         }

@@ -142,6 +142,13 @@ impl WebReader {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(refused(url.as_str(), "only http and https links are read"));
         }
+        // A password in a link would be sent, and kept in the note: such a link is not read.
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(refused(
+                &without_credentials(url),
+                "it carries a user name or password, which kb would keep in the note",
+            ));
+        }
         let port = url.port_or_known_default().unwrap_or(80);
         let mut client = reqwest::Client::builder()
             .no_proxy()
@@ -204,6 +211,13 @@ impl WebReader {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .map(str::to_string);
+        // kb asks for no compression; a body compressed all the same is not read as text.
+        let encoded = response
+            .headers()
+            .get(reqwest::header::CONTENT_ENCODING)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| !value.trim().eq_ignore_ascii_case("identity"));
+        let content_type = if encoded { Some("application/octet-stream".to_string()) } else { content_type };
         let mut body = Vec::new();
         while let Some(chunk) =
             response.chunk().await.map_err(|e| transport(&url, e, self.settings.timeout))?
@@ -243,6 +257,14 @@ impl reqwest::dns::Resolve for NoResolver {
             async move { Err(Box::new(std::io::Error::other(format!("{host} was not checked"))) as Box<_>) },
         )
     }
+}
+
+/// `url` without its user name and password, to be shown.
+fn without_credentials(url: &Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.to_string()
 }
 
 fn refused(url: &str, reason: &str) -> PageError {

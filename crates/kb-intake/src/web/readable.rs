@@ -27,6 +27,10 @@ pub fn readable_page(body: &[u8], content_type: Option<&str>, url: &Url) -> Read
         .map(|essence| essence.trim().to_ascii_lowercase())
         .unwrap_or_default();
     let looks_like_html = || body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<');
+    // Bytes that are not text, whatever they are labelled, are not read.
+    if body[..body.len().min(8192)].contains(&0) {
+        return Readable::default();
+    }
     match essence.as_str() {
         "text/html" | "application/xhtml+xml" => article(&decode(body, content_type), url),
         "" if looks_like_html() => article(&decode(body, content_type), url),

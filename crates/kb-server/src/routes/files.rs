@@ -68,10 +68,10 @@ async fn receive(
     request: Request,
     sent: Sent,
 ) -> Result<Response, ApiError> {
-    let name = query
-        .name
-        .filter(|name| !name.trim().is_empty())
-        .ok_or_else(|| ApiError::bad_request("name is required: the file's name, as ?name=report.pdf"))?;
+    let name = query.name.filter(|name| !name.trim().is_empty()).ok_or_else(|| {
+        let example = if sent == Sent::Voice { "memo.webm" } else { "report.pdf" };
+        ApiError::bad_request(format!("name is required: the file's name, as ?name={example}"))
+    })?;
     let headers = request.headers().clone();
     let content_type = content_type(&headers)?;
     let intake = state.assistant.intake();

@@ -12,6 +12,10 @@ use super::{State, Vault};
 /// The folder of kept files no note links, inside `.kb/`.
 const TRASH: &str = "trash";
 
+/// How far back a note written by another process is read for links, beside the
+/// catalogue: longer than any watcher takes to catch up.
+const RECENT: std::time::Duration = std::time::Duration::from_secs(300);
+
 impl Vault {
     /// The names of the kept files the note at `path` links (read before it goes).
     pub(super) fn kept_files_of(&self, state: &mut State, path: &EntryPath) -> Vec<String> {
@@ -33,7 +37,7 @@ impl Vault {
         let kept = self.root.dir().join(ATTACHMENTS_FOLDER);
         let trash = self.root.dir().join(".kb").join(TRASH).join(ATTACHMENTS_FOLDER);
         for name in names {
-            if state.cache.links_file_named(name, gone) {
+            if state.cache.links_file_named(name, gone) || self.recent_note_links(gone, name) {
                 continue;
             }
             if let Err(error) =
@@ -44,6 +48,20 @@ impl Vault {
                 tracing::info!(file = %name, "a kept file no note links went to .kb/trash/attachments/");
             }
         }
+    }
+
+    /// Whether a note written in the last minutes, other than `gone`, names the kept file
+    /// `name`: one another process wrote that this one's catalogue may not know yet.
+    fn recent_note_links(&self, gone: &EntryPath, name: &str) -> bool {
+        let recent = std::time::SystemTime::now() - RECENT;
+        super::scan::note_files(&self.root).into_iter().filter(|(path, _)| path != gone).any(|(path, _)| {
+            let file = self.root.file(&path);
+            let fresh =
+                fs::metadata(&file).and_then(|m| m.modified()).is_ok_and(|modified| modified >= recent);
+            fresh
+                && fs::read(&file)
+                    .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).to_lowercase().contains(name))
+        })
     }
 
     /// Brings back from the trash the kept files `text` (a note's, just written back) links

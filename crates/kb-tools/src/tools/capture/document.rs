@@ -67,8 +67,11 @@ pub async fn read_page(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Document, ToolError> {
     let page = pages.read(link).await.map_err(page_failure)?;
-    let title = page.title.clone();
-    let shown = title.clone().unwrap_or_else(|| page.url.clone());
+    // A page without a title is named by its address, without the scheme.
+    let address = page.url.split_once("://").map_or(page.url.as_str(), |(_, rest)| rest);
+    let address: String = address.trim_end_matches('/').chars().take(120).collect();
+    let title = Some(page.title.clone().unwrap_or(address));
+    let shown = title.clone().unwrap_or_default();
     let text = match page.markdown {
         Some(markdown) => format!("{markdown}\n"),
         None => format!("[{}](<{}>)\n", shown.replace(['[', ']'], ""), page.url),

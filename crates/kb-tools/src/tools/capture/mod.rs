@@ -545,7 +545,9 @@ fn new_entry(
         let category = if confident { suggested } else { Category::Inbox };
         if !confident {
             let said = if said.is_empty() { document.title.as_deref().unwrap_or_default() } else { said };
-            fields.set(keys::ORIGINAL_TEXT, Value::String(said.to_string()));
+            // The note holds the document; its first words say what was sent.
+            let said: String = said.chars().take(200).collect();
+            fields.set(keys::ORIGINAL_TEXT, Value::String(said));
             if SUGGESTABLE.contains(&suggested.as_str()) {
                 fields.set(keys::SUGGESTED_CATEGORY, Value::String(suggested.as_str().to_string()));
             }
