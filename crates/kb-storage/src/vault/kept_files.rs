@@ -31,6 +31,20 @@ impl Vault {
         names
     }
 
+    /// The names of the kept files `text` (a note's, about to go) links: read from the text
+    /// itself, so a delete builds no link graph unless the note links a kept file.
+    pub(super) fn kept_files_in(&self, text: &str) -> Vec<String> {
+        let folder = self.root.dir().join(ATTACHMENTS_FOLDER);
+        let mut names: Vec<String> = kb_domain::links::parse_links(text)
+            .iter()
+            .map(|link| kb_domain::links::target_stem(&link.target).to_lowercase())
+            .filter(|name| !name.is_empty() && folder.join(name).is_file())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Moves to the trash each of `names` (kept files the note at `gone` linked) that no
     /// other note links.
     pub(super) fn trash_unlinked(&self, state: &mut State, gone: &EntryPath, names: &[String]) {

@@ -267,6 +267,7 @@ impl EntryWriter for Vault {
         let file = self.forget_if_missing(&mut state, path, self.root.checked_file(path))?;
         // A malformed file is refused here: kb never deletes what it cannot read.
         let (entry, before) = scan::read_existing_document(&file, path)?;
+        let kept = self.kept_files_in(&before);
         // The file is in history before it is removed: a delete that cannot be recorded
         // is not made.
         let recorded = self.history.record_first(
@@ -291,7 +292,6 @@ impl EntryWriter for Vault {
         }
         self.history.written(by, &recorded);
         let revision = recorded.into_iter().next();
-        let kept = self.kept_files_of(&mut state, path);
         state.cache.remove(path);
         self.trash_unlinked(&mut state, path, &kept);
         self.made(&mut state, &[EntryChange::Removed(path.clone())]);
