@@ -86,7 +86,6 @@ pub const MAX_UNPACKED_BYTES: u64 = 128 * 1024 * 1024;
 /// What the Flate-compressed streams of the PDF `bytes` unpack to, counted up to a little
 /// past `limit` (each is inflated in turn and dropped; none is kept).
 fn unpacked_size(bytes: &[u8], limit: u64) -> u64 {
-    use std::io::Read;
     let mut total = 0u64;
     let mut rest = bytes;
     while let Some(at) = memchr::memmem::find(rest, b"stream") {
@@ -102,20 +101,51 @@ fn unpacked_size(bytes: &[u8], limit: u64) -> u64 {
         start += 1;
         let body = &rest[start..];
         let end = memchr::memmem::find(body, b"endstream").unwrap_or(body.len());
-        let mut inflater = flate2::read::ZlibDecoder::new(&body[..end]).take(limit + 1 - total.min(limit));
-        let mut sink = [0u8; 64 * 1024];
-        while let Ok(read) = inflater.read(&mut sink) {
-            if read == 0 {
-                break;
-            }
-            total += read as u64;
-        }
+        total += inflated_len(&body[..end], limit + 1 - total.min(limit));
         if total > limit {
             return total;
         }
         rest = &body[end..];
     }
     total
+}
+
+/// What the Flate stream `data` unpacks to, counted up to `budget`; a stream compressed
+/// again inside (`/Filter [/FlateDecode /FlateDecode]`, up to four layers) is counted by
+/// what its innermost layer unpacks to, as the parser would unpack it.
+fn inflated_len(data: &[u8], budget: u64) -> u64 {
+    use std::io::Read;
+    let mut layers = 1;
+    loop {
+        let mut reader: Box<dyn Read + '_> = Box::new(flate2::read::ZlibDecoder::new(data));
+        for _ in 1..layers {
+            reader = Box::new(flate2::read::ZlibDecoder::new(reader));
+        }
+        let mut head = [0u8; 2];
+        let mut got = 0;
+        while got < 2 {
+            match reader.read(&mut head[got..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got += n,
+            }
+        }
+        // A zlib header (0x78, and a multiple of 31 with the next byte): compressed again.
+        let again = got == 2 && head[0] == 0x78 && (u16::from(head[0]) << 8 | u16::from(head[1])) % 31 == 0;
+        if again && layers < 4 {
+            layers += 1;
+            continue;
+        }
+        let mut counted = got as u64;
+        let mut rest = reader.take(budget.saturating_sub(counted));
+        let mut sink = [0u8; 64 * 1024];
+        while let Ok(read) = rest.read(&mut sink) {
+            if read == 0 {
+                break;
+            }
+            counted += read as u64;
+        }
+        return counted;
+    }
 }
 
 /// A PDF's text with runs of blank lines made one, each line's trailing spaces dropped.
@@ -152,6 +182,17 @@ mod tests {
         pdf.extend_from_slice(&packed);
         pdf.extend_from_slice(b"\nendstream\nendobj\n%%EOF\n");
         pdf
+    }
+
+    #[test]
+    fn a_stream_compressed_twice_is_counted_by_its_inner_layer() {
+        use std::io::Write;
+        let mut inner = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        inner.write_all(&vec![b' '; 200_000]).unwrap();
+        let mut outer = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        outer.write_all(&inner.finish().unwrap()).unwrap();
+        let twice = outer.finish().unwrap();
+        assert!(inflated_len(&twice, 100_000) >= 100_000, "the inner layer's size counts");
     }
 
     #[test]

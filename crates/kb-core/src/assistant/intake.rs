@@ -88,6 +88,8 @@ impl<'a> Intake<'a> {
         if filed.is_err() && kept.created {
             // Nothing links the file: it goes, as the capture did.
             let _ = std::fs::remove_file(self.kb.vault.root().join(&kept.path));
+        } else if filed.is_ok() {
+            self.kb.vault.keep_linked(&kept.path);
         }
         filed
     }
@@ -188,7 +190,10 @@ impl<'a> Intake<'a> {
         };
         let filed = self.kb.run::<ClassifyAndCapture>(args, self.source).await;
         match filed {
-            Ok(filed) => Ok(VoiceNote { filed, transcribed: problem.is_none(), problem }),
+            Ok(filed) => {
+                self.kb.vault.keep_linked(&kept.path);
+                Ok(VoiceNote { filed, transcribed: problem.is_none(), problem })
+            }
             Err(failure) => {
                 if kept.created {
                     let _ = std::fs::remove_file(self.kb.vault.root().join(&kept.path));
@@ -232,7 +237,7 @@ fn document(kept: &KeptFile, sent_name: &str, kind: FileKind, text: Option<Strin
 /// A file's title: the name it was sent with, without its folder or extension.
 fn title_of(sent_name: &str) -> String {
     let base = sent_name.rsplit(['/', '\\']).next().unwrap_or(sent_name).trim();
-    let stem = base.rsplit_once('.').map_or(base, |(stem, _)| if stem.is_empty() { base } else { stem });
+    let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
     let title: String = stem.chars().filter(|c| !c.is_control()).collect();
     if title.chars().any(char::is_alphanumeric) {
         title.trim().to_string()

@@ -78,6 +78,13 @@ impl Vault {
         })
     }
 
+    /// Brings the kept file at `path` (`attachments/…`) back from the trash when it went
+    /// there while a note linking it was being written: another process deleted the last
+    /// note it knew to link it a moment before.
+    pub fn keep_linked(&self, path: &str) {
+        self.bring_back_kept_files(&format!("[[{path}]]"));
+    }
+
     /// Brings back from the trash the kept files `text` (a note's, just written back) links
     /// that are missing.
     pub(super) fn bring_back_kept_files(&self, text: &str) {
