@@ -368,6 +368,7 @@ impl Assistant {
             source,
             confirmation: kb_tools::Confirmation::NotNeeded,
             session: None,
+            claim: None,
         }
     }
 

@@ -92,6 +92,10 @@ pub struct ChangeContext {
     /// The device it was made on, when the vault is synced (`KB_DEVICE`): this device for
     /// a change made here, another for one a sync brought.
     pub device: Option<String>,
+    /// The mail this change files, claimed before it was filed (`MAILBOX UIDVALIDITY:UID`):
+    /// history marks the claim filed in the same transaction that records the change, so a
+    /// mail is filed once whatever stops when.
+    pub claim: Option<String>,
 }
 
 impl ChangeContext {
@@ -102,7 +106,7 @@ impl ChangeContext {
 
     /// A change from `source`, with no tool or conversation.
     pub fn from_source(source: ChangeSource) -> ChangeContext {
-        ChangeContext { source, tool: None, conversation_id: None, session: None, device: None }
+        ChangeContext { source, tool: None, conversation_id: None, session: None, device: None, claim: None }
     }
 
     /// A change kb noticed rather than made.

@@ -5,9 +5,11 @@
 //!   its article as Markdown.
 //! - [`files`]: what text a file handed to kb holds (a PDF's, a text file's).
 //! - [`mail`]: a mail read (text, attachments) and its sender checked.
+//! - [`mailbox`]: the IMAP folder kb watches for mail to file.
 
 pub mod files;
 pub mod mail;
+pub mod mailbox;
 pub mod web;
 
 pub use files::{FileKind, FileTextError, file_kind, file_text};

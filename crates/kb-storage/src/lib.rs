@@ -5,7 +5,8 @@
 //! [`kb_domain::RevisionLog`]) in the same database, also committed to git with
 //! `KB_GIT=commit`; [`outreach`] keeps digest schedules, digests and their deliveries there
 //! (the [`kb_domain::outreach::OutreachStore`]); [`idempotency`] keeps there the answers
-//! to requests sent with an `Idempotency-Key` (the [`kb_domain::ports::IdempotencyStore`]).
+//! to requests sent with an `Idempotency-Key` (the [`kb_domain::ports::IdempotencyStore`]),
+//! and [`mail_claims`] the mail kb files from a mailbox, each claimed once.
 //! [`background`] runs the work behind a request (the entry list file, folder sweeps) at a
 //! low CPU priority.
 //!
@@ -16,6 +17,7 @@ pub mod conversations;
 mod database;
 pub mod history;
 pub mod idempotency;
+pub mod mail_claims;
 pub mod outreach;
 pub mod sync;
 pub mod vault;

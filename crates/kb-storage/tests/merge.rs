@@ -34,6 +34,7 @@ fn chat() -> ChangeContext {
         conversation_id: Some(ConversationId::new("c1")),
         session: None,
         device: None,
+        claim: None,
     }
 }
 

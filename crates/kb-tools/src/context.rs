@@ -38,6 +38,8 @@ pub struct ToolContext {
     /// The MCP session the call comes from, when an MCP client makes it (see
     /// [`ChangeContext::session`]).
     pub session: Option<String>,
+    /// The mail the call files, when it files one (see [`ChangeContext::claim`]).
+    pub claim: Option<String>,
 }
 
 /// Whether a destructive tool (delete_entry) runs at once or asks first.
@@ -63,6 +65,7 @@ impl ToolContext {
             source: CaptureSource::Chat,
             confirmation: Confirmation::NotNeeded,
             session: None,
+            claim: None,
         }
     }
 
@@ -92,6 +95,7 @@ impl ToolContext {
             conversation_id: self.conversation_id.clone(),
             session: self.session.clone(),
             device: None,
+            claim: self.claim.clone(),
         }
     }
 

@@ -200,6 +200,7 @@ impl Orchestrator {
             // In a chat, a destructive tool proposes first and waits for the person's yes.
             confirmation: kb_tools::Confirmation::Ask,
             session: None,
+            claim: None,
         };
         let mut outcome = LoopOutcome { usage, ..LoopOutcome::default() };
         if let Some((call, confirmed)) = to_run {

@@ -1,6 +1,6 @@
 //! Recording in history: an operation and its revisions written in one transaction, each
 //! file's bytes stored once under their SHA-256, and the `heads` (what was last recorded
-//! at each path) moved with them.
+//! at each path) moved with them; the mail a change files marked filed with them.
 
 use chrono::{DateTime, Utc};
 use kb_domain::{ChangeContext, ContentHash, EntryPath, FileChange, HistoryError};
@@ -148,6 +148,14 @@ pub(super) async fn write_operation(
     .await
     .map_err(db("cannot record an operation"))?
     .last_insert_rowid();
+    if let Some(claim) = &by.claim {
+        sqlx::query("UPDATE mail_claims SET operation = ? WHERE message = ?")
+            .bind(operation)
+            .bind(claim)
+            .execute(&mut **tx)
+            .await
+            .map_err(db("cannot mark a mail filed"))?;
+    }
     let mut ids = Vec::new();
     for change in changes {
         let before = store(tx, change.before).await?;

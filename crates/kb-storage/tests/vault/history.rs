@@ -34,6 +34,7 @@ fn chat(conversation: &str) -> ChangeContext {
         conversation_id: Some(ConversationId::new(conversation)),
         session: None,
         device: None,
+        claim: None,
     }
 }
 
