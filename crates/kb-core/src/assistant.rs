@@ -6,6 +6,7 @@ mod chat;
 mod entries;
 mod history;
 mod intake;
+mod mail;
 mod opening;
 mod outreach;
 mod tools;

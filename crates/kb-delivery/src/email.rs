@@ -1,5 +1,6 @@
 //! Digests by email: [`EmailChannel`] sends each one by SMTP (lettre) as a
-//! `multipart/alternative` mail, the markdown as `text/plain` and rendered as `text/html`.
+//! `multipart/alternative` mail, the markdown as `text/plain` and rendered as `text/html`;
+//! and the plain-text replies to mail kb filed ([`EmailChannel::reply`]).
 
 use std::error::Error as _;
 use std::fmt;
@@ -241,6 +242,34 @@ impl EmailChannel {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
         let count = COUNTER.fetch_add(1, Ordering::Relaxed);
         format!("<kb.{nanos:x}.{:x}.{count:x}@{}>", std::process::id(), self.from.email.domain())
+    }
+
+    /// Sends a plain-text reply to the channel's recipients: `subject`, `text`, answering
+    /// the mail whose `Message-ID` is `in_reply_to` (without angle brackets), when known.
+    pub async fn reply(
+        &self,
+        subject: &str,
+        text: &str,
+        in_reply_to: Option<&str>,
+    ) -> Result<(), DeliveryError> {
+        let mut builder = Message::builder()
+            .from(self.from.clone())
+            .subject(render::one_line(subject))
+            .message_id(Some(self.message_id(None)));
+        if let Some(id) = in_reply_to.filter(|id| !id.contains(['<', '>', '\r', '\n'])) {
+            builder = builder.in_reply_to(format!("<{id}>")).references(format!("<{id}>"));
+        }
+        for to in &self.to {
+            builder = builder.to(to.clone());
+        }
+        let email = builder
+            .body(text.to_string())
+            .map_err(|error| DeliveryError::permanent(format!("could not build the email: {error}")))?;
+        match tokio::time::timeout(self.timeout, self.transport.send(email)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(self.classify(&error)),
+            Err(_) => Err(DeliveryError::retry(format!("SMTP server {} did not answer in time", self.host))),
+        }
     }
 
     /// Sends one digest, without the log.

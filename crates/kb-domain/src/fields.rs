@@ -60,7 +60,10 @@ pub mod keys {
     pub const FROM: &str = "from";
     /// A note kb made from a mail: its `Message-ID`.
     pub const MESSAGE_ID: &str = "message_id";
-    /// A note kb made from a file or a voice note: the file kept in `attachments/`.
+    /// A note kb made from a mail: when it was sent, as its `Date:` says (RFC 3339).
+    pub const SENT_AT: &str = "sent_at";
+    /// A note kb made from a file, a voice note or a mail: the file kept in `attachments/`
+    /// (a mail with several: a list of them).
     pub const ATTACHMENT: &str = "attachment";
     /// The identifier an entry had before a merge or repair gave it another.
     pub const PREVIOUS_ID: &str = "previous_id";

@@ -201,8 +201,7 @@ impl Mailbox {
         })?;
         let capabilities = within(&server, session.capabilities()).await?;
         let idle = capabilities.map_err(|e| command(&server, "CAPABILITY", e))?.has_str("IDLE");
-        let folder = format!("\"{}\"", address.folder);
-        let selected = within(&server, session.select(&folder)).await?;
+        let selected = within(&server, session.select(&address.folder)).await?;
         let selected = selected.map_err(|e| command(&server, "SELECT", e))?;
         let uid_validity = selected.uid_validity.ok_or_else(|| MailboxError::Command {
             server: server.clone(),
@@ -327,7 +326,15 @@ async fn within<T>(server: &str, future: impl Future<Output = T>) -> Result<T, M
 
 /// An IMAP error from `name`, said as the server's refusal.
 fn command(server: &str, name: &'static str, error: async_imap::error::Error) -> MailboxError {
-    MailboxError::Command { server: server.to_string(), command: name, message: error.to_string() }
+    let message = match error {
+        // async-imap words a refusal as its parsed answer: the server's own words are kept.
+        async_imap::error::Error::No(answer) | async_imap::error::Error::Bad(answer) => answer
+            .split_once("information: Some(\"")
+            .and_then(|(_, rest)| rest.rsplit_once("\")"))
+            .map_or(answer.clone(), |(words, _)| words.replace("\\\"", "\"")),
+        other => other.to_string(),
+    };
+    MailboxError::Command { server: server.to_string(), command: name, message }
 }
 
 /// A TLS connector checking certificates as this platform does.

@@ -174,6 +174,9 @@ impl Server {
         // `kb serve` is the process that sends the scheduled digests (one process wins
         // each run, however many run).
         let schedules = assistant.start_schedules();
+        // And the one that files mail from the mailbox, when one is set (every kb serve on
+        // the vault may watch it: each message is claimed once).
+        let mail = assistant.start_mail_watch();
         // This user's kb commands and `kb mcp` on the vault are answered here too.
         let local = crate::local::LocalSocket::start(&self.state, &self.kb_dir, self.database.clone());
         let stopping = async move {
@@ -193,6 +196,9 @@ impl Server {
             }
         }
         schedules.abort();
+        if let Some(mail) = mail {
+            mail.abort();
+        }
         drop(local);
         tracing::info!("kb stopped: in-flight requests finished");
         assistant.close().await;

@@ -19,6 +19,7 @@ mod idempotency;
 mod kill_mid_change;
 mod links;
 mod links_bytes;
+mod mail_in;
 mod mcp_bad_input;
 mod mcp_python;
 mod mcp_rmcp;

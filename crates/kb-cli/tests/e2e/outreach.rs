@@ -12,7 +12,7 @@
 #[path = "../../../kb-delivery/tests/support/mime.rs"]
 mod mime;
 #[path = "../../../kb-delivery/tests/support/smtp.rs"]
-mod smtp;
+pub(crate) mod smtp;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -1,11 +1,13 @@
 //! The settings of what kb takes in besides typed text: links' pages (`KB_FETCH_*`) and
-//! files (`KB_UPLOAD_MAX_BYTES`) and voice notes (`KB_TRANSCRIBE_*`).
+//! files (`KB_UPLOAD_MAX_BYTES`), voice notes (`KB_TRANSCRIBE_*`) and mail
+//! (`KB_MAIL_*`, in [`super::mail`]).
 
 use std::time::Duration;
 
 use kb_intake::FetchSettings;
 use kb_llm::openai::TranscriptionSettings;
 
+use super::mail::MailConfig;
 use super::{ConfigError, count};
 
 /// How kb takes in what people send it.
@@ -19,6 +21,8 @@ pub struct IntakeConfig {
     /// The server that transcribes voice notes (`KB_TRANSCRIBE_*`; none: a voice note is
     /// kept as audio only).
     pub transcription: Option<TranscriptionSettings>,
+    /// The mailbox kb files mail from (`KB_MAIL_*`; none: no mail is taken in).
+    pub mail: Option<MailConfig>,
 }
 
 /// The largest file kb takes unless told otherwise: 50 MB.
@@ -30,6 +34,7 @@ impl Default for IntakeConfig {
             fetch: FetchSettings::default(),
             upload_max_bytes: DEFAULT_UPLOAD_MAX_BYTES,
             transcription: None,
+            mail: None,
         }
     }
 }
@@ -56,12 +61,16 @@ impl IntakeConfig {
             count(lookup, "KB_UPLOAD_MAX_BYTES", DEFAULT_UPLOAD_MAX_BYTES as usize)? as u64;
         let transcription = TranscriptionSettings::from_lookup(lookup)
             .map_err(|e| ConfigError::Setting { name: "KB_TRANSCRIBE_BASE_URL", problem: e.to_string() })?;
-        Ok(IntakeConfig { fetch, upload_max_bytes, transcription })
+        let mail = MailConfig::from_lookup(lookup)?;
+        Ok(IntakeConfig { fetch, upload_max_bytes, transcription, mail })
     }
 }
 
 /// A switch: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off` (unset: off).
-fn flag(lookup: &impl Fn(&str) -> Option<String>, name: &'static str) -> Result<bool, ConfigError> {
+pub(super) fn flag(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+) -> Result<bool, ConfigError> {
     match lookup(name).map(|v| v.trim().to_ascii_lowercase()) {
         None => Ok(false),
         Some(value) => match value.as_str() {

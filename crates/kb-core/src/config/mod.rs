@@ -3,8 +3,10 @@
 //! or built in code.
 
 mod intake;
+mod mail;
 
 pub use intake::IntakeConfig;
+pub use mail::MailConfig;
 
 use std::path::PathBuf;
 
@@ -225,6 +227,13 @@ impl Config {
         config.sync = sync(&lookup)?;
         config.outreach_device = lookup("KB_OUTREACH_DEVICE").map(|d| d.trim().to_string());
         config.intake = IntakeConfig::from_lookup(&lookup)?;
+        if config.intake.mail.as_ref().is_some_and(|mail| mail.reply) && config.outreach.email.is_none() {
+            return Err(ConfigError::Invalid {
+                name: "KB_MAIL_REPLY",
+                value: "1".to_string(),
+                expected: "set only with KB_SMTP_URL (and KB_EMAIL_FROM), which the replies are sent through",
+            });
+        }
         if config.sync.is_some() {
             // Every change is a commit, so the next round has it to send.
             config.git = GitMode::Commit;
