@@ -254,3 +254,32 @@ async fn a_kept_file_a_note_just_written_elsewhere_links_stays() {
     assert_eq!(kb.delete(&format!("/api/entries/{}", url_path(path))).await.status, 200);
     assert!(kb.vault().join(&attachment).is_file(), "still linked by ideas/plans.md");
 }
+
+#[tokio::test]
+async fn a_file_named_like_a_person_keeps_names_unambiguous_and_is_never_a_person() {
+    let kb = KbServer::start(&[]).await;
+    let priya = kb
+        .post("/api/capture", &serde_json::json!({"text": "[person:Priya] met at the robotics meetup"}))
+        .await;
+    assert_eq!(priya.status, 200, "{}", priya.text());
+    let bytes = pdf("pdflatex-4-pages.pdf");
+    let sent = |target: &'static str| {
+        let bytes = bytes.clone();
+        let kb = &kb;
+        async move { kb.request("POST", target, &[("Content-Type", "application/pdf")], Some(&bytes)).await }
+    };
+    // Asked to be a person, a file is refused and nothing is kept.
+    let refused = sent("/api/files?name=cv.pdf&hints=%5Bperson%3ASam%5D").await;
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert!(refused.text().contains("never as a person"), "{}", refused.text());
+    assert_eq!(kept_files(&kb.vault()).0.len(), 0, "nothing kept");
+    // Named like the person, the file's note says what it is, and Priya stays one name.
+    let filed = sent("/api/files?name=Priya.pdf").await;
+    assert_eq!(filed.status, 200, "{}", filed.text());
+    assert_eq!(filed.json()["name"], "Priya (file)", "{}", filed.text());
+    let again = sent("/api/files?name=priya.pdf&hints=%5Bidea%5D").await.json();
+    assert_eq!(again["name"], "priya (file 2)", "{again}");
+    let person = kb.get("/api/entries/Priya").await;
+    assert_eq!(person.status, 200, "the person's name still leads to her: {}", person.text());
+    assert!(person.text().contains("\"people/priya.md\""), "{}", person.text());
+}

@@ -3,9 +3,12 @@
 //! where it came from.
 
 use kb_domain::fields::{format_timestamp, keys};
-use kb_domain::{Frontmatter, PageError, PageReader};
+use std::sync::Arc;
+
+use kb_domain::{EntryRepository, Frontmatter, NameRelation, PageError, PageReader};
 use serde_json::Value;
 
+use crate::blocking::run_blocking;
 use crate::context::CaptureSource;
 use crate::result::{ErrorCode, ToolError};
 
@@ -80,6 +83,44 @@ pub async fn read_page(
     fields.set(keys::URL, Value::String(page.url));
     fields.set(keys::FETCHED_AT, Value::String(format_timestamp(now)));
     Ok(Document { title, text, link: None, fields, source: CaptureSource::Web })
+}
+
+/// The name a document's note gets: its title, or, when an entry already bears that name
+/// (a file named `Priya.pdf` beside the person Priya), its title with what it is
+/// (`Priya (file)`), so the names people use stay unambiguous.
+pub async fn distinct_title(
+    document: &mut Document,
+    repository: &Arc<dyn EntryRepository>,
+) -> Result<(), ToolError> {
+    let Some(title) = document.title.clone().filter(|t| !t.trim().is_empty()) else { return Ok(()) };
+    let kind = match document.source {
+        CaptureSource::Web => "page",
+        CaptureSource::Email => "mail",
+        CaptureSource::Voice => "voice note",
+        _ => "file",
+    };
+    let taken = |name: &str| {
+        let repo = repository.clone();
+        let name = name.to_string();
+        async move {
+            let matches = run_blocking(move || repo.find_by_name(&name)).await??;
+            Ok::<bool, ToolError>(matches.iter().any(|m| m.relation == NameRelation::Same))
+        }
+    };
+    if !taken(&title).await? {
+        return Ok(());
+    }
+    let with_kind = format!("{} ({kind})", title.trim());
+    document.title = Some(if taken(&with_kind).await? {
+        let mut n = 2;
+        while taken(&format!("{} ({kind} {n})", title.trim())).await? && n < 100 {
+            n += 1;
+        }
+        format!("{} ({kind} {n})", title.trim())
+    } else {
+        with_kind
+    });
+    Ok(())
 }
 
 /// A page that could not be read, as the capture's failure: nothing is filed.

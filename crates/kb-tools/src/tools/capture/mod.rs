@@ -167,8 +167,17 @@ impl Tool for ClassifyAndCapture {
         let hinted = parse_hints(&args.text, args.hints.as_deref());
         let person = hinted.hint.as_ref().and_then(|h| h.person.clone());
         let mut document = args.document.clone();
+        if person.is_some() && document.is_some() {
+            return Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                "a file or a voice note is filed as a note of its own, never as a person: \
+                 give [idea], [project] or [admin] instead of [person:…]",
+            ));
+        }
+        // A link said about a person ("[person:Priya] https://…") is a line of their log.
         if document.is_none()
             && args.merge_into.is_none()
+            && person.is_none()
             && let (Some(link), Some(pages)) = (document::single_link(&hinted.text), &services.pages)
         {
             document = Some(document::read_page(link, pages.as_ref(), services.clock.now()).await?);
@@ -237,6 +246,9 @@ impl Tool for ClassifyAndCapture {
         let captured = Captured { text: &request.text, decision: &decision };
         if let Some(target) = target {
             return merge_capture(&target, captured, resolved, ctx, services).await;
+        }
+        if let Some(document) = document.as_mut() {
+            document::distinct_title(document, &services.repository).await?;
         }
         let captured_as = Captured { text: &hinted.text, decision: &decision };
         let new = new_entry(captured_as, &request.text, document.as_ref(), certainty, ctx);
