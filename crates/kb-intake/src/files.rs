@@ -66,7 +66,7 @@ pub fn file_text(path: &Path, kind: FileKind) -> Result<Option<String>, FileText
                 return Ok(None);
             }
             // A malformed PDF can make the parser panic: that is its failure, not kb's.
-            let extracted = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(&bytes));
+            let extracted = quietly(|| pdf_extract::extract_text_from_mem(&bytes));
             match extracted {
                 Ok(Ok(text)) => Ok(Some(tidy(&text))),
                 Ok(Err(error)) if error.to_string().contains("crypt") => {
@@ -166,9 +166,44 @@ fn tidy(text: &str) -> String {
     out
 }
 
+thread_local! {
+    /// Whether a panic on this thread is caught and answered by kb ([`quietly`]).
+    static CAUGHT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `work`, catching a panic as an `Err` without printing it: a parser panicking on a
+/// broken file is the file's failure, said in the answer, not a crash report on stderr.
+/// Panics elsewhere are reported as before.
+fn quietly<T>(work: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CAUGHT.with(std::cell::Cell::get) {
+                before(info);
+            }
+        }));
+    });
+    CAUGHT.with(|caught| caught.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+    CAUGHT.with(|caught| caught.set(false));
+    if result.is_err() {
+        tracing::debug!("the PDF parser panicked on the file");
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parser_panic_is_an_answer_and_kb_goes_on() {
+        assert!(quietly(|| -> u8 { panic!("a broken cross-reference table") }).is_err());
+        assert_eq!(quietly(|| 7).ok(), Some(7));
+        // Panics outside stay panics, reported as ever.
+        assert!(std::thread::spawn(|| panic!("elsewhere")).join().is_err());
+    }
 
     /// A PDF-like file with one Flate stream of `size` spaces.
     fn bomb(size: usize) -> Vec<u8> {
