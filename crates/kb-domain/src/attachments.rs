@@ -79,10 +79,8 @@ pub const ATTACHMENTS_FOLDER: &str = "attachments";
 pub fn attachment_path(sha256_hex: &str, sent_name: &str) -> String {
     let base =
         file_name(sent_name.trim().trim_end_matches(['/', '\\'])).rsplit('\\').next().unwrap_or_default();
-    let (stem, extension) = match base.rsplit_once('.') {
-        Some((stem, extension)) if !stem.is_empty() => (stem, extension),
-        _ => (base, ""),
-    };
+    // A name that is only an extension (`.pdf`) keeps it: the file is `HASH-file.pdf`.
+    let (stem, extension) = base.rsplit_once('.').unwrap_or((base, ""));
     let slug = crate::Slug::from_name(stem);
     let named = deunicode::deunicode(stem).chars().any(|c| c.is_ascii_alphanumeric());
     let slug = if named { slug.as_str() } else { "file" };
@@ -132,7 +130,8 @@ mod tests {
             attachment_path(hash, "C:\\Users\\me\\voice.webm"),
             "attachments/0123456789abcdef-voice.webm"
         );
-        assert_eq!(attachment_path(hash, ".bashrc"), "attachments/0123456789abcdef-bashrc");
+        assert_eq!(attachment_path(hash, ".bashrc"), "attachments/0123456789abcdef-file.bashrc");
+        assert_eq!(attachment_path(hash, ".pdf"), "attachments/0123456789abcdef-file.pdf");
         assert_eq!(attachment_path(hash, "note.md"), "attachments/0123456789abcdef-note.md");
         assert_eq!(attachment_path(hash, ""), "attachments/0123456789abcdef-file");
         assert_eq!(attachment_path(hash, "x.tar.gz"), "attachments/0123456789abcdef-x-tar.gz");
