@@ -53,9 +53,12 @@ pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
     let message = MessageParser::default()
         .parse(raw)
         .ok_or_else(|| MailError::Unreadable("it does not parse".into()))?;
-    let from = message
-        .from()
-        .and_then(|from| from.first())
+    let senders: Vec<_> = message.from().map(|from| from.iter().collect()).unwrap_or_default();
+    if senders.len() > 1 {
+        return Err(MailError::Unreadable("it names several senders".into()));
+    }
+    let from = senders
+        .first()
         .and_then(|address| address.address())
         .map(|address| address.trim().to_lowercase())
         .filter(|address| address.contains('@'))
@@ -72,11 +75,31 @@ pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
         (None, None) => String::new(),
     };
     let mut text = text;
+    // A mail forwarded as an attachment is kept as an `.eml` file, and its text follows.
+    let mut forwarded = String::new();
+    for inner in message.attachments().filter_map(|part| part.message()) {
+        let from = inner.from().and_then(|f| f.first()).and_then(|a| a.address()).unwrap_or("someone");
+        let subject = inner.subject().unwrap_or("(no subject)");
+        let text = match (inner.body_text(0), inner.body_html(0)) {
+            (Some(text), _)
+                if inner.html_body.is_empty() || inner.text_body.first() != inner.html_body.first() =>
+            {
+                text.into_owned()
+            }
+            (_, Some(html)) => html_markdown(&html),
+            (Some(text), None) => text.into_owned(),
+            (None, None) => String::new(),
+        };
+        forwarded.push_str(&format!("\n\n---\n\nForwarded mail from {from}: {subject}\n\n{}", text.trim()));
+    }
     let mut attachments: Vec<MailFile> = message
         .attachments()
-        .filter(|part| !part.is_message())
         .map(|part| MailFile {
-            name: part.attachment_name().unwrap_or_default().to_string(),
+            name: match part.attachment_name() {
+                Some(name) => name.to_string(),
+                None if part.is_message() => "forwarded.eml".to_string(),
+                None => String::new(),
+            },
             content_type: part
                 .content_type()
                 .map(|t| match t.subtype() {
@@ -94,8 +117,18 @@ pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
     {
         text = String::from_utf8_lossy(&attachments.remove(at).bytes).into_owned();
     }
+    text.push_str(&forwarded);
     for file in attachments.iter_mut().filter(|f| f.name.is_empty()) {
-        file.name = "attachment".to_string();
+        // An unnamed part is named by its type, so it keeps an extension (`attachment.png`).
+        let extension = match file.content_type.as_str() {
+            "image/png" => ".png",
+            "image/jpeg" => ".jpg",
+            "image/gif" => ".gif",
+            "application/pdf" => ".pdf",
+            t if t.starts_with("text/") => ".txt",
+            _ => "",
+        };
+        file.name = format!("attachment{extension}");
     }
     let authentication_results = message
         .headers()
@@ -106,13 +139,24 @@ pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
         .collect();
     Ok(Mail {
         from,
-        subject: message.subject().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        subject: message.subject().map(one_line).filter(|s| !s.is_empty()),
         message_id: message.message_id().map(|id| id.trim().trim_matches(['<', '>']).to_string()),
         date: message.date().map(|date| date.to_rfc3339()),
         text: cut(text.trim()),
         attachments,
         authentication_results,
     })
+}
+
+/// A subject as a name: on one line, without controls or the invisible characters that
+/// reorder or hide text (bidi overrides, zero-width spaces).
+fn one_line(subject: &str) -> String {
+    let visible: String = subject
+        .chars()
+        .filter(|c| !matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'))
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    visible.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// An HTML mail's body as Markdown (scripts, styles and the head left out).
@@ -166,7 +210,9 @@ impl SenderRules {
         }
     }
 
-    /// Whether `mail` may be filed.
+    /// Whether `mail` may be filed. Only the topmost `Authentication-Results` counts: the
+    /// receiving server adds it above whatever the mail came with, so any header below it
+    /// may be the sender's own words, whatever server it names.
     pub fn check(&self, mail: &Mail) -> Verdict {
         if !self.allowed.contains(&mail.from) {
             return Verdict::NotAllowed;
@@ -175,45 +221,68 @@ impl SenderRules {
             return Verdict::Allowed;
         }
         let domain = mail.from.rsplit('@').next().unwrap_or_default();
-        let ours = mail.authentication_results.iter().filter_map(|header| {
-            let (id, results) = header.split_once(';')?;
-            let id = id.split_whitespace().next()?.to_lowercase();
-            (id == self.authserv_id).then_some(results)
-        });
-        for results in ours {
-            for result in results.split(';').map(without_comments) {
-                let mut words = result.split_whitespace();
-                let Some((method, outcome)) = words.next().and_then(|w| w.split_once('=')) else { continue };
-                let props: Vec<(String, String)> = words
-                    .filter_map(|w| w.split_once('='))
-                    .map(|(k, v)| {
-                        (k.to_lowercase(), v.trim_matches('"').trim_start_matches('@').to_lowercase())
-                    })
-                    .collect();
-                let says = |key: &str| {
-                    props.iter().any(|(k, v)| k == key && (v == domain || v.ends_with(&format!("@{domain}"))))
-                };
-                let passed = outcome.eq_ignore_ascii_case("pass");
-                match method.to_lowercase().as_str() {
-                    "dmarc" if passed && says("header.from") => return Verdict::Allowed,
-                    "dkim" if passed && (says("header.d") || says("header.i")) => return Verdict::Allowed,
-                    _ => {}
-                }
+        let unverified = |why: String| Verdict::Unverified(why);
+        let Some(header) = mail.authentication_results.first() else {
+            return unverified("it has no Authentication-Results".to_string());
+        };
+        let header = plain(header);
+        let mut parts = header.split(';');
+        let id = parts.next().and_then(|id| id.split_whitespace().next()).unwrap_or_default().to_lowercase();
+        if id != self.authserv_id {
+            return unverified(format!(
+                "its topmost Authentication-Results is not {}'s (KB_MAIL_AUTHSERV_ID) but {id:?}'s",
+                self.authserv_id
+            ));
+        }
+        let (mut dmarc, mut dkim) = (None, false);
+        for result in parts {
+            let mut words = result.split_whitespace();
+            let Some((method, outcome)) = words.next().and_then(|w| w.split_once('=')) else { continue };
+            let props: Vec<(String, String)> = words
+                .filter_map(|w| w.split_once('='))
+                .map(|(k, v)| (k.to_lowercase(), v.trim_start_matches('@').to_lowercase()))
+                .collect();
+            let says = |key: &str| {
+                props.iter().any(|(k, v)| k == key && (v == domain || v.ends_with(&format!("@{domain}"))))
+            };
+            let passed = outcome.eq_ignore_ascii_case("pass");
+            match method.to_lowercase().as_str() {
+                // The first DMARC verdict for the domain stands: a later pass cannot outvote it.
+                "dmarc" if says("header.from") && dmarc.is_none() => dmarc = Some(passed),
+                "dkim" if passed && (says("header.d") || says("header.i")) => dkim = true,
+                _ => {}
             }
         }
-        Verdict::Unverified(format!(
-            "no Authentication-Results of {} says DMARC or DKIM passed for {domain}",
-            self.authserv_id
-        ))
+        match dmarc {
+            Some(true) => Verdict::Allowed,
+            Some(false) => unverified(format!("{} says DMARC failed for {domain}", self.authserv_id)),
+            None if dkim => Verdict::Allowed,
+            None => {
+                unverified(format!("{} says neither DMARC nor DKIM passed for {domain}", self.authserv_id))
+            }
+        }
     }
 }
 
-/// `text` without its `(comments)`.
-fn without_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut depth = 0usize;
-    for c in text.chars() {
+/// An `Authentication-Results` value with its `(comments)` left out and its quoted strings
+/// unquoted, their `;`, `=` and spaces made `_`: what a sender put in quotes (a quoted
+/// `smtp.mailfrom`) can never read as a result of its own.
+fn plain(header: &str) -> String {
+    let mut out = String::with_capacity(header.len());
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    for c in header.chars() {
+        if escaped {
+            escaped = false;
+            if depth == 0 {
+                out.push(if quoted && matches!(c, ';' | '=' | ' ' | '\t') { '_' } else { c });
+            }
+            continue;
+        }
         match c {
+            '\\' if quoted || depth > 0 => escaped = true,
+            '"' if depth == 0 => quoted = !quoted,
+            ';' | '=' | ' ' | '\t' if quoted => out.push('_'),
+            _ if quoted => out.push(c),
             '(' => depth += 1,
             ')' if depth > 0 => depth -= 1,
             _ if depth == 0 => out.push(c),
@@ -271,10 +340,36 @@ mod tests {
             format!("Authentication-Results: mx.kb.test; dmarc=fail header.from=example.com\n{BASE}"),
             format!("Authentication-Results: mx.kb.test; dkim=pass header.d=evil.test\n{BASE}"),
             BASE.to_string(),
+            // A pass the sender wrote below the server's fail.
+            format!(
+                "Authentication-Results: mx.kb.test; dmarc=fail header.from=example.com\nAuthentication-Results: mx.kb.test; dmarc=pass header.from=example.com\n{BASE}"
+            ),
+            // A pass the sender hid in a quoted envelope address the server repeats.
+            format!(
+                "Authentication-Results: mx.kb.test; spf=fail smtp.mailfrom=\"x;dmarc=pass header.from=example.com;\"@evil.test; dkim=none; dmarc=fail header.from=example.com\n{BASE}"
+            ),
+            format!(
+                "Authentication-Results: mx.kb.test; spf=fail smtp.mailfrom=\"x;dkim=pass header.d=example.com;\"@evil.test\n{BASE}"
+            ),
+            // A pass after the server's fail, in the same header.
+            format!(
+                "Authentication-Results: mx.kb.test; dmarc=fail header.from=example.com; dmarc=pass header.from=example.com\n{BASE}"
+            ),
+            // The server's results (another name on top) above a forged pass.
+            format!(
+                "Authentication-Results: relay.kb.test; none\nAuthentication-Results: mx.kb.test; dmarc=pass header.from=example.com\n{BASE}"
+            ),
         ] {
             let verdict = rules().check(&read_mail(&mail(&forged, "hi")).unwrap());
             assert!(matches!(verdict, Verdict::Unverified(_)), "{forged}: {verdict:?}");
         }
+        // The server's pass on top stands, whatever the sender wrote below it.
+        let above = format!(
+            "Authentication-Results: mx.kb.test; dmarc=pass header.from=\"example.com\"\nAuthentication-Results: mx.kb.test; dmarc=fail header.from=example.com\n{BASE}"
+        );
+        assert_eq!(rules().check(&read_mail(&mail(&above, "hi")).unwrap()), Verdict::Allowed);
+        let several = BASE.replace("From: Ana <ana@example.com>", "From: ana@example.com, evil@evil.test");
+        assert!(read_mail(&mail(&several, "hi")).is_err(), "a mail naming several senders is refused");
         let stranger = BASE.replace("ana@example.com", "bob@example.com");
         assert_eq!(rules().check(&read_mail(&mail(&stranger, "hi")).unwrap()), Verdict::NotAllowed);
         let trusting = SenderRules::new(&["ana@example.com".into()], true, "mx.kb.test");
@@ -294,5 +389,34 @@ mod tests {
         let broken = read_mail(&mail(&headers, "--b1\nContent-Type: text/plain\n\nhalf a mail"));
         assert!(broken.as_ref().is_ok_and(|m| m.text.contains("half a mail")), "{broken:?}");
         assert!(read_mail(b"no headers, no sender").is_err());
+    }
+
+    #[test]
+    fn a_forwarded_mail_is_kept_and_its_text_follows_and_cjk_is_decoded() {
+        let headers = format!("{BASE}\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b1\"");
+        let inner = "From: Bo <bo@example.org>\nSubject: Boiler service\n\nThe engineer comes Tuesday.\n";
+        let body = format!(
+            "--b1\nContent-Type: text/plain\n\nFYI, see below.\n--b1\nContent-Type: message/rfc822\n\n{inner}\n--b1--\n"
+        );
+        let read = read_mail(&mail(&headers, &body)).unwrap();
+        assert!(
+            read.text.contains("FYI")
+                && read.text.contains("Forwarded mail from bo@example.org: Boiler service")
+        );
+        assert!(read.text.contains("engineer comes Tuesday"), "{}", read.text);
+        assert_eq!(read.attachments.len(), 1);
+        assert_eq!(read.attachments[0].name, "forwarded.eml");
+        let japanese = format!(
+            "{}\nMIME-Version: 1.0\nContent-Type: text/plain; charset=ISO-2022-JP",
+            BASE.replace(
+                "Subject: Seeds to order",
+                "Subject: =?ISO-2022-JP?B?GyRCRnxLXDhsGyhC?=\n\t=?UTF-8?Q?_=E2=80=AEevil?="
+            )
+        );
+        let mut raw = mail(&japanese, "");
+        raw.extend_from_slice(b"\x1b$BF|K\\8l\x1b(B\r\n");
+        let read = read_mail(&raw).unwrap();
+        assert_eq!(read.subject.as_deref(), Some("日本語 evil"), "one line, no bidi override");
+        assert_eq!(read.text, "日本語");
     }
 }
