@@ -57,6 +57,12 @@ fn fail(error: &CliError) -> ExitCode {
 /// serving, and for `kb chat` no warning of the citations it took out).
 fn init_logs(default: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // The IMAP client traces each command it sends, the LOGIN with its password among them:
+    // never below info, whatever RUST_LOG asks.
+    let filter = match "async_imap=info".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

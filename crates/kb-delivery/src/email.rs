@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kb_domain::delivery::{DeliveryChannel, DeliveryError, DigestMessage};
-use lettre::message::{Mailbox, MultiPart};
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::AsyncSmtpTransportBuilder;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use reqwest::Url;
@@ -262,8 +263,12 @@ impl EmailChannel {
         for to in &self.to {
             builder = builder.to(to.clone());
         }
+        // Marked as a program's answer, so an autoresponder does not answer it back.
+        let automatic =
+            HeaderValue::new(HeaderName::new_from_ascii_str("Auto-Submitted"), "auto-replied".into());
         let email = builder
-            .body(text.to_string())
+            .raw_header(automatic)
+            .singlepart(SinglePart::plain(text.to_string()))
             .map_err(|error| DeliveryError::permanent(format!("could not build the email: {error}")))?;
         match tokio::time::timeout(self.timeout, self.transport.send(email)).await {
             Ok(Ok(_)) => Ok(()),

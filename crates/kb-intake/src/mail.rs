@@ -25,6 +25,9 @@ pub struct Mail {
     pub text: String,
     /// Its attached files.
     pub attachments: Vec<MailFile>,
+    /// Whether a program sent it on its own (`Auto-Submitted`, an autoreply's headers):
+    /// kb files and answers none, so two programs never answer each other forever.
+    pub automatic: bool,
     /// Each `Authentication-Results` header, in order (the receiving server's first), unfolded.
     authentication_results: Vec<String>,
 }
@@ -145,7 +148,24 @@ pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
         text: cut(text.trim()),
         attachments,
         authentication_results,
+        automatic: is_automatic(&message),
     })
+}
+
+/// Whether `message` says a program sent it on its own.
+fn is_automatic(message: &mail_parser::Message<'_>) -> bool {
+    let value = |name: &str| {
+        message
+            .headers()
+            .iter()
+            .find(|header| header.name.as_str().eq_ignore_ascii_case(name))
+            .and_then(|header| header.value.as_text())
+            .map(|text| text.trim().to_ascii_lowercase())
+    };
+    value("Auto-Submitted").is_some_and(|v| v != "no")
+        || value("X-Autoreply").is_some()
+        || value("X-Autorespond").is_some()
+        || value("Precedence").is_some_and(|v| matches!(v.as_str(), "auto_reply" | "bulk" | "junk"))
 }
 
 /// A subject as a name: on one line, without controls or the invisible characters that

@@ -50,7 +50,7 @@ impl fmt::Debug for MailboxAddress {
 #[derive(Debug, thiserror::Error)]
 pub enum MailboxError {
     /// `KB_MAIL_IMAP_URL` is not an address kb can use.
-    #[error("KB_MAIL_IMAP_URL is not usable: {0}")]
+    #[error("{0}")]
     Address(String),
     /// The server could not be reached, or the connection broke.
     #[error("the mail server {server} cannot be reached: {message}")]
@@ -93,7 +93,7 @@ impl MailboxAddress {
             _ => return Err(bad("it must start with imaps:// (or imap:// to a server on this machine)")),
         };
         let host = url.host_str().filter(|h| !h.is_empty()).ok_or_else(|| bad("it names no host"))?;
-        let host = host.trim_matches(['[', ']']).to_string();
+        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
         let loopback =
             host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
         if !tls && !loopback {
@@ -107,7 +107,12 @@ impl MailboxAddress {
             return Err(bad("it names no user and password (imaps://user:pass@host/INBOX)"));
         }
         let folder = decode(url.path().trim_start_matches('/'));
-        let folder = if folder.is_empty() { "INBOX".to_string() } else { folder };
+        // `INBOX` is one folder however it is written (RFC 3501); other names are the server's.
+        let folder = if folder.is_empty() || folder.eq_ignore_ascii_case("inbox") {
+            "INBOX".to_string()
+        } else {
+            folder
+        };
         if folder.contains(['"', '\\', '\r', '\n']) {
             return Err(bad("the folder's name holds a quote, a backslash or a line break"));
         }
@@ -147,6 +152,8 @@ pub struct Mailbox {
     uid_validity: u32,
     /// Whether the server offers IDLE.
     idle: bool,
+    /// Whether the folder keeps keywords kb adds (`PERMANENTFLAGS` has `\*`).
+    keeps_keywords: bool,
     /// Where it is, for messages.
     server: String,
 }
@@ -208,7 +215,17 @@ impl Mailbox {
             command: "SELECT",
             message: "it gave the folder no UIDVALIDITY".to_string(),
         })?;
-        Ok(Mailbox { session: Some(session), uid_validity, idle, server })
+        let keeps_keywords = selected.permanent_flags.iter().any(|flag| {
+            matches!(flag, async_imap::types::Flag::MayCreate)
+                || matches!(flag, async_imap::types::Flag::Custom(name) if name == FILED)
+        });
+        Ok(Mailbox { session: Some(session), uid_validity, idle, keeps_keywords, server })
+    }
+
+    /// Whether the folder keeps the keywords kb marks messages with: without them kb still
+    /// files each message once, but looks at every one again after each restart.
+    pub fn keeps_keywords(&self) -> bool {
+        self.keeps_keywords
     }
 
     /// The folder's UIDVALIDITY.

@@ -5,7 +5,7 @@
 -- is its Message-ID, unique, so the same mail under another UID (delivered twice, or the
 -- folder rebuilt with a new UIDVALIDITY) is not filed again. `operation` is the history
 -- operation that filed it, set in the transaction that records the capture (NULL while it
--- is being filed). `claimed_at` is RFC 3339 text in UTC: a claim never finished (the process
+-- is being filed; 0 when its note was found in the vault, written but never recorded). `claimed_at` is RFC 3339 text in UTC: a claim never finished (the process
 -- stopped mid-way) is taken again after a while.
 CREATE TABLE mail_claims (
     message TEXT PRIMARY KEY NOT NULL,

@@ -17,6 +17,9 @@ use crate::database;
 pub enum MailClaim {
     /// It is this process's to file now.
     Granted,
+    /// It is this process's to file now, taken over from a process that stopped while
+    /// filing it: that one may have written its note without recording it.
+    TakenOver,
     /// It was filed already (under this UID, or its Message-ID under another).
     Filed,
     /// Another process is filing it now.
@@ -73,6 +76,7 @@ impl SqliteMailClaims {
                 return Ok(MailClaim::Busy);
             }
         }
+        let taken_over = !rows.is_empty();
         for row in &rows {
             let stale: String = row.try_get("message").map_err(failed)?;
             sqlx::query("DELETE FROM mail_claims WHERE message = ?")
@@ -89,7 +93,18 @@ impl SqliteMailClaims {
             .await
             .map_err(failed)?;
         tx.commit().await.map_err(failed)?;
-        Ok(MailClaim::Granted)
+        Ok(if taken_over { MailClaim::TakenOver } else { MailClaim::Granted })
+    }
+
+    /// Marks `message` filed by a note found in the vault (written by a process that
+    /// stopped before recording it in history).
+    pub async fn found_filed(&self, message: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE mail_claims SET operation = 0 WHERE message = ? AND operation IS NULL")
+            .bind(message)
+            .execute(&self.pool)
+            .await
+            .map_err(failed)?;
+        Ok(())
     }
 
     /// Gives up the claim of `message` when it was not filed (filing failed: the next look
@@ -158,9 +173,10 @@ mod tests {
         let later = now + chrono::Duration::minutes(11);
         assert_eq!(claims.claim("kb@host:143/INBOX 7:2", None, now, wait).await.unwrap(), MailClaim::Granted);
         assert_eq!(claims.claim("kb@host:143/INBOX 7:2", None, now, wait).await.unwrap(), MailClaim::Busy);
-        assert_eq!(
-            claims.claim("kb@host:143/INBOX 7:2", None, later, wait).await.unwrap(),
-            MailClaim::Granted
-        );
+        let again = claims.claim("kb@host:143/INBOX 7:2", None, later, wait).await.unwrap();
+        assert_eq!(again, MailClaim::TakenOver);
+        claims.found_filed("kb@host:143/INBOX 7:2").await.unwrap();
+        let found = claims.claim("kb@host:143/INBOX 7:2", None, later, wait).await.unwrap();
+        assert_eq!(found, MailClaim::Filed);
     }
 }

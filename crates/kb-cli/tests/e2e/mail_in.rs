@@ -190,6 +190,10 @@ async fn verified_mail_is_filed_and_forged_or_unknown_mail_is_not() {
     mailbox
         .deliver(&mail("bob@elsewhere.org", Some(&stranger), "bob@elsewhere.org", "Hello", "Let me in."))
         .await;
+    let autoreply =
+        mail("ana@example.com", Some(&passed()), "away@example.com", "Out of office", "Back Monday.")
+            .replacen("Subject:", "Auto-Submitted: auto-replied\nSubject:", 1);
+    mailbox.deliver(&autoreply).await;
     let mut env = watching(&mailbox);
     env.extend([
         ("KB_MAIL_REPLY", "1".to_string()),
@@ -198,7 +202,7 @@ async fn verified_mail_is_filed_and_forged_or_unknown_mail_is_not() {
         ("KB_EMAIL_TO", "digests@kb.test".to_string()),
     ]);
     let kb = start(&env, None).await;
-    mailbox.wait_marked(1, 3, &kb).await;
+    mailbox.wait_marked(1, 4, &kb).await;
 
     // An HTML mail with a PDF, coming while kb watches.
     let pdf_bytes = std::fs::read(pdf()).unwrap();
@@ -213,7 +217,7 @@ async fn verified_mail_is_filed_and_forged_or_unknown_mail_is_not() {
         1,
     );
     mailbox.deliver(&raw).await;
-    mailbox.wait_marked(2, 3, &kb).await;
+    mailbox.wait_marked(2, 4, &kb).await;
 
     let vault = kb.vault();
     let notes = mail_notes(&vault);
@@ -232,7 +236,10 @@ async fn verified_mail_is_filed_and_forged_or_unknown_mail_is_not() {
     assert_eq!(std::fs::read(vault.join(kept)).unwrap(), pdf_bytes, "the PDF is kept as it came");
     assert!(kitchen.1.contains(&format!("![[{kept}]]")), "{}", kitchen.1);
     for (_, text) in &notes {
-        assert!(!text.contains("Wire money") && !text.contains("Let me in"), "{text}");
+        assert!(
+            !text.contains("Wire money") && !text.contains("Let me in") && !text.contains("Back Monday"),
+            "{text}"
+        );
     }
     let history = kb.get(&format!("/api/entries/{}/history", crate::common::url_path(&seeds.0))).await.json();
     assert_eq!(history["revisions"][0]["source"], "email", "{history}");
@@ -248,6 +255,8 @@ async fn verified_mail_is_filed_and_forged_or_unknown_mail_is_not() {
                 || text.contains("In-Reply-To: <kitchen@example.com>"),
             "{text}"
         );
+        assert!(text.contains("Auto-Submitted: auto-replied"), "{text}");
+        assert!(text.contains("charset=utf-8"), "{text}");
     }
     assert!(replies.iter().any(|r| r.data.contains(&seeds.0)), "a reply names where the seeds note is");
 }
@@ -291,4 +300,43 @@ async fn two_kb_processes_on_one_vault_file_each_message_once() {
     for topic in topics {
         assert_eq!(notes.iter().filter(|(_, text)| text.contains(topic)).count(), 1, "{topic}: {notes:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_written_before_a_crash_is_found_not_filed_again() {
+    let mailbox = TestMailbox::new("crash");
+    let env = watching(&mailbox);
+    // A kb that stopped after writing a mail's note and before recording it: the note is in
+    // the vault, and the mail's claim was left unfinished long ago.
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    drop(start(&[], Some(&vault)).await);
+    std::fs::create_dir_all(vault.join("ideas")).unwrap();
+    std::fs::write(
+        vault.join("ideas/seeds.md"),
+        "---\nname: Seeds\nsource: email\nfrom: ana@example.com\nmessage_id: crash@example.com\n---\nOrder rye seeds.\n",
+    )
+    .unwrap();
+    let claim = format!("{}@{} 1:1", mailbox.user, imap_server());
+    let script = "import sqlite3, sys\n\
+                  db = sqlite3.connect(sys.argv[1])\n\
+                  db.execute(\"INSERT INTO mail_claims (message, message_id, claimed_at) \
+                  VALUES (?, ?, '2026-01-01T00:00:00.000000Z')\", (sys.argv[2], 'crash@example.com'))\n\
+                  db.commit()\n";
+    let stale = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(vault.join(".kb/kb.sqlite"))
+        .arg(claim)
+        .status()
+        .unwrap();
+    assert!(stale.success());
+    mailbox
+        .deliver(&mail("ana@example.com", Some(&passed()), "crash@example.com", "Seeds", "Order rye seeds."))
+        .await;
+    let kb = start(&env, Some(&vault)).await;
+    mailbox.wait_marked(1, 0, &kb).await;
+    assert_eq!(mail_notes(&vault).len(), 1, "{:?}\n{}", mail_notes(&vault), kb.log());
+    assert!(kb.log().contains("written before kb stopped"), "{}", kb.log());
 }

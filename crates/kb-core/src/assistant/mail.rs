@@ -9,6 +9,7 @@
 //! `$KbRefused`: not from an allowed sender, not verified, unreadable or too large), and,
 //! with `KB_MAIL_REPLY=1`, its sender gets a reply saying what was filed where.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use kb_storage::vault::{KeptFile, Upload};
 use kb_tools::tools::capture::{CaptureArgs, CaptureData, ClassifyAndCapture, Document};
 use kb_tools::{CaptureSource, ErrorCode, ToolContext};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::Assistant;
 use crate::config::MailConfig;
@@ -35,6 +37,10 @@ const ABANDONED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
 const FIRST_RETRY: Duration = Duration::from_secs(5);
 /// The longest wait before connecting again.
 const LONGEST_RETRY: Duration = Duration::from_secs(300);
+
+/// How many of the newest notes are read for a mail's `message_id` when its claim is taken
+/// over (its note may have been written, unrecorded, by the process that stopped).
+const NOTES_LOOKED_AT: usize = 500;
 
 /// What became of one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,13 +77,21 @@ async fn watch(kb: Weak<Assistant>, config: MailConfig, claims: SqliteMailClaims
             Err(error) => tracing::warn!(%error, retry_in = retry.as_secs(), "the mailbox cannot be opened"),
             Ok(mut mailbox) => {
                 tracing::info!(mailbox = %config.mailbox.name(), "watching the mailbox for mail to file");
+                if !mailbox.keeps_keywords() {
+                    tracing::warn!(
+                        "the mailbox does not keep the keywords kb marks mail with ($KbFiled, $KbRefused): \
+                         each mail is still filed once, but kb reads every one again after a restart"
+                    );
+                }
                 retry = FIRST_RETRY;
+                // The messages this connection dealt with: not read again, marked or not.
+                let mut done = HashSet::new();
                 let error = loop {
                     let Some(assistant) = kb.upgrade() else {
                         mailbox.close().await;
                         return;
                     };
-                    if let Err(error) = assistant.take_mail(&mut mailbox, &config, &claims).await {
+                    if let Err(error) = assistant.take_mail(&mut mailbox, &config, &claims, &mut done).await {
                         break error;
                     }
                     drop(assistant);
@@ -97,32 +111,44 @@ async fn watch(kb: Weak<Assistant>, config: MailConfig, claims: SqliteMailClaims
 }
 
 impl Assistant {
-    /// Files every message of `mailbox` kb has not marked yet.
+    /// Files every message of `mailbox` kb has not marked yet (nor dealt with, in `done`).
     async fn take_mail(
         &self,
         mailbox: &mut Mailbox,
         config: &MailConfig,
         claims: &SqliteMailClaims,
+        done: &mut HashSet<(u32, u32)>,
     ) -> Result<(), MailboxError> {
         for uid in mailbox.unmarked().await? {
+            let key = (mailbox.uid_validity(), uid);
+            if done.contains(&key) {
+                continue;
+            }
             let message = format!("{} {}:{uid}", config.mailbox.name(), mailbox.uid_validity());
             let span = tracing::info_span!("mail", %message);
-            let _entered = span.enter();
-            let outcome = match mailbox.fetch(uid, self.intake.upload_max_bytes).await? {
-                Fetched::Gone => Outcome::Gone,
-                Fetched::TooLarge(size) => Outcome::Refused(format!(
-                    "it is {size} bytes, more than KB_UPLOAD_MAX_BYTES ({})",
-                    self.intake.upload_max_bytes
-                )),
-                Fetched::Message(raw) => self.take_one(&raw, &message, config, claims).await,
-            };
-            match outcome {
-                Outcome::Filed | Outcome::AlreadyFiled => mailbox.mark(uid, FILED).await?,
-                Outcome::Refused(why) => {
-                    tracing::warn!(why, "a mail was not filed");
-                    mailbox.mark(uid, REFUSED).await?;
+            let outcome = async {
+                let outcome = match mailbox.fetch(uid, self.intake.upload_max_bytes).await? {
+                    Fetched::Gone => Outcome::Gone,
+                    Fetched::TooLarge(size) => Outcome::Refused(format!(
+                        "it is {size} bytes, more than KB_UPLOAD_MAX_BYTES ({})",
+                        self.intake.upload_max_bytes
+                    )),
+                    Fetched::Message(raw) => self.take_one(&raw, &message, config, claims).await,
+                };
+                match &outcome {
+                    Outcome::Filed | Outcome::AlreadyFiled => mailbox.mark(uid, FILED).await?,
+                    Outcome::Refused(why) => {
+                        tracing::warn!(why, "a mail was not filed");
+                        mailbox.mark(uid, REFUSED).await?;
+                    }
+                    Outcome::Busy | Outcome::Gone => {}
                 }
-                Outcome::Busy | Outcome::Gone => {}
+                Ok::<Outcome, MailboxError>(outcome)
+            }
+            .instrument(span)
+            .await?;
+            if outcome != Outcome::Busy {
+                done.insert(key);
             }
         }
         Ok(())
@@ -149,21 +175,41 @@ impl Assistant {
                 return Outcome::Refused(format!("{} may have been forged: {why}", mail.from));
             }
         }
+        if mail.automatic {
+            return Outcome::Refused(format!("{} sent it automatically (an autoreply)", mail.from));
+        }
+        // A mail without a Message-ID is known by its bytes.
+        let known_as = match &mail.message_id {
+            Some(id) => id.clone(),
+            None => format!("sha256:{}", kb_storage::history::content_hash(raw)),
+        };
         let now = self.services.clock.now();
-        match claims.claim(message, mail.message_id.as_deref(), now, ABANDONED_AFTER).await {
+        match claims.claim(message, Some(&known_as), now, ABANDONED_AFTER).await {
             Err(error) => {
                 tracing::warn!(%error, "a mail could not be claimed; it is tried again later");
                 return Outcome::Busy;
             }
             Ok(MailClaim::Busy) => return Outcome::Busy,
-            Ok(MailClaim::Filed) => return Outcome::AlreadyFiled,
+            Ok(MailClaim::Filed) => {
+                tracing::info!(message_id = %known_as, "a mail filed before is only marked");
+                return Outcome::AlreadyFiled;
+            }
+            Ok(MailClaim::TakenOver) => {
+                if let Some(path) = mail.message_id.as_deref().and_then(|id| self.note_of_mail(id)) {
+                    tracing::info!(%path, "a mail's note was written before kb stopped: it is not filed again");
+                    if let Err(error) = claims.found_filed(message).await {
+                        tracing::warn!(%error, "a mail's claim could not be marked filed");
+                    }
+                    return Outcome::AlreadyFiled;
+                }
+            }
             Ok(MailClaim::Granted) => {}
         }
         match self.file_mail(&mail, message).await {
             Ok(filed) => {
                 tracing::info!(path = %filed.path, from = %mail.from, "a mail was filed");
                 if config.reply {
-                    self.reply_to(&mail, &filed).await;
+                    self.reply_to(&mail, &filed);
                 }
                 Outcome::Filed
             }
@@ -179,6 +225,21 @@ impl Assistant {
                 }
             }
         }
+    }
+
+    /// The note among the newest that holds the mail `message_id`, when there is one.
+    fn note_of_mail(&self, message_id: &str) -> Option<String> {
+        let filter = kb_domain::ListFilter { limit: NOTES_LOOKED_AT, ..Default::default() };
+        let page = self.services.repository.list(&filter).ok()?;
+        let said = [
+            format!("{}: {message_id}", keys::MESSAGE_ID),
+            format!("{}: '{message_id}'", keys::MESSAGE_ID),
+            format!("{}: \"{message_id}\"", keys::MESSAGE_ID),
+        ];
+        page.entries.iter().map(|entry| entry.path.to_string()).find(|path| {
+            std::fs::read_to_string(self.vault.root().join(path))
+                .is_ok_and(|text| text.lines().any(|line| said.iter().any(|s| line.trim_end() == s)))
+        })
     }
 
     /// Files `mail` as a capture claimed as `message`: its attachments kept, linked from it.
@@ -261,8 +322,9 @@ impl Assistant {
         }
     }
 
-    /// Tells the sender of `mail` what was filed where (a failure is only logged).
-    async fn reply_to(&self, mail: &Mail, filed: &CaptureData) {
+    /// Tells the sender of `mail` what was filed where, in a task of its own (a slow mail
+    /// server never holds up the next mail; a failure is only logged).
+    fn reply_to(&self, mail: &Mail, filed: &CaptureData) {
         let Some(email) = self.outbox.config().email.as_ref() else { return };
         let settings = kb_delivery::email::EmailSettings {
             smtp_url: email.smtp_url.clone(),
@@ -281,8 +343,14 @@ impl Assistant {
         if filed.clarification_needed {
             text.push_str("kb was not sure where it belongs: it waits in the inbox for you to say.\n");
         }
-        if let Err(error) = channel.reply(&subject, &text, mail.message_id.as_deref()).await {
-            tracing::warn!(%error, "the reply to a filed mail was not sent");
-        }
+        let answering = mail.message_id.clone();
+        tokio::spawn(
+            async move {
+                if let Err(error) = channel.reply(&subject, &text, answering.as_deref()).await {
+                    tracing::warn!(%error, "the reply to a filed mail was not sent");
+                }
+            }
+            .in_current_span(),
+        );
     }
 }

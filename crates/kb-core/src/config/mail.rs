@@ -32,13 +32,36 @@ impl MailConfig {
     pub(super) fn from_lookup(
         lookup: &impl Fn(&str) -> Option<String>,
     ) -> Result<Option<MailConfig>, ConfigError> {
-        let Some(url) = lookup("KB_MAIL_IMAP_URL") else { return Ok(None) };
+        let Some(url) = lookup("KB_MAIL_IMAP_URL") else {
+            // A mail setting without a mailbox is a mistake worth saying, not a silence.
+            for name in [
+                "KB_MAIL_ALLOWED_SENDERS",
+                "KB_MAIL_TRUST_FROM",
+                "KB_MAIL_REPLY",
+                "KB_MAIL_AUTHSERV_ID",
+                "KB_MAIL_POLL_SECS",
+            ] {
+                if let Some(value) = lookup(name) {
+                    return Err(ConfigError::Invalid {
+                        name,
+                        value,
+                        expected: "set only with KB_MAIL_IMAP_URL",
+                    });
+                }
+            }
+            return Ok(None);
+        };
         let mailbox = MailboxAddress::parse(&url)
             .map_err(|e| ConfigError::Setting { name: "KB_MAIL_IMAP_URL", problem: e.to_string() })?;
         let allowed: Vec<String> = lookup("KB_MAIL_ALLOWED_SENDERS")
             .unwrap_or_default()
             .split(',')
-            .map(|a| a.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+            .map(|a| {
+                // `Ana <ana@example.org>`: the address between the brackets.
+                let a = a.trim();
+                let inner = a.rsplit_once('<').and_then(|(_, rest)| rest.strip_suffix('>'));
+                inner.unwrap_or(a).trim().to_string()
+            })
             .filter(|a| !a.is_empty())
             .collect();
         if allowed.is_empty() {
@@ -48,7 +71,12 @@ impl MailConfig {
                 expected: "the addresses that may file into kb by mail, separated by commas (needed with KB_MAIL_IMAP_URL)",
             });
         }
-        if let Some(bad) = allowed.iter().find(|a| !a.contains('@') || a.contains(char::is_whitespace)) {
+        let address = |a: &str| {
+            a.split_once('@').is_some_and(|(local, domain)| {
+                !local.is_empty() && domain.contains('.') && !domain.contains('@') && !domain.starts_with('.')
+            }) && !a.contains(char::is_whitespace)
+        };
+        if let Some(bad) = allowed.iter().find(|a| !address(a)) {
             return Err(ConfigError::Invalid {
                 name: "KB_MAIL_ALLOWED_SENDERS",
                 value: bad.clone(),
@@ -90,7 +118,12 @@ mod tests {
         assert_eq!(read(&[]).unwrap(), None);
         let url = ("KB_MAIL_IMAP_URL", "imap://kb:pw@127.0.0.1:1143/INBOX");
         assert!(read(&[url]).is_err());
-        assert!(read(&[url, ("KB_MAIL_ALLOWED_SENDERS", "not an address")]).is_err());
+        for bad in ["not an address", "@", "@example.com", "ana@", "ana@@x.org"] {
+            assert!(read(&[url, ("KB_MAIL_ALLOWED_SENDERS", bad)]).is_err(), "{bad}");
+        }
+        assert!(read(&[("KB_MAIL_REPLY", "1")]).is_err(), "a mail setting without a mailbox");
+        let named = read(&[url, ("KB_MAIL_ALLOWED_SENDERS", "Ana <ana@x.org>")]).unwrap().unwrap();
+        assert_eq!(named.senders, SenderRules::new(&["ana@x.org".into()], false, "127.0.0.1"));
         assert!(read(&[url, ("KB_MAIL_ALLOWED_SENDERS", "a@x.org"), ("KB_MAIL_POLL_SECS", "0")]).is_err());
         let mail = read(&[url, ("KB_MAIL_ALLOWED_SENDERS", " A@x.org, <b@y.org> ")]).unwrap().unwrap();
         assert_eq!(mail.senders, SenderRules::new(&["a@x.org".into(), "b@y.org".into()], false, "127.0.0.1"));

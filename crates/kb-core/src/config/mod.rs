@@ -230,7 +230,7 @@ impl Config {
         if config.intake.mail.as_ref().is_some_and(|mail| mail.reply) && config.outreach.email.is_none() {
             return Err(ConfigError::Invalid {
                 name: "KB_MAIL_REPLY",
-                value: "1".to_string(),
+                value: lookup("KB_MAIL_REPLY").unwrap_or_default(),
                 expected: "set only with KB_SMTP_URL (and KB_EMAIL_FROM), which the replies are sent through",
             });
         }
