@@ -59,6 +59,7 @@ impl Upload {
     pub fn start(root: &Path, limit: u64) -> Result<Upload, UploadError> {
         let dir = root.join(".kb").join(UPLOADS_DIR);
         fs::create_dir_all(&dir).map_err(UploadError::Io)?;
+        sweep_abandoned(&dir);
         let temp = dir.join(format!("{}.part", unique_suffix()));
         let file = File::options().write(true).create_new(true).open(&temp).map_err(UploadError::Io)?;
         Ok(Upload { root: root.to_path_buf(), temp, file: Some(file), hasher: Sha256::new(), size: 0, limit })
@@ -129,6 +130,27 @@ impl Drop for Upload {
     }
 }
 
+/// How old a `.part` file must be to count as left by a process that was killed while
+/// receiving it (no upload takes a day).
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// Removes the `.part` files in `dir` left by processes killed while receiving them.
+fn sweep_abandoned(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|at| at.elapsed().ok())
+            .is_some_and(|age| age > ABANDONED_AFTER);
+        if old && path.extension().is_some_and(|e| e == "part") {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -167,5 +189,21 @@ mod tests {
         drop(upload);
         assert_eq!(parts(dir.path()), 0);
         assert!(!dir.path().join("attachments").exists());
+    }
+
+    #[test]
+    fn parts_left_by_a_killed_process_go_at_the_next_upload() {
+        let dir = tempfile::tempdir().unwrap();
+        let uploads = dir.path().join(".kb").join(UPLOADS_DIR);
+        fs::create_dir_all(&uploads).unwrap();
+        let (old, fresh) = (uploads.join("old.part"), uploads.join("fresh.part"));
+        fs::write(&old, b"half").unwrap();
+        fs::write(&fresh, b"half").unwrap();
+        let long_ago = std::time::SystemTime::now() - ABANDONED_AFTER * 2;
+        File::options().write(true).open(&old).unwrap().set_modified(long_ago).unwrap();
+        let upload = Upload::start(dir.path(), 8).unwrap();
+        assert!(!old.exists(), "a day-old part is swept");
+        assert!(fresh.exists(), "another process's upload under way is left alone");
+        drop(upload);
     }
 }
