@@ -57,6 +57,7 @@ pub mod nudges;
 pub mod outreach;
 pub mod paging;
 pub mod path;
+pub mod people;
 pub mod ports;
 pub mod references;
 pub mod schedule;
@@ -88,6 +89,7 @@ pub use llm::{
 };
 pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
+pub use people::{LOCAL_PERSON, PersonName, VaultRole};
 pub use ports::{
     Audio, ChangeObserver, ChatModel, Clock, ConversationStore, Embedder, EmbeddingCoverage, EmbeddingError,
     EntryCatalogue, EntryChange, EntryContext, EntryLinks, EntryReader, EntryRepository, EntryWriter,

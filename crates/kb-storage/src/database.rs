@@ -30,6 +30,10 @@ use sqlx::{ConnectOptions, Connection};
 /// The schema, embedded at build time.
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 
+/// The schema of a kb server's own database (`server.sqlite`: people, tokens, vaults and
+/// grants), embedded at build time.
+static SERVER_MIGRATOR: Migrator = sqlx::migrate!("./migrations_server");
+
 /// Held while a store of this process opens the database and applies the migrations (the
 /// history, the conversations and outreach connect at the same time).
 static CONNECTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -206,13 +210,21 @@ pub(crate) async fn connect(url: &str) -> Result<Database, StoreError> {
         .map_err(|err| StoreError::database(format!("invalid database url {url:?}"), err))?;
     let storage =
         if url.contains(":memory:") || url.contains("mode=memory") { Storage::Memory } else { Storage::File };
-    connect_with(options, storage).await
+    connect_with(options, storage, &MIGRATOR).await
 }
 
 /// Opens (or creates) the default database of a kb folder, `{kb_dir}/.kb/kb.sqlite`.
 pub(crate) async fn open_in(kb_dir: &Path) -> Result<Database, StoreError> {
     let options = SqliteConnectOptions::new().filename(kb_dir.join(".kb").join("kb.sqlite"));
-    connect_with(options, Storage::File).await
+    connect_with(options, Storage::File, &MIGRATOR).await
+}
+
+/// Opens (or creates) a kb server's own database, `{data_dir}/server.sqlite`.
+pub(crate) async fn open_server(data_dir: &Path) -> Result<Database, StoreError> {
+    std::fs::create_dir_all(data_dir)
+        .map_err(|err| StoreError::database(format!("cannot make {}", data_dir.display()), err))?;
+    let options = SqliteConnectOptions::new().filename(data_dir.join("server.sqlite"));
+    connect_with(options, Storage::File, &SERVER_MIGRATOR).await
 }
 
 /// Where a database keeps its data.
@@ -226,7 +238,11 @@ enum Storage {
 
 /// Opens the database of `options`, kept as `storage` says, and applies the migrations.
 #[tracing::instrument(skip(options))]
-async fn connect_with(options: SqliteConnectOptions, storage: Storage) -> Result<Database, StoreError> {
+async fn connect_with(
+    options: SqliteConnectOptions,
+    storage: Storage,
+    migrator: &Migrator,
+) -> Result<Database, StoreError> {
     let mut options = options.create_if_missing(true).foreign_keys(true).busy_timeout(BUSY_TIMEOUT);
     let mut pool = SqlitePoolOptions::new();
     let mut checkpoints = None;
@@ -268,7 +284,7 @@ async fn connect_with(options: SqliteConnectOptions, storage: Storage) -> Result
         .connect_with(options)
         .await
         .map_err(|err| StoreError::database("cannot open the database", err))?;
-    MIGRATOR.run(&pool).await.map_err(|err| StoreError::database("cannot apply migrations", err))?;
+    migrator.run(&pool).await.map_err(|err| StoreError::database("cannot apply migrations", err))?;
     Ok(Database { pool, checkpoints, file })
 }
 

@@ -7,11 +7,13 @@
 //! (the [`kb_domain::outreach::OutreachStore`]); [`idempotency`] keeps there the answers
 //! to requests sent with an `Idempotency-Key` (the [`kb_domain::ports::IdempotencyStore`]),
 //! and [`mail_claims`] the mail kb files from a mailbox, each claimed once.
+//! [`accounts`] keeps a kb server's people and tokens in its own database (`server.sqlite`).
 //! [`background`] runs the work behind a request (the entry list file, folder sweeps) at a
 //! low CPU priority.
 //!
 //! Depends only on kb-domain; knows nothing of search, tools, the orchestrator or delivery.
 
+pub mod accounts;
 pub mod background;
 pub mod conversations;
 mod database;

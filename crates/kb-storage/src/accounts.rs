@@ -1,0 +1,354 @@
+//! [`SqliteAccounts`]: the people a kb server serves and their tokens, in the server's own
+//! database (`KB_DATA_DIR/server.sqlite`, `migrations_server/`).
+//!
+//! A token is `kb_` and 64 hex digits: 256 random bits, shown once when issued and kept
+//! only as its SHA-256. A fast hash is enough because the secret is random and long (no
+//! dictionary to try, nothing to salt against), and it keeps a request's check to a hash
+//! and an indexed lookup; the stored hash is then compared in constant time.
+
+use std::path::Path;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use kb_domain::{PersonName, StoreError};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use sqlx::{Row, SqlitePool};
+
+use crate::database;
+
+/// A person the server serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// Their name.
+    pub name: PersonName,
+    /// Where their digests and sign-in links go.
+    pub email: Option<String>,
+    /// Where their digests are posted.
+    pub webhook: Option<String>,
+    /// Whether they manage people and vaults.
+    pub admin: bool,
+}
+
+/// A token as listed (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    /// Its id, to revoke it by.
+    pub id: String,
+    /// Whose it is.
+    pub person: String,
+    /// What it is for ("phone", "sign-in").
+    pub label: Option<String>,
+    /// Whether it may only read.
+    pub read_only: bool,
+    /// When it was issued.
+    pub created_at: DateTime<Utc>,
+    /// When it stops working, when it does.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The last request it carried.
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// When it was revoked.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// What a token is to be: its label, whether it may only read, when it stops working.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenRequest {
+    /// What it is for ("phone", "sign-in").
+    pub label: Option<String>,
+    /// Whether it may only read.
+    pub read_only: bool,
+    /// When it stops working (`None`: never).
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// A token just issued: its secret is shown this once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedToken {
+    /// Its id.
+    pub id: String,
+    /// The secret a request carries (`Authorization: Bearer …`).
+    pub secret: String,
+}
+
+/// Who a valid token speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bearer {
+    /// The token's id.
+    pub token: String,
+    /// The person.
+    pub person: String,
+    /// Whether the person is an admin.
+    pub admin: bool,
+    /// Whether the token may only read.
+    pub read_only: bool,
+}
+
+/// The people and tokens of one kb server.
+#[derive(Debug, Clone)]
+pub struct SqliteAccounts {
+    pool: SqlitePool,
+    /// Checkpoints the database while this is open.
+    _checkpoints: Option<database::Checkpoints>,
+}
+
+impl SqliteAccounts {
+    /// Opens (or creates) the server database in `data_dir`.
+    pub async fn open(data_dir: &Path) -> Result<SqliteAccounts, StoreError> {
+        let database = database::open_server(data_dir).await?;
+        Ok(SqliteAccounts { pool: database.pool, _checkpoints: database.checkpoints })
+    }
+
+    /// Whether any person has an account (then every request needs a person's token).
+    pub async fn any(&self) -> Result<bool, StoreError> {
+        let count: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM people").fetch_one(&self.pool).await.map_err(failed)?;
+        Ok(count > 0)
+    }
+
+    /// Adds `person`; false when the name is taken.
+    pub async fn add(&self, person: &Person, now: DateTime<Utc>) -> Result<bool, StoreError> {
+        let added = sqlx::query(
+            "INSERT INTO people (name, email, webhook, admin, created_at) VALUES (?, ?, ?, ?, ?) \
+             ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(person.name.as_str())
+        .bind(person.email.as_deref())
+        .bind(person.webhook.as_deref())
+        .bind(person.admin)
+        .bind(text(now))
+        .execute(&self.pool)
+        .await
+        .map_err(failed)?;
+        Ok(added.rows_affected() == 1)
+    }
+
+    /// Every person, by name.
+    pub async fn people(&self) -> Result<Vec<Person>, StoreError> {
+        let rows = sqlx::query("SELECT name, email, webhook, admin FROM people ORDER BY name")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(failed)?;
+        rows.iter()
+            .map(|row| {
+                let name: String = row.try_get("name").map_err(failed)?;
+                Ok(Person {
+                    name: PersonName::parse(&name)
+                        .map_err(|e| StoreError::database_message(e.to_string()))?,
+                    email: row.try_get("email").map_err(failed)?,
+                    webhook: row.try_get("webhook").map_err(failed)?,
+                    admin: row.try_get("admin").map_err(failed)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Removes `name` and their tokens; false when there is no such person.
+    pub async fn remove(&self, name: &PersonName) -> Result<bool, StoreError> {
+        let removed = sqlx::query("DELETE FROM people WHERE name = ?")
+            .bind(name.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(failed)?;
+        Ok(removed.rows_affected() == 1)
+    }
+
+    /// Issues a token for `person`; `None` when there is no such person.
+    pub async fn issue(
+        &self,
+        person: &PersonName,
+        request: &TokenRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Option<IssuedToken>, StoreError> {
+        let mut secret_bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut secret_bytes);
+        let secret = format!("kb_{}", hex(&secret_bytes));
+        let id = ulid::Ulid::new().to_string().to_lowercase();
+        let issued = sqlx::query(
+            "INSERT INTO tokens (id, person, hash, label, read_only, created_at, expires_at) \
+             SELECT ?, name, ?, ?, ?, ?, ? FROM people WHERE name = ?",
+        )
+        .bind(&id)
+        .bind(hash_of(&secret))
+        .bind(request.label.as_deref())
+        .bind(request.read_only)
+        .bind(text(now))
+        .bind(request.expires_at.map(text))
+        .bind(person.as_str())
+        .execute(&self.pool)
+        .await
+        .map_err(failed)?;
+        Ok((issued.rows_affected() == 1).then_some(IssuedToken { id, secret }))
+    }
+
+    /// Every token (never a secret), newest first.
+    pub async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, person, label, read_only, created_at, expires_at, last_used_at, revoked_at \
+             FROM tokens ORDER BY created_at DESC, id DESC",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed)?;
+        rows.iter()
+            .map(|row| {
+                let time = |name: &str| -> Result<Option<DateTime<Utc>>, StoreError> {
+                    let value: Option<String> = row.try_get(name).map_err(failed)?;
+                    Ok(value
+                        .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
+                        .map(|t| t.with_timezone(&Utc)))
+                };
+                Ok(TokenInfo {
+                    id: row.try_get("id").map_err(failed)?,
+                    person: row.try_get("person").map_err(failed)?,
+                    label: row.try_get("label").map_err(failed)?,
+                    read_only: row.try_get("read_only").map_err(failed)?,
+                    created_at: time("created_at")?.unwrap_or_default(),
+                    expires_at: time("expires_at")?,
+                    last_used_at: time("last_used_at")?,
+                    revoked_at: time("revoked_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Revokes token `id` at `now`; false when there is no such token still valid.
+    pub async fn revoke(&self, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
+        let revoked = sqlx::query("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
+            .bind(text(now))
+            .bind(id.trim().to_lowercase())
+            .execute(&self.pool)
+            .await
+            .map_err(failed)?;
+        Ok(revoked.rows_affected() == 1)
+    }
+
+    /// Who `secret` speaks for at `now`, when it is a token neither revoked nor expired;
+    /// its last use is kept (to the minute).
+    pub async fn check(&self, secret: &str, now: DateTime<Utc>) -> Result<Option<Bearer>, StoreError> {
+        let hash = hash_of(secret.trim());
+        let row = sqlx::query(
+            "SELECT tokens.id, tokens.hash, tokens.person, tokens.read_only, tokens.expires_at, \
+             tokens.revoked_at, tokens.last_used_at, people.admin FROM tokens \
+             JOIN people ON people.name = tokens.person WHERE tokens.hash = ?",
+        )
+        .bind(&hash)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(failed)?;
+        let Some(row) = row else { return Ok(None) };
+        let stored: String = row.try_get("hash").map_err(failed)?;
+        if !constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
+            return Ok(None);
+        }
+        let revoked: Option<String> = row.try_get("revoked_at").map_err(failed)?;
+        let expires: Option<String> = row.try_get("expires_at").map_err(failed)?;
+        if revoked.is_some() || expires.is_some_and(|at| at <= text(now)) {
+            return Ok(None);
+        }
+        let id: String = row.try_get("id").map_err(failed)?;
+        let last: Option<String> = row.try_get("last_used_at").map_err(failed)?;
+        let minute = now.format("%Y-%m-%dT%H:%M").to_string();
+        if last.as_deref().is_none_or(|last| !last.starts_with(&minute)) {
+            sqlx::query("UPDATE tokens SET last_used_at = ? WHERE id = ?")
+                .bind(text(now))
+                .bind(&id)
+                .execute(&self.pool)
+                .await
+                .map_err(failed)?;
+        }
+        Ok(Some(Bearer {
+            token: id,
+            person: row.try_get("person").map_err(failed)?,
+            admin: row.try_get("admin").map_err(failed)?,
+            read_only: row.try_get("read_only").map_err(failed)?,
+        }))
+    }
+}
+
+/// A token's stored form: the SHA-256 of its secret, lowercase hex.
+fn hash_of(secret: &str) -> String {
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Compares without returning early on the first difference.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A time as stored: RFC 3339 in UTC to the microsecond, so text order is time order.
+fn text(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn failed(error: sqlx::Error) -> StoreError {
+    StoreError::database("the server's accounts failed", error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ana() -> Person {
+        Person { name: PersonName::parse("ana").unwrap(), email: None, webhook: None, admin: true }
+    }
+
+    #[tokio::test]
+    async fn a_token_speaks_for_its_person_until_revoked_or_expired() {
+        let dir = tempfile::tempdir().unwrap();
+        let accounts = SqliteAccounts::open(dir.path()).await.unwrap();
+        let now = Utc::now();
+        assert!(!accounts.any().await.unwrap());
+        assert!(accounts.add(&ana(), now).await.unwrap());
+        assert!(!accounts.add(&ana(), now).await.unwrap(), "a name is one person");
+        let name = ana().name;
+        let token = accounts
+            .issue(&name, &TokenRequest { label: Some("phone".into()), ..Default::default() }, now)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(token.secret.starts_with("kb_") && token.secret.len() == 67, "{}", token.secret);
+        let bearer = accounts.check(&token.secret, now).await.unwrap().unwrap();
+        assert_eq!((bearer.person.as_str(), bearer.admin, bearer.read_only), ("ana", true, false));
+        // Only the hash is kept: the secret is nowhere in the database file.
+        let stored = std::fs::read(dir.path().join("server.sqlite")).unwrap();
+        let wal = std::fs::read(dir.path().join("server.sqlite-wal")).unwrap_or_default();
+        for bytes in [stored, wal] {
+            assert!(!bytes.windows(token.secret.len()).any(|w| w == token.secret.as_bytes()));
+        }
+        assert_eq!(accounts.check("kb_nonsense", now).await.unwrap(), None);
+        let listed = accounts.tokens().await.unwrap();
+        assert_eq!((listed.len(), listed[0].label.as_deref()), (1, Some("phone")));
+        assert!(listed[0].last_used_at.is_some(), "its last use is kept");
+        assert!(accounts.revoke(&token.id, now).await.unwrap());
+        assert_eq!(accounts.check(&token.secret, now).await.unwrap(), None, "revoked");
+        let brief = accounts
+            .issue(
+                &name,
+                &TokenRequest {
+                    read_only: true,
+                    label: None,
+                    expires_at: Some(now + chrono::Duration::days(1)),
+                },
+                now,
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(accounts.check(&brief.secret, now).await.unwrap().is_some_and(|b| b.read_only));
+        assert_eq!(
+            accounts.check(&brief.secret, now + chrono::Duration::days(2)).await.unwrap(),
+            None,
+            "expired"
+        );
+        let nobody = PersonName::parse("nobody").unwrap();
+        assert_eq!(accounts.issue(&nobody, &TokenRequest::default(), now).await.unwrap(), None);
+        // A person removed takes their tokens along.
+        assert!(accounts.remove(&name).await.unwrap());
+        assert_eq!(accounts.check(&brief.secret, now).await.unwrap(), None);
+        assert!(accounts.tokens().await.unwrap().is_empty());
+    }
+}
