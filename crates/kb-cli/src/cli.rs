@@ -245,6 +245,68 @@ pub enum Command {
         #[command(subcommand)]
         action: ConversationsAction,
     },
+    /// The people `kb serve` answers (in KB_DATA_DIR, default .kb-server/ here): once anyone
+    /// has an account, every request needs a person's token.
+    Users {
+        /// What to do.
+        #[command(subcommand)]
+        action: UsersAction,
+    },
+    /// The people's tokens: issue one (shown once), list them, revoke one.
+    Tokens {
+        /// What to do.
+        #[command(subcommand)]
+        action: TokensAction,
+    },
+}
+
+/// `kb users …`.
+#[derive(Debug, Subcommand)]
+pub enum UsersAction {
+    /// Give a person an account.
+    Add {
+        /// Their name: letters, digits, '-' and '_', starting with a letter.
+        name: String,
+        /// Where their digests and sign-in links go.
+        #[arg(long)]
+        email: Option<String>,
+        /// Where their digests are posted.
+        #[arg(long)]
+        webhook: Option<String>,
+        /// They manage people and vaults.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// Every person.
+    List,
+    /// Remove a person and their tokens.
+    Remove {
+        /// Their name.
+        name: String,
+    },
+}
+
+/// `kb tokens …`.
+#[derive(Debug, Subcommand)]
+pub enum TokensAction {
+    /// Issue a token for a person; it is shown this once.
+    Issue {
+        /// The person's name.
+        name: String,
+        /// What it is for ("phone").
+        #[arg(long)]
+        label: Option<String>,
+        /// It stops working after this many days.
+        #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+        expires: Option<u32>,
+    },
+    /// Every token (never its secret), newest first.
+    List,
+    /// Revoke a token: refused from its next request on.
+    Revoke {
+        /// The token's id (from `kb tokens list`).
+        id: String,
+    },
 }
 
 /// The flags of `kb chat`.

@@ -7,6 +7,9 @@
 //!   one (loopback only), they must be addressed to a loopback host name, so a web page
 //!   elsewhere cannot reach kb through DNS rebinding. `/healthz` follows the same Host rule
 //!   without a token and is open with one.
+//! - Once kb has accounts (`KB_DATA_DIR/server.sqlite`), every request to `/api` and `/mcp`
+//!   must carry a person's own token, loopback included; a revoked or expired one is
+//!   refused at its next request. The request then knows its person ([`Bearer`]).
 //! - A `POST` to `/api` must say `Content-Type: application/json`, body or not: the forms
 //!   another site's page can send without asking first (`text/plain`, form data) are
 //!   refused.
@@ -18,6 +21,8 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::state::AppState;
+#[cfg(doc)]
+use kb_storage::accounts::Bearer;
 
 /// Guards `/api` and `/mcp`: refuses a request from another site's page, then lets it
 /// through when it carries the configured token or, with no token configured, when it is
@@ -25,6 +30,34 @@ use crate::state::AppState;
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if !origin_allowed(request.headers(), request.uri()) {
         return foreign_origin().into_response();
+    }
+    if let Some(accounts) = &state.accounts {
+        return match bearer_secret(request.headers()) {
+            None => ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "this kb has accounts: send Authorization: Bearer <your token> (an admin issues one with `kb tokens issue NAME`)",
+            )
+            .into_response(),
+            Some(secret) => match accounts.check(secret, chrono::Utc::now()).await {
+                Ok(Some(bearer)) => {
+                    let mut request = request;
+                    request.extensions_mut().insert(bearer);
+                    next.run(request).await
+                }
+                Ok(None) => ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "this token is unknown, revoked or expired: ask an admin for a new one",
+                )
+                .into_response(),
+                Err(error) => {
+                    tracing::error!(%error, "the accounts could not be read");
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the accounts could not be read")
+                        .into_response()
+                }
+            },
+        };
     }
     let Some(expected) = state.token.as_deref() else {
         if addressed_to_loopback(request.headers()) {
@@ -47,7 +80,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
 /// host, as `/api` does (it shows the model and the vault's counts); with a token it is
 /// open to anyone.
 pub async fn guard_health(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if state.token.is_some() || addressed_to_loopback(request.headers()) {
+    if state.token.is_some() || state.accounts.is_some() || addressed_to_loopback(request.headers()) {
         return next.run(request).await;
     }
     foreign_host().into_response()
@@ -92,12 +125,17 @@ fn foreign_host() -> ApiError {
 
 /// Whether the request has `Authorization: Bearer <expected>`.
 fn carries_token(headers: &HeaderMap, expected: &str) -> bool {
+    bearer_secret(headers).is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
+}
+
+/// The token of `Authorization: Bearer <token>`, when the request carries one.
+fn bearer_secret(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
-        .is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
+        .filter(|token| !token.is_empty())
 }
 
 /// Whether the `Host` header names this machine (a request without one passes).

@@ -7,7 +7,8 @@
 //! of the matching tool's `data` where a tool answers it; errors are `{"error": {"code", "message"}}` with
 //! a fitting status, mapped in one place ([`error`]). With `KB_API_TOKEN` set every `/api`
 //! call needs `Authorization: Bearer TOKEN`, and kb refuses to listen beyond loopback
-//! without one; token or not, requests a page of another site makes a browser send are
+//! without one; once kb has accounts ([`people`]) every call needs a person's own token
+//! instead. Token or not, requests a page of another site makes a browser send are
 //! refused ([`auth`]), and so is any change a browser says another site or port sent
 //! ([`site`]). [`mcp`] is kb as an MCP server: over stdio for `kb mcp`, and over
 //! streamable HTTP at `/mcp` under the same rule. A `POST` that creates or changes
@@ -22,6 +23,7 @@ pub mod error;
 pub mod idempotency;
 pub mod local;
 pub mod mcp;
+pub mod people;
 pub mod routes;
 pub mod serve;
 pub mod site;

@@ -133,8 +133,10 @@ impl Drop for LocalSocket {
 /// The socket's application: the API as the command line's, and `kb mcp`'s tool calls,
 /// each request settled first and checked to be for this server's database.
 fn app(state: &AppState, database: String) -> Router {
-    let cli = AppState { token: None, source: CaptureSource::Cli, ..state.clone() };
-    let mcp = AppState { token: None, source: CaptureSource::Mcp, ..state.clone() };
+    // Whoever can reach this socket can read the vault's files: they act as its local owner,
+    // with no token, accounts or not.
+    let cli = AppState { token: None, accounts: None, source: CaptureSource::Cli, ..state.clone() };
+    let mcp = AppState { token: None, accounts: None, source: CaptureSource::Mcp, ..state.clone() };
     let tools = Router::new().route("/mcp-tool/{name}", post(mcp_tool)).with_state(mcp);
     let checks = LocalChecks { state: state.clone(), database: database.into() };
     crate::routes::router(cli).merge(tools).layer(middleware::from_fn_with_state(checks, settled))

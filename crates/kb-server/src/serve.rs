@@ -34,10 +34,16 @@ pub enum ServeError {
     TokenSpaces,
     /// A token beyond loopback over plain HTTP, without `KB_ALLOW_PLAIN_HTTP`.
     #[error(
-        "refusing to send KB_API_TOKEN in clear text on {0}: serve HTTPS with --tls-cert and --tls-key, \
+        "refusing to send tokens in clear text on {0}: serve HTTPS with --tls-cert and --tls-key, \
          or set KB_ALLOW_PLAIN_HTTP=1 to accept plain HTTP on a network you trust"
     )]
     TokenInClear(SocketAddr),
+    /// `KB_API_TOKEN` on a kb that has accounts: every person has their own token instead.
+    #[error(
+        "KB_API_TOKEN cannot be used once kb has accounts (KB_DATA_DIR/server.sqlite): unset it, and give each \
+         person a token of their own with `kb tokens issue NAME`"
+    )]
+    TokenWithAccounts,
     /// A yes-or-no setting with another value.
     #[error("{0} takes 1/0, true/false, yes/no or on/off, not {1:?}")]
     NotYesOrNo(&'static str, String),
@@ -82,8 +88,8 @@ pub fn check_plain_http(
         return Err(ServeError::TokenInClear(addr));
     }
     Ok(Some(format!(
-        "KB_API_TOKEN travels in clear text: kb serves plain HTTP on {addr} (KB_ALLOW_PLAIN_HTTP), so \
-         anyone on the network can read it; serve HTTPS with --tls-cert and --tls-key"
+        "tokens travel in clear text: kb serves plain HTTP on {addr} (KB_ALLOW_PLAIN_HTTP), so \
+         anyone on the network can read them; serve HTTPS with --tls-cert and --tls-key"
     )))
 }
 
@@ -123,9 +129,15 @@ impl Server {
         tls: Option<&TlsFiles>,
     ) -> anyhow::Result<Server> {
         let token = api_token(std::env::var("KB_API_TOKEN").ok())?;
-        check_listen_address(addr, token.is_some())?;
+        let accounts = crate::people::accounts_in_use().await?;
+        if accounts.is_some() && token.is_some() {
+            return Err(ServeError::TokenWithAccounts.into());
+        }
+        // A person's token protects the API as KB_API_TOKEN does, and travels the same way.
+        let protected = token.is_some() || accounts.is_some();
+        check_listen_address(addr, protected)?;
         let allow_plain_http = yes_or_no("KB_ALLOW_PLAIN_HTTP", std::env::var("KB_ALLOW_PLAIN_HTTP").ok())?;
-        let in_clear = check_plain_http(addr, token.is_some(), tls.is_some(), allow_plain_http)?;
+        let in_clear = check_plain_http(addr, protected, tls.is_some(), allow_plain_http)?;
         let tls = tls.map(TlsFiles::acceptor).transpose()?;
         // The address first: a second `kb serve` on it stops before touching the vault.
         let listener = TcpListener::bind(addr).await.map_err(|error| match error.kind() {
@@ -144,6 +156,7 @@ impl Server {
         // Taken once the database exists: its file's canonical path.
         let database = config.database_identity();
         let mut state = AppState::new(assistant, token);
+        state.accounts = accounts;
         if let Some(warning) = in_clear {
             tracing::warn!("{warning}");
             state = state.with_notice(warning);

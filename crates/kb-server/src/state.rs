@@ -12,6 +12,9 @@ pub struct AppState {
     pub assistant: Arc<Assistant>,
     /// The bearer token `/api` and `/mcp` require, when set.
     pub token: Option<Arc<str>>,
+    /// The people whose tokens `/api` and `/mcp` require, once kb has accounts (then
+    /// `token` is never set).
+    pub accounts: Option<kb_storage::accounts::SqliteAccounts>,
     /// Cancelled when the server stops: ends the MCP sessions' open streams, so a graceful
     /// shutdown does not wait for clients that never hang up.
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -29,6 +32,7 @@ impl AppState {
         AppState {
             assistant,
             token: token.filter(|t| !t.is_empty()).map(Arc::from),
+            accounts: None,
             shutdown: tokio_util::sync::CancellationToken::new(),
             source: CaptureSource::Api,
             notices: Vec::new().into(),

@@ -7,6 +7,7 @@ mod forward;
 pub(crate) mod history;
 mod mcp;
 mod outreach;
+mod people;
 mod progress;
 mod reindex;
 mod serve;
@@ -34,6 +35,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Reindex => return reindex::run(&config, format).await,
         Command::Mcp => return mcp::run(config, cli.no_server).await,
+        Command::Users { action } => return people::users(action, format).await,
+        Command::Tokens { action } => return people::tokens(action, format).await,
         command => command,
     };
     // Beside a running `kb serve`, it answers at once what it can.
@@ -111,7 +114,11 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Delete { path } => history::delete(&kb, &path, format).await,
         Command::Duplicates { name } => tidy::duplicates(&kb, name.as_deref(), format).await,
         Command::Merge { target, sources } => tidy::merge(&kb, &target, &sources, format).await,
-        Command::Serve { .. } | Command::Reindex | Command::Mcp => Ok(()),
+        Command::Serve { .. }
+        | Command::Reindex
+        | Command::Mcp
+        | Command::Users { .. }
+        | Command::Tokens { .. } => Ok(()),
     };
     // The process exits next: the memory is left to the system.
     kb.close_before_exit().await;

@@ -77,6 +77,7 @@ impl KbServer {
                 "KB_EMBEDDINGS_MODEL",
                 "KB_EMBEDDINGS_BASE_URL",
                 "KB_EMBEDDINGS_API_KEY",
+                "KB_DATA_DIR",
             ] {
                 command.env_remove(var);
             }

@@ -2,6 +2,7 @@
 //! driven as a person or a client would, one binary with one module per concern.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts;
 mod beside_serve;
 mod body_links;
 mod chat_history;

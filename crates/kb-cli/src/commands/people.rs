@@ -1,0 +1,156 @@
+//! `kb users` and `kb tokens`: the people `kb serve` answers and their tokens, kept in
+//! `KB_DATA_DIR/server.sqlite`. Whoever can write that folder manages them.
+
+use chrono::Utc;
+use kb_domain::PersonName;
+use kb_storage::accounts::{Person, SqliteAccounts, TokenRequest};
+use serde_json::json;
+
+use crate::cli::{TokensAction, UsersAction};
+use crate::failure::CliError;
+use crate::output::{Format, print_json, print_text};
+
+/// Opens the accounts of `KB_DATA_DIR`.
+async fn open() -> Result<SqliteAccounts, CliError> {
+    let dir = kb_server::people::data_dir()?;
+    Ok(SqliteAccounts::open(&dir).await?)
+}
+
+fn person_name(name: &str) -> Result<PersonName, CliError> {
+    PersonName::parse(name).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// `kb users add|list|remove`.
+pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> {
+    let accounts = open().await?;
+    match action {
+        UsersAction::Add { name, email, webhook, admin } => {
+            let first = !accounts.any().await?;
+            let person = Person { name: person_name(&name)?, email, webhook, admin };
+            if !accounts.add(&person, Utc::now()).await? {
+                return Err(CliError::usage(format!("{} has an account already", person.name)));
+            }
+            if format.is_json() {
+                return print_json(&json!({"name": person.name.as_str(), "admin": admin, "first": first}));
+            }
+            let mut text =
+                format!("{} has an account{}.\n", person.name, if admin { " (admin)" } else { "" });
+            if first {
+                text.push_str(
+                    "This is kb's first account: once kb serve is (re)started with this KB_DATA_DIR it \
+                     answers only requests that carry a person's token, loopback included (KB_API_TOKEN can \
+                     no longer be used). Issue one with `kb tokens issue NAME`. Everyone with a token \
+                     reaches the vault kb serve is given; the CLI and kb mcp act as its local owner.\n",
+                );
+            }
+            print_text(&text)
+        }
+        UsersAction::List => {
+            let people = accounts.people().await?;
+            if format.is_json() {
+                let list: Vec<_> = people
+                    .iter()
+                    .map(|p| json!({"name": p.name.as_str(), "email": p.email, "webhook": p.webhook, "admin": p.admin}))
+                    .collect();
+                return print_json(&json!({"people": list}));
+            }
+            if people.is_empty() {
+                return print_text("No accounts: kb serve answers as it always has.\n");
+            }
+            let lines: String = people
+                .iter()
+                .map(|p| {
+                    let role = if p.admin { " (admin)" } else { "" };
+                    let email = p.email.as_deref().map(|e| format!(" <{e}>")).unwrap_or_default();
+                    format!("{}{role}{email}\n", p.name)
+                })
+                .collect();
+            print_text(&lines)
+        }
+        UsersAction::Remove { name } => {
+            let name = person_name(&name)?;
+            if !accounts.remove(&name).await? {
+                return Err(CliError::usage(format!("there is no account named {name}")));
+            }
+            if format.is_json() {
+                return print_json(&json!({"removed": name.as_str()}));
+            }
+            print_text(&format!("{name} has no account any more; their tokens no longer work.\n"))
+        }
+    }
+}
+
+/// `kb tokens issue|list|revoke`.
+pub async fn tokens(action: TokensAction, format: Format) -> Result<(), CliError> {
+    let accounts = open().await?;
+    let now = Utc::now();
+    match action {
+        TokensAction::Issue { name, label, expires } => {
+            let name = person_name(&name)?;
+            let expires_at = expires.map(|days| now + chrono::Duration::days(i64::from(days)));
+            let request = TokenRequest { label, read_only: false, expires_at };
+            let Some(token) = accounts.issue(&name, &request, now).await? else {
+                return Err(CliError::usage(format!(
+                    "there is no account named {name}: `kb users add {name}` first"
+                )));
+            };
+            if format.is_json() {
+                return print_json(&json!({"id": token.id, "token": token.secret, "person": name.as_str()}));
+            }
+            print_text(&format!(
+                "{}\n\nThe token for {name} (id {}). It is shown this once: kb keeps only its hash.\n",
+                token.secret, token.id
+            ))
+        }
+        TokensAction::List => {
+            let tokens = accounts.tokens().await?;
+            let state = |t: &kb_storage::accounts::TokenInfo| {
+                if t.revoked_at.is_some() {
+                    "revoked"
+                } else if t.expires_at.is_some_and(|at| at <= now) {
+                    "expired"
+                } else {
+                    "valid"
+                }
+            };
+            if format.is_json() {
+                let list: Vec<_> = tokens
+                    .iter()
+                    .map(|t| {
+                        json!({"id": t.id, "person": t.person, "label": t.label, "state": state(t),
+                               "createdAt": t.created_at, "expiresAt": t.expires_at, "lastUsedAt": t.last_used_at})
+                    })
+                    .collect();
+                return print_json(&json!({"tokens": list}));
+            }
+            if tokens.is_empty() {
+                return print_text("No tokens.\n");
+            }
+            let lines: String = tokens
+                .iter()
+                .map(|t| {
+                    let used = t.last_used_at.map_or("never used".to_string(), |at| {
+                        format!("last used {}", at.format("%Y-%m-%d %H:%M"))
+                    });
+                    format!(
+                        "{}  {}  {}  {}  {used}\n",
+                        t.id,
+                        t.person,
+                        t.label.as_deref().unwrap_or("-"),
+                        state(t)
+                    )
+                })
+                .collect();
+            print_text(&lines)
+        }
+        TokensAction::Revoke { id } => {
+            if !accounts.revoke(&id, now).await? {
+                return Err(CliError::usage(format!("there is no valid token with id {id}")));
+            }
+            if format.is_json() {
+                return print_json(&json!({"revoked": id}));
+            }
+            print_text(&format!("Token {id} is revoked: refused from its next request on.\n"))
+        }
+    }
+}
