@@ -57,15 +57,27 @@ pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
         .parse(raw)
         .ok_or_else(|| MailError::Unreadable("it does not parse".into()))?;
     let senders: Vec<_> = message.from().map(|from| from.iter().collect()).unwrap_or_default();
-    if senders.len() > 1 {
+    let from_headers: Vec<&[u8]> = message
+        .headers()
+        .iter()
+        .filter(|header| header.name.as_str().eq_ignore_ascii_case("From"))
+        .filter_map(|header| raw.get(header.offset_start as usize..header.offset_end as usize))
+        .collect();
+    if senders.len() > 1 || from_headers.len() > 1 {
         return Err(MailError::Unreadable("it names several senders".into()));
     }
     let from = senders
         .first()
         .and_then(|address| address.address())
         .map(|address| address.trim().to_lowercase())
-        .filter(|address| address.contains('@'))
-        .ok_or_else(|| MailError::Unreadable("it names no sender".into()))?;
+        .filter(|address| plain_address(address))
+        .ok_or_else(|| MailError::Unreadable("it names no sender kb can read".into()))?;
+    // The address must be written as it is read: pieces stitched together (`<ana@> <x.org>`)
+    // are not a sender.
+    let written = from_headers.first().map(|value| String::from_utf8_lossy(value).to_lowercase());
+    if !written.is_some_and(|value| value.contains(&from)) {
+        return Err(MailError::Unreadable("its sender's address is malformed".into()));
+    }
     let text = match (message.body_text(0), message.body_html(0)) {
         // A text part that is only the HTML part's stand-in is not preferred over it.
         (Some(text), _)
@@ -152,6 +164,20 @@ pub fn read_mail(raw: &[u8]) -> Result<Mail, MailError> {
     })
 }
 
+/// Whether `address` is one plain address: one `@`, something before it, a dotted domain
+/// after it, no spaces, quotes or comments.
+fn plain_address(address: &str) -> bool {
+    address.split_once('@').is_some_and(|(local, domain)| {
+        !local.is_empty()
+            && domain.contains('.')
+            && !domain.starts_with('.')
+            && !domain.ends_with('.')
+            && !domain.contains('@')
+            && !address
+                .contains(|c: char| c.is_whitespace() || matches!(c, '"' | '(' | ')' | '<' | '>' | ',' | ';'))
+    })
+}
+
 /// Whether `message` says a program sent it on its own.
 fn is_automatic(message: &mail_parser::Message<'_>) -> bool {
     let value = |name: &str| {
@@ -160,11 +186,18 @@ fn is_automatic(message: &mail_parser::Message<'_>) -> bool {
             .iter()
             .find(|header| header.name.as_str().eq_ignore_ascii_case(name))
             .and_then(|header| header.value.as_text())
-            .map(|text| text.trim().to_ascii_lowercase())
+            // The first word: `bulk (x)` is `bulk`.
+            .map(|text| {
+                text.split(|c: char| c.is_whitespace() || c == '(' || c == ';')
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase()
+            })
     };
-    value("Auto-Submitted").is_some_and(|v| v != "no")
-        || value("X-Autoreply").is_some()
-        || value("X-Autorespond").is_some()
+    let said = |name: &str| value(name).is_some_and(|v| !v.is_empty() && v != "no");
+    said("Auto-Submitted")
+        || said("X-Autoreply")
+        || said("X-Autorespond")
         || value("Precedence").is_some_and(|v| matches!(v.as_str(), "auto_reply" | "bulk" | "junk"))
 }
 
@@ -173,7 +206,11 @@ fn is_automatic(message: &mail_parser::Message<'_>) -> bool {
 fn one_line(subject: &str) -> String {
     let visible: String = subject
         .chars()
-        .filter(|c| !matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'))
+        .filter(|c| {
+            !matches!(c,
+                '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+        })
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     visible.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -265,11 +302,25 @@ impl SenderRules {
             let says = |key: &str| {
                 props.iter().any(|(k, v)| k == key && (v == domain || v.ends_with(&format!("@{domain}"))))
             };
-            let passed = outcome.eq_ignore_ascii_case("pass");
+            let outcome = outcome.to_lowercase();
             match method.to_lowercase().as_str() {
-                // The first DMARC verdict for the domain stands: a later pass cannot outvote it.
-                "dmarc" if says("header.from") && dmarc.is_none() => dmarc = Some(passed),
-                "dkim" if passed && (says("header.d") || says("header.i")) => dkim = true,
+                // DMARC checked another sender than the mail names: something is off.
+                "dmarc" if props.iter().any(|(k, v)| k == "header.from" && v != domain) => {
+                    return unverified(format!(
+                        "{} checked DMARC for another sender than {domain}",
+                        self.authserv_id
+                    ));
+                }
+                // The first DMARC verdict stands: a later one cannot outvote it. `none` (the
+                // domain publishes no policy) and the errors are no verdict: DKIM decides.
+                "dmarc"
+                    if says("header.from")
+                        && dmarc.is_none()
+                        && matches!(outcome.as_str(), "pass" | "fail") =>
+                {
+                    dmarc = Some(outcome == "pass");
+                }
+                "dkim" if outcome == "pass" && (says("header.d") || says("header.i")) => dkim = true,
                 _ => {}
             }
         }
@@ -277,9 +328,10 @@ impl SenderRules {
             Some(true) => Verdict::Allowed,
             Some(false) => unverified(format!("{} says DMARC failed for {domain}", self.authserv_id)),
             None if dkim => Verdict::Allowed,
-            None => {
-                unverified(format!("{} says neither DMARC nor DKIM passed for {domain}", self.authserv_id))
-            }
+            None => unverified(format!(
+                "{} says DMARC did not pass for {domain}, and DKIM did not either",
+                self.authserv_id
+            )),
         }
     }
 }
@@ -390,6 +442,19 @@ mod tests {
         assert_eq!(rules().check(&read_mail(&mail(&above, "hi")).unwrap()), Verdict::Allowed);
         let several = BASE.replace("From: Ana <ana@example.com>", "From: ana@example.com, evil@evil.test");
         assert!(read_mail(&mail(&several, "hi")).is_err(), "a mail naming several senders is refused");
+        let two = BASE.replace("From: Ana <ana@example.com>", "From: evil@evil.test\nFrom: ana@example.com");
+        assert!(read_mail(&mail(&two, "hi")).is_err(), "two From headers are refused");
+        let stitched = BASE.replace("From: Ana <ana@example.com>", "From: <ana@> <example.com>");
+        assert!(read_mail(&mail(&stitched, "hi")).is_err(), "a stitched address is refused");
+        // No DMARC policy: DKIM for the domain decides. DMARC of another sender: refused.
+        let no_policy = format!(
+            "Authentication-Results: mx.kb.test; dkim=pass header.d=example.com; dmarc=none (p=none) header.from=example.com\n{BASE}"
+        );
+        assert_eq!(rules().check(&read_mail(&mail(&no_policy, "hi")).unwrap()), Verdict::Allowed);
+        let other = format!(
+            "Authentication-Results: mx.kb.test; dmarc=fail header.from=evil.test; dkim=pass header.d=example.com\n{BASE}"
+        );
+        assert!(matches!(rules().check(&read_mail(&mail(&other, "hi")).unwrap()), Verdict::Unverified(_)));
         let stranger = BASE.replace("ana@example.com", "bob@example.com");
         assert_eq!(rules().check(&read_mail(&mail(&stranger, "hi")).unwrap()), Verdict::NotAllowed);
         let trusting = SenderRules::new(&["ana@example.com".into()], true, "mx.kb.test");

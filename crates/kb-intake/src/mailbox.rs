@@ -287,16 +287,21 @@ impl Mailbox {
         Ok(answers.into_iter().find(|fetch| fetch.uid == Some(uid)))
     }
 
-    /// Marks message `uid` with `keyword` ([`FILED`] or [`REFUSED`]).
-    pub async fn mark(&mut self, uid: u32, keyword: &str) -> Result<(), MailboxError> {
+    /// Marks message `uid` with `keyword` ([`FILED`] or [`REFUSED`]); whether the server
+    /// kept it (its answer shows the message's flags).
+    pub async fn mark(&mut self, uid: u32, keyword: &str) -> Result<bool, MailboxError> {
         let server = self.server.clone();
         let session = self.session()?;
         let storing = async {
-            let answers = session.uid_store(uid.to_string(), format!("+FLAGS.SILENT ({keyword})")).await?;
+            let answers = session.uid_store(uid.to_string(), format!("+FLAGS ({keyword})")).await?;
             answers.try_collect::<Vec<_>>().await
         };
-        within(&server, storing).await?.map_err(|e| command(&server, "UID STORE", e))?;
-        Ok(())
+        let answers = within(&server, storing).await?.map_err(|e| command(&server, "UID STORE", e))?;
+        Ok(answers.iter().any(|fetch| {
+            fetch
+                .flags()
+                .any(|flag| matches!(flag, async_imap::types::Flag::Custom(ref name) if name == keyword))
+        }))
     }
 
     /// Waits until the folder changes or `at_most` passes: with IDLE where the server

@@ -38,6 +38,9 @@ const FIRST_RETRY: Duration = Duration::from_secs(5);
 /// The longest wait before connecting again.
 const LONGEST_RETRY: Duration = Duration::from_secs(300);
 
+/// The replies sent at once; the others wait their turn.
+static REPLYING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
+
 /// How many of the newest notes are read for a mail's `message_id` when its claim is taken
 /// over (its note may have been written, unrecorded, by the process that stopped).
 const NOTES_LOOKED_AT: usize = 500;
@@ -135,13 +138,19 @@ impl Assistant {
                     )),
                     Fetched::Message(raw) => self.take_one(&raw, &message, config, claims).await,
                 };
-                match &outcome {
+                let kept = match &outcome {
                     Outcome::Filed | Outcome::AlreadyFiled => mailbox.mark(uid, FILED).await?,
                     Outcome::Refused(why) => {
                         tracing::warn!(why, "a mail was not filed");
-                        mailbox.mark(uid, REFUSED).await?;
+                        mailbox.mark(uid, REFUSED).await?
                     }
-                    Outcome::Busy | Outcome::Gone => {}
+                    Outcome::Busy | Outcome::Gone => true,
+                };
+                if !kept && done.is_empty() {
+                    tracing::warn!(
+                        "the mail server did not keep kb's keyword on a mail: each mail is still filed \
+                         once, but kb reads every one again after each reconnection"
+                    );
                 }
                 Ok::<Outcome, MailboxError>(outcome)
             }
@@ -178,11 +187,12 @@ impl Assistant {
         if mail.automatic {
             return Outcome::Refused(format!("{} sent it automatically (an autoreply)", mail.from));
         }
-        // A mail without a Message-ID is known by its bytes.
-        let known_as = match &mail.message_id {
-            Some(id) => id.clone(),
-            None => format!("sha256:{}", kb_storage::history::content_hash(raw)),
-        };
+        // A mail without a Message-ID is known by its bytes (and its note says so).
+        let mut mail = mail;
+        let known_as = mail
+            .message_id
+            .get_or_insert_with(|| format!("sha256:{}", kb_storage::history::content_hash(raw)))
+            .clone();
         let now = self.services.clock.now();
         match claims.claim(message, Some(&known_as), now, ABANDONED_AFTER).await {
             Err(error) => {
@@ -195,7 +205,7 @@ impl Assistant {
                 return Outcome::AlreadyFiled;
             }
             Ok(MailClaim::TakenOver) => {
-                if let Some(path) = mail.message_id.as_deref().and_then(|id| self.note_of_mail(id)) {
+                if let Some(path) = self.note_of_mail(&known_as) {
                     tracing::info!(%path, "a mail's note was written before kb stopped: it is not filed again");
                     if let Err(error) = claims.found_filed(message).await {
                         tracing::warn!(%error, "a mail's claim could not be marked filed");
@@ -338,14 +348,22 @@ impl Assistant {
                 return;
             }
         };
-        let subject = format!("Re: {}", mail.subject.as_deref().unwrap_or("your mail"));
+        let said: String = mail.subject.as_deref().unwrap_or("your mail").chars().take(200).collect();
+        let subject = if said.get(..3).is_some_and(|re| re.eq_ignore_ascii_case("re:")) {
+            said
+        } else {
+            format!("Re: {said}")
+        };
         let mut text = format!("Filed \"{}\" in {} ({}).\n", filed.name, filed.category, filed.path);
         if filed.clarification_needed {
             text.push_str("kb was not sure where it belongs: it waits in the inbox for you to say.\n");
         }
-        let answering = mail.message_id.clone();
+        // A mail without a Message-ID of its own has nothing to answer to.
+        let answering = mail.message_id.clone().filter(|id| !id.starts_with("sha256:"));
         tokio::spawn(
             async move {
+                // A few at a time: a hung mail server must not take a connection per mail.
+                let Ok(_turn) = REPLYING.acquire().await else { return };
                 if let Err(error) = channel.reply(&subject, &text, answering.as_deref()).await {
                     tracing::warn!(%error, "the reply to a filed mail was not sent");
                 }
