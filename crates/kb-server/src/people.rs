@@ -15,11 +15,42 @@ pub fn data_dir() -> std::io::Result<PathBuf> {
 }
 
 /// The accounts kb serve answers with, when anyone has one (the file is never made here).
+/// When kb cannot tell whether there are any (the folder or file cannot be read), it
+/// refuses: serving without tokens then could open a kb its people meant closed.
 pub async fn accounts_in_use() -> anyhow::Result<Option<SqliteAccounts>> {
     let dir = data_dir()?;
-    if !dir.join("server.sqlite").is_file() {
-        return Ok(None);
+    let file = dir.join("server.sqlite");
+    match std::fs::metadata(&file) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && !dir.is_file() => {
+            // A folder that cannot be searched says NotFound for what it holds too.
+            if dir.exists() && std::fs::read_dir(&dir).is_err() {
+                anyhow::bail!(
+                    "cannot read {} (KB_DATA_DIR): kb cannot tell whether it has accounts",
+                    dir.display()
+                );
+            }
+            return Ok(None);
+        }
+        Err(error) => {
+            anyhow::bail!(
+                "cannot read {} (KB_DATA_DIR): {error}; kb cannot tell whether it has accounts",
+                file.display()
+            )
+        }
+        Ok(meta) if !meta.is_file() => {
+            anyhow::bail!(
+                "{} (KB_DATA_DIR) is not a file: kb cannot tell whether it has accounts",
+                file.display()
+            )
+        }
+        Ok(_) => {}
     }
-    let accounts = SqliteAccounts::open(&dir).await?;
-    Ok(if accounts.any().await? { Some(accounts) } else { None })
+    let accounts = SqliteAccounts::open(&dir)
+        .await
+        .map_err(|error| anyhow::anyhow!("cannot open the accounts in {}: {error}", file.display()))?;
+    let any = accounts.any().await?;
+    if any {
+        tracing::info!(data = %dir.display(), "kb has accounts: every request needs a person's token");
+    }
+    Ok(any.then_some(accounts))
 }

@@ -92,9 +92,15 @@ pub struct SqliteAccounts {
 }
 
 impl SqliteAccounts {
-    /// Opens (or creates) the server database in `data_dir`.
+    /// Opens (or creates) the server database in `data_dir`, whose files only this user
+    /// may read (they name people, their addresses and their tokens' hashes).
     pub async fn open(data_dir: &Path) -> Result<SqliteAccounts, StoreError> {
         let database = database::open_server(data_dir).await?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700));
+        }
         Ok(SqliteAccounts { pool: database.pool, _checkpoints: database.checkpoints })
     }
 
@@ -242,19 +248,24 @@ impl SqliteAccounts {
         }
         let revoked: Option<String> = row.try_get("revoked_at").map_err(failed)?;
         let expires: Option<String> = row.try_get("expires_at").map_err(failed)?;
-        if revoked.is_some() || expires.is_some_and(|at| at <= text(now)) {
+        // An expiry that does not read as a time (edited by hand) has passed.
+        let expired = expires.is_some_and(|at| DateTime::parse_from_rfc3339(&at).is_err() || at <= text(now));
+        if revoked.is_some() || expired {
             return Ok(None);
         }
         let id: String = row.try_get("id").map_err(failed)?;
         let last: Option<String> = row.try_get("last_used_at").map_err(failed)?;
         let minute = now.format("%Y-%m-%dT%H:%M").to_string();
         if last.as_deref().is_none_or(|last| !last.starts_with(&minute)) {
-            sqlx::query("UPDATE tokens SET last_used_at = ? WHERE id = ?")
+            // Bookkeeping: a database busy with another writer must not refuse a valid token.
+            let noted = sqlx::query("UPDATE tokens SET last_used_at = ? WHERE id = ?")
                 .bind(text(now))
                 .bind(&id)
                 .execute(&self.pool)
-                .await
-                .map_err(failed)?;
+                .await;
+            if let Err(error) = noted {
+                tracing::warn!(%error, "a token's last use could not be noted");
+            }
         }
         Ok(Some(Bearer {
             token: id,
@@ -285,7 +296,7 @@ fn text(at: DateTime<Utc>) -> String {
 }
 
 fn failed(error: sqlx::Error) -> StoreError {
-    StoreError::database("the server's accounts failed", error)
+    StoreError::database("the server's accounts", error)
 }
 
 #[cfg(test)]

@@ -10,10 +10,22 @@ use crate::cli::{TokensAction, UsersAction};
 use crate::failure::CliError;
 use crate::output::{Format, print_json, print_text};
 
-/// Opens the accounts of `KB_DATA_DIR`.
-async fn open() -> Result<SqliteAccounts, CliError> {
+/// Opens the accounts of `KB_DATA_DIR`; only `kb users add` (`create`) makes them.
+async fn open(create: bool) -> Result<SqliteAccounts, CliError> {
     let dir = kb_server::people::data_dir()?;
+    if !create && !dir.join("server.sqlite").is_file() {
+        return Err(CliError::usage(format!(
+            "there are no accounts in {} (KB_DATA_DIR): `kb users add NAME` makes the first",
+            dir.display()
+        )));
+    }
     Ok(SqliteAccounts::open(&dir).await?)
+}
+
+/// `text` on one line without control characters (a label typed with a newline or an
+/// escape code cannot forge a row or drive the terminal).
+fn shown(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 
 fn person_name(name: &str) -> Result<PersonName, CliError> {
@@ -22,9 +34,15 @@ fn person_name(name: &str) -> Result<PersonName, CliError> {
 
 /// `kb users add|list|remove`.
 pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> {
-    let accounts = open().await?;
+    let accounts = open(matches!(action, UsersAction::Add { .. })).await?;
     match action {
         UsersAction::Add { name, email, webhook, admin } => {
+            if email.as_deref().is_some_and(|e| !e.contains('@') || e.contains(char::is_whitespace)) {
+                return Err(CliError::usage("--email takes one address, like ana@example.org"));
+            }
+            if webhook.as_deref().is_some_and(|w| !w.starts_with("https://") && !w.starts_with("http://")) {
+                return Err(CliError::usage("--webhook takes an http(s) URL"));
+            }
             let first = !accounts.any().await?;
             let person = Person { name: person_name(&name)?, email, webhook, admin };
             if !accounts.add(&person, Utc::now()).await? {
@@ -33,8 +51,9 @@ pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> 
             if format.is_json() {
                 return print_json(&json!({"name": person.name.as_str(), "admin": admin, "first": first}));
             }
-            let mut text =
-                format!("{} has an account{}.\n", person.name, if admin { " (admin)" } else { "" });
+            let dir = kb_server::people::data_dir()?;
+            let role = if admin { " (admin)" } else { "" };
+            let mut text = format!("{} has an account{role} in {}.\n", person.name, dir.display());
             if first {
                 text.push_str(
                     "This is kb's first account: once kb serve is (re)started with this KB_DATA_DIR it \
@@ -82,7 +101,7 @@ pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> 
 
 /// `kb tokens issue|list|revoke`.
 pub async fn tokens(action: TokensAction, format: Format) -> Result<(), CliError> {
-    let accounts = open().await?;
+    let accounts = open(false).await?;
     let now = Utc::now();
     match action {
         TokensAction::Issue { name, label, expires } => {
@@ -97,10 +116,12 @@ pub async fn tokens(action: TokensAction, format: Format) -> Result<(), CliError
             if format.is_json() {
                 return print_json(&json!({"id": token.id, "token": token.secret, "person": name.as_str()}));
             }
-            print_text(&format!(
-                "{}\n\nThe token for {name} (id {}). It is shown this once: kb keeps only its hash.\n",
-                token.secret, token.id
-            ))
+            // The token alone on stdout (`T=$(kb tokens issue bo)`); the words on stderr.
+            eprintln!(
+                "The token for {name} (id {}). It is shown this once: kb keeps only its hash.",
+                token.id
+            );
+            print_text(&format!("{}\n", token.secret))
         }
         TokensAction::List => {
             let tokens = accounts.tokens().await?;
@@ -130,15 +151,14 @@ pub async fn tokens(action: TokensAction, format: Format) -> Result<(), CliError
                 .iter()
                 .map(|t| {
                     let used = t.last_used_at.map_or("never used".to_string(), |at| {
-                        format!("last used {}", at.format("%Y-%m-%d %H:%M"))
+                        format!("last used {} UTC", at.format("%Y-%m-%d %H:%M"))
                     });
-                    format!(
-                        "{}  {}  {}  {}  {used}\n",
-                        t.id,
-                        t.person,
-                        t.label.as_deref().unwrap_or("-"),
-                        state(t)
-                    )
+                    let expires = t
+                        .expires_at
+                        .map(|at| format!("  expires {} UTC", at.format("%Y-%m-%d %H:%M")))
+                        .unwrap_or_default();
+                    let label = shown(t.label.as_deref().unwrap_or("-"));
+                    format!("{}  {}  {label}  {}  {used}{expires}\n", t.id, t.person, state(t))
                 })
                 .collect();
             print_text(&lines)

@@ -92,6 +92,26 @@ async fn without_accounts_kb_serves_as_before_and_writes_no_server_data() {
     let server = KbServer::start(&[("KB_DATA_DIR", dir_text.as_str())]).await;
     assert_eq!(server.get("/api/entries").await.status, 200, "loopback without a token, as ever");
     assert!(!dir.exists(), "kb serve makes no server data of its own");
+    let listed = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["tokens", "list"])
+        .env("KB_DATA_DIR", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(listed.status.code(), Some(2), "{}", String::from_utf8_lossy(&listed.stderr));
+    assert!(!dir.exists(), "nor does a command that only reads");
+    // A database kb cannot read stops kb serve: it will not guess there are no accounts.
+    let odd = data.path().join("odd");
+    std::fs::create_dir_all(odd.join("server.sqlite")).unwrap();
+    let port = free_port().to_string();
+    let refused = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--kb-dir"])
+        .arg(server.vault())
+        .env("KB_DATA_DIR", &odd)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("cannot tell whether it has accounts"));
     // Names are checked; a person removed takes their tokens along.
     let bad = Command::new(env!("CARGO_BIN_EXE_kb"))
         .args(["users", "add", "local"])
