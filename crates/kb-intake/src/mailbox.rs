@@ -208,7 +208,7 @@ impl Mailbox {
         })?;
         let capabilities = within(&server, session.capabilities()).await?;
         let idle = capabilities.map_err(|e| command(&server, "CAPABILITY", e))?.has_str("IDLE");
-        let selected = within(&server, session.select(&address.folder)).await?;
+        let selected = within(&server, session.select(modified_utf7(&address.folder))).await?;
         let selected = selected.map_err(|e| command(&server, "SELECT", e))?;
         let uid_validity = selected.uid_validity.ok_or_else(|| MailboxError::Command {
             server: server.clone(),
@@ -338,6 +338,42 @@ impl Mailbox {
     }
 }
 
+/// A folder's name as IMAP writes it (RFC 3501, 5.1.3): ASCII as it is but `&` as `&-`,
+/// and each run of other characters as `&`, its UTF-16 in base64 (`,` for `/`, no
+/// padding), `-`: `Entwürfe` is `Entw&APw-rfe`.
+fn modified_utf7(name: &str) -> String {
+    use base64::Engine;
+    let alphabet =
+        base64::alphabet::Alphabet::new("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+,");
+    let Ok(alphabet) = alphabet else { return name.to_string() };
+    let engine = base64::engine::GeneralPurpose::new(&alphabet, base64::engine::general_purpose::NO_PAD);
+    let mut out = String::with_capacity(name.len());
+    let mut run: Vec<u16> = Vec::new();
+    let flush = |run: &mut Vec<u16>, out: &mut String| {
+        if !run.is_empty() {
+            let bytes: Vec<u8> = run.iter().flat_map(|unit| unit.to_be_bytes()).collect();
+            out.push('&');
+            out.push_str(&engine.encode(bytes));
+            out.push('-');
+            run.clear();
+        }
+    };
+    for c in name.chars() {
+        if (' '..='~').contains(&c) {
+            flush(&mut run, &mut out);
+            if c == '&' {
+                out.push_str("&-");
+            } else {
+                out.push(c);
+            }
+        } else {
+            run.extend(c.encode_utf16(&mut [0; 2]).iter());
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
 /// `future`, given at most [`EXCHANGE_TIMEOUT`].
 async fn within<T>(server: &str, future: impl Future<Output = T>) -> Result<T, MailboxError> {
     tokio::time::timeout(EXCHANGE_TIMEOUT, future).await.map_err(|_| MailboxError::Connection {
@@ -372,6 +408,15 @@ fn tls_connector() -> Result<tokio_rustls::TlsConnector, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folder_names_are_written_as_imap_does() {
+        assert_eq!(modified_utf7("INBOX"), "INBOX");
+        assert_eq!(modified_utf7("Entwürfe"), "Entw&APw-rfe");
+        assert_eq!(modified_utf7("Tom & Jerry"), "Tom &- Jerry");
+        // RFC 3501's own example.
+        assert_eq!(modified_utf7("~peter/mail/台北/日本語"), "~peter/mail/&U,BTFw-/&ZeVnLIqe-");
+    }
 
     #[test]
     fn addresses_are_read_and_clear_passwords_stay_on_this_machine() {

@@ -340,3 +340,22 @@ async fn a_note_written_before_a_crash_is_found_not_filed_again() {
     assert_eq!(mail_notes(&vault).len(), 1, "{:?}\n{}", mail_notes(&vault), kb.log());
     assert!(kb.log().contains("written before kb stopped"), "{}", kb.log());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_with_a_name_beyond_ascii_is_watched() {
+    let mailbox = TestMailbox::new("folder");
+    let mut session = mailbox.session().await;
+    session.create("Entw&APw-rfe").await.unwrap();
+    let raw = mail("ana@example.com", Some(&passed()), "draft@example.com", "Kitchen draft", "Oak or beech?");
+    session.append("Entw&APw-rfe", None, None, raw.replace('\n', "\r\n")).await.unwrap();
+    session.logout().await.unwrap();
+    let mut env = watching(&mailbox);
+    env[0].1 = format!("imap://{}:{PASSWORD}@{}/Entw%C3%BCrfe", mailbox.user, imap_server());
+    let kb = start(&env, None).await;
+    let started = Instant::now();
+    while mail_notes(&kb.vault()).is_empty() {
+        assert!(started.elapsed() < WITHIN, "nothing filed from the folder; kb's log:\n{}", kb.log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(mail_notes(&kb.vault())[0].1.contains("Oak or beech"));
+}
