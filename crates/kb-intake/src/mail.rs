@@ -361,7 +361,18 @@ fn plain(header: &str) -> String {
             _ => {}
         }
     }
-    out
+    // `dmarc = pass`: RFC 8601 allows spaces around `=`.
+    let mut tight = String::with_capacity(out.len());
+    for piece in out.split('=') {
+        if !tight.is_empty() {
+            tight.truncate(tight.trim_end().len());
+            tight.push('=');
+            tight.push_str(piece.trim_start());
+        } else {
+            tight.push_str(piece);
+        }
+    }
+    tight
 }
 
 #[cfg(test)]
@@ -447,6 +458,9 @@ mod tests {
         let stitched = BASE.replace("From: Ana <ana@example.com>", "From: <ana@> <example.com>");
         assert!(read_mail(&mail(&stitched, "hi")).is_err(), "a stitched address is refused");
         // No DMARC policy: DKIM for the domain decides. DMARC of another sender: refused.
+        let spaced =
+            format!("Authentication-Results: mx.kb.test; dmarc = pass header.from = example.com\n{BASE}");
+        assert_eq!(rules().check(&read_mail(&mail(&spaced, "hi")).unwrap()), Verdict::Allowed);
         let no_policy = format!(
             "Authentication-Results: mx.kb.test; dkim=pass header.d=example.com; dmarc=none (p=none) header.from=example.com\n{BASE}"
         );
