@@ -31,7 +31,11 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     if !origin_allowed(request.headers(), request.uri()) {
         return foreign_origin().into_response();
     }
-    if let Some(accounts) = &state.accounts {
+    let accounts = match &state.accounts {
+        Some(watch) => watch.current().await,
+        None => None,
+    };
+    if let Some(accounts) = accounts {
         return match bearer_secret(request.headers()) {
             None => ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -80,7 +84,11 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
 /// host, as `/api` does (it shows the model and the vault's counts); with a token it is
 /// open to anyone.
 pub async fn guard_health(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if state.token.is_some() || state.accounts.is_some() || addressed_to_loopback(request.headers()) {
+    let accounts = match &state.accounts {
+        Some(watch) => watch.current().await.is_some(),
+        None => false,
+    };
+    if state.token.is_some() || accounts || addressed_to_loopback(request.headers()) {
         return next.run(request).await;
     }
     foreign_host().into_response()

@@ -5,6 +5,46 @@
 use std::path::PathBuf;
 
 use kb_storage::accounts::SqliteAccounts;
+use tokio::sync::OnceCell;
+
+/// The accounts a running `kb serve` answers with: those it found at start, or the first
+/// ones made while it runs (`kb users add` in its `KB_DATA_DIR`), which from then on
+/// protect every request without a restart.
+#[derive(Debug)]
+pub struct Accounts {
+    /// Where the server's data is.
+    dir: PathBuf,
+    /// The accounts, once there are any.
+    found: OnceCell<SqliteAccounts>,
+}
+
+impl Accounts {
+    /// Accounts of `dir`, `found` at start or not yet.
+    pub fn new(dir: PathBuf, found: Option<SqliteAccounts>) -> Accounts {
+        Accounts {
+            dir,
+            found: found.map_or_else(OnceCell::new, |accounts| OnceCell::new_with(Some(accounts))),
+        }
+    }
+
+    /// The accounts, when anyone has one: found at start, else looked for now (a file
+    /// check while there is none).
+    pub async fn current(&self) -> Option<&SqliteAccounts> {
+        if let Some(accounts) = self.found.get() {
+            return Some(accounts);
+        }
+        if !self.dir.join("server.sqlite").is_file() {
+            return None;
+        }
+        let accounts = SqliteAccounts::open(&self.dir).await.ok()?;
+        if !accounts.any().await.unwrap_or(false) {
+            return None;
+        }
+        tracing::info!(data = %self.dir.display(), "kb has accounts now: every request needs a person's token");
+        let _ = self.found.set(accounts);
+        self.found.get()
+    }
+}
 
 /// Where the server's own data lives: `KB_DATA_DIR`, else `.kb-server/` here.
 pub fn data_dir() -> std::io::Result<PathBuf> {

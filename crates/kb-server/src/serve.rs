@@ -135,6 +135,7 @@ impl Server {
         }
         // A person's token protects the API as KB_API_TOKEN does, and travels the same way.
         let protected = token.is_some() || accounts.is_some();
+        let token_free = token.is_none();
         check_listen_address(addr, protected)?;
         let allow_plain_http = yes_or_no("KB_ALLOW_PLAIN_HTTP", std::env::var("KB_ALLOW_PLAIN_HTTP").ok())?;
         let in_clear = check_plain_http(addr, protected, tls.is_some(), allow_plain_http)?;
@@ -156,7 +157,11 @@ impl Server {
         // Taken once the database exists: its file's canonical path.
         let database = config.database_identity();
         let mut state = AppState::new(assistant, token);
-        state.accounts = accounts;
+        // With KB_API_TOKEN no accounts are looked for later: a restart would refuse them.
+        if token_free {
+            state.accounts =
+                Some(Arc::new(crate::people::Accounts::new(crate::people::data_dir()?, accounts)));
+        }
         if let Some(warning) = in_clear {
             tracing::warn!("{warning}");
             state = state.with_notice(warning);

@@ -12,9 +12,9 @@ pub struct AppState {
     pub assistant: Arc<Assistant>,
     /// The bearer token `/api` and `/mcp` require, when set.
     pub token: Option<Arc<str>>,
-    /// The people whose tokens `/api` and `/mcp` require, once kb has accounts (then
-    /// `token` is never set).
-    pub accounts: Option<kb_storage::accounts::SqliteAccounts>,
+    /// The people whose tokens `/api` and `/mcp` require once kb has accounts, looked for
+    /// while there are none (`None` with `token` set, and on the local socket).
+    pub accounts: Option<Arc<crate::people::Accounts>>,
     /// Cancelled when the server stops: ends the MCP sessions' open streams, so a graceful
     /// shutdown does not wait for clients that never hang up.
     pub shutdown: tokio_util::sync::CancellationToken,

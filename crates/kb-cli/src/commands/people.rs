@@ -56,10 +56,11 @@ pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> 
             let mut text = format!("{} has an account{role} in {}.\n", person.name, dir.display());
             if first {
                 text.push_str(
-                    "This is kb's first account: once kb serve is (re)started with this KB_DATA_DIR it \
-                     answers only requests that carry a person's token, loopback included (KB_API_TOKEN can \
-                     no longer be used). Issue one with `kb tokens issue NAME`. Everyone with a token \
-                     reaches the vault kb serve is given; the CLI and kb mcp act as its local owner.\n",
+                    "This is kb's first account: from now on a kb serve with this KB_DATA_DIR answers \
+                     only requests that carry a person's token, loopback included (one started with \
+                     KB_API_TOKEN must be restarted without it). Issue one with `kb tokens issue NAME`. \
+                     Everyone with a token reaches the vault kb serve is given; the CLI and kb mcp act \
+                     as its local owner.\n",
                 );
             }
             print_text(&text)

@@ -124,3 +124,18 @@ async fn without_accounts_kb_serves_as_before_and_writes_no_server_data() {
     kb(&dir, &["users", "remove", "cy"]);
     assert_eq!(kb(&dir, &["tokens", "list"])["tokens"], json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_account_made_while_kb_serves_protects_it_at_once() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("server");
+    let dir_text = dir.to_string_lossy().into_owned();
+    let server = KbServer::start(&[("KB_DATA_DIR", dir_text.as_str())]).await;
+    assert_eq!(server.get("/api/entries").await.status, 200);
+    kb(&dir, &["users", "add", "ana", "--admin"]);
+    let secret = kb(&dir, &["tokens", "issue", "ana"])["token"].as_str().unwrap().to_string();
+    assert_eq!(server.get("/api/entries").await.status, 401, "no restart needed");
+    let bearer = format!("Bearer {secret}");
+    let with = server.request("GET", "/api/entries", &[("Authorization", bearer.as_str())], None).await;
+    assert_eq!(with.status, 200, "{}", with.text());
+}
