@@ -36,7 +36,8 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         None => None,
     };
     if let Some(accounts) = accounts {
-        return match bearer_secret(request.headers()) {
+        let secret = bearer_secret(request.headers()).map(str::to_string);
+        return match secret.as_deref() {
             None => ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
@@ -47,7 +48,8 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
                 Ok(Some(bearer)) => {
                     let mut request = request;
                     request.extensions_mut().insert(bearer);
-                    next.run(request).await
+                    let response = next.run(request).await;
+                    until_refused(response, accounts.clone(), secret.to_string())
                 }
                 Ok(None) => ApiError::new(
                     StatusCode::UNAUTHORIZED,
@@ -78,6 +80,41 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         "this kb needs Authorization: Bearer <KB_API_TOKEN>",
     )
     .into_response()
+}
+
+/// How often an open event stream's token is checked again.
+const RECHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `response`, cut when `secret` stops speaking for anyone (revoked, expired, its person
+/// removed) when it is an event stream (an MCP client's `GET /mcp`): a token refused at
+/// its next request must not keep hearing of the vault's changes on a stream it opened
+/// before. Other responses are as they are.
+fn until_refused(
+    response: Response,
+    accounts: kb_storage::accounts::SqliteAccounts,
+    secret: String,
+) -> Response {
+    use futures_util::StreamExt;
+    let streaming = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !streaming {
+        return response;
+    }
+    let refused = async move {
+        loop {
+            tokio::time::sleep(RECHECK_EVERY).await;
+            if !matches!(accounts.check(&secret, chrono::Utc::now()).await, Ok(Some(_)) | Err(_)) {
+                tracing::info!("an event stream's token no longer speaks for anyone: the stream ends");
+                return;
+            }
+        }
+    };
+    let (parts, body) = response.into_parts();
+    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(refused));
+    Response::from_parts(parts, body)
 }
 
 /// Guards `/healthz`: without a token it answers only requests addressed to a loopback

@@ -139,3 +139,62 @@ async fn the_first_account_made_while_kb_serves_protects_it_at_once() {
     let with = server.request("GET", "/api/entries", &[("Authorization", bearer.as_str())], None).await;
     assert_eq!(with.status, 200, "{}", with.text());
 }
+
+/// Opens an MCP session on `server` with `secret` and its event stream (`GET /mcp`).
+async fn mcp_stream(server: &KbServer, secret: &str) -> reqwest::Response {
+    let client = reqwest::Client::new();
+    let url = format!("http://{}/mcp", server.addr);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = client
+        .post(&url)
+        .bearer_auth(secret)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let sent = client
+        .post(&url)
+        .bearer_auth(secret)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .json(&initialized)
+        .send()
+        .await
+        .unwrap();
+    assert!(sent.status().is_success(), "{}", sent.status());
+    let stream = client
+        .get(&url)
+        .bearer_auth(secret)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    stream
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_ends_when_its_token_is_revoked() {
+    let data = tempfile::tempdir().unwrap();
+    kb(data.path(), &["users", "add", "ana"]);
+    let revoked = kb(data.path(), &["tokens", "issue", "ana"]);
+    let kept = kb(data.path(), &["tokens", "issue", "ana"]);
+    let dir = data.path().to_string_lossy().into_owned();
+    let server = KbServer::start(&[("KB_DATA_DIR", dir.as_str())]).await;
+    let mut cut = mcp_stream(&server, revoked["token"].as_str().unwrap()).await;
+    let mut open = mcp_stream(&server, kept["token"].as_str().unwrap()).await;
+    kb(data.path(), &["tokens", "revoke", revoked["id"].as_str().unwrap()]);
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while let Ok(Some(_)) = cut.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the revoked token's stream is still open");
+    let still = tokio::time::timeout(std::time::Duration::from_secs(1), open.chunk()).await;
+    assert!(!matches!(still, Ok(Ok(None))), "the other token's stream stays open");
+}
