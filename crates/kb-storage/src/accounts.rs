@@ -8,12 +8,12 @@
 
 use std::path::Path;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use kb_domain::{PersonName, StoreError};
 use rand::RngCore;
-use sha2::{Digest, Sha256};
 use sqlx::{Row, SqlitePool};
 
+use crate::conversations::rows::format_time;
 use crate::database;
 
 /// A person the server serves.
@@ -121,7 +121,7 @@ impl SqliteAccounts {
         .bind(person.email.as_deref())
         .bind(person.webhook.as_deref())
         .bind(person.admin)
-        .bind(text(now))
+        .bind(format_time(now))
         .execute(&self.pool)
         .await
         .map_err(failed)?;
@@ -177,8 +177,8 @@ impl SqliteAccounts {
         .bind(hash_of(&secret))
         .bind(request.label.as_deref())
         .bind(request.read_only)
-        .bind(text(now))
-        .bind(request.expires_at.map(text))
+        .bind(format_time(now))
+        .bind(request.expires_at.map(format_time))
         .bind(person.as_str())
         .execute(&self.pool)
         .await
@@ -220,7 +220,7 @@ impl SqliteAccounts {
     /// Revokes token `id` at `now`; false when there is no such token still valid.
     pub async fn revoke(&self, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
         let revoked = sqlx::query("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
-            .bind(text(now))
+            .bind(format_time(now))
             .bind(id.trim().to_lowercase())
             .execute(&self.pool)
             .await
@@ -249,7 +249,8 @@ impl SqliteAccounts {
         let revoked: Option<String> = row.try_get("revoked_at").map_err(failed)?;
         let expires: Option<String> = row.try_get("expires_at").map_err(failed)?;
         // An expiry that does not read as a time (edited by hand) has passed.
-        let expired = expires.is_some_and(|at| DateTime::parse_from_rfc3339(&at).is_err() || at <= text(now));
+        let expired =
+            expires.is_some_and(|at| DateTime::parse_from_rfc3339(&at).is_err() || at <= format_time(now));
         if revoked.is_some() || expired {
             return Ok(None);
         }
@@ -259,7 +260,7 @@ impl SqliteAccounts {
         if last.as_deref().is_none_or(|last| !last.starts_with(&minute)) {
             // Bookkeeping: a database busy with another writer must not refuse a valid token.
             let noted = sqlx::query("UPDATE tokens SET last_used_at = ? WHERE id = ?")
-                .bind(text(now))
+                .bind(format_time(now))
                 .bind(&id)
                 .execute(&self.pool)
                 .await;
@@ -276,9 +277,9 @@ impl SqliteAccounts {
     }
 }
 
-/// A token's stored form: the SHA-256 of its secret, lowercase hex.
+/// A token's stored form: the SHA-256 of its secret, lowercase hex (as history names bytes).
 fn hash_of(secret: &str) -> String {
-    hex(&Sha256::digest(secret.as_bytes()))
+    crate::history::content_hash(secret.as_bytes()).0
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -288,11 +289,6 @@ fn hex(bytes: &[u8]) -> String {
 /// Compares without returning early on the first difference.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// A time as stored: RFC 3339 in UTC to the microsecond, so text order is time order.
-fn text(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
 fn failed(error: sqlx::Error) -> StoreError {

@@ -5,11 +5,12 @@
 
 use std::path::Path;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use kb_domain::StoreError;
 use sqlx::{Row, SqlitePool};
 
 use crate::conversations::SqliteConversationStore;
+use crate::conversations::rows::format_time;
 use crate::database;
 
 /// What a claim of a message found.
@@ -65,7 +66,7 @@ impl SqliteMailClaims {
         .fetch_all(&mut *tx)
         .await
         .map_err(failed)?;
-        let cutoff = text(now - abandoned_after);
+        let cutoff = format_time(now - abandoned_after);
         for row in &rows {
             let operation: Option<i64> = row.try_get("operation").map_err(failed)?;
             let claimed_at: String = row.try_get("claimed_at").map_err(failed)?;
@@ -88,7 +89,7 @@ impl SqliteMailClaims {
         sqlx::query("INSERT INTO mail_claims (message, message_id, claimed_at) VALUES (?, ?, ?)")
             .bind(message)
             .bind(message_id)
-            .bind(text(now))
+            .bind(format_time(now))
             .execute(&mut *tx)
             .await
             .map_err(failed)?;
@@ -117,11 +118,6 @@ impl SqliteMailClaims {
             .map_err(failed)?;
         Ok(())
     }
-}
-
-/// A time as stored: RFC 3339 in UTC to the microsecond, so text order is time order.
-fn text(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
 fn failed(error: sqlx::Error) -> StoreError {
