@@ -340,7 +340,21 @@ impl Assistant {
     where
         T::Output: 'static,
     {
-        self.run_in::<T>(args, &self.direct_context(source)).await
+        self.run_as::<T>(args, source, &kb_domain::Actor::local()).await
+    }
+
+    /// [`Assistant::run`] asked by `actor`: the changes name them, and a reader's changes
+    /// are refused.
+    pub async fn run_as<T: Tool + Default>(
+        &self,
+        args: T::Args,
+        source: CaptureSource,
+        actor: &kb_domain::Actor,
+    ) -> Result<T::Output, ToolFailure>
+    where
+        T::Output: 'static,
+    {
+        self.run_in::<T>(args, &self.direct_context(source, actor)).await
     }
 
     /// [`Assistant::run`] in `ctx`.
@@ -360,7 +374,7 @@ impl Assistant {
 
     /// The context of a call made directly (through the API, the CLI or MCP), not in a
     /// chat turn: it is the person's explicit request, so nothing waits for confirmation.
-    fn direct_context(&self, source: CaptureSource) -> ToolContext {
+    fn direct_context(&self, source: CaptureSource, actor: &kb_domain::Actor) -> ToolContext {
         ToolContext {
             conversation_id: None,
             last_filed: None,
@@ -370,6 +384,8 @@ impl Assistant {
             confirmation: kb_tools::Confirmation::NotNeeded,
             session: None,
             claim: None,
+            person: actor.name().map(str::to_string),
+            role: actor.role(),
         }
     }
 

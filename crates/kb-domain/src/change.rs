@@ -96,6 +96,10 @@ pub struct ChangeContext {
     /// history marks the claim filed in the same transaction that records the change, so a
     /// mail is filed once whatever stops when.
     pub claim: Option<String>,
+    /// The person who asked for it, when kb serves several people (see [`crate::people`]);
+    /// `None` for the local ways in (the CLI, `kb mcp`, the owner socket) and for a kb
+    /// without accounts, whose revisions name [`crate::people::LOCAL_PERSON`].
+    pub person: Option<String>,
 }
 
 impl ChangeContext {
@@ -106,7 +110,15 @@ impl ChangeContext {
 
     /// A change from `source`, with no tool or conversation.
     pub fn from_source(source: ChangeSource) -> ChangeContext {
-        ChangeContext { source, tool: None, conversation_id: None, session: None, device: None, claim: None }
+        ChangeContext {
+            source,
+            tool: None,
+            conversation_id: None,
+            session: None,
+            device: None,
+            claim: None,
+            person: None,
+        }
     }
 
     /// A change kb noticed rather than made.
@@ -123,6 +135,12 @@ impl ChangeContext {
     /// A change a sync brought from `device`.
     pub fn synced_from(device: impl Into<String>) -> ChangeContext {
         ChangeContext { device: Some(device.into()), ..ChangeContext::from_source(ChangeSource::Sync) }
+    }
+
+    /// The same context, asked for by `person` (`None`: the local owner).
+    pub fn by_person(mut self, person: Option<String>) -> ChangeContext {
+        self.person = person;
+        self
     }
 
     /// The same context, made in MCP session `session`.

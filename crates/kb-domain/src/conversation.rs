@@ -50,6 +50,9 @@ pub struct Conversation {
     /// A tool call waiting for the person's yes (a chat's delete_entry proposal): the next
     /// message confirms or cancels it. Bookkeeping of the chat turn, never shown.
     pub pending: Option<PendingCall>,
+    /// The person it belongs to when kb serves several people (only they see it); `None`
+    /// for the local owner's.
+    pub person: Option<String>,
 }
 
 /// A tool call a chat turn proposed and keeps until the person's next message in the

@@ -37,6 +37,10 @@ pub struct Revision {
     pub conversation_id: Option<ConversationId>,
     /// The device it was made on, when the vault is synced.
     pub device: Option<String>,
+    /// The person who made it: a person's name when kb serves several people,
+    /// [`crate::people::LOCAL_PERSON`] for the local ways in; `None` for a change made
+    /// outside kb or brought by a sync.
+    pub person: Option<String>,
     /// One line saying what changed.
     pub description: String,
     /// The entry's `id`, when it has one.
@@ -101,6 +105,8 @@ pub enum UndoScope {
     Conversation(ConversationId),
     /// Only the changes made by this MCP session (see [`ChangeContext::session`]).
     Session(String),
+    /// Only the changes this person made (a person's undo when kb serves several people).
+    Person(String),
 }
 
 impl UndoScope {
@@ -110,6 +116,7 @@ impl UndoScope {
             UndoScope::Anyone => "",
             UndoScope::Conversation(_) => " in this conversation",
             UndoScope::Session(_) => " made in this MCP session",
+            UndoScope::Person(_) => " made by you",
         }
     }
 }

@@ -100,6 +100,53 @@ impl fmt::Display for VaultRole {
     }
 }
 
+/// Who asks kb for something: a person with their role in the vault, or the local owner
+/// (the CLI, `kb mcp`, the owner socket, and any kb without accounts), who may do anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// The person; `None` for the local owner.
+    person: Option<PersonName>,
+    /// What they may do here.
+    role: VaultRole,
+}
+
+impl Actor {
+    /// The local owner.
+    pub fn local() -> Actor {
+        Actor { person: None, role: VaultRole::Admin }
+    }
+
+    /// `person`, with `role` in the vault asked.
+    pub fn person(person: PersonName, role: VaultRole) -> Actor {
+        Actor { person: Some(person), role }
+    }
+
+    /// The person's name; `None` for the local owner.
+    pub fn name(&self) -> Option<&str> {
+        self.person.as_ref().map(PersonName::as_str)
+    }
+
+    /// What they may do here.
+    pub fn role(&self) -> VaultRole {
+        self.role
+    }
+
+    /// Whether what belongs to `owner` (`None`: the local owner's) is theirs to see: the
+    /// local owner sees everything, a person only their own.
+    pub fn sees(&self, owner: Option<&str>) -> bool {
+        match self.name() {
+            None => true,
+            Some(name) => owner == Some(name),
+        }
+    }
+}
+
+impl Default for Actor {
+    fn default() -> Actor {
+        Actor::local()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

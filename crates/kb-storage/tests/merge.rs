@@ -35,6 +35,7 @@ fn chat() -> ChangeContext {
         session: None,
         device: None,
         claim: None,
+        person: None,
     }
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::NaiveDate;
-use kb_domain::{
+use kb_domain::{VaultRole, 
     ChangeContext, Clock, Confidence, ConversationId, Embedder, EntryPath, EntryRepository, PageReader,
     SearchIndex, UndoScope,
 };
@@ -40,6 +40,12 @@ pub struct ToolContext {
     pub session: Option<String>,
     /// The mail the call files, when it files one (see [`ChangeContext::claim`]).
     pub claim: Option<String>,
+    /// The person the call is made for, when kb serves several people (see
+    /// [`ChangeContext::person`]); `None` for the local owner.
+    pub person: Option<String>,
+    /// What that person may do in the vault: a tool that changes something is refused
+    /// below [`VaultRole::Editor`], whoever asked (the model, MCP, HTTP).
+    pub role: VaultRole,
 }
 
 /// Whether a destructive tool (delete_entry) runs at once or asks first.
@@ -66,6 +72,8 @@ impl ToolContext {
             confirmation: Confirmation::NotNeeded,
             session: None,
             claim: None,
+            person: None,
+            role: VaultRole::Admin,
         }
     }
 
@@ -96,6 +104,7 @@ impl ToolContext {
             session: self.session.clone(),
             device: None,
             claim: self.claim.clone(),
+            person: self.person.clone(),
         }
     }
 
@@ -106,6 +115,8 @@ impl ToolContext {
         match (&self.conversation_id, &self.session, self.source) {
             (Some(conversation), _, _) => Some(UndoScope::Conversation(conversation.clone())),
             (None, Some(session), _) => Some(UndoScope::Session(session.clone())),
+            // A person of a kb serving several undoes only their own changes.
+            (None, None, _) if self.person.is_some() => self.person.clone().map(UndoScope::Person),
             (None, None, CaptureSource::Mcp) => None,
             (None, None, _) => Some(UndoScope::Anyone),
         }

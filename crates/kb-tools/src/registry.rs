@@ -101,6 +101,16 @@ impl ToolRegistry {
         self.by_name.get(name).map(|&i| self.tools[i].tool.hints())
     }
 
+    /// The definitions of the tools someone with `role` may call, in registration order
+    /// (a reader's chat offers the model only these).
+    pub fn definitions_for(&self, role: kb_domain::VaultRole) -> Vec<ToolDefinition> {
+        self.tools
+            .iter()
+            .filter(|t| role >= kb_domain::VaultRole::Editor || t.tool.hints().read_only)
+            .map(|t| t.definition.clone())
+            .collect()
+    }
+
     /// The names of the tools, in registration order.
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|t| t.tool.name()).collect()
@@ -182,6 +192,9 @@ impl ToolRegistry {
                 format!("Unknown tool: {}", T::NAME),
             )));
         }
+        if let Some(refused) = role_refuses(T::NAME, T::HINTS, ctx) {
+            return Err(Box::new(refused));
+        }
         let span = tracing::info_span!("tool", tool = T::NAME, category = T::CATEGORY.as_str());
         async {
             let started = Instant::now();
@@ -214,6 +227,9 @@ impl ToolRegistry {
         services: &ToolServices,
     ) -> ToolResult {
         let name = registered.definition.name.as_str();
+        if let Some(refused) = role_refuses(name, registered.tool.hints(), ctx) {
+            return refused;
+        }
         let arguments = match parse_arguments(raw_arguments) {
             Ok(value) => value,
             Err(message) => return ToolResult::failure(ErrorCode::InvalidArguments, message),
@@ -274,6 +290,21 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
             Err(_) => "a panic with no message".to_string(),
         },
     }
+}
+
+
+/// The refusal of tool `name` (with `hints`) to someone whose role in the vault may not use
+/// it: a tool that changes anything needs an editor. The role is checked here, in the
+/// registry, whoever asked (the model, the offline rules, MCP, HTTP, the CLI).
+fn role_refuses(name: &str, hints: ToolHints, ctx: &ToolContext) -> Option<ToolResult> {
+    if hints.read_only || ctx.role >= kb_domain::VaultRole::Editor {
+        return None;
+    }
+    tracing::info!(tool = name, role = ctx.role.as_str(), "a tool that changes the vault refused to a reader");
+    Some(ToolResult::failure(
+        ErrorCode::ForbiddenRole,
+        format!("{name} changes the vault, and your role here is {}: only an editor may change it", ctx.role),
+    ))
 }
 
 #[cfg(test)]

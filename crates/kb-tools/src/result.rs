@@ -131,6 +131,9 @@ pub enum ErrorCode {
     PageUnreadable,
     /// A file whose text cannot be read (a broken PDF); nothing was kept.
     UnreadableFile,
+    /// The person's role in the vault does not allow the tool (a reader asked for a
+    /// change); nothing was changed.
+    ForbiddenRole,
     /// An error or panic inside the tool (details in the log).
     Internal,
 }
@@ -157,6 +160,7 @@ impl ErrorCode {
             ErrorCode::LinkRefused => "LINK_REFUSED",
             ErrorCode::PageUnreadable => "PAGE_UNREADABLE",
             ErrorCode::UnreadableFile => "UNREADABLE_FILE",
+            ErrorCode::ForbiddenRole => "FORBIDDEN_ROLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

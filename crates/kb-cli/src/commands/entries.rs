@@ -47,7 +47,7 @@ pub async fn capture_file(
     }
     let mut reader = std::fs::File::open(file).map_err(cannot)?;
     let intake = kb.intake();
-    let mut upload = intake.start_upload()?;
+    let mut upload = intake.clone().start_upload()?;
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         let read = reader.read(&mut buffer).map_err(cannot)?;

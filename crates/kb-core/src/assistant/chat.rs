@@ -8,14 +8,30 @@ use kb_orchestrator::turn::{ChatResponse, TurnError};
 use super::Assistant;
 
 /// Chat turns and the conversations they are kept in (see [`Assistant::chat`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Chat<'a> {
     kb: &'a Assistant,
+    /// Whose conversations these are: a person sees and continues only their own.
+    actor: kb_domain::Actor,
 }
 
 impl<'a> Chat<'a> {
     pub(super) fn new(kb: &'a Assistant) -> Chat<'a> {
-        Chat { kb }
+        Chat { kb, actor: kb_domain::Actor::local() }
+    }
+
+    /// The same, for `actor`: only their conversations, their turns naming them, and a
+    /// reader's turn offering the model only the tools that read.
+    pub fn as_actor(self, actor: &kb_domain::Actor) -> Chat<'a> {
+        Chat { actor: actor.clone(), ..self }
+    }
+
+    /// The conversation `id`, when it is the actor's to see.
+    async fn seen(&self, id: &ConversationId) -> Result<Conversation, StoreError> {
+        match self.kb.store.get(id).await? {
+            Some(conversation) if self.actor.sees(conversation.person.as_deref()) => Ok(conversation),
+            _ => Err(StoreError::NotFound(id.clone())),
+        }
     }
 
     /// One chat turn: the answer to `message` in `conversation` (a new one when `None`).
@@ -24,7 +40,7 @@ impl<'a> Chat<'a> {
         conversation: Option<&ConversationId>,
         message: &str,
     ) -> Result<ChatResponse, TurnError> {
-        self.kb.orchestrator.chat(conversation, message).await
+        self.kb.orchestrator.chat_as(&self.actor, conversation, message, None).await
     }
 
     /// One chat turn, sending `events` of what happens while it runs (the turn began, each
@@ -36,28 +52,31 @@ impl<'a> Chat<'a> {
         message: &str,
         events: tokio::sync::mpsc::UnboundedSender<TurnEvent>,
     ) -> Result<ChatResponse, TurnError> {
-        self.kb.orchestrator.chat_with_events(conversation, message, Some(events)).await
+        self.kb.orchestrator.chat_as(&self.actor, conversation, message, Some(events)).await
     }
 
     /// Every conversation, most recent first.
     pub async fn conversations(self) -> Result<Vec<Conversation>, StoreError> {
-        self.kb.store.list().await
+        let all = self.kb.store.list().await?;
+        Ok(all.into_iter().filter(|c| self.actor.sees(c.person.as_deref())).collect())
     }
 
     /// A conversation with its messages.
     pub async fn conversation(self, id: &ConversationId) -> Result<(Conversation, Vec<Message>), StoreError> {
-        let conversation = self.kb.store.get(id).await?.ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        let conversation = self.seen(id).await?;
         let messages = self.kb.store.messages(id).await?;
         Ok((conversation, messages))
     }
 
     /// Renames a conversation.
     pub async fn rename(self, id: &ConversationId, title: &str) -> Result<(), StoreError> {
+        self.seen(id).await?;
         self.kb.store.rename(id, title).await
     }
 
     /// Deletes a conversation and its messages.
     pub async fn delete(self, id: &ConversationId) -> Result<(), StoreError> {
+        self.seen(id).await?;
         self.kb.store.delete(id).await
     }
 }

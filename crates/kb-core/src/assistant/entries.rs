@@ -86,20 +86,28 @@ pub struct EntryEdit {
 /// The entry operations, with the changes they make recorded as coming from one source
 /// (see [`Assistant::entries`] and [`Entries::by`]). Each runs the tool the chat model
 /// calls and answers its data.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Entries<'a> {
     kb: &'a Assistant,
     source: CaptureSource,
+    /// Who asks: their changes name them, and their role bounds what the tools may do.
+    actor: kb_domain::Actor,
 }
 
 impl<'a> Entries<'a> {
     pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> Entries<'a> {
-        Entries { kb, source }
+        Entries { kb, source, actor: kb_domain::Actor::local() }
     }
 
     /// The same operations, with the changes they make recorded as asked from `source`.
     pub fn by(self, source: CaptureSource) -> Entries<'a> {
         Entries { source, ..self }
+    }
+
+    /// The same, asked by `actor`: the changes made name them, and a reader's changes are
+    /// refused.
+    pub fn as_actor(self, actor: &kb_domain::Actor) -> Entries<'a> {
+        Entries { actor: actor.clone(), ..self }
     }
 
     /// Files a capture (classify_and_capture).
@@ -112,7 +120,7 @@ impl<'a> Entries<'a> {
             classification: None,
             document: None,
         };
-        self.kb.run::<ClassifyAndCapture>(args, self.source).await
+        self.kb.run_as::<ClassifyAndCapture>(args, self.source, &self.actor).await
     }
 
     /// Entries newest first, a page at a time (`GET /api/entries`, `kb list`; their JSON
@@ -141,7 +149,7 @@ impl<'a> Entries<'a> {
 
     /// One entry, by its path or its name (get_entry).
     pub async fn get(self, reference: &str) -> Result<GetEntryData, ToolFailure> {
-        self.kb.run::<GetEntry>(GetEntryArgs { path: reference.to_string(), lines: None }, self.source).await
+        self.kb.run_as::<GetEntry>(GetEntryArgs { path: reference.to_string(), lines: None }, self.source, &self.actor).await
     }
 
     /// Lines of an entry's file, by the entry's path or name (get_entry with `lines`:
@@ -150,7 +158,7 @@ impl<'a> Entries<'a> {
     /// refused as invalid arguments.
     pub async fn get_lines(self, reference: &str, lines: &str) -> Result<GetEntryData, ToolFailure> {
         let args = GetEntryArgs { path: reference.to_string(), lines: Some(lines.to_string()) };
-        self.kb.run::<GetEntry>(args, self.source).await
+        self.kb.run_as::<GetEntry>(args, self.source, &self.actor).await
     }
 
     /// The markdown file of the entry at `path`, as it is on disk.
@@ -172,7 +180,7 @@ impl<'a> Entries<'a> {
             Some(body) => Some(BodyEditArgs::from_json(body).map_err(|e| invalid::<UpdateEntry>("body", e))?),
         };
         let args = UpdateEntryArgs { path: reference.to_string(), updates, body };
-        self.kb.run::<UpdateEntry>(args, self.source).await
+        self.kb.run_as::<UpdateEntry>(args, self.source, &self.actor).await
     }
 
     /// Moves an entry to another category (move_entry).
@@ -181,7 +189,7 @@ impl<'a> Entries<'a> {
             category.parse::<FilingCategoryArg>().map_err(|e| invalid::<MoveEntry>("targetCategory", e))?;
         let args =
             MoveEntryArgs { path: reference.to_string(), target_category: Some(category), target_path: None };
-        self.kb.run::<MoveEntry>(args, self.source).await
+        self.kb.run_as::<MoveEntry>(args, self.source, &self.actor).await
     }
 
     /// Moves a note to exactly `target`, a vault path (move_entry's `targetPath`): another
@@ -192,12 +200,12 @@ impl<'a> Entries<'a> {
             target_category: None,
             target_path: Some(target.to_string()),
         };
-        self.kb.run::<MoveEntry>(args, self.source).await
+        self.kb.run_as::<MoveEntry>(args, self.source, &self.actor).await
     }
 
     /// Deletes an entry at once (delete_entry, asked by the person, so not proposed first).
     pub async fn delete(self, reference: &str) -> Result<DeleteEntryData, ToolFailure> {
-        self.kb.run::<DeleteEntry>(DeleteEntryArgs { path: reference.to_string() }, self.source).await
+        self.kb.run_as::<DeleteEntry>(DeleteEntryArgs { path: reference.to_string() }, self.source, &self.actor).await
     }
 
     /// Searches (search_entries).
@@ -215,26 +223,26 @@ impl<'a> Entries<'a> {
             prefix: query.as_typed.then_some(true),
             mode: mode.map_err(|e| invalid::<SearchEntries>("mode", e))?,
         };
-        self.kb.run::<SearchEntries>(args, self.source).await
+        self.kb.run_as::<SearchEntries>(args, self.source, &self.actor).await
     }
 
     /// The `daily` or `weekly` digest (generate_digest).
     pub async fn digest(self, kind: &str) -> Result<DigestData, ToolFailure> {
         let kind = kind.parse().map_err(|e| invalid::<GenerateDigest>("type", e))?;
-        self.kb.run::<GenerateDigest>(GenerateDigestArgs { kind }, self.source).await
+        self.kb.run_as::<GenerateDigest>(GenerateDigestArgs { kind }, self.source, &self.actor).await
     }
 
     /// Groups of entries that are likely duplicates (find_duplicates), all or those named
     /// like `name`.
     pub async fn duplicates(self, name: Option<&str>) -> Result<FindDuplicatesData, ToolFailure> {
         let args = FindDuplicatesArgs { name: name.map(str::to_string), text: None };
-        self.kb.run::<FindDuplicates>(args, self.source).await
+        self.kb.run_as::<FindDuplicates>(args, self.source, &self.actor).await
     }
 
     /// Merges `sources` into `target` at once (merge_entries), each a path or a name.
     pub async fn merge(self, target: &str, sources: &[String]) -> Result<MergeEntriesData, ToolFailure> {
         let args = MergeEntriesArgs { target_path: target.to_string(), source_paths: sources.to_vec() };
-        self.kb.run::<MergeEntries>(args, self.source).await
+        self.kb.run_as::<MergeEntries>(args, self.source, &self.actor).await
     }
 
     /// The entry list (`index.md`) as it is now.

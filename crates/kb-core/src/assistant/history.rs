@@ -36,20 +36,28 @@ pub enum UndoOf {
 
 /// The revision history of the vault, with changes recorded as coming from one source
 /// (see [`Assistant::history`] and [`History::by`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct History<'a> {
     kb: &'a Assistant,
     source: CaptureSource,
+    /// Who asks: their changes name them, and their role bounds what the tools may do.
+    actor: kb_domain::Actor,
 }
 
 impl<'a> History<'a> {
     pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> History<'a> {
-        History { kb, source }
+        History { kb, source, actor: kb_domain::Actor::local() }
     }
 
     /// The same history, with the changes it makes recorded as asked from `source`.
     pub fn by(self, source: CaptureSource) -> History<'a> {
         History { source, ..self }
+    }
+
+    /// The same, asked by `actor`: the changes made name them, and a reader's changes are
+    /// refused.
+    pub fn as_actor(self, actor: &kb_domain::Actor) -> History<'a> {
+        History { actor: actor.clone(), ..self }
     }
 
     /// The revisions of the entry at (or last at) `reference` (a path, or the name of an
@@ -73,7 +81,7 @@ impl<'a> History<'a> {
     pub async fn restore(self, reference: &str, revision: i64) -> Result<Restored, ToolFailure> {
         let path = self.kb.entry_path(reference).await?;
         let vault = Arc::clone(&self.kb.vault);
-        let by = kb_domain::ChangeContext::from_source(self.source);
+        let by = kb_domain::ChangeContext::from_source(self.source).by_person(self.actor.name().map(str::to_string));
         let asked = path.clone();
         let outcome = in_vault(move || vault.restore_as(&path, revision, &by)).await?;
         let note = outcome.moved_since.then(|| {
@@ -90,7 +98,7 @@ impl<'a> History<'a> {
     pub async fn resolve_conflict(self, path: &str, keep: ConflictKeep) -> Result<Resolved, ToolFailure> {
         let named = parse_path(path)?;
         let vault = Arc::clone(&self.kb.vault);
-        let by = kb_domain::ChangeContext::from_source(self.source);
+        let by = kb_domain::ChangeContext::from_source(self.source).by_person(self.actor.name().map(str::to_string));
         let resolved = in_vault(move || vault.resolve_conflict_as(&named, keep, &by)).await;
         if let Some(sync) = &self.kb.sync {
             sync.recount().await;
@@ -105,7 +113,7 @@ impl<'a> History<'a> {
             UndoOf::Anyone => None,
             UndoOf::Conversation(id) => Some(id),
         };
-        let ctx = ToolContext { conversation_id, ..self.kb.direct_context(self.source) };
+        let ctx = ToolContext { conversation_id, ..self.kb.direct_context(self.source, &self.actor) };
         let args = UndoLastChangeArgs { force: later == LaterChanges::Replace };
         self.kb.run_in::<UndoLastChange>(args, &ctx).await
     }

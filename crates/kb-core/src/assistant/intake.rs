@@ -23,15 +23,22 @@ use crate::error::ToolFailure;
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Files handed to kb; see the module's documentation.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Intake<'a> {
     kb: &'a Assistant,
     source: CaptureSource,
+    /// Who asks: their changes name them, and their role bounds what the tools may do.
+    actor: kb_domain::Actor,
 }
 
 impl<'a> Intake<'a> {
     pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> Intake<'a> {
-        Intake { kb, source }
+        Intake { kb, source, actor: kb_domain::Actor::local() }
+    }
+
+    /// The same, asked by `actor`: the captures name them, and a reader's are refused.
+    pub fn as_actor(self, actor: &kb_domain::Actor) -> Intake<'a> {
+        Intake { actor: actor.clone(), ..self }
     }
 
     /// The largest file kb takes (`KB_UPLOAD_MAX_BYTES`).
@@ -84,7 +91,7 @@ impl<'a> Intake<'a> {
             classification: None,
             document: Some(document),
         };
-        let filed = self.kb.run::<ClassifyAndCapture>(args, self.source).await;
+        let filed = self.kb.run_as::<ClassifyAndCapture>(args, self.source, &self.actor).await;
         if filed.is_err() && kept.created {
             // Nothing links the file: it goes, as the capture did.
             let _ = std::fs::remove_file(self.kb.vault.root().join(&kept.path));
@@ -188,7 +195,7 @@ impl<'a> Intake<'a> {
                 (args, Some(problem))
             }
         };
-        let filed = self.kb.run::<ClassifyAndCapture>(args, self.source).await;
+        let filed = self.kb.run_as::<ClassifyAndCapture>(args, self.source, &self.actor).await;
         match filed {
             Ok(filed) => {
                 self.kb.vault.keep_linked(&kept.path);

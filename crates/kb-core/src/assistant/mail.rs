@@ -299,7 +299,7 @@ impl Assistant {
             document: Some(document),
         };
         let ctx =
-            ToolContext { claim: Some(message.to_string()), ..self.direct_context(CaptureSource::Email) };
+            ToolContext { claim: Some(message.to_string()), ..self.direct_context(CaptureSource::Email, &kb_domain::Actor::local()) };
         let filed = self.run_in::<ClassifyAndCapture>(args, &ctx).await;
         match &filed {
             Ok(_) => kept.iter().for_each(|file| self.vault.keep_linked(&file.path)),

@@ -38,10 +38,12 @@ fn store_failure(error: StoreError) -> ToolFailure {
 
 /// Nudges, digests and delivery (see [`Assistant::outreach`]), with the changes a nudge's
 /// action makes recorded as coming from one source ([`Outreach::by`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Outreach<'a> {
     kb: &'a Assistant,
     source: CaptureSource,
+    /// Who asks: their changes name them, and their role bounds what the tools may do.
+    actor: kb_domain::Actor,
 }
 
 /// A snoozed nudge: its key, and when it shows again.
@@ -55,12 +57,18 @@ pub struct Snoozed {
 
 impl<'a> Outreach<'a> {
     pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> Outreach<'a> {
-        Outreach { kb, source }
+        Outreach { kb, source, actor: kb_domain::Actor::local() }
     }
 
     /// The same outreach, with the changes it makes recorded as asked from `source`.
     pub fn by(self, source: CaptureSource) -> Outreach<'a> {
         Outreach { source, ..self }
+    }
+
+    /// The same, asked by `actor`: the changes made name them, and a reader's changes are
+    /// refused.
+    pub fn as_actor(self, actor: &kb_domain::Actor) -> Outreach<'a> {
+        Outreach { actor: actor.clone(), ..self }
     }
 
     /// The nudges of the moment, without the snoozed ones.
@@ -141,7 +149,7 @@ impl<'a> Outreach<'a> {
             ));
         }
         let args = UpdateEntryArgs { path: path.to_string(), updates: Some(updates), body: None };
-        self.kb.run::<UpdateEntry>(args, self.source).await
+        self.kb.run_as::<UpdateEntry>(args, self.source, &self.actor).await
     }
 
     /// The `kind` digest (`daily`, `weekly`) with the nudges of the moment: its title,
@@ -149,7 +157,7 @@ impl<'a> Outreach<'a> {
     async fn compose_digest(self, kind: &str) -> Result<(String, String, Vec<Nudge>), ToolFailure> {
         let data = self.kb.entries().digest(kind).await?;
         let mut markdown = data.content.trim_end().to_string();
-        let nudges = self.nudges().await?;
+        let nudges = self.clone().nudges().await?;
         if !nudges.is_empty() {
             markdown.push_str("\n\n## Nudges\n");
             for nudge in &nudges {
@@ -167,7 +175,7 @@ impl<'a> Outreach<'a> {
     /// Writes the `kind` digest (`daily`, `weekly`) with the nudges of the moment and
     /// keeps it, with a delivery to each channel; [`Outreach::deliver`] sends it.
     pub async fn write_digest(self, kind: &str, trigger: DigestTrigger) -> Result<SentDigest, ToolFailure> {
-        let (title, markdown, nudges) = self.compose_digest(kind).await?;
+        let (title, markdown, nudges) = self.clone().compose_digest(kind).await?;
         let now = self.kb.services.clock.now();
         let digest = NewDigest { kind: kind.to_string(), title, markdown, nudges, trigger, created_at: now };
         let kept = self.kb.outbox.keep(digest, None).await;
@@ -182,7 +190,7 @@ impl<'a> Outreach<'a> {
         kind: ScheduleKind,
         slot: DateTime<Utc>,
     ) -> Result<Option<SentDigest>, ToolFailure> {
-        let (title, markdown, nudges) = self.compose_digest(kind.as_str()).await?;
+        let (title, markdown, nudges) = self.clone().compose_digest(kind.as_str()).await?;
         let now = self.kb.services.clock.now();
         let digest = NewDigest {
             kind: kind.as_str().to_string(),

@@ -26,17 +26,25 @@ pub struct ToolSpec {
 pub struct Tools<'a> {
     kb: &'a Assistant,
     source: CaptureSource,
+    /// Who asks: their changes name them, and their role bounds what the tools may do.
+    actor: kb_domain::Actor,
     session: Option<String>,
 }
 
 impl<'a> Tools<'a> {
     pub(super) fn new(kb: &'a Assistant, source: CaptureSource) -> Tools<'a> {
-        Tools { kb, source, session: None }
+        Tools { kb, source, session: None, actor: kb_domain::Actor::local() }
     }
 
     /// The same tools, with the changes they make recorded as asked from `source`.
     pub fn by(self, source: CaptureSource) -> Tools<'a> {
         Tools { source, ..self }
+    }
+
+    /// The same, asked by `actor`: the changes made name them, and a reader's changes are
+    /// refused.
+    pub fn as_actor(self, actor: &kb_domain::Actor) -> Tools<'a> {
+        Tools { actor: actor.clone(), ..self }
     }
 
     /// The same tools for an MCP client in session `session` (see
@@ -66,7 +74,7 @@ impl<'a> Tools<'a> {
     /// Runs the tool `name` with JSON `arguments`, answering its whole result: its data,
     /// or the message the chat model would read with any candidates.
     pub async fn call(&self, name: &str, arguments: &Value) -> ToolResult {
-        let ctx = ToolContext { session: self.session.clone(), ..self.kb.direct_context(self.source) };
+        let ctx = ToolContext { session: self.session.clone(), ..self.kb.direct_context(self.source, &self.actor) };
         self.kb.registry.execute(name, &arguments.to_string(), &ctx, &self.kb.services).await
     }
 }

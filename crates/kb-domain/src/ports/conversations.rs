@@ -35,8 +35,12 @@ impl StoreError {
 /// Where conversations persist.
 #[async_trait::async_trait]
 pub trait ConversationStore: Send + Sync {
-    /// Starts a conversation.
-    async fn create(&self, title: &str) -> Result<Conversation, StoreError>;
+    /// Starts a conversation of the local owner.
+    async fn create(&self, title: &str) -> Result<Conversation, StoreError> {
+        self.create_for(title, None).await
+    }
+    /// Starts a conversation of `person` (`None`: the local owner).
+    async fn create_for(&self, title: &str, person: Option<&str>) -> Result<Conversation, StoreError>;
     /// A conversation, if it exists.
     async fn get(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError>;
     /// All conversations, most recently updated first.

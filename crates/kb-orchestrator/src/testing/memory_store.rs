@@ -45,7 +45,7 @@ impl MemoryConversations {
 
 #[async_trait::async_trait]
 impl ConversationStore for MemoryConversations {
-    async fn create(&self, title: &str) -> Result<Conversation, StoreError> {
+    async fn create_for(&self, title: &str, person: Option<&str>) -> Result<Conversation, StoreError> {
         let now = Utc::now();
         let conversation = Conversation {
             id: ConversationId::generate(),
@@ -55,6 +55,7 @@ impl ConversationStore for MemoryConversations {
             summary: None,
             summary_covers: None,
             pending: None,
+            person: person.map(str::to_string),
         };
         let stored = Stored { conversation: conversation.clone(), messages: Vec::new() };
         self.lock().insert(conversation.id.clone(), stored);

@@ -20,7 +20,7 @@ use std::time::Instant;
 use chrono::{NaiveDate, Utc};
 use kb_domain::turn_events::TurnEvent;
 use kb_domain::{
-    ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
+    Actor, ChatMessage, ChatModel, ChatRequest, Confidence, Conversation, ConversationId, ConversationStore,
     ListFilter, NewMessage, PendingCall, ToolCall, Usage,
 };
 use kb_tools::{
@@ -142,13 +142,27 @@ impl Orchestrator {
         message: &str,
         events: Option<UnboundedSender<TurnEvent>>,
     ) -> Result<ChatResponse, TurnError> {
-        let span = tracing::info_span!("chat_turn", conversation = tracing::field::Empty);
+        self.chat_as(&Actor::local(), conversation_id, message, events).await
+    }
+
+    /// [`Orchestrator::chat_with_events`] for `actor`: the conversation is theirs (another
+    /// person's id starts a new one, as an unknown id does), their changes name them, and
+    /// a reader's turn offers the model only the tools that read.
+    pub async fn chat_as(
+        &self,
+        actor: &Actor,
+        conversation_id: Option<&ConversationId>,
+        message: &str,
+        events: Option<UnboundedSender<TurnEvent>>,
+    ) -> Result<ChatResponse, TurnError> {
+        let span = tracing::info_span!("chat_turn", conversation = tracing::field::Empty, person = actor.name());
         let events = EventSender(events);
-        self.chat_inner(conversation_id, message, &span, &events).instrument(span.clone()).await
+        self.chat_inner(actor, conversation_id, message, &span, &events).instrument(span.clone()).await
     }
 
     async fn chat_inner(
         &self,
+        actor: &Actor,
         conversation_id: Option<&ConversationId>,
         message: &str,
         span: &tracing::Span,
@@ -161,7 +175,7 @@ impl Orchestrator {
         if message.len() > MAX_MESSAGE_BYTES {
             return Err(TurnError::MessageTooLong(message.len()));
         }
-        let (conversation, created) = self.open_conversation(conversation_id, message).await?;
+        let (conversation, created) = self.open_conversation(actor, conversation_id, message).await?;
         span.record("conversation", conversation.id.as_str());
         events.send(TurnEvent::Started { conversation_id: conversation.id.to_string() });
         // A call waiting for the person's yes is taken away now, whatever this message says.
@@ -201,6 +215,8 @@ impl Orchestrator {
             confirmation: kb_tools::Confirmation::Ask,
             session: None,
             claim: None,
+            person: actor.name().map(str::to_string),
+            role: actor.role(),
         };
         let mut outcome = LoopOutcome { usage, ..LoopOutcome::default() };
         if let Some((call, confirmed)) = to_run {
@@ -277,15 +293,18 @@ impl Orchestrator {
 
     async fn open_conversation(
         &self,
+        actor: &Actor,
         id: Option<&ConversationId>,
         message: &str,
     ) -> Result<(Conversation, bool), TurnError> {
         if let Some(id) = id
             && let Some(existing) = self.store.get(id).await?
+            && actor.sees(existing.person.as_deref())
         {
             return Ok((existing, false));
         }
-        Ok((self.store.create(&kb_domain::conversation::title_from_message(message)).await?, true))
+        let title = kb_domain::conversation::title_from_message(message);
+        Ok((self.store.create_for(&title, actor.name()).await?, true))
     }
 
     async fn prompt(&self, summary: Option<&str>, today: NaiveDate) -> String {
@@ -381,7 +400,7 @@ impl Orchestrator {
         mut outcome: LoopOutcome,
         events: &EventSender,
     ) -> Result<LoopOutcome, TurnError> {
-        let tools = self.registry.definitions();
+        let tools = self.registry.definitions_for(ctx.role);
         for _round in 0..self.settings.max_tool_rounds {
             let request =
                 ChatRequest { messages: messages.clone(), tools: tools.clone(), today: Some(ctx.today) };

@@ -271,6 +271,7 @@ mod tests {
                 proposal: "Delete?".into(),
                 choices: Vec::new(),
             }),
+            person: None,
         };
         assert_eq!(
             serde_json::to_value(ConversationJson::from(&conversation)).unwrap(),

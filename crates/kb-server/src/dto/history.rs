@@ -21,6 +21,10 @@ pub struct RevisionJson<'a> {
     /// The device it was made on, when the vault is synced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<&'a str>,
+    /// The person who made it (`local` for the CLI and `kb mcp`); absent for a change made
+    /// outside kb or brought by a sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<&'a str>,
     /// The tool that made it, when a tool did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'a str>,
@@ -49,6 +53,7 @@ impl<'a> From<&'a Revision> for RevisionJson<'a> {
             at: revision.at,
             source: revision.source.as_str(),
             device: revision.device.as_deref(),
+            person: revision.person.as_deref(),
             tool: revision.tool.as_deref(),
             conversation_id: revision.conversation_id.as_ref().map(|id| id.as_str()),
             description: &revision.description,

@@ -75,12 +75,12 @@ async fn receive(
     let headers = request.headers().clone();
     let content_type = content_type(&headers)?;
     let intake = state.assistant.intake();
-    let limit = intake.upload_limit();
+    let limit = intake.clone().upload_limit();
     if declared_length(&headers).is_some_and(|length| length > limit) {
         return Err(too_large(limit));
     }
     let key = key_of(&headers)?;
-    let mut upload = intake.start_upload()?;
+    let mut upload = intake.clone().start_upload()?;
     let mut body = request.into_body().into_data_stream();
     while let Some(chunk) = body.next().await {
         let chunk = chunk.map_err(|_| ApiError::bad_request("the upload broke off before its end"))?;

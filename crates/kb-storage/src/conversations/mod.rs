@@ -137,7 +137,7 @@ async fn insert_messages(
 #[async_trait]
 impl ConversationStore for SqliteConversationStore {
     #[tracing::instrument(skip(self, title))]
-    async fn create(&self, title: &str) -> Result<Conversation, StoreError> {
+    async fn create_for(&self, title: &str, person: Option<&str>) -> Result<Conversation, StoreError> {
         let at = now();
         let conversation = Conversation {
             id: ConversationId::generate(),
@@ -147,13 +147,15 @@ impl ConversationStore for SqliteConversationStore {
             summary: None,
             summary_covers: None,
             pending: None,
+            person: person.map(str::to_string),
         };
         let stamp = format_time(at);
-        sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)")
+        sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at, person) VALUES (?, ?, ?, ?, ?)")
             .bind(conversation.id.as_str())
             .bind(title)
             .bind(stamp.as_str())
             .bind(stamp.as_str())
+            .bind(person)
             .execute(&self.pool)
             .await
             .map_err(db_error("cannot create conversation"))?;

@@ -18,7 +18,7 @@ use sqlx::sqlite::SqliteRow;
 /// (a macro so queries stay `&'static str` through `concat!`).
 macro_rules! conversation_columns {
     () => {
-        "id, title, created_at, updated_at, summary, summary_covers, summary_last_filed, pending_call"
+        "id, title, created_at, updated_at, summary, summary_covers, summary_last_filed, pending_call, person"
     };
 }
 pub(crate) use conversation_columns;
@@ -122,6 +122,7 @@ pub(crate) fn conversation_from_row(row: &SqliteRow) -> Result<Conversation, Sto
         updated_at: parse_time(&updated_at, "updated_at")?,
         summary,
         summary_covers,
+        person: column(row, "person")?,
     })
 }
 

@@ -125,6 +125,15 @@ async fn store(
     }
 }
 
+/// The person an operation names: who asked, the local owner when no one is named, and
+/// no one for a change kb noticed or a sync brought.
+fn person_of(by: &ChangeContext) -> Option<&str> {
+    match by.source {
+        kb_domain::ChangeSource::Outside | kb_domain::ChangeSource::Sync => None,
+        _ => Some(by.person.as_deref().unwrap_or(kb_domain::people::LOCAL_PERSON)),
+    }
+}
+
 /// Writes an operation and its revisions, moving the heads; the revisions' ids.
 pub(super) async fn write_operation(
     tx: &mut Transaction<'_, Sqlite>,
@@ -134,8 +143,8 @@ pub(super) async fn write_operation(
     changes: impl Iterator<Item = Pending>,
 ) -> Result<Vec<i64>, HistoryError> {
     let operation = sqlx::query(
-        "INSERT INTO operations (at, source, tool, conversation_id, session, reverts, device) \
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO operations (at, source, tool, conversation_id, session, reverts, device, person) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(format_time(at))
     .bind(by.source.as_str())
@@ -144,6 +153,7 @@ pub(super) async fn write_operation(
     .bind(by.session.as_deref())
     .bind(reverts)
     .bind(by.device.as_deref())
+    .bind(person_of(by))
     .execute(&mut **tx)
     .await
     .map_err(db("cannot record an operation"))?

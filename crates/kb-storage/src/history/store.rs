@@ -22,7 +22,7 @@ const WRITE_TRANSACTION: &str = "BEGIN IMMEDIATE";
 macro_rules! select_revisions {
     () => {
         "SELECT r.id, r.operation, o.at, o.source, o.tool, o.conversation_id, r.description, \
-         r.entry_id, r.path_before, r.path_after, r.before_hash, r.after_hash, o.reverts, o.device \
+         r.entry_id, r.path_before, r.path_after, r.before_hash, r.after_hash, o.reverts, o.device, o.person \
          FROM revisions r JOIN operations o ON o.id = r.operation "
     };
 }
@@ -347,6 +347,16 @@ impl SqliteHistory {
                 .fetch_optional(&self.pool)
                 .await
             }
+            UndoScope::Person(person) => {
+                sqlx::query_scalar(concat!(
+                    "SELECT o.id FROM operations o WHERE o.person = ? AND ",
+                    undoable!(),
+                    " ORDER BY o.id DESC LIMIT 1"
+                ))
+                .bind(person.as_str())
+                .fetch_optional(&self.pool)
+                .await
+            }
         }
         .map_err(db("cannot read history"))?;
         let Some(operation) = operation else { return Ok(Vec::new()) };
@@ -408,5 +418,6 @@ fn revision_from_row(row: &SqliteRow) -> Result<Revision, HistoryError> {
         after: text(11)?.map(ContentHash),
         reverts: row.try_get(12).map_err(db("unreadable revision"))?,
         device: text(13)?,
+        person: text(14)?,
     })
 }

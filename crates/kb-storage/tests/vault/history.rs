@@ -35,6 +35,7 @@ fn chat(conversation: &str) -> ChangeContext {
         session: None,
         device: None,
         claim: None,
+        person: None,
     }
 }
 
