@@ -258,6 +258,54 @@ pub enum Command {
         #[command(subcommand)]
         action: TokensAction,
     },
+    /// The vaults `kb serve` serves once it has accounts: each person's own, and shared
+    /// ones granted to others as reader or editor.
+    Vaults {
+        /// What to do.
+        #[command(subcommand)]
+        action: VaultsAction,
+    },
+}
+
+/// `kb vaults …`.
+#[derive(Debug, Subcommand)]
+pub enum VaultsAction {
+    /// Add a vault: a shared one, or (with --owner) an existing vault made a person's own.
+    Add {
+        /// Its name, as the `Kb-Vault` header names it.
+        name: String,
+        /// Its folder (made when missing).
+        path: std::path::PathBuf,
+        /// The person whose own vault it becomes (their default, an editor there).
+        #[arg(long, value_name = "USER")]
+        owner: Option<String>,
+        /// The git remote it syncs with.
+        #[arg(long, value_name = "URL")]
+        sync_remote: Option<String>,
+    },
+    /// Every vault, with its folder, owner and grants.
+    List,
+    /// Let a person use a vault, as `reader` or `editor`.
+    Grant {
+        /// The vault.
+        name: String,
+        /// The person.
+        user: String,
+        /// `reader` (searches, reads, chats) or `editor` (also changes).
+        role: String,
+    },
+    /// Take a person's grant in a vault away.
+    Ungrant {
+        /// The vault.
+        name: String,
+        /// The person.
+        user: String,
+    },
+    /// Forget a vault and its grants (its files stay as they are).
+    Remove {
+        /// The vault.
+        name: String,
+    },
 }
 
 /// `kb users …`.
@@ -299,6 +347,9 @@ pub enum TokensAction {
         /// It stops working after this many days.
         #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
         expires: Option<u32>,
+        /// It may only read, whatever the person's role.
+        #[arg(long)]
+        read_only: bool,
     },
     /// Every token (never its secret), newest first.
     List,

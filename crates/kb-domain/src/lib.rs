@@ -89,7 +89,7 @@ pub use llm::{
 };
 pub use names::NameRelation;
 pub use path::{EntryPath, InvalidPath};
-pub use people::{Actor, LOCAL_PERSON, PersonName, VaultRole};
+pub use people::{Actor, LOCAL_PERSON, PersonName, VaultName, VaultRole};
 pub use ports::{
     Audio, ChangeObserver, ChatModel, Clock, ConversationStore, Embedder, EmbeddingCoverage, EmbeddingError,
     EntryCatalogue, EntryChange, EntryContext, EntryLinks, EntryReader, EntryRepository, EntryWriter,

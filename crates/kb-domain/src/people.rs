@@ -57,6 +57,29 @@ impl fmt::Display for PersonName {
     }
 }
 
+/// A vault's name on a kb server, as `Kb-Vault` names it: the rules of a [`PersonName`]
+/// (a person's own vault is named after them).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VaultName(String);
+
+impl VaultName {
+    /// Checks `name` as [`PersonName::parse`] does.
+    pub fn parse(name: &str) -> Result<VaultName, InvalidPersonName> {
+        PersonName::parse(name).map(|person| VaultName(person.0))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for VaultName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// What a person may do in a vault. Ordered: each role may do what the ones before it may.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum VaultRole {

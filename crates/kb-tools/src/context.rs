@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use chrono::NaiveDate;
-use kb_domain::{VaultRole, 
+use kb_domain::{
     ChangeContext, Clock, Confidence, ConversationId, Embedder, EntryPath, EntryRepository, PageReader,
-    SearchIndex, UndoScope,
+    SearchIndex, UndoScope, VaultRole,
 };
 
 use crate::ports::{Classifier, DigestWriter};

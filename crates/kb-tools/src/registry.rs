@@ -292,7 +292,6 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-
 /// The refusal of tool `name` (with `hints`) to someone whose role in the vault may not use
 /// it: a tool that changes anything needs an editor. The role is checked here, in the
 /// registry, whoever asked (the model, the offline rules, MCP, HTTP, the CLI).
@@ -300,7 +299,11 @@ fn role_refuses(name: &str, hints: ToolHints, ctx: &ToolContext) -> Option<ToolR
     if hints.read_only || ctx.role >= kb_domain::VaultRole::Editor {
         return None;
     }
-    tracing::info!(tool = name, role = ctx.role.as_str(), "a tool that changes the vault refused to a reader");
+    tracing::info!(
+        tool = name,
+        role = ctx.role.as_str(),
+        "a tool that changes the vault refused to a reader"
+    );
     Some(ToolResult::failure(
         ErrorCode::ForbiddenRole,
         format!("{name} changes the vault, and your role here is {}: only an editor may change it", ctx.role),

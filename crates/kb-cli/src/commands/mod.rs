@@ -14,6 +14,7 @@ mod serve;
 mod status;
 mod sync;
 mod tidy;
+mod vaults;
 
 use std::path::PathBuf;
 
@@ -37,6 +38,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Mcp => return mcp::run(config, cli.no_server).await,
         Command::Users { action } => return people::users(action, format).await,
         Command::Tokens { action } => return people::tokens(action, format).await,
+        Command::Vaults { action } => return vaults::run(action, format).await,
         command => command,
     };
     // Beside a running `kb serve`, it answers at once what it can.
@@ -118,7 +120,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         | Command::Reindex
         | Command::Mcp
         | Command::Users { .. }
-        | Command::Tokens { .. } => Ok(()),
+        | Command::Tokens { .. }
+        | Command::Vaults { .. } => Ok(()),
     };
     // The process exits next: the memory is left to the system.
     kb.close_before_exit().await;

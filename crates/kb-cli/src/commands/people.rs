@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use kb_domain::PersonName;
-use kb_storage::accounts::{Person, SqliteAccounts, TokenRequest};
+use kb_storage::accounts::{Added, Person, SqliteAccounts, TokenRequest};
 use serde_json::json;
 
 use crate::cli::{TokensAction, UsersAction};
@@ -11,7 +11,7 @@ use crate::failure::CliError;
 use crate::output::{Format, print_json, print_text};
 
 /// Opens the accounts of `KB_DATA_DIR`; only `kb users add` (`create`) makes them.
-async fn open(create: bool) -> Result<SqliteAccounts, CliError> {
+pub(super) async fn open(create: bool) -> Result<SqliteAccounts, CliError> {
     let dir = kb_server::people::data_dir()?;
     if !create && !dir.join("server.sqlite").is_file() {
         return Err(CliError::usage(format!(
@@ -24,11 +24,11 @@ async fn open(create: bool) -> Result<SqliteAccounts, CliError> {
 
 /// `text` on one line without control characters (a label typed with a newline or an
 /// escape code cannot forge a row or drive the terminal).
-fn shown(text: &str) -> String {
+pub(super) fn shown(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 
-fn person_name(name: &str) -> Result<PersonName, CliError> {
+pub(super) fn person_name(name: &str) -> Result<PersonName, CliError> {
     PersonName::parse(name).map_err(|e| CliError::usage(e.to_string()))
 }
 
@@ -43,24 +43,46 @@ pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> 
             if webhook.as_deref().is_some_and(|w| !w.starts_with("https://") && !w.starts_with("http://")) {
                 return Err(CliError::usage("--webhook takes an http(s) URL"));
             }
-            let first = !accounts.any().await?;
             let person = Person { name: person_name(&name)?, email, webhook, admin };
-            if !accounts.add(&person, Utc::now()).await? {
-                return Err(CliError::usage(format!("{} has an account already", person.name)));
-            }
-            if format.is_json() {
-                return print_json(&json!({"name": person.name.as_str(), "admin": admin, "first": first}));
-            }
             let dir = kb_server::people::data_dir()?;
+            let (first, vault) = match accounts.add(&person, Utc::now()).await? {
+                Added::Person { first, vault } => (first, vault),
+                Added::NameTaken => {
+                    return Err(CliError::usage(format!("{} has an account already", person.name)));
+                }
+                Added::VaultTaken => {
+                    return Err(CliError::usage(format!(
+                        "a vault is named {} already (a shared one, or one a removed person left): \
+                         choose another name, or forget that vault with `kb vaults remove {}`",
+                        person.name, person.name
+                    )));
+                }
+            };
+            if let Some(vault) = &vault {
+                make_private(&dir.join(vault))?;
+            }
+            let admin = admin || first;
+            let folder = vault.as_ref().map(|v| dir.join(v).display().to_string());
+            if format.is_json() {
+                return print_json(
+                    &json!({"name": person.name.as_str(), "admin": admin, "first": first, "vault": folder}),
+                );
+            }
             let role = if admin { " (admin)" } else { "" };
             let mut text = format!("{} has an account{role} in {}.\n", person.name, dir.display());
+            match &folder {
+                Some(folder) => text.push_str(&format!("Their own vault is {folder}.\n")),
+                None => text.push_str("Their own vault is the one kb serve is given (--kb-dir, KB_DIR).\n"),
+            }
             if first {
                 text.push_str(
-                    "This is kb's first account: from now on a kb serve with this KB_DATA_DIR answers \
-                     only requests that carry a person's token, loopback included (one started with \
-                     KB_API_TOKEN must be restarted without it). Issue one with `kb tokens issue NAME`. \
-                     Everyone with a token reaches the vault kb serve is given; the CLI and kb mcp act \
-                     as its local owner.\n",
+                    "This is kb's first account, so it is an admin: from now on a kb serve with this \
+                     KB_DATA_DIR answers only requests that carry a person's token, loopback included \
+                     (one started with KB_API_TOKEN must be restarted without it). Issue one with \
+                     `kb tokens issue NAME`. The CLI and kb mcp still act as the local owner of the \
+                     vault they open. To make an existing vault someone's own: \
+                     `kb vaults add NAME PATH --owner USER`; to share one: `kb vaults add NAME PATH` \
+                     and `kb vaults grant NAME USER reader|editor`.\n",
                 );
             }
             print_text(&text)
@@ -105,10 +127,10 @@ pub async fn tokens(action: TokensAction, format: Format) -> Result<(), CliError
     let accounts = open(false).await?;
     let now = Utc::now();
     match action {
-        TokensAction::Issue { name, label, expires } => {
+        TokensAction::Issue { name, label, expires, read_only } => {
             let name = person_name(&name)?;
             let expires_at = expires.map(|days| now + chrono::Duration::days(i64::from(days)));
-            let request = TokenRequest { label, read_only: false, expires_at };
+            let request = TokenRequest { label, read_only, expires_at };
             let Some(token) = accounts.issue(&name, &request, now).await? else {
                 return Err(CliError::usage(format!(
                     "there is no account named {name}: `kb users add {name}` first"
@@ -174,4 +196,16 @@ pub async fn tokens(action: TokensAction, format: Format) -> Result<(), CliError
             print_text(&format!("Token {id} is revoked: refused from its next request on.\n"))
         }
     }
+}
+
+/// Makes `folder` (a person's own vault), readable by this user only.
+pub(super) fn make_private(folder: &std::path::Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(folder)
+        .map_err(|e| CliError::usage(format!("cannot make {}: {e}", folder.display())))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(())
 }

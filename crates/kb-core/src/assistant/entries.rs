@@ -149,7 +149,13 @@ impl<'a> Entries<'a> {
 
     /// One entry, by its path or its name (get_entry).
     pub async fn get(self, reference: &str) -> Result<GetEntryData, ToolFailure> {
-        self.kb.run_as::<GetEntry>(GetEntryArgs { path: reference.to_string(), lines: None }, self.source, &self.actor).await
+        self.kb
+            .run_as::<GetEntry>(
+                GetEntryArgs { path: reference.to_string(), lines: None },
+                self.source,
+                &self.actor,
+            )
+            .await
     }
 
     /// Lines of an entry's file, by the entry's path or name (get_entry with `lines`:
@@ -205,7 +211,9 @@ impl<'a> Entries<'a> {
 
     /// Deletes an entry at once (delete_entry, asked by the person, so not proposed first).
     pub async fn delete(self, reference: &str) -> Result<DeleteEntryData, ToolFailure> {
-        self.kb.run_as::<DeleteEntry>(DeleteEntryArgs { path: reference.to_string() }, self.source, &self.actor).await
+        self.kb
+            .run_as::<DeleteEntry>(DeleteEntryArgs { path: reference.to_string() }, self.source, &self.actor)
+            .await
     }
 
     /// Searches (search_entries).

@@ -81,7 +81,8 @@ impl<'a> History<'a> {
     pub async fn restore(self, reference: &str, revision: i64) -> Result<Restored, ToolFailure> {
         let path = self.kb.entry_path(reference).await?;
         let vault = Arc::clone(&self.kb.vault);
-        let by = kb_domain::ChangeContext::from_source(self.source).by_person(self.actor.name().map(str::to_string));
+        let by = kb_domain::ChangeContext::from_source(self.source)
+            .by_person(self.actor.name().map(str::to_string));
         let asked = path.clone();
         let outcome = in_vault(move || vault.restore_as(&path, revision, &by)).await?;
         let note = outcome.moved_since.then(|| {
@@ -98,7 +99,8 @@ impl<'a> History<'a> {
     pub async fn resolve_conflict(self, path: &str, keep: ConflictKeep) -> Result<Resolved, ToolFailure> {
         let named = parse_path(path)?;
         let vault = Arc::clone(&self.kb.vault);
-        let by = kb_domain::ChangeContext::from_source(self.source).by_person(self.actor.name().map(str::to_string));
+        let by = kb_domain::ChangeContext::from_source(self.source)
+            .by_person(self.actor.name().map(str::to_string));
         let resolved = in_vault(move || vault.resolve_conflict_as(&named, keep, &by)).await;
         if let Some(sync) = &self.kb.sync {
             sync.recount().await;

@@ -298,8 +298,10 @@ impl Assistant {
             classification: None,
             document: Some(document),
         };
-        let ctx =
-            ToolContext { claim: Some(message.to_string()), ..self.direct_context(CaptureSource::Email, &kb_domain::Actor::local()) };
+        let ctx = ToolContext {
+            claim: Some(message.to_string()),
+            ..self.direct_context(CaptureSource::Email, &kb_domain::Actor::local())
+        };
         let filed = self.run_in::<ClassifyAndCapture>(args, &ctx).await;
         match &filed {
             Ok(_) => kept.iter().for_each(|file| self.vault.keep_linked(&file.path)),

@@ -74,7 +74,8 @@ impl<'a> Tools<'a> {
     /// Runs the tool `name` with JSON `arguments`, answering its whole result: its data,
     /// or the message the chat model would read with any candidates.
     pub async fn call(&self, name: &str, arguments: &Value) -> ToolResult {
-        let ctx = ToolContext { session: self.session.clone(), ..self.kb.direct_context(self.source, &self.actor) };
+        let ctx =
+            ToolContext { session: self.session.clone(), ..self.kb.direct_context(self.source, &self.actor) };
         self.kb.registry.execute(name, &arguments.to_string(), &ctx, &self.kb.services).await
     }
 }

@@ -155,7 +155,8 @@ impl Orchestrator {
         message: &str,
         events: Option<UnboundedSender<TurnEvent>>,
     ) -> Result<ChatResponse, TurnError> {
-        let span = tracing::info_span!("chat_turn", conversation = tracing::field::Empty, person = actor.name());
+        let span =
+            tracing::info_span!("chat_turn", conversation = tracing::field::Empty, person = actor.name());
         let events = EventSender(events);
         self.chat_inner(actor, conversation_id, message, &span, &events).instrument(span.clone()).await
     }

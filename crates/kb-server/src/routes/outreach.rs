@@ -85,7 +85,8 @@ pub async fn send(
         return Err(ApiError::bad_request(format!("type must be daily or weekly, got {kind:?}")));
     }
     let outreach = state.outreach();
-    let digest = outreach.clone().write_digest(kind, kb_core::domain::outreach::DigestTrigger::Manual).await?;
+    let digest =
+        outreach.clone().write_digest(kind, kb_core::domain::outreach::DigestTrigger::Manual).await?;
     let answer = json!({
         "id": digest.id,
         "type": digest.message.kind,

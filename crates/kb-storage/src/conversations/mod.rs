@@ -150,15 +150,17 @@ impl ConversationStore for SqliteConversationStore {
             person: person.map(str::to_string),
         };
         let stamp = format_time(at);
-        sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at, person) VALUES (?, ?, ?, ?, ?)")
-            .bind(conversation.id.as_str())
-            .bind(title)
-            .bind(stamp.as_str())
-            .bind(stamp.as_str())
-            .bind(person)
-            .execute(&self.pool)
-            .await
-            .map_err(db_error("cannot create conversation"))?;
+        sqlx::query(
+            "INSERT INTO conversations (id, title, created_at, updated_at, person) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(conversation.id.as_str())
+        .bind(title)
+        .bind(stamp.as_str())
+        .bind(stamp.as_str())
+        .bind(person)
+        .execute(&self.pool)
+        .await
+        .map_err(db_error("cannot create conversation"))?;
         Ok(conversation)
     }
 

@@ -16,6 +16,8 @@ use sqlx::{Row, SqlitePool};
 use crate::conversations::rows::format_time;
 use crate::database;
 
+pub mod vaults;
+
 /// A person the server serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
@@ -27,6 +29,24 @@ pub struct Person {
     pub webhook: Option<String>,
     /// Whether they manage people and vaults.
     pub admin: bool,
+}
+
+/// What [`SqliteAccounts::add`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// The person was added, with their own vault.
+    Person {
+        /// Whether they are the first person (an admin, owning the served vault).
+        first: bool,
+        /// Their vault's folder under the data folder (`vaults/NAME`); `None`: the served
+        /// vault.
+        vault: Option<String>,
+    },
+    /// Someone has that name already; nothing changed.
+    NameTaken,
+    /// A vault has that name already (a shared one, or one a removed person left);
+    /// nothing changed.
+    VaultTaken,
 }
 
 /// A token as listed (never its secret).
@@ -86,7 +106,7 @@ pub struct Bearer {
 /// The people and tokens of one kb server.
 #[derive(Debug, Clone)]
 pub struct SqliteAccounts {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
     /// Checkpoints the database while this is open.
     _checkpoints: Option<database::Checkpoints>,
 }
@@ -111,21 +131,51 @@ impl SqliteAccounts {
         Ok(count > 0)
     }
 
-    /// Adds `person`; false when the name is taken.
-    pub async fn add(&self, person: &Person, now: DateTime<Utc>) -> Result<bool, StoreError> {
-        let added = sqlx::query(
-            "INSERT INTO people (name, email, webhook, admin, created_at) VALUES (?, ?, ?, ?, ?) \
-             ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(person.name.as_str())
-        .bind(person.email.as_deref())
-        .bind(person.webhook.as_deref())
-        .bind(person.admin)
-        .bind(format_time(now))
-        .execute(&self.pool)
-        .await
-        .map_err(failed)?;
-        Ok(added.rows_affected() == 1)
+    /// Adds `person` with their own vault, named after them: the first person kb has is
+    /// an admin whatever `person` says, and their vault is the one `kb serve` is given;
+    /// anyone else's is `vaults/NAME` under the data folder (made by the caller).
+    pub async fn add(&self, person: &Person, now: DateTime<Utc>) -> Result<Added, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(failed)?;
+        let taken: Option<String> = sqlx::query_scalar("SELECT name FROM people WHERE name = ?")
+            .bind(person.name.as_str())
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed)?;
+        if taken.is_some() {
+            return Ok(Added::NameTaken);
+        }
+        let vault_taken: Option<String> = sqlx::query_scalar("SELECT name FROM vaults WHERE name = ?")
+            .bind(person.name.as_str())
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed)?;
+        if vault_taken.is_some() {
+            return Ok(Added::VaultTaken);
+        }
+        let count: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM people").fetch_one(&mut *tx).await.map_err(failed)?;
+        let first = count == 0;
+        let stamp = format_time(now);
+        sqlx::query("INSERT INTO people (name, email, webhook, admin, created_at) VALUES (?, ?, ?, ?, ?)")
+            .bind(person.name.as_str())
+            .bind(person.email.as_deref())
+            .bind(person.webhook.as_deref())
+            .bind(person.admin || first)
+            .bind(&stamp)
+            .execute(&mut *tx)
+            .await
+            .map_err(failed)?;
+        let vault = (!first).then(|| format!("vaults/{}", person.name));
+        sqlx::query("INSERT INTO vaults (name, path, owner, created_at) VALUES (?, ?, ?, ?)")
+            .bind(person.name.as_str())
+            .bind(vault.as_deref())
+            .bind(person.name.as_str())
+            .bind(&stamp)
+            .execute(&mut *tx)
+            .await
+            .map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        Ok(Added::Person { first, vault })
     }
 
     /// Every person, by name.
@@ -291,7 +341,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn failed(error: sqlx::Error) -> StoreError {
+pub(crate) fn failed(error: sqlx::Error) -> StoreError {
     StoreError::database("the server's accounts", error)
 }
 
@@ -309,8 +359,8 @@ mod tests {
         let accounts = SqliteAccounts::open(dir.path()).await.unwrap();
         let now = Utc::now();
         assert!(!accounts.any().await.unwrap());
-        assert!(accounts.add(&ana(), now).await.unwrap());
-        assert!(!accounts.add(&ana(), now).await.unwrap(), "a name is one person");
+        assert_eq!(accounts.add(&ana(), now).await.unwrap(), Added::Person { first: true, vault: None });
+        assert_eq!(accounts.add(&ana(), now).await.unwrap(), Added::NameTaken, "a name is one person");
         let name = ana().name;
         let token = accounts
             .issue(&name, &TokenRequest { label: Some("phone".into()), ..Default::default() }, now)
