@@ -9,7 +9,9 @@
 //!   without a token and is open with one.
 //! - Once kb has accounts (`KB_DATA_DIR/server.sqlite`), every request to `/api` and `/mcp`
 //!   must carry a person's own token, loopback included; a revoked or expired one is
-//!   refused at its next request. The request then knows its person ([`Bearer`]).
+//!   refused at its next request. The request then goes to the vault it names with its
+//!   person's role there ([`crate::vaults::dispatch`]), which the route's rule checks
+//!   ([`crate::roles`]).
 //! - A `POST` to `/api` must say `Content-Type: application/json`, body or not: the forms
 //!   another site's page can send without asking first (`text/plain`, form data) are
 //!   refused.
@@ -21,8 +23,6 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::state::AppState;
-#[cfg(doc)]
-use kb_storage::accounts::Bearer;
 
 /// Guards `/api` and `/mcp`: refuses a request from another site's page, then lets it
 /// through when it carries the configured token or, with no token configured, when it is
@@ -31,38 +31,21 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     if !origin_allowed(request.headers(), request.uri()) {
         return foreign_origin().into_response();
     }
+    // Inside a person's routes into a vault (the request was let in below): the role.
+    if state.vault.is_some() {
+        return match role_refusal(&state, &request) {
+            Some(refused) => refused.into_response(),
+            None => next.run(request).await,
+        };
+    }
     let accounts = match &state.accounts {
         Some(watch) => watch.current().await,
         None => None,
     };
     if let Some(accounts) = accounts {
-        let secret = bearer_secret(request.headers()).map(str::to_string);
-        return match secret.as_deref() {
-            None => ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "this kb has accounts: send Authorization: Bearer <your token> (an admin issues one with `kb tokens issue NAME`)",
-            )
-            .into_response(),
-            Some(secret) => match accounts.check(secret, chrono::Utc::now()).await {
-                Ok(Some(bearer)) => {
-                    let mut request = request;
-                    request.extensions_mut().insert(bearer);
-                    let response = next.run(request).await;
-                    until_refused(response, accounts.clone(), secret.to_string())
-                }
-                Ok(None) => ApiError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "this token is unknown, revoked or expired: ask an admin for a new one",
-                )
-                .into_response(),
-                Err(error) => {
-                    tracing::error!(%error, "the accounts could not be read");
-                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the accounts could not be read")
-                        .into_response()
-                }
-            },
+        return match crate::vaults::dispatch(&state, accounts, request).await {
+            Ok(response) => response,
+            Err(refused) => refused.into_response(),
         };
     }
     let Some(expected) = state.token.as_deref() else {
@@ -82,39 +65,28 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     .into_response()
 }
 
-/// How often an open event stream's token is checked again.
-const RECHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// `response`, cut when `secret` stops speaking for anyone (revoked, expired, its person
-/// removed) when it is an event stream (an MCP client's `GET /mcp`): a token refused at
-/// its next request must not keep hearing of the vault's changes on a stream it opened
-/// before. Other responses are as they are.
-fn until_refused(
-    response: Response,
-    accounts: kb_storage::accounts::SqliteAccounts,
-    secret: String,
-) -> Response {
-    use futures_util::StreamExt;
-    let streaming = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !streaming {
-        return response;
-    }
-    let refused = async move {
-        loop {
-            tokio::time::sleep(RECHECK_EVERY).await;
-            if !matches!(accounts.check(&secret, chrono::Utc::now()).await, Ok(Some(_)) | Err(_)) {
-                tracing::info!("an event stream's token no longer speaks for anyone: the stream ends");
-                return;
-            }
+/// The refusal of a request whose person's role in the vault is below what its route
+/// needs (see [`crate::roles`]); a route without a rule is refused to everyone.
+fn role_refusal(state: &AppState, request: &Request) -> Option<ApiError> {
+    let route = request.extensions().get::<axum::extract::MatchedPath>().map(|p| p.as_str().to_string());
+    let needed = route.as_deref().and_then(|route| crate::roles::needed(request.method(), route));
+    let role = state.actor.role();
+    match needed {
+        Some(needed) if role.allows(needed) => None,
+        Some(needed) => Some(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden_role",
+            format!("this needs the {needed} role in this vault, and yours is {role}: nothing was changed"),
+        )),
+        None => {
+            tracing::error!(route = ?route, method = %request.method(), "a route without a role rule was refused");
+            Some(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden_role",
+                format!("this route has no role rule: it is refused ({route:?})"),
+            ))
         }
-    };
-    let (parts, body) = response.into_parts();
-    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(refused));
-    Response::from_parts(parts, body)
+    }
 }
 
 /// Guards `/healthz`: without a token it answers only requests addressed to a loopback
@@ -181,6 +153,11 @@ fn bearer_secret(headers: &HeaderMap) -> Option<&str> {
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .filter(|token| !token.is_empty())
+}
+
+/// The token of `Authorization: Bearer <token>`, when the request carries one.
+pub(crate) fn bearer_of(headers: &HeaderMap) -> Option<&str> {
+    bearer_secret(headers)
 }
 
 /// Whether the `Host` header names this machine (a request without one passes).

@@ -68,6 +68,15 @@ pub async fn answer_once(
     run: impl std::future::Future<Output = Response>,
 ) -> Response {
     let keys = state.assistant.idempotency_keys();
+    // Each person's keys are their own: another's same key neither replays nor blocks.
+    let scoped;
+    let key = match state.actor.name() {
+        Some(person) => {
+            scoped = format!("{person} {key}");
+            scoped.as_str()
+        }
+        None => key,
+    };
     match keys.claim(key, fingerprint).await {
         Err(error) => ApiError::from(error).into_response(),
         Ok(Claim::Answered(answer)) => replay(answer),

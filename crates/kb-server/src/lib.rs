@@ -24,11 +24,13 @@ pub mod idempotency;
 pub mod local;
 pub mod mcp;
 pub mod people;
+pub mod roles;
 pub mod routes;
 pub mod serve;
 pub mod site;
 pub mod state;
 pub mod tls;
+pub mod vaults;
 
 pub use routes::router;
 pub use serve::{ServeError, Server, check_listen_address, serve};

@@ -157,14 +157,20 @@ impl Server {
         // Taken once the database exists: its file's canonical path.
         let database = config.database_identity();
         let mut state = AppState::new(assistant, token);
-        // With KB_API_TOKEN no accounts are looked for later: a restart would refuse them.
-        if token_free {
-            state.accounts =
-                Some(Arc::new(crate::people::Accounts::new(crate::people::data_dir()?, accounts)));
-        }
         if let Some(warning) = in_clear {
             tracing::warn!("{warning}");
             state = state.with_notice(warning);
+        }
+        // With KB_API_TOKEN no accounts are looked for later: a restart would refuse them.
+        if token_free {
+            let data_dir = crate::people::data_dir()?;
+            state.accounts = Some(Arc::new(crate::people::Accounts::new(data_dir.clone(), accounts.clone())));
+            // Each person's routes start from this state, in the vault their request names.
+            let served = Arc::new(crate::vaults::Served::new(data_dir, config.clone(), state.clone()));
+            if let Some(accounts) = accounts {
+                served.open_all(accounts);
+            }
+            state.vaults = Some(served);
         }
         Ok(Server { listener, state, tls, kb_dir, database })
     }
@@ -189,6 +195,7 @@ impl Server {
     pub async fn run(self) -> anyhow::Result<()> {
         let assistant = Arc::clone(&self.state.assistant);
         let mcp_sessions = self.state.shutdown.clone();
+        let vaults = self.state.vaults.clone();
         // `kb serve` is the process that sends the scheduled digests (one process wins
         // each run, however many run).
         let schedules = assistant.start_schedules();
@@ -219,6 +226,9 @@ impl Server {
         }
         drop(local);
         tracing::info!("kb stopped: in-flight requests finished");
+        if let Some(vaults) = &vaults {
+            vaults.close().await;
+        }
         assistant.close().await;
         Ok(())
     }

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use kb_core::assistant::{Entries, History, Outreach, Tools};
+use kb_core::assistant::{Chat, Entries, History, Intake, Outreach, Tools};
+use kb_core::domain::Actor;
 use kb_core::{Assistant, CaptureSource};
 
 /// The state of the HTTP server.
@@ -24,6 +25,14 @@ pub struct AppState {
     /// What the person running this server should know, added to `/healthz`'s `notices`
     /// (a token that travels in clear text).
     pub notices: Arc<[String]>,
+    /// Who these routes answer: the local owner, or (once kb has accounts) the person a
+    /// request's token names, with their role in [`AppState::vault`].
+    pub actor: Actor,
+    /// The vault these routes answer for, by name, once kb has accounts.
+    pub vault: Option<Arc<str>>,
+    /// Every vault kb serves once it has accounts, and the routes of each person in each
+    /// (`None` inside those routes, and on the local socket).
+    pub vaults: Option<Arc<crate::vaults::Served>>,
 }
 
 impl AppState {
@@ -36,6 +45,9 @@ impl AppState {
             shutdown: tokio_util::sync::CancellationToken::new(),
             source: CaptureSource::Api,
             notices: Vec::new().into(),
+            actor: Actor::local(),
+            vault: None,
+            vaults: None,
         }
     }
 
@@ -49,21 +61,31 @@ impl AppState {
 
     /// The entries, changed as coming from [`AppState::source`].
     pub fn entries(&self) -> Entries<'_> {
-        self.assistant.entries().by(self.source)
+        self.assistant.entries().by(self.source).as_actor(&self.actor)
     }
 
     /// The history, changed as coming from [`AppState::source`].
     pub fn history(&self) -> History<'_> {
-        self.assistant.history().by(self.source)
+        self.assistant.history().by(self.source).as_actor(&self.actor)
     }
 
     /// Digests and nudges, changed as coming from [`AppState::source`].
     pub fn outreach(&self) -> Outreach<'_> {
-        self.assistant.outreach().by(self.source)
+        self.assistant.outreach().by(self.source).as_actor(&self.actor)
+    }
+
+    /// The conversations of [`AppState::actor`].
+    pub fn chat(&self) -> Chat<'_> {
+        self.assistant.chat().as_actor(&self.actor)
+    }
+
+    /// Files handed to kb, captured as asked by [`AppState::actor`].
+    pub fn intake(&self) -> Intake<'_> {
+        self.assistant.intake().as_actor(&self.actor)
     }
 
     /// The tools, their changes coming from [`AppState::source`].
     pub fn tools(&self) -> Tools<'_> {
-        self.assistant.tools().by(self.source)
+        self.assistant.tools().by(self.source).as_actor(&self.actor)
     }
 }

@@ -28,7 +28,7 @@ async fn once_anyone_has_an_account_every_request_needs_a_persons_token() {
     let first = kb(data.path(), &["users", "add", "Ana", "--admin", "--email", "ana@example.org"]);
     assert_eq!((first["name"].as_str(), first["first"].as_bool()), (Some("ana"), Some(true)), "{first}");
     kb(data.path(), &["users", "add", "bo"]);
-    let issued = kb(data.path(), &["tokens", "issue", "bo", "--label", "phone"]);
+    let issued = kb(data.path(), &["tokens", "issue", "ana", "--label", "phone"]);
     let secret = issued["token"].as_str().unwrap().to_string();
     let dir = data.path().to_string_lossy().into_owned();
     let server = KbServer::start(&[("KB_DATA_DIR", dir.as_str())]).await;

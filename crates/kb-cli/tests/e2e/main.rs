@@ -38,4 +38,5 @@ mod startup;
 mod sync;
 mod terminal;
 mod tls;
+mod vaults;
 mod voice;

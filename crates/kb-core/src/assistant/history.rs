@@ -113,7 +113,23 @@ impl<'a> History<'a> {
     pub async fn undo(self, of: UndoOf, later: LaterChanges) -> Result<UndoData, ToolFailure> {
         let conversation_id = match of {
             UndoOf::Anyone => None,
-            UndoOf::Conversation(id) => Some(id),
+            UndoOf::Conversation(id) => {
+                // A person undoes in their own conversations only: another's is not there.
+                if self.actor.name().is_some() {
+                    let owner = kb_domain::ConversationStore::get(self.kb.store.as_ref(), &id)
+                        .await
+                        .ok()
+                        .flatten()
+                        .map(|c| c.person);
+                    if !owner.is_some_and(|owner| self.actor.sees(owner.as_deref())) {
+                        return Err(ToolFailure::new(
+                            kb_tools::ErrorCode::NotFound,
+                            format!("there is no conversation {id}"),
+                        ));
+                    }
+                }
+                Some(id)
+            }
         };
         let ctx = ToolContext { conversation_id, ..self.kb.direct_context(self.source, &self.actor) };
         let args = UndoLastChangeArgs { force: later == LaterChanges::Replace };

@@ -256,6 +256,37 @@ impl Config {
             .unwrap_or_else(|| format!("sqlite://{}", self.kb_dir.join(".kb").join("kb.sqlite").display()))
     }
 
+    /// The configuration of another vault a kb server serves, at `folder`, syncing with
+    /// `sync_remote` when given: the same model and settings, its own database (in its
+    /// `.kb/`), no mailbox (mail is filed in the vault `kb serve` is given), and no
+    /// digest recipients until the server names them.
+    pub fn for_vault(
+        &self,
+        folder: &std::path::Path,
+        sync_remote: Option<&str>,
+    ) -> Result<Config, ConfigError> {
+        let mut config = self.clone();
+        config.kb_dir = folder.to_path_buf();
+        config.database_url = None;
+        config.intake.mail = None;
+        config.outreach.email = None;
+        config.outreach.webhook = None;
+        config.sync = match sync_remote {
+            None => None,
+            Some(remote) => {
+                kb_storage::sync::check_remote(remote)
+                    .map_err(|e| ConfigError::Setting { name: "--sync-remote", problem: e.to_string() })?;
+                Some(SyncConfig {
+                    remote: remote.to_string(),
+                    interval: self.sync.as_ref().map_or(std::time::Duration::from_secs(60), |s| s.interval),
+                    device: self.sync.as_ref().map_or_else(host_name, |s| s.device.clone()),
+                    timeout: self.sync.as_ref().map_or(std::time::Duration::from_secs(300), |s| s.timeout),
+                })
+            }
+        };
+        Ok(config)
+    }
+
     /// What names the database however its URL is spelled: a SQLite file's canonical
     /// path (once the file exists), else the URL itself. Two processes whose identities
     /// are equal share one database.

@@ -88,6 +88,9 @@ pub struct KbMcp {
     /// For `kb mcp`: the `kb serve` of the same vault, asked each tool call first (see
     /// [`crate::local`]); `None` over HTTP.
     local: Option<LocalClient>,
+    /// Who the session acts for: the local owner, or the person whose token opened it
+    /// (their role bounds the tools it lists and runs).
+    actor: kb_core::domain::Actor,
 }
 
 impl std::fmt::Debug for KbMcp {
@@ -111,6 +114,7 @@ impl KbMcp {
             calls: TaskTracker::new(),
             session: kb_core::domain::ChangeContext::new_session().into(),
             local: None,
+            actor: kb_core::domain::Actor::local(),
         }
     }
 
@@ -118,6 +122,11 @@ impl KbMcp {
     /// running the call itself only when no server answers or it declines.
     pub fn beside(self, local: Option<LocalClient>) -> KbMcp {
         KbMcp { local, ..self }
+    }
+
+    /// This handler, acting for `actor`.
+    pub fn acting_for(self, actor: kb_core::domain::Actor) -> KbMcp {
+        KbMcp { actor, ..self }
     }
 
     /// kb, once it is open (an error when it could not be opened).
@@ -163,10 +172,14 @@ impl ServerHandler for KbMcp {
         // Listed once kb is open, so a vault that cannot be opened is told at once and not
         // after a tool list that no call would answer.
         let assistant = self.assistant().await?;
-        let specs = match kb_core::assistant::standard_specs() {
+        let mut specs = match kb_core::assistant::standard_specs() {
             Some(specs) => specs,
             None => assistant.tools().specs(),
         };
+        // A reader is offered the tools that read (the others would be refused).
+        if self.actor.role() < kb_core::domain::VaultRole::Editor {
+            specs.retain(|spec| spec.hints.read_only);
+        }
         Ok(ListToolsResult::with_all_items(tools::listed(specs)))
     }
 
@@ -176,7 +189,7 @@ impl ServerHandler for KbMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let session = Arc::clone(&self.session);
-        let (local, handler) = (self.local.clone(), self.clone());
+        let (local, handler, actor) = (self.local.clone(), self.clone(), self.actor.clone());
         let call = self.calls.spawn(async move {
             if let Some(local) = local
                 && let Some(answered) = tools::ask_server(&local, &request, &session).await
@@ -184,7 +197,7 @@ impl ServerHandler for KbMcp {
                 return answered;
             }
             let assistant = handler.assistant().await?;
-            tools::call(&assistant, request, &session).await
+            tools::call(&assistant, request, &session, &actor).await
         });
         match call.await {
             Ok(result) => result.map(CallToolResponse::from),
@@ -323,10 +336,12 @@ pub async fn serve_stdio(assistant: Opening, local: Option<LocalClient>) -> anyh
 }
 
 /// The streamable HTTP endpoint (`/mcp`): one session per client, each with its own
-/// handler. Who may call it is checked before (the bearer token and loopback rule of
+/// handler acting for `actor`. Once kb has accounts there is one endpoint per person and
+/// vault, so a session id is known only to the person and vault it was opened for. Who may call it is checked before (the bearer token and loopback rule of
 /// `/api`); `shutdown` ends every session's open stream when the server stops.
 pub fn http_service(
     assistant: Arc<Assistant>,
+    actor: kb_core::domain::Actor,
     shutdown: CancellationToken,
 ) -> StreamableHttpService<KbMcp, LocalSessionManager> {
     let config = StreamableHttpServerConfig::default()
@@ -335,5 +350,9 @@ pub fn http_service(
         .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown);
-    StreamableHttpService::new(move || Ok(KbMcp::new(Arc::clone(&assistant))), Arc::default(), config)
+    StreamableHttpService::new(
+        move || Ok(KbMcp::new(Arc::clone(&assistant)).acting_for(actor.clone())),
+        Arc::default(),
+        config,
+    )
 }

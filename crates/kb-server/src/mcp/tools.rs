@@ -50,8 +50,9 @@ pub async fn call(
     assistant: &Assistant,
     request: CallToolRequestParams,
     session: &str,
+    actor: &kb_core::domain::Actor,
 ) -> Result<CallToolResult, McpError> {
-    let tools = assistant.tools().in_session(session);
+    let tools = assistant.tools().in_session(session).as_actor(actor);
     if !tools.has(&request.name) {
         return Err(McpError::invalid_params(format!("Unknown tool: {}", request.name), None));
     }

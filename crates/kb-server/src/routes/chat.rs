@@ -39,10 +39,12 @@ pub async fn chat(
 ) -> Response {
     let id = body.conversation_id.filter(|id| !id.trim().is_empty()).map(ConversationId::new);
     let assistant = Arc::clone(&state.assistant);
+    let actor = state.actor.clone();
     if wants_events(&headers) {
-        return events(assistant, id, body.message).into_response();
+        return events(assistant, actor, id, body.message).into_response();
     }
-    let turn = tokio::spawn(async move { assistant.chat().send(id.as_ref(), &body.message).await });
+    let turn =
+        tokio::spawn(async move { assistant.chat().as_actor(&actor).send(id.as_ref(), &body.message).await });
     match joined(turn.await) {
         Ok(response) => ApiJson(ChatAnswer::from(&response)).into_response(),
         Err(error) => error.into_response(),
@@ -72,12 +74,17 @@ fn joined(
 
 /// The turn's events as they happen, then its end. The turn and the forwarding run as
 /// tasks: the stream closing early (the client gone) stops nothing but the sending.
-fn events(assistant: Arc<Assistant>, id: Option<ConversationId>, message: String) -> impl IntoResponse {
+fn events(
+    assistant: Arc<Assistant>,
+    actor: kb_core::domain::Actor,
+    id: Option<ConversationId>,
+    message: String,
+) -> impl IntoResponse {
     let (sender, receiver) = mpsc::unbounded_channel::<Result<Event, Infallible>>();
     tokio::spawn(async move {
         let (turn_sender, mut turn_events) = mpsc::unbounded_channel();
         let turn = tokio::spawn(async move {
-            assistant.chat().send_with_events(id.as_ref(), &message, turn_sender).await
+            assistant.chat().as_actor(&actor).send_with_events(id.as_ref(), &message, turn_sender).await
         });
         while let Some(event) = turn_events.recv().await {
             let data = crate::dto::turn_event_json(&event);

@@ -19,13 +19,13 @@ pub struct RenameBody {
 
 /// `GET /api/conversations`: `{conversations: [...]}`, most recent first.
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
-    let conversations = state.assistant.chat().conversations().await?;
+    let conversations = state.chat().conversations().await?;
     Ok(ApiJson(serde_json::to_value(ConversationsJson::from(conversations.as_slice())).unwrap_or_default()))
 }
 
 /// `GET /api/conversations/{id}`: the conversation and its messages.
 pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Result<ApiJson<Value>, ApiError> {
-    let (conversation, messages) = state.assistant.chat().conversation(&ConversationId::new(id)).await?;
+    let (conversation, messages) = state.chat().conversation(&ConversationId::new(id)).await?;
     Ok(ApiJson(
         serde_json::to_value(ConversationWithMessages::new(&conversation, &messages)).unwrap_or_default(),
     ))
@@ -45,13 +45,13 @@ pub async fn rename(
         return Err(ApiError::bad_request("title must be at most 200 characters"));
     }
     let id = ConversationId::new(id);
-    state.assistant.chat().rename(&id, title).await?;
-    let (conversation, _) = state.assistant.chat().conversation(&id).await?;
+    state.chat().rename(&id, title).await?;
+    let (conversation, _) = state.chat().conversation(&id).await?;
     Ok(ApiJson(serde_json::to_value(ConversationJson::from(&conversation)).unwrap_or_default()))
 }
 
 /// `DELETE /api/conversations/{id}`: removes it and its messages.
 pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    state.assistant.chat().delete(&ConversationId::new(id)).await?;
+    state.chat().delete(&ConversationId::new(id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

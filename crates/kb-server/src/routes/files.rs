@@ -74,7 +74,7 @@ async fn receive(
     })?;
     let headers = request.headers().clone();
     let content_type = content_type(&headers)?;
-    let intake = state.assistant.intake();
+    let intake = state.intake();
     let limit = intake.clone().upload_limit();
     if declared_length(&headers).is_some_and(|length| length > limit) {
         return Err(too_large(limit));

@@ -145,10 +145,12 @@ pub async fn get(State(state): State<AppState>, Path(path): Path<String>, reques
         },
         Wanted::Context(entry) => match context_args(entry, request.uri()) {
             Ok(args) => match state.assistant.tools().decode::<BuildContext>(args) {
-                Ok(args) => match state.assistant.run::<BuildContext>(args, state.source).await {
-                    Ok(context) => ApiJson(context).into_response(),
-                    Err(failure) => ApiError::from(failure).into_response(),
-                },
+                Ok(args) => {
+                    match state.assistant.run_as::<BuildContext>(args, state.source, &state.actor).await {
+                        Ok(context) => ApiJson(context).into_response(),
+                        Err(failure) => ApiError::from(failure).into_response(),
+                    }
+                }
                 Err(failure) => ApiError::from(failure).into_response(),
             },
             Err(error) => error.into_response(),

@@ -11,6 +11,7 @@ mod outreach;
 mod page;
 mod sync;
 mod tidy;
+mod vaults;
 
 use std::sync::Arc;
 
@@ -64,6 +65,7 @@ pub fn router(state: AppState) -> Router {
         .route("/digests", get(outreach::digests).post(outreach::send).route_layer(once()))
         .route("/sync", get(sync::status).post(sync::round))
         .route("/sync/resolve", post(sync::resolve).route_layer(once()))
+        .route("/vaults", get(vaults::list))
         .fallback(misc::api_not_found)
         // Inside out: a POST must say JSON, after the Origin and token (or Host) checks.
         .route_layer(middleware::from_fn(require_json_post))
@@ -71,7 +73,14 @@ pub fn router(state: AppState) -> Router {
     // MCP over streamable HTTP, behind the same Origin, token and loopback rules as `/api`
     // (its transport itself refuses a POST that is not JSON).
     let mcp = Router::new()
-        .route_service("/mcp", crate::mcp::http_service(Arc::clone(&state.assistant), state.shutdown.clone()))
+        .route_service(
+            "/mcp",
+            crate::mcp::http_service(
+                Arc::clone(&state.assistant),
+                state.actor.clone(),
+                state.shutdown.clone(),
+            ),
+        )
         .route_layer(middleware::from_fn_with_state(state.clone(), guard));
     // Health shows the model and counts: loopback hosts only when there is no token.
     let health = get(misc::healthz).route_layer(middleware::from_fn_with_state(state.clone(), guard_health));

@@ -1,0 +1,284 @@
+//! Several people on one kb: two people with vaults of their own and a shared vault, across
+//! two `kb serve` processes on the same data. One never reaches another's vault — by
+//! `Kb-Vault`, a guessed path, a conversation id, an Idempotency-Key or an MCP session —
+//! a reader's change is refused and changes no byte, and every change names its person.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::common::{KbServer, Reply};
+
+/// Runs `kb ARGS --json` with `KB_DATA_DIR=data`; its JSON answer.
+fn kb(data: &Path, args: &[&str]) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(args)
+        .arg("--json")
+        .env("KB_DATA_DIR", data)
+        .env("KB_DIR", data.join("unused-vault"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "kb {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Every file under `folder` with its bytes, `.kb/` aside (kb's own bookkeeping).
+fn files(folder: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, into: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(read) = std::fs::read_dir(dir) else { return };
+        for entry in read.flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(root).unwrap().display().to_string();
+            if relative == ".kb" {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, into);
+            } else {
+                into.insert(relative, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut found = BTreeMap::new();
+    walk(folder, folder, &mut found);
+    found
+}
+
+/// One person's way in: a token, and the vault asked for (`None`: their own).
+struct As<'a> {
+    server: &'a KbServer,
+    token: String,
+    vault: Option<&'a str>,
+}
+
+impl As<'_> {
+    async fn send(&self, method: &str, target: &str, body: Option<Value>, extra: &[(&str, &str)]) -> Reply {
+        let bearer = format!("Bearer {}", self.token);
+        let mut headers = vec![("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+        if let Some(vault) = self.vault {
+            headers.push(("Kb-Vault", vault));
+        }
+        headers.extend_from_slice(extra);
+        let body = body.map(|b| b.to_string());
+        self.server.request(method, target, &headers, body.as_deref().map(str::as_bytes)).await
+    }
+
+    async fn get(&self, target: &str) -> Reply {
+        self.send("GET", target, None, &[]).await
+    }
+
+    async fn capture(&self, text: &str) -> Reply {
+        self.send("POST", "/api/capture", Some(json!({"text": text})), &[]).await
+    }
+
+    fn in_vault<'b>(&'b self, vault: &'b str) -> As<'b> {
+        As { server: self.server, token: self.token.clone(), vault: Some(vault) }
+    }
+
+    fn on<'b>(&'b self, server: &'b KbServer) -> As<'b> {
+        As { server, token: self.token.clone(), vault: self.vault }
+    }
+}
+
+/// The paths `/api/search?q=` finds.
+async fn found(who: &As<'_>, words: &str) -> Vec<String> {
+    let reply = who.get(&format!("/api/search?q={}", words.replace(' ', "+"))).await;
+    let body = reply.expect(200);
+    body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn people_reach_their_own_vaults_and_shared_ones_by_role_only() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path();
+    kb(root, &["users", "add", "ana", "--email", "ana@example.org"]);
+    let bo_added = kb(root, &["users", "add", "bo"]);
+    kb(root, &["users", "add", "cy"]);
+    let family = root.join("family");
+    kb(root, &["vaults", "add", "family", family.to_str().unwrap()]);
+    kb(root, &["vaults", "grant", "family", "bo", "editor"]);
+    kb(root, &["vaults", "grant", "family", "ana", "editor"]);
+    kb(root, &["vaults", "grant", "family", "cy", "reader"]);
+    let token = |name: &str, extra: &[&str]| {
+        let mut args = vec!["tokens", "issue", name];
+        args.extend_from_slice(extra);
+        kb(root, &args)["token"].as_str().unwrap().to_string()
+    };
+    let (ana_token, bo_token, cy_token, bo_reading) =
+        (token("ana", &[]), token("bo", &[]), token("cy", &[]), token("bo", &["--read-only"]));
+    let dir = root.to_string_lossy().into_owned();
+    let one = KbServer::start(&[("KB_DATA_DIR", dir.as_str())]).await;
+    let two = KbServer::start_on(&one.vault(), &[("KB_DATA_DIR", dir.as_str())]).await;
+    let ana = As { server: &one, token: ana_token, vault: None };
+    let bo = As { server: &two, token: bo_token, vault: None };
+    let cy = As { server: &one, token: cy_token, vault: None };
+
+    // Each files in their own vault: ana's is the one kb serve is given, bo's his own folder.
+    ana.capture("[idea] Ana's secret lighthouse plan").await.expect(200);
+    let bo_note = bo.capture("[idea] Bo's private greenhouse").await.expect(200);
+    let bo_path = bo_note["path"].as_str().unwrap().to_string();
+    assert!(files(&one.vault()).keys().any(|f| f.contains("lighthouse")));
+    assert!(!files(&one.vault()).keys().any(|f| f.contains("greenhouse")), "bo's note is not in ana's vault");
+    let bo_folder = Path::new(bo_added["vault"].as_str().unwrap());
+    assert!(files(bo_folder).keys().any(|f| f.contains("greenhouse")));
+
+    // Neither finds, reads or guesses into the other's vault, on either server.
+    for server in [&one, &two] {
+        assert!(found(&bo.on(server), "lighthouse").await.is_empty(), "bo searched ana's vault");
+        assert!(found(&ana.on(server), "greenhouse").await.is_empty(), "ana searched bo's vault");
+        let guessed = ana.on(server).get(&format!("/api/entries/{bo_path}")).await;
+        assert_eq!(guessed.status, 404, "{}", guessed.text());
+        for target in ["/api/entries", "/api/search?q=greenhouse", "/api/digests", "/api/index"] {
+            let there = ana.on(server);
+            let refused = there.in_vault("bo").get(target).await;
+            let missing = ana.on(server).in_vault("nosuch").get(target).await;
+            assert_eq!((refused.status, missing.status), (404, 404), "{target}: {}", refused.text());
+            assert_eq!(refused.json()["error"]["code"], "vault_not_found", "{}", refused.text());
+            assert_eq!(
+                missing.json()["error"]["code"],
+                "vault_not_found",
+                "another's vault reads as none at all"
+            );
+        }
+        let history = ana.on(server).get(&format!("/api/entries/{bo_path}/history")).await;
+        assert!(history.status == 404 || history.json()["revisions"] == json!([]), "{}", history.text());
+    }
+
+    // The shared vault: bo and ana edit it, cy reads it and changes nothing.
+    let bo_family = bo.in_vault("family");
+    let shared = bo_family.capture("[project] Family reunion in June").await.expect(200);
+    let shared_path = shared["path"].as_str().unwrap().to_string();
+    assert_eq!(found(&cy.in_vault("family"), "reunion").await, [shared_path.clone()]);
+    let before = files(&family);
+    let cy_family = cy.in_vault("family");
+    for (method, target, body) in [
+        ("POST", "/api/capture".to_string(), json!({"text": "[idea] cy was here"})),
+        ("PATCH", format!("/api/entries/{shared_path}"), json!({"fields": {"status": "done"}})),
+        ("DELETE", format!("/api/entries/{shared_path}"), json!({})),
+        ("POST", "/api/undo".to_string(), json!({})),
+        ("POST", format!("/api/entries/{shared_path}/move"), json!({"category": "ideas"})),
+    ] {
+        let refused = cy_family.send(method, &target, Some(body), &[]).await;
+        assert_eq!(refused.status, 403, "{method} {target}: {}", refused.text());
+        assert_eq!(refused.json()["error"]["code"], "forbidden_role");
+    }
+    // A reader's chat is offered only the tools that read: a capture it asks for is not made.
+    let chat =
+        cy_family.send("POST", "/api/chat", Some(json!({"message": "remember to buy a cake"})), &[]).await;
+    assert_eq!(chat.status, 200, "a reader chats: {}", chat.text());
+    assert_eq!(files(&family), before, "a reader's attempts changed no byte");
+    // A read-only token reads, and changes nothing even in bo's own vault.
+    let reading = As { server: &one, token: bo_reading, vault: None };
+    assert!(found(&reading, "greenhouse").await.len() == 1);
+    assert_eq!(reading.capture("[idea] not allowed").await.status, 403);
+
+    // Each change names its person; each undo reaches only its person's changes.
+    let ana_family = ana.in_vault("family");
+    ana_family.capture("[idea] Ana's cake recipe for the reunion").await.expect(200);
+    let history = bo_family.get(&format!("/api/entries/{shared_path}/history")).await.expect(200);
+    assert_eq!(history["revisions"][0]["person"], "bo", "{history}");
+    let undone = bo_family.send("POST", "/api/undo", None, &[]).await.expect(200);
+    assert!(undone.to_string().contains("reunion"), "bo undid his own capture: {undone}");
+    assert_eq!(found(&bo_family, "cake recipe").await.len(), 1, "ana's change stays");
+
+    // Idempotency-Keys are each person's: the same key from two people files two notes.
+    let key = [("Idempotency-Key", "shared-key-1")];
+    let first =
+        bo_family.send("POST", "/api/capture", Some(json!({"text": "[idea] bo key note"})), &key).await;
+    let second =
+        ana_family.send("POST", "/api/capture", Some(json!({"text": "[idea] ana key note"})), &key).await;
+    assert_eq!((first.status, second.status), (200, 200), "{}", second.text());
+    assert_ne!(first.json()["path"], second.json()["path"], "ana's request was not answered with bo's");
+
+    // Conversations are their person's, even in a shared vault.
+    let said = ana_family
+        .send("POST", "/api/chat", Some(json!({"message": "what is planned for June?"})), &[])
+        .await;
+    let conversation = said.expect(200)["conversationId"].as_str().unwrap().to_string();
+    assert_eq!(bo_family.get(&format!("/api/conversations/{conversation}")).await.status, 404);
+    let listed = bo_family.get("/api/conversations").await.expect(200);
+    assert!(!listed.to_string().contains(&conversation), "{listed}");
+    let guessed_undo =
+        bo_family.send("POST", "/api/undo", Some(json!({"conversationId": conversation})), &[]).await;
+    assert_eq!(guessed_undo.status, 404, "{}", guessed_undo.text());
+
+    // Each person's list of vaults, with their role.
+    let vaults = cy.get("/api/vaults").await.expect(200);
+    assert_eq!(
+        vaults["vaults"],
+        json!([
+            {"name": "cy", "role": "editor", "own": true, "current": true},
+            {"name": "family", "role": "reader", "own": false, "current": false},
+        ])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_session_is_bound_to_its_person_and_a_reader_gets_reading_tools() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path();
+    kb(root, &["users", "add", "ana"]);
+    kb(root, &["users", "add", "cy"]);
+    let family = root.join("family");
+    kb(root, &["vaults", "add", "family", family.to_str().unwrap()]);
+    kb(root, &["vaults", "grant", "family", "cy", "reader"]);
+    let ana = kb(root, &["tokens", "issue", "ana"])["token"].as_str().unwrap().to_string();
+    let cy = kb(root, &["tokens", "issue", "cy"])["token"].as_str().unwrap().to_string();
+    let dir = root.to_string_lossy().into_owned();
+    let server = KbServer::start(&[("KB_DATA_DIR", dir.as_str())]).await;
+    let client = reqwest::Client::new();
+    let url = format!("http://{}/mcp", server.addr);
+    let post = |token: &str, vault: Option<&str>, session: Option<&str>, body: Value| {
+        let mut request = client
+            .post(&url)
+            .bearer_auth(token)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(vault) = vault {
+            request = request.header("Kb-Vault", vault);
+        }
+        if let Some(session) = session {
+            request = request.header("Mcp-Session-Id", session);
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = post(&cy, Some("family"), None, initialize.clone()).await.unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    post(
+        &cy,
+        Some("family"),
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+
+    // Another person with the same session id (or the same person in another vault) is
+    // refused: the id is known only where it was opened.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let stolen = post(&ana, Some("cy"), Some(&session), list.clone()).await.unwrap();
+    assert_eq!(stolen.status(), 404, "ana is not let into cy's vault at all");
+    let elsewhere = post(&ana, None, Some(&session), list.clone()).await.unwrap();
+    assert!(elsewhere.status().is_client_error(), "a session id from another person: {}", elsewhere.status());
+    let own_vault = post(&cy, None, Some(&session), list.clone()).await.unwrap();
+    assert!(own_vault.status().is_client_error(), "the session belongs to family: {}", own_vault.status());
+
+    // A reader's session lists only the reading tools; a changing tool is an error result.
+    let listed = post(&cy, Some("family"), Some(&session), list).await.unwrap().text().await.unwrap();
+    assert!(listed.contains("search_entries") && !listed.contains("classify_and_capture"), "{listed}");
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "classify_and_capture", "arguments": {"text": "[idea] a reader's note"}}});
+    let refused = post(&cy, Some("family"), Some(&session), call).await.unwrap().text().await.unwrap();
+    assert!(refused.contains("\"isError\":true") && refused.contains("reader"), "{refused}");
+    assert!(files(&family).is_empty(), "nothing was written: {:?}", files(&family).keys());
+}

@@ -1,0 +1,365 @@
+//! The vaults one `kb serve` serves once it has accounts ([`Served`]): each opened on its
+//! first request (or at start, in the background), each person's routes into each vault
+//! built once, and a request sent to the vault it names (`Kb-Vault`) with the role its
+//! person has there.
+//!
+//! The vault `kb serve` is given is the first admin's own; any other is opened with the same
+//! settings and its own database in its `.kb/`. Mail is filed in the served vault only. A
+//! vault's scheduled digests go to the people who may use it: its owner's webhook, and the
+//! addresses of everyone with access through the configured SMTP server.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use kb_core::domain::{Actor, PersonName, VaultRole};
+use kb_core::{Assistant, Config};
+use kb_storage::accounts::SqliteAccounts;
+use kb_storage::accounts::vaults::{Access, VaultPlace, VaultRecord};
+use tokio::sync::OnceCell;
+
+use crate::state::AppState;
+
+/// The header a request names its vault in (without it: the person's own).
+pub const VAULT_HEADER: &str = "kb-vault";
+
+/// Why a vault could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    /// Its folder could not be opened as a vault.
+    #[error("the vault {name} could not be opened: {message}")]
+    Unopened {
+        /// The vault.
+        name: String,
+        /// Why, in words.
+        message: String,
+    },
+}
+
+/// One opened vault and what runs for it.
+struct Opened {
+    assistant: Arc<Assistant>,
+    /// Its scheduled digests (aborted when the server stops).
+    schedules: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Every vault a `kb serve` with accounts serves (see the module).
+pub struct Served {
+    /// The server's data folder (`KB_DATA_DIR`): relative vault paths are under it.
+    data_dir: PathBuf,
+    /// The vault `kb serve` is given, canonical.
+    served_dir: PathBuf,
+    /// The settings the served vault was opened with, for opening the others.
+    config: Config,
+    /// The state every person's routes start from (the served vault's).
+    template: AppState,
+    /// The vaults opened (or opening), by canonical folder: the served one is there from
+    /// the start.
+    opened: Mutex<HashMap<PathBuf, Arc<OnceCell<Opened>>>>,
+    /// Each person's routes into each vault, with their role there.
+    routes: Mutex<HashMap<(String, String, VaultRole), Router>>,
+}
+
+impl std::fmt::Debug for Served {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Served").field("data_dir", &self.data_dir).finish_non_exhaustive()
+    }
+}
+
+impl Served {
+    /// The vaults of a server whose data is in `data_dir`, serving `template`'s vault (opened
+    /// with `config`) as the first admin's own.
+    pub fn new(data_dir: PathBuf, config: Config, template: AppState) -> Served {
+        let served_dir = canonical(&config.kb_dir);
+        let main =
+            OnceCell::new_with(Some(Opened { assistant: Arc::clone(&template.assistant), schedules: None }));
+        let opened = HashMap::from([(served_dir.clone(), Arc::new(main))]);
+        Served {
+            data_dir,
+            served_dir,
+            config,
+            template,
+            opened: Mutex::new(opened),
+            routes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The folder of `vault`.
+    pub fn folder(&self, vault: &VaultRecord) -> PathBuf {
+        match &vault.place {
+            VaultPlace::Served => self.served_dir.clone(),
+            place => canonical(&place.resolve(&self.data_dir, &self.served_dir)),
+        }
+    }
+
+    /// The routes of `person` into the vault of `access`, with `role` there (their role,
+    /// or less for a read-only token): built once, opening the vault on its first use.
+    pub async fn routes_for(
+        &self,
+        accounts: &SqliteAccounts,
+        person: &PersonName,
+        access: &Access,
+        role: VaultRole,
+    ) -> Result<Router, VaultError> {
+        let key = (person.as_str().to_string(), access.vault.name.clone(), role);
+        if let Some(router) = lock(&self.routes).get(&key) {
+            return Ok(router.clone());
+        }
+        let assistant = self.open(accounts, &access.vault).await?;
+        let state = AppState {
+            assistant,
+            actor: Actor::person(person.clone(), role),
+            vault: Some(Arc::from(access.vault.name.as_str())),
+            ..self.template.clone()
+        };
+        let router = crate::routes::router(state);
+        Ok(lock(&self.routes).entry(key).or_insert(router).clone())
+    }
+
+    /// The vault `record`, opened (once, however many ask at the same time).
+    async fn open(
+        &self,
+        accounts: &SqliteAccounts,
+        record: &VaultRecord,
+    ) -> Result<Arc<Assistant>, VaultError> {
+        let folder = self.folder(record);
+        let cell = Arc::clone(lock(&self.opened).entry(folder.clone()).or_default());
+        let opened = cell
+            .get_or_try_init(|| async {
+                let unopened = |message: String| VaultError::Unopened { name: record.name.clone(), message };
+                // A person's own vault under the data folder is made on its first use.
+                if let VaultPlace::Folder(path) = &record.place
+                    && path.is_relative()
+                    && !folder.exists()
+                {
+                    make_private(&folder)
+                        .map_err(|e| unopened(format!("cannot make {}: {e}", folder.display())))?;
+                }
+                if !folder.is_dir() {
+                    return Err(unopened(format!("{} is not a folder", folder.display())));
+                }
+                let mut config = self
+                    .config
+                    .for_vault(&folder, record.sync_remote.as_deref())
+                    .map_err(|e| unopened(e.to_string()))?;
+                self.recipients(accounts, record, &mut config).await;
+                tracing::info!(vault = %record.name, folder = %folder.display(), "opening a vault");
+                let assistant = Assistant::open(config).await.map_err(|e| unopened(e.to_string()))?;
+                let assistant = Arc::new(assistant);
+                let schedules = Some(assistant.start_schedules());
+                Ok(Opened { assistant, schedules })
+            })
+            .await?;
+        Ok(Arc::clone(&opened.assistant))
+    }
+
+    /// Sets where `record`'s digests go: the owner's webhook, and through the configured
+    /// SMTP server the address of everyone who may use the vault.
+    async fn recipients(&self, accounts: &SqliteAccounts, record: &VaultRecord, config: &mut Config) {
+        let people = accounts.people().await.unwrap_or_default();
+        let grants = accounts.grants(&record.name).await.unwrap_or_default();
+        let may_use =
+            |name: &str| record.owner.as_deref() == Some(name) || grants.iter().any(|(p, _)| p == name);
+        let addresses: Vec<&str> =
+            people.iter().filter(|p| may_use(p.name.as_str())).filter_map(|p| p.email.as_deref()).collect();
+        if let Some(email) = &self.config.outreach.email
+            && !addresses.is_empty()
+        {
+            config.outreach.email =
+                Some(kb_core::outreach::EmailConfig { to: addresses.join(", "), ..email.clone() });
+        }
+        let owner = people.iter().find(|p| record.owner.as_deref() == Some(p.name.as_str()));
+        if let Some(url) = owner.and_then(|p| p.webhook.clone()) {
+            config.outreach.webhook =
+                Some(kb_core::outreach::WebhookConfig { url, format: "json".to_string() });
+        }
+    }
+
+    /// Opens every vault in the background, so each one's scheduled digests run from the
+    /// start; one that cannot be opened is logged, and tried again at its next request.
+    pub fn open_all(self: &Arc<Served>, accounts: SqliteAccounts) {
+        let served = Arc::clone(self);
+        tokio::spawn(async move {
+            let vaults = match accounts.vaults().await {
+                Ok(vaults) => vaults,
+                Err(error) => return tracing::warn!(%error, "the vaults could not be listed"),
+            };
+            for vault in vaults {
+                if let Err(error) = served.open(&accounts, &vault).await {
+                    tracing::warn!(%error, "a vault was not opened");
+                }
+            }
+        });
+    }
+
+    /// Closes every vault opened here (not the served one: its owner closes it).
+    pub async fn close(&self) {
+        let opened: Vec<_> = lock(&self.opened).drain().map(|(_, cell)| cell).collect();
+        for cell in opened {
+            if let Some(opened) = cell.get() {
+                if let Some(schedules) = &opened.schedules {
+                    schedules.abort();
+                    opened.assistant.close().await;
+                }
+            }
+        }
+        lock(&self.routes).clear();
+    }
+}
+
+/// Makes `folder`, readable by this user only.
+fn make_private(folder: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(folder)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// `path` made canonical when it can be (else as given).
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The lock of `mutex`, even after a panic elsewhere (the maps stay usable).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// How often an open event stream's token and grant are checked again.
+const RECHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Sends a request to a kb with accounts on: checks its person's token, finds the vault it
+/// names (`Kb-Vault`, else the person's own) and their role there, and answers it with
+/// that person's routes into that vault. A vault they may not use answers 404 as one
+/// that does not exist.
+pub async fn dispatch(
+    state: &AppState,
+    accounts: &SqliteAccounts,
+    request: axum::extract::Request,
+) -> Result<axum::response::Response, crate::error::ApiError> {
+    use axum::http::StatusCode;
+    use tower::ServiceExt;
+
+    use crate::error::ApiError;
+
+    let Some(secret) = crate::auth::bearer_of(request.headers()).map(str::to_string) else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "this kb has accounts: send Authorization: Bearer <your token> (an admin issues one with `kb tokens issue NAME`)",
+        ));
+    };
+    let internal = |error: kb_core::domain::StoreError| {
+        tracing::error!(%error, "the accounts could not be read");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the accounts could not be read")
+    };
+    let Some(bearer) = accounts.check(&secret, chrono::Utc::now()).await.map_err(internal)? else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "this token is unknown, revoked or expired: ask an admin for a new one",
+        ));
+    };
+    let person = PersonName::parse(&bearer.person).map_err(|_| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the token's person has an unusable name",
+        )
+    })?;
+    let asked = match request.headers().get(VAULT_HEADER) {
+        None => None,
+        Some(value) => Some(value.to_str().map(|v| v.trim().to_ascii_lowercase()).unwrap_or_default()),
+    };
+    let no_vault = || match &asked {
+        Some(name) => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "vault_not_found",
+            format!("there is no vault {:?} for you", name.chars().take(64).collect::<String>()),
+        ),
+        None => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "vault_not_found",
+            "you have no vault of your own: name one in Kb-Vault",
+        ),
+    };
+    if asked.as_deref().is_some_and(|name| kb_core::domain::VaultName::parse(name).is_err()) {
+        return Err(no_vault());
+    }
+    let Some(access) = accounts.access(person.as_str(), asked.as_deref()).await.map_err(internal)? else {
+        return Err(no_vault());
+    };
+    let role = if bearer.read_only { access.role.min(VaultRole::Reader) } else { access.role };
+    let Some(served) = &state.vaults else {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "this server serves no vaults",
+        ));
+    };
+    let router = served.routes_for(accounts, &person, &access, role).await.map_err(|error| {
+        tracing::error!(%error, "a vault could not be served");
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "vault_unavailable", error.to_string())
+    })?;
+    // The person's routes see the request afresh: its whole path (nested under `/api` it
+    // lost its prefix) and none of what routing here left on it (a matched path, the
+    // path's parameters).
+    let (parts, body) = request.into_parts();
+    let uri = parts.extensions.get::<axum::extract::OriginalUri>().map_or(parts.uri, |o| o.0.clone());
+    let mut request = axum::extract::Request::new(body);
+    *request.method_mut() = parts.method;
+    *request.uri_mut() = uri;
+    *request.version_mut() = parts.version;
+    *request.headers_mut() = parts.headers;
+    let response = match router.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    };
+    let vault = asked;
+    Ok(until_refused(response, accounts.clone(), secret, vault))
+}
+
+/// `response`, cut when its token stops speaking for anyone (revoked, expired, its person
+/// removed) or its person may no longer use the vault, when it is an event stream (an MCP
+/// client's `GET /mcp`): what is refused at the next request must not keep hearing of the
+/// vault's changes on a stream opened before. Other responses are as they are.
+fn until_refused(
+    response: axum::response::Response,
+    accounts: SqliteAccounts,
+    secret: String,
+    vault: Option<String>,
+) -> axum::response::Response {
+    use futures_util::StreamExt;
+    let streaming = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !streaming {
+        return response;
+    }
+    let refused = async move {
+        loop {
+            tokio::time::sleep(RECHECK_EVERY).await;
+            let still = match accounts.check(&secret, chrono::Utc::now()).await {
+                Ok(Some(bearer)) => {
+                    !matches!(accounts.access(&bearer.person, vault.as_deref()).await, Ok(None))
+                }
+                Ok(None) => false,
+                // The database busy for a moment is no reason to end a stream.
+                Err(_) => true,
+            };
+            if !still {
+                tracing::info!("an event stream's token or grant no longer holds: the stream ends");
+                return;
+            }
+        }
+    };
+    let (parts, body) = response.into_parts();
+    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(refused));
+    axum::response::Response::from_parts(parts, body)
+}
