@@ -1,6 +1,6 @@
 //! Why a command failed, and the exit code that says so: 1 for a runtime failure (not
 //! found, the model down, a database error), 2 for bad usage (a refused path, an invalid
-//! argument, update, move or setting). Every error of the layers below is mapped here, in
+//! argument, update, move or setting), 3 for an action the role does not allow. Every error of the layers below is mapped here, in
 //! one place.
 
 use std::fmt;
@@ -18,6 +18,8 @@ pub enum FailureKind {
     Usage,
     /// Whoever read the output stopped reading (`kb list | head`): a quiet end (exit 0).
     OutputClosed,
+    /// The role in the vault does not allow the action; nothing changed (exit 3).
+    Forbidden,
 }
 
 /// A failed command: printed as `error: message` on stderr.
@@ -46,6 +48,7 @@ impl CliError {
             FailureKind::Runtime => ExitCode::from(1),
             FailureKind::Usage => ExitCode::from(2),
             FailureKind::OutputClosed => ExitCode::SUCCESS,
+            FailureKind::Forbidden => ExitCode::from(3),
         }
     }
 }
@@ -67,6 +70,7 @@ impl From<ToolFailure> for CliError {
             | ErrorCode::InvalidMove
             | ErrorCode::LinkRefused
             | ErrorCode::UnreadableFile => CliError::usage(failure.message),
+            ErrorCode::ForbiddenRole => CliError { kind: FailureKind::Forbidden, message: failure.message },
             _ => CliError::runtime(failure.message),
         }
     }
@@ -140,6 +144,8 @@ mod tests {
         assert_eq!(failure(ErrorCode::InvalidArguments).kind, FailureKind::Usage);
         assert_eq!(failure(ErrorCode::InvalidUpdate).kind, FailureKind::Usage);
         assert_eq!(failure(ErrorCode::InvalidMove).kind, FailureKind::Usage);
+        let refused = CliError::from(failure(ErrorCode::ForbiddenRole));
+        assert_eq!(refused.exit_code(), ExitCode::from(3));
     }
 
     #[test]

@@ -504,3 +504,32 @@ async fn pause_for_tests() {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 }
+
+/// Why a plain mail ([`send_plain`]) was not sent.
+#[derive(Debug, thiserror::Error)]
+pub enum PlainMailError {
+    /// The SMTP settings or the address cannot be used.
+    #[error("the mail cannot be sent: {0}")]
+    Setup(#[from] kb_delivery::email::EmailSetupError),
+    /// The SMTP server refused it or could not be reached.
+    #[error(transparent)]
+    Delivery(#[from] kb_domain::delivery::DeliveryError),
+}
+
+/// Sends one plain-text mail, `subject` and `text`, to the one address `to` through the
+/// SMTP server of `email` (a sign-in link), marked as sent by a program.
+pub async fn send_plain(
+    email: &EmailConfig,
+    to: &str,
+    subject: &str,
+    text: &str,
+) -> Result<(), PlainMailError> {
+    let settings = EmailSettings {
+        smtp_url: email.smtp_url.clone(),
+        from: email.from.clone(),
+        to: EmailSettings::parse_recipients(to)?,
+    };
+    let channel = EmailChannel::new(&settings)?;
+    channel.reply(subject, text, None).await?;
+    Ok(())
+}

@@ -137,6 +137,11 @@ impl Server {
         let protected = token.is_some() || accounts.is_some();
         let token_free = token.is_none();
         check_listen_address(addr, protected)?;
+        let rate = crate::rate::RateLimit::from_setting(std::env::var("KB_RATE_LIMIT").ok().as_deref())?;
+        let sign_in = crate::sign_in::SignInLinks::from_settings(
+            std::env::var("KB_PUBLIC_URL").ok().as_deref(),
+            config.outreach.email.as_ref(),
+        )?;
         let allow_plain_http = yes_or_no("KB_ALLOW_PLAIN_HTTP", std::env::var("KB_ALLOW_PLAIN_HTTP").ok())?;
         let in_clear = check_plain_http(addr, protected, tls.is_some(), allow_plain_http)?;
         let tls = tls.map(TlsFiles::acceptor).transpose()?;
@@ -166,7 +171,10 @@ impl Server {
             let data_dir = crate::people::data_dir()?;
             state.accounts = Some(Arc::new(crate::people::Accounts::new(data_dir.clone(), accounts.clone())));
             // Each person's routes start from this state, in the vault their request names.
-            let served = Arc::new(crate::vaults::Served::new(data_dir, config.clone(), state.clone()));
+            let served = Arc::new(
+                crate::vaults::Served::new(data_dir, config.clone(), state.clone(), rate)
+                    .with_sign_in(sign_in),
+            );
             if let Some(accounts) = accounts {
                 served.open_all(accounts);
             }

@@ -59,6 +59,10 @@ pub struct Served {
     opened: Mutex<HashMap<PathBuf, Arc<OnceCell<Opened>>>>,
     /// Each person's routes into each vault, with their role there.
     routes: Mutex<HashMap<(String, String, VaultRole), Router>>,
+    /// The requests each token may make per second (`KB_RATE_LIMIT`), when limited.
+    rate: Option<crate::rate::RateLimit>,
+    /// Sign-in links by email, when `KB_PUBLIC_URL` and an SMTP server are set.
+    sign_in: Option<crate::sign_in::SignInLinks>,
 }
 
 impl std::fmt::Debug for Served {
@@ -70,7 +74,12 @@ impl std::fmt::Debug for Served {
 impl Served {
     /// The vaults of a server whose data is in `data_dir`, serving `template`'s vault (opened
     /// with `config`) as the first admin's own.
-    pub fn new(data_dir: PathBuf, config: Config, template: AppState) -> Served {
+    pub fn new(
+        data_dir: PathBuf,
+        config: Config,
+        template: AppState,
+        rate: Option<crate::rate::RateLimit>,
+    ) -> Served {
         let served_dir = canonical(&config.kb_dir);
         let main =
             OnceCell::new_with(Some(Opened { assistant: Arc::clone(&template.assistant), schedules: None }));
@@ -82,7 +91,20 @@ impl Served {
             template,
             opened: Mutex::new(opened),
             routes: Mutex::new(HashMap::new()),
+            rate,
+            sign_in: None,
         }
+    }
+
+    /// The same, mailing sign-in links with `links`.
+    pub fn with_sign_in(mut self, links: Option<crate::sign_in::SignInLinks>) -> Served {
+        self.sign_in = links;
+        self
+    }
+
+    /// How sign-in links are mailed, when they are.
+    pub fn sign_in(&self) -> Option<&crate::sign_in::SignInLinks> {
+        self.sign_in.as_ref()
     }
 
     /// The folder of `vault`.
@@ -264,6 +286,25 @@ pub async fn dispatch(
             "this token is unknown, revoked or expired: ask an admin for a new one",
         ));
     };
+    let Some(served) = &state.vaults else {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "this server serves no vaults",
+        ));
+    };
+    if let Some(wait) =
+        served.rate.as_ref().and_then(|rate| rate.take(&bearer.token, std::time::Instant::now()))
+    {
+        return Err(ApiError {
+            retry_after: Some(wait),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "this token sent more requests than KB_RATE_LIMIT allows: wait and send again",
+            )
+        });
+    }
     let person = PersonName::parse(&bearer.person).map_err(|_| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

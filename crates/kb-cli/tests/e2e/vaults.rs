@@ -282,3 +282,84 @@ async fn an_mcp_session_is_bound_to_its_person_and_a_reader_gets_reading_tools()
     assert!(refused.contains("\"isError\":true") && refused.contains("reader"), "{refused}");
     assert!(files(&family).is_empty(), "nothing was written: {:?}", files(&family).keys());
 }
+
+/// The code of the sign-in link in `mail` (after `#sign-in=`), with the link's base.
+fn link_in(mail: &str) -> (String, String) {
+    let text = mail.replace("=\r\n", "").replace("=3D", "=");
+    let start = text.find("/#sign-in=").expect("a sign-in link in the mail");
+    let base_start = text[..start].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let code: String =
+        text[start + "/#sign-in=".len()..].chars().take_while(char::is_ascii_hexdigit).collect();
+    (text[base_start..start].to_string(), code)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_link_is_mailed_to_the_person_and_works_once() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path();
+    kb(root, &["users", "add", "ana", "--email", "ana@example.org"]);
+    let sink = crate::outreach::smtp::SmtpSink::start(crate::outreach::smtp::Behaviour::default()).await;
+    let dir = root.to_string_lossy().into_owned();
+    let smtp = sink.url();
+    let server = KbServer::start(&[
+        ("KB_DATA_DIR", dir.as_str()),
+        ("KB_PUBLIC_URL", "https://kb.example.org/"),
+        ("KB_SMTP_URL", smtp.as_str()),
+        ("KB_EMAIL_FROM", "kb <kb@kb.test>"),
+        ("KB_EMAIL_TO", "owner@kb.test"),
+        ("KB_RATE_LIMIT", "3"),
+    ])
+    .await;
+    let server = &server;
+    let ask = |name: &str| {
+        let body = json!({"name": name}).to_string();
+        let host = [("Host", "evil.example"), ("Content-Type", "application/json")];
+        async move { server.request("POST", "/api/sign-in", &host, Some(body.as_bytes())).await }
+    };
+    let known = ask("Ana").await;
+    let unknown = ask("nobody").await;
+    assert_eq!((known.status, unknown.status), (202, 202), "{}", known.text());
+    assert_eq!(known.json(), unknown.json(), "the same answer for a name kb does not know");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sink.received().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let mails = sink.received();
+    assert_eq!(mails.len(), 1, "one mail, to ana only");
+    assert_eq!(mails[0].rcpt_to, ["ana@example.org"]);
+    let (base, code) = link_in(&mails[0].data);
+    assert_eq!(base, "https://kb.example.org", "the link's base is KB_PUBLIC_URL, never the request's Host");
+    assert_eq!(code.len(), 64);
+
+    // A GET of the link (a mail scanner) is the page, and uses nothing up.
+    assert_eq!(server.get("/").await.status, 200);
+    let redeem = |code: &str| {
+        let body = json!({"code": code}).to_string();
+        async move { server.request("POST", "/api/sign-in/redeem", &[], Some(body.as_bytes())).await }
+    };
+    let signed = redeem(&code).await.expect(200);
+    assert_eq!(signed["person"], "ana");
+    let again = redeem(&code).await;
+    assert_eq!((again.status, again.json()["error"]["code"].as_str()), (410, Some("sign_in_link_spent")));
+    let token = signed["token"].as_str().unwrap().to_string();
+    let listed = kb(root, &["tokens", "list"]);
+    assert_eq!(listed["tokens"][0]["label"], "sign-in", "{listed}");
+
+    // The token works like any other, within KB_RATE_LIMIT: a burst beyond it is 429.
+    let bearer = format!("Bearer {token}");
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        statuses.push(
+            server.request("GET", "/api/entries", &[("Authorization", bearer.as_str())], None).await.status,
+        );
+    }
+    assert_eq!(statuses[0], 200);
+    assert!(statuses.contains(&429), "a burst beyond 3 a second: {statuses:?}");
+    let limited = loop {
+        let reply = server.request("GET", "/api/entries", &[("Authorization", bearer.as_str())], None).await;
+        if reply.status == 429 {
+            break reply;
+        }
+    };
+    assert!(limited.header("retry-after").is_some());
+}

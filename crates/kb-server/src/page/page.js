@@ -172,6 +172,12 @@
   // The API token, asked for once and kept in this browser (a phone's home-screen app
   // opens without asking again).
   const TOKEN_KEY = "kb-token";
+  // The vault this page works in, once kb has accounts ("" or none: the person's own).
+  const VAULT_KEY = "kb-vault";
+  // The person the token speaks for, as kb last said (for the captures that wait).
+  const PERSON_KEY = "kb-person";
+  function currentVault() { return localStorage.getItem(VAULT_KEY) || ""; }
+  function currentPerson() { return localStorage.getItem(PERSON_KEY) || ""; }
   // The cache the service worker keeps a share's files in (see sw.js).
   const SHARE_CACHE = "kb-shared-files";
   let tokenWaiter = null;
@@ -203,6 +209,8 @@
   async function request(method, path, body, accept, extra, signal) {
     for (let attempt = 0; attempt < 4; attempt++) {
       const headers = Object.assign({ "Accept": accept }, extra || {});
+      if (!("Kb-Vault" in headers) && currentVault()) headers["Kb-Vault"] = currentVault();
+      if (headers["Kb-Vault"] === "") delete headers["Kb-Vault"];
       // kb refuses a POST that does not say JSON, even one without a body.
       if (body !== undefined || method === "POST") headers["Content-Type"] = "application/json";
       const token = localStorage.getItem(TOKEN_KEY);
@@ -224,6 +232,11 @@
       if (!response.ok) {
         const data = await responseData(response);
         const err = data && data.error ? data.error : {};
+        // The vault chosen here is gone or no longer this person's: back to their own.
+        if (err.code === "vault_not_found" && headers["Kb-Vault"] && headers["Kb-Vault"] === currentVault()) {
+          localStorage.removeItem(VAULT_KEY);
+          continue;
+        }
         throw new ApiError(response.status, err.code || "http_" + response.status,
           err.message || "kb answered " + response.status + " " + response.statusText, err.candidates);
       }
@@ -795,7 +808,9 @@
   // Keeps `text` to be filed, with `choice` (`{mergeInto}` or `{createNew: true}`, the
   // person's pick after kb asked), shows it waiting, and tries to send it now.
   function queueCapture(text, choice) {
-    const item = { key: newKey(), text, at: new Date().toISOString() };
+    // It keeps the vault and the person it was written for: it is filed there, and only
+    // with that person's token.
+    const item = { key: newKey(), text, at: new Date().toISOString(), vault: currentVault(), person: currentPerson() };
     if (choice && typeof choice.mergeInto === "string") item.mergeInto = choice.mergeInto;
     if (choice && choice.createNew === true) item.createNew = true;
     writeOutbox(readOutbox().concat([item]));
@@ -848,9 +863,16 @@
         const controller = new AbortController();
         sendController = controller;
         const giveUp = setTimeout(() => controller.abort(), SEND_TIMEOUT_MS);
+        if (item.person && currentPerson() && item.person !== currentPerson()) {
+          // Written for someone else: it waits for their token.
+          clearTimeout(giveUp);
+          sendController = null;
+          noteOnWaiting(item.key, "written as " + item.person + ": sign in as them to file it");
+          continue;
+        }
         try {
-          filed = await api("POST", "/api/capture", captureBody(item), { "Idempotency-Key": item.key },
-            sendController.signal);
+          const headers = { "Idempotency-Key": item.key, "Kb-Vault": typeof item.vault === "string" ? item.vault : currentVault() };
+          filed = await api("POST", "/api/capture", captureBody(item), headers, sendController.signal);
         } catch (e) {
           if (afterRefusal(e) === "retry") {
             waiting = true;
@@ -1056,6 +1078,7 @@
     const key = newKey();
     for (let attempt = 0; attempt < 2; attempt++) {
       const headers = { "Accept": "application/json", "Content-Type": uploadType(blob.type), "Idempotency-Key": key };
+      if (currentVault()) headers["Kb-Vault"] = currentVault();
       const token = localStorage.getItem(TOKEN_KEY);
       if (token) headers["Authorization"] = "Bearer " + token;
       let response;
@@ -1743,6 +1766,73 @@
     } catch (_) { $("#status").textContent = "kb cannot be reached"; }
   }
 
+  // Once kb has accounts: who the token speaks for, and the vaults they may use, to pick
+  // from in the header (shown when there are two or more).
+  async function loadVaults() {
+    let data;
+    try { data = await api("GET", "/api/vaults"); } catch (_) { return; }
+    if (!data || !Array.isArray(data.vaults)) return;
+    if (typeof data.person === "string") localStorage.setItem(PERSON_KEY, data.person);
+    const select = $("#vault-select");
+    select.hidden = data.vaults.length < 2;
+    select.replaceChildren(...data.vaults.map((v) => {
+      const label = v.name + (v.own ? " (yours)" : "") + (v.role === "reader" ? " · read only" : "");
+      const option = el("option", { value: v.own ? "" : v.name, text: label });
+      if (v.current) option.selected = true;
+      return option;
+    }));
+  }
+
+  function switchVault() {
+    const chosen = $("#vault-select").value;
+    if (chosen) localStorage.setItem(VAULT_KEY, chosen); else localStorage.removeItem(VAULT_KEY);
+    // Everything on the page is the vault's: it opens afresh in the one chosen.
+    location.hash = "";
+    location.reload();
+  }
+
+  // ---------- sign-in links ----------
+
+  // Asks kb to mail a sign-in link to the person named in the token dialog. kb answers the
+  // same whoever is named; the link leads back here, with its code after #sign-in=.
+  async function askForLink(ev) {
+    ev.preventDefault();
+    const name = $("#sign-in-name").value.trim();
+    if (!name) return;
+    const said = $("#sign-in-said");
+    try {
+      const response = await fetch("/api/sign-in", { method: "POST", headers: { "Content-Type": "application/json", "Accept": "application/json" }, body: JSON.stringify({ name }) });
+      const data = await responseData(response);
+      said.textContent = data && data.message ? data.message : (data && data.error ? data.error.message : "kb answered " + response.status);
+    } catch (_) { said.textContent = "kb cannot be reached."; }
+  }
+
+  // A sign-in link opened here: the code is used up only when the person says so (a POST),
+  // never by opening the page, so a mail scanner that follows the link uses nothing.
+  function useSignInLink() {
+    if (!location.hash.startsWith("#sign-in=")) return;
+    const code = location.hash.slice("#sign-in=".length);
+    history.replaceState(null, "", location.pathname);
+    const dialog = $("#sign-in-dialog");
+    dialog.addEventListener("close", async () => {
+      if (dialog.returnValue !== "use") return;
+      try {
+        const response = await fetch("/api/sign-in/redeem", { method: "POST", headers: { "Content-Type": "application/json", "Accept": "application/json" }, body: JSON.stringify({ code }) });
+        const data = await responseData(response);
+        if (response.ok && data && data.token) {
+          localStorage.setItem(TOKEN_KEY, data.token);
+          localStorage.setItem(PERSON_KEY, data.person);
+          localStorage.removeItem(VAULT_KEY);
+          location.reload();
+          return;
+        }
+        $("#sign-in-problem").textContent = data && data.error ? data.error.message : "This link did not work.";
+      } catch (_) { $("#sign-in-problem").textContent = "kb cannot be reached."; }
+      dialog.showModal();
+    }, { once: false });
+    dialog.showModal();
+  }
+
   function start() {
     $("#composer").addEventListener("submit", (ev) => { ev.preventDefault(); send(); });
     $("#message-input").addEventListener("keydown", (ev) => {
@@ -1794,6 +1884,10 @@
     if ("serviceWorker" in navigator) {
       navigator.serviceWorker.register("/sw.js").catch((e) => console.warn("kb: no offline copy of the page:", e));
     }
+    $("#vault-select").addEventListener("change", switchVault);
+    $("#sign-in-form").addEventListener("submit", askForLink);
+    useSignInLink();
+    loadVaults();
     renderOutbox();
     takeShare();
     if (readOutbox().length) flushOutbox();

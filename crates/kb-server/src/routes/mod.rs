@@ -84,7 +84,13 @@ pub fn router(state: AppState) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), guard));
     // Health shows the model and counts: loopback hosts only when there is no token.
     let health = get(misc::healthz).route_layer(middleware::from_fn_with_state(state.clone(), guard_health));
+    // Sign-in links: asked for and used without a token (see `crate::sign_in`).
+    let sign_in = Router::new()
+        .route("/api/sign-in", post(crate::sign_in::ask))
+        .route("/api/sign-in/redeem", post(crate::sign_in::redeem))
+        .route_layer(middleware::from_fn(require_json_post));
     Router::new()
+        .merge(sign_in)
         .nest("/api", api)
         .merge(mcp)
         .route("/healthz", health)

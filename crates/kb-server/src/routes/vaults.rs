@@ -7,7 +7,7 @@ use crate::error::ApiError;
 use crate::error::ApiJson;
 use crate::state::AppState;
 
-/// `GET /api/vaults` → `{vaults: [{name, role, own, current}]}`: the person's vaults, their
+/// `GET /api/vaults` → `{person, vaults: [{name, role, own, current}]}`: the person's vaults, their
 /// own first (the one a request without `Kb-Vault` reaches). Without accounts the list is
 /// empty: there is one vault, and no one to name.
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
@@ -42,5 +42,5 @@ pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiEr
             })
         })
         .collect();
-    Ok(ApiJson(json!({ "vaults": listed })))
+    Ok(ApiJson(json!({ "person": person, "vaults": listed })))
 }

@@ -16,6 +16,7 @@ use sqlx::{Row, SqlitePool};
 use crate::conversations::rows::format_time;
 use crate::database;
 
+pub mod sign_in;
 pub mod vaults;
 
 /// A person the server serves.
@@ -328,11 +329,11 @@ impl SqliteAccounts {
 }
 
 /// A token's stored form: the SHA-256 of its secret, lowercase hex (as history names bytes).
-fn hash_of(secret: &str) -> String {
+pub(crate) fn hash_of(secret: &str) -> String {
     crate::history::content_hash(secret.as_bytes()).0
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
