@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use kb_domain::StoreError;
 use kb_domain::fields::{keys, statuses};
-use kb_domain::nudges::{Nudge, NudgeRule, evaluate};
+use kb_domain::nudges::{Nudge, NudgeRule, Snoozes, evaluate};
 use kb_domain::outreach::{DeliveryRecord, DigestTrigger, NewDigest, StoredDigest};
 use kb_domain::schedule::ScheduleKind;
 use kb_tools::tools::update::{UpdateEntry, UpdateEntryArgs, UpdateEntryData};
@@ -77,7 +77,7 @@ impl<'a> Outreach<'a> {
         let now = kb.services.clock.now();
         let today = kb.services.clock.today();
         let settings = kb.outbox.config().nudges;
-        let snoozes = kb.outbox.store().snoozes(now).await.map_err(store_failure)?;
+        let snoozes = own_snoozes(kb.outbox.store().snoozes(now).await.map_err(store_failure)?, &self.actor);
         let vault = Arc::clone(&kb.vault);
         let candidates = in_vault(move || {
             kb_domain::EntryCatalogue::nudge_candidates(vault.as_ref(), today, now, settings)
@@ -109,7 +109,7 @@ impl<'a> Outreach<'a> {
             ));
         }
         let until = self.kb.services.clock.now() + chrono::Duration::days(i64::from(days));
-        self.kb.outbox.store().snooze(key, until).await.map_err(store_failure)?;
+        self.kb.outbox.store().snooze(&snooze_key(key, &self.actor), until).await.map_err(store_failure)?;
         Ok(Snoozed { key: key.to_string(), until })
     }
 
@@ -300,5 +300,51 @@ impl Assistant {
                 tokio::time::sleep(until_next.min(SCHEDULE_CHECK).max(Duration::from_millis(200))).await;
             }
         })
+    }
+}
+
+/// What separates a person's name from the nudge key in a snooze of theirs (no key or
+/// name holds it).
+const PERSON_SNOOZE: char = '\u{1f}';
+
+/// The key `key`'s snooze is kept under for `actor`: each person snoozes for themselves.
+fn snooze_key(key: &str, actor: &kb_domain::Actor) -> String {
+    match actor.name() {
+        Some(person) => format!("{person}{PERSON_SNOOZE}{key}"),
+        None => key.to_string(),
+    }
+}
+
+/// The snoozes of `actor` among `all`, by nudge key: a person's own, or the local owner's.
+fn own_snoozes(all: Snoozes, actor: &kb_domain::Actor) -> Snoozes {
+    all.into_iter()
+        .filter_map(|(key, until)| match (actor.name(), key.split_once(PERSON_SNOOZE)) {
+            (Some(person), Some((whose, key))) if whose == person => Some((key.to_string(), until)),
+            (None, None) => Some((key, until)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use kb_domain::{Actor, PersonName, VaultRole};
+
+    use super::*;
+
+    #[test]
+    fn each_person_sees_only_their_own_snoozes() {
+        let ana = Actor::person(PersonName::parse("ana").unwrap(), VaultRole::Editor);
+        let bo = Actor::person(PersonName::parse("bo").unwrap(), VaultRole::Reader);
+        let local = Actor::local();
+        let until = Utc::now();
+        let key = "admin_due:admin/renew passport.md";
+        let all: Snoozes = [snooze_key(key, &ana), snooze_key("stale:projects/x.md", &local)]
+            .into_iter()
+            .map(|k| (k, until))
+            .collect();
+        assert_eq!(own_snoozes(all.clone(), &ana).into_keys().collect::<Vec<_>>(), [key]);
+        assert!(own_snoozes(all.clone(), &bo).is_empty());
+        assert_eq!(own_snoozes(all, &local).into_keys().collect::<Vec<_>>(), ["stale:projects/x.md"]);
     }
 }
