@@ -39,6 +39,8 @@ mod intake;
 mod lines;
 #[path = "web_page/outbox.rs"]
 mod outbox;
+#[path = "web_page/people.rs"]
+mod people;
 #[path = "web_page/phone.rs"]
 mod phone;
 #[path = "web_page/share.rs"]

@@ -32,6 +32,11 @@ impl RateLimit {
         }
     }
 
+    /// The limit of the sign-in routes, for everyone together: two a second.
+    pub fn sign_in() -> RateLimit {
+        RateLimit { per_second: 2.0, buckets: Mutex::new(HashMap::new()) }
+    }
+
     /// Takes one request from `token`'s bucket at `now`: `None` when it may go on, else the
     /// whole seconds to wait before the next one would.
     pub fn take(&self, token: &str, now: Instant) -> Option<u64> {

@@ -63,6 +63,8 @@ pub struct Served {
     rate: Option<crate::rate::RateLimit>,
     /// Sign-in links by email, when `KB_PUBLIC_URL` and an SMTP server are set.
     sign_in: Option<crate::sign_in::SignInLinks>,
+    /// The uses of sign-in links, for everyone together.
+    redeeming: crate::rate::RateLimit,
 }
 
 impl std::fmt::Debug for Served {
@@ -93,6 +95,7 @@ impl Served {
             routes: Mutex::new(HashMap::new()),
             rate,
             sign_in: None,
+            redeeming: crate::rate::RateLimit::sign_in(),
         }
     }
 
@@ -100,6 +103,11 @@ impl Served {
     pub fn with_sign_in(mut self, links: Option<crate::sign_in::SignInLinks>) -> Served {
         self.sign_in = links;
         self
+    }
+
+    /// The limit on using sign-in links.
+    pub fn redeeming(&self) -> &crate::rate::RateLimit {
+        &self.redeeming
     }
 
     /// How sign-in links are mailed, when they are.

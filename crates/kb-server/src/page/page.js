@@ -181,7 +181,11 @@
   // The cache the service worker keeps a share's files in (see sw.js).
   const SHARE_CACHE = "kb-shared-files";
   let tokenWaiter = null;
-  function askForToken(wrong) {
+  // While a sign-in link opened here waits for the person's answer, no token is asked for:
+  // the link gives one.
+  let signInWaiter = null;
+  async function askForToken(wrong) {
+    if (signInWaiter && await signInWaiter) return true;
     if (!tokenWaiter) {
       tokenWaiter = new Promise((resolve) => {
         const dialog = $("#token-dialog");
@@ -1814,22 +1818,34 @@
     const code = location.hash.slice("#sign-in=".length);
     history.replaceState(null, "", location.pathname);
     const dialog = $("#sign-in-dialog");
-    dialog.addEventListener("close", async () => {
-      if (dialog.returnValue !== "use") return;
-      try {
-        const response = await fetch("/api/sign-in/redeem", { method: "POST", headers: { "Content-Type": "application/json", "Accept": "application/json" }, body: JSON.stringify({ code }) });
-        const data = await responseData(response);
-        if (response.ok && data && data.token) {
-          localStorage.setItem(TOKEN_KEY, data.token);
-          localStorage.setItem(PERSON_KEY, data.person);
-          localStorage.removeItem(VAULT_KEY);
-          location.reload();
+    // Resolves true once signed in (the token is kept), false when the person says no.
+    signInWaiter = new Promise((resolve) => {
+      const answered = async () => {
+        if (dialog.returnValue !== "use") {
+          dialog.removeEventListener("close", answered);
+          signInWaiter = null;
+          resolve(false);
           return;
         }
-        $("#sign-in-problem").textContent = data && data.error ? data.error.message : "This link did not work.";
-      } catch (_) { $("#sign-in-problem").textContent = "kb cannot be reached."; }
-      dialog.showModal();
-    }, { once: false });
+        try {
+          const response = await fetch("/api/sign-in/redeem", { method: "POST", headers: { "Content-Type": "application/json", "Accept": "application/json" }, body: JSON.stringify({ code }) });
+          const data = await responseData(response);
+          if (response.ok && data && data.token) {
+            dialog.removeEventListener("close", answered);
+            localStorage.setItem(TOKEN_KEY, data.token);
+            localStorage.setItem(PERSON_KEY, data.person);
+            localStorage.removeItem(VAULT_KEY);
+            signInWaiter = null;
+            resolve(true);
+            loadVaults();
+            return;
+          }
+          $("#sign-in-problem").textContent = data && data.error ? data.error.message : "This link did not work.";
+        } catch (_) { $("#sign-in-problem").textContent = "kb cannot be reached."; }
+        dialog.showModal();
+      };
+      dialog.addEventListener("close", answered);
+    });
     dialog.showModal();
   }
 

@@ -1,0 +1,108 @@
+//! The page on a kb with accounts: a person signs in with a link (used up only by their
+//! tap), picks a shared vault in the header, and what they file lands there and nowhere
+//! else.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use kb_domain::{PersonName, VaultName, VaultRole};
+use kb_storage::accounts::{Person, SqliteAccounts};
+use serde_json::json;
+
+use crate::webdriver::ENTER;
+use crate::{browser_available, open_page};
+
+/// Every entry file under `vault` (`category/name.md`).
+fn entry_files(vault: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    for category in ["people", "projects", "ideas", "admin", "inbox"] {
+        if let Ok(read) = std::fs::read_dir(vault.join(category)) {
+            files.extend(read.flatten().map(|f| format!("{category}/{}", f.file_name().to_string_lossy())));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// kb serving `served` to the people of `data`, as `kb serve` does once it has accounts.
+async fn start_with_accounts(served: &Path, data: &Path, accounts: SqliteAccounts) -> String {
+    let config = kb_core::Config::offline(served);
+    let assistant = kb_core::Assistant::open(config.clone()).await.unwrap();
+    let mut state = kb_server::AppState::new(Arc::new(assistant), None);
+    state.accounts = Some(Arc::new(kb_server::people::Accounts::new(data.to_path_buf(), Some(accounts))));
+    let vaults = kb_server::vaults::Served::new(data.to_path_buf(), config, state.clone(), None);
+    state.vaults = Some(Arc::new(vaults));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, kb_server::router(state)).await });
+    format!("http://{addr}/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_with_a_link_and_files_in_the_shared_vault_they_pick() {
+    if !browser_available() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let family = data.path().join("family");
+    std::fs::create_dir_all(&family).unwrap();
+    let accounts = SqliteAccounts::open(data.path()).await.unwrap();
+    let now = chrono::Utc::now();
+    let ana = Person {
+        name: PersonName::parse("ana").unwrap(),
+        email: Some("ana@example.org".into()),
+        webhook: None,
+        admin: false,
+    };
+    accounts.add(&ana, now).await.unwrap();
+    accounts.add_vault(&VaultName::parse("family").unwrap(), &family, None, None, now).await.unwrap();
+    accounts.grant("family", "ana", VaultRole::Editor).await.unwrap();
+    let link = accounts.sign_in_link("ana", now).await.unwrap().unwrap();
+    let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;
+
+    // Opened from the link, the page asks first: nothing is used up by opening it.
+    let (_driver, _profile, page) = open_page(&format!("{url}#sign-in={}", link.code)).await;
+    page.wait_until(
+        "the sign-in question",
+        "return document.querySelector('#sign-in-dialog').open;",
+        json!([]),
+    )
+    .await;
+    assert!(accounts.tokens().await.unwrap().is_empty(), "opening the link issued nothing");
+    let yes = page.wait_for("#sign-in-use button[value=use]").await;
+    page.click(&yes).await;
+    page.wait_until(
+        "the token kept",
+        "return (localStorage.getItem('kb-token') || '').startsWith('kb_');",
+        json!([]),
+    )
+    .await;
+    let tokens = accounts.tokens().await.unwrap();
+    assert_eq!((tokens.len(), tokens[0].label.as_deref()), (1, Some("sign-in")));
+
+    // Two vaults: the switcher shows, on ana's own; family is picked, and the page reopens there.
+    page.wait_until(
+        "the vault switcher",
+        "const s = document.querySelector('#vault-select'); return !s.hidden && s.options.length === 2;",
+        json!([]),
+    )
+    .await;
+    page.execute(
+        "const s = document.querySelector('#vault-select'); s.value = 'family'; s.dispatchEvent(new Event('change'));",
+        json!([]),
+    )
+    .await;
+    page.wait_until(
+        "the page in family",
+        "return localStorage.getItem('kb-vault') === 'family' && document.querySelector('#vault-select').value === 'family';",
+        json!([]),
+    )
+    .await;
+    let input = page.wait_for("#message-input").await;
+    page.type_into(&input, &format!("Renew passport by Dec 15{ENTER}")).await;
+    let note = page.text_of(".turn-note").await;
+    assert!(note.contains("admin/"), "note: {note}");
+    assert_eq!(entry_files(&family).len(), 1, "filed in the vault picked: {:?}", entry_files(&family));
+    assert!(entry_files(served.path()).is_empty(), "nothing in ana's own vault");
+}
