@@ -17,7 +17,7 @@ serve:
 test:
     cargo test --workspace
 
-# Print the benchmark tables (target/bench/search.md, relevance.md, vectors.md, vault.md, startup.md, notes.md, sync.md, sync-follow.md). KB_BENCH_SIZES=1000,10000 keeps it short.
+# Print the benchmark tables (target/bench/search.md, relevance.md, vectors.md, vault.md, startup.md, people.md, notes.md, sync.md, sync-follow.md). KB_BENCH_SIZES=1000,10000 keeps it short.
 bench:
     mkdir -p target/bench
     cargo bench -p kb-search --bench search
@@ -25,6 +25,7 @@ bench:
     cargo bench -p kb-search --bench vectors
     cargo bench -p kb-cli --bench vault
     cargo bench -p kb-cli --bench startup
+    cargo bench -p kb-cli --bench people
     cargo bench -p kb-core --bench notes
     cargo bench -p kb-storage --bench sync
     cargo bench -p kb-core --bench sync_follow

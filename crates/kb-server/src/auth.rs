@@ -76,7 +76,10 @@ fn role_refusal(state: &AppState, request: &Request) -> Option<ApiError> {
         Some(needed) => Some(ApiError::new(
             StatusCode::FORBIDDEN,
             "forbidden_role",
-            format!("this needs the {needed} role in this vault, and yours is {role}: nothing was changed"),
+            format!(
+                "this needs the {needed} role in this vault, and this token acts here as a {role} (the person's role, \
+                 or a read-only token): nothing was changed"
+            ),
         )),
         None => {
             tracing::error!(route = ?route, method = %request.method(), "a route without a role rule was refused");

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 /// Why `KB_RATE_LIMIT` cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("KB_RATE_LIMIT takes a number of requests per second above 0 (like 20 or 0.5), not {0:?}")]
+#[error("KB_RATE_LIMIT takes a number of requests per second from 0.01 (like 20 or 0.5), not {0:?}")]
 pub struct BadRateLimit(pub String);
 
 /// A limit of requests per second for each token.
@@ -25,7 +25,8 @@ impl RateLimit {
     pub fn from_setting(value: Option<&str>) -> Result<Option<RateLimit>, BadRateLimit> {
         let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else { return Ok(None) };
         match value.parse::<f64>() {
-            Ok(per_second) if per_second.is_finite() && per_second > 0.0 => {
+            // Below one request in 100 seconds is a mistake (and a Retry-After of days).
+            Ok(per_second) if per_second.is_finite() && per_second >= 0.01 => {
                 Ok(Some(RateLimit { per_second, buckets: Mutex::new(HashMap::new()) }))
             }
             _ => Err(BadRateLimit(value.to_string())),
@@ -90,7 +91,7 @@ mod tests {
         assert_eq!(limit.take("a", start), Some(4));
         assert!(RateLimit::from_setting(None).unwrap().is_none());
         assert!(RateLimit::from_setting(Some("  ")).unwrap().is_none());
-        for bad in ["0", "-1", "fast", "NaN", "inf"] {
+        for bad in ["0", "-1", "fast", "NaN", "inf", "0.0000001", "1e400"] {
             assert!(RateLimit::from_setting(Some(bad)).is_err(), "{bad}");
         }
     }

@@ -87,7 +87,7 @@ impl Served {
             OnceCell::new_with(Some(Opened { assistant: Arc::clone(&template.assistant), schedules: None }));
         let opened = HashMap::from([(served_dir.clone(), Arc::new(main))]);
         Served {
-            data_dir,
+            data_dir: canonical(&data_dir),
             served_dir,
             config,
             template,
@@ -145,6 +145,14 @@ impl Served {
         };
         let router = crate::routes::router(state);
         Ok(lock(&self.routes).entry(key).or_insert(router).clone())
+    }
+
+    /// Whether `record` was opened here and its folder is gone since (moved, unmounted):
+    /// nothing is served from it, and nothing written, until it is back.
+    pub fn gone(&self, record: &VaultRecord) -> bool {
+        let folder = self.folder(record);
+        let opened = lock(&self.opened).get(&folder).is_some_and(|cell| cell.initialized());
+        opened && !folder.is_dir()
     }
 
     /// The vault `record`, opened (once, however many ask at the same time).
@@ -260,7 +268,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// How often an open event stream's token and grant are checked again.
-const RECHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+const RECHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Sends a request to a kb with accounts on: checks its person's token, finds the vault it
 /// names (`Kb-Vault`, else the person's own) and their role there, and answers it with
@@ -276,6 +284,12 @@ pub async fn dispatch(
 
     use crate::error::ApiError;
 
+    // Two of either header (one added by a proxy on the way) leave who or where unclear.
+    for name in [axum::http::header::AUTHORIZATION.as_str(), VAULT_HEADER] {
+        if request.headers().get_all(name).iter().count() > 1 {
+            return Err(ApiError::bad_request(format!("send one {name} header, not several")));
+        }
+    }
     let Some(secret) = crate::auth::bearer_of(request.headers()).map(str::to_string) else {
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
@@ -320,10 +334,18 @@ pub async fn dispatch(
             "the token's person has an unusable name",
         )
     })?;
-    let asked = match request.headers().get(VAULT_HEADER) {
-        None => None,
-        Some(value) => Some(value.to_str().map(|v| v.trim().to_ascii_lowercase()).unwrap_or_default()),
-    };
+    let asked = request
+        .headers()
+        .get(VAULT_HEADER)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).trim().to_ascii_lowercase());
+    let read_only = bearer.read_only;
+    // The list of vaults needs none of them (a person may have no vault of their own).
+    let original = request.extensions().get::<axum::extract::OriginalUri>().map(|o| o.0.path().to_string());
+    if request.method() == axum::http::Method::GET && original.as_deref() == Some("/api/vaults") {
+        let listed =
+            crate::routes::vaults::listing(accounts, person.as_str(), asked.as_deref(), read_only).await?;
+        return Ok(axum::response::IntoResponse::into_response(crate::error::ApiJson(listed)));
+    }
     let no_vault = || match &asked {
         Some(name) => ApiError::new(
             StatusCode::NOT_FOUND,
@@ -342,7 +364,14 @@ pub async fn dispatch(
     let Some(access) = accounts.access(person.as_str(), asked.as_deref()).await.map_err(internal)? else {
         return Err(no_vault());
     };
-    let role = if bearer.read_only { access.role.min(VaultRole::Reader) } else { access.role };
+    let role = if read_only { access.role.min(VaultRole::Reader) } else { access.role };
+    if served.gone(&access.vault) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "vault_unavailable",
+            format!("the vault {} cannot be used now: its folder is gone", access.vault.name),
+        ));
+    }
     let Some(served) = &state.vaults else {
         return Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

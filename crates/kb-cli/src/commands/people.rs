@@ -45,10 +45,29 @@ pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> 
             }
             let person = Person { name: person_name(&name)?, email, webhook, admin };
             let dir = kb_server::people::data_dir()?;
+            // A folder left there with files is someone's: it is never handed to a newcomer.
+            let folder = dir.join("vaults").join(person.name.as_str());
+            let retired = accounts.was_removed(&person.name).await?;
+            if !retired
+                && accounts.any().await?
+                && std::fs::read_dir(&folder).is_ok_and(|mut d| d.next().is_some())
+            {
+                return Err(CliError::usage(format!(
+                    "{} already holds files: choose another name, or move that folder away first",
+                    folder.display()
+                )));
+            }
             let (first, vault) = match accounts.add(&person, Utc::now()).await? {
                 Added::Person { first, vault } => (first, vault),
                 Added::NameTaken => {
                     return Err(CliError::usage(format!("{} has an account already", person.name)));
+                }
+                Added::NameRetired => {
+                    return Err(CliError::usage(format!(
+                        "{} was the name of someone removed, and what the vaults keep of them still names them: \
+                         choose another name",
+                        person.name
+                    )));
                 }
                 Added::VaultTaken => {
                     return Err(CliError::usage(format!(

@@ -23,11 +23,10 @@ pub async fn run(
     let tls_key = tls_key.or_else(|| path_from_env("KB_TLS_KEY"));
     let tls = TlsFiles::from_flags(tls_cert, tls_key).map_err(|error| CliError::usage(error.to_string()))?;
     let server = Server::bind_with_tls(config, addr, tls.as_ref()).await.map_err(|error| {
-        if error.downcast_ref::<ServeError>().is_some() {
-            CliError::usage(format!("{error:#}"))
-        } else {
-            CliError::from(error)
-        }
+        let setting = error.downcast_ref::<ServeError>().is_some()
+            || error.downcast_ref::<kb_server::rate::BadRateLimit>().is_some()
+            || error.downcast_ref::<kb_server::sign_in::BadPublicUrl>().is_some();
+        if setting { CliError::usage(format!("{error:#}")) } else { CliError::from(error) }
     })?;
     let url = server.url()?;
     let model = server.model_name();

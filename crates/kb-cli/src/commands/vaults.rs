@@ -117,7 +117,8 @@ pub async fn run(action: VaultsAction, format: Format) -> Result<(), CliError> {
             if format.is_json() {
                 return print_json(&json!({"vault": name, "person": user.as_str(), "role": role.as_str()}));
             }
-            print_text(&format!("{user} is a {role} of {name} from their next request on.\n"))
+            let article = if role == VaultRole::Editor { "an" } else { "a" };
+            print_text(&format!("{user} is {article} {role} of {name} from their next request on.\n"))
         }
         VaultsAction::Ungrant { name, user } => {
             let user = person_name(&user)?;

@@ -363,3 +363,94 @@ async fn a_sign_in_link_is_mailed_to_the_person_and_works_once() {
     };
     assert!(limited.header("retry-after").is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unclear_requests_gone_folders_and_reused_names_are_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path();
+    kb(root, &["users", "add", "ana"]);
+    let bo_added = kb(root, &["users", "add", "bo"]);
+    let family = root.join("family");
+    kb(root, &["vaults", "add", "family", family.to_str().unwrap()]);
+    kb(root, &["vaults", "grant", "family", "bo", "reader"]);
+    let ana = kb(root, &["tokens", "issue", "ana"])["token"].as_str().unwrap().to_string();
+    let bo = kb(root, &["tokens", "issue", "bo"])["token"].as_str().unwrap().to_string();
+    let dir = root.to_string_lossy().into_owned();
+    let server = KbServer::start(&[("KB_DATA_DIR", dir.as_str())]).await;
+    let (ana_bearer, bo_bearer) = (format!("Bearer {ana}"), format!("Bearer {bo}"));
+
+    // Two of a header a proxy may have added: who or where is unclear, so nothing is answered.
+    let two_vaults = server
+        .request(
+            "GET",
+            "/api/entries",
+            &[("Authorization", &bo_bearer), ("Kb-Vault", "bo"), ("Kb-Vault", "family")],
+            None,
+        )
+        .await;
+    assert_eq!(two_vaults.status, 400, "{}", two_vaults.text());
+    let two_tokens = server
+        .request(
+            "GET",
+            "/api/entries",
+            &[("Authorization", &bo_bearer), ("Authorization", &ana_bearer)],
+            None,
+        )
+        .await;
+    assert_eq!(two_tokens.status, 400);
+
+    // A person whose own vault is forgotten still lists the vaults they may use.
+    kb(root, &["vaults", "remove", "bo"]);
+    let listed =
+        server.request("GET", "/api/vaults", &[("Authorization", &bo_bearer)], None).await.expect(200);
+    assert_eq!(
+        listed["vaults"],
+        json!([{"name": "family", "role": "reader", "own": false, "current": false}])
+    );
+
+    // A vault whose folder goes away while kb serves it is unavailable, and nothing is written.
+    let ana_vault = [("Authorization", ana_bearer.as_str())];
+    server
+        .request(
+            "POST",
+            "/api/capture",
+            &ana_vault,
+            Some(json!({"text": "[idea] before the move"}).to_string().as_bytes()),
+        )
+        .await
+        .expect(200);
+    let moved = root.join("moved");
+    std::fs::rename(server.vault(), &moved).unwrap();
+    let gone = server
+        .request(
+            "POST",
+            "/api/capture",
+            &ana_vault,
+            Some(json!({"text": "[idea] after the move"}).to_string().as_bytes()),
+        )
+        .await;
+    assert_eq!(
+        (gone.status, gone.json()["error"]["code"].as_str()),
+        (503, Some("vault_unavailable")),
+        "{}",
+        gone.text()
+    );
+    assert!(!server.vault().exists(), "the folder was not made again");
+    std::fs::rename(&moved, server.vault()).unwrap();
+    assert_eq!(
+        server.request("GET", "/api/entries", &ana_vault, None).await.status,
+        200,
+        "back, it serves again"
+    );
+
+    // A removed person's name is never given again: what the vaults keep still names them.
+    kb(root, &["users", "remove", "bo"]);
+    let again = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["users", "add", "bo"])
+        .env("KB_DATA_DIR", root)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("removed"));
+    assert!(Path::new(bo_added["vault"].as_str().unwrap()).exists(), "bo's files stay");
+}

@@ -11,7 +11,7 @@ mod outreach;
 mod page;
 mod sync;
 mod tidy;
-mod vaults;
+pub(crate) mod vaults;
 
 use std::sync::Arc;
 

@@ -45,6 +45,9 @@ pub enum Added {
     },
     /// Someone has that name already; nothing changed.
     NameTaken,
+    /// Someone removed had that name: conversations, revisions and keys in the vaults still
+    /// name them, so it is never given again; nothing changed.
+    NameRetired,
     /// A vault has that name already (a shared one, or one a removed person left);
     /// nothing changed.
     VaultTaken,
@@ -145,6 +148,14 @@ impl SqliteAccounts {
         if taken.is_some() {
             return Ok(Added::NameTaken);
         }
+        let former: Option<String> = sqlx::query_scalar("SELECT name FROM former_people WHERE name = ?")
+            .bind(person.name.as_str())
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed)?;
+        if former.is_some() {
+            return Ok(Added::NameRetired);
+        }
         let vault_taken: Option<String> = sqlx::query_scalar("SELECT name FROM vaults WHERE name = ?")
             .bind(person.name.as_str())
             .fetch_optional(&mut *tx)
@@ -179,6 +190,16 @@ impl SqliteAccounts {
         Ok(Added::Person { first, vault })
     }
 
+    /// Whether `name` was someone's who was removed (never given again).
+    pub async fn was_removed(&self, name: &PersonName) -> Result<bool, StoreError> {
+        let former: Option<String> = sqlx::query_scalar("SELECT name FROM former_people WHERE name = ?")
+            .bind(name.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(failed)?;
+        Ok(former.is_some())
+    }
+
     /// Every person, by name.
     pub async fn people(&self) -> Result<Vec<Person>, StoreError> {
         let rows = sqlx::query("SELECT name, email, webhook, admin FROM people ORDER BY name")
@@ -199,13 +220,26 @@ impl SqliteAccounts {
             .collect()
     }
 
-    /// Removes `name` and their tokens; false when there is no such person.
+    /// Removes `name`, their tokens and grants; false when there is no such person. Their
+    /// name is never given again (what the vaults keep of them still names them).
     pub async fn remove(&self, name: &PersonName) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(failed)?;
         let removed = sqlx::query("DELETE FROM people WHERE name = ?")
             .bind(name.as_str())
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await
             .map_err(failed)?;
+        if removed.rows_affected() == 1 {
+            sqlx::query(
+                "INSERT INTO former_people (name, removed_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(name.as_str())
+            .bind(format_time(Utc::now()))
+            .execute(&mut *tx)
+            .await
+            .map_err(failed)?;
+        }
+        tx.commit().await.map_err(failed)?;
         Ok(removed.rows_affected() == 1)
     }
 

@@ -109,7 +109,8 @@ impl SqliteAccounts {
         row.map(|row| access_of(&row)).transpose()
     }
 
-    /// Every vault `person` may use with their role, their own first, then by name.
+    /// Every vault `person` may use with their role: their own first (the one a request
+    /// without `Kb-Vault` reaches before the others), then by name.
     pub async fn vaults_of(&self, person: &str) -> Result<Vec<Access>, StoreError> {
         let rows = sqlx::query(concat!(
             "SELECT ",
@@ -117,7 +118,8 @@ impl SqliteAccounts {
             ", CASE WHEN v.owner = ?1 THEN 'editor' ELSE g.role END AS role \
              FROM vaults v LEFT JOIN grants g ON g.vault = v.name AND g.person = ?1 \
              WHERE v.owner = ?1 OR g.role IS NOT NULL \
-             ORDER BY v.owner = ?1 DESC, v.name"
+             ORDER BY v.owner = ?1 DESC, CASE WHEN v.owner = ?1 THEN v.created_at END DESC, \
+             CASE WHEN v.owner = ?1 THEN v.rowid END DESC, v.name"
         ))
         .bind(person)
         .fetch_all(&self.pool)
@@ -325,7 +327,11 @@ mod tests {
         // to reach it.
         assert!(accounts.remove(&PersonName::parse("bo").unwrap()).await.unwrap());
         assert_eq!(accounts.grants("family").await.unwrap(), []);
-        assert_eq!(accounts.add(&person("bo"), now).await.unwrap(), Added::VaultTaken);
+        assert_eq!(
+            accounts.add(&person("bo"), now).await.unwrap(),
+            Added::NameRetired,
+            "a name is never reused"
+        );
         assert!(accounts.vaults().await.unwrap().iter().any(|v| v.name == "bo" && v.owner.is_none()));
     }
 }
