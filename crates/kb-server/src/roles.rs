@@ -34,6 +34,26 @@ pub fn needed(method: &Method, route: &str) -> Option<VaultRole> {
     Some(role)
 }
 
+/// The role an MCP method needs: a reader's, each of them (`tools/call` runs only the
+/// tools the role allows, checked in the registry); `None` for a method kb does not answer.
+pub fn mcp_method(method: &str) -> Option<VaultRole> {
+    match method {
+        "initialize"
+        | "ping"
+        | "tools/list"
+        | "tools/call"
+        | "resources/list"
+        | "resources/templates/list"
+        | "resources/read"
+        | "resources/subscribe"
+        | "resources/unsubscribe"
+        | "prompts/list"
+        | "prompts/get"
+        | "subscriptions/listen" => Some(VaultRole::Reader),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +93,32 @@ mod tests {
         ("GET", "/mcp", VaultRole::Reader),
         ("DELETE", "/mcp", VaultRole::Reader),
     ];
+
+    /// Every path routed under `/api` in `routes/mod.rs`, read from its source: a route
+    /// added there without a line in [`TABLE`] fails here.
+    #[test]
+    fn every_routed_path_is_in_the_table() {
+        let source = include_str!("routes/mod.rs");
+        let api =
+            &source[source.find("let api = Router::new()").unwrap()..source.find(".fallback(").unwrap()];
+        let mut routed = Vec::new();
+        for piece in api.split(".route(").skip(1) {
+            let path = piece.trim_start().strip_prefix('"').and_then(|rest| rest.split('"').next()).unwrap();
+            routed.push(format!("/api{path}"));
+        }
+        assert!(routed.len() >= 20, "{routed:?}");
+        for path in routed {
+            assert!(TABLE.iter().any(|(_, route, _)| *route == path), "{path} has no line in the role table");
+        }
+    }
+
+    #[test]
+    fn every_mcp_method_is_a_readers() {
+        for method in crate::mcp::KNOWN_METHODS {
+            assert_eq!(mcp_method(method), Some(VaultRole::Reader), "{method}");
+        }
+        assert_eq!(mcp_method("tools/delete"), None);
+    }
 
     #[test]
     fn every_route_has_the_role_the_table_gives_it() {

@@ -235,11 +235,11 @@ impl Served {
     pub async fn close(&self) {
         let opened: Vec<_> = lock(&self.opened).drain().map(|(_, cell)| cell).collect();
         for cell in opened {
-            if let Some(opened) = cell.get() {
-                if let Some(schedules) = &opened.schedules {
-                    schedules.abort();
-                    opened.assistant.close().await;
-                }
+            if let Some(opened) = cell.get()
+                && let Some(schedules) = &opened.schedules
+            {
+                schedules.abort();
+                opened.assistant.close().await;
             }
         }
         lock(&self.routes).clear();
@@ -372,13 +372,6 @@ pub async fn dispatch(
             format!("the vault {} cannot be used now: its folder is gone", access.vault.name),
         ));
     }
-    let Some(served) = &state.vaults else {
-        return Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "this server serves no vaults",
-        ));
-    };
     let router = served.routes_for(accounts, &person, &access, role).await.map_err(|error| {
         tracing::error!(%error, "a vault could not be served");
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "vault_unavailable", error.to_string())

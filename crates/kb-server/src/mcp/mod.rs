@@ -48,7 +48,7 @@ const INSTRUCTIONS: &str = "kb is the person's second brain: people, projects, i
     kb://index and kb://entries/{category}/{slug}.";
 
 /// The MCP methods kb answers, for telling a malformed request from an unknown method.
-const KNOWN_METHODS: [&str; 12] = [
+pub(crate) const KNOWN_METHODS: [&str; 12] = [
     "initialize",
     "ping",
     "tools/list",
