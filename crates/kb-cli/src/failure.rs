@@ -144,7 +144,7 @@ mod tests {
         assert_eq!(failure(ErrorCode::InvalidArguments).kind, FailureKind::Usage);
         assert_eq!(failure(ErrorCode::InvalidUpdate).kind, FailureKind::Usage);
         assert_eq!(failure(ErrorCode::InvalidMove).kind, FailureKind::Usage);
-        let refused = CliError::from(failure(ErrorCode::ForbiddenRole));
+        let refused = failure(ErrorCode::ForbiddenRole);
         assert_eq!(refused.exit_code(), ExitCode::from(3));
     }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kb_domain::{PersonName, VaultName, VaultRole};
+use kb_storage::accounts::vaults::NewVault;
 use kb_storage::accounts::{Person, SqliteAccounts};
 use serde_json::json;
 
@@ -56,7 +57,9 @@ async fn a_person_signs_in_with_a_link_and_files_in_the_shared_vault_they_pick()
         admin: false,
     };
     accounts.add(&ana, now).await.unwrap();
-    accounts.add_vault(&VaultName::parse("family").unwrap(), &family, None, None, now).await.unwrap();
+    let name = VaultName::parse("family").unwrap();
+    let shared = NewVault { name: &name, path: &family, owner: None, sync_remote: None };
+    accounts.add_vault(&shared, now).await.unwrap();
     accounts.grant("family", "ana", VaultRole::Editor).await.unwrap();
     let link = accounts.sign_in_link("ana", now).await.unwrap().unwrap();
     let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;

@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use kb_domain::{VaultName, VaultRole};
-use kb_storage::accounts::vaults::{Granted, VaultPlace};
+use kb_storage::accounts::vaults::{Granted, NewVault, VaultPlace};
 use serde_json::json;
 
 use super::people::{open, person_name, shown};
@@ -32,8 +32,13 @@ pub async fn run(action: VaultsAction, format: Format) -> Result<(), CliError> {
                 .map_err(|e| CliError::usage(format!("cannot make {}: {e}", path.display())))?;
             let folder = std::fs::canonicalize(&path)
                 .map_err(|e| CliError::usage(format!("cannot find {}: {e}", path.display())))?;
-            if !accounts.add_vault(&name, &folder, owner.as_ref(), sync_remote.as_deref(), Utc::now()).await?
-            {
+            let vault = NewVault {
+                name: &name,
+                path: &folder,
+                owner: owner.as_ref(),
+                sync_remote: sync_remote.as_deref(),
+            };
+            if !accounts.add_vault(&vault, Utc::now()).await? {
                 return Err(CliError::usage(format!(
                     "cannot add {name}: a vault or a person has that name already, or the owner has no account"
                 )));

@@ -155,7 +155,7 @@ async fn people_reach_their_own_vaults_and_shared_ones_by_role_only() {
     let bo_family = bo.in_vault("family");
     let shared = bo_family.capture("[project] Family reunion in June").await.expect(200);
     let shared_path = shared["path"].as_str().unwrap().to_string();
-    assert_eq!(found(&cy.in_vault("family"), "reunion").await, [shared_path.clone()]);
+    assert_eq!(found(&cy.in_vault("family"), "reunion").await, std::slice::from_ref(&shared_path));
     let before = files(&family);
     let cy_family = cy.in_vault("family");
     for (method, target, body) in [

@@ -158,7 +158,7 @@ impl Orchestrator {
         let span =
             tracing::info_span!("chat_turn", conversation = tracing::field::Empty, person = actor.name());
         let events = EventSender(events);
-        self.chat_inner(actor, conversation_id, message, &span, &events).instrument(span.clone()).await
+        self.chat_inner(actor, conversation_id, message, &events).instrument(span).await
     }
 
     async fn chat_inner(
@@ -166,7 +166,6 @@ impl Orchestrator {
         actor: &Actor,
         conversation_id: Option<&ConversationId>,
         message: &str,
-        span: &tracing::Span,
         events: &EventSender,
     ) -> Result<ChatResponse, TurnError> {
         let started = Instant::now();
@@ -177,7 +176,8 @@ impl Orchestrator {
             return Err(TurnError::MessageTooLong(message.len()));
         }
         let (conversation, created) = self.open_conversation(actor, conversation_id, message).await?;
-        span.record("conversation", conversation.id.as_str());
+        // The turn runs in its span (see `chat_as`): it names the conversation once known.
+        tracing::Span::current().record("conversation", conversation.id.as_str());
         events.send(TurnEvent::Started { conversation_id: conversation.id.to_string() });
         // A call waiting for the person's yes is taken away now, whatever this message says.
         let pending = match conversation.pending {

@@ -57,6 +57,19 @@ pub struct Access {
     pub role: VaultRole,
 }
 
+/// A vault to add (see [`SqliteAccounts::add_vault`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NewVault<'a> {
+    /// Its name.
+    pub name: &'a VaultName,
+    /// Its folder.
+    pub path: &'a Path,
+    /// Whose own vault it is, when it is someone's.
+    pub owner: Option<&'a PersonName>,
+    /// The git remote it syncs with.
+    pub sync_remote: Option<&'a str>,
+}
+
 /// A grant's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Granted {
@@ -137,16 +150,10 @@ impl SqliteAccounts {
         rows.iter().map(record_of).collect()
     }
 
-    /// Adds vault `name` at `path`, `owner`'s own when given; false when the name is taken
-    /// by a vault or a person (a person's own vault is named after them).
-    pub async fn add_vault(
-        &self,
-        name: &VaultName,
-        path: &Path,
-        owner: Option<&PersonName>,
-        sync_remote: Option<&str>,
-        now: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
+    /// Adds `vault`; false when its name is taken by a vault or a person (a person's own
+    /// vault is named after them), or its owner has no account.
+    pub async fn add_vault(&self, vault: &NewVault<'_>, now: DateTime<Utc>) -> Result<bool, StoreError> {
+        let NewVault { name, path, owner, sync_remote } = *vault;
         let path = path.to_str().ok_or_else(|| {
             StoreError::database_message(format!("{} is not valid UTF-8: kb cannot keep it", path.display()))
         })?;
@@ -263,6 +270,10 @@ mod tests {
     use super::*;
     use crate::accounts::{Added, Person};
 
+    fn shared<'a>(name: &'a VaultName, path: &'a str) -> NewVault<'a> {
+        NewVault { name, path: Path::new(path), owner: None, sync_remote: None }
+    }
+
     fn person(name: &str) -> Person {
         Person { name: PersonName::parse(name).unwrap(), email: None, webhook: None, admin: false }
     }
@@ -297,13 +308,10 @@ mod tests {
         assert_eq!(accounts.access("ana", Some("nowhere")).await.unwrap(), None);
 
         let family = VaultName::parse("family").unwrap();
-        assert!(accounts.add_vault(&family, Path::new("/srv/family"), None, None, now).await.unwrap());
-        assert!(!accounts.add_vault(&family, Path::new("/x"), None, None, now).await.unwrap(), "taken");
+        assert!(accounts.add_vault(&shared(&family, "/srv/family"), now).await.unwrap());
+        assert!(!accounts.add_vault(&shared(&family, "/x"), now).await.unwrap(), "taken");
         let bo_name = VaultName::parse("bo").unwrap();
-        assert!(
-            !accounts.add_vault(&bo_name, Path::new("/x"), None, None, now).await.unwrap(),
-            "a person's name"
-        );
+        assert!(!accounts.add_vault(&shared(&bo_name, "/x"), now).await.unwrap(), "a person's name");
         assert_eq!(accounts.grant("family", "bo", VaultRole::Reader).await.unwrap(), Granted::Done);
         assert_eq!(accounts.grant("family", "zed", VaultRole::Reader).await.unwrap(), Granted::NoPerson);
         assert_eq!(accounts.grant("nope", "bo", VaultRole::Reader).await.unwrap(), Granted::NoVault);
