@@ -59,6 +59,9 @@ pub struct Served {
     opened: Mutex<HashMap<PathBuf, Arc<OnceCell<Opened>>>>,
     /// Each person's routes into each vault, with their role there.
     routes: Mutex<HashMap<(String, String, VaultRole), Router>>,
+    /// Every folder opened here once: a person's own vault under the data folder is made
+    /// on its first use only, never again after it went away.
+    seen: Mutex<std::collections::HashSet<PathBuf>>,
     /// The requests each token may make per second (`KB_RATE_LIMIT`), when limited.
     rate: Option<crate::rate::RateLimit>,
     /// Sign-in links by email, when `KB_PUBLIC_URL` and an SMTP server are set.
@@ -93,6 +96,7 @@ impl Served {
             template,
             opened: Mutex::new(opened),
             routes: Mutex::new(HashMap::new()),
+            seen: Mutex::new(std::collections::HashSet::new()),
             rate,
             sign_in: None,
             redeeming: crate::rate::RateLimit::sign_in(),
@@ -155,6 +159,25 @@ impl Served {
         opened && !folder.is_dir()
     }
 
+    /// Closes `record`'s vault, whose folder is gone, and forgets its routes: when the
+    /// folder is back it is opened afresh (its index and watcher cannot follow a folder
+    /// that went away). The vault `kb serve` is given stays open: only a restart renews it.
+    pub async fn forget(&self, record: &VaultRecord) {
+        let folder = self.folder(record);
+        if folder == self.served_dir {
+            return;
+        }
+        let Some(cell) = lock(&self.opened).remove(&folder) else { return };
+        lock(&self.routes).retain(|(_, vault, _), _| vault != &record.name);
+        tracing::warn!(vault = %record.name, folder = %folder.display(), "a vault's folder is gone: it is closed until it is back");
+        if let Some(opened) = cell.get() {
+            if let Some(schedules) = &opened.schedules {
+                schedules.abort();
+            }
+            opened.assistant.close().await;
+        }
+    }
+
     /// The vault `record`, opened (once, however many ask at the same time).
     async fn open(
         &self,
@@ -170,6 +193,7 @@ impl Served {
                 if let VaultPlace::Folder(path) = &record.place
                     && path.is_relative()
                     && !folder.exists()
+                    && !lock(&self.seen).contains(&folder)
                 {
                     make_private(&folder)
                         .map_err(|e| unopened(format!("cannot make {}: {e}", folder.display())))?;
@@ -186,6 +210,7 @@ impl Served {
                 let assistant = Assistant::open(config).await.map_err(|e| unopened(e.to_string()))?;
                 let assistant = Arc::new(assistant);
                 let schedules = Some(assistant.start_schedules());
+                lock(&self.seen).insert(folder.clone());
                 Ok(Opened { assistant, schedules })
             })
             .await?;
@@ -366,6 +391,7 @@ pub async fn dispatch(
     };
     let role = if read_only { access.role.min(VaultRole::Reader) } else { access.role };
     if served.gone(&access.vault) {
+        served.forget(&access.vault).await;
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "vault_unavailable",

@@ -109,3 +109,58 @@ async fn a_person_signs_in_with_a_link_and_files_in_the_shared_vault_they_pick()
     assert_eq!(entry_files(&family).len(), 1, "filed in the vault picked: {:?}", entry_files(&family));
     assert!(entry_files(served.path()).is_empty(), "nothing in ana's own vault");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
+    if !browser_available() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let accounts = SqliteAccounts::open(data.path()).await.unwrap();
+    let now = chrono::Utc::now();
+    for name in ["ana", "bo"] {
+        let person =
+            Person { name: PersonName::parse(name).unwrap(), email: None, webhook: None, admin: false };
+        accounts.add(&person, now).await.unwrap();
+    }
+    let bo_vault = data.path().join("vaults/bo");
+    std::fs::create_dir_all(&bo_vault).unwrap();
+    let token = |name: &str| {
+        let accounts = accounts.clone();
+        let name = PersonName::parse(name).unwrap();
+        async move { accounts.issue(&name, &Default::default(), now).await.unwrap().unwrap().secret }
+    };
+    let (ana, bo) = (token("ana").await, token("bo").await);
+    let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+
+    // ana's capture waits in this browser; the page now holds bo's token (and still thinks
+    // it is ana's, as after a token pasted in the prompt).
+    let item = json!([{"key": "k-ana-1", "text": "[idea] Ana's private diary", "at": "2026-11-29T10:00:00Z",
+                        "vault": "", "person": "ana"}]);
+    page.execute(
+        "localStorage.setItem('kb-token', arguments[0]); localStorage.setItem('kb-person', 'ana'); \
+         localStorage.setItem('kb-outbox', JSON.stringify(arguments[1])); location.reload();",
+        json!([bo, item]),
+    )
+    .await;
+    page.wait_until(
+        "the capture waiting for ana",
+        "return /written as ana/.test((document.querySelector('#outbox-list') || {}).textContent || '');",
+        json!([]),
+    )
+    .await;
+    assert!(
+        entry_files(&bo_vault).is_empty(),
+        "ana's capture went into bo's vault: {:?}",
+        entry_files(&bo_vault)
+    );
+    assert!(entry_files(served.path()).is_empty());
+
+    // With ana's token it goes, into ana's vault.
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
+    page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
+    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+    assert!(entry_files(&bo_vault).is_empty());
+}

@@ -32,6 +32,27 @@ pub async fn run(action: VaultsAction, format: Format) -> Result<(), CliError> {
                 .map_err(|e| CliError::usage(format!("cannot make {}: {e}", path.display())))?;
             let folder = std::fs::canonicalize(&path)
                 .map_err(|e| CliError::usage(format!("cannot find {}: {e}", path.display())))?;
+            // One folder is one vault: another name for it would open it to other grants.
+            let canonical = |p: std::path::PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+            let people = canonical(data.join("vaults"));
+            if folder.starts_with(&people) {
+                return Err(CliError::usage(format!(
+                    "{} is under {}, where people's own vaults are: it cannot be added again",
+                    folder.display(),
+                    people.display()
+                )));
+            }
+            for vault in accounts.vaults().await? {
+                if vault.place != VaultPlace::Served
+                    && canonical(vault.place.resolve(&data, std::path::Path::new(""))) == folder
+                {
+                    return Err(CliError::usage(format!(
+                        "{} is the vault {} already: grant that one instead",
+                        folder.display(),
+                        vault.name
+                    )));
+                }
+            }
             let vault = NewVault {
                 name: &name,
                 path: &folder,

@@ -443,6 +443,44 @@ async fn unclear_requests_gone_folders_and_reused_names_are_refused() {
         "back, it serves again"
     );
 
+    // A shared vault moved away and back is opened afresh: what is filed then is found.
+    kb(root, &["vaults", "grant", "family", "ana", "editor"]);
+    let in_family = [("Authorization", ana_bearer.as_str()), ("Kb-Vault", "family")];
+    let capture = |text: &str| json!({"text": text}).to_string();
+    server
+        .request("POST", "/api/capture", &in_family, Some(capture("[idea] lanterns").as_bytes()))
+        .await
+        .expect(200);
+    let family_moved = root.join("family-moved");
+    std::fs::rename(&family, &family_moved).unwrap();
+    let away =
+        server.request("POST", "/api/capture", &in_family, Some(capture("[idea] away").as_bytes())).await;
+    assert_eq!(away.status, 503, "{}", away.text());
+    let again = server.request("GET", "/api/entries", &in_family, None).await;
+    assert_eq!(again.status, 503, "still away: {}", again.text());
+    assert!(!family.exists());
+    std::fs::rename(&family_moved, &family).unwrap();
+    server
+        .request("POST", "/api/capture", &in_family, Some(capture("[idea] paper boats").as_bytes()))
+        .await
+        .expect(200);
+    let found = server.request("GET", "/api/search?q=boats", &in_family, None).await.expect(200);
+    assert_eq!(found["total"], 1, "{found}");
+    // One folder is one vault: another name for it is refused.
+    let twice = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["vaults", "add", "family2"])
+        .arg(&family)
+        .env("KB_DATA_DIR", root)
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2), "{}", String::from_utf8_lossy(&twice.stderr));
+    let private = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["vaults", "add", "bo2", bo_added["vault"].as_str().unwrap()])
+        .env("KB_DATA_DIR", root)
+        .output()
+        .unwrap();
+    assert_eq!(private.status.code(), Some(2), "{}", String::from_utf8_lossy(&private.stderr));
+
     // A removed person's name is never given again: what the vaults keep still names them.
     kb(root, &["users", "remove", "bo"]);
     let again = Command::new(env!("CARGO_BIN_EXE_kb"))

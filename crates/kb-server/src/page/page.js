@@ -178,6 +178,9 @@
   const PERSON_KEY = "kb-person";
   function currentVault() { return localStorage.getItem(VAULT_KEY) || ""; }
   function currentPerson() { return localStorage.getItem(PERSON_KEY) || ""; }
+  // Whether kb said, since this page opened, whose the kept token is (loadVaults): until
+  // it has, no capture written by someone is sent.
+  let personConfirmed = false;
   // The cache the service worker keeps a share's files in (see sw.js).
   const SHARE_CACHE = "kb-shared-files";
   let tokenWaiter = null;
@@ -196,7 +199,14 @@
           dialog.removeEventListener("close", done);
           tokenWaiter = null;
           const token = input.value.trim();
-          if (token) localStorage.setItem(TOKEN_KEY, token);
+          if (token) {
+            localStorage.setItem(TOKEN_KEY, token);
+            // Whose token it is, kb says next (loadVaults): until then no waiting capture
+            // written by someone goes.
+            localStorage.removeItem(PERSON_KEY);
+            personConfirmed = false;
+            loadVaults();
+          }
           resolve(Boolean(token));
         };
         dialog.addEventListener("close", done);
@@ -238,8 +248,13 @@
         const err = data && data.error ? data.error : {};
         // The vault chosen here is gone or no longer this person's: back to their own.
         if (err.code === "vault_not_found" && headers["Kb-Vault"] && headers["Kb-Vault"] === currentVault()) {
+          // The vault chosen here is gone or no longer this person's: the page goes back to
+          // their own. A read is asked there again; a change is not sent anywhere else.
           localStorage.removeItem(VAULT_KEY);
-          continue;
+          loadVaults();
+          if (method === "GET") continue;
+          throw new ApiError(404, "vault_not_found", "The vault " + headers["Kb-Vault"] +
+            " is no longer yours to use, so nothing was sent; the page is back in your own vault.");
         }
         throw new ApiError(response.status, err.code || "http_" + response.status,
           err.message || "kb answered " + response.status + " " + response.statusText, err.candidates);
@@ -867,11 +882,12 @@
         const controller = new AbortController();
         sendController = controller;
         const giveUp = setTimeout(() => controller.abort(), SEND_TIMEOUT_MS);
-        if (item.person && currentPerson() && item.person !== currentPerson()) {
-          // Written for someone else: it waits for their token.
+        if (item.person && (!personConfirmed || item.person !== currentPerson())) {
+          // kb has not yet said whose token this is, or it is someone else's: it waits.
           clearTimeout(giveUp);
           sendController = null;
-          noteOnWaiting(item.key, "written as " + item.person + ": sign in as them to file it");
+          if (personConfirmed) noteOnWaiting(item.key, "written as " + item.person + ": sign in as them to file it");
+          else if (!vaultsLoading) loadVaults();
           continue;
         }
         try {
@@ -1772,16 +1788,25 @@
 
   // Once kb has accounts: who the token speaks for, and the vaults they may use, to pick
   // from in the header (shown when there are two or more).
+  let vaultsLoading = false;
   async function loadVaults() {
     let data;
-    try { data = await api("GET", "/api/vaults"); } catch (_) { return; }
+    vaultsLoading = true;
+    try { data = await api("GET", "/api/vaults"); } catch (_) { return; } finally { vaultsLoading = false; }
     if (!data || !Array.isArray(data.vaults)) return;
-    if (typeof data.person === "string") localStorage.setItem(PERSON_KEY, data.person);
+    if (typeof data.person === "string") {
+      localStorage.setItem(PERSON_KEY, data.person);
+      personConfirmed = true;
+      // Captures that waited to know whose token this is may go now.
+      if (readOutbox().length) flushOutbox();
+    }
     const select = $("#vault-select");
     select.hidden = data.vaults.length < 2;
-    select.replaceChildren(...data.vaults.map((v) => {
+    // The first vault of the person's own is the one reached without naming any.
+    const first = data.vaults.findIndex((v) => v.own);
+    select.replaceChildren(...data.vaults.map((v, i) => {
       const label = v.name + (v.own ? " (yours)" : "") + (v.role === "reader" ? " · read only" : "");
-      const option = el("option", { value: v.own ? "" : v.name, text: label });
+      const option = el("option", { value: i === first ? "" : v.name, text: label });
       if (v.current) option.selected = true;
       return option;
     }));
