@@ -530,6 +530,6 @@ pub async fn send_plain(
         to: EmailSettings::parse_recipients(to)?,
     };
     let channel = EmailChannel::new(&settings)?;
-    channel.reply(subject, text, None).await?;
+    channel.notice(subject, text).await?;
     Ok(())
 }

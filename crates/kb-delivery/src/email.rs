@@ -253,6 +253,24 @@ impl EmailChannel {
         text: &str,
         in_reply_to: Option<&str>,
     ) -> Result<(), DeliveryError> {
+        self.plain(subject, text, in_reply_to, "auto-replied").await
+    }
+
+    /// Sends a plain-text notice kb writes on its own (a sign-in link) to the channel's
+    /// recipients, marked `Auto-Submitted: auto-generated`.
+    pub async fn notice(&self, subject: &str, text: &str) -> Result<(), DeliveryError> {
+        self.plain(subject, text, None, "auto-generated").await
+    }
+
+    /// A plain-text mail marked `Auto-Submitted: {automatic}`, so an autoresponder does
+    /// not answer it back.
+    async fn plain(
+        &self,
+        subject: &str,
+        text: &str,
+        in_reply_to: Option<&str>,
+        automatic: &str,
+    ) -> Result<(), DeliveryError> {
         let mut builder = Message::builder()
             .from(self.from.clone())
             .subject(render::one_line(subject))
@@ -263,9 +281,7 @@ impl EmailChannel {
         for to in &self.to {
             builder = builder.to(to.clone());
         }
-        // Marked as a program's answer, so an autoresponder does not answer it back.
-        let automatic =
-            HeaderValue::new(HeaderName::new_from_ascii_str("Auto-Submitted"), "auto-replied".into());
+        let automatic = HeaderValue::new(HeaderName::new_from_ascii_str("Auto-Submitted"), automatic.into());
         let email = builder
             .raw_header(automatic)
             .singlepart(SinglePart::plain(text.to_string()))

@@ -327,6 +327,7 @@ async fn a_sign_in_link_is_mailed_to_the_person_and_works_once() {
     let mails = sink.received();
     assert_eq!(mails.len(), 1, "one mail, to ana only");
     assert_eq!(mails[0].rcpt_to, ["ana@example.org"]);
+    assert!(mails[0].data.contains("Auto-Submitted: auto-generated"), "{}", mails[0].data);
     let (base, code) = link_in(&mails[0].data);
     assert_eq!(base, "https://kb.example.org", "the link's base is KB_PUBLIC_URL, never the request's Host");
     assert_eq!(code.len(), 64);
