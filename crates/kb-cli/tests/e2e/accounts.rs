@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::common::{KbServer, free_port};
 
 /// Runs `kb ARGS --json` with `KB_DATA_DIR=data`; its JSON answer.
-fn kb(data: &Path, args: &[&str]) -> Value {
+pub(crate) fn kb(data: &Path, args: &[&str]) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_kb"))
         .args(args)
         .arg("--json")

@@ -9,20 +9,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::accounts::kb;
 use crate::common::{KbServer, Reply};
-
-/// Runs `kb ARGS --json` with `KB_DATA_DIR=data`; its JSON answer.
-fn kb(data: &Path, args: &[&str]) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_kb"))
-        .args(args)
-        .arg("--json")
-        .env("KB_DATA_DIR", data)
-        .env("KB_DIR", data.join("unused-vault"))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "kb {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    serde_json::from_slice(&output.stdout).unwrap()
-}
 
 /// Every file under `folder` with its bytes, `.kb/` aside (kb's own bookkeeping).
 fn files(folder: &Path) -> BTreeMap<String, Vec<u8>> {
