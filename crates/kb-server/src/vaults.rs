@@ -42,7 +42,24 @@ struct Opened {
     assistant: Arc<Assistant>,
     /// Its scheduled digests (aborted when the server stops).
     schedules: Option<tokio::task::JoinHandle<()>>,
+    /// Where its digests go, as they were when it opened.
+    recipients: Recipients,
+    /// When `recipients` were last compared with the accounts.
+    checked: Mutex<std::time::Instant>,
 }
+
+/// Where a vault's digests go: the addresses of its people, and its owner's webhook.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Recipients {
+    addresses: Vec<String>,
+    webhook: Option<String>,
+}
+
+/// How often a vault's recipients are compared with the accounts (at a request to it).
+const RECIPIENTS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a vault closed here stays usable by the requests already under way.
+const CLOSE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Every vault a `kb serve` with accounts serves (see the module).
 pub struct Served {
@@ -86,8 +103,12 @@ impl Served {
         rate: Option<crate::rate::RateLimit>,
     ) -> Served {
         let served_dir = canonical(&config.kb_dir);
-        let main =
-            OnceCell::new_with(Some(Opened { assistant: Arc::clone(&template.assistant), schedules: None }));
+        let main = OnceCell::new_with(Some(Opened {
+            assistant: Arc::clone(&template.assistant),
+            schedules: None,
+            recipients: Recipients::default(),
+            checked: Mutex::new(std::time::Instant::now()),
+        }));
         let opened = HashMap::from([(served_dir.clone(), Arc::new(main))]);
         Served {
             data_dir: canonical(&data_dir),
@@ -167,14 +188,25 @@ impl Served {
         if folder == self.served_dir {
             return;
         }
+        tracing::warn!(vault = %record.name, folder = %folder.display(), "a vault's folder is gone: it is closed until it is back");
+        self.retire(record);
+    }
+
+    /// Takes `record`'s vault out of service: its routes are forgotten and its schedules
+    /// stopped at once, and it is closed once the requests already under way are done.
+    fn retire(&self, record: &VaultRecord) {
+        let folder = self.folder(record);
         let Some(cell) = lock(&self.opened).remove(&folder) else { return };
         lock(&self.routes).retain(|(_, vault, _), _| vault != &record.name);
-        tracing::warn!(vault = %record.name, folder = %folder.display(), "a vault's folder is gone: it is closed until it is back");
         if let Some(opened) = cell.get() {
             if let Some(schedules) = &opened.schedules {
                 schedules.abort();
             }
-            opened.assistant.close().await;
+            let assistant = Arc::clone(&opened.assistant);
+            tokio::spawn(async move {
+                tokio::time::sleep(CLOSE_AFTER).await;
+                assistant.close().await;
+            });
         }
     }
 
@@ -205,37 +237,76 @@ impl Served {
                     .config
                     .for_vault(&folder, record.sync_remote.as_deref())
                     .map_err(|e| unopened(e.to_string()))?;
-                self.recipients(accounts, record, &mut config).await;
+                let recipients = self.recipients(accounts, record).await;
+                self.direct(&recipients, &mut config);
                 tracing::info!(vault = %record.name, folder = %folder.display(), "opening a vault");
                 let assistant = Assistant::open(config).await.map_err(|e| unopened(e.to_string()))?;
                 let assistant = Arc::new(assistant);
                 let schedules = Some(assistant.start_schedules());
                 lock(&self.seen).insert(folder.clone());
-                Ok(Opened { assistant, schedules })
+                Ok(Opened {
+                    assistant,
+                    schedules,
+                    recipients,
+                    checked: Mutex::new(std::time::Instant::now()),
+                })
             })
             .await?;
         Ok(Arc::clone(&opened.assistant))
     }
 
-    /// Sets where `record`'s digests go: the owner's webhook, and through the configured
-    /// SMTP server the address of everyone who may use the vault.
-    async fn recipients(&self, accounts: &SqliteAccounts, record: &VaultRecord, config: &mut Config) {
+    /// Where `record`'s digests go now: the addresses of everyone who may use it, and its
+    /// owner's webhook.
+    async fn recipients(&self, accounts: &SqliteAccounts, record: &VaultRecord) -> Recipients {
         let people = accounts.people().await.unwrap_or_default();
         let grants = accounts.grants(&record.name).await.unwrap_or_default();
         let may_use =
             |name: &str| record.owner.as_deref() == Some(name) || grants.iter().any(|(p, _)| p == name);
-        let addresses: Vec<&str> =
-            people.iter().filter(|p| may_use(p.name.as_str())).filter_map(|p| p.email.as_deref()).collect();
+        let addresses =
+            people.iter().filter(|p| may_use(p.name.as_str())).filter_map(|p| p.email.clone()).collect();
+        let owner = people.iter().find(|p| record.owner.as_deref() == Some(p.name.as_str()));
+        Recipients { addresses, webhook: owner.and_then(|p| p.webhook.clone()) }
+    }
+
+    /// Sends a vault's digests to `recipients`: by email through the configured SMTP server,
+    /// and to the webhook.
+    fn direct(&self, recipients: &Recipients, config: &mut Config) {
         if let Some(email) = &self.config.outreach.email
-            && !addresses.is_empty()
+            && !recipients.addresses.is_empty()
         {
             config.outreach.email =
-                Some(kb_core::outreach::EmailConfig { to: addresses.join(", "), ..email.clone() });
+                Some(kb_core::outreach::EmailConfig { to: recipients.addresses.join(", "), ..email.clone() });
         }
-        let owner = people.iter().find(|p| record.owner.as_deref() == Some(p.name.as_str()));
-        if let Some(url) = owner.and_then(|p| p.webhook.clone()) {
+        if let Some(url) = recipients.webhook.clone() {
             config.outreach.webhook =
                 Some(kb_core::outreach::WebhookConfig { url, format: "json".to_string() });
+        }
+    }
+
+    /// Compares `record`'s recipients with the accounts, at most every few seconds: when
+    /// its people changed (a grant given or taken, an address), the vault is opened again
+    /// with them, so a digest never goes to someone who may no longer use it.
+    pub async fn recheck(&self, accounts: &SqliteAccounts, record: &VaultRecord) {
+        let folder = self.folder(record);
+        let cell = lock(&self.opened).get(&folder).cloned();
+        let Some(opened) = cell.as_ref().and_then(|cell| cell.get()) else { return };
+        if folder == self.served_dir {
+            return;
+        }
+        {
+            let mut checked = lock(&opened.checked);
+            if checked.elapsed() < RECIPIENTS_EVERY {
+                return;
+            }
+            *checked = std::time::Instant::now();
+        }
+        if self.recipients(accounts, record).await == opened.recipients {
+            return;
+        }
+        tracing::info!(vault = %record.name, "who gets a vault's digests changed: it is opened again");
+        self.retire(record);
+        if let Err(error) = self.open(accounts, record).await {
+            tracing::warn!(%error, "a vault was not opened again");
         }
     }
 
@@ -398,6 +469,9 @@ pub async fn dispatch(
             format!("the vault {} cannot be used now: its folder is gone", access.vault.name),
         ));
     }
+    // Whether its digests still go to the right people is looked at beside the request.
+    let (rechecking, accounts_now, record) = (Arc::clone(served), accounts.clone(), access.vault.clone());
+    tokio::spawn(async move { rechecking.recheck(&accounts_now, &record).await });
     let router = served.routes_for(accounts, &person, &access, role).await.map_err(|error| {
         tracing::error!(%error, "a vault could not be served");
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "vault_unavailable", error.to_string())

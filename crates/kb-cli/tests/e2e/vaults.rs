@@ -481,3 +481,73 @@ async fn unclear_requests_gone_folders_and_reused_names_are_refused() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("removed"));
     assert!(Path::new(bo_added["vault"].as_str().unwrap()).exists(), "bo's files stay");
 }
+
+/// The recipients of the mails `sink` received, once there are `count` (or 15 s passed).
+async fn mails(sink: &crate::outreach::smtp::SmtpSink, count: usize) -> Vec<Vec<String>> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while recipients(sink).len() < count && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    recipients(sink)
+}
+
+/// The recipients of every mail `sink` received, in order.
+fn recipients(sink: &crate::outreach::smtp::SmtpSink) -> Vec<Vec<String>> {
+    sink.received().into_iter().map(|mail| mail.rcpt_to).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_vaults_digest_goes_to_its_people_and_stops_for_one_ungranted() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path();
+    kb(root, &["users", "add", "ana", "--email", "ana@example.org"]);
+    kb(root, &["users", "add", "bo", "--email", "bo@example.org"]);
+    kb(root, &["users", "add", "cy", "--email", "cy@example.org"]);
+    let family = root.join("family");
+    kb(root, &["vaults", "add", "family", family.to_str().unwrap()]);
+    kb(root, &["vaults", "grant", "family", "bo", "editor"]);
+    kb(root, &["vaults", "grant", "family", "cy", "reader"]);
+    let bo = kb(root, &["tokens", "issue", "bo"])["token"].as_str().unwrap().to_string();
+    let sink = crate::outreach::smtp::SmtpSink::start(crate::outreach::smtp::Behaviour::default()).await;
+    let (dir, smtp) = (root.to_string_lossy().into_owned(), sink.url());
+    let server = KbServer::start(&[
+        ("KB_DATA_DIR", dir.as_str()),
+        ("KB_SMTP_URL", smtp.as_str()),
+        ("KB_EMAIL_FROM", "kb <kb@kb.test>"),
+        ("KB_EMAIL_TO", "owner@kb.test"),
+    ])
+    .await;
+    let bo = As { server: &server, token: bo, vault: Some("family") };
+    bo.capture("[project] Family reunion in June").await.expect(200);
+    bo.send("POST", "/api/digests", Some(json!({"type": "daily"})), &[]).await.expect(200);
+    let first = mails(&sink, 1).await;
+    assert_eq!(
+        first,
+        [vec!["bo@example.org".to_string(), "cy@example.org".to_string()]],
+        "only family's people"
+    );
+
+    // cy is ungranted: once kb looks again (at a request, every 10 s at most), the next
+    // digest is not sent to cy.
+    kb(root, &["vaults", "ungrant", "family", "cy"]);
+    tokio::time::sleep(std::time::Duration::from_secs(11)).await;
+    bo.get("/api/entries").await.expect(200);
+    let reopened = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let sent = bo.send("POST", "/api/digests", Some(json!({"type": "daily"})), &[]).await;
+        let before = recipients(&sink).len();
+        if sent.status == 200 {
+            let after = mails(&sink, before + 1).await;
+            if after.last().is_some_and(|to| to == &vec!["bo@example.org".to_string()]) {
+                break;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < reopened,
+            "cy still gets family's digests: {:?}",
+            recipients(&sink)
+        );
+    }
+    assert!(recipients(&sink).iter().all(|to| !to.contains(&"ana@example.org".to_string())), "never ana");
+}
