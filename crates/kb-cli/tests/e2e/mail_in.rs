@@ -244,7 +244,13 @@ async fn verified_mail_is_filed_and_forged_or_unknown_mail_is_not() {
     let history = kb.get(&format!("/api/entries/{}/history", crate::common::url_path(&seeds.0))).await.json();
     assert_eq!(history["revisions"][0]["source"], "email", "{history}");
 
-    // Each verified sender got a reply saying where; nobody else got anything.
+    // Each verified sender got a reply saying where; nobody else got anything. Replies are
+    // sent beside the filing: wait for them (a busy machine delays the second).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while sink.received().len() < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let replies = sink.received();
     assert_eq!(replies.len(), 2, "{replies:?}");
     for reply in &replies {
