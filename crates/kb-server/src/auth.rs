@@ -38,10 +38,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
             None => next.run(request).await,
         };
     }
-    let accounts = match &state.accounts {
-        Some(watch) => watch.current().await,
-        None => None,
-    };
+    let accounts = state.accounts_now().await;
     if let Some(accounts) = accounts {
         return match crate::vaults::dispatch(&state, accounts, request).await {
             Ok(response) => response,
@@ -96,10 +93,7 @@ fn role_refusal(state: &AppState, request: &Request) -> Option<ApiError> {
 /// host, as `/api` does (it shows the model and the vault's counts); with a token it is
 /// open to anyone.
 pub async fn guard_health(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let accounts = match &state.accounts {
-        Some(watch) => watch.current().await.is_some(),
-        None => false,
-    };
+    let accounts = state.accounts_now().await.is_some();
     if state.token.is_some() || accounts || addressed_to_loopback(request.headers()) {
         return next.run(request).await;
     }

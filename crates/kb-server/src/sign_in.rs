@@ -90,10 +90,7 @@ async fn set_up(state: &AppState) -> Result<(kb_storage::accounts::SqliteAccount
         )
     };
     let links = state.vaults.as_ref().and_then(|served| served.sign_in()).ok_or_else(off)?;
-    let accounts = match &state.accounts {
-        Some(watch) => watch.current().await.cloned(),
-        None => None,
-    };
+    let accounts = state.accounts_now().await.cloned();
     Ok((accounts.ok_or_else(off)?, links))
 }
 
@@ -155,10 +152,7 @@ pub async fn ask(State(state): State<AppState>, ApiJson(body): ApiJson<AskBody>)
 /// 410 `sign_in_link_spent` for a link used already, expired, or never made.
 pub async fn redeem(State(state): State<AppState>, ApiJson(body): ApiJson<RedeemBody>) -> Response {
     // A link made while links were mailed still works after they stop being.
-    let accounts = match &state.accounts {
-        Some(watch) => watch.current().await.cloned(),
-        None => None,
-    };
+    let accounts = state.accounts_now().await.cloned();
     let Some(accounts) = accounts else {
         return ApiError::new(StatusCode::NOT_FOUND, "sign_in_off", "this kb has no accounts to sign in to")
             .into_response();

@@ -59,6 +59,14 @@ impl AppState {
         self
     }
 
+    /// The accounts, when this server has any now (see [`crate::people::Accounts::current`]).
+    pub async fn accounts_now(&self) -> Option<&kb_storage::accounts::SqliteAccounts> {
+        match &self.accounts {
+            Some(watch) => watch.current().await,
+            None => None,
+        }
+    }
+
     /// The entries, changed as coming from [`AppState::source`].
     pub fn entries(&self) -> Entries<'_> {
         self.assistant.entries().by(self.source).as_actor(&self.actor)

@@ -342,8 +342,9 @@ impl Served {
     }
 }
 
-/// Makes `folder`, readable by this user only.
-fn make_private(folder: &Path) -> std::io::Result<()> {
+/// Makes `folder` (a person's own vault, with any missing parents), readable by this
+/// user only: `kb users add` and a first request make it alike.
+pub fn make_private(folder: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(folder)?;
     #[cfg(unix)]
     {

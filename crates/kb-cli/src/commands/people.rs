@@ -78,7 +78,9 @@ pub async fn users(action: UsersAction, format: Format) -> Result<(), CliError> 
                 }
             };
             if let Some(vault) = &vault {
-                make_private(&dir.join(vault))?;
+                let folder = dir.join(vault);
+                kb_server::vaults::make_private(&folder)
+                    .map_err(|e| CliError::usage(format!("cannot make {}: {e}", folder.display())))?;
             }
             let admin = admin || first;
             let folder = vault.as_ref().map(|v| dir.join(v).display().to_string());
@@ -215,16 +217,4 @@ pub async fn tokens(action: TokensAction, format: Format) -> Result<(), CliError
             print_text(&format!("Token {id} is revoked: refused from its next request on.\n"))
         }
     }
-}
-
-/// Makes `folder` (a person's own vault), readable by this user only.
-pub(super) fn make_private(folder: &std::path::Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(folder)
-        .map_err(|e| CliError::usage(format!("cannot make {}: {e}", folder.display())))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700));
-    }
-    Ok(())
 }

@@ -11,10 +11,9 @@ use crate::state::AppState;
 /// `GET /api/vaults` without accounts: `{vaults: []}` (there is one vault, and no one to
 /// name). With accounts the request is answered before it reaches a vault, by [`listing`].
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Value>, ApiError> {
-    let (Some(person), Some(accounts)) = (state.actor.name(), &state.accounts) else {
+    let (Some(person), Some(accounts)) = (state.actor.name(), state.accounts_now().await) else {
         return Ok(ApiJson(json!({ "vaults": [] })));
     };
-    let Some(accounts) = accounts.current().await else { return Ok(ApiJson(json!({ "vaults": [] }))) };
     let read_only = state.actor.role() < VaultRole::Editor;
     Ok(ApiJson(listing(accounts, person, state.vault.as_deref(), read_only).await?))
 }
