@@ -7,6 +7,7 @@
 //! and an indexed lookup; the stored hash is then compared in constant time.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use kb_domain::{PersonName, StoreError};
@@ -16,8 +17,11 @@ use sqlx::{Row, SqlitePool};
 use crate::conversations::rows::format_time;
 use crate::database;
 
+mod remembered;
 pub mod sign_in;
 pub mod vaults;
+
+use remembered::{KnownToken, Remembered};
 
 /// A person the server serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +115,8 @@ pub struct Bearer {
 #[derive(Debug, Clone)]
 pub struct SqliteAccounts {
     pub(crate) pool: SqlitePool,
+    /// The tokens and vaults looked up lately, while the accounts stay as they were.
+    remembered: Arc<Remembered>,
     /// Checkpoints the database while this is open.
     _checkpoints: Option<database::Checkpoints>,
 }
@@ -125,7 +131,11 @@ impl SqliteAccounts {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700));
         }
-        Ok(SqliteAccounts { pool: database.pool, _checkpoints: database.checkpoints })
+        let remembered = Arc::new(Remembered::new(data_dir));
+        if remembered.mark().is_missing() {
+            remembered.changed();
+        }
+        Ok(SqliteAccounts { pool: database.pool, remembered, _checkpoints: database.checkpoints })
     }
 
     /// Whether any person has an account (then every request needs a person's token).
@@ -187,6 +197,7 @@ impl SqliteAccounts {
             .await
             .map_err(failed)?;
         tx.commit().await.map_err(failed)?;
+        self.remembered.changed();
         Ok(Added::Person { first, vault })
     }
 
@@ -240,6 +251,7 @@ impl SqliteAccounts {
             .map_err(failed)?;
         }
         tx.commit().await.map_err(failed)?;
+        self.remembered.changed();
         Ok(removed.rows_affected() == 1)
     }
 
@@ -310,13 +322,27 @@ impl SqliteAccounts {
             .execute(&self.pool)
             .await
             .map_err(failed)?;
+        self.remembered.changed();
         Ok(revoked.rows_affected() == 1)
     }
 
     /// Who `secret` speaks for at `now`, when it is a token neither revoked nor expired;
-    /// its last use is kept (to the minute).
+    /// its last use is kept (to the minute). A token found valid lately is answered from
+    /// memory while the accounts stay as they were (see `remembered`).
     pub async fn check(&self, secret: &str, now: DateTime<Utc>) -> Result<Option<Bearer>, StoreError> {
         let hash = hash_of(secret.trim());
+        let minute = now.format("%Y-%m-%dT%H:%M").to_string();
+        let mark = self.remembered.mark();
+        if let Some(known) = self.remembered.token(&mark, &hash) {
+            if has_expired(known.expires_at.as_deref(), now) {
+                return Ok(None);
+            }
+            if known.noted != minute {
+                self.note_use(&known.bearer.token, now).await;
+                self.remembered.noted(&hash, &minute);
+            }
+            return Ok(Some(known.bearer));
+        }
         let row = sqlx::query(
             "SELECT tokens.id, tokens.hash, tokens.person, tokens.read_only, tokens.expires_at, \
              tokens.revoked_at, tokens.last_used_at, people.admin FROM tokens \
@@ -332,34 +358,44 @@ impl SqliteAccounts {
             return Ok(None);
         }
         let revoked: Option<String> = row.try_get("revoked_at").map_err(failed)?;
-        let expires: Option<String> = row.try_get("expires_at").map_err(failed)?;
-        // An expiry that does not read as a time (edited by hand) has passed.
-        let expired =
-            expires.is_some_and(|at| DateTime::parse_from_rfc3339(&at).is_err() || at <= format_time(now));
-        if revoked.is_some() || expired {
+        let expires_at: Option<String> = row.try_get("expires_at").map_err(failed)?;
+        if revoked.is_some() || has_expired(expires_at.as_deref(), now) {
             return Ok(None);
         }
         let id: String = row.try_get("id").map_err(failed)?;
         let last: Option<String> = row.try_get("last_used_at").map_err(failed)?;
-        let minute = now.format("%Y-%m-%dT%H:%M").to_string();
         if last.as_deref().is_none_or(|last| !last.starts_with(&minute)) {
-            // Bookkeeping: a database busy with another writer must not refuse a valid token.
-            let noted = sqlx::query("UPDATE tokens SET last_used_at = ? WHERE id = ?")
-                .bind(format_time(now))
-                .bind(&id)
-                .execute(&self.pool)
-                .await;
-            if let Err(error) = noted {
-                tracing::warn!(%error, "a token's last use could not be noted");
-            }
+            self.note_use(&id, now).await;
         }
-        Ok(Some(Bearer {
+        let bearer = Bearer {
             token: id,
             person: row.try_get("person").map_err(failed)?,
             admin: row.try_get("admin").map_err(failed)?,
             read_only: row.try_get("read_only").map_err(failed)?,
-        }))
+        };
+        let known = KnownToken { bearer: bearer.clone(), expires_at, noted: minute };
+        self.remembered.keep_token(&mark, hash, known);
+        Ok(Some(bearer))
     }
+
+    /// Keeps `now` as token `id`'s last use. Bookkeeping: a database busy with another
+    /// writer must not refuse a valid token, so a failure is only logged.
+    async fn note_use(&self, id: &str, now: DateTime<Utc>) {
+        let noted = sqlx::query("UPDATE tokens SET last_used_at = ? WHERE id = ?")
+            .bind(format_time(now))
+            .bind(id)
+            .execute(&self.pool)
+            .await;
+        if let Err(error) = noted {
+            tracing::warn!(%error, "a token's last use could not be noted");
+        }
+    }
+}
+
+/// Whether a token that stops working at `expires_at` (as stored) has stopped at `now`.
+/// An expiry that does not read as a time (edited by hand) has passed.
+fn has_expired(expires_at: Option<&str>, now: DateTime<Utc>) -> bool {
+    expires_at.is_some_and(|at| DateTime::parse_from_rfc3339(at).is_err() || at <= format_time(now).as_str())
 }
 
 /// A token's stored form: the SHA-256 of its secret, lowercase hex (as history names bytes).
@@ -382,6 +418,8 @@ pub(crate) fn failed(error: sqlx::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
+    use kb_domain::VaultName;
+
     use super::*;
 
     fn ana() -> Person {
@@ -442,5 +480,65 @@ mod tests {
         assert!(accounts.remove(&name).await.unwrap());
         assert_eq!(accounts.check(&brief.secret, now).await.unwrap(), None);
         assert!(accounts.tokens().await.unwrap().is_empty());
+    }
+
+    /// Another kb process on the same data: what one remembers must not outlive a change
+    /// the other makes.
+    #[tokio::test]
+    async fn what_a_process_remembers_gives_way_to_another_processes_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let serving = SqliteAccounts::open(dir.path()).await.unwrap();
+        let command = SqliteAccounts::open(dir.path()).await.unwrap();
+        let now = Utc::now();
+        command.add(&ana(), now).await.unwrap();
+        let bo = Person { name: PersonName::parse("bo").unwrap(), admin: false, ..ana() };
+        command.add(&bo, now).await.unwrap();
+        let shared = VaultName::parse("house").unwrap();
+        let folder = dir.path().join("house");
+        let vault = vaults::NewVault { name: &shared, path: &folder, owner: None, sync_remote: None };
+        assert!(command.add_vault(&vault, now).await.unwrap());
+        command.grant("house", "bo", kb_domain::VaultRole::Reader).await.unwrap();
+        let token = command.issue(&bo.name, &TokenRequest::default(), now).await.unwrap().unwrap();
+        let expiring =
+            TokenRequest { expires_at: Some(now + chrono::Duration::hours(1)), ..Default::default() };
+        let brief = command.issue(&bo.name, &expiring, now).await.unwrap().unwrap();
+
+        // Asked twice, so the second answer comes from memory.
+        for _ in 0..2 {
+            assert_eq!(serving.check(&token.secret, now).await.unwrap().unwrap().person, "bo");
+            assert!(serving.check(&brief.secret, now).await.unwrap().is_some());
+            let access = serving.access("bo", Some("house")).await.unwrap().unwrap();
+            assert_eq!(access.role, kb_domain::VaultRole::Reader);
+            assert_eq!(serving.access("bo", Some("elsewhere")).await.unwrap(), None);
+        }
+        let later = now + chrono::Duration::hours(2);
+        assert_eq!(serving.check(&brief.secret, later).await.unwrap(), None, "expired, though remembered");
+        // Its last use is still noted as minutes pass.
+        assert!(serving.check(&token.secret, later).await.unwrap().is_some());
+        let listed = command.tokens().await.unwrap();
+        let used = listed.iter().find(|t| t.id == token.id).and_then(|t| t.last_used_at).unwrap();
+        assert_eq!(used.timestamp(), later.timestamp());
+
+        command.grant("house", "bo", kb_domain::VaultRole::Editor).await.unwrap();
+        assert_eq!(
+            serving.access("bo", Some("house")).await.unwrap().unwrap().role,
+            kb_domain::VaultRole::Editor
+        );
+        assert!(command.ungrant("house", "bo").await.unwrap());
+        assert_eq!(serving.access("bo", Some("house")).await.unwrap(), None, "ungranted elsewhere");
+        assert!(command.revoke(&token.id, now).await.unwrap());
+        assert_eq!(serving.check(&token.secret, now).await.unwrap(), None, "revoked elsewhere");
+
+        // Without a mark to read, nothing is remembered: every check asks the database.
+        let again = command.issue(&bo.name, &TokenRequest::default(), now).await.unwrap().unwrap();
+        assert!(serving.check(&again.secret, now).await.unwrap().is_some());
+        std::fs::remove_file(dir.path().join(remembered::MARK_FILE)).unwrap();
+        sqlx::query("UPDATE tokens SET revoked_at = ? WHERE id = ?")
+            .bind(format_time(now))
+            .bind(&again.id)
+            .execute(&command.pool)
+            .await
+            .unwrap();
+        assert_eq!(serving.check(&again.secret, now).await.unwrap(), None, "read from the database");
     }
 }

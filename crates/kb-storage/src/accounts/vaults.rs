@@ -94,7 +94,12 @@ macro_rules! record_columns {
 impl SqliteAccounts {
     /// The vault `person` asked for (`None`: their own) and their role there; `None` when
     /// there is no such vault or they may not use it (the two are one answer).
+    /// An answer found lately is given from memory while the accounts stay as they were.
     pub async fn access(&self, person: &str, vault: Option<&str>) -> Result<Option<Access>, StoreError> {
+        let mark = self.remembered.mark();
+        if let Some(access) = self.remembered.access(&mark, person, vault) {
+            return Ok(access);
+        }
         let row = match vault {
             None => sqlx::query(concat!(
                 "SELECT ",
@@ -119,7 +124,9 @@ impl SqliteAccounts {
             .await
             .map_err(failed)?,
         };
-        row.map(|row| access_of(&row)).transpose()
+        let access = row.map(|row| access_of(&row)).transpose()?;
+        self.remembered.keep_access(&mark, person, vault, access.clone());
+        Ok(access)
     }
 
     /// Every vault `person` may use with their role: their own first (the one a request
@@ -172,6 +179,7 @@ impl SqliteAccounts {
         .execute(&self.pool)
         .await
         .map_err(failed)?;
+        self.remembered.changed();
         Ok(added.rows_affected() == 1)
     }
 
@@ -182,6 +190,7 @@ impl SqliteAccounts {
             .execute(&self.pool)
             .await
             .map_err(failed)?;
+        self.remembered.changed();
         Ok(removed.rows_affected() == 1)
     }
 
@@ -215,6 +224,7 @@ impl SqliteAccounts {
         .execute(&self.pool)
         .await
         .map_err(failed)?;
+        self.remembered.changed();
         Ok(Granted::Done)
     }
 
@@ -226,6 +236,7 @@ impl SqliteAccounts {
             .execute(&self.pool)
             .await
             .map_err(failed)?;
+        self.remembered.changed();
         Ok(removed.rows_affected() == 1)
     }
 

@@ -1,0 +1,190 @@
+//! What a kb server remembers of its accounts between requests: the tokens it found valid
+//! and the vaults it found each person may use, so that a request costs a hash and a
+//! lookup in memory, not a query.
+//!
+//! It is remembered only while the accounts stay as they were. Every change to them, in
+//! any process (`kb tokens revoke`, `kb vaults ungrant`, a second `kb serve`), writes a new
+//! mark into the file [`MARK_FILE`] beside the database once the change is committed. Each
+//! lookup first reads that mark (a few microseconds) and forgets everything when it
+//! differs, so a token revoked anywhere is refused at its very next request. Without a
+//! readable mark nothing is remembered. What is remembered is also looked up afresh after
+//! [`AT_MOST`], in case a process could write neither a mark nor remove the old one.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rand::RngCore;
+
+use super::Bearer;
+use super::vaults::Access;
+
+/// The file every change to the accounts marks anew, in the server's data folder.
+pub(crate) const MARK_FILE: &str = "accounts.changed";
+/// The longest anything is remembered without being looked up again.
+const AT_MOST: Duration = Duration::from_secs(60);
+/// At most this many tokens and as many vault answers are remembered; beyond it they are
+/// all forgotten (a person naming ever new vaults must not grow memory without bound).
+const LIMIT: usize = 10_000;
+
+/// A token found valid, with what its next uses need.
+#[derive(Debug, Clone)]
+pub(crate) struct KnownToken {
+    /// Who it speaks for.
+    pub(crate) bearer: Bearer,
+    /// When it stops working (as stored), when it does.
+    pub(crate) expires_at: Option<String>,
+    /// The minute its last use was noted in the database (`YYYY-MM-DDTHH:MM`).
+    pub(crate) noted: String,
+}
+
+/// The vault a person asked for (`None`: their own), as a key.
+type AccessKey = (String, Option<String>);
+
+/// What is remembered, and the mark it was found under.
+#[derive(Debug, Default)]
+struct Memory {
+    mark: Option<Vec<u8>>,
+    tokens: HashMap<String, (KnownToken, Instant)>,
+    access: HashMap<AccessKey, (Option<Access>, Instant)>,
+}
+
+impl Memory {
+    /// Forgets everything unless it was found under `mark`; then remembers that mark.
+    fn under(&mut self, mark: &[u8]) {
+        if self.mark.as_deref() != Some(mark) {
+            self.tokens.clear();
+            self.access.clear();
+            self.mark = Some(mark.to_vec());
+        }
+    }
+}
+
+/// The accounts remembered by one process (see the module's documentation).
+#[derive(Debug)]
+pub(crate) struct Remembered {
+    mark_file: PathBuf,
+    memory: Mutex<Memory>,
+}
+
+/// The mark read before a lookup in the database: what it finds is remembered under it.
+#[derive(Debug)]
+pub(crate) struct Mark(Option<Vec<u8>>);
+
+impl Mark {
+    /// Whether there was no mark to read (nothing is remembered then).
+    pub(crate) fn is_missing(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl Remembered {
+    /// What is remembered of the accounts in `data_dir`: nothing yet.
+    pub(crate) fn new(data_dir: &Path) -> Remembered {
+        Remembered { mark_file: data_dir.join(MARK_FILE), memory: Mutex::default() }
+    }
+
+    /// The mark as it is now. Read before the database, so that a change committed after
+    /// the read marks anew and is seen by the next lookup.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark(std::fs::read(&self.mark_file).ok().filter(|mark| !mark.is_empty()))
+    }
+
+    /// The token whose hash is `hash`, when it was found valid under `mark` less than
+    /// [`AT_MOST`] ago.
+    pub(crate) fn token(&self, mark: &Mark, hash: &str) -> Option<KnownToken> {
+        let mark = mark.0.as_deref()?;
+        let mut memory = self.lock();
+        memory.under(mark);
+        match memory.tokens.get(hash) {
+            Some((known, at)) if at.elapsed() < AT_MOST => Some(known.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remembers `known` under `mark`, unless the accounts changed since.
+    pub(crate) fn keep_token(&self, mark: &Mark, hash: String, known: KnownToken) {
+        let Some(mark) = mark.0.as_deref() else { return };
+        let mut memory = self.lock();
+        if memory.mark.as_deref().is_some_and(|now| now != mark) {
+            return;
+        }
+        memory.under(mark);
+        if memory.tokens.len() >= LIMIT {
+            memory.tokens.clear();
+        }
+        memory.tokens.insert(hash, (known, Instant::now()));
+    }
+
+    /// Notes that the token of `hash` had its last use noted in minute `minute`.
+    pub(crate) fn noted(&self, hash: &str, minute: &str) {
+        if let Some((known, _)) = self.lock().tokens.get_mut(hash) {
+            known.noted = minute.to_string();
+        }
+    }
+
+    /// What `person` may use of `vault`, when it was looked up under `mark` less than
+    /// [`AT_MOST`] ago: `Some(None)` when they may use none.
+    pub(crate) fn access(&self, mark: &Mark, person: &str, vault: Option<&str>) -> Option<Option<Access>> {
+        let mark = mark.0.as_deref()?;
+        let mut memory = self.lock();
+        memory.under(mark);
+        let key = (person.to_string(), vault.map(str::to_string));
+        match memory.access.get(&key) {
+            Some((access, at)) if at.elapsed() < AT_MOST => Some(access.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remembers `access` under `mark`, unless the accounts changed since.
+    pub(crate) fn keep_access(&self, mark: &Mark, person: &str, vault: Option<&str>, access: Option<Access>) {
+        let Some(mark) = mark.0.as_deref() else { return };
+        let mut memory = self.lock();
+        if memory.mark.as_deref().is_some_and(|now| now != mark) {
+            return;
+        }
+        memory.under(mark);
+        if memory.access.len() >= LIMIT {
+            memory.access.clear();
+        }
+        memory.access.insert((person.to_string(), vault.map(str::to_string)), (access, Instant::now()));
+    }
+
+    /// Says the accounts changed (called once the change is committed): forgets what this
+    /// process remembers and writes a new mark for every process. When no mark can be
+    /// written the old one is removed, so that no process remembers anything until one
+    /// can be.
+    pub(crate) fn changed(&self) {
+        {
+            let mut memory = self.lock();
+            memory.tokens.clear();
+            memory.access.clear();
+            memory.mark = None;
+        }
+        let mut bytes = [0u8; 16];
+        rand::rng().fill_bytes(&mut bytes);
+        let mark = super::hex(&bytes);
+        let temp = self.mark_file.with_file_name(format!("{MARK_FILE}.{mark}.tmp"));
+        let written =
+            std::fs::write(&temp, mark.as_bytes()).and_then(|()| std::fs::rename(&temp, &self.mark_file));
+        if let Err(error) = written {
+            let _ = std::fs::remove_file(&temp);
+            tracing::warn!(%error, "the accounts' change mark could not be written; it is removed");
+            if let Err(error) = std::fs::remove_file(&self.mark_file)
+                && error.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::error!(
+                    %error,
+                    "the accounts' change mark can neither be written nor removed: other kb processes see this \
+                     change within a minute"
+                );
+            }
+        }
+    }
+
+    /// The memory, even after a panic elsewhere (it is rebuilt from the database anyway).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
+        self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
