@@ -138,4 +138,10 @@ impl ChangeObserver for SearchHandle {
             index.entries_changed(changes);
         }
     }
+
+    fn entries_changed_by(&self, changes: &[EntryChange], person: &str) {
+        if let Some(index) = self.if_opened() {
+            index.entries_changed_by(changes, person);
+        }
+    }
 }

@@ -13,7 +13,14 @@
 //! own writes at once. Another process that sent its change to the owner gets its answer
 //! once that change is committed, as before, and asks the owner for the same wait before
 //! each of its searches.
+//!
+//! With several people on one kb, a change one of them asked for is queued under their
+//! name. Their own searches wait for it as above; another person's search waits only for
+//! what they or no one in particular changed, and sees the first person's change once it is
+//! committed: at most [`PEOPLE_LINGER`] later. So one person's burst of captures is not a
+//! commit per search of everyone else, which on a busy server is most of its work.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -27,6 +34,9 @@ const CHECK_OPEN: Duration = Duration::from_secs(1);
 /// How long the committer waits after a change is queued for more to commit with it
 /// (when no reader waits): a burst of changes is then a few commits, not one each.
 pub(crate) const LINGER: Duration = Duration::from_millis(25);
+/// How long the committer waits when everything queued was asked for by people and none of
+/// them waits to read it: how late one person's change may show in another's search.
+pub(crate) const PEOPLE_LINGER: Duration = Duration::from_millis(250);
 
 /// The changes waiting for the background commit, and who waits for them.
 #[derive(Debug, Default)]
@@ -49,6 +59,14 @@ struct QueueState {
     done: u64,
     /// When the oldest change still queued was queued.
     since: Option<Instant>,
+    /// Whether a change still queued was asked for by no one in particular (then the
+    /// committer lingers [`LINGER`], not [`PEOPLE_LINGER`]).
+    anyones_queued: bool,
+    /// The last batch queued by no one in particular: everyone's searches wait for it.
+    last_anyones: u64,
+    /// The last batch each person queued, while it is not done with: only their own
+    /// searches wait for it.
+    last_by: HashMap<String, u64>,
     /// How many callers wait to read what is queued.
     readers: usize,
 }
@@ -77,13 +95,24 @@ impl CommitQueue {
         self.background.store(false, Ordering::Release);
     }
 
-    /// Queues one operation's changes (committed together), running `also` while the
-    /// queue is held, so that what it records follows the order of the queue.
-    pub(crate) fn push(&self, changes: Vec<Change>, also: impl FnOnce(&[Change])) {
+    /// Queues one operation's changes (committed together), asked for by `person` (`None`:
+    /// no one in particular), running `also` while the queue is held, so that what it
+    /// records follows the order of the queue.
+    pub(crate) fn push(&self, changes: Vec<Change>, person: Option<&str>, also: impl FnOnce(&[Change])) {
         let mut state = lock(&self.state);
         also(&changes);
         state.changes.extend(changes);
         state.queued += 1;
+        let batch = state.queued;
+        match person {
+            Some(person) => {
+                state.last_by.insert(person.to_string(), batch);
+            }
+            None => {
+                state.last_anyones = batch;
+                state.anyones_queued = true;
+            }
+        }
         state.since.get_or_insert_with(Instant::now);
         self.queued.notify_one();
     }
@@ -99,7 +128,8 @@ impl CommitQueue {
             }
             state = self.queued.wait_timeout(state, CHECK_OPEN).map_or_else(|e| e.into_inner().0, |(s, _)| s);
         }
-        let until = state.since.unwrap_or_else(Instant::now) + LINGER;
+        let linger = if state.anyones_queued { LINGER } else { PEOPLE_LINGER };
+        let until = state.since.unwrap_or_else(Instant::now) + linger;
         while state.readers == 0 {
             let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
                 break;
@@ -107,6 +137,7 @@ impl CommitQueue {
             state = self.queued.wait_timeout(state, left).map_or_else(|e| e.into_inner().0, |(s, _)| s);
         }
         state.since = None;
+        state.anyones_queued = false;
         Some(Batch { changes: std::mem::take(&mut state.changes), upto: state.queued })
     }
 
@@ -114,6 +145,7 @@ impl CommitQueue {
     pub(crate) fn take_all(&self) -> Batch {
         let mut state = lock(&self.state);
         state.since = None;
+        state.anyones_queued = false;
         Batch { changes: std::mem::take(&mut state.changes), upto: state.queued }
     }
 
@@ -121,17 +153,29 @@ impl CommitQueue {
     pub(crate) fn finished(&self, upto: u64) {
         let mut state = lock(&self.state);
         state.done = state.done.max(upto);
+        let done = state.done;
+        state.last_by.retain(|_, batch| *batch > done);
         self.done.notify_all();
     }
 
     /// Waits until every change queued before this call is done with: the caller then
     /// reads what was written before it.
     pub(crate) fn wait_for_queued(&self) {
+        self.wait_for(None);
+    }
+
+    /// Waits until the changes queued before this call that `reader` must see are done
+    /// with: all of them for no one in particular (`None`), else the reader's own and
+    /// those no one in particular asked for (see the module's documentation).
+    pub(crate) fn wait_for(&self, reader: Option<&str>) {
         if !self.is_background() {
             return;
         }
         let mut state = lock(&self.state);
-        let target = state.queued;
+        let target = match reader {
+            None => state.queued,
+            Some(reader) => state.last_anyones.max(state.last_by.get(reader).copied().unwrap_or(0)),
+        };
         if state.done >= target {
             return;
         }

@@ -35,4 +35,12 @@ pub trait ChangeObserver: Send + Sync {
             self.entry_changed(change);
         }
     }
+
+    /// [`ChangeObserver::entries_changed`] for changes one of the people kb serves asked
+    /// for (see [`crate::people`]): the search index lets that person read them at once,
+    /// and the others a moment later.
+    fn entries_changed_by(&self, changes: &[EntryChange], person: &str) {
+        let _ = person;
+        self.entries_changed(changes);
+    }
 }

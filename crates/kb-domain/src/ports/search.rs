@@ -123,6 +123,10 @@ pub struct SearchQuery {
     /// when these are fewer than the page asks for (a question typed as it is said). Off
     /// for name resolution, duplicates and search as you type.
     pub partial: bool,
+    /// Who searches, when one of the people kb serves does: the search then sees their
+    /// own changes at once and other people's a moment later (once committed). `None`:
+    /// every change made before the search.
+    pub reader: Option<String>,
 }
 
 /// Why a hit matched.

@@ -33,19 +33,31 @@ impl TantivyIndex {
 
     /// Applies changes: here when this process owns the index, else through the owner.
     pub(super) fn apply(&self, changes: Vec<Change>) -> Result<(), SearchError> {
+        self.apply_by(changes, None)
+    }
+
+    /// [`TantivyIndex::apply`] for changes `person` asked for (`None`: no one in
+    /// particular): queued under their name in the owner (see [`crate::commits`]); sent to
+    /// another owner, they are no one's in particular.
+    pub(super) fn apply_by(&self, changes: Vec<Change>, person: Option<&str>) -> Result<(), SearchError> {
         if changes.is_empty() || self.is_owner() {
-            return self.apply_local(changes);
+            return self.apply_local_by(changes, person);
         }
         let paths = changes.iter().map(|c| c.path().to_string()).collect();
         match self.forward(&Request::Sync { paths, outside: false })? {
             Some(_) => Ok(()),
-            None => self.apply_local(changes),
+            None => self.apply_local_by(changes, person),
         }
     }
 
     /// Applies changes with this process's writer: queued for the background commit when
     /// there is one, else committed now.
     pub(super) fn apply_local(&self, changes: Vec<Change>) -> Result<(), SearchError> {
+        self.apply_local_by(changes, None)
+    }
+
+    /// [`TantivyIndex::apply_local`] for changes `person` asked for.
+    fn apply_local_by(&self, changes: Vec<Change>, person: Option<&str>) -> Result<(), SearchError> {
         if changes.is_empty() {
             return Ok(());
         }
@@ -55,7 +67,7 @@ impl TantivyIndex {
             }
             // What is queued counts as indexed: a file event about kb's own write is then
             // skipped, as after a commit.
-            self.queue.push(changes, |queued| self.indexed.record(queued));
+            self.queue.push(changes, person, |queued| self.indexed.record(queued));
             return Ok(());
         }
         self.commit_now(changes)

@@ -292,6 +292,20 @@ impl ChangeObserver for TantivyIndex {
 
     /// Applies the changes of one vault operation in one commit.
     fn entries_changed(&self, changes: &[EntryChange]) {
+        self.follow(changes, None);
+    }
+
+    /// Applies the changes of one vault operation that `person` asked for in one commit:
+    /// their searches wait for it, other people's need not (see [`crate::commits`]).
+    fn entries_changed_by(&self, changes: &[EntryChange], person: &str) {
+        self.follow(changes, Some(person));
+    }
+}
+
+impl TantivyIndex {
+    /// Applies the changes of one vault operation, asked for by `person` (`None`: no one
+    /// in particular), logging a failure.
+    fn follow(&self, changes: &[EntryChange], person: Option<&str>) {
         let changes = changes
             .iter()
             .map(|change| match change {
@@ -302,7 +316,7 @@ impl ChangeObserver for TantivyIndex {
                 EntryChange::Removed(path) => Change::Remove(path.clone()),
             })
             .collect();
-        if let Err(error) = self.apply(changes) {
+        if let Err(error) = self.apply_by(changes, person) {
             tracing::error!(%error, "search index could not follow a vault change");
         }
     }

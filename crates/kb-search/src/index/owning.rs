@@ -156,9 +156,11 @@ impl TantivyIndex {
     /// queued), this process takes the index over and catches up with the vault's files
     /// first, as a write would; while another process does that, it waits for it to answer
     /// (at most [`OWNER_WAIT`]).
-    pub(super) fn read_every_earlier_change(&self) {
+    /// `reader`, when one of the people kb serves searches, waits in the owner only for
+    /// the changes they must see (see [`crate::commits`]).
+    pub(super) fn read_every_earlier_change(&self, reader: Option<&str>) {
         if self.is_owner() {
-            self.queue.wait_for_queued();
+            self.queue.wait_for(reader);
             return;
         }
         // After one wait in vain (a writer that never answers), searches no longer wait

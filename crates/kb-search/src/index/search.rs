@@ -106,7 +106,7 @@ impl TantivyIndex {
             return Ok(Ranked::none());
         }
         let word_stems = stems(&parts.words, self.language);
-        self.read_every_earlier_change();
+        self.read_every_earlier_change(query.reader.as_deref());
         let searcher = self.handles.searcher();
         // The words no entry holds as typed: the typo-tolerant retry is for them (a word
         // some entry holds is not a misspelling), and only they are matched within an edit

@@ -256,7 +256,7 @@ impl TantivyIndex {
         let indexed = if self.is_owner() {
             self.indexed.snapshot()
         } else {
-            self.read_every_earlier_change();
+            self.read_every_earlier_change(None);
             load_stamps(&self.handles.searcher())
                 .map_err(|error| SearchError::index("cannot read what is indexed", error))?
         };
@@ -334,7 +334,7 @@ impl TantivyIndex {
         query: &SearchQuery,
         vector: &QueryVector,
     ) -> Result<SearchResults, SearchError> {
-        self.read_every_earlier_change();
+        self.read_every_earlier_change(query.reader.as_deref());
         let limit = kb_domain::paging::page_size((query.limit > 0).then_some(query.limit as u64));
         let near = self.nearest(query, vector, query.offset + limit)?;
         let searcher = self.handles.searcher();

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kb_domain::{ChangeObserver, EntryChange, EntryPath};
+use kb_domain::{ChangeObserver, EntryChange, EntryPath, SearchIndex, SearchQuery};
 
-use crate::support::{TestVault, eventually, paths, search};
+use crate::support::{TestVault, eventually, paths, query, search};
 
 /// A word found in exactly one entry (letters only: `i` written in base 26).
 fn word(i: usize) -> String {
@@ -45,6 +45,43 @@ fn a_search_reads_every_change_queued_before_it() {
     index.entry_changed(&EntryChange::Removed(EntryPath::parse("ideas/note-7.md").unwrap()));
     assert_eq!(search(&index, "second").total, 0);
     assert_eq!(index.len(), 59);
+}
+
+/// Several people on one kb: each reads their own changes at once, and another's soon
+/// after; one person's burst of changes is a few commits however often the others search
+/// meanwhile, and a change no one in particular made is read by everyone at once.
+#[test]
+fn each_person_reads_their_own_changes_at_once_and_the_others_soon_after() {
+    let v = TestVault::new();
+    let index = Arc::new(v.open());
+    index.commit_in_background();
+    let search_as = |text: &str, reader: &str| {
+        let asked = SearchQuery { reader: Some(reader.to_string()), ..query(text) };
+        paths(&index.search(&asked).unwrap())
+    };
+    let before = index.commit_count();
+    for i in 0..40 {
+        let entry = v.write_entry(&format!("ideas/note-{i}.md"), &format!("Note {i}"), &word(i));
+        index.entries_changed_by(&[EntryChange::Upserted(entry)], "ana");
+        // Bo searches after each of Ana's changes: he need not wait for them.
+        search_as(&word(i), "bo");
+    }
+    let commits = index.commit_count() - before;
+    assert!(commits < 10, "{commits} commits for 40 changes while another person searched");
+    assert!(
+        eventually(Duration::from_secs(5), || (0..40).all(|i| search_as(&word(i), "bo").len() == 1)),
+        "Bo sees Ana's changes once they are committed"
+    );
+    // Ana reads each of her own changes at once.
+    for i in 40..50 {
+        let entry = v.write_entry(&format!("ideas/note-{i}.md"), &format!("Note {i}"), &word(i));
+        index.entries_changed_by(&[EntryChange::Upserted(entry)], "ana");
+        assert_eq!(search_as(&word(i), "ana"), [format!("ideas/note-{i}.md")], "Ana's change {i}");
+    }
+    // A change no one in particular made (an edit followed from the files) is read by
+    // everyone at once.
+    upsert(&v, &index, 50, &word(50));
+    assert_eq!(search_as(&word(50), "bo"), ["ideas/note-50.md"]);
 }
 
 #[test]

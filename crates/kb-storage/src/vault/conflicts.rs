@@ -143,7 +143,7 @@ impl Vault {
         state.cache.remove(copy);
         made.push(EntryChange::Removed(copy.clone()));
         self.history.written(by, &recorded);
-        self.made(&mut state, &made);
+        self.made(&mut state, &made, by.person.as_deref());
         Ok(Resolved { note, copy: copy.clone(), keep, kept_as })
     }
 }

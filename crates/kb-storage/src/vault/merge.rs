@@ -189,7 +189,7 @@ impl Vault {
         tracing::Span::current().record("references", references_updated.len());
 
         self.history.written(by, &revisions);
-        self.made(&mut state, &changes);
+        self.made(&mut state, &changes, by.person.as_deref());
         Ok(MergeOutcome { entry: merged.entry, removed: sources.to_vec(), references_updated })
     }
 

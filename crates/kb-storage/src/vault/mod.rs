@@ -454,10 +454,15 @@ impl Vault {
     /// the background writer), the observers (the search index's commit) are notified on
     /// another thread meanwhile; both are done when this returns.
     fn changed(&self, state: &mut State, changes: &[EntryChange]) {
+        self.changed_by(state, changes, None);
+    }
+
+    /// [`Vault::changed`] for changes `person` asked for (`None`: no one in particular).
+    fn changed_by(&self, state: &mut State, changes: &[EntryChange], person: Option<&str>) {
         let paths: Vec<EntryPath> = changes.iter().map(|change| change.path().clone()).collect();
         if self.entry_list.schedule().is_deferred() {
             self.entry_list_due(state, Some(&paths));
-            self.observers.notify(changes);
+            self.observers.notify(changes, person);
             return;
         }
         // The observers' work is logged in the span of the change.
@@ -465,7 +470,7 @@ impl Vault {
         std::thread::scope(|scope| {
             let notifying = std::thread::Builder::new()
                 .name("kb-observers".into())
-                .spawn_scoped(scope, || span.in_scope(|| self.observers.notify(changes)));
+                .spawn_scoped(scope, || span.in_scope(|| self.observers.notify(changes, person)));
             self.entry_list_due(state, Some(&paths));
             match notifying {
                 // A panic of an observer is the caller's, as when it ran on this thread.
@@ -474,7 +479,7 @@ impl Vault {
                         std::panic::resume_unwind(panic);
                     }
                 }
-                Err(_) => self.observers.notify(changes),
+                Err(_) => self.observers.notify(changes, person),
             }
         });
     }
@@ -482,7 +487,8 @@ impl Vault {
     /// [`Vault::changed`] for a change kb made as asked (not one it followed): once it
     /// touches an entry of a category folder, the entry list file is kept from now on,
     /// created if it is not there (an edit of the person's other notes creates none).
-    fn made(&self, state: &mut State, changes: &[EntryChange]) {
+    /// `person` asked for it, when one of the people kb serves did.
+    fn made(&self, state: &mut State, changes: &[EntryChange], person: Option<&str>) {
         let touches_an_entry = changes.iter().any(|change| match change {
             EntryChange::Upserted(entry) => entry.category().is_folder(),
             EntryChange::Removed(path) => path.category().is_folder(),
@@ -490,7 +496,7 @@ impl Vault {
         if touches_an_entry {
             self.entry_list.keep();
         }
-        self.changed(state, changes);
+        self.changed_by(state, changes, person);
     }
 
     /// Renders the entry list from a snapshot of the cache taken now and writes it (see

@@ -182,7 +182,7 @@ impl Vault {
         // History recorded what those files were to hold: it learns what they hold instead.
         self.observe_after_failure(&unwritten);
         self.history.written(by, &revisions);
-        self.made(&mut state, &changes);
+        self.made(&mut state, &changes, by.person.as_deref());
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })
     }
 

@@ -18,11 +18,15 @@ impl Observers {
         self.list.write().unwrap_or_else(PoisonError::into_inner).push(observer);
     }
 
-    /// Notifies every observer of the changes of one operation, together.
-    pub(crate) fn notify(&self, changes: &[EntryChange]) {
+    /// Notifies every observer of the changes of one operation, together, made as `person`
+    /// asked (`None`: no one in particular).
+    pub(crate) fn notify(&self, changes: &[EntryChange], person: Option<&str>) {
         let observers = self.list.read().unwrap_or_else(PoisonError::into_inner);
         for observer in observers.iter() {
-            observer.entries_changed(changes);
+            match person {
+                Some(person) => observer.entries_changed_by(changes, person),
+                None => observer.entries_changed(changes),
+            }
         }
     }
 }

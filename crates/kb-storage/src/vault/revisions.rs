@@ -231,7 +231,7 @@ impl Vault {
             self.history.record(by, None, vec![change])
         };
         let change = self.remember(&mut state, &target, Some(&bytes));
-        self.made(&mut state, &[change]);
+        self.made(&mut state, &[change], by.person.as_deref());
         Ok(RestoreOutcome { path: target, revision: recorded.into_iter().next(), moved_since })
     }
 

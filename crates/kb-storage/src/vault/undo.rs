@@ -60,7 +60,7 @@ impl Vault {
         let revisions = self.history.record_first(by, Some(operation), plan.recorded)?;
         let changes = self.take_steps(&mut state, &plan.steps)?;
         self.history.written(by, &revisions);
-        self.made(&mut state, &changes);
+        self.made(&mut state, &changes, by.person.as_deref());
         Ok(UndoOutcome { undone, revisions, description })
     }
 
@@ -121,7 +121,7 @@ impl Vault {
                 Err(error) => {
                     let untouched: Vec<EntryPath> = steps[n..].iter().map(|s| s.path().clone()).collect();
                     self.observe_after_failure(&untouched);
-                    self.made(state, &changes);
+                    self.made(state, &changes, None);
                     return Err(error);
                 }
             }

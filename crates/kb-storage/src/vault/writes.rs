@@ -173,7 +173,7 @@ impl Vault {
         );
         let entry = Entry { path, frontmatter, body: new.body };
         state.cache.insert(&entry);
-        self.made(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        self.made(&mut state, &[EntryChange::Upserted(entry.clone())], by.person.as_deref());
         Ok(entry)
     }
 }
@@ -222,7 +222,7 @@ impl EntryWriter for Vault {
         }
         self.history.written(by, &recorded);
         state.cache.insert(&entry);
-        self.made(&mut state, &[EntryChange::Upserted(entry.clone())]);
+        self.made(&mut state, &[EntryChange::Upserted(entry.clone())], by.person.as_deref());
         Ok(UpdateOutcome { entry, updated_fields })
     }
 
@@ -294,7 +294,7 @@ impl EntryWriter for Vault {
         let revision = recorded.into_iter().next();
         state.cache.remove(path);
         self.trash_unlinked(&mut state, path, &kept);
-        self.made(&mut state, &[EntryChange::Removed(path.clone())]);
+        self.made(&mut state, &[EntryChange::Removed(path.clone())], by.person.as_deref());
         Ok(revision)
     }
 

@@ -87,7 +87,7 @@ impl Tool for SearchEntries {
     async fn run(
         &self,
         args: SearchEntriesArgs,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
         services: &ToolServices,
     ) -> Result<ToolOutput<SearchFindings>, ToolError> {
         let text = args.query.trim().to_string();
@@ -142,6 +142,7 @@ impl Tool for SearchEntries {
             // A question typed as it is said finds the entries holding some of its words
             // after those holding all of them.
             partial: !prefix,
+            reader: ctx.person.clone(),
         };
         let index = services.search.clone();
         let mut results = run_blocking(move || index.search(&query)).await??;
