@@ -29,6 +29,8 @@
 
 pub(crate) mod atomic;
 mod attachments;
+#[cfg(test)]
+mod background_tests;
 mod cache;
 mod catalogue;
 mod conflicts;
@@ -148,6 +150,9 @@ struct State {
     /// with the next change's (a command's change: one patch of the file, not two), or
     /// by [`Vault::flush`].
     entry_list_pending: Vec<EntryPath>,
+    /// What the background writer's next pass brings up to date: these entries' lines,
+    /// or (`None`) the whole list.
+    entry_list_queued: Option<Vec<EntryPath>>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -225,6 +230,7 @@ impl Vault {
                 built: false,
                 stamps_since: std::time::UNIX_EPOCH,
                 entry_list_pending: Vec::new(),
+                entry_list_queued: None,
             }),
             entry_list,
             observers: Observers::default(),
@@ -440,6 +446,16 @@ impl Vault {
         };
         let schedule = self.entry_list.schedule();
         if schedule.is_deferred() {
+            // The pass patches the lines of what changed since the last one, when it knows
+            // them and they are few: a burst of captures in a large vault is then a read
+            // and a write of the file, not every entry rendered again each second.
+            state.entry_list_queued = match (state.entry_list_queued.take(), changed) {
+                (Some(mut queued), Some(changed)) => {
+                    queued.extend(changed.iter().cloned());
+                    (queued.len() <= PATCH_AT_MOST).then_some(queued)
+                }
+                _ => None,
+            };
             schedule.mark_due();
         } else if let Some(changed) = changed.filter(|changed| changed.len() <= PATCH_AT_MOST) {
             let patch = state.cache.entry_list_patch(changed);
@@ -501,13 +517,29 @@ impl Vault {
 
     /// Renders the entry list from a snapshot of the cache taken now and writes it (see
     /// [`EntryListFile::write`]). Must not be called holding the main lock.
+    /// Changes only the lines of the entries changed since the last pass when they are
+    /// known and few (see [`EntryListFile::write_patched`]).
     fn write_entry_list_now(&self) {
-        let snapshot = {
+        let patch = {
             let mut state = self.lock();
-            state.entry_list_pending.clear();
-            state.cache.entry_list_snapshot()
+            let queued = state.entry_list_queued.replace(Vec::new());
+            match queued {
+                Some(mut paths) if paths.len() + state.entry_list_pending.len() <= PATCH_AT_MOST => {
+                    paths.append(&mut state.entry_list_pending);
+                    paths.sort();
+                    paths.dedup();
+                    Ok(state.cache.entry_list_patch(&paths))
+                }
+                _ => {
+                    state.entry_list_pending.clear();
+                    Err(state.cache.entry_list_snapshot())
+                }
+            }
         };
-        self.entry_list.write(snapshot);
+        match patch {
+            Ok(patch) => self.entry_list.write_patched(&patch, || self.lock().cache.entry_list_snapshot()),
+            Err(snapshot) => self.entry_list.write(snapshot),
+        }
     }
 }
 

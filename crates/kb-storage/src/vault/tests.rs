@@ -13,11 +13,11 @@ use serde_json::json;
 use super::journal::JournalFile;
 use super::*;
 
-fn clock() -> Arc<dyn Clock> {
+pub(super) fn clock() -> Arc<dyn Clock> {
     Arc::new(FixedClock(Utc.with_ymd_and_hms(2026, 11, 21, 9, 14, 3).unwrap()))
 }
 
-fn open(dir: &Path) -> Vault {
+pub(super) fn open(dir: &Path) -> Vault {
     Vault::open(dir, clock()).unwrap()
 }
 
@@ -31,11 +31,11 @@ fn put(file: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
     fs::write(file, bytes)
 }
 
-fn new_entry(category: Category, name: &str) -> NewEntry {
+pub(super) fn new_entry(category: Category, name: &str) -> NewEntry {
     NewEntry { category, name: name.into(), fields: Frontmatter::new(), body: "notes\n".into() }
 }
 
-fn path(text: &str) -> EntryPath {
+pub(super) fn path(text: &str) -> EntryPath {
     EntryPath::parse(text).unwrap()
 }
 
