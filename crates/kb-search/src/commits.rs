@@ -168,14 +168,25 @@ impl CommitQueue {
     /// with: all of them for no one in particular (`None`), else the reader's own and
     /// those no one in particular asked for (see the module's documentation).
     pub(crate) fn wait_for(&self, reader: Option<&str>) {
+        self.wait_until(|state| match reader {
+            None => state.queued,
+            Some(reader) => state.last_anyones.max(state.last_by.get(reader).copied().unwrap_or(0)),
+        });
+    }
+
+    /// Waits until what no one in particular queued before this call is done with (what
+    /// the caller itself just queued for a followed edit, say), not people's changes.
+    pub(crate) fn wait_for_anyones(&self) {
+        self.wait_until(|state| state.last_anyones);
+    }
+
+    /// Waits until the batches up to the one `target` names are done with.
+    fn wait_until(&self, target: impl FnOnce(&QueueState) -> u64) {
         if !self.is_background() {
             return;
         }
         let mut state = lock(&self.state);
-        let target = match reader {
-            None => state.queued,
-            Some(reader) => state.last_anyones.max(state.last_by.get(reader).copied().unwrap_or(0)),
-        };
+        let target = target(&state);
         if state.done >= target {
             return;
         }

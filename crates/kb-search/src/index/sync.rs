@@ -78,9 +78,15 @@ impl TantivyIndex {
             }
         }
         let changed = changes.iter().map(|c| c.path().clone()).chain(unreported).collect();
+        let applied = !changes.is_empty();
         self.apply_local(changes)?;
-        // Answered once searchable (another process reloads its reader on the answer).
-        self.queue.wait_for_queued();
+        // Answered once searchable (another process reloads its reader on the answer). The
+        // changes people asked for that are queued meanwhile need not be waited for (they
+        // may linger, see `commits`): searches wait for what they must see anyway. A file
+        // event about kb's own write applies nothing, and waits for nothing.
+        if applied {
+            self.queue.wait_for_anyones();
+        }
         Ok(changed)
     }
 
