@@ -86,6 +86,12 @@ fn main() {
         for v in 0..vaults {
             let folder = scratch.path().join(format!("v{v}"));
             kb_search::testgen::write_vault(&folder, entries, 20_261_129 + v as u64).unwrap();
+            // Each file's first history, which a server that has run before recorded long
+            // ago (a first open records it in the background, for minutes at this size).
+            let clock = Arc::new(kb_core::clock::ZonedClock::new(None));
+            let vault = kb_storage::vault::Vault::open(&folder, clock).unwrap();
+            vault.check_history().unwrap();
+            drop(vault);
             let name = VaultName::parse(&format!("v{v}")).unwrap();
             let vault = NewVault { name: &name, path: &folder, owner: None, sync_remote: None };
             accounts.add_vault(&vault, now).await.unwrap();
