@@ -515,10 +515,11 @@ impl Vault {
         self.changed_by(state, changes, person);
     }
 
-    /// Renders the entry list from a snapshot of the cache taken now and writes it (see
-    /// [`EntryListFile::write`]). Must not be called holding the main lock.
-    /// Changes only the lines of the entries changed since the last pass when they are
-    /// known and few (see [`EntryListFile::write_patched`]).
+    /// Brings the entry list file up to date now: by changing only the lines of the
+    /// entries changed since the last pass when they are known and few (see
+    /// [`EntryListFile::write_patched`]), else by rendering the whole list from a snapshot
+    /// of the cache taken now (see [`EntryListFile::write`]). Must not be called holding
+    /// the main lock.
     fn write_entry_list_now(&self) {
         let patch = {
             let mut state = self.lock();
