@@ -132,8 +132,10 @@ impl SqliteAccounts {
             let _ = std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700));
         }
         let remembered = Arc::new(Remembered::new(data_dir));
-        if remembered.mark().is_missing() {
-            remembered.changed();
+        if remembered.mark().is_missing()
+            && let Err(error) = remembered.changed()
+        {
+            tracing::warn!(%error, "nothing about the accounts is remembered");
         }
         Ok(SqliteAccounts { pool: database.pool, remembered, _checkpoints: database.checkpoints })
     }
@@ -197,7 +199,7 @@ impl SqliteAccounts {
             .await
             .map_err(failed)?;
         tx.commit().await.map_err(failed)?;
-        self.remembered.changed();
+        self.remembered.changed()?;
         Ok(Added::Person { first, vault })
     }
 
@@ -251,7 +253,7 @@ impl SqliteAccounts {
             .map_err(failed)?;
         }
         tx.commit().await.map_err(failed)?;
-        self.remembered.changed();
+        self.remembered.changed()?;
         Ok(removed.rows_affected() == 1)
     }
 
@@ -322,7 +324,7 @@ impl SqliteAccounts {
             .execute(&self.pool)
             .await
             .map_err(failed)?;
-        self.remembered.changed();
+        self.remembered.changed()?;
         Ok(revoked.rows_affected() == 1)
     }
 
@@ -540,5 +542,45 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(serving.check(&again.secret, now).await.unwrap(), None, "read from the database");
+    }
+
+    /// The mark file is in a folder people may edit: whatever is put there (a pipe, a
+    /// device, a huge file, a folder) leaves every check prompt and correct.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn whatever_is_put_in_place_of_the_mark_checks_stay_prompt_and_correct() {
+        let dir = tempfile::tempdir().unwrap();
+        let serving = SqliteAccounts::open(dir.path()).await.unwrap();
+        let command = SqliteAccounts::open(dir.path()).await.unwrap();
+        let now = Utc::now();
+        command.add(&ana(), now).await.unwrap();
+        let mark = dir.path().join(remembered::MARK_FILE);
+        let fifo = |path: &Path| {
+            let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+            assert!(made.success());
+        };
+        type Put<'a> = &'a dyn Fn(&Path);
+        let replacements: [(&str, Put); 4] = [
+            ("a pipe", &fifo),
+            ("a device", &|path| std::os::unix::fs::symlink("/dev/zero", path).unwrap()),
+            ("a huge file", &|path| std::fs::File::create(path).unwrap().set_len(1 << 40).unwrap()),
+            ("a folder", &|path| std::fs::create_dir_all(path.join("inside")).unwrap()),
+        ];
+        for (what, put) in replacements {
+            let token = command.issue(&ana().name, &TokenRequest::default(), now).await.unwrap().unwrap();
+            if mark.is_dir() {
+                std::fs::remove_dir_all(&mark).unwrap();
+            } else {
+                std::fs::remove_file(&mark).unwrap();
+            }
+            put(&mark);
+            let started = std::time::Instant::now();
+            for _ in 0..3 {
+                assert!(serving.check(&token.secret, now).await.unwrap().is_some(), "{what}");
+            }
+            assert!(started.elapsed() < std::time::Duration::from_secs(5), "{what}: {:?}", started.elapsed());
+            command.revoke(&token.id, now).await.unwrap();
+            assert_eq!(serving.check(&token.secret, now).await.unwrap(), None, "{what}: revoked");
+        }
     }
 }

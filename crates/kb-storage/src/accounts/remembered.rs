@@ -11,10 +11,13 @@
 //! [`AT_MOST`], in case a process could write neither a mark nor remove the old one.
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use kb_domain::StoreError;
 use rand::RngCore;
 
 use super::Bearer;
@@ -24,6 +27,8 @@ use super::vaults::Access;
 pub(crate) const MARK_FILE: &str = "accounts.changed";
 /// The longest anything is remembered without being looked up again.
 const AT_MOST: Duration = Duration::from_secs(60);
+/// The most of the mark file read: a mark kb writes is 32 hex digits.
+const MARK_MAX: u64 = 64;
 /// At most this many tokens and as many vault answers are remembered; beyond it they are
 /// all forgotten (a person naming ever new vaults must not grow memory without bound).
 const LIMIT: usize = 10_000;
@@ -88,7 +93,7 @@ impl Remembered {
     /// The mark as it is now. Read before the database, so that a change committed after
     /// the read marks anew and is seen by the next lookup.
     pub(crate) fn mark(&self) -> Mark {
-        Mark(std::fs::read(&self.mark_file).ok().filter(|mark| !mark.is_empty()))
+        Mark(read_mark(&self.mark_file))
     }
 
     /// The token whose hash is `hash`, when it was found valid under `mark` less than
@@ -154,8 +159,9 @@ impl Remembered {
     /// Says the accounts changed (called once the change is committed): forgets what this
     /// process remembers and writes a new mark for every process. When no mark can be
     /// written the old one is removed, so that no process remembers anything until one
-    /// can be.
-    pub(crate) fn changed(&self) {
+    /// can be; when neither can be done, other processes may go on with what they
+    /// remember for up to [`AT_MOST`], and the error says so.
+    pub(crate) fn changed(&self) -> Result<(), StoreError> {
         {
             let mut memory = self.lock();
             memory.tokens.clear();
@@ -168,18 +174,22 @@ impl Remembered {
         let temp = self.mark_file.with_file_name(format!("{MARK_FILE}.{mark}.tmp"));
         let written =
             std::fs::write(&temp, mark.as_bytes()).and_then(|()| std::fs::rename(&temp, &self.mark_file));
-        if let Err(error) = written {
-            let _ = std::fs::remove_file(&temp);
-            tracing::warn!(%error, "the accounts' change mark could not be written; it is removed");
-            if let Err(error) = std::fs::remove_file(&self.mark_file)
-                && error.kind() != std::io::ErrorKind::NotFound
-            {
-                tracing::error!(
-                    %error,
-                    "the accounts' change mark can neither be written nor removed: other kb processes see this \
-                     change within a minute"
-                );
-            }
+        let Err(error) = written else { return Ok(()) };
+        let _ = std::fs::remove_file(&temp);
+        tracing::warn!(%error, "the accounts' change mark could not be written; it is removed");
+        match std::fs::remove_file(&self.mark_file) {
+            Ok(()) => Ok(()),
+            // Nothing there reads as a mark (gone, a folder, a device): no process
+            // remembers anything.
+            Err(_) if read_mark(&self.mark_file).is_none() => Ok(()),
+            Err(_) => Err(StoreError::database(
+                format!(
+                    "the change is made, but kb servers running on these accounts may not see it for up to a \
+                     minute: {} can be neither rewritten nor removed",
+                    self.mark_file.display()
+                ),
+                error,
+            )),
         }
     }
 
@@ -187,4 +197,31 @@ impl Remembered {
     fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
         self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// The mark in `file`, when it is a regular file holding one: opened without waiting (a
+/// pipe put there must not hold a request up) and read no further than [`MARK_MAX`]
+/// bytes (the folder is one people may edit by hand).
+fn read_mark(file: &Path) -> Option<Vec<u8>> {
+    let opened = open_without_waiting(file).ok()?;
+    if !opened.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut mark = Vec::new();
+    opened.take(MARK_MAX).read_to_end(&mut mark).ok()?;
+    (!mark.is_empty()).then_some(mark)
+}
+
+/// `file` opened to read, without waiting for a writer when it is a pipe.
+#[cfg(unix)]
+fn open_without_waiting(file: &Path) -> std::io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(file, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty())?;
+    Ok(File::from(fd))
+}
+
+/// `file` opened to read.
+#[cfg(not(unix))]
+fn open_without_waiting(file: &Path) -> std::io::Result<File> {
+    File::open(file)
 }

@@ -179,7 +179,7 @@ impl SqliteAccounts {
         .execute(&self.pool)
         .await
         .map_err(failed)?;
-        self.remembered.changed();
+        self.remembered.changed()?;
         Ok(added.rows_affected() == 1)
     }
 
@@ -190,7 +190,7 @@ impl SqliteAccounts {
             .execute(&self.pool)
             .await
             .map_err(failed)?;
-        self.remembered.changed();
+        self.remembered.changed()?;
         Ok(removed.rows_affected() == 1)
     }
 
@@ -224,7 +224,7 @@ impl SqliteAccounts {
         .execute(&self.pool)
         .await
         .map_err(failed)?;
-        self.remembered.changed();
+        self.remembered.changed()?;
         Ok(Granted::Done)
     }
 
@@ -236,7 +236,7 @@ impl SqliteAccounts {
             .execute(&self.pool)
             .await
             .map_err(failed)?;
-        self.remembered.changed();
+        self.remembered.changed()?;
         Ok(removed.rows_affected() == 1)
     }
 
