@@ -17,7 +17,7 @@
 //!   refused.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -28,13 +28,24 @@ use crate::state::AppState;
 /// through when it carries the configured token or, with no token configured, when it is
 /// addressed to a loopback host.
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    // A refusal leaves the request's body unread, so the connection cannot carry another
+    // request: the answer says so, or a client sending its next request down it finds
+    // it dropped.
+    let closing = leaves_body_unread(&request);
+    let refused = |refusal: ApiError| {
+        let mut response = refusal.into_response();
+        if closing {
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    };
     if !origin_allowed(request.headers(), request.uri()) {
-        return foreign_origin().into_response();
+        return refused(foreign_origin());
     }
     // Inside a person's routes into a vault (the request was let in below): the role.
     if state.vault.is_some() {
         return match role_refusal(&state, &request) {
-            Some(refused) => refused.into_response(),
+            Some(refusal) => refused(refusal),
             None => next.run(request).await,
         };
     }
@@ -42,24 +53,33 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     if let Some(accounts) = accounts {
         return match crate::vaults::dispatch(&state, accounts, request).await {
             Ok(response) => response,
-            Err(refused) => refused.into_response(),
+            Err(refusal) => refused(refusal),
         };
     }
     let Some(expected) = state.token.as_deref() else {
         if addressed_to_loopback(request.headers()) {
             return next.run(request).await;
         }
-        return foreign_host().into_response();
+        return refused(foreign_host());
     };
     if carries_token(request.headers(), expected) {
         return next.run(request).await;
     }
-    ApiError::new(
+    refused(ApiError::new(
         StatusCode::UNAUTHORIZED,
         "unauthorized",
         "this kb needs Authorization: Bearer <KB_API_TOKEN>",
-    )
-    .into_response()
+    ))
+}
+
+/// Whether answering `request` before reading its body leaves the connection unusable:
+/// an HTTP/1 request with a body (HTTP/2 streams end on their own).
+fn leaves_body_unread(request: &Request) -> bool {
+    let headers = request.headers();
+    let length =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    request.version() <= axum::http::Version::HTTP_11
+        && (length.is_some_and(|n| n > 0) || headers.contains_key(header::TRANSFER_ENCODING))
 }
 
 /// The refusal of a request whose person's role in the vault is below what its route

@@ -286,6 +286,18 @@ async fn a_token_guards_every_api_call_but_not_health_or_the_page() {
         }
     }
     assert!(kb.entry_files().is_empty(), "an unauthorised call filed something");
+    // A refusal leaves the body unread, so the connection is dropped: the answer says so,
+    // and a client does not send its next request down it.
+    let post = format!(
+        "POST /api/capture HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        kb.addr,
+        capture.len()
+    );
+    let head = refused_on_a_kept_connection(&kb, &post, capture.as_bytes()).await;
+    assert!(head.starts_with("HTTP/1.1 401") && head.contains("\r\nconnection: close\r\n"), "{head}");
+    let get = format!("GET /api/entries HTTP/1.1\r\nHost: {}\r\n\r\n", kb.addr);
+    let head = refused_on_a_kept_connection(&kb, &get, b"").await;
+    assert!(head.starts_with("HTTP/1.1 401") && !head.contains("connection: close"), "{head}");
 
     let auth = [("Authorization", "Bearer s3cret-token")];
     let filed = kb.request("POST", "/api/capture", &auth, Some(capture.as_bytes())).await.expect(200);
@@ -315,6 +327,24 @@ async fn a_token_guards_every_api_call_but_not_health_or_the_page() {
     open.request("GET", "/api/entries", &[("Host", "localhost:8080")], None).await.expect(200);
     // With a token the token decides, whatever the host.
     kb.request("GET", "/api/entries", &[("Host", "kb.example"), auth[0]], None).await.expect(200);
+}
+
+/// The head of the answer to `head`, sent on a connection kept open, its `body` sent a
+/// moment later in a second write (as many clients send them).
+async fn refused_on_a_kept_connection(kb: &KbServer, head: &str, body: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(kb.addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    if !body.is_empty() {
+        // The server may have answered and dropped the connection already.
+        let _ = stream.write_all(body).await;
+    }
+    let mut answer = vec![0u8; 8192];
+    let read =
+        tokio::time::timeout(Duration::from_secs(10), stream.read(&mut answer)).await.unwrap().unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase();
+    answer.split("\r\n\r\n").next().unwrap_or_default().replace("http/1.1", "HTTP/1.1") + "\r\n"
 }
 
 /// What a page of another site makes a browser send to `POST /api/undo` with a plain

@@ -176,7 +176,7 @@ impl Remembered {
             std::fs::write(&temp, mark.as_bytes()).and_then(|()| std::fs::rename(&temp, &self.mark_file));
         let Err(error) = written else { return Ok(()) };
         let _ = std::fs::remove_file(&temp);
-        tracing::warn!(%error, "the accounts' change mark could not be written; it is removed");
+        tracing::warn!(%error, "the accounts' change mark could not be written; removing it");
         match std::fs::remove_file(&self.mark_file) {
             Ok(()) => Ok(()),
             // Nothing there reads as a mark (gone, a folder, a device): no process
