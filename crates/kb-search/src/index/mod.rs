@@ -296,7 +296,7 @@ impl ChangeObserver for TantivyIndex {
     }
 
     /// Applies the changes of one vault operation that `person` asked for in one commit:
-    /// their searches wait for it, other people's need not (see [`crate::commits`]).
+    /// their searches wait for it, other people's need not: it shows in theirs once committed.
     fn entries_changed_by(&self, changes: &[EntryChange], person: &str) {
         self.follow(changes, Some(person));
     }
