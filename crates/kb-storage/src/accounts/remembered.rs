@@ -99,27 +99,12 @@ impl Remembered {
     /// The token whose hash is `hash`, when it was found valid under `mark` less than
     /// [`AT_MOST`] ago.
     pub(crate) fn token(&self, mark: &Mark, hash: &str) -> Option<KnownToken> {
-        let mark = mark.0.as_deref()?;
-        let mut memory = self.lock();
-        memory.under(mark);
-        match memory.tokens.get(hash) {
-            Some((known, at)) if at.elapsed() < AT_MOST => Some(known.clone()),
-            _ => None,
-        }
+        self.recall(mark, |memory| fresh(memory.tokens.get(hash)))
     }
 
     /// Remembers `known` under `mark`, unless the accounts changed since.
     pub(crate) fn keep_token(&self, mark: &Mark, hash: String, known: KnownToken) {
-        let Some(mark) = mark.0.as_deref() else { return };
-        let mut memory = self.lock();
-        if memory.mark.as_deref().is_some_and(|now| now != mark) {
-            return;
-        }
-        memory.under(mark);
-        if memory.tokens.len() >= LIMIT {
-            memory.tokens.clear();
-        }
-        memory.tokens.insert(hash, (known, Instant::now()));
+        self.keep(mark, |memory| keep_within_limit(&mut memory.tokens, hash, known));
     }
 
     /// Notes that the token of `hash` had its last use noted in minute `minute`.
@@ -132,28 +117,35 @@ impl Remembered {
     /// What `person` may use of `vault`, when it was looked up under `mark` less than
     /// [`AT_MOST`] ago: `Some(None)` when they may use none.
     pub(crate) fn access(&self, mark: &Mark, person: &str, vault: Option<&str>) -> Option<Option<Access>> {
-        let mark = mark.0.as_deref()?;
-        let mut memory = self.lock();
-        memory.under(mark);
         let key = (person.to_string(), vault.map(str::to_string));
-        match memory.access.get(&key) {
-            Some((access, at)) if at.elapsed() < AT_MOST => Some(access.clone()),
-            _ => None,
-        }
+        self.recall(mark, |memory| fresh(memory.access.get(&key)))
     }
 
     /// Remembers `access` under `mark`, unless the accounts changed since.
     pub(crate) fn keep_access(&self, mark: &Mark, person: &str, vault: Option<&str>, access: Option<Access>) {
+        let key = (person.to_string(), vault.map(str::to_string));
+        self.keep(mark, |memory| keep_within_limit(&mut memory.access, key, access));
+    }
+
+    /// What `find` finds in the memory under `mark` (forgotten first when the accounts
+    /// changed); nothing without a mark.
+    fn recall<T>(&self, mark: &Mark, find: impl FnOnce(&Memory) -> Option<T>) -> Option<T> {
+        let mark = mark.0.as_deref()?;
+        let mut memory = self.lock();
+        memory.under(mark);
+        find(&memory)
+    }
+
+    /// Lets `keep` add to the memory under `mark`, unless the accounts changed since that
+    /// mark was read (what was looked up may be out of date) or there is no mark.
+    fn keep(&self, mark: &Mark, keep: impl FnOnce(&mut Memory)) {
         let Some(mark) = mark.0.as_deref() else { return };
         let mut memory = self.lock();
         if memory.mark.as_deref().is_some_and(|now| now != mark) {
             return;
         }
         memory.under(mark);
-        if memory.access.len() >= LIMIT {
-            memory.access.clear();
-        }
-        memory.access.insert((person.to_string(), vault.map(str::to_string)), (access, Instant::now()));
+        keep(&mut memory);
     }
 
     /// Says the accounts changed (called once the change is committed): forgets what this
@@ -197,6 +189,20 @@ impl Remembered {
     fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
         self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// `found`'s value, when it was remembered less than [`AT_MOST`] ago.
+fn fresh<T: Clone>(found: Option<&(T, Instant)>) -> Option<T> {
+    found.filter(|(_, at)| at.elapsed() < AT_MOST).map(|(value, _)| value.clone())
+}
+
+/// Remembers `value` under `key` in `map`, forgetting all of it first when it holds
+/// [`LIMIT`] already.
+fn keep_within_limit<K: std::hash::Hash + Eq, T>(map: &mut HashMap<K, (T, Instant)>, key: K, value: T) {
+    if map.len() >= LIMIT {
+        map.clear();
+    }
+    map.insert(key, (value, Instant::now()));
 }
 
 /// The mark in `file`, when it is a regular file holding one: opened without waiting (a
