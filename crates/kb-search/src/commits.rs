@@ -19,6 +19,10 @@
 //! what they or no one in particular changed, and sees the first person's change once it is
 //! committed: at most [`PEOPLE_LINGER`] later. So one person's burst of captures is not a
 //! commit per search of everyone else, which on a busy server is most of its work.
+//!
+//! A keyword search goes further: of the changes it would wait for, it waits only for
+//! those that may change its answer (see `index::unseen`), so a capture is not a commit
+//! per search of its own author either, unless that search may find it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use kb_domain::sync::lock;
 
-use crate::index::Change;
+use crate::index::{Change, Unseen};
 
 /// How often the waiting committer checks that its index is still open.
 const CHECK_OPEN: Duration = Duration::from_secs(1);
@@ -69,6 +73,9 @@ struct QueueState {
     last_by: HashMap<String, u64>,
     /// How many callers wait to read what is queued.
     readers: usize,
+    /// Each change queued and not yet done with, as a search sees it: its batch and who
+    /// asked for it.
+    unseen: Vec<(u64, Option<String>, Unseen)>,
 }
 
 /// Changes taken from the queue to be committed together.
@@ -95,15 +102,23 @@ impl CommitQueue {
         self.background.store(false, Ordering::Release);
     }
 
-    /// Queues one operation's changes (committed together), asked for by `person` (`None`:
-    /// no one in particular), running `also` while the queue is held, so that what it
-    /// records follows the order of the queue.
-    pub(crate) fn push(&self, changes: Vec<Change>, person: Option<&str>, also: impl FnOnce(&[Change])) {
+    /// Queues one operation's changes (committed together), seen by searches meanwhile as
+    /// `unseen` says, asked for by `person` (`None`: no one in particular), running `also`
+    /// while the queue is held, so that what it records follows the order of the queue.
+    pub(crate) fn push(
+        &self,
+        changes: Vec<Change>,
+        unseen: Vec<Unseen>,
+        person: Option<&str>,
+        also: impl FnOnce(&[Change]),
+    ) {
         let mut state = lock(&self.state);
         also(&changes);
         state.changes.extend(changes);
         state.queued += 1;
         let batch = state.queued;
+        let by = person.map(str::to_string);
+        state.unseen.extend(unseen.into_iter().map(|change| (batch, by.clone(), change)));
         match person {
             Some(person) => {
                 state.last_by.insert(person.to_string(), batch);
@@ -155,6 +170,7 @@ impl CommitQueue {
         state.done = state.done.max(upto);
         let done = state.done;
         state.last_by.retain(|_, batch| *batch > done);
+        state.unseen.retain(|(batch, ..)| *batch > done);
         self.done.notify_all();
     }
 
@@ -172,6 +188,35 @@ impl CommitQueue {
             None => state.queued,
             Some(reader) => state.last_anyones.max(state.last_by.get(reader).copied().unwrap_or(0)),
         });
+    }
+
+    /// [`CommitQueue::wait_for`] for one search: waits only for the changes `may_change`
+    /// says may change its answer. Whether it waited: what the index shows is then newer
+    /// than the caller last read.
+    pub(crate) fn wait_for_those(&self, reader: Option<&str>, may_change: impl Fn(&Unseen) -> bool) -> bool {
+        if !self.is_background() {
+            return false;
+        }
+        let those: Vec<(u64, Unseen)> = {
+            let state = lock(&self.state);
+            let done = state.done;
+            state
+                .unseen
+                .iter()
+                .filter(|(batch, by, _)| {
+                    *batch > done && (by.is_none() || reader.is_none() || by.as_deref() == reader)
+                })
+                .map(|(batch, _, change)| (*batch, change.clone()))
+                .collect()
+        };
+        // Worked out without holding the queue, which changes keep coming to.
+        let Some(target) =
+            those.iter().filter(|(_, change)| may_change(change)).map(|(batch, _)| *batch).max()
+        else {
+            return false;
+        };
+        self.wait_until(|_| target);
+        true
     }
 
     /// Waits until what no one in particular queued before this call is done with (what

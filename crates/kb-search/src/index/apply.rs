@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 use kb_domain::{Entry, EntryLines, EntryPath, FileRead, SearchError, Stamp};
 use tantivy::Term;
 
-use super::{Change, TantivyIndex};
+use super::{Change, TantivyIndex, Unseen};
 use crate::commits::CommitQueue;
 use crate::document::to_document;
 use crate::error::index_error;
@@ -67,7 +67,8 @@ impl TantivyIndex {
             }
             // What is queued counts as indexed: a file event about kb's own write is then
             // skipped, as after a commit.
-            self.queue.push(changes, person, |queued| self.indexed.record(queued));
+            let unseen = Unseen::of_batch(&changes, self.language);
+            self.queue.push(changes, unseen, person, |queued| self.indexed.record(queued));
             return Ok(());
         }
         self.commit_now(changes)

@@ -27,6 +27,7 @@ mod owning;
 mod search;
 mod semantic;
 mod sync;
+mod unseen;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,7 @@ use indexed::Indexed;
 use owning::OwnerLink;
 pub use semantic::{EmbeddingWork, VectorModel};
 pub(crate) use sync::Reread;
+pub(crate) use unseen::Unseen;
 
 /// The search index of one vault (see the crate documentation).
 pub struct TantivyIndex {

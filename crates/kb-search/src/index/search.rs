@@ -11,7 +11,8 @@ use tantivy::query::Query as _;
 use tantivy::{Searcher, TantivyDocument, Term};
 
 use super::TantivyIndex;
-use crate::analysis::{fuzzy_distance, query_parts, stems};
+use super::unseen::Sought;
+use crate::analysis::{QueryParts, fuzzy_distance, query_parts, stems};
 use crate::document::StoredHit;
 use crate::error::index_error;
 use crate::passage;
@@ -106,16 +107,7 @@ impl TantivyIndex {
             return Ok(Ranked::none());
         }
         let word_stems = stems(&parts.words, self.language);
-        self.read_every_earlier_change(query.reader.as_deref());
-        let searcher = self.handles.searcher();
-        // The words no entry holds as typed: the typo-tolerant retry is for them (a word
-        // some entry holds is not a misspelling), and only they are matched within an edit
-        // (a long question's other words would each cost a fuzzy walk of the vocabulary).
-        let unknown: Vec<String> = parts
-            .all_terms()
-            .into_iter()
-            .filter(|t| fuzzy_distance(t) > 0 && !self.holds_term(&searcher, t))
-            .collect();
+        let (searcher, unknown) = self.searcher_for(query, &parts, &word_stems);
         let request = query::Request {
             parts: &parts,
             stems: &word_stems,
@@ -248,6 +240,44 @@ impl TantivyIndex {
             fuzzy: matching == Matching::Fuzzy,
             matcher: Some(matcher),
         })
+    }
+
+    /// A searcher that reads every change made before this search that may change its
+    /// answer (see [`super::unseen`]), with the query's words no entry there holds as
+    /// typed: the typo-tolerant retry is for them (a word some entry holds is not a
+    /// misspelling), and only they are matched within an edit (a long question's other
+    /// words would each cost a fuzzy walk of the vocabulary).
+    fn searcher_for(
+        &self,
+        query: &SearchQuery,
+        parts: &QueryParts,
+        stems: &[String],
+    ) -> (Searcher, Vec<String>) {
+        let reader = query.reader.as_deref();
+        let terms = parts.all_terms();
+        let unknown_in = |searcher: &Searcher| -> Vec<String> {
+            terms.iter().filter(|t| fuzzy_distance(t) > 0 && !self.holds_term(searcher, t)).cloned().collect()
+        };
+        if !self.is_owner() {
+            self.read_every_earlier_change(reader);
+            let searcher = self.handles.searcher();
+            let unknown = unknown_in(&searcher);
+            return (searcher, unknown);
+        }
+        let searcher = self.handles.searcher();
+        let unknown = unknown_in(&searcher);
+        let sought = Sought {
+            terms: &terms,
+            stems,
+            typing: parts.typing.as_deref().filter(|_| query.prefix && parts.ends_in_word),
+            misspelt: !unknown.is_empty(),
+        };
+        if self.queue.wait_for_those(reader, |change| self.may_change(&searcher, &sought, change)) {
+            let searcher = self.handles.searcher();
+            let unknown = unknown_in(&searcher);
+            return (searcher, unknown);
+        }
+        (searcher, unknown)
     }
 
     /// Whether some entry holds `term` as written (from the term dictionary).

@@ -87,6 +87,49 @@ fn each_person_reads_their_own_changes_at_once_and_the_others_soon_after() {
     assert_eq!(search_as(&word(50), "bo"), ["ideas/note-50.md"]);
 }
 
+/// A search waits only for the queued changes that may change its answer: a person's
+/// burst of captures is a few commits while they search for other things, yet whatever
+/// could be found (by stem, by prefix, within a typo) or no longer found (an entry changed
+/// or removed) is read at once.
+#[test]
+fn a_search_waits_only_for_the_queued_changes_that_may_change_its_answer() {
+    let v = TestVault::new();
+    let index = Arc::new(v.open());
+    index.commit_in_background();
+    let ask = |text: &str, prefix: bool| {
+        let asked = SearchQuery { reader: Some("ana".to_string()), prefix, ..query(text) };
+        paths(&index.search(&asked).unwrap())
+    };
+    let change = |path: &str, name: &str, text: &str| {
+        let entry = v.write_entry(path, name, text);
+        index.entries_changed_by(&[EntryChange::Upserted(entry)], "ana");
+    };
+    change("ideas/anchor.md", "Anchor", "the harbour anchor");
+    change("ideas/keel.md", "Keel", "a wooden keel");
+    assert_eq!(ask("anchor", false), ["ideas/anchor.md"]);
+    let before = index.commit_count();
+    for i in 0..40 {
+        change(&format!("ideas/note-{i}.md"), &format!("Note {i}"), &word(i));
+        assert_eq!(ask("anchor", false), ["ideas/anchor.md"], "search {i}");
+    }
+    let commits = index.commit_count() - before;
+    assert!(commits < 10, "{commits} commits for 40 changes that no search could find");
+
+    change("ideas/tuning.md", "Tuning", "xylophone tuning");
+    assert_eq!(ask("xyloph", true), ["ideas/tuning.md"], "completed as typed");
+    change("ideas/meetings.md", "Gatherings", "weekly meetings");
+    assert_eq!(ask("meeting", false), ["ideas/meetings.md"], "by its stem");
+    change("ideas/quixote.md", "Windmills", "a quixotic plan");
+    assert_eq!(ask("quixotc", false), ["ideas/quixote.md"], "within a typo");
+    change("ideas/anchor.md", "Anchor", "moved to the other dock");
+    assert_eq!(ask("anchor dock", false), ["ideas/anchor.md"], "its new text");
+    assert_eq!(ask("harbour", false), Vec::<String>::new(), "its old text");
+    std::fs::remove_file(v.root().join("ideas/keel.md")).unwrap();
+    let removed = EntryPath::parse("ideas/keel.md").unwrap();
+    index.entries_changed_by(&[EntryChange::Removed(removed)], "ana");
+    assert_eq!(ask("keel", false), Vec::<String>::new(), "removed");
+}
+
 #[test]
 fn changes_that_come_together_share_a_commit() {
     let v = TestVault::new();
