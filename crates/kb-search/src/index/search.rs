@@ -270,7 +270,7 @@ impl TantivyIndex {
             terms: &terms,
             stems,
             typing: parts.typing.as_deref().filter(|_| query.prefix && parts.ends_in_word),
-            misspelt: !unknown.is_empty(),
+            unknown: &unknown,
         };
         if self.queue.wait_for_those(reader, |change| self.may_change(&searcher, &sought, change)) {
             let searcher = self.handles.searcher();

@@ -7,9 +7,10 @@
 //! hold one of the query's terms. So when a change is queued, the terms its texts would be
 //! indexed with are kept beside it; a search that finds neither case for every change it
 //! would have waited for reads the index at once, and one that finds either waits for the
-//! commit as before. The test errs one way only: a change it cannot rule out is waited
-//! for (a query with a word no entry holds, whose typo-tolerant retry could reach any
-//! text, waits for every new entry).
+//! commit as before. A word no committed entry holds may be a typo, which the
+//! typo-tolerant retry matches within an edit: a new entry holding a term that close to it
+//! is waited for too. The test errs one way only: a change it cannot rule out is waited
+//! for.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use kb_domain::{Entry, EntryPath};
 use tantivy::{Searcher, Term};
 
 use super::{Change, TantivyIndex};
-use crate::analysis::{SearchLanguage, analyze, stems};
+use crate::analysis::{SearchLanguage, analyze, stems, within_one_edit};
 use crate::document::field_text;
 use crate::schema::TextField;
 
@@ -54,8 +55,9 @@ pub(super) struct Sought<'a> {
     pub(super) stems: &'a [String],
     /// The word a search as you type completes.
     pub(super) typing: Option<&'a str>,
-    /// Whether the typo-tolerant retry may run (a term no committed entry holds).
-    pub(super) misspelt: bool,
+    /// The terms no committed entry holds: the typo-tolerant retry matches them within an
+    /// edit.
+    pub(super) unknown: &'a [String],
 }
 
 impl Unseen {
@@ -103,7 +105,7 @@ impl TantivyIndex {
             Brings::Nothing => false,
             Brings::Unknown => true,
             Brings::Terms(terms) => {
-                sought.misspelt
+                sought.unknown.iter().any(|typed| terms.iter().any(|term| within_one_edit(typed, term)))
                     || sought.terms.iter().chain(sought.stems).any(|term| terms.contains(term))
                     || sought.typing.is_some_and(|typed| terms.iter().any(|term| term.starts_with(typed)))
             }

@@ -88,7 +88,8 @@ fn each_person_reads_their_own_changes_at_once_and_the_others_soon_after() {
 }
 
 /// A search waits only for the queued changes that may change its answer: a person's
-/// burst of captures is a few commits while they search for other things, yet whatever
+/// burst of captures is a few commits while they search for other things (even misspelt),
+/// yet whatever
 /// could be found (by stem, by prefix, within a typo) or no longer found (an entry changed
 /// or removed) is read at once.
 #[test]
@@ -111,6 +112,7 @@ fn a_search_waits_only_for_the_queued_changes_that_may_change_its_answer() {
     for i in 0..40 {
         change(&format!("ideas/note-{i}.md"), &format!("Note {i}"), &word(i));
         assert_eq!(ask("anchor", false), ["ideas/anchor.md"], "search {i}");
+        assert_eq!(ask("anchr", false), ["ideas/anchor.md"], "search {i} with a typo");
     }
     let commits = index.commit_count() - before;
     assert!(commits < 10, "{commits} commits for 40 changes that no search could find");
