@@ -2,8 +2,8 @@
 //! file's bytes stored once under their SHA-256, and the `heads` (what was last recorded
 //! at each path) moved with them; the mail a change files marked filed with them.
 
-use chrono::{DateTime, Utc};
-use kb_domain::{ChangeContext, ContentHash, EntryPath, FileChange, HistoryError};
+use chrono::{DateTime, SubsecRound, Utc};
+use kb_domain::{ChangeContext, ContentHash, EntryPath, FileChange, HistoryError, Revision};
 use sha2::{Digest, Sha256};
 use sqlx::{Sqlite, Transaction};
 
@@ -134,14 +134,17 @@ fn person_of(by: &ChangeContext) -> Option<&str> {
     }
 }
 
-/// Writes an operation and its revisions, moving the heads; the revisions' ids.
+/// Writes an operation and its revisions, moving the heads; the revisions as they now
+/// read from the database (made here: reading them back was a query per revision).
 pub(super) async fn write_operation(
     tx: &mut Transaction<'_, Sqlite>,
     at: DateTime<Utc>,
     by: &ChangeContext,
     reverts: Option<i64>,
     changes: impl Iterator<Item = Pending>,
-) -> Result<Vec<i64>, HistoryError> {
+) -> Result<Vec<Revision>, HistoryError> {
+    // Stored to the microsecond.
+    let at = at.trunc_subsecs(6);
     let operation = sqlx::query(
         "INSERT INTO operations (at, source, tool, conversation_id, session, reverts, device, person) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -166,7 +169,7 @@ pub(super) async fn write_operation(
             .await
             .map_err(db("cannot mark a mail filed"))?;
     }
-    let mut ids = Vec::new();
+    let mut revisions = Vec::new();
     for change in changes {
         let before = store(tx, change.before).await?;
         let after = store(tx, change.after).await?;
@@ -208,7 +211,23 @@ pub(super) async fn write_operation(
             .await
             .map_err(db("cannot move history's heads"))?;
         }
-        ids.push(id);
+        revisions.push(Revision {
+            id,
+            operation,
+            at,
+            source: by.source,
+            tool: by.tool.clone(),
+            conversation_id: by.conversation_id.clone(),
+            device: by.device.clone(),
+            person: person_of(by).map(str::to_string),
+            description: change.description,
+            entry_id,
+            path_before: change.path_before,
+            path_after: change.path_after,
+            before,
+            after,
+            reverts,
+        });
     }
-    Ok(ids)
+    Ok(revisions)
 }

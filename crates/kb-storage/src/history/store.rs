@@ -86,9 +86,10 @@ impl SqliteHistory {
         // a read-then-write never fails with SQLITE_BUSY_SNAPSHOT when another process wrote
         // in between.
         let mut tx = self.pool.begin_with(WRITE_TRANSACTION).await.map_err(db("cannot begin recording"))?;
-        let ids = write_operation(&mut tx, at, by, reverts, changes.into_iter().map(Pending::from)).await?;
+        let revisions =
+            write_operation(&mut tx, at, by, reverts, changes.into_iter().map(Pending::from)).await?;
         tx.commit().await.map_err(db("cannot record the change"))?;
-        self.revisions_by_id(&ids).await
+        Ok(revisions)
     }
 
     /// See [`kb_domain::RevisionLog::observe`].
@@ -154,16 +155,16 @@ impl SqliteHistory {
         if pending.is_empty() {
             return Ok(Vec::new());
         }
-        let mut ids = Vec::new();
+        let mut revisions = Vec::new();
         for (device, changes) in pending {
             let by = device.map_or_else(
                 || ChangeContext { device: here.clone(), ..ChangeContext::outside() },
                 ChangeContext::synced_from,
             );
-            ids.extend(write_operation(&mut tx, at, &by, None, changes.into_iter()).await?);
+            revisions.extend(write_operation(&mut tx, at, &by, None, changes.into_iter()).await?);
         }
         tx.commit().await.map_err(db("cannot record outside changes"))?;
-        self.revisions_by_id(&ids).await
+        Ok(revisions)
     }
 
     /// See [`kb_domain::RevisionLog::heads`].

@@ -1032,3 +1032,42 @@ proptest! {
         }
     }
 }
+
+/// What recording answers is what history reads back afterwards: the same revisions, to
+/// the microsecond and with everyone named, for a change and for an outside edit.
+#[test]
+fn recorded_revisions_are_those_read_back() {
+    use kb_domain::{FileChange, ObservedFile, RevisionLog};
+    let dir = tempfile::tempdir().unwrap();
+    let log = HistoryLog::open_in(dir.path()).unwrap().on_device("laptop");
+    let by = ChangeContext { person: Some("ana".into()), ..chat("c-1") };
+    let path = EntryPath::parse("ideas/kite.md").unwrap();
+    let at = chrono::DateTime::parse_from_rfc3339("2026-11-30T10:11:12.123456789Z").unwrap().to_utc();
+    let change = |before: Option<&str>, after: &str| FileChange {
+        entry_id: Some("e-1".into()),
+        path_before: before.map(|_| path.clone()),
+        path_after: Some(path.clone()),
+        before: before.map(|b| b.as_bytes().to_vec()),
+        after: Some(after.as_bytes().to_vec()),
+        description: "Captured \"Kite\" in ideas".into(),
+    };
+    let first = log.record(at, &by, None, vec![change(None, "one")]).unwrap();
+    let second = log.record(at, &by, Some(first[0].operation), vec![change(Some("one"), "two")]).unwrap();
+    let observed = vec![ObservedFile {
+        path: path.clone(),
+        entry_id: None,
+        bytes: Some(b"three".to_vec()),
+        pulled_from: None,
+    }];
+    let outside = log.observe(at, observed).unwrap();
+    let answered: Vec<_> = first.into_iter().chain(second).chain(outside).collect();
+    assert_eq!(answered.len(), 3);
+    assert_eq!(answered[0].at.timestamp_subsec_nanos(), 123_456_000);
+    assert_eq!((answered[1].person.as_deref(), answered[1].device.as_deref()), (Some("ana"), Some("laptop")));
+    for revision in &answered {
+        assert_eq!(log.revision(revision.id).unwrap().as_ref(), Some(revision));
+    }
+    let mut read = log.history(&path, None).unwrap();
+    read.sort_by_key(|r| r.id);
+    assert_eq!(read, answered);
+}
