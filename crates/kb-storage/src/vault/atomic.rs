@@ -101,6 +101,60 @@ fn create_new_with(
     }
 }
 
+/// A new file's bytes written and synced under a hidden temporary name in the folder they
+/// are for, before the name they take is known: the slow part of a create, done before the
+/// caller takes its locks ([`Prepared::create_new`] then only links it). The temporary file
+/// is removed when this is dropped, unless it became the file.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// The temporary file, until it takes its name.
+    temp: Option<PathBuf>,
+}
+
+impl Prepared {
+    /// Writes and syncs `bytes` in the folder `dir`.
+    pub(crate) fn write(dir: &Path, bytes: &[u8]) -> io::Result<Prepared> {
+        Ok(Prepared { temp: Some(write_temp(&dir.join("new"), bytes)?) })
+    }
+
+    /// [`create_new`] with the bytes prepared, for a `target` in their folder: `Ok(false)`
+    /// when `target` exists (the bytes stay prepared for another name).
+    pub(crate) fn create_new(&mut self, target: &Path) -> io::Result<bool> {
+        let Some(temp) = self.temp.as_deref() else {
+            return Err(io::Error::other("the prepared file took its name already"));
+        };
+        let dir = parent_of(target)?;
+        if fs::symlink_metadata(target).is_ok() {
+            return Ok(false);
+        }
+        let created = match fs::hard_link(temp, target) {
+            Ok(()) => {
+                // The name is the file's now, whatever happens to the temporary one.
+                let _ = fs::remove_file(temp);
+                self.temp = None;
+                return sync_dir(dir).map(|()| true);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(e) => {
+                tracing::debug!(error = %e, "no hard link here; claiming the name by exclusive create");
+                claim_then_rename(temp, target)
+            }
+        };
+        if matches!(created, Ok(true)) {
+            self.temp = None;
+        }
+        created
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let _ = fs::remove_file(temp);
+        }
+    }
+}
+
 /// Claims `target` with an exclusive create, then renames `temp` over the claim.
 fn claim_then_rename(temp: &Path, target: &Path) -> io::Result<bool> {
     match OpenOptions::new().write(true).create_new(true).open(target) {
@@ -189,6 +243,23 @@ mod tests {
         write_atomic(&target, b"two").unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_prepared_file_takes_a_free_name_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.md"), "theirs").unwrap();
+        let mut prepared = Prepared::write(dir.path(), b"ours").unwrap();
+        assert!(!prepared.create_new(&dir.path().join("a.md")).unwrap());
+        assert!(prepared.create_new(&dir.path().join("a-2.md")).unwrap());
+        assert!(prepared.create_new(&dir.path().join("a-3.md")).is_err(), "used once");
+        drop(prepared);
+        assert_eq!(fs::read(dir.path().join("a.md")).unwrap(), b"theirs");
+        assert_eq!(fs::read(dir.path().join("a-2.md")).unwrap(), b"ours");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+        // Never used, it leaves nothing behind.
+        drop(Prepared::write(dir.path(), b"unused").unwrap());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]

@@ -118,6 +118,7 @@ impl Vault {
             Destination::Category(category) => self.place_new(
                 &state.cache,
                 NewFile::new(*category, &Slug::from_name(&moving.name(path)), moving.document.as_bytes()),
+                None,
                 before_placing,
             )?,
             Destination::Path(new) => self.place_at(new, moving.document.as_bytes(), before_placing)?,

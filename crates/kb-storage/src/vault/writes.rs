@@ -14,10 +14,11 @@ use kb_domain::{
     MergeOutcome, MoveOutcome, NameMatch, NewEntry, RepositoryError, Revision, Slug, UpdateOutcome,
 };
 
+use super::atomic::{self, Prepared};
 use super::cache::Cache;
 use super::reread::Notify;
 use super::safe_path::io_error;
-use super::{State, Vault, atomic, scan};
+use super::{State, Vault, scan};
 
 /// How many collision suffixes are tried before giving up on a slug.
 pub(super) const MAX_SUFFIX: u32 = 100_000;
@@ -68,18 +69,11 @@ impl Vault {
         &self,
         cache: &Cache,
         new: NewFile<'_>,
+        mut prepared: Option<&mut Prepared>,
         mut before: impl FnMut(&EntryPath) -> Result<(), RepositoryError>,
     ) -> Result<EntryPath, RepositoryError> {
         let NewFile { category, slug, bytes } = new;
-        if !category.is_folder() {
-            // Nothing is filed outside the category folders: a note of the person's is
-            // placed at its own path (see `place_at`).
-            return Err(RepositoryError::InvalidPath(kb_domain::InvalidPath::WrongFolder(slug.to_string())));
-        }
-        // A category folder deleted while kb runs is made again.
-        let folder = self.root.folder(category);
-        fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
-        self.root.checked_folder(category)?;
+        self.new_files_folder(category, slug)?;
         for n in 1..=MAX_SUFFIX {
             let candidate = if n == 1 { slug.clone() } else { slug.with_suffix(n) };
             let path = EntryPath::for_slug(category, &candidate);
@@ -88,7 +82,11 @@ impl Vault {
                 continue;
             }
             before(&path)?;
-            if atomic::create_new(&file, bytes).map_err(|e| io_error(&file, e))? {
+            let created = match prepared.as_deref_mut() {
+                Some(prepared) => prepared.create_new(&file),
+                None => atomic::create_new(&file, bytes),
+            };
+            if created.map_err(|e| io_error(&file, e))? {
                 return Ok(path);
             }
         }
@@ -97,6 +95,24 @@ impl Vault {
             &folder,
             std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("no free name for slug {slug}")),
         ))
+    }
+
+    /// The folder of `category`, where a new file named after `slug` goes: made again when
+    /// it was deleted while kb runs, and checked to be the vault's own.
+    pub(super) fn new_files_folder(
+        &self,
+        category: Category,
+        slug: &Slug,
+    ) -> Result<PathBuf, RepositoryError> {
+        if !category.is_folder() {
+            // Nothing is filed outside the category folders: a note of the person's is
+            // placed at its own path (see `place_at`).
+            return Err(RepositoryError::InvalidPath(kb_domain::InvalidPath::WrongFolder(slug.to_string())));
+        }
+        let folder = self.root.folder(category);
+        fs::create_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
+        self.root.checked_folder(category)?;
+        Ok(folder)
     }
 
     /// Creates the new file at exactly `path` (its folders made when needed); refused when
@@ -133,6 +149,10 @@ impl Vault {
         let frontmatter = new.frontmatter(&id, self.clock.now())?;
         let slug = Slug::from_name(&new.name);
         let document = render_document(&frontmatter, &new.body);
+        // The bytes are written and synced before the locks are taken: the other changes
+        // to the vault wait only for this one to take its name and be recorded.
+        let folder = self.new_files_folder(new.category, &slug)?;
+        let mut prepared = Prepared::write(&folder, document.as_bytes()).map_err(|e| io_error(&folder, e))?;
         let mut state = self.lock();
         let _writing = self.writes.hold();
         if namesakes == Namesakes::Refused {
@@ -156,8 +176,12 @@ impl Vault {
                 return Err(RepositoryError::NameTaken(taken));
             }
         }
-        let path =
-            self.place_new(&state.cache, NewFile::new(new.category, &slug, document.as_bytes()), |_| Ok(()))?;
+        let path = self.place_new(
+            &state.cache,
+            NewFile::new(new.category, &slug, document.as_bytes()),
+            Some(&mut prepared),
+            |_| Ok(()),
+        )?;
         tracing::Span::current().record("path", tracing::field::display(&path));
         self.history.record(
             by,
