@@ -9,8 +9,9 @@
 //! others to join it, unless someone is already waiting to read.
 //!
 //! No read goes around the queue: every search (and every count) in the owning process
-//! first waits until what was queued before it is committed, so a process still reads its
-//! own writes at once. Another process that sent its change to the owner gets its answer
+//! first waits until what was queued before it is committed (a keyword search, only what
+//! may change its answer: see the last paragraph), so a process still reads its own writes
+//! at once. Another process that sent its change to the owner gets its answer
 //! once that change is committed, as before, and asks the owner for the same wait before
 //! each of its searches.
 //!

@@ -3,7 +3,8 @@
 //! The process that owns the index (see [`crate::owner`]) holds its one writer: every
 //! change is committed and the reader reloaded before the call returns (read-your-writes),
 //! or, in a process that lives long, committed in the background while every search waits
-//! for what was queued before it (see [`crate::commits`]).
+//! for what was queued before it that may change its answer (see [`crate::commits`] and
+//! [`unseen`]).
 //! What is indexed for each entry (its content stamp) is also kept in memory there, so an
 //! event about a file kb itself just wrote is recognised and skipped. Any other process
 //! sends its changes to the owner and reloads once they are committed; its reader also
