@@ -25,11 +25,12 @@
 //! those that may change its answer (see `index::unseen`), so a capture is not a commit
 //! per search of its own author either, unless that search may find it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use kb_domain::EntryPath;
 use kb_domain::sync::lock;
 
 use crate::index::{Change, Unseen};
@@ -210,9 +211,15 @@ impl CommitQueue {
                 .map(|(batch, _, change)| (*batch, change.clone()))
                 .collect()
         };
-        // Worked out without holding the queue, which changes keep coming to.
-        let Some(target) =
-            those.iter().filter(|(_, change)| may_change(change)).map(|(batch, _)| *batch).max()
+        // Worked out without holding the queue, which changes keep coming to. Once one change
+        // to an entry matters, so do the others queued for it (a delete after a capture).
+        let mattering: HashSet<&EntryPath> =
+            those.iter().filter(|(_, change)| may_change(change)).map(|(_, change)| change.path()).collect();
+        let Some(target) = those
+            .iter()
+            .filter(|(_, change)| mattering.contains(change.path()))
+            .map(|(batch, _)| *batch)
+            .max()
         else {
             return false;
         };

@@ -26,6 +26,10 @@ use crate::stopwords::is_stop_word;
 /// more names than that distinguishes none, and its weight in the text score ranks them.
 const NAME_PASS_LIMIT: u64 = 1_000;
 
+/// How many times a search looks at the changes still queued before it waits for all of
+/// those it must see (see [`TantivyIndex::searcher_for`]).
+const LOOKS: usize = 4;
+
 /// One hit of a keyword search before its snippet is cut.
 struct WordHit {
     /// Its score.
@@ -264,19 +268,22 @@ impl TantivyIndex {
             let unknown = unknown_in(&searcher);
             return (searcher, unknown);
         }
-        let searcher = self.handles.searcher();
-        let unknown = unknown_in(&searcher);
-        let sought = Sought {
-            terms: &terms,
-            stems,
-            typing: parts.typing.as_deref().filter(|_| query.prefix && parts.ends_in_word),
-            unknown: &unknown,
-        };
-        if self.queue.wait_for_those(reader, |change| self.may_change(&searcher, &sought, change)) {
+        let typing = parts.typing.as_deref().filter(|_| query.prefix && parts.ends_in_word);
+        // A wait makes the index newer, and a change still queued may matter to it where it
+        // did not before (the entry a capture made, which a delete queued after it takes
+        // away): looked at again until none does. Changes that keep coming are waited for
+        // in full after a few rounds.
+        for _ in 0..LOOKS {
             let searcher = self.handles.searcher();
             let unknown = unknown_in(&searcher);
-            return (searcher, unknown);
+            let sought = Sought { terms: &terms, stems, typing, unknown: &unknown };
+            if !self.queue.wait_for_those(reader, |change| self.may_change(&searcher, &sought, change)) {
+                return (searcher, unknown);
+            }
         }
+        self.read_every_earlier_change(reader);
+        let searcher = self.handles.searcher();
+        let unknown = unknown_in(&searcher);
         (searcher, unknown)
     }
 

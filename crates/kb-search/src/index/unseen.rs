@@ -61,6 +61,11 @@ pub(super) struct Sought<'a> {
 }
 
 impl Unseen {
+    /// The entry the change is about.
+    pub(crate) fn path(&self) -> &EntryPath {
+        &self.path
+    }
+
     /// How `changes` (one batch) are seen by the searches made before they are committed.
     pub(super) fn of_batch(changes: &[Change], language: SearchLanguage) -> Vec<Unseen> {
         let small = changes.len() <= TERMS_AT_MOST;

@@ -132,6 +132,30 @@ fn a_search_waits_only_for_the_queued_changes_that_may_change_its_answer() {
     assert_eq!(ask("keel", false), Vec::<String>::new(), "removed");
 }
 
+/// A change queued while an earlier one to the same entry is being committed (a delete
+/// just after a capture) is waited for with it: the search never shows the entry the
+/// capture made and the delete took away.
+#[test]
+fn a_search_never_shows_an_entry_a_queued_delete_took_away() {
+    let v = TestVault::new();
+    let index = Arc::new(v.open());
+    index.commit_in_background();
+    let ask = |text: &str| {
+        let asked = SearchQuery { reader: Some("ana".to_string()), ..query(text) };
+        paths(&index.search(&asked).unwrap())
+    };
+    for i in 0..40 {
+        // Made by no one in particular, it is committed within a few milliseconds: the
+        // delete comes before, during or after that commit.
+        upsert(&v, &index, i, &word(i));
+        std::thread::sleep(Duration::from_millis((i % 10) as u64 * 4));
+        let path = format!("ideas/note-{i}.md");
+        std::fs::remove_file(v.root().join(&path)).unwrap();
+        index.entries_changed_by(&[EntryChange::Removed(EntryPath::parse(&path).unwrap())], "ana");
+        assert_eq!(ask(&word(i)), Vec::<String>::new(), "round {i}");
+    }
+}
+
 #[test]
 fn changes_that_come_together_share_a_commit() {
     let v = TestVault::new();
