@@ -8,13 +8,17 @@
 //! shows half of the text (for an instant, and after a crash at that instant, it is empty).
 //!
 //! Temporary files are hidden (`.{name}.tmp-…`), so a leftover one is never taken for an
-//! entry.
+//! entry; the first kb process to open a vault removes those left in its category folders.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use kb_domain::Category;
+
+use super::safe_path::Root;
 
 /// Replaces `target` with `bytes` atomically (creating it when absent). The permissions of
 /// an existing target are kept.
@@ -213,6 +217,47 @@ fn write_temp(target: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
     }
 }
 
+/// Removes the temporary files a kb process stopped in the middle of a write left in the
+/// category folders of the vault at `root` (a capture writes its file there first): for a
+/// process alone on the vault. A folder that leads outside the vault is not looked in.
+pub(crate) fn remove_leftover_temps_of(root: &Root) {
+    for category in Category::ALL.into_iter().filter(|c| c.is_folder()) {
+        let Ok(folder) = root.checked_folder(category) else { continue };
+        let removed = remove_leftover_temps(&folder);
+        if removed > 0 {
+            tracing::info!(removed, folder = %folder.display(), "removed temporary files left by a stopped write");
+        }
+    }
+}
+
+/// Removes from `dir` the temporary files a kb process left there when it stopped in the
+/// middle of a write (`kill -9`, a power cut): hidden regular files named as
+/// [`write_temp`] names them, and nothing else. Only for a process alone on the vault, so
+/// that no other is writing one now. How many were removed.
+pub(crate) fn remove_leftover_temps(dir: &Path) -> usize {
+    let Ok(listing) = fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for item in listing.flatten() {
+        let name = item.file_name();
+        let is_file = item.file_type().is_ok_and(|kind| kind.is_file());
+        if is_file && name.to_str().is_some_and(is_temp_name) && fs::remove_file(item.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Whether `name` is one [`write_temp`] gives: `.{name}.tmp-{process}-{count}-{nanos}`.
+fn is_temp_name(name: &str) -> bool {
+    let Some((_, suffix)) = name.strip_prefix('.').and_then(|rest| rest.rsplit_once(".tmp-")) else {
+        return false;
+    };
+    let parts: Vec<&str> = suffix.split('-').collect();
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    matches!(parts.as_slice(), [process, count, nanos]
+        if digits(process) && digits(count) && nanos.len() == 8 && nanos.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// A suffix no other writer (thread or process) is using at the same moment.
 pub(crate) fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -260,6 +305,29 @@ mod tests {
         // Never used, it leaves nothing behind.
         drop(Prepared::write(dir.path(), b"unused").unwrap());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn only_temporary_files_are_taken_for_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = write_temp(&dir.path().join("new"), b"half").unwrap();
+        let kept = [
+            ".new.tmp-notes",
+            ".plan.md.tmp-1-2-zzzzzzzz",
+            "a.tmp-1-2-0badc0de",
+            ".tmp-1-2-0badc0de",
+            "b.md",
+        ];
+        for name in kept {
+            fs::write(dir.path().join(name), "theirs").unwrap();
+        }
+        fs::create_dir(dir.path().join(".x.tmp-1-2-0badc0de")).unwrap();
+        assert_eq!(remove_leftover_temps(dir.path()), 1);
+        assert!(!temp.exists());
+        for name in kept {
+            assert_eq!(fs::read_to_string(dir.path().join(name)).unwrap(), "theirs", "{name}");
+        }
+        assert!(dir.path().join(".x.tmp-1-2-0badc0de").is_dir());
     }
 
     #[test]

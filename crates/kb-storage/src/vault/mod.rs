@@ -210,6 +210,7 @@ impl Vault {
         let presence = match Presence::join(&state_dir).map_err(|e| io_error(&state_dir, e))? {
             Joined::Alone(presence) => {
                 journal::recover(&root)?;
+                atomic::remove_leftover_temps_of(&root);
                 presence.share().map_err(|e| io_error(&state_dir, e))?;
                 presence
             }

@@ -124,3 +124,23 @@ fn crash_leaves_old_or_new_never_half() {
     assert_eq!(vault.list(&kb_domain::ListFilter::default()).unwrap().total, 1);
     eprintln!("crash rounds ended on old/new versions: {seen:?}");
 }
+
+/// A capture writes its file under a hidden temporary name first: one left by a process
+/// killed at that moment is removed by the next process to open the vault alone, and
+/// nothing else is.
+#[test]
+fn temporary_files_left_by_a_stopped_write_are_removed_at_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("ideas")).unwrap();
+    fs::write(dir.path().join("ideas/.new.tmp-4242-7-0badc0de"), "half a capture").unwrap();
+    fs::write(dir.path().join("ideas/.theirs.tmp"), "the person's").unwrap();
+    fs::write(dir.path().join("ideas/kept.md"), "---\nname: Kept\n---\nbody\n").unwrap();
+    let vault = open(dir.path());
+    assert!(!dir.path().join("ideas/.new.tmp-4242-7-0badc0de").exists());
+    assert_eq!(fs::read_to_string(dir.path().join("ideas/.theirs.tmp")).unwrap(), "the person's");
+    assert_eq!(vault.list(&kb_domain::ListFilter::default()).unwrap().total, 1);
+    // A second process joining a vault already open removes nothing: a write may be under way.
+    fs::write(dir.path().join("ideas/.new.tmp-4242-8-0badc0de"), "being written").unwrap();
+    let _second = open(dir.path());
+    assert!(dir.path().join("ideas/.new.tmp-4242-8-0badc0de").exists());
+}
