@@ -88,13 +88,10 @@ impl Unseen {
 
 /// The terms `entry`'s texts are indexed with: each text's terms as written and their stems.
 fn terms_of(entry: &Entry, language: SearchLanguage) -> HashSet<String> {
-    let mut terms = HashSet::new();
-    for kind in TextField::ALL {
-        let written = analyze(&field_text(entry, kind));
-        terms.extend(stems(&written, language));
-        terms.extend(written);
-    }
-    terms
+    let written: Vec<String> =
+        TextField::ALL.into_iter().flat_map(|kind| analyze(&field_text(entry, kind))).collect();
+    let stemmed = stems(&written, language);
+    written.into_iter().chain(stemmed).collect()
 }
 
 impl TantivyIndex {
