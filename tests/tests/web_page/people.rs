@@ -164,3 +164,49 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
     assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
     assert!(entry_files(&bo_vault).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_capture_goes_once_kb_is_back_to_say_whose_token_it_is() {
+    if !browser_available() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let accounts = SqliteAccounts::open(data.path()).await.unwrap();
+    let now = chrono::Utc::now();
+    let ana = Person { name: PersonName::parse("ana").unwrap(), email: None, webhook: None, admin: false };
+    accounts.add(&ana, now).await.unwrap();
+    let token = accounts.issue(&ana.name, &Default::default(), now).await.unwrap().unwrap().secret;
+    let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;
+    let reach = crate::phone::Reach::to(&url).await;
+    let (_driver, _profile, page) = open_page(&reach.url).await;
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([token])).await;
+    page.wait_until(
+        "the page to know it is ana's, under its service worker",
+        "navigator.serviceWorker.ready.then(() => { window.kbWorkerReady = true; }); \
+         return window.kbWorkerReady === true && localStorage.getItem('kb-person') === 'ana';",
+        json!([]),
+    )
+    .await;
+    page.refresh().await;
+    page.wait_until(
+        "the worker to control the page",
+        "return !!navigator.serviceWorker.controller;",
+        json!([]),
+    )
+    .await;
+
+    // Reopened out of kb's reach with ana's capture waiting: kb cannot say whose the token is.
+    reach.set(false);
+    let item = json!([{"key": "k-ana-2", "text": "[idea] Ana's garden plan", "at": "2026-11-29T10:00:00Z",
+                        "vault": "", "person": "ana"}]);
+    page.execute("localStorage.setItem('kb-outbox', JSON.stringify(arguments[0]));", json!([item])).await;
+    page.refresh().await;
+    let waiting = page.text_of("#outbox li").await;
+    assert!(waiting.contains("Ana's garden plan"), "{waiting}");
+
+    // Back in reach, with nothing touched in the page: kb is asked again, and it goes.
+    reach.set(true);
+    page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
+    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+}

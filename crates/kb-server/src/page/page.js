@@ -239,6 +239,9 @@
       kbReached();
       if (response.status === 401) {
         const hadToken = Boolean(token);
+        // A token kept since this was sent (pasted here, or by another tab) is tried
+        // before any is asked for, and is never the one thrown away.
+        if (localStorage.getItem(TOKEN_KEY) !== token) continue;
         localStorage.removeItem(TOKEN_KEY);
         if (await askForToken(hadToken)) continue;
         throw new ApiError(401, "unauthorized", "This kb needs its API token.");
@@ -886,8 +889,13 @@
           // kb has not yet said whose token this is, or it is someone else's: it waits.
           clearTimeout(giveUp);
           sendController = null;
-          if (personConfirmed) noteOnWaiting(item.key, "written as " + item.person + ": sign in as them to file it");
-          else if (!vaultsLoading) loadVaults();
+          if (personConfirmed) {
+            noteOnWaiting(item.key, "written as " + item.person + ": sign in as them to file it");
+          } else {
+            // Asked again later should kb not say now (unreachable, busy): it waits.
+            waiting = true;
+            if (!vaultsLoading) loadVaults();
+          }
           continue;
         }
         try {
@@ -1108,6 +1116,8 @@
         throw new ApiError(0, "unreachable", "kb cannot be reached: a file or a voice note needs a connection to kb");
       }
       if (response.status === 401 && attempt === 0) {
+        // As in `request`: a token kept since this was sent is tried, not thrown away.
+        if (localStorage.getItem(TOKEN_KEY) !== token) continue;
         localStorage.removeItem(TOKEN_KEY);
         if (await askForToken(Boolean(token))) continue;
       }
