@@ -1,7 +1,8 @@
 //! Text analysis: how entry text and query text become terms. The same analyzers run at
 //! index time and at query time, so a person's words are matched exactly as the index saw
-//! the entries: split on anything that is not a letter or digit, lowercased, accents
-//! folded to ASCII ("Café" and "cafe" are the same term). A second analyzer also reduces
+//! the entries: split into words (runs of letters and digits, with their accents: see
+//! `words`), lowercased, accents folded to ASCII ("Café" and "cafe" are the same term,
+//! however the "é" was typed). A second analyzer also reduces
 //! each word to its stem in the vault's [`SearchLanguage`] ("meeting" → "meet"), for the
 //! field that lets "meet" find "meeting".
 
@@ -10,11 +11,10 @@ use std::ops::Range;
 use std::str::FromStr;
 
 use tantivy::Index;
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
-};
+use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer};
 
 use crate::stopwords::is_stop_word;
+use crate::words::{WordTokenizer, continues_word};
 
 /// The name the exact (folded) analyzer is registered under in the index.
 pub(crate) const ANALYZER_NAME: &str = "kb_folded";
@@ -99,7 +99,7 @@ impl FromStr for SearchLanguage {
 /// A fresh instance of kb's stemming analyzer for `language`: the exact analyzer's terms,
 /// each reduced to its stem.
 pub(crate) fn stemming_analyzer(language: SearchLanguage) -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
+    TextAnalyzer::builder(WordTokenizer::default())
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
@@ -129,7 +129,7 @@ const MAX_TOKEN_BYTES: usize = 80;
 
 /// A fresh instance of kb's analyzer.
 pub(crate) fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
+    TextAnalyzer::builder(WordTokenizer::default())
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
@@ -253,7 +253,7 @@ pub fn query_parts(text: &str) -> QueryParts {
             segment.push(c);
         }
     }
-    let trailing_word = !quoted && segment.chars().last().is_some_and(char::is_alphanumeric);
+    let trailing_word = !quoted && segment.chars().last().is_some_and(continues_word);
     let last = if trailing_word { analyze(&segment).pop() } else { None };
     flush(&mut segment, quoted, &mut parts);
     parts.ends_in_word = trailing_word && !parts.words.is_empty();

@@ -52,6 +52,7 @@ pub mod stopwords;
 pub mod testgen;
 mod vectors;
 mod watcher;
+mod words;
 
 pub use analysis::{SearchLanguage, UnknownLanguage};
 pub use error::{OpenError, WatchError};

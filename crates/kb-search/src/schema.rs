@@ -26,8 +26,8 @@ use crate::analysis::{ANALYZER_NAME, STEMMED_ANALYZER_NAME};
 /// another version is rebuilt from the vault. Bump it whenever the schema, the analyzer,
 /// what goes into a field or how tantivy writes it changes (5: string dictionaries are no
 /// longer compressed with zstd, which this build cannot read; 6: `lines`, where each text
-/// lies in the file).
-pub const SCHEMA_VERSION: u32 = 6;
+/// lies in the file; 7: an accent written as a character of its own stays in its word).
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the
 /// field that matched best.

@@ -42,6 +42,23 @@ fn case_and_accents_do_not_matter() {
 }
 
 #[test]
+fn an_accent_typed_as_a_character_of_its_own_matches_like_any_other() {
+    let v = TestVault::new();
+    // "Amélie" and "café" with the accent as a separate mark (NFD, as macOS writes them),
+    // "Zoë" with its accented letter (NFC).
+    v.write("people/amelie.md", "---\nname: Ame\u{301}lie\n---\nMet at the cafe\u{301} near Zoë's office.\n");
+    let index = v.open();
+    for query in ["amelie", "Amélie", "Ame\u{301}lie", "cafe", "café", "zoe", "Zoe\u{308}", "ZOË"] {
+        assert_eq!(paths(&search(&index, query)), ["people/amelie.md"], "{query:?}");
+    }
+    // The whole word is marked, its accent with it.
+    let hit = &search(&index, "cafe").entries[0];
+    assert!(hit.snippet.contains("**cafe\u{301}**"), "{}", hit.snippet);
+    // A word cut at the accent is not what was written.
+    assert!(search(&index, "lie").entries.is_empty());
+}
+
+#[test]
 fn query_syntax_is_data() {
     let (_v, index) = sample();
     for text in [
