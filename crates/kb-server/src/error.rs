@@ -88,6 +88,7 @@ impl From<ToolFailure> for ApiError {
             ErrorCode::PageUnreadable => (StatusCode::BAD_GATEWAY, "page_unreadable"),
             ErrorCode::UnreadableFile => (StatusCode::UNPROCESSABLE_ENTITY, "unreadable_file"),
             ErrorCode::ForbiddenRole => (StatusCode::FORBIDDEN, "forbidden_role"),
+            ErrorCode::DiskError => (StatusCode::INTERNAL_SERVER_ERROR, "disk_error"),
             ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         ApiError { candidates: failure.candidates, ..ApiError::new(status, code, failure.message) }

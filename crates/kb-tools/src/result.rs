@@ -134,6 +134,9 @@ pub enum ErrorCode {
     /// The person's role in the vault does not allow the tool (a reader asked for a
     /// change); nothing was changed.
     ForbiddenRole,
+    /// The vault's files could not be read or written (a folder kb may not write to, a
+    /// read-only or full disk): the message gives the operating system's reason.
+    DiskError,
     /// An error or panic inside the tool (details in the log).
     Internal,
 }
@@ -161,6 +164,7 @@ impl ErrorCode {
             ErrorCode::PageUnreadable => "PAGE_UNREADABLE",
             ErrorCode::UnreadableFile => "UNREADABLE_FILE",
             ErrorCode::ForbiddenRole => "FORBIDDEN_ROLE",
+            ErrorCode::DiskError => "DISK_ERROR",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -306,7 +310,10 @@ impl From<kb_domain::RepositoryError> for ToolError {
             E::Move(_) => ToolError::new(ErrorCode::InvalidMove, error.to_string()),
             E::Merge(_) => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),
             E::NameTaken(_) => ToolError::new(ErrorCode::PossibleDuplicate, error.to_string()),
-            E::Io { .. } => ToolError::internal(error.to_string()),
+            E::Io { path, source } => ToolError {
+                detail: Some(error.to_string()),
+                ..ToolError::new(ErrorCode::DiskError, disk_error_message(path, source))
+            },
             E::RevisionNotFound(_) => ToolError::new(ErrorCode::NotFound, error.to_string()),
             E::RevisionOfAnother { .. } => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),
             E::NotAConflict { .. } => ToolError::new(ErrorCode::InvalidArguments, error.to_string()),
@@ -321,6 +328,18 @@ impl From<kb_domain::RepositoryError> for ToolError {
             }
         }
     }
+}
+
+/// What a person reads when the disk refused kb: the file or folder by its own name (the
+/// rest of its path, where the vault lies on the machine, goes to the log only) and the
+/// operating system's reason.
+fn disk_error_message(path: &str, source: &std::io::Error) -> String {
+    let name = std::path::Path::new(path).file_name().map(|n| n.to_string_lossy().into_owned());
+    let at = name.map(|n| format!(" at {n}")).unwrap_or_default();
+    format!(
+        "kb could not read or write the vault's files{at}: {source}; check that kb may write \
+         to the vault's folders and that the disk has room"
+    )
 }
 
 impl From<kb_domain::SearchError> for ToolError {

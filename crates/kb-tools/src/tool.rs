@@ -159,7 +159,11 @@ pub(crate) fn failure_result(tool: &str, error: ToolError, arguments: Option<Val
         return internal_failure(tool, &error);
     }
     if let Some(detail) = &error.detail {
-        tracing::debug!(tool, detail = %detail, "tool failure detail");
+        if error.code == ErrorCode::DiskError {
+            tracing::error!(tool, detail = %detail, "the disk refused a tool");
+        } else {
+            tracing::debug!(tool, detail = %detail, "tool failure detail");
+        }
     }
     let clarification = error.clarification.map(|c| *c);
     let mut result = ToolResult {

@@ -963,3 +963,23 @@ async fn an_entrys_links_and_backlinks_are_answered_with_it_and_on_their_own() {
     let refused = kb.get("/api/entries/projects/kiln.md/context?depth=9").await;
     assert_eq!(refused.status, 400, "{}", refused.text());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_kb_cannot_write_to_answers_why_without_the_machines_paths() {
+    let kb = KbServer::start(&[]).await;
+    kb.post("/api/capture", &json!({"text": "Fix the shed roof", "hints": "[project]"})).await.expect(200);
+    // Where the ideas folder belongs, a file: no idea can be written there.
+    let _ = std::fs::remove_dir(kb.vault().join("ideas"));
+    std::fs::write(kb.vault().join("ideas"), "not a folder\n").unwrap();
+
+    let reply = kb.post("/api/capture", &json!({"text": "[idea] a shared garden plan"})).await;
+    assert_eq!(reply.status, 500, "{}", reply.text());
+    let body = reply.json();
+    assert_error_shape(&body, &reply.text());
+    assert_eq!(body["error"]["code"], "disk_error", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("at ideas:") && message.contains("os error"), "{message}");
+    let root = kb.root.path().display().to_string();
+    assert!(!message.contains(&root), "the vault's place on the machine leaked: {message}");
+    assert_eq!(std::fs::read_to_string(kb.vault().join("ideas")).unwrap(), "not a folder\n");
+}

@@ -282,7 +282,7 @@
   const CODE_STATUS = Object.freeze({
     bad_request: 400, invalid_arguments: 400, invalid_path: 400, invalid_update: 400, invalid_move: 400,
     not_found: 404, payload_too_large: 413, malformed_entry: 409, changed_since: 409, nothing_to_undo: 409,
-    ambiguous: 409, possible_duplicate: 409, llm_rate_limited: 429, internal: 500, classification_failed: 502,
+    ambiguous: 409, possible_duplicate: 409, llm_rate_limited: 429, internal: 500, disk_error: 500, classification_failed: 502,
     llm_malformed: 502, llm_refused: 502, llm_unavailable: 503, search_not_ready: 503,
     history_unavailable: 503, llm_timeout: 504,
   });
