@@ -92,8 +92,10 @@ impl From<CoreError> for CliError {
 }
 
 impl From<StoreError> for CliError {
+    /// What failed and why, down to the system's reason ("cannot make …: Permission
+    /// denied").
     fn from(error: StoreError) -> CliError {
-        CliError::runtime(error.to_string())
+        CliError::runtime(kb_domain::Chain(&error).to_string())
     }
 }
 

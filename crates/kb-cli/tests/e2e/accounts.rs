@@ -112,6 +112,18 @@ async fn without_accounts_kb_serves_as_before_and_writes_no_server_data() {
         .unwrap();
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("cannot tell whether it has accounts"));
+    // A data folder that cannot be made says where and why, in plain words.
+    let blocked = data.path().join("a-file");
+    std::fs::write(&blocked, "not a folder\n").unwrap();
+    let unmade = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["users", "add", "ana"])
+        .env("KB_DATA_DIR", blocked.join("data"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&unmade.stderr);
+    assert_eq!(unmade.status.code(), Some(1), "{said}");
+    assert!(said.contains("cannot make") && said.contains("os error"), "{said}");
+    assert!(!said.contains("conversation"), "{said}");
     // Names are checked; a person removed takes their tokens along.
     let bad = Command::new(env!("CARGO_BIN_EXE_kb"))
         .args(["users", "add", "local"])

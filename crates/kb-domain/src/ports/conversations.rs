@@ -3,14 +3,15 @@
 use crate::cause::Cause;
 use crate::conversation::{Conversation, ConversationId, Message, NewMessage, PendingCall, SummaryCoverage};
 
-/// Errors of a [`ConversationStore`].
+/// Errors of a [`ConversationStore`], and of kb's other stores on SQLite (accounts,
+/// Idempotency-Keys, outreach, vectors).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// No conversation with that id.
     #[error("conversation not found: {0}")]
     NotFound(ConversationId),
-    /// The database failed.
-    #[error("conversation store error: {message}")]
+    /// The database failed: `message` says what kb was doing, its source why it failed.
+    #[error("{message}")]
     Database {
         /// What failed, in words.
         message: String,
