@@ -210,3 +210,77 @@ async fn a_waiting_capture_goes_once_kb_is_back_to_say_whose_token_it_is() {
     page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
     assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
+    if !browser_available() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let accounts = SqliteAccounts::open(data.path()).await.unwrap();
+    let now = chrono::Utc::now();
+    for name in ["ana", "bo"] {
+        let person =
+            Person { name: PersonName::parse(name).unwrap(), email: None, webhook: None, admin: false };
+        accounts.add(&person, now).await.unwrap();
+    }
+    let bo_vault = data.path().join("vaults/bo");
+    std::fs::create_dir_all(&bo_vault).unwrap();
+    let token = |name: &str| {
+        let accounts = accounts.clone();
+        let name = PersonName::parse(name).unwrap();
+        async move { accounts.issue(&name, &Default::default(), now).await.unwrap().unwrap().secret }
+    };
+    let (ana, bo) = (token("ana").await, token("bo").await);
+    let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
+    page.wait_until(
+        "the page to know it is ana's",
+        "return localStorage.getItem('kb-person') === 'ana';",
+        json!([]),
+    )
+    .await;
+
+    // ana's waiting capture goes; kb refuses ana's token (revoked meanwhile) just as another
+    // tab keeps bo's token in its place.
+    let item = json!([{"key": "k-ana-3", "text": "[idea] Ana's surprise party plan", "at": "2026-11-29T10:00:00Z",
+                        "vault": "", "person": "ana"}]);
+    page.execute(
+        "const real = window.fetch; const bo = arguments[0]; \
+         window.fetch = function (input, init) { \
+           if (!window.kbRefused && String(input).includes('/api/capture')) { \
+             window.kbRefused = true; \
+             localStorage.setItem('kb-token', bo); localStorage.removeItem('kb-person'); \
+             return Promise.resolve(new Response('{\"error\":{\"code\":\"unauthorized\",\"message\":\"revoked\"}}', \
+               { status: 401, headers: { 'Content-Type': 'application/json' } })); \
+           } \
+           return real.apply(this, arguments); \
+         }; \
+         localStorage.setItem('kb-outbox', JSON.stringify(arguments[1])); \
+         window.dispatchEvent(new Event('online'));",
+        json!([bo, item]),
+    )
+    .await;
+    page.wait_until(
+        "the capture, refused, to wait as ana's",
+        "return window.kbRefused === true && localStorage.getItem('kb-person') === 'bo' && \
+                /written as ana/.test(document.querySelector('#outbox-list').textContent);",
+        json!([]),
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert!(
+        entry_files(&bo_vault).is_empty(),
+        "ana's capture went into bo's vault: {:?}",
+        entry_files(&bo_vault)
+    );
+    assert!(entry_files(served.path()).is_empty());
+
+    // Back with ana's token, it goes into ana's vault, once.
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
+    page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
+    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+    assert!(entry_files(&bo_vault).is_empty());
+}

@@ -229,6 +229,8 @@
       if (body !== undefined || method === "POST") headers["Content-Type"] = "application/json";
       const token = localStorage.getItem(TOKEN_KEY);
       if (token) headers["Authorization"] = "Bearer " + token;
+      // The person it is sent as (none on a kb without accounts).
+      const sentAs = currentPerson();
       let response;
       try {
         response = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -238,6 +240,7 @@
       // kb answered: captures that waited because it could not be reached go now.
       kbReached();
       if (response.status === 401) {
+        if (sentAs) refusedAsPerson(token);
         const hadToken = Boolean(token);
         // A token kept since this was sent (pasted here, or by another tab) is tried
         // before any is asked for, and is never the one thrown away.
@@ -276,6 +279,22 @@
     const response = await request(method, path, body, "application/json", extra, signal);
     if (response.status === 204) return null;
     return responseData(response);
+  }
+
+  // A request sent as one of kb's people was refused (the token revoked, expired, or
+  // changed meanwhile): it is never sent again here with another token, which may be
+  // someone else's; whose that is, kb says first (loadVaults), and the person sends it
+  // again (a waiting capture goes by itself once it is theirs). The token it went with is
+  // thrown away unless another was kept meanwhile, and one is asked for.
+  function refusedAsPerson(token) {
+    if (localStorage.getItem(TOKEN_KEY) === token) {
+      localStorage.removeItem(TOKEN_KEY);
+      localStorage.removeItem(PERSON_KEY);
+      askForToken(Boolean(token));
+    }
+    personConfirmed = false;
+    if (!vaultsLoading) loadVaults();
+    throw new ApiError(401, "unauthorized", "kb did not take this: the token it went with was refused. Sign in, then send it again.");
   }
 
   // The HTTP status that comes with each of the API's error codes (an error event has none).
@@ -1109,12 +1128,14 @@
       if (currentVault()) headers["Kb-Vault"] = currentVault();
       const token = localStorage.getItem(TOKEN_KEY);
       if (token) headers["Authorization"] = "Bearer " + token;
+      const sentAs = currentPerson();
       let response;
       try {
         response = await fetch("/api/" + route + "?name=" + encodeURIComponent(name), { method: "POST", headers, body: blob });
       } catch (e) {
         throw new ApiError(0, "unreachable", "kb cannot be reached: a file or a voice note needs a connection to kb");
       }
+      if (response.status === 401 && sentAs) refusedAsPerson(token);
       if (response.status === 401 && attempt === 0) {
         // As in `request`: a token kept since this was sent is tried, not thrown away.
         if (localStorage.getItem(TOKEN_KEY) !== token) continue;
@@ -1925,7 +1946,14 @@
     });
     window.addEventListener("focus", () => { if (readOutbox().length && !flushing) flushNow(); });
     // Another tab of kb changed what waits.
-    window.addEventListener("storage", (ev) => { if (ev.key === OUTBOX_KEY || ev.key === HELD_KEY) renderOutbox(); });
+    window.addEventListener("storage", (ev) => {
+      if (ev.key === OUTBOX_KEY || ev.key === HELD_KEY) renderOutbox();
+      // Another tab kept another token: whose it is, kb says before anything waiting goes.
+      if (ev.key === TOKEN_KEY) {
+        personConfirmed = false;
+        loadVaults();
+      }
+    });
     $("#share-file").addEventListener("click", fileShare);
     $("#attach").addEventListener("click", () => $("#attach-input").click());
     $("#attach-input").addEventListener("change", attachFiles);
