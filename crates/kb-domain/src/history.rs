@@ -168,6 +168,12 @@ pub trait RevisionLog: Send + Sync {
     /// also commits them elsewhere (git) does it now. Nothing by default.
     fn written(&self, _by: &ChangeContext, _revisions: &[Revision]) {}
 
+    /// Takes back `revisions`, the operation just recorded for a change none of whose
+    /// files could then be written: the operation and its revisions are gone, and each
+    /// path's head is again what its latest remaining revision left. Called while the
+    /// vault's write lock is still held, so nothing was recorded after them.
+    fn retract(&self, revisions: &[Revision]) -> Result<(), HistoryError>;
+
     /// Compares files with what history last recorded at their paths, and records those
     /// that differ as changes from outside kb (one operation); returns the revisions made.
     fn observe(&self, at: DateTime<Utc>, files: Vec<ObservedFile>) -> Result<Vec<Revision>, HistoryError>;

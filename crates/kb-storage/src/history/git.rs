@@ -182,6 +182,10 @@ impl RevisionLog for GitCommits {
         self.commit(by, revisions);
     }
 
+    fn retract(&self, revisions: &[Revision]) -> Result<(), HistoryError> {
+        self.inner.retract(revisions)
+    }
+
     fn observe(&self, at: DateTime<Utc>, files: Vec<ObservedFile>) -> Result<Vec<Revision>, HistoryError> {
         self.inner.observe(at, files)
     }

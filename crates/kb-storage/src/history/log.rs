@@ -135,6 +135,11 @@ impl RevisionLog for HistoryLog {
         self.call(move |store| Box::pin(async move { store.record(at, &by, reverts, changes).await }))
     }
 
+    fn retract(&self, revisions: &[Revision]) -> Result<(), HistoryError> {
+        let revisions = revisions.to_vec();
+        self.call(move |store| Box::pin(async move { store.retract(&revisions).await }))
+    }
+
     fn observe(&self, at: DateTime<Utc>, files: Vec<ObservedFile>) -> Result<Vec<Revision>, HistoryError> {
         let here = self.device.clone();
         self.call(move |store| Box::pin(async move { store.observe_on(at, files, here).await }))

@@ -6,6 +6,7 @@
 mod git;
 mod log;
 mod recording;
+mod retraction;
 mod store;
 
 pub(crate) use git::DEVICE_TRAILER;

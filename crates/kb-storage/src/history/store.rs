@@ -92,6 +92,16 @@ impl SqliteHistory {
         Ok(revisions)
     }
 
+    /// See [`kb_domain::RevisionLog::retract`].
+    pub async fn retract(&self, revisions: &[Revision]) -> Result<(), HistoryError> {
+        let Some(operation) = revisions.first().map(|r| r.operation) else { return Ok(()) };
+        let mut tx =
+            self.pool.begin_with(WRITE_TRANSACTION).await.map_err(db("cannot begin taking a change back"))?;
+        super::retraction::retract_operation(&mut tx, operation).await?;
+        tx.commit().await.map_err(db("cannot take a change back"))?;
+        Ok(())
+    }
+
     /// See [`kb_domain::RevisionLog::observe`].
     pub async fn observe(
         &self,

@@ -125,9 +125,14 @@ impl Vault {
         let touched: Vec<EntryPath> =
             [note.clone(), copy.clone()].into_iter().chain(kept_as.clone()).collect();
         let mut made = Vec::new();
-        for (file, path, text) in &written {
+        for (n, (file, path, text)) in written.iter().enumerate() {
             if let Err(e) = atomic::write_atomic(file, text.as_bytes()) {
-                self.observe_after_failure(&touched);
+                // Refused at its first write, nothing changed: the change leaves history.
+                if n == 0 {
+                    self.take_back(&recorded, &touched);
+                } else {
+                    self.observe_after_failure(&touched);
+                }
                 return Err(io_error(file, e));
             }
             if let Ok(entry) = Entry::from_document(path.clone(), text) {

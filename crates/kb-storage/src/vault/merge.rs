@@ -134,7 +134,7 @@ impl Vault {
             .collect();
 
         if let Err(e) = atomic::write_atomic(&target_file, merged.text.as_bytes()) {
-            self.observe_after_failure(&touched);
+            self.take_back(&revisions, &touched);
             return Err(io_error(&target_file, e));
         }
         for (n, source) in read.iter().enumerate() {
@@ -144,8 +144,9 @@ impl Vault {
                     tracing::warn!(source = %source.path, "a merged entry's file was already gone");
                 }
                 Err(e) => {
+                    // Put back as it was, the merge is taken out of history.
                     self.unmerge(&target_file, &target_text, &read[..n]);
-                    self.observe_after_failure(&touched);
+                    self.take_back(&revisions, &touched);
                     return Err(io_error(&source.file, e));
                 }
             }

@@ -152,7 +152,8 @@ impl Vault {
             }
         };
         if let Err(error) = self.remove_moved(&old_file, &new_path, &journal) {
-            self.observe_after_failure(&[path.clone(), new_path.clone()]);
+            // The entry stays where it was: the move leaves history.
+            self.take_back(&revisions, &[path.clone(), new_path.clone()]);
             return Err(error);
         }
         self.sync_folders(path, &new_path);

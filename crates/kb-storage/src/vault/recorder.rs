@@ -94,6 +94,18 @@ impl Recorder {
         Ok(log.record(self.clock.now(), by, reverts, changes)?)
     }
 
+    /// Takes back `revisions`, recorded by [`Recorder::record_first`] for a change none of
+    /// whose files could then be written (see [`RevisionLog::retract`]). One that cannot
+    /// be taken back is logged: the caller's look at the files then records what they hold.
+    pub(crate) fn retract(&self, revisions: &[Revision]) {
+        if let Some(log) = &self.log
+            && !revisions.is_empty()
+            && let Err(error) = log.retract(revisions)
+        {
+            tracing::error!(%error, "a change that was not made could not be taken out of history");
+        }
+    }
+
     /// Lets history know that the files of `revisions`, recorded by
     /// [`Recorder::record_first`], are on disk (a git commit is made now).
     pub(crate) fn written(&self, by: &ChangeContext, revisions: &[Revision]) {

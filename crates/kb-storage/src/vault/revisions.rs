@@ -32,6 +32,15 @@ impl Vault {
         self.history.observe(self.files_now(paths));
     }
 
+    /// After a change recorded first could not be made (the disk refused its first write,
+    /// or what it did was put back): takes its revisions `recorded` out of history, so no
+    /// undo reaches for it, then records what is on disk at `paths` where it differs from
+    /// what history held (an edit from outside that came in between, a put-back that failed).
+    pub(super) fn take_back(&self, recorded: &[Revision], paths: &[EntryPath]) {
+        self.history.retract(recorded);
+        self.observe_after_failure(paths);
+    }
+
     /// The files at `paths` as they are on disk now (`bytes: None` where none is).
     fn files_now(&self, paths: &[EntryPath]) -> Vec<ObservedFile> {
         paths
@@ -222,7 +231,7 @@ impl Vault {
             let recorded = self.history.record_first(by, None, vec![change])?;
             let file = self.root.file(&target);
             if let Err(e) = atomic::write_atomic(&file, &bytes) {
-                self.observe_after_failure(std::slice::from_ref(&target));
+                self.take_back(&recorded, std::slice::from_ref(&target));
                 return Err(io_error(&file, e));
             }
             self.history.written(by, &recorded);

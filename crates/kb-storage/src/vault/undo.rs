@@ -58,7 +58,7 @@ impl Vault {
         // Every step and its revision are planned, then recorded; only then is a file touched.
         let plan = self.plan_undo(&undone, &mut now)?;
         let revisions = self.history.record_first(by, Some(operation), plan.recorded)?;
-        let changes = self.take_steps(&mut state, &plan.steps)?;
+        let changes = self.take_steps(&mut state, &plan.steps, &revisions)?;
         self.history.written(by, &revisions);
         self.made(&mut state, &changes, by.person.as_deref());
         Ok(UndoOutcome { undone, revisions, description })
@@ -110,17 +110,27 @@ impl Vault {
         Ok(UndoPlan { recorded: replaced, steps })
     }
 
-    /// Removes and writes the files of an undo already recorded, keeping the catalogue in
-    /// step; answers the changes made. When one fails, history is brought back in line
-    /// with the files the undo did not reach.
-    fn take_steps(&self, state: &mut State, steps: &[UndoStep]) -> Result<Vec<EntryChange>, RepositoryError> {
+    /// Removes and writes the files of an undo already recorded as `recorded`, keeping the
+    /// catalogue in step; answers the changes made. When one fails, history is brought
+    /// back in line with the files the undo did not reach; when the first fails, nothing
+    /// was undone, and the undo leaves history.
+    fn take_steps(
+        &self,
+        state: &mut State,
+        steps: &[UndoStep],
+        recorded: &[Revision],
+    ) -> Result<Vec<EntryChange>, RepositoryError> {
         let mut changes = Vec::new();
         for (n, step) in steps.iter().enumerate() {
             match step.take(&self.root) {
                 Ok(bytes) => changes.push(self.remember(state, step.path(), bytes)),
                 Err(error) => {
                     let untouched: Vec<EntryPath> = steps[n..].iter().map(|s| s.path().clone()).collect();
-                    self.observe_after_failure(&untouched);
+                    if n == 0 {
+                        self.take_back(recorded, &untouched);
+                    } else {
+                        self.observe_after_failure(&untouched);
+                    }
                     self.made(state, &changes, None);
                     return Err(error);
                 }

@@ -241,7 +241,7 @@ impl EntryWriter for Vault {
             }],
         )?;
         if let Err(e) = atomic::write_atomic(&file, updated.text.as_bytes()) {
-            self.observe_after_failure(std::slice::from_ref(path));
+            self.take_back(&recorded, std::slice::from_ref(path));
             return Err(io_error(&file, e));
         }
         self.history.written(by, &recorded);
@@ -307,7 +307,7 @@ impl EntryWriter for Vault {
             }],
         )?;
         if let Err(e) = fs::remove_file(&file) {
-            self.observe_after_failure(std::slice::from_ref(path));
+            self.take_back(&recorded, std::slice::from_ref(path));
             return Err(io_error(&file, e));
         }
         let folder = self.root.folder_of(path);

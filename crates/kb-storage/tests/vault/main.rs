@@ -10,6 +10,7 @@ mod crash;
 mod history;
 mod moves;
 mod notes;
+mod refused;
 mod roundtrip;
 mod safety;
 mod symlinks;

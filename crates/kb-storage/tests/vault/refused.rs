@@ -1,0 +1,130 @@
+//! A change the disk refuses (a folder kb may not write to) changes nothing, on disk or in
+//! history: no revision says it happened, and an undo still reaches the last change that
+//! did.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kb_domain::{
+    Category, ChangeContext, ChangeSource, ConversationId, EntryUpdate, EntryWriter, Frontmatter,
+    LaterChanges, NewEntry, RepositoryError, RevisionHistory, UndoScope,
+};
+use kb_storage::history::HistoryLog;
+use kb_storage::vault::Vault;
+
+use super::common::clock;
+
+/// A folder made unwritable for as long as it lives: immutable (`chattr +i`) where the
+/// system allows it, else read-only by its mode.
+struct Unwritable {
+    folder: PathBuf,
+    immutable: bool,
+}
+
+impl Unwritable {
+    /// `folder` made unwritable, or `None` when nothing here can refuse a write to it (root
+    /// on a filesystem without `chattr`): the test then has nothing to try.
+    fn make(folder: &Path) -> Option<Unwritable> {
+        let immutable = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(folder)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !immutable {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(folder, fs::Permissions::from_mode(0o555)).ok()?;
+        }
+        let guard = Unwritable { folder: folder.to_path_buf(), immutable };
+        let probe = folder.join(".kb-probe");
+        if fs::write(&probe, b"x").is_ok() {
+            let _ = fs::remove_file(&probe);
+            return None;
+        }
+        Some(guard)
+    }
+}
+
+impl Drop for Unwritable {
+    fn drop(&mut self) {
+        if self.immutable {
+            let _ = std::process::Command::new("chattr").arg("-i").arg(&self.folder).status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = fs::set_permissions(&self.folder, fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+fn chat() -> ChangeContext {
+    ChangeContext {
+        source: ChangeSource::Chat,
+        tool: Some("test".into()),
+        conversation_id: Some(ConversationId::new("c1")),
+        session: None,
+        device: None,
+        claim: None,
+        person: None,
+    }
+}
+
+fn status(value: &str) -> EntryUpdate {
+    let mut fields = Frontmatter::new();
+    fields.set("status", serde_json::json!(value));
+    EntryUpdate { fields, ..EntryUpdate::default() }
+}
+
+#[test]
+fn a_change_the_disk_refuses_leaves_no_revision_and_undo_reaches_the_last_real_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault =
+        Vault::open_with_history(dir.path(), clock(), Arc::new(HistoryLog::open_in(dir.path()).unwrap()))
+            .unwrap();
+    let by = chat();
+    let new = NewEntry {
+        category: Category::Ideas,
+        name: "Bees".into(),
+        fields: Frontmatter::new(),
+        body: "Notes about bees.\n".into(),
+    };
+    let entry = vault.create_as(new, &by).unwrap();
+    let other = NewEntry {
+        category: Category::Ideas,
+        name: "Wasps".into(),
+        fields: Frontmatter::new(),
+        body: "Notes about wasps.\n".into(),
+    };
+    let wasps = vault.create_as(other, &by).unwrap();
+    // The last change that happened: the status of Bees.
+    vault.update_as(&entry.path, &status("active"), &by).unwrap();
+    let file = dir.path().join(entry.path.as_str());
+    let bytes = fs::read(&file).unwrap();
+    let history = vault.history(&entry.path).unwrap();
+    let wasps_history = vault.history(&wasps.path).unwrap();
+
+    let Some(refusing) = Unwritable::make(&dir.path().join("ideas")) else { return };
+    let refused = |result: Result<(), RepositoryError>, what: &str| match result {
+        Err(RepositoryError::Io { .. }) => {}
+        other => panic!("{what}: {other:?}"),
+    };
+    refused(vault.update_as(&entry.path, &status("done"), &by).map(drop), "an update");
+    refused(vault.delete_as(&entry.path, &by).map(drop), "a delete");
+    refused(vault.move_entry_as(&entry.path, Category::Projects, &by).map(drop), "a move");
+    refused(
+        vault.merge_as(&entry.path, std::slice::from_ref(&wasps.path), chrono::NaiveDate::MIN, &by).map(drop),
+        "a merge",
+    );
+    let scope = UndoScope::Conversation(ConversationId::new("c1"));
+    refused(vault.undo_as(&scope, LaterChanges::Refuse, &by).map(drop), "an undo");
+    drop(refusing);
+
+    assert_eq!(fs::read(&file).unwrap(), bytes, "the file is as it was");
+    assert!(!dir.path().join("projects").join("bees.md").exists(), "no moved copy is left");
+    assert_eq!(vault.history(&entry.path).unwrap(), history, "no revision says a refused change happened");
+    assert_eq!(vault.history(&wasps.path).unwrap(), wasps_history);
+    // The undo now takes back the last change that happened: the status set before.
+    let undone = vault.undo_as(&scope, LaterChanges::Refuse, &by).unwrap();
+    assert!(undone.description.starts_with("Updated status of"), "{}", undone.description);
+    assert!(!fs::read_to_string(&file).unwrap().contains("status: active"));
+}
