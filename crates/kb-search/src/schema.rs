@@ -26,7 +26,8 @@ use crate::analysis::{ANALYZER_NAME, STEMMED_ANALYZER_NAME};
 /// another version is rebuilt from the vault. Bump it whenever the schema, the analyzer,
 /// what goes into a field or how tantivy writes it changes (5: string dictionaries are no
 /// longer compressed with zstd, which this build cannot read; 6: `lines`, where each text
-/// lies in the file; 7: an accent written as a character of its own stays in its word).
+/// lies in the file; 7: an accent written as a character of its own stays in its word, and
+/// accents after Latin, Greek and Cyrillic letters are left out however they were written).
 pub const SCHEMA_VERSION: u32 = 7;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the

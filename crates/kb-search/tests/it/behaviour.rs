@@ -47,9 +47,19 @@ fn an_accent_typed_as_a_character_of_its_own_matches_like_any_other() {
     // "Amélie" and "café" with the accent as a separate mark (NFD, as macOS writes them),
     // "Zoë" with its accented letter (NFC).
     v.write("people/amelie.md", "---\nname: Ame\u{301}lie\n---\nMet at the cafe\u{301} near Zoë's office.\n");
+    // Letters with no single-character form, Greek and Cyrillic accents, invisible joiners.
+    v.write(
+        "ideas/trip.md",
+        "---\nname: Trip to O\u{323}\u{300}yo\u{323}\u{301}\n---\nThen Αθηνά and Οδυσσέας, a ёлка, a joi\u{200d}ner.\n",
+    );
     let index = v.open();
     for query in ["amelie", "Amélie", "Ame\u{301}lie", "cafe", "café", "zoe", "Zoe\u{308}", "ZOË"] {
         assert_eq!(paths(&search(&index, query)), ["people/amelie.md"], "{query:?}");
+    }
+    for query in ["oyo", "O\u{323}\u{300}yo\u{323}\u{301}", "Ọ̀yọ́", "αθηνα", "ΟΔΥΣΣΕΑΣ", "елка", "joiner"]
+    {
+        let r = search(&index, query);
+        assert_eq!((paths(&r), r.fuzzy), (vec!["ideas/trip.md".to_string()], false), "{query:?}");
     }
     // The whole word is marked, its accent with it.
     let hit = &search(&index, "cafe").entries[0];
