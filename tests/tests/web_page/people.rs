@@ -284,3 +284,46 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
     assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
     assert!(entry_files(&bo_vault).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_written_as_someone_on_a_kb_without_accounts_waits_for_the_persons_word() {
+    if !browser_available() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let url = crate::start_kb(served.path()).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+    // Written as ana when this kb had accounts; it has none now.
+    let item = json!([{"key": "k-ana-4", "text": "[idea] Ana's reading list", "at": "2026-11-29T10:00:00Z",
+                        "vault": "", "person": "ana"}]);
+    page.execute(
+        "localStorage.setItem('kb-outbox', JSON.stringify(arguments[0])); location.reload();",
+        json!([item]),
+    )
+    .await;
+    page.wait_until(
+        "the capture held, saying why",
+        "const held = document.querySelector('#held-list'); \
+         return !!held && /Ana's reading list/.test(held.textContent) && /has none now/.test(held.textContent) \
+                && !localStorage.getItem('kb-outbox');",
+        json!([]),
+    )
+    .await;
+    assert!(entry_files(served.path()).is_empty(), "nothing filed before the person says so");
+    // The person sends it again: it is filed here.
+    let again = page.wait_for("#held-list button").await;
+    assert_eq!(page.text_of("#held-list button").await, "Send again");
+    page.click(&again).await;
+    page.wait_until(
+        "the capture filed",
+        "return !localStorage.getItem('kb-outbox') && \
+        document.querySelector('#held').hidden;",
+        json!([]),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while entry_files(served.path()).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+}

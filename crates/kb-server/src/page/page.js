@@ -978,6 +978,21 @@
     writeList(HELD_KEY, readHeld().concat([held]));
   }
 
+  // On a kb without accounts (`/api/vaults` names no one), a waiting capture written as one
+  // of its people has no one to wait for: it is held, and the person sends it here again or
+  // lets it go.
+  function holdWrittenAsSomeone() {
+    const theirs = readOutbox().filter((item) => item.person);
+    for (const item of theirs) {
+      dropFromOutbox(item.key);
+      holdForPerson(item, {
+        code: "no_accounts",
+        message: "Written as " + item.person + " when this kb had accounts; it has none now. Send it again to file it here.",
+      });
+    }
+    if (theirs.length) renderOutbox();
+  }
+
   // The person's pick for a held capture: `choice` is queued as a new request (a new key),
   // or, when null, the capture is let go.
   function pickForHeld(held, choice) {
@@ -1830,6 +1845,8 @@
       personConfirmed = true;
       // Captures that waited to know whose token this is may go now.
       if (readOutbox().length) flushOutbox();
+    } else {
+      holdWrittenAsSomeone();
     }
     const select = $("#vault-select");
     select.hidden = data.vaults.length < 2;
