@@ -330,12 +330,21 @@ impl From<kb_domain::RepositoryError> for ToolError {
     }
 }
 
-/// What a person reads when the disk refused kb: the file or folder by its own name (the
-/// rest of its path, where the vault lies on the machine, goes to the log only) and the
-/// operating system's reason.
+/// What a person reads when the disk refused kb: the file or folder by the last two parts
+/// of its path (`projects/roof.md`, or a folder with the one holding it; the rest, where
+/// the vault lies on the machine, goes to the log only) and the operating system's reason.
 fn disk_error_message(path: &str, source: &std::io::Error) -> String {
-    let name = std::path::Path::new(path).file_name().map(|n| n.to_string_lossy().into_owned());
-    let at = name.map(|n| format!(" at {n}")).unwrap_or_default();
+    let mut parts: Vec<String> = std::path::Path::new(path)
+        .components()
+        .rev()
+        .filter_map(|part| match part {
+            std::path::Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    parts.reverse();
+    let at = if parts.is_empty() { String::new() } else { format!(" at {}", parts.join("/")) };
     format!(
         "kb could not read or write the vault's files{at}: {source}; check that kb may write \
          to the vault's folders and that the disk has room"

@@ -978,8 +978,23 @@ async fn a_folder_kb_cannot_write_to_answers_why_without_the_machines_paths() {
     assert_error_shape(&body, &reply.text());
     assert_eq!(body["error"]["code"], "disk_error", "{body}");
     let message = body["error"]["message"].as_str().unwrap();
-    assert!(message.contains("at ideas:") && message.contains("os error"), "{message}");
+    let vault_name = kb.vault().file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        message.contains(&format!("at {vault_name}/ideas:")) && message.contains("os error"),
+        "{message}"
+    );
     let root = kb.root.path().display().to_string();
     assert!(!message.contains(&root), "the vault's place on the machine leaked: {message}");
     assert_eq!(std::fs::read_to_string(kb.vault().join("ideas")).unwrap(), "not a folder\n");
+
+    // A file handed to kb, with a file where its attachments folder belongs: the same.
+    let _ = std::fs::remove_dir_all(kb.vault().join("attachments"));
+    std::fs::write(kb.vault().join("attachments"), "not a folder\n").unwrap();
+    let note = b"# Seeds\n\nTomatoes, basil.\n";
+    let reply = kb
+        .request("POST", "/api/files?name=seeds.md", &[("Content-Type", "text/markdown")], Some(note))
+        .await;
+    assert_eq!(reply.status, 500, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["code"], "disk_error", "{}", reply.text());
+    assert!(!reply.text().contains(&root), "{}", reply.text());
 }

@@ -260,6 +260,11 @@ fn unreadable(why: String) -> ToolFailure {
 fn upload_failure(error: UploadError) -> ToolFailure {
     match error {
         UploadError::TooLarge { .. } => ToolFailure::new(ErrorCode::InvalidArguments, error.to_string()),
-        UploadError::Io(_) => ToolFailure::new(ErrorCode::Internal, error.to_string()),
+        UploadError::Io(_) => ToolFailure::new(
+            ErrorCode::DiskError,
+            format!(
+                "{error}; check that kb may write to the vault's attachments folder and that the disk has room"
+            ),
+        ),
     }
 }
