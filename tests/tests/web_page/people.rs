@@ -293,11 +293,13 @@ async fn a_capture_written_as_someone_on_a_kb_without_accounts_waits_for_the_per
     let served = tempfile::tempdir().unwrap();
     let url = crate::start_kb(served.path()).await;
     let (_driver, _profile, page) = open_page(&url).await;
-    // Written as ana when this kb had accounts; it has none now.
+    // Written as ana when this kb had accounts; it has none now (and the page still
+    // remembers ana from then).
     let item = json!([{"key": "k-ana-4", "text": "[idea] Ana's reading list", "at": "2026-11-29T10:00:00Z",
                         "vault": "", "person": "ana"}]);
     page.execute(
-        "localStorage.setItem('kb-outbox', JSON.stringify(arguments[0])); location.reload();",
+        "localStorage.setItem('kb-person', 'ana'); localStorage.setItem('kb-outbox', JSON.stringify(arguments[0])); \
+         location.reload();",
         json!([item]),
     )
     .await;
@@ -326,4 +328,140 @@ async fn a_capture_written_as_someone_on_a_kb_without_accounts_waits_for_the_per
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+}
+
+/// kb with accounts for ana and bo, each with their own vault, and their tokens.
+struct TwoPeople {
+    served: tempfile::TempDir,
+    _data: tempfile::TempDir,
+    bo_vault: std::path::PathBuf,
+    ana: String,
+    bo: String,
+    url: String,
+}
+
+async fn two_people() -> TwoPeople {
+    let served = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let accounts = SqliteAccounts::open(data.path()).await.unwrap();
+    let now = chrono::Utc::now();
+    for name in ["ana", "bo"] {
+        let person =
+            Person { name: PersonName::parse(name).unwrap(), email: None, webhook: None, admin: false };
+        accounts.add(&person, now).await.unwrap();
+    }
+    let bo_vault = data.path().join("vaults/bo");
+    std::fs::create_dir_all(&bo_vault).unwrap();
+    let token = |name: &str| {
+        let accounts = accounts.clone();
+        let name = PersonName::parse(name).unwrap();
+        async move { accounts.issue(&name, &Default::default(), now).await.unwrap().unwrap().secret }
+    };
+    let (ana, bo) = (token("ana").await, token("bo").await);
+    let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;
+    TwoPeople { served, _data: data, bo_vault, ana, bo, url }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_answer_about_an_old_token_never_makes_the_page_someone_else() {
+    if !browser_available() {
+        return;
+    }
+    let kb = two_people().await;
+    let (_driver, _profile, page) = open_page(&kb.url).await;
+    // Asked with ana's token, kb's answer on whose it is comes late.
+    let slow = format!(
+        "const real = window.fetch; \
+         window.fetch = function (input, init) {{ \
+           const auth = (init && init.headers && init.headers['Authorization']) || ''; \
+           if (String(input).includes('/api/vaults') && auth.includes('{ana}')) {{ \
+             window.kbAskedLate = true; \
+             const self = this, args = arguments; \
+             return new Promise((done) => setTimeout(done, 1500)).then(() => real.apply(self, args)); \
+           }} \
+           return real.apply(this, arguments); \
+         }};",
+        ana = kb.ana
+    );
+    page.cdp("Page.addScriptToEvaluateOnNewDocument", json!({ "source": slow })).await;
+    let item = json!([{"key": "k-ana-5", "text": "[idea] Ana's secret plan", "at": "2026-11-29T10:00:00Z",
+                        "vault": "", "person": "ana"}]);
+    page.execute(
+        "localStorage.setItem('kb-token', arguments[0]); localStorage.setItem('kb-person', 'ana'); \
+         localStorage.setItem('kb-outbox', JSON.stringify(arguments[1])); location.reload();",
+        json!([kb.ana, item]),
+    )
+    .await;
+    page.wait_until("ana's token asked about", "return window.kbAskedLate === true;", json!([])).await;
+    // Meanwhile another tab keeps bo's token.
+    page.execute(
+        "localStorage.setItem('kb-token', arguments[0]); localStorage.removeItem('kb-person'); \
+         window.dispatchEvent(new StorageEvent('storage', { key: 'kb-token' }));",
+        json!([kb.bo]),
+    )
+    .await;
+    page.wait_until(
+        "the capture waiting as ana's, the page bo's",
+        "return localStorage.getItem('kb-person') === 'bo' && \
+                /written as ana/.test(document.querySelector('#outbox-list').textContent);",
+        json!([]),
+    )
+    .await;
+    // The late answer about ana's token has come and gone.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(page.execute("return localStorage.getItem('kb-person');", json!([])).await, json!("bo"));
+    let bo_files = entry_files(&kb.bo_vault);
+    assert!(bo_files.is_empty(), "ana's capture went into bo's vault: {bo_files:?}");
+    assert!(entry_files(kb.served.path()).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_held_for_ana_is_shown_and_filed_only_as_ana() {
+    if !browser_available() {
+        return;
+    }
+    let kb = two_people().await;
+    let (_driver, _profile, page) = open_page(&kb.url).await;
+    // kb asked ana about her capture (it may be a Priya she has); the page is bo's now.
+    let held = json!([{"key": "k-ana-6", "text": "[person] Priya lent me a ladder", "code": "possible_duplicate",
+                        "message": "Priya may be someone you have", "person": "ana", "vault": "",
+                        "candidates": [{"path": "people/priya-raman.md", "name": "Priya Raman"}]}]);
+    page.execute(
+        "localStorage.setItem('kb-token', arguments[0]); localStorage.setItem('kb-held', JSON.stringify(arguments[1])); \
+         location.reload();",
+        json!([kb.bo, held]),
+    )
+    .await;
+    page.wait_until(
+        "the page to know it is bo's",
+        "return localStorage.getItem('kb-person') === 'bo';",
+        json!([]),
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let hidden = page.execute("return document.querySelector('#held').hidden;", json!([])).await;
+    assert_eq!(hidden, json!(true), "bo is shown ana's held capture");
+    let text = page.execute("return document.body.innerText;", json!([])).await;
+    assert!(!text.as_str().unwrap_or_default().contains("Priya"), "{text}");
+
+    // ana is back: she sees it and files it as new, into her own vault.
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([kb.ana])).await;
+    page.wait_until(
+        "ana's held capture shown",
+        "return !document.querySelector('#held').hidden && \
+                /File as new/.test(document.querySelector('#held').textContent);",
+        json!([]),
+    )
+    .await;
+    page.execute(
+        "[...document.querySelectorAll('#held-list button')].find((b) => b.textContent === 'File as new').click();",
+        json!([]),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while entry_files(kb.served.path()).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(entry_files(kb.served.path()).len(), 1, "{:?}", entry_files(kb.served.path()));
+    assert!(entry_files(&kb.bo_vault).is_empty(), "{:?}", entry_files(&kb.bo_vault));
 }

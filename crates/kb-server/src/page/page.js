@@ -205,6 +205,7 @@
             // written by someone goes.
             localStorage.removeItem(PERSON_KEY);
             personConfirmed = false;
+            renderOutbox();
             loadVaults();
           }
           resolve(Boolean(token));
@@ -293,6 +294,7 @@
       askForToken(Boolean(token));
     }
     personConfirmed = false;
+    renderOutbox();
     if (!vaultsLoading) loadVaults();
     throw new ApiError(401, "unauthorized", "kb did not take this: the token it went with was refused. Sign in, then send it again.");
   }
@@ -848,10 +850,11 @@
 
   // Keeps `text` to be filed, with `choice` (`{mergeInto}` or `{createNew: true}`, the
   // person's pick after kb asked), shows it waiting, and tries to send it now.
-  function queueCapture(text, choice) {
-    // It keeps the vault and the person it was written for: it is filed there, and only
-    // with that person's token.
-    const item = { key: newKey(), text, at: new Date().toISOString(), vault: currentVault(), person: currentPerson() };
+  function queueCapture(text, choice, owner) {
+    // It keeps the vault and the person it was written for (`owner`, when it was written
+    // before: a held capture's): it is filed there, and only with that person's token.
+    const from = owner || { vault: currentVault(), person: currentPerson() };
+    const item = { key: newKey(), text, at: new Date().toISOString(), vault: from.vault, person: from.person };
     if (choice && typeof choice.mergeInto === "string") item.mergeInto = choice.mergeInto;
     if (choice && choice.createNew === true) item.createNew = true;
     writeOutbox(readOutbox().concat([item]));
@@ -959,6 +962,12 @@
 
   // ---------- captures that need the person ----------
 
+  // Whether the held capture `held` is for the person here: one written as someone is
+  // shown (with the entries of their vault it names) only once kb said this is them.
+  function heldHere(held) {
+    return !held.person || (personConfirmed && held.person === currentPerson());
+  }
+
   function readHeld() {
     return readList(HELD_KEY).map((held) => Object.assign({}, held, {
       candidates: (Array.isArray(held.candidates) ? held.candidates : [])
@@ -972,7 +981,9 @@
     const candidates = (Array.isArray(e.candidates) ? e.candidates : [])
       .filter((c) => c && typeof c.path === "string")
       .map((c) => ({ path: c.path, name: typeof c.name === "string" ? c.name : c.path }));
-    const held = { key: item.key, text: item.text, code: e.code, message: e.message, candidates };
+    // It keeps the person and vault it was written for: only they see it and file it.
+    const held = { key: item.key, text: item.text, code: e.code, message: e.message, candidates,
+      person: typeof item.person === "string" ? item.person : "", vault: typeof item.vault === "string" ? item.vault : currentVault() };
     if (typeof item.mergeInto === "string") held.mergeInto = item.mergeInto;
     if (item.createNew === true) held.createNew = true;
     writeList(HELD_KEY, readHeld().concat([held]));
@@ -985,7 +996,8 @@
     const theirs = readOutbox().filter((item) => item.person);
     for (const item of theirs) {
       dropFromOutbox(item.key);
-      holdForPerson(item, {
+      // Held for whoever is here now: there is no one else to ask.
+      holdForPerson(Object.assign({}, item, { person: "" }), {
         code: "no_accounts",
         message: "Written as " + item.person + " when this kb had accounts; it has none now. Send it again to file it here.",
       });
@@ -997,7 +1009,7 @@
   // or, when null, the capture is let go.
   function pickForHeld(held, choice) {
     writeList(HELD_KEY, readHeld().filter((i) => i.key !== held.key));
-    if (choice) queueCapture(held.text, choice);
+    if (choice) queueCapture(held.text, choice, { person: held.person || "", vault: held.vault });
     else renderOutbox();
   }
 
@@ -1023,7 +1035,7 @@
   }
 
   function renderHeld() {
-    const items = readHeld();
+    const items = readHeld().filter(heldHere);
     $("#held").hidden = items.length === 0;
     $("#held-list").replaceChildren(...items.map((held) => el("li", { "data-key": held.key }, [
       el("span", { className: "outbox-text", text: held.text }),
@@ -1838,14 +1850,25 @@
   async function loadVaults() {
     let data;
     vaultsLoading = true;
+    // The token asked about: an answer that comes once another is kept (another tab, the
+    // token dialog) is about someone who may no longer be here, and is asked again.
+    const asked = localStorage.getItem(TOKEN_KEY);
     try { data = await api("GET", "/api/vaults"); } catch (_) { return; } finally { vaultsLoading = false; }
+    if (localStorage.getItem(TOKEN_KEY) !== asked) {
+      loadVaults();
+      return;
+    }
     if (!data || !Array.isArray(data.vaults)) return;
     if (typeof data.person === "string") {
       localStorage.setItem(PERSON_KEY, data.person);
       personConfirmed = true;
-      // Captures that waited to know whose token this is may go now.
+      // Captures that waited to know whose token this is may go now; those held for the
+      // person show.
+      renderOutbox();
       if (readOutbox().length) flushOutbox();
     } else {
+      // A kb without accounts has no one to name: a person kept from before is forgotten.
+      localStorage.removeItem(PERSON_KEY);
       holdWrittenAsSomeone();
     }
     const select = $("#vault-select");
@@ -1968,6 +1991,7 @@
       // Another tab kept another token: whose it is, kb says before anything waiting goes.
       if (ev.key === TOKEN_KEY) {
         personConfirmed = false;
+        renderOutbox();
         loadVaults();
       }
     });
