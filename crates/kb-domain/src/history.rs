@@ -168,8 +168,8 @@ pub trait RevisionLog: Send + Sync {
     /// also commits them elsewhere (git) does it now. Nothing by default.
     fn written(&self, _by: &ChangeContext, _revisions: &[Revision]) {}
 
-    /// Takes back `revisions`, the operation just recorded for a change none of whose
-    /// files could then be written: the operation and its revisions are gone, and each
+    /// Takes back `revisions`, just recorded for changes to files that could then not be
+    /// written: they are gone (their operation too, once it has none left), and each
     /// path's head is again what its latest remaining revision left. Called while the
     /// vault's write lock is still held, so nothing was recorded after them.
     fn retract(&self, revisions: &[Revision]) -> Result<(), HistoryError>;

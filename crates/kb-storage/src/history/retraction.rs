@@ -1,69 +1,74 @@
-//! Taking back an operation just recorded for a change that then could not be made (the
-//! disk refused its first write): its revisions and the operation go, and each path it
-//! touched gets back the head its latest remaining revision gives it, so history again
-//! says what the files hold and an undo never reaches for a change that did not happen.
+//! Taking back revisions just recorded for changes that then could not be made (the disk
+//! refused the write): the revisions go, their operation with them once it has none left,
+//! and each path they touched gets back the head its latest remaining revision gives it,
+//! so history again says what the files hold and an undo never reaches for a change that
+//! did not happen.
 
 use sqlx::{Sqlite, Transaction};
 
-use kb_domain::HistoryError;
+use kb_domain::{HistoryError, Revision};
 
 use super::store::db;
 
-/// Removes operation `operation` with its revisions and puts back the heads of the paths
-/// they touched. The caller holds the vault's write lock: nothing was recorded after it.
-pub(super) async fn retract_operation(
+/// Removes `revisions` (and each of their operations left without any) and puts back the
+/// heads of the paths they touched. The caller holds the vault's write lock: nothing was
+/// recorded after them.
+pub(super) async fn retract_revisions(
     tx: &mut Transaction<'_, Sqlite>,
-    operation: i64,
+    revisions: &[Revision],
 ) -> Result<(), HistoryError> {
-    let touched: Vec<(Option<String>, Option<String>)> =
-        sqlx::query_as("SELECT path_before, path_after FROM revisions WHERE operation = ?")
-            .bind(operation)
-            .fetch_all(&mut **tx)
+    for revision in revisions {
+        sqlx::query("DELETE FROM revisions WHERE id = ?")
+            .bind(revision.id)
+            .execute(&mut **tx)
             .await
-            .map_err(db("cannot read the change to take back"))?;
-    sqlx::query("DELETE FROM revisions WHERE operation = ?")
-        .bind(operation)
-        .execute(&mut **tx)
-        .await
-        .map_err(db("cannot take back a change's revisions"))?;
-    sqlx::query("DELETE FROM operations WHERE id = ?")
+            .map_err(db("cannot take back a revision"))?;
+    }
+    let mut operations: Vec<i64> = revisions.iter().map(|r| r.operation).collect();
+    operations.sort_unstable();
+    operations.dedup();
+    for operation in operations {
+        sqlx::query(
+            "DELETE FROM operations WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM revisions WHERE operation = ?1)",
+        )
         .bind(operation)
         .execute(&mut **tx)
         .await
         .map_err(db("cannot take back a change"))?;
-    let mut paths: Vec<String> =
-        touched.into_iter().flat_map(|(before, after)| [before, after]).flatten().collect();
+    }
+    let mut paths: Vec<String> = revisions
+        .iter()
+        .flat_map(|r| [&r.path_before, &r.path_after])
+        .flatten()
+        .map(ToString::to_string)
+        .collect();
     paths.sort();
     paths.dedup();
     for path in paths {
-        // The path's latest remaining revision: a file is there when it left one there.
-        let latest: Option<(Option<String>, Option<String>)> = sqlx::query_as(
-            "SELECT path_after, after_hash FROM revisions WHERE path_after = ?1 OR path_before = ?1 \
-             ORDER BY id DESC LIMIT 1",
-        )
-        .bind(&path)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(db("cannot read history's heads"))?;
-        match latest {
-            Some((Some(at), Some(hash))) if at == path => {
-                sqlx::query(
-                    "INSERT INTO heads (path, hash) VALUES (?1, ?2) ON CONFLICT (path) DO UPDATE SET hash = ?2",
-                )
-                .bind(&path)
-                .bind(&hash)
-                .execute(&mut **tx)
-                .await
-                .map_err(db("cannot put history's heads back"))?;
-            }
-            _ => {
-                sqlx::query("DELETE FROM heads WHERE path = ?")
-                    .bind(&path)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(db("cannot put history's heads back"))?;
-            }
-        }
+        put_head_back(tx, &path).await?;
     }
+    Ok(())
+}
+
+/// Sets the head of `path` from its latest remaining revision: a file is there when that
+/// revision left one there.
+async fn put_head_back(tx: &mut Transaction<'_, Sqlite>, path: &str) -> Result<(), HistoryError> {
+    let latest: Option<(Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT path_after, after_hash FROM revisions WHERE path_after = ?1 OR path_before = ?1 \
+         ORDER BY id DESC LIMIT 1",
+    )
+    .bind(path)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(db("cannot read history's heads"))?;
+    let query = match latest {
+        Some((Some(at), Some(hash))) if at == path => sqlx::query(
+            "INSERT INTO heads (path, hash) VALUES (?1, ?2) ON CONFLICT (path) DO UPDATE SET hash = ?2",
+        )
+        .bind(path.to_string())
+        .bind(hash),
+        _ => sqlx::query("DELETE FROM heads WHERE path = ?").bind(path.to_string()),
+    };
+    query.execute(&mut **tx).await.map_err(db("cannot put history's heads back"))?;
     Ok(())
 }

@@ -94,10 +94,12 @@ impl SqliteHistory {
 
     /// See [`kb_domain::RevisionLog::retract`].
     pub async fn retract(&self, revisions: &[Revision]) -> Result<(), HistoryError> {
-        let Some(operation) = revisions.first().map(|r| r.operation) else { return Ok(()) };
+        if revisions.is_empty() {
+            return Ok(());
+        }
         let mut tx =
             self.pool.begin_with(WRITE_TRANSACTION).await.map_err(db("cannot begin taking a change back"))?;
-        super::retraction::retract_operation(&mut tx, operation).await?;
+        super::retraction::retract_revisions(&mut tx, revisions).await?;
         tx.commit().await.map_err(db("cannot take a change back"))?;
         Ok(())
     }

@@ -185,8 +185,8 @@ impl Vault {
             }
             references_updated.push(rewrite.path.clone());
         }
-        // History recorded those rewrites: it learns what the files hold instead.
-        self.observe_after_failure(&unwritten);
+        // History recorded those rewrites: they leave it, as they did not happen.
+        let revisions = self.take_back_unwritten(revisions, &unwritten);
         tracing::Span::current().record("references", references_updated.len());
 
         self.history.written(by, &revisions);

@@ -181,8 +181,9 @@ impl Vault {
             tracing::warn!(error = %e, "could not remove the move journal; it is finished at the next open");
         }
         unwritten.extend(unreached);
-        // History recorded what those files were to hold: it learns what they hold instead.
-        self.observe_after_failure(&unwritten);
+        // History recorded what those files were to hold: the references not pointed at the
+        // new path leave it, and it learns what the files hold instead.
+        let revisions = self.take_back_unwritten(revisions, &unwritten);
         self.history.written(by, &revisions);
         self.made(&mut state, &changes, by.person.as_deref());
         Ok(MoveOutcome { old_path: path.clone(), entry: moved })

@@ -41,6 +41,25 @@ impl Vault {
         self.observe_after_failure(paths);
     }
 
+    /// After a move or a merge made, where the references in `unwritten` could not be
+    /// pointed at the entry's new path (a folder kb may not write to): takes their
+    /// revisions, among `recorded`, out of history, as they did not happen, then looks at
+    /// the files. Answers the revisions left.
+    pub(super) fn take_back_unwritten(
+        &self,
+        recorded: Vec<Revision>,
+        unwritten: &[EntryPath],
+    ) -> Vec<Revision> {
+        let (not_made, made): (Vec<Revision>, Vec<Revision>) = recorded.into_iter().partition(|revision| {
+            revision.path_before.is_some()
+                && revision.path_before == revision.path_after
+                && revision.path_after.as_ref().is_some_and(|path| unwritten.contains(path))
+        });
+        self.history.retract(&not_made);
+        self.observe_after_failure(unwritten);
+        made
+    }
+
     /// The files at `paths` as they are on disk now (`bytes: None` where none is).
     fn files_now(&self, paths: &[EntryPath]) -> Vec<ObservedFile> {
         paths

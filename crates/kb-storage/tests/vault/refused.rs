@@ -128,3 +128,41 @@ fn a_change_the_disk_refuses_leaves_no_revision_and_undo_reaches_the_last_real_o
     assert!(undone.description.starts_with("Updated status of"), "{}", undone.description);
     assert!(!fs::read_to_string(&file).unwrap().contains("status: active"));
 }
+
+#[test]
+fn a_reference_the_disk_refuses_to_repoint_leaves_no_revision_and_the_move_undoes() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault =
+        Vault::open_with_history(dir.path(), clock(), Arc::new(HistoryLog::open_in(dir.path()).unwrap()))
+            .unwrap();
+    let by = chat();
+    let new = |category, name: &str, body: &str| NewEntry {
+        category,
+        name: name.into(),
+        fields: Frontmatter::new(),
+        body: body.into(),
+    };
+    let bees = vault.create_as(new(Category::Ideas, "Bees", "Notes about bees.\n"), &by).unwrap();
+    let referrer =
+        vault.create_as(new(Category::Admin, "Hive permit", "See [[ideas/bees]] first.\n"), &by).unwrap();
+    let referrer_file = dir.path().join(referrer.path.as_str());
+    let referrer_bytes = fs::read(&referrer_file).unwrap();
+    let referrer_history = vault.history(&referrer.path).unwrap();
+
+    // The move is made; the reference in admin/ cannot be pointed at the new path.
+    let Some(refusing) = Unwritable::make(&dir.path().join("admin")) else { return };
+    let moved = vault.move_entry_as(&bees.path, Category::Projects, &by).unwrap();
+    drop(refusing);
+    assert_eq!(fs::read(&referrer_file).unwrap(), referrer_bytes);
+    assert_eq!(
+        vault.history(&referrer.path).unwrap(),
+        referrer_history,
+        "no revision says the reference was repointed, nor that the file was edited outside kb"
+    );
+
+    // Undone without force: the entry goes back where it was.
+    let scope = UndoScope::Conversation(ConversationId::new("c1"));
+    vault.undo_as(&scope, LaterChanges::Refuse, &by).unwrap();
+    assert!(dir.path().join(bees.path.as_str()).exists());
+    assert!(!dir.path().join(moved.entry.path.as_str()).exists());
+}
