@@ -27,7 +27,8 @@ use crate::analysis::{ANALYZER_NAME, STEMMED_ANALYZER_NAME};
 /// what goes into a field or how tantivy writes it changes (5: string dictionaries are no
 /// longer compressed with zstd, which this build cannot read; 6: `lines`, where each text
 /// lies in the file; 7: an accent written as a character of its own stays in its word, and
-/// accents after Latin, Greek and Cyrillic letters are left out however they were written).
+/// accents after Latin, Greek, Cyrillic, Hebrew and Arabic letters are left out however they
+/// were written).
 pub const SCHEMA_VERSION: u32 = 7;
 
 /// A searchable text field of an entry, in the order used to break ties when choosing the

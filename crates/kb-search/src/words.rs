@@ -9,8 +9,9 @@
 //!   hyphen), which are then left out: "Ame\u{301}lie" is one word, not "ame" and "lie";
 //! - after a Latin, Greek or Cyrillic letter, accents are left out however they were
 //!   written (as part of the letter or after it, one or several): "Ọ̀yọ́" is "Oyo",
-//!   "Αθηνά" is "Αθηνα", "ёлка" is "елка"; in other scripts (Devanagari, Tamil…) the marks
-//!   are part of the spelling and stay;
+//!   "Αθηνά" is "Αθηνα", "ёлка" is "елка"; so are Hebrew points and Arabic harakat, most
+//!   often not written at all; in other scripts (Devanagari, Tamil…) the marks are part of
+//!   the spelling and stay;
 //! - the Greek final sigma is written as any other sigma;
 //! - what is left is put in composed form (NFC).
 //!
@@ -35,7 +36,9 @@ fn is_joiner(c: char) -> bool {
 }
 
 /// Whether accents after `c` are left out: a letter of the Latin, Greek or Cyrillic
-/// alphabets, where an accent is a variant of its letter, not a letter of its own.
+/// alphabets, where an accent is a variant of its letter, not a letter of its own; or of
+/// Hebrew and Arabic, whose vowel points and harakat are mostly not written at all (so
+/// "שלום" finds "שָׁלוֹם", "كتاب" finds "كِتَاب").
 fn sheds_accents(c: char) -> bool {
     matches!(c,
         '\u{0041}'..='\u{024F}'        // Basic Latin letters to Latin Extended-B
@@ -46,6 +49,11 @@ fn sheds_accents(c: char) -> bool {
         | '\u{1F00}'..='\u{1FFF}'      // Greek Extended
         | '\u{0400}'..='\u{052F}'      // Cyrillic and its supplement
         | '\u{A640}'..='\u{A69F}'      // Cyrillic Extended-B
+        | '\u{0590}'..='\u{05FF}'      // Hebrew
+        | '\u{FB1D}'..='\u{FB4F}'      // Hebrew presentation forms
+        | '\u{0600}'..='\u{06FF}'      // Arabic
+        | '\u{0750}'..='\u{077F}'      // Arabic Supplement
+        | '\u{08A0}'..='\u{08FF}'      // Arabic Extended-A
     )
 }
 
@@ -169,6 +177,12 @@ mod tests {
         );
         // Greek and Cyrillic alike; the final sigma is a sigma.
         assert_eq!(terms("Αθηνά ΟΔΥΣΣΕΑΣ Οδυσσέας ёлка"), ["Αθηνα", "ΟΔΥΣΣΕΑΣ", "Οδυσσεασ", "елка"]);
+    }
+
+    #[test]
+    fn hebrew_points_and_arabic_harakat_are_left_out() {
+        assert_eq!(terms("שָׁלוֹם כִּתָב"), terms("שלום כתב"));
+        assert_eq!(terms("كِتَابٌ"), terms("كتاب"));
     }
 
     #[test]
