@@ -261,7 +261,7 @@ impl Vault {
                 }
                 Err(e) => {
                     unwritten.push(referrer.clone());
-                    tracing::warn!(error = %e, %referrer, "a reference to the moved entry could not be updated; it is retried at the next start");
+                    tracing::warn!(error = %e, %referrer, "a reference to the moved entry could not be updated (a Markdown link or a property path is pointed at the next start; a wikilink is left as it is)");
                 }
             }
         }

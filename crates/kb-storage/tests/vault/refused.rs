@@ -166,3 +166,32 @@ fn a_reference_the_disk_refuses_to_repoint_leaves_no_revision_and_the_move_undoe
     assert!(dir.path().join(bees.path.as_str()).exists());
     assert!(!dir.path().join(moved.entry.path.as_str()).exists());
 }
+
+#[test]
+fn a_markdown_link_left_unpointed_by_a_move_is_pointed_at_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        Vault::open_with_history(dir.path(), clock(), Arc::new(HistoryLog::open_in(dir.path()).unwrap()))
+            .unwrap()
+    };
+    let vault = open();
+    let by = chat();
+    let new = |category, name: &str, body: &str| NewEntry {
+        category,
+        name: name.into(),
+        fields: Frontmatter::new(),
+        body: body.into(),
+    };
+    let bees = vault.create_as(new(Category::Ideas, "Bees", "Notes about bees.\n"), &by).unwrap();
+    let referrer = vault
+        .create_as(new(Category::Admin, "Hive permit", "See [the bees](../ideas/bees.md) first.\n"), &by)
+        .unwrap();
+    let Some(refusing) = Unwritable::make(&dir.path().join("admin")) else { return };
+    vault.move_entry_as(&bees.path, Category::Projects, &by).unwrap();
+    drop(refusing);
+    drop(vault);
+
+    let _reopened = open();
+    let text = fs::read_to_string(dir.path().join(referrer.path.as_str())).unwrap();
+    assert!(text.contains("[the bees](../projects/bees.md)"), "{text}");
+}
