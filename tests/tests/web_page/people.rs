@@ -147,7 +147,8 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
     .await;
     page.wait_until(
         "the capture waiting for ana",
-        "return /written as ana/.test((document.querySelector('#outbox-list') || {}).textContent || '');",
+        "return /written as ana/.test((JSON.parse(localStorage.getItem('kb-outbox') || '[]')[0] || {}).note || '') \
+                && document.querySelector('#outbox').hidden;",
         json!([]),
     )
     .await;
@@ -266,7 +267,8 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
     page.wait_until(
         "the capture, refused, to wait as ana's",
         "return window.kbRefused === true && localStorage.getItem('kb-person') === 'bo' && \
-                /written as ana/.test(document.querySelector('#outbox-list').textContent);",
+                /written as ana/.test((JSON.parse(localStorage.getItem('kb-outbox') || '[]')[0] || {}).note || '') && \
+                document.querySelector('#outbox').hidden;",
         json!([]),
     )
     .await;
@@ -369,7 +371,8 @@ async fn a_late_answer_about_an_old_token_never_makes_the_page_someone_else() {
     }
     let kb = two_people().await;
     let (_driver, _profile, page) = open_page(&kb.url).await;
-    // Asked with ana's token, kb's answer on whose it is comes late.
+    // Asked with ana's token, kb's answer on whose it is comes late; meanwhile kb refuses
+    // her token elsewhere (revoked), and the token dialog opens.
     let slow = format!(
         "const real = window.fetch; \
          window.fetch = function (input, init) {{ \
@@ -377,7 +380,11 @@ async fn a_late_answer_about_an_old_token_never_makes_the_page_someone_else() {
            if (String(input).includes('/api/vaults') && auth.includes('{ana}')) {{ \
              window.kbAskedLate = true; \
              const self = this, args = arguments; \
-             return new Promise((done) => setTimeout(done, 1500)).then(() => real.apply(self, args)); \
+             return new Promise((done) => setTimeout(done, 3000)).then(() => real.apply(self, args)); \
+           }} \
+           if (String(input).includes('/api/conversations') && auth.includes('{ana}')) {{ \
+             return Promise.resolve(new Response('{{\"error\":{{\"code\":\"unauthorized\",\"message\":\"revoked\"}}}}', \
+               {{ status: 401, headers: {{ 'Content-Type': 'application/json' }} }})); \
            }} \
            return real.apply(this, arguments); \
          }};",
@@ -392,27 +399,66 @@ async fn a_late_answer_about_an_old_token_never_makes_the_page_someone_else() {
         json!([kb.ana, item]),
     )
     .await;
-    page.wait_until("ana's token asked about", "return window.kbAskedLate === true;", json!([])).await;
-    // Meanwhile another tab keeps bo's token.
+    page.wait_until(
+        "ana's token asked about, and the token dialog open",
+        "return window.kbAskedLate === true && document.querySelector('#token-dialog').open;",
+        json!([]),
+    )
+    .await;
+    // bo's token is typed into the dialog before kb's answer about ana's comes.
+    let input = page.wait_for("#token-input").await;
+    page.type_into(&input, &format!("{}{ENTER}", kb.bo)).await;
+    page.wait_until(
+        "the capture waiting as ana's, the page bo's",
+        "return localStorage.getItem('kb-person') === 'bo' && \
+                /written as ana/.test((JSON.parse(localStorage.getItem('kb-outbox') || '[]')[0] || {}).note || '');",
+        json!([]),
+    )
+    .await;
+    // The late answer about ana's token has come and gone.
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    assert_eq!(page.execute("return localStorage.getItem('kb-person');", json!([])).await, json!("bo"));
+    let bo_files = entry_files(&kb.bo_vault);
+    assert!(bo_files.is_empty(), "ana's capture went into bo's vault: {bo_files:?}");
+    assert!(entry_files(kb.served.path()).is_empty());
+    let hidden = page.execute("return document.querySelector('#outbox').hidden;", json!([])).await;
+    assert_eq!(hidden, json!(true), "bo is shown ana's waiting capture");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_tab_signing_in_as_someone_else_clears_the_page() {
+    if !browser_available() {
+        return;
+    }
+    let kb = two_people().await;
+    let (_driver, _profile, page) = open_page(&kb.url).await;
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([kb.ana])).await;
+    page.wait_until(
+        "the page to know it is ana's",
+        "return localStorage.getItem('kb-person') === 'ana';",
+        json!([]),
+    )
+    .await;
+    let input = page.wait_for("#message-input").await;
+    page.type_into(&input, &format!("[idea] Ana's diary{ENTER}")).await;
+    page.wait_until("ana's entry listed", "return /Ana's diary/.test(document.body.innerText);", json!([]))
+        .await;
+    // Another tab keeps bo's token.
     page.execute(
-        "localStorage.setItem('kb-token', arguments[0]); localStorage.removeItem('kb-person'); \
+        "window.kbBefore = true; localStorage.setItem('kb-token', arguments[0]); \
          window.dispatchEvent(new StorageEvent('storage', { key: 'kb-token' }));",
         json!([kb.bo]),
     )
     .await;
     page.wait_until(
-        "the capture waiting as ana's, the page bo's",
-        "return localStorage.getItem('kb-person') === 'bo' && \
-                /written as ana/.test(document.querySelector('#outbox-list').textContent);",
+        "the page open again as bo",
+        "return window.kbBefore === undefined && localStorage.getItem('kb-person') === 'bo';",
         json!([]),
     )
     .await;
-    // The late answer about ana's token has come and gone.
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-    assert_eq!(page.execute("return localStorage.getItem('kb-person');", json!([])).await, json!("bo"));
-    let bo_files = entry_files(&kb.bo_vault);
-    assert!(bo_files.is_empty(), "ana's capture went into bo's vault: {bo_files:?}");
-    assert!(entry_files(kb.served.path()).is_empty());
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let text = page.execute("return document.body.innerText;", json!([])).await;
+    assert!(!text.as_str().unwrap_or_default().contains("Ana's diary"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -871,7 +871,8 @@
   }
 
   function renderOutbox() {
-    const items = readOutbox();
+    // A capture written as someone else waits out of sight: what they wrote is theirs.
+    const items = readOutbox().filter((item) => !item.person || item.person === currentPerson());
     const box = $("#outbox");
     box.hidden = items.length === 0;
     $("#outbox-list").replaceChildren(...items.map((item) => el("li", { "data-key": item.key }, [
@@ -1988,11 +1989,12 @@
     // Another tab of kb changed what waits.
     window.addEventListener("storage", (ev) => {
       if (ev.key === OUTBOX_KEY || ev.key === HELD_KEY) renderOutbox();
-      // Another tab kept another token: whose it is, kb says before anything waiting goes.
+      // Another tab kept another token, maybe someone else's: the page opens again with it,
+      // so nothing of the person before (their entries, conversations, what waits) stays
+      // on screen.
       if (ev.key === TOKEN_KEY) {
         personConfirmed = false;
-        renderOutbox();
-        loadVaults();
+        location.reload();
       }
     });
     $("#share-file").addEventListener("click", fileShare);
