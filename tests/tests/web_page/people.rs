@@ -511,3 +511,37 @@ async fn a_capture_held_for_ana_is_shown_and_filed_only_as_ana() {
     assert_eq!(entry_files(kb.served.path()).len(), 1, "{:?}", entry_files(kb.served.path()));
     assert!(entry_files(&kb.bo_vault).is_empty(), "{:?}", entry_files(&kb.bo_vault));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_held_for_someone_shows_on_a_kb_without_accounts() {
+    if !browser_available() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let url = crate::start_kb(served.path()).await;
+    let (_driver, _profile, page) = open_page(&url).await;
+    // kb asked ana about it when it had accounts; it has none now.
+    let held = json!([{"key": "k-ana-7", "text": "[idea] Ana's seed swap", "code": "possible_duplicate",
+                        "message": "it may be an idea you have", "person": "ana", "vault": "", "candidates": []}]);
+    page.execute(
+        "localStorage.setItem('kb-held', JSON.stringify(arguments[0])); location.reload();",
+        json!([held]),
+    )
+    .await;
+    page.wait_until(
+        "the held capture shown",
+        "return !document.querySelector('#held').hidden && /Ana's seed swap/.test(document.querySelector('#held').textContent);",
+        json!([]),
+    )
+    .await;
+    page.execute(
+        "[...document.querySelectorAll('#held-list button')].find((b) => b.textContent === 'File as new').click();",
+        json!([]),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while entry_files(served.path()).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+}

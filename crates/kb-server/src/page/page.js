@@ -200,10 +200,11 @@
           tokenWaiter = null;
           const token = input.value.trim();
           if (token) {
-            localStorage.setItem(TOKEN_KEY, token);
             // Whose token it is, kb says next (loadVaults): until then no waiting capture
-            // written by someone goes.
+            // written by someone goes. The person goes first, so no tab ever sees the new
+            // token beside the person before.
             localStorage.removeItem(PERSON_KEY);
+            localStorage.setItem(TOKEN_KEY, token);
             personConfirmed = false;
             renderOutbox();
             loadVaults();
@@ -1003,7 +1004,10 @@
         message: "Written as " + item.person + " when this kb had accounts; it has none now. Send it again to file it here.",
       });
     }
-    if (theirs.length) renderOutbox();
+    // Captures held for one of its people too: there is no one else to show them to.
+    const held = readHeld();
+    if (held.some((h) => h.person)) writeList(HELD_KEY, held.map((h) => Object.assign({}, h, { person: "" })));
+    renderOutbox();
   }
 
   // The person's pick for a held capture: `choice` is queued as a new request (a new key),
@@ -1929,6 +1933,8 @@
           const data = await responseData(response);
           if (response.ok && data && data.token) {
             dialog.removeEventListener("close", answered);
+            // No tab ever sees the new token beside the person before, nor the other way round.
+            localStorage.removeItem(PERSON_KEY);
             localStorage.setItem(TOKEN_KEY, data.token);
             localStorage.setItem(PERSON_KEY, data.person);
             localStorage.removeItem(VAULT_KEY);
