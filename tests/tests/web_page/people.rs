@@ -115,25 +115,9 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
     if !browser_available() {
         return;
     }
-    let served = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let accounts = SqliteAccounts::open(data.path()).await.unwrap();
-    let now = chrono::Utc::now();
-    for name in ["ana", "bo"] {
-        let person =
-            Person { name: PersonName::parse(name).unwrap(), email: None, webhook: None, admin: false };
-        accounts.add(&person, now).await.unwrap();
-    }
-    let bo_vault = data.path().join("vaults/bo");
-    std::fs::create_dir_all(&bo_vault).unwrap();
-    let token = |name: &str| {
-        let accounts = accounts.clone();
-        let name = PersonName::parse(name).unwrap();
-        async move { accounts.issue(&name, &Default::default(), now).await.unwrap().unwrap().secret }
-    };
-    let (ana, bo) = (token("ana").await, token("bo").await);
-    let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;
-    let (_driver, _profile, page) = open_page(&url).await;
+    let kb = two_people().await;
+    let (served, bo_vault, ana, bo) = (&kb.served, kb.bo_vault.as_path(), kb.ana.clone(), kb.bo.clone());
+    let (_driver, _profile, page) = open_page(&kb.url).await;
 
     // ana's capture waits in this browser; the page now holds bo's token (and still thinks
     // it is ana's, as after a token pasted in the prompt).
@@ -153,9 +137,9 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
     )
     .await;
     assert!(
-        entry_files(&bo_vault).is_empty(),
+        entry_files(bo_vault).is_empty(),
         "ana's capture went into bo's vault: {:?}",
-        entry_files(&bo_vault)
+        entry_files(bo_vault)
     );
     assert!(entry_files(served.path()).is_empty());
 
@@ -163,7 +147,7 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
     page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
     page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
     assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
-    assert!(entry_files(&bo_vault).is_empty());
+    assert!(entry_files(bo_vault).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -217,25 +201,9 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
     if !browser_available() {
         return;
     }
-    let served = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let accounts = SqliteAccounts::open(data.path()).await.unwrap();
-    let now = chrono::Utc::now();
-    for name in ["ana", "bo"] {
-        let person =
-            Person { name: PersonName::parse(name).unwrap(), email: None, webhook: None, admin: false };
-        accounts.add(&person, now).await.unwrap();
-    }
-    let bo_vault = data.path().join("vaults/bo");
-    std::fs::create_dir_all(&bo_vault).unwrap();
-    let token = |name: &str| {
-        let accounts = accounts.clone();
-        let name = PersonName::parse(name).unwrap();
-        async move { accounts.issue(&name, &Default::default(), now).await.unwrap().unwrap().secret }
-    };
-    let (ana, bo) = (token("ana").await, token("bo").await);
-    let url = start_with_accounts(served.path(), data.path(), accounts.clone()).await;
-    let (_driver, _profile, page) = open_page(&url).await;
+    let kb = two_people().await;
+    let (served, bo_vault, ana, bo) = (&kb.served, kb.bo_vault.as_path(), kb.ana.clone(), kb.bo.clone());
+    let (_driver, _profile, page) = open_page(&kb.url).await;
     page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
     page.wait_until(
         "the page to know it is ana's",
@@ -274,9 +242,9 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
     .await;
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     assert!(
-        entry_files(&bo_vault).is_empty(),
+        entry_files(bo_vault).is_empty(),
         "ana's capture went into bo's vault: {:?}",
-        entry_files(&bo_vault)
+        entry_files(bo_vault)
     );
     assert!(entry_files(served.path()).is_empty());
 
@@ -284,7 +252,7 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
     page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
     page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
     assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
-    assert!(entry_files(&bo_vault).is_empty());
+    assert!(entry_files(bo_vault).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

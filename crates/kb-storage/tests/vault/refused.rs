@@ -75,6 +75,15 @@ fn status(value: &str) -> EntryUpdate {
     EntryUpdate { fields, ..EntryUpdate::default() }
 }
 
+/// The vault at `dir`, keeping history in `dir/.kb/kb.sqlite`.
+fn open(dir: &Path) -> Vault {
+    Vault::open_with_history(dir, clock(), Arc::new(HistoryLog::open_in(dir).unwrap())).unwrap()
+}
+
+fn new_entry(category: Category, name: &str, body: &str) -> NewEntry {
+    NewEntry { category, name: name.into(), fields: Frontmatter::new(), body: body.into() }
+}
+
 #[test]
 fn a_change_the_disk_refuses_leaves_no_revision_and_undo_reaches_the_last_real_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -136,15 +145,10 @@ fn a_reference_the_disk_refuses_to_repoint_leaves_no_revision_and_the_move_undoe
         Vault::open_with_history(dir.path(), clock(), Arc::new(HistoryLog::open_in(dir.path()).unwrap()))
             .unwrap();
     let by = chat();
-    let new = |category, name: &str, body: &str| NewEntry {
-        category,
-        name: name.into(),
-        fields: Frontmatter::new(),
-        body: body.into(),
-    };
-    let bees = vault.create_as(new(Category::Ideas, "Bees", "Notes about bees.\n"), &by).unwrap();
-    let referrer =
-        vault.create_as(new(Category::Admin, "Hive permit", "See [[ideas/bees]] first.\n"), &by).unwrap();
+    let bees = vault.create_as(new_entry(Category::Ideas, "Bees", "Notes about bees.\n"), &by).unwrap();
+    let referrer = vault
+        .create_as(new_entry(Category::Admin, "Hive permit", "See [[ideas/bees]] first.\n"), &by)
+        .unwrap();
     let referrer_file = dir.path().join(referrer.path.as_str());
     let referrer_bytes = fs::read(&referrer_file).unwrap();
     let referrer_history = vault.history(&referrer.path).unwrap();
@@ -170,28 +174,21 @@ fn a_reference_the_disk_refuses_to_repoint_leaves_no_revision_and_the_move_undoe
 #[test]
 fn a_markdown_link_left_unpointed_by_a_move_is_pointed_at_the_next_open() {
     let dir = tempfile::tempdir().unwrap();
-    let open = || {
-        Vault::open_with_history(dir.path(), clock(), Arc::new(HistoryLog::open_in(dir.path()).unwrap()))
-            .unwrap()
-    };
-    let vault = open();
+    let vault = open(dir.path());
     let by = chat();
-    let new = |category, name: &str, body: &str| NewEntry {
-        category,
-        name: name.into(),
-        fields: Frontmatter::new(),
-        body: body.into(),
-    };
-    let bees = vault.create_as(new(Category::Ideas, "Bees", "Notes about bees.\n"), &by).unwrap();
+    let bees = vault.create_as(new_entry(Category::Ideas, "Bees", "Notes about bees.\n"), &by).unwrap();
     let referrer = vault
-        .create_as(new(Category::Admin, "Hive permit", "See [the bees](../ideas/bees.md) first.\n"), &by)
+        .create_as(
+            new_entry(Category::Admin, "Hive permit", "See [the bees](../ideas/bees.md) first.\n"),
+            &by,
+        )
         .unwrap();
     let Some(refusing) = Unwritable::make(&dir.path().join("admin")) else { return };
     vault.move_entry_as(&bees.path, Category::Projects, &by).unwrap();
     drop(refusing);
     drop(vault);
 
-    let _reopened = open();
+    let _reopened = open(dir.path());
     let text = fs::read_to_string(dir.path().join(referrer.path.as_str())).unwrap();
     assert!(text.contains("[the bees](../projects/bees.md)"), "{text}");
 }
