@@ -116,7 +116,6 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
         return;
     }
     let kb = two_people().await;
-    let (served, bo_vault, ana, bo) = (&kb.served, kb.bo_vault.as_path(), kb.ana.clone(), kb.bo.clone());
     let (_driver, _profile, page) = open_page(&kb.url).await;
 
     // ana's capture waits in this browser; the page now holds bo's token (and still thinks
@@ -126,7 +125,7 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
     page.execute(
         "localStorage.setItem('kb-token', arguments[0]); localStorage.setItem('kb-person', 'ana'); \
          localStorage.setItem('kb-outbox', JSON.stringify(arguments[1])); location.reload();",
-        json!([bo, item]),
+        json!([kb.bo, item]),
     )
     .await;
     page.wait_until(
@@ -136,18 +135,7 @@ async fn a_waiting_capture_is_filed_only_with_its_persons_token() {
         json!([]),
     )
     .await;
-    assert!(
-        entry_files(bo_vault).is_empty(),
-        "ana's capture went into bo's vault: {:?}",
-        entry_files(bo_vault)
-    );
-    assert!(entry_files(served.path()).is_empty());
-
-    // With ana's token it goes, into ana's vault.
-    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
-    page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
-    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
-    assert!(entry_files(bo_vault).is_empty());
+    filed_only_as_ana(&page, &kb).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,9 +190,8 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
         return;
     }
     let kb = two_people().await;
-    let (served, bo_vault, ana, bo) = (&kb.served, kb.bo_vault.as_path(), kb.ana.clone(), kb.bo.clone());
     let (_driver, _profile, page) = open_page(&kb.url).await;
-    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([kb.ana])).await;
     page.wait_until(
         "the page to know it is ana's",
         "return localStorage.getItem('kb-person') === 'ana';",
@@ -229,7 +216,7 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
          }; \
          localStorage.setItem('kb-outbox', JSON.stringify(arguments[1])); \
          window.dispatchEvent(new Event('online'));",
-        json!([bo, item]),
+        json!([kb.bo, item]),
     )
     .await;
     page.wait_until(
@@ -241,18 +228,7 @@ async fn a_capture_refused_with_one_token_is_never_resent_with_anothers() {
     )
     .await;
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-    assert!(
-        entry_files(bo_vault).is_empty(),
-        "ana's capture went into bo's vault: {:?}",
-        entry_files(bo_vault)
-    );
-    assert!(entry_files(served.path()).is_empty());
-
-    // Back with ana's token, it goes into ana's vault, once.
-    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([ana])).await;
-    page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
-    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
-    assert!(entry_files(bo_vault).is_empty());
+    filed_only_as_ana(&page, &kb).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -293,10 +269,7 @@ async fn a_capture_written_as_someone_on_a_kb_without_accounts_waits_for_the_per
         json!([]),
     )
     .await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while entry_files(served.path()).is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    wait_for_a_file(served.path()).await;
     assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
 }
 
@@ -472,10 +445,7 @@ async fn a_capture_held_for_ana_is_shown_and_filed_only_as_ana() {
         json!([]),
     )
     .await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while entry_files(kb.served.path()).is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    wait_for_a_file(kb.served.path()).await;
     assert_eq!(entry_files(kb.served.path()).len(), 1, "{:?}", entry_files(kb.served.path()));
     assert!(entry_files(&kb.bo_vault).is_empty(), "{:?}", entry_files(&kb.bo_vault));
 }
@@ -507,9 +477,26 @@ async fn a_capture_held_for_someone_shows_on_a_kb_without_accounts() {
         json!([]),
     )
     .await;
+    wait_for_a_file(served.path()).await;
+    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+}
+
+/// Waits (up to 20 s) until `vault` holds an entry file.
+async fn wait_for_a_file(vault: &Path) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while entry_files(served.path()).is_empty() && std::time::Instant::now() < deadline {
+    while entry_files(vault).is_empty() && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert_eq!(entry_files(served.path()).len(), 1, "{:?}", entry_files(served.path()));
+}
+
+/// ana's capture, waiting in `page` while it holds someone else's token, went nowhere; with
+/// ana's token back it is filed in ana's vault, once.
+async fn filed_only_as_ana(page: &crate::webdriver::Session, kb: &TwoPeople) {
+    let bo_files = entry_files(&kb.bo_vault);
+    assert!(bo_files.is_empty(), "ana's capture went into bo's vault: {bo_files:?}");
+    assert!(entry_files(kb.served.path()).is_empty());
+    page.execute("localStorage.setItem('kb-token', arguments[0]); location.reload();", json!([kb.ana])).await;
+    page.wait_until("the outbox emptied", "return !localStorage.getItem('kb-outbox');", json!([])).await;
+    assert_eq!(entry_files(kb.served.path()).len(), 1, "{:?}", entry_files(kb.served.path()));
+    assert!(entry_files(&kb.bo_vault).is_empty());
 }
