@@ -59,6 +59,23 @@ use webdriver::{Driver, ENTER, SHIFT, Session};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
+/// The entry files of the vault at `dir` (`category/name.md`), sorted. A file kb is still
+/// writing (a hidden temporary beside the entry, renamed into place when whole) is not one.
+fn entry_files(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    for category in ["people", "projects", "ideas", "admin", "inbox"] {
+        let Ok(read) = std::fs::read_dir(dir.join(category)) else { continue };
+        for file in read.flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".md") && !name.starts_with('.') {
+                files.push(format!("{category}/{name}"));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// Whether the browser is here; fails under CI when it is not.
 fn browser_available() -> bool {
     let missing: Vec<&str> =

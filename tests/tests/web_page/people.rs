@@ -11,19 +11,7 @@ use kb_storage::accounts::{Person, SqliteAccounts};
 use serde_json::json;
 
 use crate::webdriver::ENTER;
-use crate::{browser_available, open_page};
-
-/// Every entry file under `vault` (`category/name.md`).
-fn entry_files(vault: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    for category in ["people", "projects", "ideas", "admin", "inbox"] {
-        if let Ok(read) = std::fs::read_dir(vault.join(category)) {
-            files.extend(read.flatten().map(|f| format!("{category}/{}", f.file_name().to_string_lossy())));
-        }
-    }
-    files.sort();
-    files
-}
+use crate::{browser_available, entry_files, open_page};
 
 /// kb serving `served` to the people of `data`, as `kb serve` does once it has accounts.
 async fn start_with_accounts(served: &Path, data: &Path, accounts: SqliteAccounts) -> String {

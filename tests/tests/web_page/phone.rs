@@ -3,12 +3,10 @@
 //! share from another app (`/share?…`) files what was shared, at the person's tap, with the
 //! kept token.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use crate::webdriver::ENTER;
-use crate::{browser_available, open_page, start_kb, start_kb_with_token};
+use crate::{browser_available, entry_files, open_page, start_kb, start_kb_with_token};
 
 /// Everything `GET /api/entries` lists (with `token` when kb needs one).
 async fn entries(base: &str, token: Option<&str>) -> Vec<Value> {
@@ -18,20 +16,6 @@ async fn entries(base: &str, token: Option<&str>) -> Vec<Value> {
     }
     let answer: Value = request.send().await.unwrap().json().await.unwrap();
     answer["entries"].as_array().cloned().unwrap_or_default()
-}
-
-/// The entry files of the vault at `dir` (`category/name.md`).
-fn entry_files(dir: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    for category in ["people", "projects", "ideas", "admin", "inbox"] {
-        if let Ok(read) = std::fs::read_dir(dir.join(category)) {
-            for file in read.flatten() {
-                files.push(format!("{category}/{}", file.file_name().to_string_lossy()));
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 /// The way from the browser to kb, as a phone's: a loopback relay in front of kb that can
