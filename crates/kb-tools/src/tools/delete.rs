@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blocking::run_blocking;
+use crate::blocking::{run_blocking, run_change};
 use crate::context::{Confirmation, ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, require_exact, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
@@ -95,7 +95,7 @@ impl Tool for DeleteEntry {
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
         let target = path.clone();
-        let revision = run_blocking(move || repo.delete_as(&target, &by)).await??;
+        let revision = run_change(move || repo.delete_as(&target, &by)).await??;
         Ok(ToolOutput::data(DeleteEntryData {
             path: path.to_string(),
             deleted: true,

@@ -10,7 +10,7 @@ use kb_domain::{EntryPath, RepositoryError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blocking::run_blocking;
+use crate::blocking::{run_blocking, run_change};
 use crate::context::{Confirmation, ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, require_exact, resolve_entry};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
@@ -134,7 +134,7 @@ impl Tool for MergeEntries {
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
         let (into, from, on) = (target.clone(), sources.clone(), ctx.today);
-        let outcome = run_blocking(move || repo.merge_as(&into, &from, on, &by)).await??;
+        let outcome = run_change(move || repo.merge_as(&into, &from, on, &by)).await??;
         Ok(ToolOutput::data(MergeEntriesData {
             path: outcome.entry.path.to_string(),
             merged: outcome.removed.iter().map(ToString::to_string).collect(),

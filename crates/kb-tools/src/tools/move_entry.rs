@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::args::{FilingCategoryArg, entry_path};
-use crate::blocking::run_blocking;
+use crate::blocking::run_change;
 use crate::context::{ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{ErrorCode, StateUpdate, ToolError, ToolOutput};
@@ -87,7 +87,7 @@ impl Tool for MoveEntry {
         let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
-        let outcome = run_blocking(move || match target {
+        let outcome = run_change(move || match target {
             Target::Category(category) => repo.move_entry_as(&path, category, &by),
             Target::Path(new) => repo.move_to_path_as(&path, &new, &by),
         })

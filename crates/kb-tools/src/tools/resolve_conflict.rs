@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::args::entry_path;
-use crate::blocking::run_blocking;
+use crate::blocking::{run_blocking, run_change};
 use crate::context::{Confirmation, ToolContext, ToolServices};
 use crate::result::{StateUpdate, ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory, ToolHints};
@@ -129,7 +129,7 @@ impl Tool for ResolveConflict {
         let by = ctx.change(Self::NAME);
         let keep = args.keep;
         let target = copy.clone();
-        let resolved = run_blocking(move || repo.resolve_conflict_as(&target, keep.into(), &by)).await??;
+        let resolved = run_change(move || repo.resolve_conflict_as(&target, keep.into(), &by)).await??;
         let note = resolved.note.clone();
         Ok(ToolOutput::data(ResolveConflictData {
             path: resolved.note.to_string(),

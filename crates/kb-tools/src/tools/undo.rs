@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use kb_domain::{ChangeSource, LaterChanges, RepositoryError, UndoScope};
 
-use crate::blocking::run_blocking;
+use crate::blocking::run_change;
 use crate::context::{ToolContext, ToolServices};
 use crate::result::{ToolError, ToolOutput};
 use crate::tool::{Tool, ToolCategory, ToolHints};
@@ -76,7 +76,7 @@ impl Tool for UndoLastChange {
             ToolError::from(RepositoryError::NothingToUndo(UndoScope::Session(String::new()).words()))
         })?;
         let later = if args.force { LaterChanges::Replace } else { LaterChanges::Refuse };
-        let outcome = run_blocking(move || repo.undo_as(&scope, later, &by)).await??;
+        let outcome = run_change(move || repo.undo_as(&scope, later, &by)).await??;
         Ok(ToolOutput::data(UndoData {
             undone: outcome.description,
             by: outcome.undone.first().map(|r| r.source).unwrap_or_default(),

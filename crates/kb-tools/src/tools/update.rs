@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::args::Count;
-use crate::blocking::run_blocking;
+use crate::blocking::run_change;
 use crate::context::{ToolContext, ToolServices};
 use crate::resolve::{Resolution, Resolved, resolve_entry};
 use crate::result::{ErrorCode, ToolError, ToolOutput};
@@ -152,7 +152,7 @@ impl Tool for UpdateEntry {
         let Resolved { path, resolution } = resolve_entry(&args.path, "path", services).await?;
         let repo = services.repository.clone();
         let by = ctx.change(Self::NAME);
-        let outcome = run_blocking(move || repo.update_as(&path, &update, &by)).await??;
+        let outcome = run_change(move || repo.update_as(&path, &update, &by)).await??;
         Ok(ToolOutput::data(UpdateEntryData {
             path: outcome.entry.path.to_string(),
             updated_fields: outcome.updated_fields,

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::args::FilingCategoryArg;
-use crate::blocking::run_blocking;
+use crate::blocking::{run_blocking, run_change};
 use crate::context::{ToolContext, ToolServices};
 use crate::hints::{Hint, name_from_text, parse_hints};
 use crate::ports::{Classification, ClassifyError, ClassifyRequest};
@@ -261,7 +261,7 @@ impl Tool for ClassifyAndCapture {
             && !args.create_new.unwrap_or(false)
             && document.is_none();
         let created =
-            run_blocking(
+            run_change(
                 move || if unique { repo.create_unique_as(new, &by) } else { repo.create_as(new, &by) },
             )
             .await?;
@@ -459,7 +459,7 @@ async fn merge_capture(
     let repo = services.repository.clone();
     let by = ctx.change(ClassifyAndCapture::NAME);
     let at = target.clone();
-    let outcome = run_blocking(move || repo.update_as(&at, &update, &by)).await??;
+    let outcome = run_change(move || repo.update_as(&at, &update, &by)).await??;
     let path = outcome.entry.path.clone();
     Ok(ToolOutput {
         data: CaptureData {
