@@ -164,6 +164,22 @@ pub trait RevisionLog: Send + Sync {
         changes: Vec<FileChange>,
     ) -> Result<Vec<Revision>, HistoryError>;
 
+    /// [`RevisionLog::record`] without waiting for the answer: the changes are recorded
+    /// after whatever was handed over before them, and [`Recording::wait`] gives the
+    /// answer. A vault hands over a change made already this way while it holds its write
+    /// lock, and waits once it has let the next change start. By default the changes are
+    /// recorded before this returns, for a log whose [`RevisionLog::written`] must run
+    /// before the next change.
+    fn record_in_turn(
+        &self,
+        at: DateTime<Utc>,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Recording {
+        Recording::done(self.record(at, by, reverts, changes))
+    }
+
     /// Called once the files of `revisions` (just recorded by `by`) are on disk: a log that
     /// also commits them elsewhere (git) does it now. Nothing by default.
     fn written(&self, _by: &ChangeContext, _revisions: &[Revision]) {}
@@ -207,4 +223,47 @@ pub trait RevisionLog: Send + Sync {
     /// The revisions of the most recent operation kb made in `scope` (not from outside,
     /// not an undo, not undone yet), oldest first; empty when none.
     fn last_undoable(&self, scope: &UndoScope) -> Result<Vec<Revision>, HistoryError>;
+}
+
+/// Changes handed over to a [`RevisionLog`] to record in turn: their answer, once
+/// [`Recording::wait`] is called.
+pub struct Recording {
+    answer: RecordingAnswer,
+}
+
+/// A recording's answer: given already, or to wait for.
+enum RecordingAnswer {
+    Done(Result<Vec<Revision>, HistoryError>),
+    Waiting(Box<dyn FnOnce() -> Result<Vec<Revision>, HistoryError> + Send>),
+}
+
+impl Recording {
+    /// A recording whose answer is `answer`.
+    pub fn done(answer: Result<Vec<Revision>, HistoryError>) -> Recording {
+        Recording { answer: RecordingAnswer::Done(answer) }
+    }
+
+    /// A recording whose answer `wait` waits for.
+    pub fn waiting(wait: impl FnOnce() -> Result<Vec<Revision>, HistoryError> + Send + 'static) -> Recording {
+        Recording { answer: RecordingAnswer::Waiting(Box::new(wait)) }
+    }
+
+    /// Whether the answer is given already.
+    pub fn is_done(&self) -> bool {
+        matches!(self.answer, RecordingAnswer::Done(_))
+    }
+
+    /// The revisions recorded, in order, once they are.
+    pub fn wait(self) -> Result<Vec<Revision>, HistoryError> {
+        match self.answer {
+            RecordingAnswer::Done(answer) => answer,
+            RecordingAnswer::Waiting(wait) => wait(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording").field("done", &self.is_done()).finish()
+    }
 }

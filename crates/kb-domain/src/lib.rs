@@ -81,7 +81,9 @@ pub use edit::{BodyEdit, BodyEditError, BodyEditMode, BodyEditRequest};
 pub use entry::{Entry, EntryId, EntrySummary, EntryUpdate, NewEntry, UpdateError, UpdatedDocument};
 pub use fields::{Confidence, FieldProblem};
 pub use frontmatter::{Document, Frontmatter, FrontmatterError};
-pub use history::{ContentHash, FileChange, HistoryError, ObservedFile, Revision, RevisionLog, UndoScope};
+pub use history::{
+    ContentHash, FileChange, HistoryError, ObservedFile, Recording, Revision, RevisionLog, UndoScope,
+};
 pub use lines::{EntryLines, LineRange, LineRangeError, PickedLines, pick_lines};
 pub use llm::{
     ChatCompletion, ChatMessage, ChatRequest, LlmError, StructuredCompletion, StructuredRequest,

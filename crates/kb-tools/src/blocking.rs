@@ -82,6 +82,8 @@ fn joined<T>(outcome: Result<T, tokio::task::JoinError>) -> Result<T, ToolError>
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     /// The calling thread's nice value.

@@ -1,17 +1,19 @@
 //! [`HistoryLog`]: the [`RevisionLog`] port over [`SqliteHistory`]. The vault is
 //! synchronous and may be called from any thread (a tokio blocking thread, a CLI's main
 //! thread, a test), so the database is driven by one thread of its own running a small
-//! tokio runtime; each call hands it a job and waits for the answer.
+//! tokio runtime; each call hands it a job and waits for the answer. Jobs run in the order
+//! they are handed over, so a change handed over to be recorded in turn
+//! ([`RevisionLog::record_in_turn`]) is in history before any later call reads it.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::{DateTime, Utc};
 use kb_domain::{
-    ChangeContext, ContentHash, EntryPath, FileChange, HistoryError, ObservedFile, Revision, RevisionLog,
-    UndoScope,
+    ChangeContext, ContentHash, EntryPath, FileChange, HistoryError, ObservedFile, Recording, Revision,
+    RevisionLog, UndoScope,
 };
 
 use super::store::SqliteHistory;
@@ -93,16 +95,33 @@ impl HistoryLog {
     /// Why a call could not be answered: the store could not be opened, or its thread
     /// stopped.
     fn stopped(&self) -> HistoryError {
-        match self.failure.get() {
-            Some(cause) => {
-                HistoryError::database("the history database could not be opened", Arc::clone(cause))
-            }
-            None => HistoryError::database_message("the history thread stopped"),
+        stopped_because(&self.failure)
+    }
+
+    /// `by`, naming this log's device when it names none.
+    fn on_this_device(&self, by: &ChangeContext) -> ChangeContext {
+        let mut by = by.clone();
+        if by.device.is_none() {
+            by.device.clone_from(&self.device);
         }
+        by
     }
 
     /// Runs `work` on the history thread and waits for its answer.
     fn call<T, W>(&self, work: W) -> Result<T, HistoryError>
+    where
+        T: Send + 'static,
+        W: for<'a> FnOnce(&'a SqliteHistory) -> Pin<Box<dyn Future<Output = Result<T, HistoryError>> + 'a>>
+            + Send
+            + 'static,
+    {
+        let answered = self.hand_over(work)?;
+        answered.recv().map_err(|_| self.stopped())?
+    }
+
+    /// Hands `work` to the history thread, to run after every job handed over before it;
+    /// its answer comes on the channel returned.
+    fn hand_over<T, W>(&self, work: W) -> Result<Receiver<Result<T, HistoryError>>, HistoryError>
     where
         T: Send + 'static,
         W: for<'a> FnOnce(&'a SqliteHistory) -> Pin<Box<dyn Future<Output = Result<T, HistoryError>> + 'a>>
@@ -116,7 +135,16 @@ impl HistoryLog {
             })
         });
         kb_domain::sync::lock(&self.jobs).send(job).map_err(|_| self.stopped())?;
-        answered.recv().map_err(|_| self.stopped())?
+        Ok(answered)
+    }
+}
+
+/// Why a call could not be answered, as [`HistoryLog::stopped`] says, from the failure the
+/// history thread set.
+fn stopped_because(failure: &OnceLock<Arc<HistoryError>>) -> HistoryError {
+    match failure.get() {
+        Some(cause) => HistoryError::database("the history database could not be opened", Arc::clone(cause)),
+        None => HistoryError::database_message("the history thread stopped"),
     }
 }
 
@@ -128,11 +156,27 @@ impl RevisionLog for HistoryLog {
         reverts: Option<i64>,
         changes: Vec<FileChange>,
     ) -> Result<Vec<Revision>, HistoryError> {
-        let mut by = by.clone();
-        if by.device.is_none() {
-            by.device.clone_from(&self.device);
-        }
+        let by = self.on_this_device(by);
         self.call(move |store| Box::pin(async move { store.record(at, &by, reverts, changes).await }))
+    }
+
+    fn record_in_turn(
+        &self,
+        at: DateTime<Utc>,
+        by: &ChangeContext,
+        reverts: Option<i64>,
+        changes: Vec<FileChange>,
+    ) -> Recording {
+        let by = self.on_this_device(by);
+        let handed = self
+            .hand_over(move |store| Box::pin(async move { store.record(at, &by, reverts, changes).await }));
+        match handed {
+            Ok(answered) => {
+                let failure = Arc::clone(&self.failure);
+                Recording::waiting(move || answered.recv().map_err(|_| stopped_because(&failure))?)
+            }
+            Err(error) => Recording::done(Err(error)),
+        }
     }
 
     fn retract(&self, revisions: &[Revision]) -> Result<(), HistoryError> {

@@ -10,7 +10,8 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The lock file's name inside `.kb/`.
 const LOCK_FILE: &str = "lock";
@@ -60,6 +61,10 @@ impl Presence {
 
 /// The lock every change to an entry holds, across kb processes and across the threads of
 /// this one.
+///
+/// A change may keep the file's lock after its turn ([`Writing::keep_until_recorded`]):
+/// its history is then recorded while the next change of this process takes its turn, and
+/// no other process changes an entry, or looks at what changed, before that history is in.
 pub(crate) struct WriteLock {
     file: File,
     /// The file's lock belongs to its open file, which every thread of this process shares:
@@ -67,13 +72,39 @@ pub(crate) struct WriteLock {
     /// would free the file for another process while the second still changes an entry.
     /// Threads take turns here before they take the file's lock.
     threads: Mutex<()>,
+    /// How many holds of this process the file's lock serves (the change taking its turn,
+    /// those still being recorded) and since when: it is taken for the first and let go
+    /// after the last.
+    holds: Mutex<Holds>,
+    /// Wakes a change waiting for the file's lock to be let go (see [`LONGEST_SHARED_HOLD`]).
+    let_go: Condvar,
 }
+
+/// The holds the file's lock serves.
+#[derive(Default)]
+struct Holds {
+    count: usize,
+    /// When the file's lock was taken (`None`: it is not held).
+    since: Option<Instant>,
+}
+
+/// How long the file's lock is passed from one change of this process to the next while
+/// the one before is still being recorded. Past it, the next change waits until every
+/// hold is let go and takes the lock anew, so another process waiting for it gets its turn
+/// on a server that is never idle.
+const LONGEST_SHARED_HOLD: Duration = Duration::from_millis(100);
 
 /// A change in progress: the write lock is released when this is dropped.
 pub(crate) struct Writing<'a> {
-    file: &'a File,
-    /// Released after the file's lock (fields drop after `drop` runs).
+    lock: &'a WriteLock,
+    /// Released after the file's hold (fields drop after `drop` runs).
     _thread: MutexGuard<'a, ()>,
+}
+
+/// The write lock kept by a change after its turn, until its history is recorded
+/// ([`Writing::keep_until_recorded`]): let go when dropped.
+pub(crate) struct HeldUntilRecorded<'a> {
+    lock: &'a WriteLock,
 }
 
 impl WriteLock {
@@ -84,7 +115,7 @@ impl WriteLock {
             .truncate(false)
             .write(true)
             .open(state_dir.join(WRITE_LOCK_FILE))?;
-        Ok(WriteLock { file, threads: Mutex::new(()) })
+        Ok(WriteLock { file, threads: Mutex::new(()), holds: Mutex::default(), let_go: Condvar::new() })
     }
 
     /// Waits until no other process or thread is changing an entry, then holds the lock.
@@ -94,25 +125,65 @@ impl WriteLock {
         // A thread that panicked while holding the lock released the file's lock as it
         // unwound: the turn is free again.
         let thread = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            match self.file.lock() {
-                Ok(()) => break,
-                // A wait cut short by a signal is no answer: without this retry, a change
-                // would go ahead beside another process's.
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => {
-                    tracing::debug!(%error, "the vault's write lock is not available here");
-                    break;
+        self.take_file();
+        Writing { lock: self, _thread: thread }
+    }
+
+    /// One more hold on the file's lock, taken when this process holds it not.
+    fn take_file(&self) {
+        let mut holds = self.holds.lock().unwrap_or_else(PoisonError::into_inner);
+        while holds.since.is_some_and(|since| since.elapsed() > LONGEST_SHARED_HOLD) {
+            holds = self.let_go.wait(holds).unwrap_or_else(PoisonError::into_inner);
+        }
+        if holds.count == 0 {
+            loop {
+                match self.file.lock() {
+                    Ok(()) => break,
+                    // A wait cut short by a signal is no answer: without this retry, a
+                    // change would go ahead beside another process's.
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(error) => {
+                        tracing::debug!(%error, "the vault's write lock is not available here");
+                        break;
+                    }
                 }
             }
+            holds.since = Some(Instant::now());
         }
-        Writing { file: &self.file, _thread: thread }
+        holds.count += 1;
+    }
+
+    /// Lets go of one hold on the file's lock, and of the lock after the last.
+    fn let_go_of_file(&self) {
+        let mut holds = self.holds.lock().unwrap_or_else(PoisonError::into_inner);
+        holds.count = holds.count.saturating_sub(1);
+        if holds.count == 0 {
+            let _ = self.file.unlock();
+            holds.since = None;
+            self.let_go.notify_all();
+        }
+    }
+}
+
+impl<'a> Writing<'a> {
+    /// Ends this change's turn but keeps the write lock from other processes until the
+    /// [`HeldUntilRecorded`] returned is dropped: once its history is recorded.
+    pub(crate) fn keep_until_recorded(self) -> HeldUntilRecorded<'a> {
+        // The file's lock is held by this change: one more hold, without waiting.
+        self.lock.holds.lock().unwrap_or_else(PoisonError::into_inner).count += 1;
+        HeldUntilRecorded { lock: self.lock }
     }
 }
 
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
-        let _ = self.file.unlock();
+        self.lock.let_go_of_file();
+    }
+}
+
+impl Drop for HeldUntilRecorded<'_> {
+    fn drop(&mut self) {
+        self.lock.let_go_of_file();
     }
 }
 
@@ -175,5 +246,59 @@ mod tests {
         release_tx.send(()).unwrap();
         second.join().unwrap();
         assert!(theirs.file.try_lock().is_ok(), "the lock was not released");
+    }
+
+    #[test]
+    fn a_change_kept_until_recorded_lets_the_next_change_in_and_keeps_another_process_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = WriteLock::open(dir.path()).unwrap();
+        let theirs = WriteLock::open(dir.path()).unwrap();
+        let kept = ours.hold().keep_until_recorded();
+        // The next change of this process takes its turn at once.
+        let next = ours.hold();
+        drop(next);
+        assert!(
+            matches!(theirs.file.try_lock(), Err(TryLockError::WouldBlock)),
+            "another process could change entries before the first change was recorded"
+        );
+        drop(kept);
+        assert!(theirs.file.try_lock().is_ok(), "the lock was not let go once the change was recorded");
+    }
+
+    #[test]
+    fn changes_kept_back_to_back_let_another_process_in_after_a_while() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = WriteLock::open(dir.path()).unwrap();
+        let theirs = WriteLock::open(dir.path()).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (tx, rx) = mpsc::channel();
+        let changes = std::thread::scope(|scope| {
+            // A busy server: each change is still being recorded (for 5 ms, on a thread of
+            // its own) when the next takes its turn.
+            let busy = scope.spawn(|| {
+                let mut changes = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let kept = ours.hold().keep_until_recorded();
+                    scope.spawn(move || {
+                        std::thread::sleep(Duration::from_millis(5));
+                        drop(kept);
+                    });
+                    changes += 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                changes
+            });
+            scope.spawn(|| {
+                let writing = theirs.hold();
+                tx.send(()).unwrap();
+                drop(writing);
+            });
+            let got_in = rx.recv_timeout(Duration::from_secs(10));
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            let changes = busy.join().unwrap();
+            assert!(got_in.is_ok(), "another process waited through {changes} changes of a busy one");
+            changes
+        });
+        assert!(changes > 2, "the busy process made {changes} changes");
     }
 }

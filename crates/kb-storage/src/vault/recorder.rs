@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use kb_domain::{
-    ChangeContext, Clock, FileChange, HistoryError, ObservedFile, RepositoryError, Revision, RevisionLog,
+    ChangeContext, Clock, FileChange, HistoryError, ObservedFile, Recording, RepositoryError, Revision,
+    RevisionLog,
 };
 
 use crate::history::content_hash;
@@ -68,16 +69,22 @@ impl Recorder {
         changes: Vec<FileChange>,
     ) -> Vec<Revision> {
         let Some(log) = &self.log else { return Vec::new() };
-        match log.record(self.clock.now(), by, reverts, changes) {
-            Ok(revisions) => {
-                log.written(by, &revisions);
-                revisions
-            }
-            Err(error) => {
-                tracing::error!(%error, "a change was made but could not be recorded in history");
-                Vec::new()
-            }
+        recorded(log.as_ref(), by, log.record(self.clock.now(), by, reverts, changes))
+    }
+
+    /// [`Recorder::record`] in turn: hands the changes to the log, to be recorded after
+    /// whatever was handed over before, and returns at once (see
+    /// [`RevisionLog::record_in_turn`]). The caller, holding the vault's write lock, lets the
+    /// next change start, then waits with [`InTurn::wait`].
+    pub(crate) fn record_in_turn(&self, by: &ChangeContext, changes: Vec<FileChange>) -> InTurn {
+        let Some(log) = &self.log else { return InTurn { waiting: None } };
+        let recording = log.record_in_turn(self.clock.now(), by, None, changes);
+        if recording.is_done() {
+            // A log that records at once may need its `written` before the next change.
+            recorded(log.as_ref(), by, recording.wait());
+            return InTurn { waiting: None };
         }
+        InTurn { waiting: Some((recording, Arc::clone(log), by.clone())) }
     }
 
     /// Records the changes of one operation before any of its files is touched, for a
@@ -129,6 +136,42 @@ impl Recorder {
             }
             Ok(_) => {}
             Err(error) => tracing::error!(%error, "could not record changes made outside kb"),
+        }
+    }
+}
+
+/// A change handed to history in turn ([`Recorder::record_in_turn`]), still to wait for.
+#[must_use = "a change recorded in turn is in history only once waited for"]
+pub(crate) struct InTurn {
+    /// What is still to be waited for (`None`: recorded already, or no history is kept).
+    waiting: Option<(Recording, Arc<dyn RevisionLog>, ChangeContext)>,
+}
+
+impl InTurn {
+    /// Waits until the change is recorded; a change that could not be recorded is logged
+    /// (see [`Recorder::record`]).
+    pub(crate) fn wait(self) {
+        if let Some((recording, log, by)) = self.waiting {
+            recorded(log.as_ref(), &by, recording.wait());
+        }
+    }
+}
+
+/// The revisions `answer` recorded, told to `log` as written; none when it failed, which
+/// is logged.
+fn recorded(
+    log: &dyn RevisionLog,
+    by: &ChangeContext,
+    answer: Result<Vec<Revision>, HistoryError>,
+) -> Vec<Revision> {
+    match answer {
+        Ok(revisions) => {
+            log.written(by, &revisions);
+            revisions
+        }
+        Err(error) => {
+            tracing::error!(%error, "a change was made but could not be recorded in history");
+            Vec::new()
         }
     }
 }

@@ -154,7 +154,7 @@ impl Vault {
         let folder = self.new_files_folder(new.category, &slug)?;
         let mut prepared = Prepared::write(&folder, document.as_bytes()).map_err(|e| io_error(&folder, e))?;
         let mut state = self.lock();
-        let _writing = self.writes.hold();
+        let writing = self.writes.hold();
         if namesakes == Namesakes::Refused {
             // A file of this name written a moment ago by another kb process reaches this
             // cache only through the watcher: read it now, so it counts as a namesake.
@@ -183,9 +183,11 @@ impl Vault {
             |_| Ok(()),
         )?;
         tracing::Span::current().record("path", tracing::field::display(&path));
-        self.history.record(
+        // Recorded in turn: the next change starts while this one's history is written, and
+        // no other process changes an entry, or records what it finds changed, before this
+        // history is in (see `WriteLock`).
+        let recording = self.history.record_in_turn(
             by,
-            None,
             vec![FileChange {
                 entry_id: Some(id.as_str().to_string()),
                 path_before: None,
@@ -198,6 +200,10 @@ impl Vault {
         let entry = Entry { path, frontmatter, body: new.body };
         state.cache.insert(&entry);
         self.made(&mut state, &[EntryChange::Upserted(entry.clone())], by.person.as_deref());
+        let held = writing.keep_until_recorded();
+        drop(state);
+        recording.wait();
+        drop(held);
         Ok(entry)
     }
 }
