@@ -167,7 +167,9 @@ impl WriteLock {
 
 impl<'a> Writing<'a> {
     /// Ends this change's turn but keeps the write lock from other processes until the
-    /// [`HeldUntilRecorded`] returned is dropped: once its history is recorded.
+    /// [`HeldUntilRecorded`] returned is dropped: once its history is recorded. The thread
+    /// keeping it must not [`WriteLock::hold`] again before: past [`LONGEST_SHARED_HOLD`] it
+    /// would wait for its own hold to be let go.
     pub(crate) fn keep_until_recorded(self) -> HeldUntilRecorded<'a> {
         // The file's lock is held by this change: one more hold, without waiting.
         self.lock.holds.lock().unwrap_or_else(PoisonError::into_inner).count += 1;
