@@ -107,18 +107,31 @@ fn create_new_with(
 
 /// A new file's bytes written and synced under a hidden temporary name in the folder they
 /// are for, before the name they take is known: the slow part of a create, done before the
-/// caller takes its locks ([`Prepared::create_new`] then only links it). The temporary file
-/// is removed when this is dropped, unless it became the file.
+/// caller takes its locks ([`Prepared::create_new`] then only links it, and the folder is
+/// synced once the caller has let them go: [`Prepared::sync_folder`]). The temporary file
+/// is removed when this is dropped, unless it became the file; a folder not synced yet is
+/// synced then.
 #[derive(Debug)]
 pub(crate) struct Prepared {
     /// The temporary file, until it takes its name.
     temp: Option<PathBuf>,
+    /// The folder the file took its name in, until it is synced.
+    unsynced: Option<PathBuf>,
 }
 
 impl Prepared {
     /// Writes and syncs `bytes` in the folder `dir`.
     pub(crate) fn write(dir: &Path, bytes: &[u8]) -> io::Result<Prepared> {
-        Ok(Prepared { temp: Some(write_temp(&dir.join("new"), bytes)?) })
+        Ok(Prepared { temp: Some(write_temp(&dir.join("new"), bytes)?), unsynced: None })
+    }
+
+    /// Syncs the folder the file took its name in (by a hard link, which
+    /// [`Prepared::create_new`] leaves to sync), so the name outlives a power cut.
+    pub(crate) fn sync_folder(&mut self) -> io::Result<()> {
+        match self.unsynced.take() {
+            Some(folder) => sync_dir(&folder),
+            None => Ok(()),
+        }
     }
 
     /// [`create_new`] with the bytes prepared, for a `target` in their folder: `Ok(false)`
@@ -133,10 +146,12 @@ impl Prepared {
         }
         let created = match fs::hard_link(temp, target) {
             Ok(()) => {
-                // The name is the file's now, whatever happens to the temporary one.
+                // The name is the file's now, whatever happens to the temporary one. The
+                // folder is synced after the caller's locks (see `sync_folder`).
                 let _ = fs::remove_file(temp);
                 self.temp = None;
-                return sync_dir(dir).map(|()| true);
+                self.unsynced = Some(dir.to_path_buf());
+                return Ok(true);
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
             Err(e) => {
@@ -155,6 +170,9 @@ impl Drop for Prepared {
     fn drop(&mut self) {
         if let Some(temp) = self.temp.take() {
             let _ = fs::remove_file(temp);
+        }
+        if let Err(error) = self.sync_folder() {
+            tracing::warn!(%error, "a new file's folder could not be synced");
         }
     }
 }

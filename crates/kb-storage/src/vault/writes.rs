@@ -202,6 +202,12 @@ impl Vault {
         self.made(&mut state, &[EntryChange::Upserted(entry.clone())], by.person.as_deref());
         let held = writing.keep_until_recorded();
         drop(state);
+        // The new name outlives a power cut before the capture answers. The file is whole
+        // and recorded whatever this says, so a failure is logged: an error would have the
+        // person capture it again, as a second entry.
+        if let Err(error) = prepared.sync_folder() {
+            tracing::warn!(%error, path = %entry.path, "a new entry's folder could not be synced");
+        }
         recording.wait();
         drop(held);
         Ok(entry)
