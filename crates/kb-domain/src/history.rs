@@ -227,6 +227,7 @@ pub trait RevisionLog: Send + Sync {
 
 /// Changes handed over to a [`RevisionLog`] to record in turn: their answer, once
 /// [`Recording::wait`] is called.
+#[must_use = "changes recorded in turn are known to be in history only once waited for"]
 pub struct Recording {
     answer: RecordingAnswer,
 }
