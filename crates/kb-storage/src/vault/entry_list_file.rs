@@ -8,6 +8,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -31,6 +32,12 @@ pub(crate) struct EntryListFile {
     root: PathBuf,
     /// What the file's lock guards.
     state: Mutex<Written>,
+    /// Whether kb keeps the file: once it exists (found there, or written by another kb
+    /// process) or kb has changed an entry. Until then nothing is created: opening a vault,
+    /// searching it or following its edits leaves the person's folder as it was. Outside
+    /// the lock: a change marks it holding the vault's lock, and must not wait meanwhile
+    /// for a write of the whole file.
+    kept: AtomicBool,
     /// When the file is written (shared with its background writer).
     schedule: Arc<EntryListSchedule>,
 }
@@ -51,10 +58,6 @@ struct Written {
     /// The stamp the file was first found with after another process wrote it, and when
     /// (see [`EntryListFile::check`]).
     disturbed: Option<(Option<Stamp>, Instant)>,
-    /// Whether kb keeps the file: once it exists (found there, or written by another kb
-    /// process) or kb has changed an entry. Until then nothing is created: opening a vault,
-    /// searching it or following its edits leaves the person's folder as it was.
-    kept: bool,
 }
 
 /// Whether a write may be skipped when the text is what kb last wrote.
@@ -83,8 +86,8 @@ impl EntryListFile {
                 notice,
                 stamp: None,
                 disturbed: None,
-                kept: false,
             }),
+            kept: AtomicBool::new(false),
             schedule: Arc::default(),
         }
     }
@@ -107,7 +110,7 @@ impl EntryListFile {
     /// From now on kb keeps the file, creating it at the next write: kb has changed an
     /// entry of the vault.
     pub(crate) fn keep(&self) {
-        self.lock().kept = true;
+        self.kept.store(true, Ordering::Release);
     }
 
     /// The file's lock. A panic while holding it leaves at worst a stale file, put right
@@ -139,7 +142,7 @@ impl EntryListFile {
             if let Some(current) = current
                 && let Some(text) = entry_list::patch(&current, patch)
             {
-                written.kept = true;
+                self.keep();
                 written.stamp = if text == current { file_written(&file) } else { replace(&file, &text) };
                 written.text = text;
                 written.version = patch.version;
@@ -166,11 +169,11 @@ impl EntryListFile {
             return;
         }
         let Some(mut file) = written.file.clone() else { return };
-        if !written.kept {
+        if !self.kept.load(Ordering::Acquire) {
             if fs::symlink_metadata(&file).is_err() {
                 return;
             }
-            written.kept = true;
+            self.keep();
         }
         let text = entry_list::render(&snapshot);
         // The whole file is read only once, at open: afterwards the text kb last wrote is
@@ -260,4 +263,32 @@ fn file_written(file: &Path) -> Option<Stamp> {
 /// The modification time and size in `meta`, when the platform gives the time.
 fn stamp_of(meta: &fs::Metadata) -> Option<Stamp> {
     Some((meta.modified().ok()?, meta.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::mpsc;
+
+    use super::*;
+
+    #[test]
+    fn a_change_does_not_wait_for_a_write_of_the_file_under_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = EntryListFile::choose(dir.path());
+        // A write of the whole list (thousands of entries) holds the file's lock meanwhile.
+        let writing = file.lock();
+        let (kept, heard) = mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                file.keep();
+                let _ = kept.send(());
+            });
+            let waited = heard.recv_timeout(Duration::from_secs(10));
+            drop(writing);
+            assert!(waited.is_ok(), "the change waited for the write");
+        });
+        assert!(file.kept.load(Ordering::Acquire));
+    }
 }
