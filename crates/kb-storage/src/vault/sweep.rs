@@ -4,6 +4,7 @@
 //! them.
 
 use std::collections::HashSet;
+use std::fs;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kb_domain::{Category, EntryChange, EntryPath, RepositoryError};
@@ -68,11 +69,26 @@ impl Vault {
             self.check_entry_list_file();
             return 0;
         }
+        let folders: Vec<Category> = listed.iter().map(|(category, _)| *category).collect();
+        let corrected = self.catch_up(&folders, &on_disk);
+        if corrected > 0 {
+            tracing::debug!(corrected, "the vault's view caught up with its folders");
+        } else {
+            for (category, mark) in listed {
+                marks.clean(category, mark);
+            }
+        }
+        self.check_entry_list_file();
+        corrected
+    }
+
+    /// Brings the cache in line with `on_disk`, the files a listing of the category
+    /// `folders` found (before this call); how many paths it corrected.
+    fn catch_up(&self, folders: &[Category], on_disk: &HashSet<EntryPath>) -> usize {
         // A sweep lists the files directly in the category folders: notes deeper down or
         // elsewhere are the watcher's alone.
-        let is_listed = |path: &EntryPath| {
-            path.is_directly_in_category() && listed.iter().any(|(category, _)| path.category() == *category)
-        };
+        let is_listed =
+            |path: &EntryPath| path.is_directly_in_category() && folders.contains(&path.category());
         let known = self.lock().cache.known_paths_where(is_listed);
         let known_set: HashSet<&EntryPath> = known.iter().collect();
         let stale = known.iter().filter(|path| !on_disk.contains(path));
@@ -85,6 +101,14 @@ impl Vault {
         let mut changes = Vec::new();
         let mut observed = Vec::new();
         for path in stale.chain(unknown) {
+            // The listing is older than the lock: a file named or removed since then, which
+            // the cache follows already (a capture of this process during the listing), is
+            // nothing to correct. Read again, it would hold every change to the vault
+            // meanwhile.
+            let on_disk = fs::symlink_metadata(self.root.file(path)).is_ok();
+            if on_disk == state.cache.is_taken(path) {
+                continue;
+            }
             corrected += 1;
             let change = match self.reread_observed(&mut state, path, Notify::EntryListOnly, &mut observed) {
                 Ok(Some(entry)) => EntryChange::Upserted(entry),
@@ -110,14 +134,6 @@ impl Vault {
         // vault's lock below while holding it would keep that change waiting for ever.
         drop(writing);
         drop(state);
-        if corrected > 0 {
-            tracing::debug!(corrected, "the vault's view caught up with its folders");
-        } else {
-            for (category, mark) in listed {
-                marks.clean(category, mark);
-            }
-        }
-        self.check_entry_list_file();
         corrected
     }
 
@@ -144,5 +160,50 @@ impl Vault {
     /// view of the vault (see [`super::entry_list_file::EntryListFile::check`]).
     pub(super) fn check_entry_list_file(&self) {
         self.entry_list.check(|| self.lock().cache.entry_list_snapshot());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+
+    use kb_domain::{ChangeContext, ChangeObserver, EntryCatalogue, EntryReader, EntryWriter, ListFilter};
+
+    use super::super::tests::{new_entry, open};
+    use super::*;
+
+    /// Counts the changes observers hear of.
+    #[derive(Default)]
+    struct Heard(AtomicUsize);
+
+    impl ChangeObserver for Heard {
+        fn entry_changed(&self, _: &EntryChange) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_capture_made_while_the_folders_were_listed_is_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = open(dir.path());
+        let by = ChangeContext::from_source(kb_domain::ChangeSource::Api);
+        let heard = Arc::new(Heard::default());
+        vault.add_observer(heard.clone());
+        // The listing found the ideas folder empty; a capture came right after it.
+        let listing = HashSet::new();
+        let kiln = vault.create_as(new_entry(Category::Ideas, "Kiln"), &by).unwrap();
+        let heard_of_capture = heard.0.load(Ordering::Relaxed);
+        assert_eq!(vault.catch_up(&[Category::Ideas], &listing), 0);
+        assert_eq!(heard.0.load(Ordering::Relaxed), heard_of_capture, "nothing changed since the capture");
+        assert_eq!(vault.get(&kiln.path).unwrap().name(), "Kiln");
+
+        // Removed behind the vault's back since, it is caught as before.
+        fs::remove_file(dir.path().join(kiln.path.to_string())).unwrap();
+        assert_eq!(vault.catch_up(&[Category::Ideas], &listing), 1);
+        assert_eq!(vault.list(&ListFilter::default()).unwrap().total, 0);
+        assert!(heard.0.load(Ordering::Relaxed) > heard_of_capture);
     }
 }
