@@ -138,7 +138,12 @@ impl EntryListFile {
                 return;
             }
             let Some(file) = written.file.clone() else { return };
-            let current = fs::read_to_string(&file).ok().filter(|text| entry_list::is_kb_text(text));
+            // A link put there since is the person's: the whole write below moves away from it.
+            let linked = fs::symlink_metadata(&file).is_ok_and(|meta| meta.file_type().is_symlink());
+            let current = (!linked)
+                .then(|| fs::read_to_string(&file).ok())
+                .flatten()
+                .filter(|text| entry_list::is_kb_text(text));
             if let Some(current) = current
                 && let Some(text) = entry_list::patch(&current, patch)
             {
@@ -290,5 +295,37 @@ mod tests {
             assert!(waited.is_ok(), "the change waited for the write");
         });
         assert!(file.kept.load(Ordering::Acquire));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_put_in_place_of_the_file_is_left_as_it_is() {
+        use kb_domain::{Entry, EntryPath};
+
+        use crate::vault::cache::Cache;
+
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let file = EntryListFile::choose(dir.path());
+        file.keep();
+        let mut cache = Cache::default();
+        let kiln = EntryPath::parse("ideas/kiln.md").unwrap();
+        cache.insert(&Entry::from_document(kiln.clone(), "---\nname: Kiln\n---\n").unwrap());
+        file.write(cache.entry_list_snapshot());
+        let index = dir.path().join("index.md");
+        // The person swaps kb's list for a link to a copy of it kept elsewhere.
+        let copy = elsewhere.path().join("list.md");
+        fs::copy(&index, &copy).unwrap();
+        fs::remove_file(&index).unwrap();
+        std::os::unix::fs::symlink(&copy, &index).unwrap();
+        let before = fs::read(&copy).unwrap();
+
+        let glaze = EntryPath::parse("ideas/glaze.md").unwrap();
+        cache.insert(&Entry::from_document(glaze.clone(), "---\nname: Glaze\n---\n").unwrap());
+        file.write_patched(&cache.entry_list_patch(&[glaze]), || cache.entry_list_snapshot());
+        assert!(fs::symlink_metadata(&index).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(&copy).unwrap(), before);
+        let list = fs::read_to_string(dir.path().join("kb-index.md")).unwrap();
+        assert!(list.contains("Glaze") && list.contains("Kiln"), "{list}");
     }
 }
