@@ -263,13 +263,20 @@ pub fn query_parts(text: &str) -> QueryParts {
 
 /// The terms of `text` with the byte range each came from.
 pub(crate) fn tokens(text: &str) -> Vec<(String, Range<usize>)> {
+    let mut out = Vec::new();
+    each_token(text, |term, range| out.push((term.to_string(), range)));
+    out
+}
+
+/// Calls `visit` with each term of `text` and the byte range it came from, in order: what
+/// [`tokens`] gives, without keeping a copy of each term (a search's snippets look through
+/// the whole text of every hit for the few terms asked).
+pub(crate) fn each_token(text: &str, mut visit: impl FnMut(&str, Range<usize>)) {
     let mut analyzer = analyzer();
     let mut stream = analyzer.token_stream(text);
-    let mut out = Vec::new();
     while let Some(token) = stream.next() {
-        out.push((token.text.clone(), token.offset_from..token.offset_to));
+        visit(&token.text, token.offset_from..token.offset_to);
     }
-    out
 }
 
 /// The edit distance a typo-tolerant retry allows for a term: none for terms shorter than

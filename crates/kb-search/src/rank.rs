@@ -88,13 +88,14 @@ pub(crate) fn top_page(
         }
     }
     let mut segments = Segments::default();
+    let bonuses = match words {
+        Some(words) => bonuses(searcher, fields, &mut segments, &candidates, words)?,
+        None => HashMap::new(),
+    };
     let mut ranked = Vec::with_capacity(candidates.len());
     for (score, address) in candidates {
         let segment = segments.of(searcher, fields, address.segment_ord)?;
-        let bonus = match words {
-            Some(words) => bonus(searcher, fields, segment, address, words)?,
-            None => 0.0,
-        };
+        let bonus = bonuses.get(&address).copied().unwrap_or(0.0);
         let steps = ((score + bonus) * SCORE_STEPS).round() as i64;
         ranked.push((steps, segment.updated_at(address.doc_id), address));
     }
@@ -109,24 +110,48 @@ pub(crate) fn top_page(
     Ok((page, total))
 }
 
-/// The bonuses of one candidate: [`NAME_BONUS`] per word in its name or tags, and
-/// [`EXACT_BONUS`] per word held as written.
-fn bonus(
+/// The bonuses of each candidate: [`NAME_BONUS`] per word in its name or tags, and
+/// [`EXACT_BONUS`] per word held as written. Each word's postings are read once per
+/// segment and walked through the segment's candidates in document order.
+fn bonuses(
     searcher: &Searcher,
     fields: &IndexFields,
-    segment: &SegmentView,
-    address: DocAddress,
+    segments: &mut Segments,
+    candidates: &[Ranked],
     words: Words<'_>,
-) -> tantivy::Result<f32> {
-    let doc = address.doc_id;
-    let as_written = words.words.iter().filter(|w| holds(&segment.all, fields.all, w, doc)).count();
-    let mut in_name = 0;
-    for (word, stem) in words.words.iter().zip(words.stems) {
-        let completed =
-            words.completing == Some(word.as_str()) && name_begins_with(searcher, fields, address, word)?;
-        in_name += usize::from(completed || holds(&segment.names_stemmed, fields.names_stemmed, stem, doc));
+) -> tantivy::Result<HashMap<DocAddress, f32>> {
+    let mut by_segment: HashMap<u32, Vec<DocId>> = HashMap::new();
+    for (_, address) in candidates {
+        by_segment.entry(address.segment_ord).or_default().push(address.doc_id);
     }
-    Ok(NAME_BONUS * in_name as f32 + EXACT_BONUS * as_written as f32)
+    let mut bonuses = HashMap::with_capacity(candidates.len());
+    for (ord, mut docs) in by_segment {
+        docs.sort_unstable();
+        docs.dedup();
+        let segment = segments.of(searcher, fields, ord)?;
+        let mut as_written = vec![0_usize; docs.len()];
+        for word in words.words {
+            for (count, held) in as_written.iter_mut().zip(holding(&segment.all, fields.all, word, &docs)) {
+                *count += usize::from(held);
+            }
+        }
+        let mut in_name = vec![0_usize; docs.len()];
+        for (word, stem) in words.words.iter().zip(words.stems) {
+            let held = holding(&segment.names_stemmed, fields.names_stemmed, stem, &docs);
+            for ((count, held), doc) in in_name.iter_mut().zip(held).zip(&docs) {
+                let completed = || -> tantivy::Result<bool> {
+                    Ok(words.completing == Some(word.as_str())
+                        && name_begins_with(searcher, fields, DocAddress::new(ord, *doc), word)?)
+                };
+                *count += usize::from(held || completed()?);
+            }
+        }
+        for ((doc, in_name), as_written) in docs.iter().zip(in_name).zip(as_written) {
+            let bonus = NAME_BONUS * in_name as f32 + EXACT_BONUS * as_written as f32;
+            bonuses.insert(DocAddress::new(ord, *doc), bonus);
+        }
+    }
+    Ok(bonuses)
 }
 
 /// Whether the document's name or tags hold a word that `start` begins (read from the
@@ -146,15 +171,26 @@ fn name_begins_with(
         .any(|(_, text)| tokens(text).iter().any(|(token, _)| token.starts_with(start))))
 }
 
-/// Whether `doc` holds the term `text` in the field `field` of `index`.
-fn holds(index: &InvertedIndexReader, field: tantivy::schema::Field, text: &str, doc: DocId) -> bool {
+/// For each of `docs` (in ascending order, each once), whether it holds the term `text`
+/// in the field `field` of `index`.
+fn holding(
+    index: &InvertedIndexReader,
+    field: tantivy::schema::Field,
+    text: &str,
+    docs: &[DocId],
+) -> Vec<bool> {
     let term = Term::from_field_text(field, text);
     let Ok(Some(mut postings)) = index.read_postings(&term, IndexRecordOption::Basic) else {
-        return false;
+        return vec![false; docs.len()];
     };
-    // A fresh posting list stands on its first document; seek only moves forward.
-    let at = if postings.doc() < doc { postings.seek(doc) } else { postings.doc() };
-    at == doc
+    docs.iter()
+        .map(|&doc| {
+            // A posting list stands on a document at or before `doc`; seek only moves
+            // forward, and past the last document it stands on `TERMINATED`.
+            let at = if postings.doc() < doc { postings.seek(doc) } else { postings.doc() };
+            at == doc
+        })
+        .collect()
 }
 
 /// What ranking reads of one segment, opened once per search.

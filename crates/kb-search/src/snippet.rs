@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use tantivy::tokenizer::TextAnalyzer;
 
-use crate::analysis::{SearchLanguage, fuzzy_distance, stemming_analyzer, tokens, within_one_edit};
+use crate::analysis::{SearchLanguage, each_token, fuzzy_distance, stemming_analyzer, within_one_edit};
 use crate::query::{Matching, Request};
 use crate::schema::TextField;
 
@@ -62,10 +62,13 @@ impl TermMatcher {
 
     /// Where in `text` the query's terms are: (query term index, byte range).
     pub(crate) fn hits(&self, text: &str) -> Hits {
-        tokens(text)
-            .into_iter()
-            .filter_map(|(token, range)| self.matches(&token).map(|i| (i, range)))
-            .collect()
+        let mut hits = Hits::new();
+        each_token(text, |token, range| {
+            if let Some(i) = self.matches(token) {
+                hits.push((i, range));
+            }
+        });
+        hits
     }
 
     /// The index of the query term `token` matches, if any.

@@ -94,6 +94,30 @@ fn names_and_tags_outrank_the_body_and_the_newer_of_equals_comes_first() {
 }
 
 #[test]
+fn names_outrank_the_body_across_the_segments_of_a_vault_that_grew() {
+    let v = TestVault::new();
+    let filler = "word ".repeat(100);
+    // The names sort first in a folder: a name match holds a lower document number than
+    // the body matches scoring above it by their words alone.
+    let body =
+        |n: usize| (format!("ideas/other-{n}.md"), format!("Other {n}"), "garden garden garden".to_string());
+    let named = |n: usize| (format!("ideas/garden-{n}.md"), format!("Garden {n}"), filler.clone());
+    for (path, name, text) in [body(0), named(0), body(1), body(2), named(1)] {
+        v.write_entry(&path, &name, &text);
+    }
+    let index = v.open();
+    // Entries added one by one land in segments of their own, in another order.
+    for (path, name, text) in [named(2), body(3), body(4), named(3), body(5)] {
+        index.upsert(&v.write_entry(&path, &name, &text)).unwrap();
+        assert!(search(&index, "garden").total > 0);
+    }
+    let found = paths(&search(&index, "garden"));
+    assert_eq!(found.len(), 10, "{found:?}");
+    assert!(found[..4].iter().all(|p| p.starts_with("ideas/garden-")), "names first: {found:?}");
+    assert!(found[4..].iter().all(|p| p.starts_with("ideas/other-")), "{found:?}");
+}
+
+#[test]
 fn a_quoted_phrase_matches_only_as_a_phrase() {
     let v = TestVault::new();
     v.write_entry("ideas/a.md", "A", "Edit the front matter of each page.");
