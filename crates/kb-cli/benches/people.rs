@@ -4,6 +4,8 @@
 //! its person's token and `Kb-Vault`. Prints a Markdown table with each figure next to its
 //! target and saves it to `target/bench/people.md`.
 //!
+//! - search over HTTP with nothing else to do, p50 and p99: the floor this machine gives a
+//!   search with 16 in flight, before any capture (no target of its own);
 //! - search and capture over HTTP, p50 and p99, while the other clients keep the server
 //!   busy (each client alternates its person's searches and captures);
 //! - the token check itself (`SqliteAccounts::check`), in-process, p50 and p99: what
@@ -63,6 +65,54 @@ fn send(addr: SocketAddr, method: &str, target: &str, headers: &[(&str, &str)], 
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     String::from_utf8_lossy(&raw).split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+/// `CLIENTS` clients sending `per_client` requests each, as the people of `tokens` in
+/// turn, with their token and vault: searches and captures alternately, or searches alone
+/// when not `with_captures`. The milliseconds each search and each capture took.
+fn load(
+    addr: SocketAddr,
+    tokens: &[(String, String)],
+    per_client: usize,
+    with_captures: bool,
+) -> (Vec<f64>, Vec<f64>) {
+    let searches = Arc::new(Mutex::new(Vec::new()));
+    let captures = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let (searches, captures) = (Arc::clone(&searches), Arc::clone(&captures));
+            let people = tokens.to_vec();
+            std::thread::spawn(move || {
+                for i in 0..per_client {
+                    let (secret, vault) = &people[(c + i * CLIENTS) % PEOPLE];
+                    let headers =
+                        [("Authorization", format!("Bearer {secret}")), ("Kb-Vault", vault.clone())];
+                    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+                    let started = Instant::now();
+                    if i % 2 == 0 || !with_captures {
+                        let word = ["plan", "garden", "budget", "meeting", "trip"][i % 5];
+                        let status =
+                            send(addr, "GET", &format!("/api/search?q={word}&limit=10"), &headers, None);
+                        assert_eq!(status, 200);
+                        searches.lock().unwrap().push(started.elapsed().as_secs_f64() * 1000.0);
+                    } else {
+                        let text = format!(
+                            "{{\"text\": \"Idea: a shared list {} for client {c}\"}}",
+                            letters(i * CLIENTS + c)
+                        );
+                        let status = send(addr, "POST", "/api/capture", &headers, Some(&text));
+                        assert_eq!(status, 200);
+                        captures.lock().unwrap().push(started.elapsed().as_secs_f64() * 1000.0);
+                    }
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    let taken = |samples: Arc<Mutex<Vec<f64>>>| std::mem::take(&mut *samples.lock().unwrap());
+    (taken(searches), taken(captures))
 }
 
 fn free_port() -> u16 {
@@ -195,44 +245,15 @@ fn main() {
     eprintln!("kb serve (pid {}) is idle: {CLIENTS} clients start", child.id());
     let cpu_before = last;
 
+    // Searches alone first: what the machine gives a search with 16 in flight and nothing
+    // else to do, the floor under the figure with captures.
+    let (mut alone, _) = load(addr, &tokens, per_client / 2, false);
+    let cpu_before = cpu_time(child.id()).unwrap_or(cpu_before);
+
     // 16 clients, each a person, alternating searches and captures.
-    let searches = Arc::new(Mutex::new(Vec::new()));
-    let captures = Arc::new(Mutex::new(Vec::new()));
     let load_before = load_average();
     let load_started = Instant::now();
-    let threads: Vec<_> = (0..CLIENTS)
-        .map(|c| {
-            let (searches, captures) = (Arc::clone(&searches), Arc::clone(&captures));
-            let people = tokens.clone();
-            std::thread::spawn(move || {
-                for i in 0..per_client {
-                    let (secret, vault) = &people[(c + i * CLIENTS) % PEOPLE];
-                    let headers =
-                        [("Authorization", format!("Bearer {secret}")), ("Kb-Vault", vault.clone())];
-                    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-                    let started = Instant::now();
-                    if i % 2 == 0 {
-                        let word = ["plan", "garden", "budget", "meeting", "trip"][i % 5];
-                        let status =
-                            send(addr, "GET", &format!("/api/search?q={word}&limit=10"), &headers, None);
-                        assert_eq!(status, 200);
-                        searches.lock().unwrap().push(started.elapsed().as_secs_f64() * 1000.0);
-                    } else {
-                        let text = format!(
-                            "{{\"text\": \"Idea: a shared list {} for client {c}\"}}",
-                            letters(i * CLIENTS + c)
-                        );
-                        let status = send(addr, "POST", "/api/capture", &headers, Some(&text));
-                        assert_eq!(status, 200);
-                        captures.lock().unwrap().push(started.elapsed().as_secs_f64() * 1000.0);
-                    }
-                }
-            })
-        })
-        .collect();
-    for thread in threads {
-        thread.join().unwrap();
-    }
+    let (mut searches, mut captures) = load(addr, &tokens, per_client, true);
     let load_after = load_average();
     let load_secs = load_started.elapsed().as_secs_f64();
     let server_cpu = cpu_time(child.id())
@@ -242,8 +263,9 @@ fn main() {
 
     let (check50, check99) = percentiles(&mut checks);
     let (first50, first99) = percentiles(&mut first_checks);
-    let (search50, search99) = percentiles(&mut searches.lock().unwrap());
-    let (capture50, capture99) = percentiles(&mut captures.lock().unwrap());
+    let (alone50, alone99) = percentiles(&mut alone);
+    let (search50, search99) = percentiles(&mut searches);
+    let (capture50, capture99) = percentiles(&mut captures);
     let verdict = |value: f64, target: f64| if value < target { "met" } else { "MISSED" };
     let mut table = String::new();
     table.push_str(&format!(
@@ -266,6 +288,9 @@ fn main() {
     table.push_str(&format!(
         "| search over HTTP, 16 in flight | {search50:.1} ms | {search99:.1} ms | < 10 ms | {} |\n",
         verdict(search99, 10.0)
+    ));
+    table.push_str(&format!(
+        "| search over HTTP, 16 in flight, no captures | {alone50:.1} ms | {alone99:.1} ms | | |\n"
     ));
     table.push_str(&format!(
         "| capture over HTTP, 16 in flight | {capture50:.1} ms | {capture99:.1} ms | < 50 ms | {} |\n",
