@@ -26,6 +26,10 @@ use unicode_normalization::char::is_combining_mark;
 
 /// Whether `c` continues a word begun by a letter or a digit.
 pub(crate) fn continues_word(c: char) -> bool {
+    // Most text is ASCII, where no mark or joiner is: the tables are for the rest.
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
     c.is_alphanumeric() || is_combining_mark(c) || is_joiner(c)
 }
 
