@@ -146,7 +146,7 @@ pub enum Command {
         #[arg(value_name = "CATEGORY|PATH")]
         category: String,
     },
-    /// Search the vault (every word must match).
+    /// Search the vault: entries holding every word first, then those holding some.
     Search {
         /// The words to look for.
         #[arg(required = true, value_name = "QUERY")]

@@ -29,6 +29,13 @@ use crate::output::Format;
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let config = config(cli.kb_dir.clone())?;
     let format = Format::of(cli.json);
+    if !makes_a_vault(&cli.command) && !config.kb_dir.is_dir() {
+        return Err(CliError::runtime(format!(
+            "no vault at {}: there is no folder there (a capture or `kb serve` makes one \
+             there; --kb-dir or KB_DIR names another)",
+            config.kb_dir.display()
+        )));
+    }
     let command = match cli.command {
         // These two open what they need themselves.
         Command::Serve { addr, tls_cert, tls_key } => {
@@ -126,6 +133,25 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     // The process exits next: the memory is left to the system.
     kb.close_before_exit().await;
     result
+}
+
+/// Whether `command` makes the vault's folder when there is none: serving, a capture, a
+/// chat, `kb mcp` (an assistant's first capture) and sync (a first clone), and the
+/// commands that manage the server's people and vaults, which open none. The others read
+/// or change entries already there: on a folder that does not exist (a mistyped path) they
+/// fail, leaving nothing behind.
+fn makes_a_vault(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Serve { .. }
+            | Command::Mcp
+            | Command::Chat(_)
+            | Command::Capture { .. }
+            | Command::Sync { .. }
+            | Command::Users { .. }
+            | Command::Tokens { .. }
+            | Command::Vaults { .. }
+    )
 }
 
 /// The configuration from the environment, with `--kb-dir` winning over `KB_DIR`.

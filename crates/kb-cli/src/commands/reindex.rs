@@ -21,10 +21,8 @@ use crate::output::{self, Format};
 
 /// Runs `kb reindex` on the vault of `config`.
 pub async fn run(config: &Config, format: Format) -> Result<(), CliError> {
+    // A folder that does not exist was refused before (see `makes_a_vault`).
     let root = config.kb_dir.clone();
-    if !root.is_dir() {
-        return Err(CliError::runtime(format!("no vault at {}: nothing to index", root.display())));
-    }
     let embedding = match &config.embeddings {
         Some(settings) => Some((embedding::embedder(settings).map_err(CliError::from)?, settings.batch)),
         None => None,

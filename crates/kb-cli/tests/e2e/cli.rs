@@ -15,8 +15,11 @@ struct Sandbox {
 }
 
 impl Sandbox {
+    /// A sandbox whose vault folder is there, empty.
     fn new() -> Sandbox {
-        Sandbox { root: tempfile::tempdir().unwrap() }
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("vault")).unwrap();
+        Sandbox { root }
     }
 
     fn vault(&self) -> PathBuf {
@@ -286,6 +289,42 @@ fn unknown_entries_and_conversations_are_runtime_failures() {
         base_command().arg("--kb-dir").arg(kb.root.path().join("missing")).arg("reindex").output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("no vault at"), "{}", stderr(&output));
+}
+
+#[test]
+fn commands_that_read_a_mistyped_vault_fail_and_leave_nothing_behind() {
+    let kb = Sandbox::new();
+    let missing = kb.root.path().join("mistyped");
+    let run = |args: &[&str]| {
+        let output =
+            base_command().current_dir(kb.root.path()).arg("--kb-dir").arg(&missing).args(args).output();
+        output.unwrap()
+    };
+    for args in [
+        &["list"][..],
+        &["search", "passport"],
+        &["show", "admin/passport.md"],
+        &["history", "admin/passport.md"],
+        &["digest", "daily"],
+        &["duplicates"],
+        &["status"],
+        &["delete", "admin/passport.md"],
+        &["undo"],
+        &["conversations", "list"],
+        &["reindex"],
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains("no vault at"), "{args:?}: {}", stderr(&output));
+        assert!(!missing.exists(), "{args:?} made the folder");
+    }
+    // Nothing was written beside it either (the default `./kb` included).
+    assert!(!kb.root.path().join("kb").exists());
+    // A capture makes the vault at first use, as before.
+    let output = run(&["capture", "Renew passport by Dec 15"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(missing.is_dir());
+    assert_eq!(run(&["list"]).status.code(), Some(0));
 }
 
 #[test]
