@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::atomic;
 use super::cache::{EntryListPatch, EntryListSnapshot};
 use super::entry_list::{self, Owner};
+use super::entry_list_keep;
 use super::entry_list_schedule::EntryListSchedule;
 
 /// How long another kb process's write of the entry list file stands before this process,
@@ -180,10 +181,11 @@ impl EntryListFile {
             }
             self.keep();
         }
-        let text = entry_list::render(&snapshot);
+        let rendered = entry_list::render(&snapshot);
         // The whole file is read only once, at open: afterwards the text kb last wrote is
-        // known, and only the file's first bytes are read to see it is still kb's.
-        if rewrite == Rewrite::WhenChanged && !written.text.is_empty() && text == written.text {
+        // known, and only the file's first bytes are read to see it is still kb's (unless
+        // the person added lines to it, see below).
+        if rewrite == Rewrite::WhenChanged && !written.text.is_empty() && rendered == written.text {
             written.version = snapshot.version;
             return;
         }
@@ -197,6 +199,12 @@ impl EntryListFile {
             let Some(chosen) = chosen else { return };
             file = chosen;
         }
+        // Lines the person added to kb's file stay where they are.
+        let text = fs::read_to_string(&file)
+            .ok()
+            .filter(|current| *current != rendered && entry_list::is_kb_text(current))
+            .and_then(|current| entry_list_keep::keeping_added_lines(&current, &snapshot))
+            .unwrap_or(rendered);
         // What is there already is never written again: another kb process on the vault
         // may have written this very text (sync tools and editors see every write).
         // The file's stamp is taken as this process left it (before the rename, or before

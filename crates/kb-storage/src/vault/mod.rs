@@ -37,6 +37,7 @@ mod conflicts;
 mod derived;
 mod entry_list;
 mod entry_list_file;
+mod entry_list_keep;
 mod entry_list_schedule;
 mod files;
 mod folder_marks;

@@ -57,6 +57,50 @@ fn an_index_md_the_person_puts_in_place_while_kb_runs_is_kept() {
     assert!(fs::read_to_string(dir.path().join("kb-index.md")).unwrap().contains("[Tea](ideas/tea.md)"));
 }
 
+#[test]
+fn lines_added_to_kbs_list_survive_a_vault_opened_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("index.md");
+    let vault = open(dir.path());
+    vault.create(new_entry(Category::Ideas, "Kiln", Frontmatter::new(), "")).unwrap();
+    vault.create(new_entry(Category::Projects, "Robot arm", Frontmatter::new(), "")).unwrap();
+    drop(vault);
+    // The person's own lines in kb's list: a note under a heading and a link of theirs.
+    let note = "> Ideas I keep coming back to.\n";
+    let link = "- [My site](https://example.com/a%20b)\n";
+    let written = fs::read_to_string(&list).unwrap();
+    assert!(written.contains("## Ideas (1)\n\n"), "{written}");
+    let added = written.replace("## Ideas (1)\n\n", &format!("## Ideas (1)\n\n{note}\n")) + "\n" + link;
+    fs::write(&list, &added).unwrap();
+    // As on a device the vault was just cloned to: no `.kb/`, and a file written by hand
+    // there (pulled from another device) that the list does not hold yet.
+    fs::remove_dir_all(dir.path().join(".kb")).unwrap();
+    fs::create_dir_all(dir.path().join("admin")).unwrap();
+    fs::write(dir.path().join("admin/passport.md"), "---\nname: Passport\n---\nRenew by Dec 15.\n").unwrap();
+    let vault = open(dir.path());
+    vault.create(new_entry(Category::Ideas, "Tea", Frontmatter::new(), "")).unwrap();
+    drop(vault);
+    let after = fs::read_to_string(&list).unwrap();
+    assert!(after.contains(&format!("## Ideas (2)\n\n{note}\n")), "{after}");
+    assert!(after.ends_with(&format!("\n{link}")), "{after}");
+    for line in [
+        "[Kiln](ideas/kiln.md)",
+        "[Tea](ideas/tea.md)",
+        "[Robot arm](projects/robot-arm.md)",
+        "[Passport](admin/passport.md)",
+    ] {
+        assert!(after.contains(line), "{line} missing: {after}");
+    }
+    assert!(after.contains("## Admin (1)") && after.contains("## Projects (1)"), "{after}");
+
+    // Opened anew again with the entries as listed: the file is left as it is.
+    fs::remove_dir_all(dir.path().join(".kb")).unwrap();
+    let vault = open(dir.path());
+    assert_eq!(vault.list(&ListFilter::default()).unwrap().entries.len(), 4);
+    drop(vault);
+    assert_eq!(fs::read_to_string(&list).unwrap(), after);
+}
+
 /// The child: opens the vault, lists it, and says what it saw. Does nothing in a normal run.
 #[test]
 #[ignore = "run by a_second_process_never_finishes_a_live_move as a child process"]
