@@ -90,22 +90,34 @@ fn writer_of(file: &Path) -> io::Result<Owner> {
 /// Where kb's entry list goes in the vault at `root`: `index.md` unless it is the person's,
 /// then `kb-index.md` unless that is the person's too. With the choice, a sentence for
 /// the person when kb is not using `index.md`.
+///
+/// A vault whose list is in `kb-index.md` keeps it there when `index.md` is gone (the
+/// person deleted their own, or it is briefly away while they replace it): a process
+/// choosing `index.md` then would start a second list beside the one a running process
+/// keeps writing, and one of the two would go stale.
 pub(crate) fn choose_file(root: &Path) -> (Option<PathBuf>, Option<String>) {
-    let usable = |name: &str| {
+    let owned = |name: &str| {
         let file = root.join(name);
-        match owner(&file) {
-            Ok(Owner::Nobody | Owner::Kb) => Some(file),
-            Ok(Owner::Person) => None,
-            Err(e) => {
-                tracing::warn!(error = %e, file = %file.display(), "cannot tell who wrote this file; leaving it alone");
-                None
-            }
-        }
+        let owner = owner(&file).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, file = %file.display(), "cannot tell who wrote this file; leaving it alone");
+            Owner::Person
+        });
+        (file, owner)
     };
-    if let Some(file) = usable(ENTRY_LIST_FILE) {
+    let (first, first_owner) = owned(ENTRY_LIST_FILE);
+    let (alternate, alternate_owner) = owned(ALTERNATE_FILE);
+    let usable = |(file, owner): (PathBuf, Owner)| matches!(owner, Owner::Nobody | Owner::Kb).then_some(file);
+    let kept_in_alternate = first_owner == Owner::Nobody && alternate_owner == Owner::Kb;
+    if !kept_in_alternate && let Some(file) = usable((first, first_owner)) {
         return (Some(file), None);
     }
-    if let Some(file) = usable(ALTERNATE_FILE) {
+    if kept_in_alternate {
+        let notice = format!(
+            "kb keeps its entry list in {ALTERNATE_FILE}, where it was; delete that file for kb to write {ENTRY_LIST_FILE} again"
+        );
+        return (Some(alternate), Some(notice));
+    }
+    if let Some(file) = usable((alternate, alternate_owner)) {
         let notice = format!(
             "{ENTRY_LIST_FILE} at the vault root was not written by kb, so kb leaves it alone and keeps its entry list in {ALTERNATE_FILE}"
         );

@@ -189,10 +189,12 @@ impl EntryListFile {
             written.version = snapshot.version;
             return;
         }
-        // A file not known to be kb's is left alone too.
-        if !matches!(entry_list::owner(&file), Ok(Owner::Nobody | Owner::Kb)) {
+        // A file not known to be kb's is left alone too; and where the file is gone, the
+        // choice is made again, as another process opening the vault now makes it, so that
+        // both keep one list.
+        if !matches!(entry_list::owner(&file), Ok(Owner::Kb)) {
             let (chosen, notice) = entry_list::choose_file(&self.root);
-            if let Some(notice) = &notice {
+            if let Some(notice) = notice.as_ref().filter(|notice| written.notice.as_ref() != Some(*notice)) {
                 tracing::warn!("{notice}");
             }
             (written.file, written.notice) = (chosen.clone(), notice);

@@ -58,6 +58,38 @@ fn an_index_md_the_person_puts_in_place_while_kb_runs_is_kept() {
 }
 
 #[test]
+fn processes_keep_one_entry_list_when_the_persons_index_md_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, kb_index) = (dir.path().join("index.md"), dir.path().join("kb-index.md"));
+    fs::write(&index, OWN_INDEX).unwrap();
+    let running = open(dir.path());
+    running.create(new_entry(Category::Ideas, "Kiln", Frontmatter::new(), "")).unwrap();
+    assert!(fs::read_to_string(&kb_index).unwrap().contains("[Kiln](ideas/kiln.md)"));
+    // The person deletes their own home page; another process (a command) opens the vault.
+    // (These vaults follow no edits: each lists what it changed, and the other's entries
+    // only once it reads them again.)
+    fs::remove_file(&index).unwrap();
+    let command = open(dir.path());
+    command.create(new_entry(Category::Ideas, "Tea", Frontmatter::new(), "")).unwrap();
+    drop(command);
+    assert!(!index.exists(), "a second list was started beside kb-index.md");
+    assert!(fs::read_to_string(&kb_index).unwrap().contains("[Tea](ideas/tea.md)"));
+    running.create(new_entry(Category::Ideas, "Glaze", Frontmatter::new(), "")).unwrap();
+    assert!(!index.exists());
+    assert!(fs::read_to_string(&kb_index).unwrap().contains("[Glaze](ideas/glaze.md)"));
+    // Once kb-index.md is gone too, every process goes back to index.md.
+    fs::remove_file(&kb_index).unwrap();
+    let command = open(dir.path());
+    command.create(new_entry(Category::Ideas, "Clay", Frontmatter::new(), "")).unwrap();
+    drop(command);
+    assert!(fs::read_to_string(&index).unwrap().contains("[Clay](ideas/clay.md)"));
+    running.create(new_entry(Category::Ideas, "Wheel", Frontmatter::new(), "")).unwrap();
+    drop(running);
+    assert!(!kb_index.exists(), "the running process wrote kb-index.md again beside index.md");
+    assert!(fs::read_to_string(&index).unwrap().contains("[Wheel](ideas/wheel.md)"));
+}
+
+#[test]
 fn lines_added_to_kbs_list_survive_a_vault_opened_anew() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("index.md");
