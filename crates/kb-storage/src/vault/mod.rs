@@ -38,6 +38,7 @@ mod derived;
 mod entry_list;
 mod entry_list_file;
 mod entry_list_keep;
+mod entry_list_patch;
 mod entry_list_schedule;
 mod files;
 mod folder_marks;

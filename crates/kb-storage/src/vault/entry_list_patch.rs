@@ -1,0 +1,228 @@
+//! Changing kb's entry list file line by line (see [`patch`]): what a change to a few
+//! entries costs, where rendering the whole list would cost as much as the vault is large.
+
+use kb_domain::Category;
+use kb_domain::references::encode_link_target;
+
+use super::cache::EntryListPatch;
+use super::entry_list::{NO_ENTRIES_LINE, entry_of, heading_start, line_target};
+
+/// `text` (kb's entry list as written) with the changes of `patch` made line by line:
+/// the changed entries' lines taken out, their new lines put after the entry before them,
+/// and the touched sections' counts set. `None` when the text does not hold what the patch
+/// expects (a section or a line missing, or a section whose lines do not number its
+/// entries once patched): the whole list is then rendered instead.
+///
+/// Only the lines it changes are looked at, found by searching the text for their links,
+/// and the lines of the sections whose count it sets: a vault of 100,000 entries has a
+/// list of several megabytes, and most changes touch a line or two of it.
+pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
+    let headings = Headings::of(text);
+    let mut edits = Edits::default();
+    let removed: std::collections::HashSet<String> =
+        patch.changed.iter().map(|path| encode_link_target(path.as_str())).collect();
+    // Every line looked for below, the changed entries' and those the new lines follow,
+    // found at once.
+    let mut wanted = removed.clone();
+    wanted.extend(
+        patch
+            .lines
+            .iter()
+            .filter_map(|(_, _, after)| after.as_ref())
+            .map(|after| encode_link_target(after.as_str())),
+    );
+    let linking = LinkingLines::find(text, &wanted);
+    for target in &removed {
+        edits.dropped.extend(linking.to(target).iter().cloned());
+    }
+    // Where each new line went, by its link: a line may follow one put in just before it.
+    let mut placed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut added: std::collections::HashMap<Category, usize> = std::collections::HashMap::new();
+    for (category, line, after) in &patch.lines {
+        let section = headings.section(text, *category)?;
+        let at = match after {
+            Some(after) => {
+                let target = encode_link_target(after.as_str());
+                match placed.get(&target) {
+                    Some(&at) => at,
+                    None => {
+                        let before =
+                            linking.to(&target).iter().find(|line| section.contains(&line.start))?.clone();
+                        if edits.dropped.contains(&before) {
+                            return None;
+                        }
+                        before.end
+                    }
+                }
+            }
+            // First: after the heading and its blank line.
+            None => line_end(text, line_end(text, section.start)).min(section.end),
+        };
+        if let Some(target) = line_target(line) {
+            placed.insert(target.to_string(), at);
+        }
+        edits.inserted.push((at, std::borrow::Cow::Owned(line.clone())));
+        *added.entry(*category).or_default() += 1;
+    }
+    let taken_out: std::collections::HashSet<usize> = edits.dropped.iter().map(|line| line.start).collect();
+    for (category, count) in &patch.counts {
+        let section = headings.section(text, *category)?;
+        let heading = section.start..line_end(text, section.start);
+        let mut items = added.get(category).copied().unwrap_or(0);
+        let mut none_yet = None;
+        let mut at = heading.end;
+        while at < section.end {
+            let line = at..line_end(text, at);
+            let kept = !taken_out.contains(&line.start);
+            // Only entries' lines are counted: a link the person put in the list is theirs.
+            if kept && line_target(&text[line.clone()]).is_some_and(|target| entry_of(target).is_some()) {
+                items += 1;
+            } else if kept && &text[line.clone()] == NO_ENTRIES_LINE {
+                none_yet = Some(line.clone());
+            }
+            at = line.end;
+        }
+        if items != *count {
+            return None;
+        }
+        edits.dropped.push(heading.clone());
+        edits.inserted.push((
+            heading.start,
+            std::borrow::Cow::Owned(format!("{}{count})\n", heading_start(*category))),
+        ));
+        match (count, none_yet) {
+            (0, None) => {
+                let after_blank = line_end(text, heading.end).min(section.end);
+                edits.inserted.push((after_blank, std::borrow::Cow::Borrowed(NO_ENTRIES_LINE)));
+            }
+            (1.., Some(line)) => edits.dropped.push(line),
+            _ => {}
+        }
+    }
+    Some(edits.apply(text))
+}
+
+/// Changes to a text: ranges of it left out, and lines put in at offsets of it (those at
+/// one offset in the order given, before what is left out there).
+#[derive(Default)]
+struct Edits<'a> {
+    dropped: Vec<std::ops::Range<usize>>,
+    inserted: Vec<(usize, std::borrow::Cow<'a, str>)>,
+}
+
+impl Edits<'_> {
+    fn apply(mut self, text: &str) -> String {
+        self.dropped.sort_by_key(|range| range.start);
+        self.dropped.dedup();
+        // A stable sort: lines put in at one offset keep their order.
+        self.inserted.sort_by_key(|(at, _)| *at);
+        let mut out =
+            String::with_capacity(text.len() + self.inserted.iter().map(|(_, l)| l.len()).sum::<usize>());
+        let mut inserted = self.inserted.into_iter().peekable();
+        let mut copied = 0;
+        for range in self.dropped {
+            // Each line is left out once.
+            if range.start < copied {
+                continue;
+            }
+            while let Some((at, line)) = inserted.next_if(|(at, _)| *at <= range.start) {
+                // Offsets are line starts, never inside a line left out; kept in order all
+                // the same.
+                let at = at.max(copied);
+                out.push_str(&text[copied..at]);
+                out.push_str(&line);
+                copied = at;
+            }
+            out.push_str(&text[copied..range.start]);
+            copied = range.end;
+        }
+        for (at, line) in inserted {
+            out.push_str(&text[copied..at.max(copied)]);
+            out.push_str(&line);
+            copied = at.max(copied);
+        }
+        out.push_str(&text[copied..]);
+        out
+    }
+}
+
+/// The offset just past the line of `text` that begins at `at` (its newline included).
+fn line_end(text: &str, at: usize) -> usize {
+    text[at..].find('\n').map_or(text.len(), |n| at + n + 1)
+}
+
+/// The lines of `text` whose entry line links to `target` (see [`line_target`]), found by
+/// searching for the link rather than reading every line.
+fn lines_linking_to(text: &str, target: &str) -> Vec<std::ops::Range<usize>> {
+    let needle = format!("]({target})");
+    let mut lines = Vec::new();
+    for at in memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()) {
+        push_line_linking(text, at, target, &mut lines);
+    }
+    lines
+}
+
+/// Adds the line of `text` holding the byte at `at` to `lines` when its entry line links to
+/// `target`, and it is not the last one there already (a name may hold the link's text too).
+fn push_line_linking(text: &str, at: usize, target: &str, lines: &mut Vec<std::ops::Range<usize>>) {
+    let start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |n| n + 1);
+    let line = start..line_end(text, at);
+    if lines.last() != Some(&line) && line_target(&text[line.clone()]) == Some(target) {
+        lines.push(line);
+    }
+}
+
+/// Up to this many links are each looked for with a search of the whole text; more are
+/// found in one pass over every link of the text.
+const SEARCHED_ONE_BY_ONE: usize = 4;
+
+/// The lines of a text linking to some targets, each target's in the text's order.
+struct LinkingLines<'w>(std::collections::HashMap<&'w str, Vec<std::ops::Range<usize>>>);
+
+impl<'w> LinkingLines<'w> {
+    /// The lines of `text` linking to each of `targets`. A one-shot command's vault reads
+    /// again the entries written since the catalogue was saved, dozens: a search of a
+    /// list of many megabytes for each was most of the patch's work.
+    fn find(text: &str, targets: &'w std::collections::HashSet<String>) -> LinkingLines<'w> {
+        let mut found: std::collections::HashMap<&'w str, Vec<std::ops::Range<usize>>> =
+            std::collections::HashMap::new();
+        if targets.len() <= SEARCHED_ONE_BY_ONE {
+            for target in targets {
+                found.insert(target, lines_linking_to(text, target));
+            }
+            return LinkingLines(found);
+        }
+        for at in memchr::memmem::find_iter(text.as_bytes(), b"](") {
+            // `](` and `)` are ASCII: the slices below fall on character boundaries.
+            let rest = &text[at + 2..];
+            let Some(close) = memchr::memchr(b')', rest.as_bytes()) else { continue };
+            let Some(target) = targets.get(&rest[..close]) else { continue };
+            push_line_linking(text, at, target, found.entry(target.as_str()).or_default());
+        }
+        LinkingLines(found)
+    }
+
+    /// The lines linking to `target` (one of those looked for), in the text's order.
+    fn to(&self, target: &str) -> &[std::ops::Range<usize>] {
+        self.0.get(target).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Where the lines of a text that begin with `## ` begin: the sections' headings.
+struct Headings(Vec<usize>);
+
+impl Headings {
+    fn of(text: &str) -> Headings {
+        let first = text.starts_with("## ").then_some(0);
+        let rest = memchr::memmem::find_iter(text.as_bytes(), b"\n## ").map(|at| at + 1);
+        Headings(first.into_iter().chain(rest).collect())
+    }
+
+    /// The range of `category`'s section in `text`: from its heading line to the next
+    /// heading (the first such heading, if there are several).
+    fn section(&self, text: &str, category: Category) -> Option<std::ops::Range<usize>> {
+        let start = heading_start(category);
+        let at = self.0.iter().position(|&at| text[at..].starts_with(&start))?;
+        Some(self.0[at]..self.0.get(at + 1).copied().unwrap_or(text.len()))
+    }
+}
