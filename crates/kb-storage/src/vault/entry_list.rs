@@ -52,16 +52,19 @@ pub(crate) fn is_kb_list_file(path: &EntryPath, file: &Path) -> bool {
 /// Whether the note file at `path`, holding `bytes`, is kb's own entry list file (at the
 /// vault root, under one of its names, beginning with [`GENERATED_HEADER`]): not a note.
 pub(crate) fn is_kb_list(path: &EntryPath, bytes: &[u8]) -> bool {
-    has_entry_list_name(path) && {
-        let head = &bytes[..bytes.len().min(GENERATED_HEADER.len() + 8)];
-        let head: Vec<u8> = head.iter().copied().filter(|b| *b != b'\r').collect();
-        head.starts_with(GENERATED_HEADER.as_bytes())
-    }
+    has_entry_list_name(path) && begins_as_kbs(bytes)
 }
 
 /// Whether `text` is an entry list kb wrote (it begins with [`GENERATED_HEADER`]).
 pub(crate) fn is_kb_text(text: &str) -> bool {
-    text.starts_with(GENERATED_HEADER)
+    begins_as_kbs(text.as_bytes())
+}
+
+/// Whether `bytes` begin with [`GENERATED_HEADER`], with LF or CRLF line ends.
+fn begins_as_kbs(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(GENERATED_HEADER.len() + 8)];
+    let head: Vec<u8> = head.iter().copied().filter(|b| *b != b'\r').collect();
+    head.starts_with(GENERATED_HEADER.as_bytes())
 }
 
 /// Who the file at `file` belongs to (reads its first bytes only). kb writes its list as
@@ -84,8 +87,7 @@ fn writer_of(file: &Path) -> io::Result<Owner> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Owner::Nobody),
         Err(e) => return Err(e),
     };
-    let head: Vec<u8> = head.into_iter().filter(|b| *b != b'\r').collect();
-    Ok(if head.starts_with(GENERATED_HEADER.as_bytes()) { Owner::Kb } else { Owner::Person })
+    Ok(if begins_as_kbs(&head) { Owner::Kb } else { Owner::Person })
 }
 
 /// Where kb's entry list goes in the vault at `root`: `index.md` unless it is the person's,
@@ -323,6 +325,89 @@ mod tests {
             let whole = render(&cache.entry_list_snapshot());
             proptest::prop_assert_eq!(super::patch(&written, &patch), Some(whole));
         }
+
+        /// Lines the person put anywhere in the list below its title stay, each where it
+        /// was among the lines around it, and the rest is the list rendered whole.
+        #[test]
+        fn a_persons_lines_in_the_list_stay_through_a_patch(
+            before in proptest::collection::vec(change(), 0..30),
+            changes in proptest::collection::vec(change(), 1..12),
+            notes in proptest::collection::vec(0_usize..1000, 1..6),
+        ) {
+            let mut cache = Cache::default();
+            for change in &before {
+                apply(&mut cache, change);
+            }
+            let rendered = render(&cache.entry_list_snapshot());
+            let mut lines: Vec<String> = rendered.split_inclusive('\n').map(str::to_string).collect();
+            for (n, at) in notes.iter().enumerate() {
+                // After the title and the line saying kb writes the list.
+                let at = 4 + at % (lines.len() - 3);
+                lines.insert(at, format!("> note {n}\n"));
+            }
+            let written = lines.concat();
+            let changed: Vec<EntryPath> = changes.iter().map(|change| apply(&mut cache, change)).collect();
+            let patch = cache.entry_list_patch(&changed);
+            let whole = render(&cache.entry_list_snapshot());
+            let patched = super::patch(&written, &patch);
+            proptest::prop_assert!(patched.is_some(), "not patched:\n{written}");
+            let patched = patched.unwrap_or_default();
+            let theirs = |text: &str| text.split_inclusive('\n').filter(|l| !l.starts_with("> note")).collect::<String>();
+            proptest::prop_assert_eq!(theirs(&patched), whole);
+            // Each note still follows the line it followed, the changed entries' lines
+            // (which may move, come or go), the counts and the empty sections' lines aside.
+            let targets: Vec<String> = changed.iter().map(|p| encode_link_target(p.as_str())).collect();
+            let steady = |text: &str| -> Vec<String> {
+                text.split_inclusive('\n')
+                    .filter(|l| line_target(l).is_none_or(|t| !targets.iter().any(|c| c == t)) && *l != NO_ENTRIES_LINE)
+                    .map(|l| if l.starts_with("## ") { l.split(" (").next().unwrap_or(l).to_string() } else { l.to_string() })
+                    .collect()
+            };
+            let (was, is) = (steady(&written), steady(&patched));
+            for n in 0..notes.len() {
+                let note = format!("> note {n}\n");
+                let follows = |lines: &[String]| lines.iter().position(|l| *l == note).map(|at| lines[..at].last().cloned());
+                proptest::prop_assert_eq!(follows(&was), follows(&is), "{} moved:\n{}\n---\n{}", note, written, patched);
+            }
+        }
+    }
+
+    /// An entry read again as it was, or changed where it stands, keeps the person's lines
+    /// around it in place; a new first entry goes below a note under the heading.
+    #[test]
+    fn a_persons_lines_stay_beside_the_entries_they_were_beside() {
+        let mut cache = Cache::default();
+        let entry = |p: &str, day: u8| {
+            let text = format!("---\nname: {p}\nupdated_at: 2026-11-0{day}T10:00:00Z\n---\n");
+            Entry::from_document(EntryPath::parse(p).unwrap(), &text).unwrap()
+        };
+        for (path, day) in [("ideas/a.md", 3), ("ideas/b.md", 2), ("ideas/c.md", 1)] {
+            cache.insert(&entry(path, day));
+        }
+        let rendered = render(&cache.entry_list_snapshot());
+        let written = rendered
+            .replace("## Ideas (3)\n\n", "## Ideas (3)\n\n> under the heading\n")
+            .replace("- [ideas/b.md]", "> between a and b\n- [ideas/b.md]");
+        assert_ne!(written, rendered);
+        let all: Vec<EntryPath> =
+            ["ideas/a.md", "ideas/b.md", "ideas/c.md"].map(|p| EntryPath::parse(p).unwrap()).into();
+        let patch = cache.entry_list_patch(&all);
+        assert_eq!(
+            super::patch(&written, &patch).as_deref(),
+            Some(written.as_str()),
+            "read again as they were"
+        );
+
+        cache.insert(&entry("ideas/new.md", 4));
+        let patch = cache.entry_list_patch(&[EntryPath::parse("ideas/new.md").unwrap()]);
+        let patched = super::patch(&written, &patch).unwrap();
+        assert!(
+            patched.contains(
+                "## Ideas (4)\n\n> under the heading\n- [ideas/new.md](ideas/new.md)\n- [ideas/a.md]"
+            ),
+            "{patched}"
+        );
+        assert!(patched.contains("> between a and b\n- [ideas/b.md]"), "{patched}");
     }
 
     /// A list that lacks a line the vault has (another process wrote it from an older

@@ -146,7 +146,7 @@ impl EntryListFile {
                 .flatten()
                 .filter(|text| entry_list::is_kb_text(text));
             if let Some(current) = current
-                && let Some(text) = entry_list::patch(&current, patch)
+                && let Some(text) = with_line_ends_of(&current, |lf| entry_list::patch(lf, patch))
             {
                 self.keep();
                 written.stamp = if text == current { file_written(&file) } else { replace(&file, &text) };
@@ -201,12 +201,14 @@ impl EntryListFile {
             let Some(chosen) = chosen else { return };
             file = chosen;
         }
-        // Lines the person added to kb's file stay where they are.
-        let text = fs::read_to_string(&file)
-            .ok()
-            .filter(|current| *current != rendered && entry_list::is_kb_text(current))
-            .and_then(|current| entry_list_keep::keeping_added_lines(&current, &snapshot))
-            .unwrap_or(rendered);
+        // Lines the person added to kb's file stay where they are, and so do its line ends.
+        let text = match fs::read_to_string(&file).ok().filter(|current| entry_list::is_kb_text(current)) {
+            Some(current) if current != rendered => with_line_ends_of(&current, |lf| {
+                Some(entry_list_keep::keeping_added_lines(lf, &snapshot).unwrap_or_else(|| rendered.clone()))
+            })
+            .unwrap_or(rendered),
+            _ => rendered,
+        };
         // What is there already is never written again: another kb process on the vault
         // may have written this very text (sync tools and editors see every write).
         // The file's stamp is taken as this process left it (before the rename, or before
@@ -245,6 +247,15 @@ impl EntryListFile {
         }
         self.rewrite(snapshot());
     }
+}
+
+/// What `change` makes of `text` read with LF line ends, given back with the line ends
+/// `text` has: a list kept with CRLF (as Git on Windows may check it out) stays so.
+fn with_line_ends_of(text: &str, change: impl FnOnce(&str) -> Option<String>) -> Option<String> {
+    if !text.contains("\r\n") {
+        return change(text);
+    }
+    change(&text.replace("\r\n", "\n")).map(|changed| changed.replace('\n', "\r\n"))
 }
 
 /// Replaces `file` with `text` (atomically), and its stamp as this process left it; when it

@@ -38,8 +38,28 @@ pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
     // Where each new line went, by its link: a line may follow one put in just before it.
     let mut placed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut added: std::collections::HashMap<Category, usize> = std::collections::HashMap::new();
+    // The changed entries whose lines are replaced where they stand.
+    let mut stayed: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (category, line, after) in &patch.lines {
         let section = headings.section(text, *category)?;
+        // A line still in its place in the list (after the entry line the list puts it
+        // after, or first) is replaced where it stands: the person's lines around it stay
+        // where they were.
+        let own = line_target(line).map(str::to_string);
+        let after_target = after.as_ref().map(|after| encode_link_target(after.as_str()));
+        let gone = |target: &str| removed.contains(target) && !stayed.contains(target);
+        let old = own.as_deref().and_then(|own| linking.to(own).iter().find(|l| section.contains(&l.start)));
+        let stays = old.filter(|old| {
+            after_target.as_deref().is_none_or(|after| !gone(after))
+                && entry_before(text, section.start, old.start, gone) == after_target.as_deref()
+        });
+        if let (Some(old), Some(own)) = (stays, &own) {
+            placed.insert(own.clone(), old.end);
+            stayed.insert(own.clone());
+            edits.inserted.push((old.start, std::borrow::Cow::Owned(line.clone())));
+            *added.entry(*category).or_default() += 1;
+            continue;
+        }
         let at = match after {
             Some(after) => {
                 let target = encode_link_target(after.as_str());
@@ -55,8 +75,11 @@ pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
                     }
                 }
             }
-            // First: after the heading and its blank line.
-            None => line_end(text, line_end(text, section.start)).min(section.end),
+            // First: before the section's first entry line (or the line saying it has
+            // none), else after the heading and its blank line; a note of the person's
+            // under the heading stays there.
+            None => first_entry_line(text, section.clone())
+                .unwrap_or_else(|| line_end(text, line_end(text, section.start)).min(section.end)),
         };
         if let Some(target) = line_target(line) {
             placed.insert(target.to_string(), at);
@@ -100,6 +123,35 @@ pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
         }
     }
     Some(edits.apply(text))
+}
+
+/// The link of the entry line nearest before offset `at` in the section beginning at
+/// `section_start`, leaving out the lines whose entries are `gone`; `None` when there is
+/// none (the line at `at` is the section's first).
+fn entry_before(text: &str, section_start: usize, at: usize, gone: impl Fn(&str) -> bool) -> Option<&str> {
+    let first = line_end(text, section_start);
+    let mut end = at;
+    while end > first {
+        let start = memchr::memrchr(b'\n', &text.as_bytes()[..end - 1]).map_or(0, |n| n + 1).max(first);
+        if let Some(target) = line_target(&text[start..end]).filter(|t| entry_of(t).is_some() && !gone(t)) {
+            return Some(target);
+        }
+        end = start;
+    }
+    None
+}
+
+/// Where the first entry line of `section` begins, or the line saying it holds none.
+fn first_entry_line(text: &str, section: std::ops::Range<usize>) -> Option<usize> {
+    let mut at = line_end(text, section.start);
+    while at < section.end {
+        let line = &text[at..line_end(text, at)];
+        if line == NO_ENTRIES_LINE || line_target(line).is_some_and(|target| entry_of(target).is_some()) {
+            return Some(at);
+        }
+        at = line_end(text, at);
+    }
+    None
 }
 
 /// Changes to a text: ranges of it left out, and lines put in at offsets of it (those at

@@ -58,6 +58,37 @@ fn an_index_md_the_person_puts_in_place_while_kb_runs_is_kept() {
 }
 
 #[test]
+fn a_list_with_crlf_line_ends_keeps_them_and_the_persons_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("index.md");
+    let vault = open(dir.path());
+    vault.create(new_entry(Category::Ideas, "Kiln", Frontmatter::new(), "")).unwrap();
+    drop(vault);
+    // As Git on Windows checks it out, with a line of the person's at the end.
+    let crlf = (fs::read_to_string(&list).unwrap() + "KEEP ME\n").replace('\n', "\r\n");
+    fs::write(&list, &crlf).unwrap();
+    let vault = open(dir.path());
+    vault.create(new_entry(Category::Ideas, "Tea", Frontmatter::new(), "")).unwrap();
+    drop(vault);
+    // And opened anew, as on a device without kb's records.
+    fs::remove_dir_all(dir.path().join(".kb")).unwrap();
+    let vault = open(dir.path());
+    vault.create(new_entry(Category::Ideas, "Glaze", Frontmatter::new(), "")).unwrap();
+    drop(vault);
+    let after = fs::read_to_string(&list).unwrap();
+    assert!(after.ends_with("KEEP ME\r\n"), "{after:?}");
+    assert_eq!(after.matches('\n').count(), after.matches("\r\n").count(), "{after:?}");
+    for line in [
+        "[Kiln](ideas/kiln.md)\r\n",
+        "[Tea](ideas/tea.md)\r\n",
+        "[Glaze](ideas/glaze.md)\r\n",
+        "## Ideas (3)\r\n",
+    ] {
+        assert!(after.contains(line), "{line:?}: {after:?}");
+    }
+}
+
+#[test]
 fn processes_keep_one_entry_list_when_the_persons_index_md_goes() {
     let dir = tempfile::tempdir().unwrap();
     let (index, kb_index) = (dir.path().join("index.md"), dir.path().join("kb-index.md"));
