@@ -30,9 +30,11 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let config = config(cli.kb_dir.clone())?;
     let format = Format::of(cli.json);
     if !makes_a_vault(&cli.command) && !config.kb_dir.is_dir() {
+        let what =
+            if config.kb_dir.exists() { "that is a file, not a folder" } else { "there is no folder there" };
         return Err(CliError::runtime(format!(
-            "no vault at {}: there is no folder there (a capture or `kb serve` makes one \
-             there; --kb-dir or KB_DIR names another)",
+            "no vault at {}: {what} (a capture or `kb serve` makes one in a folder that does \
+             not exist yet; --kb-dir or KB_DIR names another)",
             config.kb_dir.display()
         )));
     }
@@ -136,7 +138,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 /// Whether `command` makes the vault's folder when there is none: serving, a capture, a
-/// chat, `kb mcp` (an assistant's first capture) and sync (a first clone), and the
+/// chat, `kb mcp` (an assistant's first capture) and `kb sync` (a first clone), and the
 /// commands that manage the server's people and vaults, which open none. The others read
 /// or change entries already there: on a folder that does not exist (a mistyped path) they
 /// fail, leaving nothing behind.
@@ -147,7 +149,7 @@ fn makes_a_vault(command: &Command) -> bool {
             | Command::Mcp
             | Command::Chat(_)
             | Command::Capture { .. }
-            | Command::Sync { .. }
+            | Command::Sync { action: None }
             | Command::Users { .. }
             | Command::Tokens { .. }
             | Command::Vaults { .. }

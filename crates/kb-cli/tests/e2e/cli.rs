@@ -312,6 +312,7 @@ fn commands_that_read_a_mistyped_vault_fail_and_leave_nothing_behind() {
         &["undo"],
         &["conversations", "list"],
         &["reindex"],
+        &["sync", "status"],
     ] {
         let output = run(args);
         assert_eq!(output.status.code(), Some(1), "{args:?}: {}", stderr(&output));
@@ -320,6 +321,12 @@ fn commands_that_read_a_mistyped_vault_fail_and_leave_nothing_behind() {
     }
     // Nothing was written beside it either (the default `./kb` included).
     assert!(!kb.root.path().join("kb").exists());
+    // A file where the vault should be is named as one.
+    std::fs::write(kb.root.path().join("a-file"), "not a vault").unwrap();
+    let output =
+        base_command().arg("--kb-dir").arg(kb.root.path().join("a-file")).arg("list").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("that is a file, not a folder"), "{}", stderr(&output));
     // A capture makes the vault at first use, as before.
     let output = run(&["capture", "Renew passport by Dec 15"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
