@@ -115,10 +115,8 @@ pub(crate) fn choose_file(root: &Path) -> (Option<PathBuf>, Option<String>) {
         return (Some(file), None);
     }
     if kept_in_alternate {
-        let notice = format!(
-            "kb keeps its entry list in {ALTERNATE_FILE}, where it was; delete that file for kb to write {ENTRY_LIST_FILE} again"
-        );
-        return (Some(alternate), Some(notice));
+        // Nothing of the person's is in the way: no notice (VAULT.md says why).
+        return (Some(alternate), None);
     }
     if let Some(file) = usable((alternate, alternate_owner)) {
         let notice = format!(
@@ -408,6 +406,28 @@ mod tests {
             "{patched}"
         );
         assert!(patched.contains("> between a and b\n- [ideas/b.md]"), "{patched}");
+
+        // Every entry read again, one of them now the newest: the others keep their places
+        // and the notes their neighbours.
+        cache.insert(&entry("ideas/c.md", 5));
+        let all: Vec<EntryPath> = ["ideas/a.md", "ideas/b.md", "ideas/c.md", "ideas/new.md"]
+            .map(|p| EntryPath::parse(p).unwrap())
+            .into();
+        let patched = super::patch(&patched, &cache.entry_list_patch(&all)).unwrap();
+        let ideas = patched.split("## Ideas (4)\n\n").nth(1).unwrap_or_default();
+        let ideas: Vec<&str> = ideas.lines().take(6).collect();
+        assert_eq!(
+            ideas,
+            [
+                "> under the heading",
+                "- [ideas/c.md](ideas/c.md)",
+                "- [ideas/new.md](ideas/new.md)",
+                "- [ideas/a.md](ideas/a.md)",
+                "> between a and b",
+                "- [ideas/b.md](ideas/b.md)"
+            ],
+            "{patched}"
+        );
     }
 
     /// A list that lacks a line the vault has (another process wrote it from an older

@@ -23,10 +23,12 @@ pub(crate) fn keeping_added_lines(text: &str, snapshot: &EntryListSnapshot) -> O
     if !text.split_inclusive('\n').any(is_added) {
         return None;
     }
-    let mut in_file: HashMap<&str, &str> = HashMap::new();
+    // Each entry's line in the file, `None` for one listed more than once (all its lines
+    // go, and one comes back).
+    let mut in_file: HashMap<&str, Option<&str>> = HashMap::new();
     for line in text.split_inclusive('\n') {
         if let Some(target) = line_target(line).filter(|target| entry_list::entry_of(target).is_some()) {
-            in_file.entry(target).or_insert(line);
+            in_file.entry(target).and_modify(|once| *once = None).or_insert(Some(line));
         }
     }
     let mut patch = EntryListPatch { version: snapshot.version, ..EntryListPatch::default() };
@@ -38,7 +40,7 @@ pub(crate) fn keeping_added_lines(text: &str, snapshot: &EntryListSnapshot) -> O
             let path = &item.summary.path;
             let line = item_line(&item.summary);
             let target = encode_link_target(path.as_str());
-            if in_file.get(target.as_str()) != Some(&line.as_str()) {
+            if in_file.get(target.as_str()) != Some(&Some(line.as_str())) {
                 patch.changed.push(path.clone());
                 patch.lines.push((*category, line, before.clone()));
             }
@@ -77,4 +79,36 @@ fn is_kb_line(line: &str) -> bool {
 /// heading, and the lines saying a section is empty.
 fn kb_lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').filter(|line| is_kb_line(line)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use kb_domain::{Entry, EntryPath};
+
+    use super::*;
+    use crate::vault::cache::Cache;
+
+    #[test]
+    fn a_repeated_line_and_a_line_of_no_entry_go_and_the_persons_lines_stay() {
+        let mut cache = Cache::default();
+        for (path, day) in [("ideas/a.md", 1), ("ideas/b.md", 2)] {
+            let text = format!("---\nname: {path}\nupdated_at: 2026-11-0{day}T10:00:00Z\n---\n");
+            cache.insert(&Entry::from_document(EntryPath::parse(path).unwrap(), &text).unwrap());
+        }
+        let snapshot = cache.entry_list_snapshot();
+        let rendered = entry_list::render(&snapshot);
+        let b = "- [ideas/b.md](ideas/b.md)\n";
+        let written = rendered
+            .replace("## People (0)\n", "## People (0)\n\nMY PEOPLE NOTE\n")
+            .replace(b, &format!("{b}MY NOTE\n{b}- [Ghost](ideas/ghost.md)\n"));
+        let kept = keeping_added_lines(&written, &snapshot).unwrap();
+        assert_eq!(
+            kept,
+            rendered
+                .replace("## People (0)\n", "## People (0)\n\nMY PEOPLE NOTE\n")
+                .replace(b, &format!("{b}MY NOTE\n"))
+        );
+    }
 }

@@ -38,24 +38,12 @@ pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
     // Where each new line went, by its link: a line may follow one put in just before it.
     let mut placed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut added: std::collections::HashMap<Category, usize> = std::collections::HashMap::new();
-    // The changed entries whose lines are replaced where they stand.
-    let mut stayed: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for (category, line, after) in &patch.lines {
+    // The changed entries' lines replaced where they stand (by their place in the patch).
+    let staying = staying_lines(text, &headings, &linking, &removed, patch);
+    for (i, (category, line, after)) in patch.lines.iter().enumerate() {
         let section = headings.section(text, *category)?;
-        // A line still in its place in the list (after the entry line the list puts it
-        // after, or first) is replaced where it stands: the person's lines around it stay
-        // where they were.
-        let own = line_target(line).map(str::to_string);
-        let after_target = after.as_ref().map(|after| encode_link_target(after.as_str()));
-        let gone = |target: &str| removed.contains(target) && !stayed.contains(target);
-        let old = own.as_deref().and_then(|own| linking.to(own).iter().find(|l| section.contains(&l.start)));
-        let stays = old.filter(|old| {
-            after_target.as_deref().is_none_or(|after| !gone(after))
-                && entry_before(text, section.start, old.start, gone) == after_target.as_deref()
-        });
-        if let (Some(old), Some(own)) = (stays, &own) {
+        if let Some((own, old)) = staying.get(&i) {
             placed.insert(own.clone(), old.end);
-            stayed.insert(own.clone());
             edits.inserted.push((old.start, std::borrow::Cow::Owned(line.clone())));
             *added.entry(*category).or_default() += 1;
             continue;
@@ -139,6 +127,87 @@ fn entry_before(text: &str, section_start: usize, at: usize, gone: impl Fn(&str)
         end = start;
     }
     None
+}
+
+/// The stretch of a section after the line of one entry that did not change (`None`: from
+/// the heading), where the list puts some changed lines.
+type GapAfter = (Category, Option<String>);
+
+/// Which of the changed entries' lines (by their place in `patch.lines`, with their link
+/// and the line they replace) stay where they stand, so that the person's lines around
+/// them stay beside them. The lines of the entries that did not change stand in the list's
+/// order; between two of them, the changed lines the list puts there and found there
+/// stay, as many as keep the list's order (the longest run of them whose places in the
+/// text rise); the others move.
+fn staying_lines(
+    text: &str,
+    headings: &Headings,
+    linking: &LinkingLines<'_>,
+    removed: &std::collections::HashSet<String>,
+    patch: &EntryListPatch,
+) -> std::collections::HashMap<usize, (String, std::ops::Range<usize>)> {
+    // The unchanged entry each changed line follows in the list (through the changed ones
+    // before it), by link; `None`: first in its section.
+    let mut follows: std::collections::HashMap<&str, Option<String>> = std::collections::HashMap::new();
+    let mut gaps: std::collections::HashMap<GapAfter, Vec<(usize, usize)>> = std::collections::HashMap::new();
+    let mut found = std::collections::HashMap::new();
+    for (i, (category, line, after)) in patch.lines.iter().enumerate() {
+        let Some(own) = line_target(line) else { continue };
+        let unchanged_before = match after {
+            None => Some(None),
+            Some(after) => {
+                let after = encode_link_target(after.as_str());
+                if removed.contains(&after) {
+                    follows.get(after.as_str()).cloned()
+                } else {
+                    Some(Some(after))
+                }
+            }
+        };
+        let Some(unchanged_before) = unchanged_before else { continue };
+        follows.insert(own, unchanged_before.clone());
+        let Some(section) = headings.section(text, *category) else { continue };
+        let Some(old) = linking.to(own).iter().find(|l| section.contains(&l.start)) else { continue };
+        if entry_before(text, section.start, old.start, |t| removed.contains(t))
+            == unchanged_before.as_deref()
+        {
+            gaps.entry((*category, unchanged_before)).or_default().push((i, old.start));
+            found.insert(i, (own.to_string(), old.clone()));
+        }
+    }
+    let mut staying = std::collections::HashMap::new();
+    for lines in gaps.values() {
+        for i in longest_rising(lines) {
+            if let Some(line) = found.remove(&i) {
+                staying.insert(i, line);
+            }
+        }
+    }
+    staying
+}
+
+/// The first of each pair in `items` (a place and an offset, in order) that make the
+/// longest run whose offsets rise.
+fn longest_rising(items: &[(usize, usize)]) -> Vec<usize> {
+    // `tails[n]`: the item ending the best run of n + 1 found so far, the lowest offset.
+    let mut tails: Vec<usize> = Vec::new();
+    let mut previous: Vec<Option<usize>> = vec![None; items.len()];
+    for (k, &(_, offset)) in items.iter().enumerate() {
+        let at = tails.partition_point(|&t| items[t].1 < offset);
+        previous[k] = at.checked_sub(1).map(|p| tails[p]);
+        if at == tails.len() {
+            tails.push(k);
+        } else {
+            tails[at] = k;
+        }
+    }
+    let mut run = Vec::new();
+    let mut next = tails.last().copied();
+    while let Some(k) = next {
+        run.push(items[k].0);
+        next = previous[k];
+    }
+    run
 }
 
 /// Where the first entry line of `section` begins, or the line saying it holds none.
@@ -276,5 +345,23 @@ impl Headings {
         let start = heading_start(category);
         let at = self.0.iter().position(|&at| text[at..].starts_with(&start))?;
         Some(self.0[at]..self.0.get(at + 1).copied().unwrap_or(text.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_rising;
+
+    #[test]
+    fn the_longest_rising_run_is_found() {
+        let offsets = |offsets: &[usize]| offsets.iter().copied().enumerate().collect::<Vec<_>>();
+        let mut run = longest_rising(&offsets(&[30, 10, 20, 5, 40]));
+        run.sort_unstable();
+        assert_eq!(run, [1, 2, 4]);
+        assert_eq!(longest_rising(&offsets(&[3, 2, 1])).len(), 1);
+        assert!(longest_rising(&[]).is_empty());
+        let mut all = longest_rising(&offsets(&[1, 2, 3]));
+        all.sort_unstable();
+        assert_eq!(all, [0, 1, 2]);
     }
 }
