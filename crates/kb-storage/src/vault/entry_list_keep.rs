@@ -17,8 +17,8 @@ use super::entry_list::{self, item_line, line_target};
 
 /// `text` (kb's entry list file as it is) brought up to the entries of `snapshot`, every
 /// line kb did not write kept in place; `None` when the person added no line (the list is
-/// rendered whole) or when it cannot be done line by line (a section missing, the entries
-/// in another order: the person's lines are then lost, as before kb kept them).
+/// rendered whole) or when it cannot be done line by line (a section heading missing or
+/// renamed: the person's lines are then lost, as before kb kept them).
 pub(crate) fn keeping_added_lines(text: &str, snapshot: &EntryListSnapshot) -> Option<String> {
     if !text.split_inclusive('\n').any(is_added) {
         return None;

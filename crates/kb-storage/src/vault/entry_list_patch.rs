@@ -103,7 +103,12 @@ pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
         ));
         match (count, none_yet) {
             (0, None) => {
-                let after_blank = line_end(text, heading.end).min(section.end);
+                // After the heading's blank line, past any note of the person's above it.
+                let mut at = heading.end;
+                while at < section.end && &text[at..line_end(text, at)] != "\n" {
+                    at = line_end(text, at);
+                }
+                let after_blank = line_end(text, at).min(section.end);
                 edits.inserted.push((after_blank, std::borrow::Cow::Borrowed(NO_ENTRIES_LINE)));
             }
             (1.., Some(line)) => edits.dropped.push(line),
@@ -113,20 +118,40 @@ pub(crate) fn patch(text: &str, patch: &EntryListPatch) -> Option<String> {
     Some(edits.apply(text))
 }
 
-/// The link of the entry line nearest before offset `at` in the section beginning at
-/// `section_start`, leaving out the lines whose entries are `gone`; `None` when there is
-/// none (the line at `at` is the section's first).
-fn entry_before(text: &str, section_start: usize, at: usize, gone: impl Fn(&str) -> bool) -> Option<&str> {
+/// The link of the entry line nearest before offset `at` (the start of a line of an
+/// entry that is `gone`) in the section beginning at `section_start`, leaving out the
+/// lines whose entries are `gone`; `None` when there is none. `memo` keeps the answer for
+/// each gone line passed, so a run of many changed lines is read once, not once for each.
+fn entry_before<'t>(
+    text: &'t str,
+    section_start: usize,
+    at: usize,
+    gone: impl Fn(&str) -> bool,
+    memo: &mut std::collections::HashMap<usize, Option<&'t str>>,
+) -> Option<&'t str> {
     let first = line_end(text, section_start);
+    let mut passed = vec![at];
     let mut end = at;
-    while end > first {
+    let found = loop {
+        if let Some(known) = memo.get(&end) {
+            break *known;
+        }
+        if end <= first {
+            break None;
+        }
         let start = memchr::memrchr(b'\n', &text.as_bytes()[..end - 1]).map_or(0, |n| n + 1).max(first);
-        if let Some(target) = line_target(&text[start..end]).filter(|t| entry_of(t).is_some() && !gone(t)) {
-            return Some(target);
+        if let Some(target) = line_target(&text[start..end]).filter(|t| entry_of(t).is_some()) {
+            if !gone(target) {
+                break Some(target);
+            }
+            passed.push(start);
         }
         end = start;
+    };
+    for start in passed {
+        memo.insert(start, found);
     }
-    None
+    found
 }
 
 /// The stretch of a section after the line of one entry that did not change (`None`: from
@@ -151,6 +176,7 @@ fn staying_lines(
     let mut follows: std::collections::HashMap<&str, Option<String>> = std::collections::HashMap::new();
     let mut gaps: std::collections::HashMap<GapAfter, Vec<(usize, usize)>> = std::collections::HashMap::new();
     let mut found = std::collections::HashMap::new();
+    let mut memo = std::collections::HashMap::new();
     for (i, (category, line, after)) in patch.lines.iter().enumerate() {
         let Some(own) = line_target(line) else { continue };
         let unchanged_before = match after {
@@ -168,7 +194,7 @@ fn staying_lines(
         follows.insert(own, unchanged_before.clone());
         let Some(section) = headings.section(text, *category) else { continue };
         let Some(old) = linking.to(own).iter().find(|l| section.contains(&l.start)) else { continue };
-        if entry_before(text, section.start, old.start, |t| removed.contains(t))
+        if entry_before(text, section.start, old.start, |t| removed.contains(t), &mut memo)
             == unchanged_before.as_deref()
         {
             gaps.entry((*category, unchanged_before)).or_default().push((i, old.start));
