@@ -8,8 +8,10 @@ use super::cache::EntryListPatch;
 use super::entry_list::{NO_ENTRIES_LINE, entry_of, heading_start, line_target};
 
 /// `text` (kb's entry list as written) with the changes of `patch` made line by line:
-/// the changed entries' lines taken out, their new lines put after the entry before them,
-/// and the touched sections' counts set. `None` when the text does not hold what the patch
+/// the changed entries' lines replaced where they stand when the list's order keeps them
+/// there (see [`staying_lines`]), else taken out and put after the entry before them (a
+/// first entry before the section's first entry line), and the touched sections' counts
+/// set; the person's lines stay where they are. `None` when the text does not hold what the patch
 /// expects (a section or a line missing, or a section whose lines do not number its
 /// entries once patched): the whole list is then rendered instead.
 ///
