@@ -31,6 +31,24 @@ pub(crate) fn keeping_added_lines(text: &str, snapshot: &EntryListSnapshot) -> O
             in_file.entry(target).and_modify(|once| *once = None).or_insert(Some(line));
         }
     }
+    // The lines that differ first; when entries also stand in another order (their dates
+    // changed while no kb ran, say), every line is given to the patch, which keeps in
+    // place the longest run already in order and moves the others.
+    let whole = entry_list::render(snapshot);
+    let rendered = kb_lines(&whole);
+    [false, true].into_iter().find_map(|every| {
+        let kept = entry_list::patch(text, &patch_for(&in_file, snapshot, every))?;
+        (kb_lines(&kept) == rendered).then_some(kept)
+    })
+}
+
+/// The patch bringing the entry lines `in_file` (by link; `None` for a line listed twice)
+/// to the entries of `snapshot`: the lines that differ, or `every` line.
+fn patch_for(
+    in_file: &HashMap<&str, Option<&str>>,
+    snapshot: &EntryListSnapshot,
+    every: bool,
+) -> EntryListPatch {
     let mut patch = EntryListPatch { version: snapshot.version, ..EntryListPatch::default() };
     let mut listed = HashSet::new();
     for (category, items) in &snapshot.categories {
@@ -40,7 +58,7 @@ pub(crate) fn keeping_added_lines(text: &str, snapshot: &EntryListSnapshot) -> O
             let path = &item.summary.path;
             let line = item_line(&item.summary);
             let target = encode_link_target(path.as_str());
-            if in_file.get(target.as_str()) != Some(&Some(line.as_str())) {
+            if every || in_file.get(target.as_str()) != Some(&Some(line.as_str())) {
                 patch.changed.push(path.clone());
                 patch.lines.push((*category, line, before.clone()));
             }
@@ -52,10 +70,7 @@ pub(crate) fn keeping_added_lines(text: &str, snapshot: &EntryListSnapshot) -> O
     patch.changed.extend(
         in_file.keys().filter(|target| !listed.contains(**target)).filter_map(|t| entry_list::entry_of(t)),
     );
-    let kept = entry_list::patch(text, &patch)?;
-    // The entries' lines and the headings, as rendering the list would give them, or
-    // nothing: a line the patch left in another order is not kept out of place.
-    (kb_lines(&kept) == kb_lines(&entry_list::render(snapshot))).then_some(kept)
+    patch
 }
 
 /// Whether `line` of kb's entry list file is one kb did not write: not blank, not the
@@ -89,6 +104,26 @@ mod tests {
 
     use super::*;
     use crate::vault::cache::Cache;
+
+    #[test]
+    fn entries_in_another_order_are_put_right_and_the_persons_lines_stay() {
+        let dated = |day: u8| {
+            let mut cache = Cache::default();
+            for (path, offset) in [("ideas/a.md", 1), ("ideas/b.md", 2), ("ideas/c.md", 3)] {
+                let day = if day == 0 { offset } else { day - offset };
+                let text = format!("---\nname: {path}\nupdated_at: 2026-11-0{day}T10:00:00Z\n---\n");
+                cache.insert(&Entry::from_document(EntryPath::parse(path).unwrap(), &text).unwrap());
+            }
+            cache.entry_list_snapshot()
+        };
+        // Newest first: c, b, a; then the dates turned round (as a pull of another
+        // device's edits may): a, b, c.
+        let written = entry_list::render(&dated(0)).replace("- [ideas/a.md]", "MY NOTE\n- [ideas/a.md]");
+        let now = dated(5);
+        let kept = keeping_added_lines(&written, &now).unwrap();
+        assert!(kept.contains("MY NOTE\n"), "{kept}");
+        assert_eq!(kept.replace("MY NOTE\n", ""), entry_list::render(&now));
+    }
 
     #[test]
     fn a_repeated_line_and_a_line_of_no_entry_go_and_the_persons_lines_stay() {
